@@ -1,0 +1,12 @@
+// The one Python extension module of privopt: privopt._core.
+#include <pybind11/pybind11.h>
+
+#include "families.hpp"
+#include "privopt/version.hpp"
+
+PYBIND11_MODULE(_core, m) {
+    m.doc() = "privopt compiled kernels (plain C++ under cpp/include/privopt, bound here)";
+    m.attr("__version__") = privopt::version;
+    auto graphs = m.def_submodule("graphs", "Shortest paths on CSR graphs");
+    privopt::bindings::register_graphs(graphs);
+}

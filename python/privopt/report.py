@@ -1,0 +1,71 @@
+"""Small report writer shared by the demo and the mechanism CLIs: Markdown text plus PNG plots.
+
+A :class:`Report` collects sections (a title, Markdown body, figure files) and writes
+``report.md`` into an output directory. Plots are written by the mechanisms themselves with
+matplotlib's non-interactive Agg backend (see :func:`new_figure`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Section", "Report", "new_figure", "markdown_table"]
+
+
+@dataclass
+class Section:
+    """One part of a report: a heading, Markdown text, and figures (paths relative to the report)."""
+
+    title: str
+    body: str = ""
+    figures: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """A Markdown report made of sections; :meth:`write` saves it as ``<out_dir>/report.md``."""
+
+    title: str
+    sections: list[Section] = field(default_factory=list)
+
+    def add(self, section: Section) -> None:
+        self.sections.append(section)
+
+    def to_markdown(self) -> str:
+        parts = [f"# {self.title}\n"]
+        for s in self.sections:
+            parts.append(f"## {s.title}\n")
+            if s.body:
+                parts.append(s.body.rstrip() + "\n")
+            for fig in s.figures:
+                parts.append(f"![{Path(fig).stem}]({fig})\n")
+        return "\n".join(parts)
+
+    def write(self, out_dir: str | Path) -> Path:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / "report.md"
+        path.write_text(self.to_markdown(), encoding="utf-8")
+        return path
+
+
+def new_figure(*args, **kwargs):
+    """``matplotlib.pyplot.subplots`` on the Agg backend (no display needed); returns (fig, ax)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(*args, **kwargs)
+
+
+def markdown_table(header: list[str], rows: list[list[object]]) -> str:
+    """A GitHub-flavoured Markdown table; floats are printed with 6 significant digits."""
+
+    def fmt(v: object) -> str:
+        return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
