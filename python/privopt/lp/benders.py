@@ -469,6 +469,9 @@ class BendersResult:
         ok_lb, ok_ub = np.isfinite(lb), np.isfinite(ub)
         ax.plot(it[ok_lb], lb[ok_lb], "o-", ms=3, label="lower bound (master)")
         ax.plot(it[ok_ub], ub[ok_ub], "s-", ms=3, label="upper bound (best feasible)")
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("iteration")
         ax.set_ylabel("objective")
         ax.set_title("Benders bounds")

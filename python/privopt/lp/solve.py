@@ -280,8 +280,7 @@ def _resolve_ambiguous(h: Any, lp: LinearProgram, method: str, presolve: bool) -
         _raise_infeasible(h, lp, _status_text(h), "simplex", False)
     if st == S.kUnbounded:
         _raise_unbounded(h, lp, _status_text(h))
-    feas = lp.copy()
-    feas._cost = np.zeros(lp.n_vars)
+    feas = lp.with_objective(np.zeros(lp.n_vars))
     hf = feas.to_highs()
     configure(hf, method="simplex", presolve=False)
     hf.run()
