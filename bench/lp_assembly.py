@@ -23,7 +23,6 @@ import time
 import highspy
 import numpy as np
 import scipy.sparse as sp
-
 from privopt.lp import LinearProgram
 
 
@@ -60,7 +59,7 @@ def make_blocks(nnz: int = 1_000_000, seed: int = 0):
 def assemble(diag, link, n_link_rows, n, cols_per) -> LinearProgram:
     lp = LinearProgram(0)
     cols = [lp.add_variables(cols_per, objective=1.0, upper=10.0) for _ in diag]
-    for B, cs in zip(diag, cols):
+    for B, cs in zip(diag, cols, strict=False):
         lp.add_rows(B, upper=1.0, columns=cs)
     lp.add_rows(link, n_rows=n_link_rows, lower=-1.0, upper=1.0)
     lp.to_csc()

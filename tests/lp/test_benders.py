@@ -8,7 +8,6 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
 from privopt.errors import InfeasibleModel, InvalidInput, SolverLimit, UnboundedModel
 from privopt.lp import LinearProgram, solve
 from privopt.lp.benders import BendersProblem, Cut, _SubSolver, solve_benders
@@ -210,3 +209,20 @@ def test_progress_bar_and_plot(tmp_path):
 def test_bad_input(bad):
     with pytest.raises(InvalidInput):
         bad(BendersProblem(LinearProgram(2)))
+
+
+def test_integer_master_equals_monolithic_milp():
+    """Capacities bought in whole units (integer master): Benders matches the monolithic MILP."""
+    base = capacity_expansion_lp(6, n_regions=3, n_facilities=6, facilities_per_region=3,
+                                 customers_per_region=6)
+    m = base.master
+    problem = BendersProblem(LinearProgram(m.n_vars, objective=m.objective,
+                                           upper=np.floor(m.col_upper),
+                                           integrality=np.ones(m.n_vars, bool)))
+    for k in range(base.n_subproblems):
+        sub, T = base.subproblem(k)
+        problem.add_subproblem(sub, T, theta_lower=0.0)
+    mono = solve(problem.to_monolithic(), mip_rel_gap=0)
+    res = solve_benders(problem, rel_gap=1e-9, progress=False)
+    assert rel_err(res.objective, mono.objective) <= REL
+    assert np.allclose(res.x_master, np.round(res.x_master))

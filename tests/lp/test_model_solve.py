@@ -8,8 +8,6 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy.optimize import linprog
-
 from privopt.errors import (
     InfeasibleModel,
     InvalidInput,
@@ -17,6 +15,7 @@ from privopt.errors import (
     UnboundedModel,
 )
 from privopt.lp import LinearProgram, farkas_margin, solve
+from scipy.optimize import linprog
 
 
 def random_lp(seed: int, m: int = 30, n: int = 40, density: float = 0.3):
@@ -49,7 +48,8 @@ def linprog_reference(A, rl, ru, lo, up, c):
     A_ub = sp.vstack([A[ub_rows], -A[lb_rows]]).tocsr()
     b_ub = np.concatenate([ru[ub_rows], -rl[lb_rows]])
     res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A[eq], b_eq=rl[eq],
-                  bounds=list(zip(lo, np.where(np.isinf(up), None, up))), method="highs-ds")
+                  bounds=list(zip(lo, np.where(np.isinf(up), None, up), strict=True)),
+                  method="highs-ds")
     assert res.status == 0
     return res.fun
 
@@ -270,3 +270,43 @@ def test_infeasible_milp():
 def test_bad_input_raises_invalid_input(bad):
     with pytest.raises(InvalidInput):
         bad()
+
+
+def test_numba_merge_equals_reference_and_scipy():
+    """The compiled two-pass merge, the NumPy merge and scipy's vstack agree exactly."""
+    from privopt.lp.model import merge_row_blocks, merge_row_blocks_reference
+
+    rng = np.random.default_rng(42)
+    lp = LinearProgram(0)
+    col_blocks = [lp.add_variables(int(rng.integers(50, 400))) for _ in range(6)]
+    dense_parts = []
+    for i in range(12):
+        m = int(rng.integers(0, 60))
+        if i % 3 == 0:  # over all columns, given as a triple in random order
+            k = int(rng.integers(0, 2000))
+            rows, cols = rng.integers(0, max(m, 1), k), rng.integers(0, lp.n_vars, k)
+            vals = rng.normal(size=k)
+            if m == 0:
+                rows, cols, vals = rows[:0], cols[:0], vals[:0]
+            lp.add_rows((rows, cols, vals), n_rows=m)
+            part = np.zeros((m, lp.n_vars))
+            np.add.at(part, (rows, cols), vals)
+        elif i % 3 == 1:  # on one column block
+            cs = col_blocks[int(rng.integers(0, 6))]
+            B = sp.random(m, cs.stop - cs.start, density=0.05, random_state=rng, format="csr")
+            lp.add_rows(B, columns=cs)
+            part = np.zeros((m, lp.n_vars))
+            part[:, cs] = B.toarray()
+        else:  # on a scattered, unsorted set of columns
+            cmap = rng.choice(lp.n_vars, 300, replace=False)
+            B = sp.random(m, 300, density=0.05, random_state=rng, format="coo")
+            lp.add_rows(B, columns=cmap)
+            part = np.zeros((m, lp.n_vars))
+            part[:, cmap] = B.toarray()
+        dense_parts.append(part)
+    fast = merge_row_blocks(lp._blocks, lp.n_rows, lp.n_vars, use_numba=True)
+    ref = merge_row_blocks_reference(lp._blocks, lp.n_rows, lp.n_vars)
+    for f in ("start", "index", "value"):
+        assert np.array_equal(getattr(fast, f), getattr(ref, f))
+    assert np.allclose(fast.to_scipy().toarray(), np.vstack(dense_parts), atol=1e-12)
+    assert fast.to_scipy().has_sorted_indices

@@ -371,17 +371,17 @@ class _Dispatcher:
 
     def solve_all(self, xs: Sequence[np.ndarray], want_solution: bool) -> list[_Outcome]:
         if self.mode == "serial":
-            return [s.solve(x, want_solution) for s, x in zip(self._local, xs)]
+            return [s.solve(x, want_solution) for s, x in zip(self._local, xs, strict=False)]
         if self.mode == "threads":
             futs = [self.executor.submit(s.solve, x, want_solution)
-                    for s, x in zip(self._local, xs)]
+                    for s, x in zip(self._local, xs, strict=False)]
         elif self.mode == "dask":
             futs = [self.executor.submit(_remote_solve, self.token, k, src, x, want_solution,
                                          pure=False)
-                    for k, (src, x) in enumerate(zip(self._sources, xs))]
+                    for k, (src, x) in enumerate(zip(self._sources, xs, strict=False))]
         else:
             futs = [self.executor.submit(_remote_solve, self.token, k, src, x, want_solution)
-                    for k, (src, x) in enumerate(zip(self._sources, xs))]
+                    for k, (src, x) in enumerate(zip(self._sources, xs, strict=False))]
         return [f.result() for f in futs]
 
     def close(self) -> None:
@@ -635,8 +635,10 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
                            f"{type(executor).__name__}")
 
     t_start = time.perf_counter()
-    K = problem.n_subproblems
     master = _Master(problem, multi_cut)
+    if master.is_mip:
+        # An integer master's LB is its MIP dual bound: solve it to well inside rel_gap.
+        configure(master.h, method="simplex", mip_rel_gap=min(1e-4, 0.1 * rel_gap))
     if initial_cuts:
         rows = _prepare_initial_cuts(initial_cuts, master)
         master.add_cuts(rows)
@@ -726,7 +728,7 @@ def _make_cuts(results: list[_Outcome], subs: Sequence[_SubData], master: _Maste
     agg_alpha, agg_cols, agg_vals = 0.0, [], []
     theta0 = master.theta_cols.start
     newly: list[int] = []
-    for k, (res, d) in enumerate(zip(results, subs)):
+    for k, (res, d) in enumerate(zip(results, subs, strict=False)):
         kind = res.kind
         if kind == "optimal":
             phi, alpha, beta = res.phi, res.rhs, res.beta

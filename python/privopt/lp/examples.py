@@ -77,12 +77,12 @@ def capacity_expansion_lp(seed: int, *, n_regions: int = 4, n_facilities: int = 
         members.append(fac)
     # Capacity: each facility can carry the demand of every region it serves (with slack).
     load = np.zeros(F)
-    for fac, d in zip(members, demands):
+    for fac, d in zip(members, demands, strict=False):
         load[fac] = np.maximum(load[fac], d.sum())
     cap = np.where(load > 0, 1.2 * load, 1.0)
     master = LinearProgram(F, objective=rng.uniform(1.0, 3.0, F), lower=0.0, upper=cap)
     problem = BendersProblem(master)
-    for fac, d in zip(members, demands):
+    for fac, d in zip(members, demands, strict=False):
         nv = per * n_cust  # y[j, i] at column j * n_cust + i
         g = rng.uniform(0.5, 4.0, nv)
         sub = LinearProgram(nv, objective=g)

@@ -2,13 +2,13 @@
 
 A :class:`LinearProgram` is a list of *column blocks* (:meth:`LinearProgram.add_variables`) and
 *row blocks* (:meth:`LinearProgram.add_rows`). Row blocks are given as scipy.sparse matrices,
-dense arrays or ``(rows, cols, vals)`` triples; each block is stored once in canonical CSR form
-(rows are what a block adds) and all blocks are merged into one CSC matrix by one counting-sort
-pass (:func:`merge_row_blocks`: a Numba kernel, no Python loop per row or column; the profile
-showed the NumPy scatter version, kept as :func:`merge_row_blocks_reference` and used as the
-test oracle, at ~2x HiGHS's own ``passModel`` time on 10^6 nonzeros). The merged arrays go to HiGHS through the array overload of
-``Highs.passModel`` (numpy buffers passed as pointers; the ``HighsLp`` attribute route converts
-every entry through a Python sequence and is ~10x slower on 10^6 nonzeros).
+dense arrays or ``(rows, cols, vals)`` triples; each block is validated and stored once in
+canonical CSR form (rows are what a block adds). :func:`merge_row_blocks` turns all blocks into
+one CSC matrix by a stable two-pass counting sort (Numba kernels, no Python loop per row or
+column); the NumPy/SciPy version :func:`merge_row_blocks_reference` is kept as the test oracle
+and used for small models (no compile cost). The merged arrays go to HiGHS through the array
+overload of ``Highs.passModel`` (numpy buffers read as pointers; filling a ``HighsLp`` converts
+every entry through a Python sequence and was ~10x slower on 10^6 nonzeros).
 
 Row constraints read ``lower <= A x <= upper``; column bounds ``lower <= x <= upper``.
 """
@@ -90,7 +90,8 @@ def _bound_vector(name: str, value: Any, n: int, *, default: float) -> np.ndarra
 def _finite_vector(name: str, value: Any, n: int, *, default: float) -> np.ndarray:
     arr = _bound_vector(name, value, n, default=default)
     if not np.isfinite(arr).all():
-        raise InvalidInput(f"{name} must be finite, index {int(np.flatnonzero(~np.isfinite(arr))[0])}")
+        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+        raise InvalidInput(f"{name} must be finite, got {arr[bad]} at index {bad}")
     return arr
 
 
@@ -354,7 +355,7 @@ class LinearProgram:
     def _columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         if self._cols_cache is None:
             if self._col_chunks:
-                parts = list(zip(*self._col_chunks))
+                parts = list(zip(*self._col_chunks, strict=False))
                 self._cols_cache = tuple(np.concatenate(p) for p in parts)  # type: ignore
             else:
                 self._cols_cache = (np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0, bool))
@@ -449,7 +450,8 @@ class LinearProgram:
         if self._names is not None or names is not None:
             if self._names is None:
                 self._names = [f"x{i}" for i in range(start)]
-            self._names += names if names is not None else [f"x{i}" for i in range(start, start + n)]
+            self._names += (names if names is not None
+                            else [f"x{i}" for i in range(start, start + n)])
         sl = slice(start, start + n)
         if name is not None:
             self.col_blocks[name] = sl
