@@ -147,8 +147,15 @@ def _block_to_csr(A: Any, n_rows: int | None, width: int) -> sp.csr_array:
             if idx.min() < 0 or idx.max() >= hi:
                 raise InvalidInput(f"A {nm} indices must lie in [0, {hi}), got range "
                                    f"[{idx.min()}, {idx.max()}]")
-        # coo -> csr is a counting sort by row; duplicate (row, col) entries are summed.
-        mat = sp.coo_array((vals, (rows, cols)), shape=(m, width)).tocsr()
+        if rows.size and bool(np.all(rows[1:] >= rows[:-1])):
+            # Already in row order (the usual way rows are generated): CSR without a sort.
+            indptr = np.zeros(m + 1, dtype=np.int64)
+            np.cumsum(np.bincount(rows, minlength=m), out=indptr[1:])
+            idx_t = np.int32 if width < 2**31 else np.int64
+            mat = sp.csr_array((vals, cols.astype(idx_t, copy=False), indptr), shape=(m, width))
+        else:
+            # coo -> csr is a counting sort by row; duplicate (row, col) entries are summed.
+            mat = sp.coo_array((vals, (rows, cols)), shape=(m, width)).tocsr()
     elif sp.issparse(A):
         if A.ndim != 2:
             raise InvalidInput(f"A must be 2-dimensional, got shape {A.shape}")

@@ -54,7 +54,7 @@ class LPResult:
     row_activity : A x, shape (n_rows,).
     status : HiGHS model status text ("Optimal", "Time limit reached", ...).
     solve_time : wall-clock seconds of the HiGHS run(s).
-    iterations : simplex + IPM + PDLP iterations (MILP: LP iterations are not reported; 0).
+    iterations : simplex + IPM + PDLP iterations, as HiGHS counts them.
     mip_gap : relative MIP gap (MILP; NaN for an LP).
     mip_dual_bound : MIP dual bound (MILP; NaN for an LP).
     """
