@@ -8,6 +8,8 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from privopt.errors import (
     InfeasibleModel,
     InvalidInput,
@@ -310,3 +312,31 @@ def test_numba_merge_equals_reference_and_scipy():
         assert np.array_equal(getattr(fast, f), getattr(ref, f))
     assert np.allclose(fast.to_scipy().toarray(), np.vstack(dense_parts), atol=1e-12)
     assert fast.to_scipy().has_sorted_indices
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_property_assembly_matches_dense(data):
+    """Any sequence of column and row blocks assembles to the dense stack of its blocks."""
+    lp = LinearProgram(data.draw(st.integers(1, 6)))
+    for _ in range(data.draw(st.integers(0, 3))):
+        lp.add_variables(data.draw(st.integers(0, 5)))
+    parts = []
+    for _ in range(data.draw(st.integers(1, 5))):
+        m = data.draw(st.integers(0, 4))
+        w = data.draw(st.integers(0, lp.n_vars))
+        vals = data.draw(st.lists(st.sampled_from([0.0, 1.0, -2.5, 3.0]), min_size=m * w,
+                                  max_size=m * w))
+        block = np.array(vals, dtype=float).reshape(m, w)
+        fmt = data.draw(st.sampled_from(["dense", "csr", "csc", "coo", "triple"]))
+        if fmt == "dense":
+            lp.add_rows(block)
+        elif fmt == "triple":
+            r, c = np.nonzero(block)
+            lp.add_rows((r, c, block[r, c]), n_rows=m)
+        else:
+            lp.add_rows(sp.csr_array(block).asformat(fmt))
+        parts.append(np.hstack([block, np.zeros((m, lp.n_vars - w))]))
+    want = np.vstack(parts)
+    assert lp.n_rows == want.shape[0]
+    assert np.array_equal(lp.matrix().toarray(), want)
