@@ -226,3 +226,16 @@ def test_integer_master_equals_monolithic_milp():
     res = solve_benders(problem, rel_gap=1e-9, progress=False)
     assert rel_err(res.objective, mono.objective) <= REL
     assert np.allclose(res.x_master, np.round(res.x_master))
+
+
+def test_time_limit_stops_the_run():
+    problem = random_block_lp(3, n_subproblems=6)
+    # The limit is over within the first iteration: either the master solve is cut short (no
+    # feasible point yet: SolverLimit) or the run stops right after iteration 1.
+    try:
+        res = solve_benders(problem, rel_gap=0, time_limit=1e-9, progress=False,
+                            max_iterations=1000)
+    except SolverLimit as err:
+        assert err.status == "time_limit"
+        res = err.best
+    assert res.status == "time_limit" and res.iterations <= 1

@@ -340,3 +340,16 @@ def test_property_assembly_matches_dense(data):
     want = np.vstack(parts)
     assert lp.n_rows == want.shape[0]
     assert np.array_equal(lp.matrix().toarray(), want)
+
+
+def test_highs_lp_export_solves_to_same_optimum():
+    import highspy
+
+    A, rl, ru, lo, up, c = random_lp(21)
+    lp = LinearProgram(A.shape[1], objective=c, lower=lo, upper=up, offset=1.5)
+    lp.add_rows(A, lower=rl, upper=ru)
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.passModel(lp.to_highs_lp())
+    h.run()
+    assert h.getInfo().objective_function_value == pytest.approx(solve(lp).objective, rel=1e-9)

@@ -527,13 +527,17 @@ class _Master:
         self.h.addRows(len(rows), lo, up, idx.size, starts, idx, val)
         self.n_cut_rows += len(rows)
 
-    def solve(self) -> tuple[np.ndarray, np.ndarray, float]:
+    def solve(self, time_left: float | None = None) -> tuple[np.ndarray, np.ndarray, float]:
         import highspy
 
         S = highspy.HighsModelStatus
+        if time_left is not None:
+            self.h.setOptionValue("time_limit", max(time_left, 1e-3))
         self.h.run()
         st = self.h.getModelStatus()
         text = self.h.modelStatusToString(st)
+        if st == S.kTimeLimit:
+            raise _MasterTimeout(text)
         if st == S.kOptimal:
             v = np.asarray(self.h.getSolution().col_value, dtype=np.float64)
             info = self.h.getInfo()
@@ -548,6 +552,10 @@ class _Master:
                                  "(or initial cuts), or the problem itself is unbounded",
                                  status=text)
         raise NumericalTrouble(f"Benders master solve failed: {text}", status=text)
+
+
+class _MasterTimeout(Exception):
+    """The master solve ran into the overall time limit."""
 
 
 def _prepare_initial_cuts(cuts: Sequence[Any], master: _Master) -> list[tuple]:
@@ -596,7 +604,8 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
     problem : master + subproblems.
     rel_gap : stop when ``(UB - LB) / max(1, |UB|) <= rel_gap`` (spec 000 §3.3).
     max_iterations : maximal number of master solves.
-    time_limit : seconds of wall clock, checked after each iteration.
+    time_limit : seconds of wall clock: the master solve gets the time left, and the run stops
+        after the iteration in which it is exceeded (subproblem rounds are not interrupted).
     executor : a :class:`concurrent.futures.Executor` for the subproblems (serial if None);
         see the module docstring for how data is shipped per executor kind.
     progress : ``True`` shows a tqdm bar, ``False`` none, ``None`` a bar that appears only once
@@ -655,7 +664,12 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
     try:
         for it in range(1, max_iterations + 1):
             t0 = time.perf_counter()
-            x, theta, master_obj = master.solve()
+            time_left = None if time_limit is None else time_limit - (t0 - t_start)
+            try:
+                x, theta, master_obj = master.solve(time_left)
+            except _MasterTimeout:
+                status = "time_limit"
+                break
             master_time = time.perf_counter() - t0
             lb_valid = bool(master.active.all())
             if lb_valid:
