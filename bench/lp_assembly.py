@@ -6,13 +6,11 @@ HiGHS's own ``passModel`` on the same, already prepared CSC arrays (issue 2, ite
 Columns of the table (best of ``repeats`` wall-clock runs, seconds):
 
 * ``assembly``: user blocks -> LinearProgram (add_variables/add_rows, per-block validation and
-  CSC conversion) -> merged CSC arrays ready for HiGHS (``LinearProgram.to_csc``).
+  canonical CSR) -> merged CSC arrays ready for HiGHS (``LinearProgram.to_csc``, one thread);
+  the next line is the same with the merge on 2 threads.
 * ``pass (ours)``: ``LinearProgram.pass_to`` on a fresh ``highspy.Highs`` (bound vectors +
   ``passModel``).
 * ``passModel baseline``: ``Highs.passModel`` alone on the prepared arrays (fresh Highs).
-* ``passModel row-wise``: ``Highs.passModel`` on the same matrix given row-wise (CSR); HiGHS
-  transposes it to column-wise inside, so ``row-wise - baseline`` is HiGHS's own C++ cost for
-  the transposition that any row-block assembly has to do.
 * ``scipy vstack+tocsc``: the naive route, for context.
 
 The ratio ``assembly / passModel`` is the figure of merit (target <= 1).
@@ -59,13 +57,13 @@ def make_blocks(nnz: int = 1_000_000, seed: int = 0):
     return diag, link, n_link_rows, n, cols_per
 
 
-def assemble(diag, link, n_link_rows, n, cols_per) -> LinearProgram:
+def assemble(diag, link, n_link_rows, n, cols_per, threads=None) -> LinearProgram:
     lp = LinearProgram(0)
     cols = [lp.add_variables(cols_per, objective=1.0, upper=10.0) for _ in diag]
     for B, cs in zip(diag, cols, strict=False):
         lp.add_rows(B, upper=1.0, columns=cs)
     lp.add_rows(link, n_rows=n_link_rows, lower=-1.0, upper=1.0)
-    lp.to_csc()
+    lp.to_csc(threads=threads)
     return lp
 
 
@@ -84,26 +82,15 @@ def baseline_pass(lp: LinearProgram) -> float:
     return time.perf_counter() - t0
 
 
-def rowwise_pass(lp: LinearProgram, csr: sp.csr_array) -> float:
-    """passModel on the row-wise (CSR) form of ``lp``'s matrix; returns seconds."""
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    integ = np.zeros(lp.n_vars, dtype=np.int32)
-    cost, lo, up, rl, ru = lp.objective, lp.col_lower, lp.col_upper, lp.row_lower, lp.row_upper
-    t0 = time.perf_counter()
-    h.passModel(lp.n_vars, lp.n_rows, csr.nnz, int(highspy.MatrixFormat.kRowwise),
-                int(highspy.ObjSense.kMinimize), 0.0, cost, lo, up, rl, ru, csr.indptr,
-                csr.indices, csr.data, integ)
-    return time.perf_counter() - t0
-
-
 def measure(repeats: int = 5, nnz: int = 1_000_000) -> dict[str, float]:
     blocks = make_blocks(nnz)
     diag, link, n_link_rows, n, cols_per = blocks
-    t_asm, t_pass, t_base, t_scipy, t_row = [], [], [], [], []
+    t_asm, t_asm1, t_pass, t_base, t_scipy = [], [], [], [], []
     lp = None
-    csr = None
     for _ in range(repeats):
+        t0 = time.perf_counter()
+        assemble(*blocks, threads=2)
+        t_asm1.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         lp = assemble(*blocks)
         t_asm.append(time.perf_counter() - t0)
@@ -114,19 +101,14 @@ def measure(repeats: int = 5, nnz: int = 1_000_000) -> dict[str, float]:
         t_pass.append(time.perf_counter() - t0)
         del h
         t_base.append(baseline_pass(lp))
-        if csr is None:
-            csr = sp.csr_array(lp.matrix())
-            csr.indices = csr.indices.astype(np.int32)
-            csr.indptr = csr.indptr.astype(np.int32)
-        t_row.append(rowwise_pass(lp, csr))
         t0 = time.perf_counter()
         big = sp.block_diag(diag, format="csr")
         linkm = sp.csr_array((link[2], (link[0], link[1])), shape=(n_link_rows, n))
         sp.vstack([big, linkm], format="csr").tocsc()
         t_scipy.append(time.perf_counter() - t0)
     return {"nnz": lp.nnz, "n_vars": lp.n_vars, "n_rows": lp.n_rows,
-            "assembly": min(t_asm), "pass_ours": min(t_pass), "passModel": min(t_base),
-            "passModel_rowwise": min(t_row), "scipy_vstack_tocsc": min(t_scipy)}
+            "assembly": min(t_asm), "assembly_2threads": min(t_asm1), "pass_ours": min(t_pass),
+            "passModel": min(t_base), "scipy_vstack_tocsc": min(t_scipy)}
 
 
 def main() -> None:
@@ -141,14 +123,12 @@ def main() -> None:
     print("-" * 64)
     base = r["passModel"]
     for label, key in [("privopt assembly (blocks -> CSC)", "assembly"),
+                       ("  same, merge on 2 threads", "assembly_2threads"),
                        ("privopt pass_to (incl. passModel)", "pass_ours"),
                        ("HiGHS passModel baseline", "passModel"),
-                       ("HiGHS passModel, row-wise input", "passModel_rowwise"),
                        ("scipy block_diag+vstack+tocsc", "scipy_vstack_tocsc")]:
         print(f"{label:<34}{r[key]:>10.4f}{r[key] / base:>20.2f}")
     print(f"assembly + pass_to vs passModel alone: {(r['assembly'] + r['pass_ours']) / base:.2f}x")
-    print(f"HiGHS's own transposition (row-wise - column-wise passModel): "
-          f"{r['passModel_rowwise'] - base:.4f} s")
 
 
 if __name__ == "__main__":

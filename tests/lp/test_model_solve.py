@@ -306,10 +306,12 @@ def test_numba_merge_equals_reference_and_scipy():
             part = np.zeros((m, lp.n_vars))
             part[:, cmap] = B.toarray()
         dense_parts.append(part)
-    fast = merge_row_blocks(lp._blocks, lp.n_rows, lp.n_vars, use_numba=True)
     ref = merge_row_blocks_reference(lp._blocks, lp.n_rows, lp.n_vars)
-    for f in ("start", "index", "value"):
-        assert np.array_equal(getattr(fast, f), getattr(ref, f))
+    for threads in (1, 2, 3):
+        fast = merge_row_blocks(lp._blocks, lp.n_rows, lp.n_vars, use_numba=True,
+                                threads=threads)
+        for f in ("start", "index", "value"):
+            assert np.array_equal(getattr(fast, f), getattr(ref, f))
     assert np.allclose(fast.to_scipy().toarray(), np.vstack(dense_parts), atol=1e-12)
     assert fast.to_scipy().has_sorted_indices
 

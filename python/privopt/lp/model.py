@@ -183,16 +183,37 @@ def _block_to_csr(A: Any, n_rows: int | None, width: int) -> sp.csr_array:
     return mat
 
 
+def _block_column_counts(b: RowBlock, n_cols: int) -> tuple[int, np.ndarray]:
+    """(first model column, entries per column from there) of one block."""
+    if b.col_offset >= 0:
+        return b.col_offset, np.bincount(b.indices, minlength=b.col_map.size)
+    return 0, np.bincount(b.col_map[b.indices], minlength=n_cols)
+
+
 def _count_columns(blocks: Sequence[RowBlock], n_cols: int) -> np.ndarray:
-    counts = np.zeros(n_cols + 1, dtype=np.int64)
-    for b in blocks:
-        if b.data.size:
-            if b.col_offset >= 0:
-                counts[1 + b.col_offset:1 + b.col_offset + b.col_map.size] += np.bincount(
-                    b.indices, minlength=b.col_map.size)
-            else:
-                counts[1:] += np.bincount(b.col_map[b.indices], minlength=n_cols)
-    return np.cumsum(counts)
+    return np.cumsum(_group_counts([blocks], n_cols)[0])
+
+
+def _group_counts(groups: Sequence[Sequence[RowBlock]], n_cols: int) -> list[np.ndarray]:
+    """Per group of blocks: entries per model column, as an (n_cols + 1,) array whose entry
+    ``j + 1`` counts column ``j`` (so that ``cumsum`` of the sum gives CSC starts)."""
+    out = []
+    for group in groups:
+        counts = np.zeros(n_cols + 1, dtype=np.int64)
+        for b in group:
+            if b.data.size:
+                first, cnt = _block_column_counts(b, n_cols)
+                counts[1 + first:1 + first + cnt.size] += cnt
+        out.append(counts)
+    return out
+
+
+def _split_balanced(sizes: np.ndarray, parts: int) -> list[int]:
+    """Cut points splitting consecutive items of the given sizes into ``parts`` runs of about
+    equal total size (returns ``parts + 1`` indices from 0 to len(sizes))."""
+    cum = np.concatenate([[0], np.cumsum(sizes)])
+    cuts = np.searchsorted(cum, np.linspace(0, cum[-1], parts + 1)[1:-1])
+    return [0] + [int(c) for c in cuts] + [len(sizes)]
 
 
 _KERNELS = None
@@ -241,40 +262,73 @@ def _numba_kernels():
 
 
 def merge_row_blocks(blocks: Sequence[RowBlock], n_rows: int, n_cols: int, *,
-                     use_numba: bool | None = None) -> CscArrays:
+                     use_numba: bool | None = None, threads: int | None = None) -> CscArrays:
     """Merge CSR row blocks into one CSC matrix: a stable counting sort by model column.
 
     A direct scatter of 10^6 entries to their columns is dominated by cache misses, so the sort
     runs in two passes (a cache-conscious radix sort): entries are first distributed, in row
     order, into chunks of ``2**shift`` consecutive columns (~16k entries per chunk), then each
     chunk is scattered into its (cache-resident) window of the output. Both passes are stable,
-    so row indices stay sorted within every column (canonical CSC). ``use_numba=None`` uses the
-    compiled kernels from :data:`NUMBA_MIN_NNZ` nonzeros on, else
-    :func:`merge_row_blocks_reference`.
+    so row indices stay sorted within every column (canonical CSC).
+
+    With ``threads > 1`` (default 1: on the project's shared 2-core machine a second thread did
+    not pay off) the blocks are cut into consecutive groups, each group fills its own slice of
+    every chunk (offsets from per-group column counts), and pass 2 splits the chunks; the
+    kernels release the GIL. ``use_numba=None`` uses the compiled kernels from
+    :data:`NUMBA_MIN_NNZ` nonzeros on, else :func:`merge_row_blocks_reference`.
     """
-    start = _count_columns(blocks, n_cols)
-    nnz = int(start[-1])
+    blocks = [b for b in blocks if b.data.size]
+    nnz_blocks = np.array([b.data.size for b in blocks], dtype=np.int64)
+    nnz = int(nnz_blocks.sum())
     if nnz > np.iinfo(np.int32).max:
         raise InvalidInput(f"the model has {nnz} nonzeros, more than HiGHS's 32-bit index limit")
     if use_numba is None:
         use_numba = nnz >= NUMBA_MIN_NNZ
     if not use_numba or nnz == 0:
-        return merge_row_blocks_reference(blocks, n_rows, n_cols, start=start)
+        return merge_row_blocks_reference(blocks, n_rows, n_cols)
+    threads = max(1, min(int(threads or 1), len(blocks)))
+    cuts = _split_balanced(nnz_blocks, threads)
+    groups = [blocks[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    group_counts = _group_counts(groups, n_cols)
+    start = np.cumsum(np.sum(group_counts, axis=0))
     to_buckets, from_buckets = _numba_kernels()
     per_col = nnz / max(n_cols, 1)
     shift = int(max(4, min(30, np.floor(np.log2(max(16384 / per_col, 1.0))))))
-    chunk_starts = start[::1 << shift]  # start of every chunk of 2**shift columns
-    bfill = chunk_starts.copy()
+    chunk_cols = np.arange(0, n_cols, 1 << shift)
+    chunk_starts = start[chunk_cols]  # first CSC position of every chunk of 2**shift columns
     b_row = np.empty(nnz, dtype=np.int32)
     b_col = np.empty(nnz, dtype=np.int32)
     b_val = np.empty(nnz, dtype=np.float64)
-    for b in blocks:
-        if b.data.size:
+    bfills, offset = [], chunk_starts.copy()
+    for counts in group_counts:  # group g starts after the earlier groups inside each chunk
+        bfills.append(offset.copy())
+        offset += np.add.reduceat(counts[1:], chunk_cols)
+
+    def pass1(g: int) -> None:
+        for b in groups[g]:
             to_buckets(b.indptr, b.indices, b.data, b.col_map, np.int64(b.col_offset),
-                       np.int64(b.row_start), np.int64(shift), bfill, b_row, b_col, b_val)
+                       np.int64(b.row_start), np.int64(shift), bfills[g], b_row, b_col, b_val)
+
     index = np.empty(nnz, dtype=np.int32)
     value = np.empty(nnz, dtype=np.float64)
-    from_buckets(b_row, b_col, b_val, start[:-1].copy(), index, value)
+    fill = start[:-1].copy()
+    chunk_sizes = np.diff(np.append(chunk_starts, nnz))
+    ccuts = _split_balanced(chunk_sizes, threads)
+    bounds = [int(chunk_starts[c]) if c < chunk_starts.size else nnz for c in ccuts]
+
+    def pass2(t: int) -> None:
+        lo, hi = bounds[t], bounds[t + 1]
+        from_buckets(b_row[lo:hi], b_col[lo:hi], b_val[lo:hi], fill, index, value)
+
+    if threads == 1:
+        pass1(0)
+        pass2(0)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(pass1, range(threads)))
+            list(pool.map(pass2, range(threads)))
     return CscArrays(n_rows, n_cols, start.astype(np.int32), index, value)
 
 
@@ -525,10 +579,12 @@ class LinearProgram:
         return sl
 
     # -------------------------------------------------------------- assembling
-    def to_csc(self) -> CscArrays:
-        """The constraint matrix as merged CSC arrays (cached until the model changes)."""
+    def to_csc(self, *, threads: int | None = None) -> CscArrays:
+        """The constraint matrix as merged CSC arrays (cached until the model changes);
+        ``threads`` as in :func:`merge_row_blocks`."""
         if self._csc_cache is None:
-            self._csc_cache = merge_row_blocks(self._blocks, self._n_rows, self.n_vars)
+            self._csc_cache = merge_row_blocks(self._blocks, self._n_rows, self.n_vars,
+                                               threads=threads)
         return self._csc_cache
 
     def matrix(self) -> sp.csc_array:
