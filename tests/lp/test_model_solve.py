@@ -355,3 +355,43 @@ def test_highs_lp_export_solves_to_same_optimum():
     h.passModel(lp.to_highs_lp())
     h.run()
     assert h.getInfo().objective_function_value == pytest.approx(solve(lp).objective, rel=1e-9)
+
+
+class _FakeHighs:
+    """Stands in for highspy.Highs after run() with a forced model status."""
+
+    def __init__(self, status):
+        self.status = status
+
+    def getModelStatus(self):
+        return self.status
+
+    def modelStatusToString(self, status):
+        return str(status)
+
+    def getInfo(self):
+        class Info:
+            primal_solution_status = 0
+
+        return Info()
+
+
+@pytest.mark.parametrize("name,error", [
+    ("kSolveError", "NumericalTrouble"),
+    ("kPostsolveError", "NumericalTrouble"),
+    ("kUnknown", "NumericalTrouble"),
+    ("kModelError", "InvalidInput"),
+    ("kIterationLimit", "SolverLimit"),
+    ("kInterrupt", "SolverLimit"),
+])
+def test_status_mapping(name, error):
+    import highspy
+    import privopt.errors as errors
+    from privopt.lp.solve import classify
+
+    lp = LinearProgram(1)
+    with pytest.raises(getattr(errors, error)) as err:
+        classify(_FakeHighs(getattr(highspy.HighsModelStatus, name)), lp, 0.0,
+                 method="simplex", presolve=True)
+    if error == "SolverLimit":
+        assert err.value.best is None  # no feasible point reported
