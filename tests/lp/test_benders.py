@@ -182,9 +182,12 @@ def test_iteration_limit_returns_bounds_or_raises():
         solve_benders(capacity_expansion_lp(0), max_iterations=1, progress=False)
 
 
-def test_progress_bar_and_plot(tmp_path):
+def test_progress_bar_and_plot(tmp_path, capsys):
     problem = random_block_lp(0, n_subproblems=2, n_master=5, sub_vars=10, sub_rows=8)
+    solve_benders(problem, progress=None)  # a short run: the delayed bar never shows
+    assert "Benders" not in capsys.readouterr().err
     res = solve_benders(problem, progress=True)
+    assert "Benders" in capsys.readouterr().err
     ax = res.plot_bounds()
     ax.figure.savefig(tmp_path / "bounds.png")
     assert (tmp_path / "bounds.png").stat().st_size > 0

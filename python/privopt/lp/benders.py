@@ -694,8 +694,10 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
                                             sub_time, float(sum(r.seconds for r in results)),
                                             int(sum(r.cold for r in results))))
             if bar is not None:
+                # refresh=False: an explicit refresh would show the bar before tqdm's delay
+                bar.set_postfix(lb=f"{lb:.6g}", ub=f"{best_ub:.6g}", gap=f"{gap:.2e}",
+                                refresh=False)
                 bar.update(1)
-                bar.set_postfix(lb=f"{lb:.6g}", ub=f"{best_ub:.6g}", gap=f"{gap:.2e}")
             if gap <= rel_gap:
                 status = "optimal"
                 break
