@@ -395,3 +395,15 @@ def test_status_mapping(name, error):
                  method="simplex", presolve=True)
     if error == "SolverLimit":
         assert err.value.best is None  # no feasible point reported
+
+
+def test_pickle_round_trip_drops_cached_matrix():
+    import pickle
+
+    A, rl, ru, lo, up, c = random_lp(9)
+    lp = LinearProgram(A.shape[1], objective=c, lower=lo, upper=up)
+    lp.add_rows(A, lower=rl, upper=ru)
+    before = solve(lp).objective  # builds and caches the CSC arrays
+    clone = pickle.loads(pickle.dumps(lp))
+    assert clone._csc_cache is None
+    assert solve(clone).objective == before

@@ -665,6 +665,12 @@ class LinearProgram:
         new._names = None if self._names is None else list(self._names)
         return new
 
+    def __getstate__(self) -> dict[str, Any]:
+        # The merged CSC arrays are derived data: do not ship them to workers with the blocks.
+        state = self.__dict__.copy()
+        state["_csc_cache"] = None
+        return state
+
     def __repr__(self) -> str:
         kind = "MILP" if self.is_mip else "LP"
         return (f"LinearProgram({kind}, sense={self.sense!r}, n_vars={self.n_vars}, "
