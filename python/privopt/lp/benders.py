@@ -1,0 +1,791 @@
+"""Benders decomposition over HiGHS (spec 000 §3): master LP with one ``theta_k`` per subproblem,
+optimality cuts from subproblem duals, feasibility cuts from Farkas rays, multi-cut by default.
+
+Problem form
+------------
+::
+
+    min  c^T x + sum_k phi_k(x)      s.t. x in the master LP (rows, bounds, integrality)
+    phi_k(x) = min  q_k^T y_k   s.t.  L_k <= T_k x + W_k y_k <= U_k,   l_k <= y_k <= u_k
+
+Subproblem ``k`` is a :class:`~privopt.lp.model.LinearProgram` over ``y_k`` with the nominal
+row bounds ``L_k, U_k`` (those at ``x = 0``) plus the coupling matrix ``T_k``: for a master point
+``x`` its row bounds become ``L_k - T_k x`` and ``U_k - T_k x`` (the right-hand side ``h_k - T_k x``
+of the spec, written for ranged rows).
+
+Cuts (HiGHS sign conventions, see :mod:`privopt.lp.solve`)
+----------------------------------------------------------
+* Optimality: with row duals ``pi`` and reduced costs ``d`` of subproblem ``k`` at ``xbar``,
+  weak duality gives for every ``x``: ``phi_k(x) >= alpha - (T_k^T pi)^T x`` where
+  ``alpha = sum_i pi_i B_i + sum_j d_j b_j``, ``B_i`` the nominal row bound picked by the sign of
+  ``pi_i`` (``L`` if > 0, ``U`` if < 0) and ``b_j`` the column bound picked by the sign of
+  ``d_j``; it is tight at ``xbar`` (strong duality). Master row: ``theta_k + beta^T x >= alpha``.
+* Feasibility: a verified Farkas ray ``y`` of subproblem ``k`` at ``xbar`` (orientation of
+  :func:`~privopt.lp.solve.farkas_margin`) must have non-positive margin at every feasible
+  ``x``: ``sum_i y_i B_i - (T_k^T y)^T x <= max_{box} (W_k^T y)^T y_k``, i.e. master row
+  ``beta^T x >= gamma``. The ray comes from ``getDualRay`` (subproblems run with presolve off and
+  dual simplex), with the phase-1 LP of spec 000 §3.2 as the fallback.
+
+Bounds (spec 000 §3.3): LB = master optimum (valid once every ``theta_k`` is bounded); UB at a
+master point whose subproblems are all feasible = ``c^T x + sum_k phi_k(x)``; the best UB and its
+full solution are kept (incumbent). Stop when ``(UB - LB) / max(1, |UB|) <= rel_gap``.
+
+A ``theta_k`` without a finite lower bound is held at 0 (out of the objective) until its first
+optimality cut; LB is reported as ``-inf`` until then (the usual "theta inactive" start).
+
+Parallel subproblems and data shipping
+--------------------------------------
+Subproblems are solved through any :class:`concurrent.futures.Executor`; each subproblem's data
+crosses to a worker once, and every worker keeps one warm ``highspy.Highs`` per subproblem
+(across iterations only the row bounds change, so the dual simplex restarts from the previous
+basis):
+
+* ``executor=None``: serial, in this process.
+* :class:`~concurrent.futures.ThreadPoolExecutor`: the solvers live in this process; HiGHS
+  releases the GIL in ``run()``.
+* Dask (``distributed.Client.get_executor()``): each subproblem is ``client.scatter``-ed once;
+  tasks carry the scattered future, so Dask runs them where the data lives.
+* Any other executor (e.g. :class:`~concurrent.futures.ProcessPoolExecutor`): each subproblem is
+  pickled once into a temporary file; tasks carry ``(token, k, path, x_k)`` and a module-level
+  function loads the file at most once per worker process, caching the solver under the
+  per-run ``token`` (a small LRU of recent runs, so workers do not accumulate models). This needs
+  workers on the same machine (shared file system). Prefer a ``spawn``/``forkserver``
+  multiprocessing context: forking a process that already ran HiGHS's thread pool is unsafe.
+
+Only the coupled entries ``x[cols(T_k)]`` travel per task and per iteration.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+import tempfile
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from privopt._validation import check_int, check_positive
+from privopt.errors import (
+    InfeasibleModel,
+    InvalidInput,
+    NumericalTrouble,
+    SolverLimit,
+    UnboundedModel,
+)
+from privopt.lp.model import LinearProgram, _block_to_csc
+from privopt.lp.solve import configure, dual_ray_of
+
+__all__ = ["BendersProblem", "BendersResult", "BendersIteration", "solve_benders", "Cut"]
+
+_INF = math.inf
+
+
+# =========================================================================== problem
+
+@dataclass(frozen=True)
+class _SubData:
+    """What a worker needs for one subproblem (picklable, shipped once)."""
+
+    lp: LinearProgram
+    t_cols: np.ndarray  # (n_coupled,) master columns that T_k touches
+    t_matrix: sp.csr_array  # (n_rows, n_coupled) T_k restricted to t_cols
+
+
+class BendersProblem:
+    """A master LP plus K subproblems whose row bounds depend affinely on the master variables.
+
+    Parameters
+    ----------
+    master : the master problem over ``x`` (minimisation; may have integer variables). The
+        ``theta`` variables are added internally (one per subproblem, or one in single-cut mode).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privopt.lp import LinearProgram
+    >>> from privopt.lp.benders import BendersProblem, solve_benders
+    >>> master = LinearProgram(1, objective=[1.0], upper=10.0)      # buy capacity x at cost 1
+    >>> sub = LinearProgram(1, objective=[3.0])                      # unmet demand u at cost 3
+    >>> _ = sub.add_rows(np.array([[1.0]]), lower=[4.0])            # x + u >= 4
+    >>> prob = BendersProblem(master)
+    >>> prob.add_subproblem(sub, np.array([[1.0]]), theta_lower=0.0)
+    0
+    >>> res = solve_benders(prob)
+    >>> round(res.objective, 6), np.round(res.x_master, 6).tolist()
+    (4.0, [4.0])
+    """
+
+    def __init__(self, master: LinearProgram) -> None:
+        if not isinstance(master, LinearProgram):
+            raise InvalidInput(f"master must be a LinearProgram, got {type(master).__name__}")
+        if master.sense != "min":
+            raise InvalidInput("master must be a minimisation (negate the objective of a max)")
+        self.master = master.copy()
+        self.n_master = master.n_vars
+        self._subs: list[_SubData] = []
+        self.theta_lower: list[float] = []
+        self.names: list[str] = []
+
+    @property
+    def n_subproblems(self) -> int:
+        return len(self._subs)
+
+    def subproblem(self, k: int) -> tuple[LinearProgram, sp.csr_array]:
+        """The ``k``-th subproblem LP and its coupling ``T_k`` (n_rows × n_master)."""
+        d = self._subs[k]
+        m = d.lp.n_rows
+        T = sp.csr_array((d.t_matrix.data, d.t_cols[d.t_matrix.indices], d.t_matrix.indptr),
+                         shape=(m, self.n_master))
+        return d.lp, T
+
+    def add_subproblem(self, lp: LinearProgram, coupling: Any, *, theta_lower: float = -_INF,
+                       name: str | None = None) -> int:
+        """Add subproblem ``min q^T y s.t. L - T x <= W y <= U - T x`` and return its index.
+
+        Parameters
+        ----------
+        lp : the subproblem over ``y`` (an LP, minimisation) with nominal row bounds ``L, U``.
+        coupling : ``T``, shape (lp.n_rows, w) with ``w <= n_master`` (missing columns are
+            zero): scipy.sparse, dense, or a ``(rows, cols, vals)`` triple.
+        theta_lower : a valid lower bound on ``phi_k(x)`` over the master's feasible set (e.g.
+            0 when ``q >= 0`` and ``y >= 0``); ``-inf`` if none is known.
+        name : label used in messages.
+        """
+        if not isinstance(lp, LinearProgram):
+            raise InvalidInput(f"lp must be a LinearProgram, got {type(lp).__name__}")
+        if lp.sense != "min" or lp.is_mip:
+            raise InvalidInput("a subproblem must be a continuous minimisation LP")
+        T = _block_to_csc(coupling, lp.n_rows if isinstance(coupling, tuple) else None,
+                          self.n_master)
+        if T.shape[0] != lp.n_rows or T.shape[1] > self.n_master:
+            raise InvalidInput(f"coupling must have shape ({lp.n_rows}, <= {self.n_master}), "
+                               f"got {T.shape}")
+        T = sp.csc_array(T)
+        T.eliminate_zeros()
+        t_cols = np.flatnonzero(np.diff(T.indptr)).astype(np.int64)
+        t_matrix = sp.csr_array(T[:, t_cols])
+        lower = float(theta_lower)
+        if math.isnan(lower) or lower == _INF:
+            raise InvalidInput(f"theta_lower must be a number < inf, got {theta_lower!r}")
+        self._subs.append(_SubData(lp.copy(), t_cols, t_matrix))
+        self.theta_lower.append(lower)
+        self.names.append(name if name is not None else f"sub{len(self._subs) - 1}")
+        return len(self._subs) - 1
+
+    def to_monolithic(self) -> LinearProgram:
+        """The equivalent single LP over ``(x, y_1, ..., y_K)`` (for checks and small cases)."""
+        lp = self.master.copy()
+        for k in range(self.n_subproblems):
+            sub, T = self.subproblem(k)
+            cols = lp.add_variables(sub.n_vars, objective=sub.objective, lower=sub.col_lower,
+                                    upper=sub.col_upper, name=self.names[k])
+            block = sp.hstack([T, sub.matrix()], format="csc")
+            colmap = np.concatenate([np.arange(self.n_master), np.arange(cols.start, cols.stop)])
+            lp.add_rows(block, lower=sub.row_lower, upper=sub.row_upper, columns=colmap,
+                        name=self.names[k])
+            lp.offset += sub.offset
+        return lp
+
+
+@dataclass
+class Cut:
+    """A master row ``lower <= coef^T (x, theta) <= upper`` given by the caller.
+
+    ``coef`` is a 1-D array or sparse row over ``n_master + n_theta`` columns (column
+    ``n_master + k`` is ``theta_k``; a shorter row leaves the rest zero).
+    """
+
+    coef: Any
+    lower: float = -_INF
+    upper: float = _INF
+
+
+# =========================================================================== subproblem side
+
+@dataclass
+class _Outcome:
+    """What a worker sends back for one subproblem solve (small: beta is over coupled columns)."""
+
+    kind: str  # "optimal" | "infeasible" | "unbounded" | "error"
+    phi: float = math.nan  # subproblem optimum
+    rhs: float = math.nan  # alpha (optimality cut) or gamma (feasibility cut)
+    beta: np.ndarray | None = None  # T_k^T (dual or ray), over t_cols
+    y: np.ndarray | None = None  # subproblem solution
+    message: str = ""
+    seconds: float = 0.0
+    cold: bool = False  # True when this call built the worker's HiGHS instance
+
+class _SubSolver:
+    """One subproblem's persistent HiGHS instance; only row bounds change between calls."""
+
+    def __init__(self, data: _SubData) -> None:
+        self.data = data
+        lp = data.lp
+        self.lp = lp
+        self.h = lp.to_highs()
+        # Presolve off + dual simplex: warm starts across RHS changes, and rays on infeasibility.
+        configure(self.h, method="simplex", presolve=False)
+        self.row_lower = lp.row_lower
+        self.row_upper = lp.row_upper
+        self.col_lower = lp.col_lower
+        self.col_upper = lp.col_upper
+        self.rows = np.arange(lp.n_rows, dtype=np.int32)
+        self._W = None
+        self.n_calls = 0
+
+    def W(self) -> sp.csc_array:
+        if self._W is None:
+            self._W = self.lp.matrix()
+        return self._W
+
+    def solve(self, x_coupled: np.ndarray, want_solution: bool) -> _Outcome:
+        out = self._solve(x_coupled, want_solution)
+        out.cold = self.n_calls == 0
+        self.n_calls += 1
+        return out
+
+    def _solve(self, x_coupled: np.ndarray, want_solution: bool) -> _Outcome:
+        import highspy
+
+        t0 = time.perf_counter()
+        d = self.data
+        shift = d.t_matrix @ x_coupled if d.t_cols.size else np.zeros(self.lp.n_rows)
+        lo = self.row_lower - shift
+        up = self.row_upper - shift
+        if self.lp.n_rows:
+            self.h.changeRowsBounds(self.lp.n_rows, self.rows, lo, up)
+        self.h.run()
+        st = self.h.getModelStatus()
+        S = highspy.HighsModelStatus
+        if st == S.kOptimal:
+            sol = self.h.getSolution()
+            pi = np.asarray(sol.row_dual, dtype=np.float64)
+            dj = np.asarray(sol.col_dual, dtype=np.float64)
+            row_b = np.where(pi > 0, self.row_lower, np.where(pi < 0, self.row_upper, 0.0))
+            pi = np.where(np.isfinite(row_b), pi, 0.0)  # dual dust on an infinite bound
+            row_b = np.where(np.isfinite(row_b), row_b, 0.0)
+            col_b = np.where(dj > 0, self.col_lower, np.where(dj < 0, self.col_upper, 0.0))
+            col_b = np.where(np.isfinite(col_b), col_b, 0.0)
+            alpha = float(pi @ row_b + dj @ col_b) + self.lp.offset
+            beta = d.t_matrix.T @ pi
+            phi = float(self.h.getInfo().objective_function_value)
+            y = np.asarray(sol.col_value, dtype=np.float64) if want_solution else None
+            return _Outcome("optimal", phi=phi, rhs=alpha, beta=beta, y=y,
+                            seconds=time.perf_counter() - t0)
+        if st in (S.kInfeasible, S.kUnboundedOrInfeasible):
+            ray = dual_ray_of(self.h, self.W(), lo, up, self.col_lower, self.col_upper)
+            if ray is None:
+                return _Outcome("error", message="infeasible without a verifiable Farkas ray",
+                                seconds=time.perf_counter() - t0)
+            ray = ray / np.abs(ray).max()
+            ray = np.where(np.abs(ray) <= 1e-12, 0.0, ray)
+            row_b = np.where(ray > 0, self.row_lower, np.where(ray < 0, self.row_upper, 0.0))
+            z = self.W().T @ ray
+            z = np.where(np.abs(z) <= 1e-9 * max(1.0, np.abs(self.W().data).max(initial=1.0)),
+                         0.0, z)
+            col_max = np.where(z > 0, self.col_upper, np.where(z < 0, self.col_lower, 0.0))
+            with np.errstate(invalid="ignore"):
+                box_max = float(np.where(z != 0, z * col_max, 0.0).sum())
+            gamma = float(ray @ row_b) - box_max
+            beta = d.t_matrix.T @ ray
+            return _Outcome("infeasible", rhs=gamma, beta=beta, seconds=time.perf_counter() - t0)
+        if st == S.kUnbounded:
+            return _Outcome("unbounded", seconds=time.perf_counter() - t0)
+        return _Outcome("error", message=self.h.modelStatusToString(st),
+                        seconds=time.perf_counter() - t0)
+
+
+# Per-process cache for executors whose workers live in other processes: token -> {k: solver}.
+_WORKER_CACHE: OrderedDict[str, dict[int, _SubSolver]] = OrderedDict()
+_WORKER_LOCK = threading.Lock()
+_WORKER_CACHE_RUNS = 4  # keep the solvers of this many recent runs per worker process
+
+
+def _cached_solver(token: str, k: int, source: Any) -> _SubSolver:
+    with _WORKER_LOCK:
+        run = _WORKER_CACHE.get(token)
+        if run is None:
+            run = _WORKER_CACHE[token] = {}
+            while len(_WORKER_CACHE) > _WORKER_CACHE_RUNS:
+                _WORKER_CACHE.popitem(last=False)
+        else:
+            _WORKER_CACHE.move_to_end(token)
+        solver = run.get(k)
+    if solver is None:
+        if isinstance(source, str):
+            with open(source, "rb") as fh:
+                data = pickle.load(fh)
+        else:
+            data = source
+        solver = _SubSolver(data)
+        with _WORKER_LOCK:
+            run[k] = solver
+    return solver
+
+
+def _remote_solve(token: str, k: int, source: Any, x_coupled: np.ndarray,
+                  want_solution: bool) -> _Outcome:
+    """Module-level task: solve subproblem ``k`` of run ``token`` at ``x_coupled``.
+
+    ``source`` is the subproblem data (Dask resolves a scattered future to it) or the path of a
+    pickle file; either is used only the first time this process sees ``(token, k)``.
+    """
+    return _cached_solver(token, k, source).solve(x_coupled, want_solution)
+
+
+class _Dispatcher:
+    """Solves all subproblems at given master points; data shipped at construction."""
+
+    def __init__(self, subs: Sequence[_SubData], executor: Executor | None) -> None:
+        self.executor = executor
+        self.token = uuid.uuid4().hex
+        self.mode = "serial"
+        self._local: list[_SubSolver] | None = None
+        self._sources: list[Any] = []
+        self._tmpdir: tempfile.TemporaryDirectory | None = None
+        self._client = None
+        if executor is None or isinstance(executor, ThreadPoolExecutor):
+            self.mode = "serial" if executor is None else "threads"
+            self._local = [_SubSolver(d) for d in subs]
+        elif _dask_client(executor) is not None:
+            self.mode = "dask"
+            self._client = _dask_client(executor)
+            self._sources = self._client.scatter(list(subs), hash=False)
+        else:
+            self.mode = "files"
+            self._tmpdir = tempfile.TemporaryDirectory(prefix="privopt-benders-")
+            for k, d in enumerate(subs):
+                path = os.path.join(self._tmpdir.name, f"sub{k}.pkl")
+                with open(path, "wb") as fh:
+                    pickle.dump(d, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                self._sources.append(path)
+
+    def solve_all(self, xs: Sequence[np.ndarray], want_solution: bool) -> list[_Outcome]:
+        if self.mode == "serial":
+            return [s.solve(x, want_solution) for s, x in zip(self._local, xs, strict=False)]
+        if self.mode == "threads":
+            futs = [self.executor.submit(s.solve, x, want_solution)
+                    for s, x in zip(self._local, xs, strict=False)]
+        elif self.mode == "dask":
+            futs = [self.executor.submit(_remote_solve, self.token, k, src, x, want_solution,
+                                         pure=False)
+                    for k, (src, x) in enumerate(zip(self._sources, xs, strict=False))]
+        else:
+            futs = [self.executor.submit(_remote_solve, self.token, k, src, x, want_solution)
+                    for k, (src, x) in enumerate(zip(self._sources, xs, strict=False))]
+        return [f.result() for f in futs]
+
+    def close(self) -> None:
+        if self._client is not None and self._sources:
+            self._client.cancel(self._sources)
+        if self._tmpdir is not None:
+            self._tmpdir.cleanup()
+
+
+def _dask_client(executor: Any) -> Any:
+    if type(executor).__module__.startswith("distributed"):
+        return getattr(executor, "_client", None)
+    return None
+
+
+# =========================================================================== results
+
+@dataclass
+class BendersIteration:
+    """One Benders iteration (all times in seconds of wall clock)."""
+
+    iteration: int
+    lb: float  # master optimum (-inf while some theta is still unbounded)
+    ub: float  # best upper bound so far (inf before a fully feasible master point)
+    iterate_ub: float  # c^T x + sum phi_k at this iteration's master point (inf if infeasible)
+    gap: float  # (ub - lb) / max(1, |ub|)
+    n_cuts: int
+    n_optimality_cuts: int
+    n_feasibility_cuts: int
+    master_time: float
+    sub_time: float  # wall time of the whole (possibly parallel) subproblem round
+    sub_time_sum: float = 0.0  # sum of the individual subproblem solve times
+    n_cold_starts: int = 0  # subproblem instances built in a worker during this iteration
+
+
+@dataclass
+class BendersResult:
+    """Outcome of :func:`solve_benders`: the incumbent (best feasible point) and the bounds.
+
+    Attributes
+    ----------
+    x_master : master variables of the incumbent, shape (n_master,).
+    objective : objective of the incumbent (= upper_bound).
+    lower_bound, upper_bound, gap : final bounds and relative gap.
+    status : ``"optimal"`` (gap reached), ``"iteration_limit"``, ``"time_limit"`` or ``"stalled"``
+        (no violated cut left while the gap is open: numerical tolerance reached).
+    iterations : number of master solves.
+    history : list of :class:`BendersIteration`.
+    sub_solutions : subproblem solutions ``y_k`` of the incumbent (list of arrays).
+    solve_time : total seconds.
+    """
+
+    x_master: np.ndarray
+    objective: float
+    lower_bound: float
+    upper_bound: float
+    gap: float
+    status: str
+    iterations: int
+    history: list[BendersIteration]
+    sub_solutions: list[np.ndarray] | None
+    solve_time: float
+    n_cuts: int = 0
+    executor_mode: str = "serial"
+    extra: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def converged(self) -> bool:
+        return self.status == "optimal"
+
+    def history_arrays(self) -> dict[str, np.ndarray]:
+        """The history as a dict of equal-length arrays (column name -> values)."""
+        names = list(BendersIteration.__dataclass_fields__)
+        return {n: np.array([getattr(r, n) for r in self.history]) for n in names}
+
+    def plot_bounds(self, ax: Any = None) -> Any:
+        """Plot LB and best UB per iteration (finite values only); returns the axes."""
+        if ax is None:
+            from privopt.report import new_figure
+
+            _, ax = new_figure(figsize=(6, 3.5))
+        h = self.history_arrays()
+        it = h["iteration"]
+        lb, ub = h["lb"], h["ub"]
+        ok_lb, ok_ub = np.isfinite(lb), np.isfinite(ub)
+        ax.plot(it[ok_lb], lb[ok_lb], "o-", ms=3, label="lower bound (master)")
+        ax.plot(it[ok_ub], ub[ok_ub], "s-", ms=3, label="upper bound (best feasible)")
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("objective")
+        ax.set_title("Benders bounds")
+        ax.legend()
+        ax.grid(alpha=0.3)
+        return ax
+
+
+# =========================================================================== driver
+
+class _Master:
+    """The persistent master HiGHS with theta columns; cuts appended with addRows."""
+
+    def __init__(self, problem: BendersProblem, multi_cut: bool) -> None:
+        self.n_x = problem.n_master
+        self.n_theta = problem.n_subproblems if multi_cut else 1
+        lp = problem.master.copy()
+        lower = (np.asarray(problem.theta_lower) if multi_cut
+                 else np.array([float(np.sum(problem.theta_lower))]))
+        self.theta_lower = lower
+        self.theta_cols = lp.add_variables(self.n_theta, objective=1.0, lower=lower,
+                                           name="theta")
+        self.lp = lp
+        self.cost_x = problem.master.objective
+        self.offset = problem.master.offset
+        self.is_mip = lp.is_mip
+        self.h = lp.to_highs()
+        configure(self.h, method="simplex", presolve=True)
+        self.active = np.isfinite(lower)
+        self._apply_theta_bounds()
+        self.n_cut_rows = 0
+
+    def _apply_theta_bounds(self) -> None:
+        cols = np.arange(self.theta_cols.start, self.theta_cols.stop, dtype=np.int32)
+        lo = np.where(self.active, self.theta_lower, 0.0)
+        up = np.where(self.active, _INF, 0.0)
+        self.h.changeColsBounds(cols.size, cols, lo, up)
+
+    def activate(self, ks: np.ndarray) -> None:
+        if ks.size and not self.active[ks].all():
+            self.active[ks] = True
+            self._apply_theta_bounds()
+
+    def add_cuts(self, rows: list[tuple[np.ndarray, np.ndarray, float, float]]) -> None:
+        """Append rows given as (columns, values, lower, upper)."""
+        if not rows:
+            return
+        starts = np.cumsum([0] + [r[0].size for r in rows[:-1]]).astype(np.int32)
+        idx = np.concatenate([r[0] for r in rows]).astype(np.int32)
+        val = np.concatenate([r[1] for r in rows]).astype(np.float64)
+        lo = np.array([r[2] for r in rows], dtype=np.float64)
+        up = np.array([r[3] for r in rows], dtype=np.float64)
+        self.h.addRows(len(rows), lo, up, idx.size, starts, idx, val)
+        self.n_cut_rows += len(rows)
+
+    def solve(self, time_left: float | None = None) -> tuple[np.ndarray, np.ndarray, float]:
+        import highspy
+
+        S = highspy.HighsModelStatus
+        if time_left is not None:
+            self.h.setOptionValue("time_limit", max(time_left, 1e-3))
+        self.h.run()
+        st = self.h.getModelStatus()
+        text = self.h.modelStatusToString(st)
+        if st == S.kTimeLimit:
+            raise _MasterTimeout(text)
+        if st == S.kOptimal:
+            v = np.asarray(self.h.getSolution().col_value, dtype=np.float64)
+            info = self.h.getInfo()
+            obj = float(info.mip_dual_bound if self.is_mip else info.objective_function_value)
+            return v[: self.n_x], v[self.n_x:], obj
+        if st == S.kInfeasible:
+            raise InfeasibleModel("Benders master is infeasible: the problem has no feasible "
+                                  "point (feasibility cuts exclude every master point)",
+                                  status=text)
+        if st in (S.kUnbounded, S.kUnboundedOrInfeasible):
+            raise UnboundedModel("Benders master is unbounded: give finite theta_lower bounds "
+                                 "(or initial cuts), or the problem itself is unbounded",
+                                 status=text)
+        raise NumericalTrouble(f"Benders master solve failed: {text}", status=text)
+
+
+class _MasterTimeout(Exception):
+    """The master solve ran into the overall time limit."""
+
+
+def _prepare_initial_cuts(cuts: Sequence[Any], master: _Master) -> list[tuple]:
+    width = master.n_x + master.n_theta
+    rows = []
+    for i, cut in enumerate(cuts):
+        if not isinstance(cut, Cut):
+            try:
+                cut = Cut(*cut)
+            except TypeError:
+                raise InvalidInput(f"initial_cuts[{i}] must be a Cut or (coef, lower, upper)"
+                                   ) from None
+        if sp.issparse(cut.coef):
+            row = sp.csr_array(cut.coef)
+            if row.shape[0] != 1:
+                raise InvalidInput(f"initial_cuts[{i}].coef must be a single row")
+            cols, vals = row.indices.astype(np.int64), row.data.astype(np.float64)
+            n = row.shape[1]
+        else:
+            dense = np.asarray(cut.coef, dtype=np.float64)
+            if dense.ndim != 1:
+                raise InvalidInput(f"initial_cuts[{i}].coef must be 1-D")
+            cols = np.flatnonzero(dense)
+            vals = dense[cols]
+            n = dense.size
+        if n > width or not np.isfinite(vals).all():
+            raise InvalidInput(f"initial_cuts[{i}].coef must be finite with at most {width} "
+                               f"entries")
+        lo, up = float(cut.lower), float(cut.upper)
+        if math.isnan(lo) or math.isnan(up) or lo > up:
+            raise InvalidInput(f"initial_cuts[{i}] has invalid bounds [{lo}, {up}]")
+        rows.append((cols, vals, lo, up))
+    return rows
+
+
+def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
+                  max_iterations: int = 500, time_limit: float | None = None,
+                  executor: Executor | None = None, progress: bool | None = None,
+                  initial_cuts: Sequence[Any] | None = None, multi_cut: bool = True,
+                  cut_tolerance: float = 1e-9, keep_solutions: bool = True,
+                  raise_on_limit: bool = False) -> BendersResult:
+    """Solve a :class:`BendersProblem` by Benders decomposition.
+
+    Parameters
+    ----------
+    problem : master + subproblems.
+    rel_gap : stop when ``(UB - LB) / max(1, |UB|) <= rel_gap`` (spec 000 §3.3).
+    max_iterations : maximal number of master solves.
+    time_limit : seconds of wall clock: the master solve gets the time left, and the run stops
+        after the iteration in which it is exceeded (subproblem rounds are not interrupted).
+    executor : a :class:`concurrent.futures.Executor` for the subproblems (serial if None);
+        see the module docstring for how data is shipped per executor kind.
+    progress : ``True`` shows a tqdm bar, ``False`` none, ``None`` a bar that appears only once
+        the run has lasted 5 s.
+    initial_cuts : master rows added before the first iteration: :class:`Cut` objects or
+        ``(coef, lower, upper)`` tuples over ``(x, theta)``. A cut with a nonzero on ``theta_k``
+        counts as bounding it.
+    multi_cut : one ``theta`` and one optimality cut per subproblem (default); ``False``
+        aggregates them into a single ``theta`` and cut per iteration.
+    cut_tolerance : an optimality cut is added when ``theta_k < phi_k - tol * max(1, |phi_k|)``.
+    keep_solutions : return the subproblem solutions of the incumbent.
+    raise_on_limit : raise :class:`~privopt.errors.SolverLimit` (``best`` = the result) when a
+        limit stops the run before the gap is reached, instead of returning the result.
+
+    Returns
+    -------
+    BendersResult
+
+    Raises
+    ------
+    InvalidInput, InfeasibleModel (the whole problem is infeasible), UnboundedModel,
+    NumericalTrouble, SolverLimit (no feasible point within the limits, or ``raise_on_limit``).
+    """
+    if not isinstance(problem, BendersProblem):
+        raise InvalidInput(f"problem must be a BendersProblem, got {type(problem).__name__}")
+    if problem.n_subproblems == 0:
+        raise InvalidInput("problem has no subproblems")
+    rel_gap = float(rel_gap)
+    if not (rel_gap >= 0 and math.isfinite(rel_gap)):
+        raise InvalidInput(f"rel_gap must be a finite number >= 0, got {rel_gap!r}")
+    max_iterations = check_int("max_iterations", max_iterations, minimum=1)
+    if time_limit is not None:
+        time_limit = check_positive("time_limit", time_limit, allow_inf=True)
+    if executor is not None and not isinstance(executor, Executor):
+        raise InvalidInput(f"executor must be a concurrent.futures.Executor, got "
+                           f"{type(executor).__name__}")
+
+    t_start = time.perf_counter()
+    master = _Master(problem, multi_cut)
+    if master.is_mip:
+        # An integer master's LB is its MIP dual bound: solve it to well inside rel_gap.
+        configure(master.h, method="simplex", mip_rel_gap=min(1e-4, 0.1 * rel_gap))
+    if initial_cuts:
+        rows = _prepare_initial_cuts(initial_cuts, master)
+        master.add_cuts(rows)
+        touched = np.unique(np.concatenate([r[0] for r in rows])) - master.n_x
+        master.activate(touched[touched >= 0])
+    subs = problem._subs
+    dispatcher = _Dispatcher(subs, executor)
+    bar = _progress_bar(progress, max_iterations)
+    history: list[BendersIteration] = []
+    best_ub, lb = _INF, -_INF
+    incumbent_x: np.ndarray | None = None
+    incumbent_y: list[np.ndarray] | None = None
+    status, n_cuts_total = "iteration_limit", 0
+    try:
+        for it in range(1, max_iterations + 1):
+            t0 = time.perf_counter()
+            time_left = None if time_limit is None else time_limit - (t0 - t_start)
+            try:
+                x, theta, master_obj = master.solve(time_left)
+            except _MasterTimeout:
+                status = "time_limit"
+                break
+            master_time = time.perf_counter() - t0
+            lb_valid = bool(master.active.all())
+            if lb_valid:
+                lb = max(lb, master_obj)
+            t1 = time.perf_counter()
+            results = dispatcher.solve_all([x[d.t_cols] for d in subs], keep_solutions)
+            sub_time = time.perf_counter() - t1
+            cuts, n_opt, n_feas, iterate_ub, newly = _make_cuts(
+                results, subs, master, theta, cut_tolerance, multi_cut, problem.names)
+            master.add_cuts(cuts)
+            master.activate(newly)
+            n_cuts_total += len(cuts)
+            if math.isfinite(iterate_ub):
+                iterate_ub += float(master.cost_x @ x) + master.offset
+                if iterate_ub < best_ub:
+                    best_ub = iterate_ub
+                    incumbent_x = x.copy()
+                    incumbent_y = [r.y for r in results] if keep_solutions else None
+            gap = _gap(lb, best_ub)
+            history.append(BendersIteration(it, lb if lb_valid else -_INF, best_ub, iterate_ub,
+                                            gap, len(cuts), n_opt, n_feas, master_time,
+                                            sub_time, float(sum(r.seconds for r in results)),
+                                            int(sum(r.cold for r in results))))
+            if bar is not None:
+                # refresh=False: an explicit refresh would show the bar before tqdm's delay
+                bar.set_postfix(lb=f"{lb:.6g}", ub=f"{best_ub:.6g}", gap=f"{gap:.2e}",
+                                refresh=False)
+                bar.update(1)
+            if gap <= rel_gap:
+                status = "optimal"
+                break
+            if not cuts:
+                status = "stalled"
+                break
+            if time_limit is not None and time.perf_counter() - t_start >= time_limit:
+                status = "time_limit"
+                break
+    finally:
+        dispatcher.close()
+        if bar is not None:
+            bar.close()
+
+    result = BendersResult(
+        x_master=incumbent_x if incumbent_x is not None else np.full(problem.n_master, np.nan),
+        objective=best_ub, lower_bound=lb, upper_bound=best_ub, gap=_gap(lb, best_ub),
+        status=status, iterations=len(history), history=history, sub_solutions=incumbent_y,
+        solve_time=time.perf_counter() - t_start, n_cuts=n_cuts_total,
+        executor_mode=dispatcher.mode)
+    if incumbent_x is None:
+        raise SolverLimit(f"Benders stopped ({status}) after {len(history)} iterations without "
+                          f"a feasible master point", status=status, best=result)
+    if raise_on_limit and status != "optimal":
+        raise SolverLimit(f"Benders stopped ({status}) with gap {result.gap:.3g}",
+                          status=status, best=result)
+    return result
+
+
+def _gap(lb: float, ub: float) -> float:
+    if not (math.isfinite(lb) and math.isfinite(ub)):
+        return _INF
+    return (ub - lb) / max(1.0, abs(ub))
+
+
+def _make_cuts(results: list[_Outcome], subs: Sequence[_SubData], master: _Master,
+               theta: np.ndarray, tol: float, multi_cut: bool, names: list[str]):
+    """Cut rows (cols, vals, lower, upper) from the subproblem outcomes; also the sum of the
+    phi_k (inf if some subproblem is infeasible) and the theta indices that become bounded."""
+    cuts: list[tuple] = []
+    n_opt = n_feas = 0
+    phi_sum = 0.0
+    all_feasible = True
+    agg_alpha, agg_cols, agg_vals = 0.0, [], []
+    theta0 = master.theta_cols.start
+    newly: list[int] = []
+    for k, (res, d) in enumerate(zip(results, subs, strict=False)):
+        kind = res.kind
+        if kind == "optimal":
+            phi, alpha, beta = res.phi, res.rhs, res.beta
+            phi_sum += phi
+            if multi_cut:
+                if (not master.active[k]) or theta[k] < phi - tol * max(1.0, abs(phi)):
+                    cuts.append((np.append(d.t_cols, theta0 + k), np.append(beta, 1.0),
+                                 alpha, _INF))
+                    n_opt += 1
+                    newly.append(k)
+            else:
+                agg_alpha += alpha
+                agg_cols.append(d.t_cols)
+                agg_vals.append(beta)
+        elif kind == "infeasible":
+            all_feasible = False
+            cuts.append((d.t_cols, res.beta, res.rhs, _INF))
+            n_feas += 1
+        elif kind == "unbounded":
+            raise UnboundedModel(f"subproblem {names[k]} is unbounded at a master point: the "
+                                 f"whole problem is unbounded (or theta_lower is wrong)")
+        else:
+            raise NumericalTrouble(f"subproblem {names[k]} failed: {res.message}",
+                                   status=res.message)
+    if not multi_cut and all_feasible:
+        if (not master.active[0]) or theta[0] < phi_sum - tol * max(1.0, abs(phi_sum)):
+            cols = np.concatenate(agg_cols) if agg_cols else np.zeros(0, np.int64)
+            vals = np.concatenate(agg_vals) if agg_vals else np.zeros(0)
+            ucols, inv = np.unique(cols, return_inverse=True)
+            uvals = np.bincount(inv, weights=vals, minlength=ucols.size)
+            cuts.append((np.append(ucols, theta0), np.append(uvals, 1.0), agg_alpha, _INF))
+            n_opt += 1
+            newly.append(0)
+    iterate = phi_sum if all_feasible else _INF
+    return cuts, n_opt, n_feas, iterate, np.array(newly, dtype=np.int64)
+
+
+def _progress_bar(progress: bool | None, total: int) -> Any:
+    if progress is False:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="Benders", unit="it", delay=0.0 if progress else 5.0,
+                leave=bool(progress))

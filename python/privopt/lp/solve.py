@@ -1,0 +1,376 @@
+"""Solving a :class:`~privopt.lp.model.LinearProgram` with HiGHS and mapping outcomes to errors.
+
+:func:`solve` returns an :class:`LPResult` (primal values, row duals, reduced costs) or raises:
+
+* :class:`~privopt.errors.InfeasibleModel` — with ``farkas_ray`` for an LP: a row vector ``y``
+  that *proves* infeasibility, checked by :func:`farkas_margin` before it is attached;
+* :class:`~privopt.errors.UnboundedModel` — with ``primal_ray`` when HiGHS gives one;
+* :class:`~privopt.errors.SolverLimit` — time/iteration/node limits, ``best`` = best feasible
+  :class:`LPResult` or ``None``;
+* :class:`~privopt.errors.NumericalTrouble` — solve/postsolve errors, unknown status.
+
+Sign conventions (HiGHS, minimisation): a row dual is ≥ 0 when the row sits at its lower bound
+and ≤ 0 at its upper bound; reduced costs ``d = c - A^T y`` follow the same rule for column
+bounds. The Farkas ray uses the same orientation: ``y`` such that
+``min_{r in [row_lower, row_upper]} y^T r  >  max_{x in [lower, upper]} (A^T y)^T x``,
+which no ``x`` with ``A x = r`` can satisfy.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from privopt._validation import check_int, check_positive
+from privopt.errors import (
+    InfeasibleModel,
+    InvalidInput,
+    NumericalTrouble,
+    SolverLimit,
+    UnboundedModel,
+)
+from privopt.lp.model import LinearProgram
+
+__all__ = ["LPResult", "solve", "farkas_margin", "phase1_farkas_ray", "METHODS"]
+
+METHODS = ("simplex", "ipm", "pdlp", "choose")
+
+
+@dataclass
+class LPResult:
+    """Outcome of :func:`solve`.
+
+    Attributes
+    ----------
+    x : primal values, shape (n_vars,).
+    objective : objective value c^T x + offset (in the model's sense).
+    row_duals : row duals y, shape (n_rows,) (NaN for a MILP: no duals).
+    col_duals : reduced costs c - A^T y, shape (n_vars,) (NaN for a MILP).
+    row_activity : A x, shape (n_rows,).
+    status : HiGHS model status text ("Optimal", "Time limit reached", ...).
+    solve_time : wall-clock seconds of the HiGHS run(s).
+    iterations : simplex + IPM + PDLP iterations, as HiGHS counts them.
+    mip_gap : relative MIP gap (MILP; NaN for an LP).
+    mip_dual_bound : MIP dual bound (MILP; NaN for an LP).
+    """
+
+    x: np.ndarray
+    objective: float
+    row_duals: np.ndarray
+    col_duals: np.ndarray
+    row_activity: np.ndarray
+    status: str
+    solve_time: float
+    iterations: int
+    mip_gap: float = math.nan
+    mip_dual_bound: float = math.nan
+    info: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+# --------------------------------------------------------------------------- options
+
+def _set(h: Any, name: str, value: Any) -> None:
+    import highspy
+
+    if h.setOptionValue(name, value) == highspy.HighsStatus.kError:
+        raise InvalidInput(f"HiGHS rejected option {name}={value!r}")
+
+
+def configure(h: Any, *, method: str = "simplex", time_limit: float | None = None,
+              iteration_limit: int | None = None, threads: int | None = None,
+              presolve: bool = True, mip_rel_gap: float | None = None,
+              verbose: bool = False) -> None:
+    """Validate the :func:`solve` options and set them on a ``highspy.Highs``."""
+    if method not in METHODS:
+        raise InvalidInput(f"method must be one of {METHODS}, got {method!r}")
+    _set(h, "output_flag", bool(verbose))
+    _set(h, "solver", method)
+    _set(h, "presolve", "on" if presolve else "off")
+    if time_limit is not None:
+        _set(h, "time_limit", check_positive("time_limit", time_limit, allow_inf=True))
+    if iteration_limit is not None:
+        it = check_int("iteration_limit", iteration_limit, minimum=0)
+        for opt in ("simplex_iteration_limit", "ipm_iteration_limit", "pdlp_iteration_limit"):
+            _set(h, opt, it)
+    if threads is not None:
+        # HiGHS sizes its task scheduler once per process; the option caps what a run uses.
+        _set(h, "threads", check_int("threads", threads, minimum=1))
+    if mip_rel_gap is not None:
+        gap = float(mip_rel_gap)
+        if not (gap >= 0 and math.isfinite(gap)):
+            raise InvalidInput(f"mip_rel_gap must be a finite number >= 0, got {mip_rel_gap!r}")
+        _set(h, "mip_rel_gap", gap)
+
+
+# --------------------------------------------------------------------------- certificates
+
+def farkas_margin(A: Any, row_lower: np.ndarray, row_upper: np.ndarray, col_lower: np.ndarray,
+                  col_upper: np.ndarray, y: np.ndarray) -> float:
+    """How strongly ``y`` certifies infeasibility of ``row_lower <= A x <= row_upper``,
+    ``col_lower <= x <= col_upper``.
+
+    Returns ``min_r y^T r - max_x (A^T y)^T x`` over the row and column boxes, for ``y`` scaled
+    to ``max |y_i| = 1``; a value > 0 proves that no feasible ``x`` exists (``y^T A x`` would have
+    to be both). Entries ``|y_i| <= 1e-12`` and ``|(A^T y)_j| <= 1e-9 * max|A|`` count as zero
+    (floating-point dust on an infinite bound would otherwise give ±inf). ``-inf`` when ``y`` is
+    not a certificate in this orientation.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    scale = np.abs(y).max(initial=0.0)
+    if not scale > 0 or not np.isfinite(scale):
+        return -math.inf
+    y = y / scale
+    y = np.where(np.abs(y) <= 1e-12, 0.0, y)
+    A = sp.csc_array(A)
+    z = A.T @ y
+    amax = np.abs(A.data).max(initial=1.0)
+    z = np.where(np.abs(z) <= 1e-9 * amax, 0.0, z)
+    with np.errstate(invalid="ignore"):
+        row_min = np.where(y > 0, y * row_lower, np.where(y < 0, y * row_upper, 0.0))
+        col_max = np.where(z > 0, z * col_upper, np.where(z < 0, z * col_lower, 0.0))
+    return float(row_min.sum() - col_max.sum())
+
+
+def _certificate_tolerance(A: Any, row_lower, row_upper, col_lower, col_upper) -> float:
+    finite = [np.abs(v[np.isfinite(v)]).max(initial=0.0)
+              for v in (row_lower, row_upper, col_lower, col_upper)]
+    return 1e-9 * (1.0 + max(finite))
+
+
+def orient_farkas(A: Any, row_lower, row_upper, col_lower, col_upper,
+                  y: np.ndarray) -> np.ndarray | None:
+    """Return ``y`` or ``-y``, whichever is a verified certificate (see :func:`farkas_margin`),
+    else ``None``."""
+    tol = _certificate_tolerance(A, row_lower, row_upper, col_lower, col_upper)
+    for cand in (np.asarray(y, dtype=np.float64), -np.asarray(y, dtype=np.float64)):
+        if farkas_margin(A, row_lower, row_upper, col_lower, col_upper, cand) > tol:
+            return cand
+    return None
+
+
+def phase1_farkas_ray(A: Any, row_lower, row_upper, col_lower, col_upper) -> np.ndarray | None:
+    """A Farkas ray from the elastic (phase-1) LP ``min 1^T (s+ + s-)`` s.t.
+    ``row_lower <= A x + s+ - s- <= row_upper``: its optimum is > 0 iff the system is infeasible
+    and its row duals are then a certificate (spec 000 §3.2, the robust route). ``None`` when
+    the system is feasible."""
+    import highspy
+
+    A = sp.csc_array(A)
+    m, n = A.shape
+    lp = LinearProgram(n, lower=col_lower, upper=col_upper)
+    lp.add_variables(2 * m, objective=1.0)
+    eye = sp.identity(m, format="csc")
+    lp.add_rows(sp.hstack([A, eye, -eye], format="csc"), lower=row_lower, upper=row_upper)
+    h = lp.to_highs()
+    configure(h, method="simplex", presolve=False)
+    h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        return None
+    y = np.asarray(h.getSolution().row_dual, dtype=np.float64)
+    return orient_farkas(A, row_lower, row_upper, col_lower, col_upper, y)
+
+
+def dual_ray_of(h: Any, A: Any, row_lower, row_upper, col_lower, col_upper) -> np.ndarray | None:
+    """The verified Farkas ray of an infeasible model just solved in ``h`` (``getDualRay``), or
+    from the phase-1 LP when HiGHS has no ray or it fails verification."""
+    try:
+        _, has_ray, ray = h.getDualRay()
+    except Exception:  # noqa: BLE001 - older highspy returned a different tuple
+        has_ray, ray = False, None
+    if has_ray:
+        oriented = orient_farkas(A, row_lower, row_upper, col_lower, col_upper, np.asarray(ray))
+        if oriented is not None:
+            return oriented
+    return phase1_farkas_ray(A, row_lower, row_upper, col_lower, col_upper)
+
+
+# --------------------------------------------------------------------------- results
+
+def _status_text(h: Any) -> str:
+    return h.modelStatusToString(h.getModelStatus())
+
+
+def _extract(h: Any, lp: LinearProgram, elapsed: float) -> LPResult:
+    sol = h.getSolution()
+    info = h.getInfo()
+    x = np.asarray(sol.col_value, dtype=np.float64)
+    if x.size != lp.n_vars:
+        x = np.full(lp.n_vars, np.nan)
+    act = np.asarray(sol.row_value, dtype=np.float64)
+    if act.size != lp.n_rows:
+        act = np.full(lp.n_rows, np.nan)
+    if sol.dual_valid and not lp.is_mip:
+        yd = np.asarray(sol.row_dual, dtype=np.float64)
+        dd = np.asarray(sol.col_dual, dtype=np.float64)
+    else:
+        yd = np.full(lp.n_rows, np.nan)
+        dd = np.full(lp.n_vars, np.nan)
+    iters = sum(max(0, int(v)) for v in (info.simplex_iteration_count, info.ipm_iteration_count,
+                                         info.pdlp_iteration_count))
+    objective = float(info.objective_function_value)
+    mip_gap = float(info.mip_gap) if lp.is_mip else math.nan
+    mip_bound = float(info.mip_dual_bound) if lp.is_mip else math.nan
+    return LPResult(x=x, objective=objective, row_duals=yd, col_duals=dd, row_activity=act,
+                    status=_status_text(h), solve_time=elapsed, iterations=iters,
+                    mip_gap=mip_gap, mip_dual_bound=mip_bound,
+                    info={"primal_solution_status": int(info.primal_solution_status),
+                          "dual_solution_status": int(info.dual_solution_status),
+                          "mip_node_count": int(info.mip_node_count)})
+
+
+def _has_feasible_point(h: Any) -> bool:
+    return int(h.getInfo().primal_solution_status) == 2  # kSolutionStatusFeasible
+
+
+def _rerun_plain_simplex(h: Any) -> float:
+    """Re-solve with presolve off and (dual) simplex: the only mode that yields rays."""
+    _set(h, "presolve", "off")
+    _set(h, "solver", "simplex")
+    h.clearSolver()
+    t0 = time.perf_counter()
+    h.run()
+    return time.perf_counter() - t0
+
+
+def _raise_infeasible(h: Any, lp: LinearProgram, status: str, method: str, presolve: bool) -> None:
+    import highspy
+
+    ray = None
+    if not lp.is_mip:
+        if presolve or method != "simplex":
+            _rerun_plain_simplex(h)
+        if h.getModelStatus() == highspy.HighsModelStatus.kInfeasible:
+            ray = dual_ray_of(h, lp.matrix(), lp.row_lower, lp.row_upper, lp.col_lower,
+                              lp.col_upper)
+        else:
+            ray = phase1_farkas_ray(lp.matrix(), lp.row_lower, lp.row_upper, lp.col_lower,
+                                    lp.col_upper)
+    raise InfeasibleModel(
+        f"{'MILP' if lp.is_mip else 'LP'} with {lp.n_vars} variables and {lp.n_rows} rows is "
+        f"infeasible{'' if ray is not None or lp.is_mip else ' (no certificate obtained)'}",
+        status=status, farkas_ray=ray)
+
+
+def _raise_unbounded(h: Any, lp: LinearProgram, status: str) -> None:
+    ray = None
+    try:
+        _, has_ray, values = h.getPrimalRay()
+        if has_ray:
+            ray = np.asarray(values, dtype=np.float64)
+    except Exception:  # noqa: BLE001 - a missing ray only loses diagnostics
+        ray = None
+    raise UnboundedModel(f"the objective of the {lp.n_vars}-variable model is unbounded",
+                         status=status, primal_ray=ray)
+
+
+def _resolve_ambiguous(h: Any, lp: LinearProgram, method: str, presolve: bool) -> None:
+    """HiGHS said "unbounded or infeasible": decide by a presolve-free simplex run, then if
+    needed by a zero-objective feasibility solve."""
+    import highspy
+
+    S = highspy.HighsModelStatus
+    _rerun_plain_simplex(h)
+    st = h.getModelStatus()
+    if st == S.kInfeasible:
+        _raise_infeasible(h, lp, _status_text(h), "simplex", False)
+    if st == S.kUnbounded:
+        _raise_unbounded(h, lp, _status_text(h))
+    feas = lp.with_objective(np.zeros(lp.n_vars))
+    hf = feas.to_highs()
+    configure(hf, method="simplex", presolve=False)
+    hf.run()
+    if hf.getModelStatus() == S.kOptimal:
+        raise UnboundedModel("the objective is unbounded (a feasible point exists and HiGHS "
+                             "reported unbounded-or-infeasible)", status=_status_text(h))
+    _raise_infeasible(hf, feas, _status_text(hf), "simplex", False)
+
+
+def classify(h: Any, lp: LinearProgram, elapsed: float, *, method: str,
+             presolve: bool) -> LPResult:
+    """Turn the state of ``h`` after ``run()`` into an :class:`LPResult` or raise the matching
+    :mod:`privopt.errors` exception."""
+    import highspy
+
+    S = highspy.HighsModelStatus
+    st = h.getModelStatus()
+    text = _status_text(h)
+    if st == S.kOptimal:
+        return _extract(h, lp, elapsed)
+    if st == S.kModelEmpty:
+        # No columns: optimal iff every (empty) row admits activity 0.
+        lo, up = lp.row_lower, lp.row_upper
+        if np.any(lo > 0) or np.any(up < 0):
+            raise InfeasibleModel("model without variables has a row excluding 0", status=text)
+        return LPResult(np.zeros(0), lp.offset, np.zeros(lp.n_rows), np.zeros(0),
+                        np.zeros(lp.n_rows), text, elapsed, 0)
+    if st == S.kInfeasible:
+        _raise_infeasible(h, lp, text, method, presolve)
+    if st == S.kUnbounded:
+        _raise_unbounded(h, lp, text)
+    if st == S.kUnboundedOrInfeasible:
+        if lp.is_mip:
+            raise InfeasibleModel("MILP is infeasible or unbounded (HiGHS could not tell)",
+                                  status=text)
+        _resolve_ambiguous(h, lp, method, presolve)
+    if st in (S.kTimeLimit, S.kIterationLimit, S.kSolutionLimit, S.kObjectiveBound,
+              S.kObjectiveTarget, S.kInterrupt, S.kMemoryLimit, S.kHighsInterrupt):
+        best = _extract(h, lp, elapsed) if _has_feasible_point(h) else None
+        raise SolverLimit(f"HiGHS stopped early: {text}", status=text, best=best)
+    if st in (S.kModelError, S.kLoadError):
+        raise InvalidInput(f"HiGHS rejected the model: {text}")
+    raise NumericalTrouble(f"HiGHS could not solve the model reliably: {text}", status=text)
+
+
+# --------------------------------------------------------------------------- entry point
+
+def solve(lp: LinearProgram, *, method: str = "simplex", time_limit: float | None = None,
+          iteration_limit: int | None = None, threads: int | None = None, presolve: bool = True,
+          mip_rel_gap: float | None = None, mip_start: Any = None,
+          verbose: bool = False) -> LPResult:
+    """Solve an LP or MILP with HiGHS.
+
+    Parameters
+    ----------
+    lp : the model.
+    method : ``"simplex"`` (dual simplex; the default because it gives exact bases, duals and
+        rays), ``"ipm"`` (interior point + crossover), ``"pdlp"`` (first-order, for very large
+        LPs; lower accuracy) or ``"choose"`` (HiGHS decides). For a MILP it picks the LP solver
+        used inside branch and bound.
+    time_limit : seconds of wall-clock time; ``None`` for no limit.
+    iteration_limit : cap on simplex/IPM/PDLP iterations.
+    threads : HiGHS threads (HiGHS sizes its scheduler at its first use in a process).
+    presolve : run HiGHS presolve. On infeasibility the model is re-solved without presolve
+        (and with simplex) to obtain a Farkas ray (HiGHS issue #1956: no ray after presolve).
+    mip_rel_gap : relative MIP gap at which branch and bound stops (HiGHS default 1e-4).
+    mip_start : a feasible (or partial) assignment, shape (n_vars,), handed to HiGHS as a
+        starting incumbent.
+    verbose : show the HiGHS log.
+
+    Returns
+    -------
+    LPResult
+
+    Raises
+    ------
+    InvalidInput, InfeasibleModel, UnboundedModel, SolverLimit, NumericalTrouble
+    """
+    if not isinstance(lp, LinearProgram):
+        raise InvalidInput(f"lp must be a LinearProgram, got {type(lp).__name__}")
+    h = lp.to_highs(verbose=verbose)
+    configure(h, method=method, time_limit=time_limit, iteration_limit=iteration_limit,
+              threads=threads, presolve=presolve, mip_rel_gap=mip_rel_gap, verbose=verbose)
+    if mip_start is not None:
+        start = np.asarray(mip_start, dtype=np.float64)
+        if start.shape != (lp.n_vars,) or not np.isfinite(start).all():
+            raise InvalidInput(f"mip_start must be a finite array of shape ({lp.n_vars},), "
+                               f"got shape {start.shape}")
+        h.setSolution(lp.n_vars, np.arange(lp.n_vars, dtype=np.int32), start)
+    t0 = time.perf_counter()
+    h.run()
+    elapsed = time.perf_counter() - t0
+    return classify(h, lp, elapsed, method=method, presolve=presolve)

@@ -1,0 +1,244 @@
+"""Benders decomposition against monolithic HiGHS, cut validity, executors, limits, bad input."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from privopt.errors import InfeasibleModel, InvalidInput, SolverLimit, UnboundedModel
+from privopt.lp import LinearProgram, solve
+from privopt.lp.benders import BendersProblem, Cut, _SubSolver, solve_benders
+from privopt.lp.examples import capacity_expansion_lp, random_block_lp
+
+REL = 1e-7
+
+
+def rel_err(a: float, b: float) -> float:
+    return abs(a - b) / max(1.0, abs(b))
+
+
+def check_incumbent_feasible(problem: BendersProblem, res) -> None:
+    """The incumbent (x, y_1..y_K) satisfies the monolithic LP and has the stated objective."""
+    mono = problem.to_monolithic()
+    z = np.concatenate([res.x_master] + res.sub_solutions)
+    A = mono.matrix()
+    act = A @ z
+    tol = 1e-6
+    assert np.all(act >= mono.row_lower - tol) and np.all(act <= mono.row_upper + tol)
+    assert np.all(z >= mono.col_lower - tol) and np.all(z <= mono.col_upper + tol)
+    assert mono.objective @ z + mono.offset == pytest.approx(res.objective, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed,kw", [
+    (0, dict(n_subproblems=3, n_master=10, sub_vars=30, sub_rows=20)),
+    (1, dict(n_subproblems=5)),
+    (2, dict(n_subproblems=4, theta_lower=False)),
+    (3, dict(n_subproblems=8, n_master=40, sub_vars=120, sub_rows=60, density=0.05)),
+    (4, dict(n_subproblems=10, n_master=60, sub_vars=300, sub_rows=150, density=0.02)),
+])
+def test_benders_equals_monolithic(seed, kw):
+    problem = random_block_lp(seed, **kw)
+    mono = solve(problem.to_monolithic())
+    res = solve_benders(problem, rel_gap=1e-9, progress=False)
+    assert res.status == "optimal"
+    assert rel_err(res.objective, mono.objective) <= REL
+    assert res.lower_bound <= res.upper_bound + 1e-7 * max(1, abs(res.upper_bound))
+    check_incumbent_feasible(problem, res)
+    lbs = np.array([h.lb for h in res.history if np.isfinite(h.lb)])
+    assert np.all(np.diff(lbs) >= -1e-7 * max(1.0, abs(mono.objective)))  # LB never decreases
+    ubs = res.history_arrays()["ub"]
+    assert np.all(np.diff(ubs[np.isfinite(ubs)]) <= 0)  # best UB never increases
+
+
+def test_few_thousand_variables():
+    problem = random_block_lp(7, n_subproblems=12, n_master=80, sub_vars=250, sub_rows=120,
+                              density=0.02)
+    mono_lp = problem.to_monolithic()
+    assert mono_lp.n_vars > 3000
+    res = solve_benders(problem, rel_gap=1e-9, progress=False)
+    assert rel_err(res.objective, solve(mono_lp).objective) <= REL
+
+
+def test_single_cut_equals_multi_cut():
+    problem = random_block_lp(5, n_subproblems=4)
+    multi = solve_benders(problem, rel_gap=1e-9, progress=False)
+    single = solve_benders(problem, rel_gap=1e-9, progress=False, multi_cut=False)
+    assert rel_err(single.objective, multi.objective) <= REL
+    # one aggregated optimality cut per iteration at most
+    assert max(h.n_optimality_cuts for h in single.history) <= 1
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_feasibility_cuts_when_first_master_point_is_infeasible(seed):
+    problem = capacity_expansion_lp(seed)
+    res = solve_benders(problem, rel_gap=1e-9, progress=False)
+    first = res.history[0]
+    # x = 0 buys no capacity: every region is infeasible at the first master point
+    assert first.n_feasibility_cuts == problem.n_subproblems and np.isinf(first.iterate_ub)
+    assert rel_err(res.objective, solve(problem.to_monolithic()).objective) <= REL
+    check_incumbent_feasible(problem, res)
+
+
+@pytest.mark.parametrize("maker", [
+    lambda: random_block_lp(11, n_subproblems=2),
+    lambda: capacity_expansion_lp(4, n_regions=2),
+])
+def test_cuts_are_valid_and_tight(maker):
+    """phi_k(x) >= alpha - beta^T x at random master points, with equality at the cut point;
+    a feasibility cut is violated at its own point and satisfied wherever phi_k is finite."""
+    problem = maker()
+    rng = np.random.default_rng(0)
+    lo, up = problem.master.col_lower, problem.master.col_upper
+    for k in range(problem.n_subproblems):
+        solver = _SubSolver(problem._subs[k])
+        cols = problem._subs[k].t_cols
+        points = [lo + rng.random(lo.size) * (up - lo) for _ in range(8)] + [lo, up]
+        outcomes = [(p, solver.solve(p[cols], False)) for p in points]
+        for p, out in outcomes:
+            if out.kind == "optimal":
+                assert out.rhs - out.beta @ p[cols] == pytest.approx(out.phi, rel=1e-9, abs=1e-8)
+            else:
+                assert out.kind == "infeasible"
+                assert out.beta @ p[cols] < out.rhs  # the cut removes its own point
+            for q, other in outcomes:
+                if other.kind == "optimal" and out.kind == "optimal":
+                    assert other.phi >= out.rhs - out.beta @ q[cols] - 1e-7
+                if other.kind == "optimal" and out.kind == "infeasible":
+                    assert out.beta @ q[cols] >= out.rhs - 1e-7
+
+
+def test_initial_cuts_bound_theta():
+    problem = random_block_lp(2, n_subproblems=3, theta_lower=False)
+    # theta_k >= -1e4 is valid (|phi_k| is far smaller) and bounds every theta from the start
+    cuts = [Cut(np.eye(problem.n_master + 3)[problem.n_master + k], lower=-1e4)
+            for k in range(3)]
+    res = solve_benders(problem, rel_gap=1e-9, progress=False, initial_cuts=cuts)
+    assert np.isfinite(res.history[0].lb)
+    assert rel_err(res.objective, solve(problem.to_monolithic()).objective) <= REL
+
+
+def test_threads_and_processes_give_same_optimum():
+    problem = random_block_lp(8, n_subproblems=6, n_master=15, sub_vars=40, sub_rows=25)
+    ref = solve_benders(problem, rel_gap=1e-9, progress=False)
+    with ThreadPoolExecutor(2) as ex:
+        threads = solve_benders(problem, rel_gap=1e-9, progress=False, executor=ex)
+    assert threads.executor_mode == "threads"
+    assert rel_err(threads.objective, ref.objective) <= 1e-9
+    with ProcessPoolExecutor(2, mp_context=mp.get_context("spawn")) as ex:
+        procs = solve_benders(problem, rel_gap=1e-9, progress=False, executor=ex)
+    assert procs.executor_mode == "files"
+    assert rel_err(procs.objective, ref.objective) <= 1e-9
+    # data shipped once: each subproblem is built at most once per worker process
+    cold = sum(h.n_cold_starts for h in procs.history)
+    assert procs.iterations > 2 and cold <= 2 * problem.n_subproblems
+
+
+@pytest.mark.dask
+def test_dask_local_cluster_same_optimum():
+    distributed = pytest.importorskip("distributed")
+    problem = capacity_expansion_lp(1, n_regions=4)
+    ref = solve_benders(problem, rel_gap=1e-9, progress=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        res = solve_benders(problem, rel_gap=1e-9, progress=False,
+                            executor=client.get_executor())
+    assert res.executor_mode == "dask"
+    assert rel_err(res.objective, ref.objective) <= 1e-9
+    assert sum(h.n_cold_starts for h in res.history) <= 2 * problem.n_subproblems
+
+
+def test_infeasible_problem_raises():
+    problem = capacity_expansion_lp(0, n_regions=2)
+    problem.master = LinearProgram(problem.n_master, objective=problem.master.objective,
+                                   upper=0.1)  # far too little capacity for any demand
+    with pytest.raises(InfeasibleModel):
+        solve_benders(problem, progress=False)
+
+
+def test_unbounded_master_raises():
+    master = LinearProgram(1, objective=[1.0], lower=0, upper=1)
+    sub = LinearProgram(1, objective=[1.0], lower=-np.inf)  # min y s.t. y <= -x: -inf
+    sub.add_rows(np.array([[1.0]]), upper=[0.0])
+    problem = BendersProblem(master)
+    problem.add_subproblem(sub, np.array([[1.0]]))
+    with pytest.raises(UnboundedModel):
+        solve_benders(problem, progress=False)
+
+
+def test_iteration_limit_returns_bounds_or_raises():
+    problem = random_block_lp(1, n_subproblems=5)
+    res = solve_benders(problem, rel_gap=0, max_iterations=3, progress=False)
+    assert res.status == "iteration_limit" and res.iterations == 3
+    assert res.lower_bound <= res.upper_bound
+    with pytest.raises(SolverLimit) as err:
+        solve_benders(problem, rel_gap=0, max_iterations=3, progress=False,
+                      raise_on_limit=True)
+    assert err.value.best.iterations == 3
+    with pytest.raises(SolverLimit):  # x = 0 is infeasible for every region: no incumbent yet
+        solve_benders(capacity_expansion_lp(0), max_iterations=1, progress=False)
+
+
+def test_progress_bar_and_plot(tmp_path, capsys):
+    problem = random_block_lp(0, n_subproblems=2, n_master=5, sub_vars=10, sub_rows=8)
+    solve_benders(problem, progress=None)  # a short run: the delayed bar never shows
+    assert "Benders" not in capsys.readouterr().err
+    res = solve_benders(problem, progress=True)
+    assert "Benders" in capsys.readouterr().err
+    ax = res.plot_bounds()
+    ax.figure.savefig(tmp_path / "bounds.png")
+    assert (tmp_path / "bounds.png").stat().st_size > 0
+    arrays = res.history_arrays()
+    assert set(arrays) >= {"lb", "ub", "n_cuts", "master_time", "sub_time"}
+    assert arrays["lb"].size == res.iterations
+
+
+@pytest.mark.parametrize("bad", [
+    lambda p: p.add_subproblem(LinearProgram(2), np.ones((3, 2))),  # rows mismatch
+    lambda p: p.add_subproblem(LinearProgram(1), np.ones((0, 99))),  # too wide
+    lambda p: p.add_subproblem(LinearProgram(1, sense="max"), sp.csr_array((0, 2))),
+    lambda p: p.add_subproblem(LinearProgram(1, integrality=[True]), sp.csr_array((0, 2))),
+    lambda p: p.add_subproblem(LinearProgram(1), sp.csr_array((0, 2)), theta_lower=np.nan),
+    lambda p: solve_benders(p),  # no subproblems
+    lambda p: BendersProblem(LinearProgram(1, sense="max")),
+    lambda p: solve_benders(random_block_lp(0, n_subproblems=1), rel_gap=-1),
+    lambda p: solve_benders(random_block_lp(0, n_subproblems=1), executor="threads"),
+    lambda p: solve_benders(random_block_lp(0, n_subproblems=1), max_iterations=0),
+    lambda p: solve_benders(random_block_lp(0, n_subproblems=1), initial_cuts=[(np.ones(99),)]),
+])
+def test_bad_input(bad):
+    with pytest.raises(InvalidInput):
+        bad(BendersProblem(LinearProgram(2)))
+
+
+def test_integer_master_equals_monolithic_milp():
+    """Capacities bought in whole units (integer master): Benders matches the monolithic MILP."""
+    base = capacity_expansion_lp(6, n_regions=3, n_facilities=6, facilities_per_region=3,
+                                 customers_per_region=6)
+    m = base.master
+    problem = BendersProblem(LinearProgram(m.n_vars, objective=m.objective,
+                                           upper=np.floor(m.col_upper),
+                                           integrality=np.ones(m.n_vars, bool)))
+    for k in range(base.n_subproblems):
+        sub, T = base.subproblem(k)
+        problem.add_subproblem(sub, T, theta_lower=0.0)
+    mono = solve(problem.to_monolithic(), mip_rel_gap=0)
+    res = solve_benders(problem, rel_gap=1e-9, progress=False)
+    assert rel_err(res.objective, mono.objective) <= REL
+    assert np.allclose(res.x_master, np.round(res.x_master))
+
+
+def test_time_limit_stops_the_run():
+    problem = random_block_lp(3, n_subproblems=6)
+    # The limit is over within the first iteration: either the master solve is cut short (no
+    # feasible point yet: SolverLimit) or the run stops right after iteration 1.
+    try:
+        res = solve_benders(problem, rel_gap=0, time_limit=1e-9, progress=False,
+                            max_iterations=1000)
+    except SolverLimit as err:
+        assert err.status == "time_limit"
+        res = err.best
+    assert res.status == "time_limit" and res.iterations <= 1
