@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 from dp_stats import P_THRESHOLD, P_THRESHOLD_SECURE
 from dp_stats import pooled_chisquare as chisquare
-
 from privopt.dp import (
+    _kernels,
+    _reference,
     as_random_source,
     discrete_gaussian_pmf,
     discrete_laplace_pmf,
     sample_discrete_gaussian,
     sample_discrete_laplace,
 )
-from privopt.dp import _kernels, _reference
 from privopt.dp.discrete import _run, discrete_gaussian_variance, discrete_laplace_rate
 
 N = 200_000

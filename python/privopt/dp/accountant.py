@@ -61,7 +61,10 @@ class PrivacyAccountant:
     Parameters
     ----------
     epsilon_budget : total ε allowed (``math.inf``: no limit, only bookkeeping).
-    delta_budget : total δ allowed, in [0, 1).
+    delta_budget : total δ allowed, in [0, 1). Enforced only together with a finite
+        ``epsilon_budget``: the default ``PrivacyAccountant()`` declares no budget at all and
+        only keeps books (ε and δ both unlimited), whereas ``PrivacyAccountant(1.0)`` means a
+        pure ε = 1 budget (δ = 0).
 
     Examples
     --------
@@ -77,6 +80,8 @@ class PrivacyAccountant:
     def __init__(self, epsilon_budget: float = math.inf, delta_budget: float = 0.0) -> None:
         self.epsilon_budget = check_positive("epsilon_budget", epsilon_budget, allow_inf=True)
         self.delta_budget = check_delta(delta_budget, "delta_budget")
+        # No ε budget declared: bookkeeping only, so δ is not limited either (see docstring).
+        self._delta_limit = self.delta_budget if math.isfinite(self.epsilon_budget) else math.inf
         self.entries: list[LedgerEntry] = []
         self._group: str | None = None
 
@@ -109,9 +114,9 @@ class PrivacyAccountant:
         return self._totals(self.entries)[1]
 
     def remaining(self) -> tuple[float, float]:
-        """(ε, δ) still available: budget minus spent, floored at 0 (ε is inf without budget)."""
+        """(ε, δ) still available: budget minus spent, floored at 0 (both inf without budget)."""
         eps, delta = self._totals(self.entries)
-        return max(0.0, self.epsilon_budget - eps), max(0.0, self.delta_budget - delta)
+        return max(0.0, self.epsilon_budget - eps), max(0.0, self._delta_limit - delta)
 
     # -- recording -----------------------------------------------------------------------
     def spend(self, epsilon: float, delta: float = 0.0, *, label: str, mechanism: str = "",
@@ -141,11 +146,11 @@ class PrivacyAccountant:
             raise InvalidInput(f"label must be a non-empty string, got {label!r}")
         entry = LedgerEntry(label, str(mechanism), epsilon, delta, sensitivity, self._group)
         eps_after, delta_after = self._totals([*self.entries, entry])
-        if _exceeds(eps_after, self.epsilon_budget) or _exceeds(delta_after, self.delta_budget):
+        if _exceeds(eps_after, self.epsilon_budget) or _exceeds(delta_after, self._delta_limit):
             raise PrivacyBudgetExceeded(
                 f"spending (epsilon={epsilon:g}, delta={delta:g}) on {label!r} would bring the "
                 f"total to (epsilon={eps_after:g}, delta={delta_after:g}), over the budget "
-                f"(epsilon={self.epsilon_budget:g}, delta={self.delta_budget:g}); "
+                f"(epsilon={self.epsilon_budget:g}, delta={self._delta_limit:g}); "
                 f"already spent (epsilon={self.epsilon_spent:g}, delta={self.delta_spent:g})")
         self.entries.append(entry)
 
@@ -178,7 +183,7 @@ class PrivacyAccountant:
                   for c, h in enumerate(header)]
 
         def line(cells: list[str]) -> str:
-            return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+            return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
 
         eps, delta = self._totals(self.entries)
         rem_eps, rem_delta = self.remaining()
@@ -187,7 +192,7 @@ class PrivacyAccountant:
         out.append("")
         out.append(f"spent:     epsilon={eps:.6g}  delta={delta:.6g}  "
                    "(sequential sum; parallel groups count their max)")
-        out.append(f"budget:    epsilon={self.epsilon_budget:.6g}  delta={self.delta_budget:.6g}")
+        out.append(f"budget:    epsilon={self.epsilon_budget:.6g}  delta={self._delta_limit:.6g}")
         out.append(f"remaining: epsilon={rem_eps:.6g}  delta={rem_delta:.6g}")
         return "\n".join(out)
 

@@ -61,7 +61,7 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
     Examples
     --------
     >>> round(analytic_gaussian_sigma(1.0, 1e-5), 4)
-    3.7305
+    3.7306
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
