@@ -28,8 +28,8 @@ _U32 = np.uint64(32)
 _U63 = np.uint64(63)
 _M32 = np.uint64(0xFFFFFFFF)
 
-_jit = numba.njit(cache=True, nogil=True)
-_inline = numba.njit(cache=True, nogil=True, inline="always")
+_jit = numba.njit(cache=False, nogil=True)
+_inline = numba.njit(cache=False, nogil=True, inline="always")
 
 
 @_inline
@@ -64,7 +64,7 @@ def _uniform_below(words, st, m, k):
             return x
 
 
-@_jit
+@_inline
 def _bernoulli(words, st, num, den):
     """Bernoulli(num/den) for int64 0 ≤ num ≤ den < 2⁶²: lazy comparison of a uniform's bits
     with the binary expansion of num/den."""
@@ -81,7 +81,7 @@ def _bernoulli(words, st, num, den):
             return e == 1
 
 
-@_jit
+@_inline
 def _bernoulli_exp_small(words, st, num, den):
     """Bernoulli(exp(-num/den)) for 0 ≤ num ≤ den (CKS Algorithm 1)."""
     k = np.int64(1)
@@ -119,7 +119,7 @@ def _mul64(a, b):
     return hi, lo
 
 
-@_jit
+@_inline
 def _bernoulli128(words, st, nhi, nlo, dhi, dlo):
     """Bernoulli(N/D) for 128-bit 0 ≤ N < D < 2¹²⁷ (same bit usage as :func:`_bernoulli`)."""
     while True:
@@ -136,7 +136,7 @@ def _bernoulli128(words, st, nhi, nlo, dhi, dlo):
             return e == 1
 
 
-@_jit
+@_inline
 def _bernoulli_exp128(words, st, nhi, nlo, dhi, dlo):
     """Bernoulli(exp(-N/D)) for 128-bit N ≥ 0, 0 < D < 2¹²⁷ (CKS Algorithm 1)."""
     while _ge128(nhi, nlo, dhi, dlo):
@@ -150,35 +150,61 @@ def _bernoulli_exp128(words, st, nhi, nlo, dhi, dlo):
     return k % 2 == 1 and st[1] == 0
 
 
-@_jit
+@_inline
+def _bernoulli_exp(words, st, num, den):
+    """Bernoulli(exp(-num/den)) for int64 num ≥ 0, 0 < den < 2⁶² (CKS Algorithm 1)."""
+    one = np.int64(1)
+    for _ in range(num // den):
+        if not _bernoulli_exp_small(words, st, one, one):
+            return False
+    return _bernoulli_exp_small(words, st, num % den, den)
+
+
+@_inline
 def _discrete_laplace_one(words, st, s, t, kt):
-    """One draw of P(y) ∝ exp(-|y|·s/t) (CKS Algorithm 2); kt = bit_length(t-1)."""
+    """One draw of P(y) ∝ exp(-|y|·s/t); kt = bit_length(t-1).
+
+    Rate s/t < 1: CKS Algorithm 2 (a geometric of rate 1/t from a uniform on {0..t-1} and
+    Bernoulli(e^-1) trials, divided by s), O(1) expected work at any scale.
+    Rate s/t ≥ 1: the magnitude is directly the number of successes of Bernoulli(e^{-s/t})
+    before the first failure (geometric with ratio e^{-s/t}); equally exact, and cheaper
+    here because Algorithm 2 would mostly produce 0 and reject half of those.
+    Both then draw a sign and reject (negative, 0), which leaves P(y) ∝ e^{-|y|s/t}.
+    """
+    direct = s >= t
     q_t = t // s
     r_t = t % s
     while True:
-        u = _uniform_below(words, st, t, kt)
-        if st[1] != 0:
-            return np.int64(0)
-        if not _bernoulli_exp_small(words, st, u, t):
+        if direct:
+            y = np.int64(0)
+            while _bernoulli_exp(words, st, s, t):
+                y += 1
             if st[1] != 0:
                 return np.int64(0)
-            continue
-        v = np.int64(0)
-        while _bernoulli_exp_small(words, st, np.int64(1), np.int64(1)):
-            v += 1
-        if st[1] != 0:
-            return np.int64(0)
-        if v > 1024:  # y may leave int64: let the reference redo this sample exactly
-            st[1] = 2
-            return np.int64(0)
-        # y = floor((u + t·v)/s) without forming t·v (it may overflow int64).
-        y = v * q_t + u // s
-        rem = u % s
-        for _ in range(v):
-            rem += r_t
-            if rem >= s:
-                rem -= s
-                y += 1
+        else:
+            u = _uniform_below(words, st, t, kt)
+            if st[1] != 0:
+                return np.int64(0)
+            if not _bernoulli_exp_small(words, st, u, t):
+                if st[1] != 0:
+                    return np.int64(0)
+                continue
+            v = np.int64(0)
+            while _bernoulli_exp_small(words, st, np.int64(1), np.int64(1)):
+                v += 1
+            if st[1] != 0:
+                return np.int64(0)
+            if v > 1024:  # y may leave int64: let the reference redo this sample exactly
+                st[1] = 2
+                return np.int64(0)
+            # y = floor((u + t·v)/s) without forming t·v (it may overflow int64).
+            y = v * q_t + u // s
+            rem = u % s
+            for _ in range(v):
+                rem += r_t
+                if rem >= s:
+                    rem -= s
+                    y += 1
         b = np.int64(_read_bits(words, st, 1))
         if st[1] != 0:
             return np.int64(0)

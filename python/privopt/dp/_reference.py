@@ -104,15 +104,21 @@ def ref_bernoulli_exp(r: BitReader, num: int, den: int) -> bool:
 
 
 def ref_discrete_laplace(r: BitReader, s: int, t: int) -> int:
-    """Discrete Laplace P(y) ∝ exp(-|y|·s/t) (CKS Algorithm 2)."""
+    """Discrete Laplace P(y) ∝ exp(-|y|·s/t): CKS Algorithm 2 for s/t < 1, else the magnitude
+    as the number of successes of Bernoulli(e^{-s/t}) (see the kernel's docstring)."""
     while True:
-        u = ref_uniform_below(r, t)
-        if not ref_bernoulli_exp_small(r, u, t):
-            continue
-        v = 0
-        while ref_bernoulli_exp_small(r, 1, 1):
-            v += 1
-        y = (u + t * v) // s
+        if s >= t:
+            y = 0
+            while ref_bernoulli_exp(r, s, t):
+                y += 1
+        else:
+            u = ref_uniform_below(r, t)
+            if not ref_bernoulli_exp_small(r, u, t):
+                continue
+            v = 0
+            while ref_bernoulli_exp_small(r, 1, 1):
+                v += 1
+            y = (u + t * v) // s
         b = r.read(1)
         if b == 1 and y == 0:
             continue
