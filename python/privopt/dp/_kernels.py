@@ -81,7 +81,7 @@ def _bernoulli(words, st, num, den):
             return e == 1
 
 
-@_inline
+@_jit
 def _bernoulli_exp_small(words, st, num, den):
     """Bernoulli(exp(-num/den)) for 0 ≤ num ≤ den (CKS Algorithm 1)."""
     k = np.int64(1)
@@ -119,7 +119,7 @@ def _mul64(a, b):
     return hi, lo
 
 
-@_inline
+@_jit
 def _bernoulli128(words, st, nhi, nlo, dhi, dlo):
     """Bernoulli(N/D) for 128-bit 0 ≤ N < D < 2¹²⁷ (same bit usage as :func:`_bernoulli`)."""
     while True:
@@ -136,7 +136,7 @@ def _bernoulli128(words, st, nhi, nlo, dhi, dlo):
             return e == 1
 
 
-@_inline
+@_jit
 def _bernoulli_exp128(words, st, nhi, nlo, dhi, dlo):
     """Bernoulli(exp(-N/D)) for 128-bit N ≥ 0, 0 < D < 2¹²⁷ (CKS Algorithm 1)."""
     while _ge128(nhi, nlo, dhi, dlo):
@@ -150,7 +150,7 @@ def _bernoulli_exp128(words, st, nhi, nlo, dhi, dlo):
     return k % 2 == 1 and st[1] == 0
 
 
-@_inline
+@_jit
 def _bernoulli_exp(words, st, num, den):
     """Bernoulli(exp(-num/den)) for int64 num ≥ 0, 0 < den < 2⁶² (CKS Algorithm 1)."""
     one = np.int64(1)
@@ -160,7 +160,7 @@ def _bernoulli_exp(words, st, num, den):
     return _bernoulli_exp_small(words, st, num % den, den)
 
 
-@_inline
+@_jit
 def _discrete_laplace_one(words, st, s, t, kt):
     """One draw of P(y) ∝ exp(-|y|·s/t); kt = bit_length(t-1).
 
