@@ -1,0 +1,135 @@
+"""Pure-Python reference of the exact samplers (Canonne, Kamath & Steinke 2020, Algorithms 1-3).
+
+Arbitrary-precision integers, one sample at a time. It reads bits in exactly the order of the
+Numba kernels in :mod:`privopt.dp._kernels`, so that, fed the same words, both return the
+same samples. It serves three purposes:
+
+- the test oracle of the kernels (identical output on identical bits);
+- the fall-back of the kernels for a sample whose intermediate integers leave 64/128 bits
+  (the kernel stops before that sample and this code redoes it from the same bit position,
+  so the stream of samples is exactly the one an unbounded-precision kernel would produce);
+- the sampler for parameters too large for the kernels at all.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from privopt.dp.randomness import RandomSource
+
+__all__ = ["BitReader", "ref_bernoulli", "ref_bernoulli_exp_small", "ref_bernoulli_exp",
+           "ref_discrete_laplace", "ref_discrete_gaussian"]
+
+
+class BitReader:
+    """Reads bits LSB-first from a sequence of 64-bit words, drawing more words when needed.
+
+    Parameters
+    ----------
+    source : where fresh words come from once ``words`` is used up.
+    words : initial words (uint64 array), may be empty.
+    pos : bit position in ``words`` where reading starts.
+    """
+
+    def __init__(self, source: RandomSource, words: np.ndarray | None = None, pos: int = 0):
+        self.source = source
+        w0 = pos // 64
+        self._arr = np.empty(0, np.uint64) if words is None else words[w0:]
+        self._extra: list[int] = []
+        self.pos = pos - 64 * w0
+
+    def _word(self, i: int) -> int:
+        n = self._arr.size
+        return int(self._arr[i]) if i < n else self._extra[i - n]
+
+    def read(self, k: int) -> int:
+        """The next ``k`` bits (1 ≤ k ≤ 64) as an int, first bit least significant."""
+        while self.pos + k > 64 * (self._arr.size + len(self._extra)):
+            self._extra.extend(int(w) for w in self.source.random_words(16))
+        w, off = divmod(self.pos, 64)
+        x = self._word(w) >> off
+        if 64 - off < k:
+            x |= self._word(w + 1) << (64 - off)
+        self.pos += k
+        return x & ((1 << k) - 1)
+
+    def export(self) -> tuple[np.ndarray, int]:
+        """The unread words (as uint64 array) and the bit position within them."""
+        w0 = self.pos // 64
+        extra = np.array(self._extra, dtype=np.uint64)
+        words = np.concatenate([self._arr, extra])[w0:]
+        return words, self.pos - 64 * w0
+
+
+def ref_uniform_below(r: BitReader, m: int) -> int:
+    """Uniform on {0..m-1}: draw bit_length(m-1) bits, reject values ≥ m."""
+    k = (m - 1).bit_length()
+    if k == 0:
+        return 0
+    while True:
+        x = r.read(k)
+        if x < m:
+            return x
+
+
+def ref_bernoulli(r: BitReader, num: int, den: int) -> bool:
+    """Bernoulli(num/den), 0 ≤ num ≤ den: compare a lazily drawn uniform U with the binary
+    expansion of num/den, bit by bit (2 bits expected)."""
+    while True:
+        num *= 2
+        e = 0
+        if num >= den:
+            num -= den
+            e = 1
+        b = r.read(1)
+        if b != e:
+            return e == 1
+
+
+def ref_bernoulli_exp_small(r: BitReader, num: int, den: int) -> bool:
+    """Bernoulli(exp(-γ)) for γ = num/den ∈ [0, 1] (CKS Algorithm 1, first part)."""
+    k = 1
+    while ref_bernoulli(r, num, den) and ref_bernoulli(r, 1, k):
+        k += 1
+    return k % 2 == 1
+
+
+def ref_bernoulli_exp(r: BitReader, num: int, den: int) -> bool:
+    """Bernoulli(exp(-γ)) for any rational γ = num/den ≥ 0 (CKS Algorithm 1)."""
+    while num >= den:
+        if not ref_bernoulli_exp_small(r, 1, 1):
+            return False
+        num -= den
+    return ref_bernoulli_exp_small(r, num, den)
+
+
+def ref_discrete_laplace(r: BitReader, s: int, t: int) -> int:
+    """Discrete Laplace P(y) ∝ exp(-|y|·s/t): CKS Algorithm 2 for s/t < 1, else the magnitude
+    as the number of successes of Bernoulli(e^{-s/t}) (see the kernel's docstring)."""
+    while True:
+        if s >= t:
+            y = 0
+            while ref_bernoulli_exp(r, s, t):
+                y += 1
+        else:
+            u = ref_uniform_below(r, t)
+            if not ref_bernoulli_exp_small(r, u, t):
+                continue
+            v = 0
+            while ref_bernoulli_exp_small(r, 1, 1):
+                v += 1
+            y = (u + t * v) // s
+        b = r.read(1)
+        if b == 1 and y == 0:
+            continue
+        return -y if b == 1 else y
+
+
+def ref_discrete_gaussian(r: BitReader, n: int, d: int, t: int) -> int:
+    """Discrete Gaussian P(y) ∝ exp(-y²/(2σ²)), σ² = n/d, t = ⌊σ⌋+1 (CKS Algorithm 3)."""
+    while True:
+        y = ref_discrete_laplace(r, 1, t)
+        a = abs(y) * t * d - n
+        # γ = (|y| - σ²/t)² / (2σ²) = a² / (2·n·t²·d)
+        if ref_bernoulli_exp(r, a * a, 2 * n * t * t * d):
+            return y

@@ -1,0 +1,145 @@
+"""Noise calibration for the Gaussian mechanism.
+
+- :func:`analytic_gaussian_sigma`: the smallest σ for which the (continuous) Gaussian mechanism
+  is (ε, δ)-DP, by bisection on the exact condition of Balle & Wang (ICML 2018, Theorem 8):
+
+      δ(σ) = Φ(Δ/(2σ) - εσ/Δ) - e^ε Φ(-Δ/(2σ) - εσ/Δ) ≤ δ,
+
+  valid for every ε > 0 (unlike the classic bound) and never larger than the classic σ.
+- :func:`classic_gaussian_sigma`: σ = Δ·√(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Thm A.1;
+  proved for ε < 1 only), kept for comparison.
+- :func:`discrete_gaussian_delta`: a rigorous upper bound on the δ of the *discrete*
+  Gaussian mechanism (Canonne, Kamath & Steinke 2020, Theorem 7) at integer sensitivity, used
+  by :func:`privopt.dp.gaussian_mechanism` to check its calibration after discretisation.
+"""
+
+from __future__ import annotations
+
+import math
+
+from scipy.special import log_ndtr, ndtr
+
+from privopt._validation import check_delta, check_epsilon, check_positive
+from privopt.errors import InvalidInput
+
+__all__ = ["analytic_gaussian_sigma", "classic_gaussian_sigma", "gaussian_delta",
+           "discrete_gaussian_delta"]
+
+
+def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
+    """δ(σ) of the continuous Gaussian mechanism (Balle & Wang 2018, Theorem 8).
+
+    The second term is formed as exp(ε + log Φ(·)) so that large ε does not overflow.
+    """
+    a = sensitivity / (2.0 * sigma)
+    b = epsilon * sigma / sensitivity
+    return float(ndtr(a - b) - math.exp(min(epsilon + float(log_ndtr(-a - b)), 700.0)))
+
+
+def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """Smallest σ making the Gaussian mechanism (ε, δ)-DP (Balle & Wang 2018), by bisection.
+
+    δ(σ) decreases in σ; we bracket the root by doubling and bisect (in log σ) until the
+    bracket is 1e-12 relative, returning its upper end, so that δ(σ) ≤ δ holds for the σ
+    returned.
+
+    Parameters
+    ----------
+    epsilon : ε > 0.
+    delta : δ ∈ (0, 1).
+    sensitivity : ℓ2-sensitivity Δ > 0 of the query, in its units.
+
+    Returns
+    -------
+    σ in the query's units.
+
+    Raises
+    ------
+    InvalidInput
+        ε, Δ not finite and > 0, δ not in (0, 1).
+
+    Examples
+    --------
+    >>> round(analytic_gaussian_sigma(1.0, 1e-5), 4)
+    3.7306
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    sensitivity = check_positive("sensitivity", sensitivity)
+    if delta == 0.0:
+        raise InvalidInput("delta must be > 0 for the Gaussian mechanism, got 0.0")
+    lo = hi = sensitivity
+    while gaussian_delta(hi, epsilon, sensitivity) > delta:
+        hi *= 2.0
+    while gaussian_delta(lo, epsilon, sensitivity) <= delta:
+        lo /= 2.0
+        if lo < 1e-300:  # pragma: no cover - δ(σ) → 1 as σ → 0, so this cannot happen
+            raise InvalidInput("could not bracket sigma")
+    while hi / lo - 1.0 > 1e-12:
+        mid = math.sqrt(lo * hi)
+        if gaussian_delta(mid, epsilon, sensitivity) > delta:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """Classic σ = Δ·√(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Thm A.1; needs ε < 1).
+
+    Raises
+    ------
+    InvalidInput
+        ε ≥ 1 (the bound is not proved there), or invalid ε, δ, Δ.
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    sensitivity = check_positive("sensitivity", sensitivity)
+    if delta == 0.0:
+        raise InvalidInput("delta must be > 0 for the Gaussian mechanism, got 0.0")
+    if epsilon >= 1.0:
+        raise InvalidInput(f"epsilon must be < 1 for the classic Gaussian bound, got {epsilon!r}")
+    return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+
+
+def discrete_gaussian_delta(sigma: float, epsilon: float, sensitivity: int = 1) -> float:
+    """Upper bound on δ of the discrete Gaussian mechanism at integer sensitivity.
+
+    CKS 2020 Theorem 7: adding Y ~ N_ℤ(0, σ²) to an integer query of sensitivity Δ is
+    (ε, δ)-DP with δ = P[Y > c₁] - e^ε P[Y > c₂], c₁ = εσ²/Δ - Δ/2, c₂ = εσ²/Δ + Δ/2.
+    With f(x) = exp(-x²/(2σ²)), m = ⌊c⌋+1, Z = Σ f(k) ∈ [√(2π)σ, √(2π)σ(1+η)]
+    (Poisson summation, η = 3e^{-2π²σ²} for σ ≥ 1/2) and ∫ₘ^∞ f ≤ Σ_{k≥m} f(k) ≤ f(m) + ∫ₘ^∞ f:
+
+        P[Y > c₁] ≤ Q(m₁/σ) + f(m₁)/(√(2π)σ),   P[Y > c₂] ≥ Q(m₂/σ)/(1+η),
+
+    where Q is the standard normal upper tail. Where f is convex (x ≥ σ) the midpoint and
+    trapezoid rules tighten these to P[Y > c₁] ≤ Q((m₁-½)/σ) and
+    P[Y > c₂] ≥ (Q(m₂/σ) + f(m₂)/(2√(2π)σ))/(1+η), leaving an O(1/σ²) relative slack.
+    """
+    sigma = check_positive("sigma", sigma)
+    epsilon = check_epsilon(epsilon)
+    if sigma < 0.5:
+        raise InvalidInput(f"sigma must be >= 0.5 for this bound, got {sigma!r}")
+    if isinstance(sensitivity, bool) or int(sensitivity) != sensitivity or sensitivity < 1:
+        raise InvalidInput(f"sensitivity must be a positive integer, got {sensitivity!r}")
+    c1 = epsilon * sigma**2 / sensitivity - sensitivity / 2.0
+    c2 = epsilon * sigma**2 / sensitivity + sensitivity / 2.0
+    root2pi_sigma = math.sqrt(2 * math.pi) * sigma
+    m2 = math.floor(c2) + 1
+    eta = 3.0 * math.exp(-2.0 * math.pi**2 * sigma**2)
+    # Lower bound of Σ_{k≥m₂} f(k)/(√(2π)σ): the integral, plus f(m₂)/2 where f is convex
+    # (x ≥ σ), since the trapezoid rule then overestimates each ∫_k^{k+1} f.
+    tail2 = float(ndtr(-m2 / sigma))
+    if m2 >= sigma:
+        tail2 += math.exp(-m2 * m2 / (2 * sigma**2)) / (2 * root2pi_sigma)
+    lower2 = math.exp(epsilon + math.log(tail2) - math.log1p(eta)) if tail2 > 0 else 0.0
+    if c1 < 0:
+        upper1 = 1.0
+    else:
+        m1 = math.floor(c1) + 1
+        if m1 - 0.5 >= sigma:
+            # f convex on [m₁-½, ∞): f(k) ≤ ∫_{k-½}^{k+½} f (midpoint rule underestimates).
+            upper1 = float(ndtr(-(m1 - 0.5) / sigma))
+        else:
+            upper1 = float(ndtr(-m1 / sigma)) + math.exp(-m1 * m1 / (2 * sigma**2)) / root2pi_sigma
+    return max(0.0, min(1.0, upper1) - lower2)

@@ -1,0 +1,103 @@
+"""The exponential mechanism (McSherry & Talwar 2007), computed in log space.
+
+Candidate i is selected with probability ∝ exp(ε·uᵢ/(2Δu)) — or exp(ε·uᵢ/Δu) when the score
+is monotonic (adding a record moves all scores in the same direction; Dwork & Roth 2014,
+Remark 3.1) — which is ε-DP for any neighbouring relation under which every score moves by at
+most Δu.
+
+Log space: the weights are never formed directly. The logits lᵢ = ε·uᵢ/(2Δu) are shifted by
+their log-sum-exp, pᵢ = exp(lᵢ - LSE(l)), so scores spanning 1e6 (logits in the hundreds of
+thousands) neither overflow nor produce NaN; candidates more than ~745 nats below the best get
+probability 0 in float64 (their true probability is < 1e-323).
+
+Sampling: inverse CDF with a single 53-bit uniform from the :class:`RandomSource` on the
+normalised cumulative probabilities. We prefer it to Gumbel-max (argmax of lᵢ + Gumbel noise):
+Gumbel-max needs one uniform per candidate and a log(-log U) per candidate, whose rounding
+depends on the candidate's logit, so the realised distribution drifts from the intended one in
+a data-dependent way; the inverse CDF uses one uniform and one cumulative sum, and its only
+error is the float64 rounding of the probabilities. Guarantee, stated honestly: the realised
+selection probabilities differ from the exact ones by at most about n·2⁻⁵² in absolute terms,
+so the sampler is (ε, δ)-DP with δ ≈ n·2⁻⁵¹ in the worst case (a candidate whose exact
+probability is below float resolution); :func:`exponential_mechanism_probabilities` returns
+the float64 probabilities the sampler actually uses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.special import logsumexp
+
+from privopt._validation import check_epsilon, check_finite_array, check_int, check_positive
+from privopt.dp.randomness import as_random_source
+from privopt.errors import InvalidInput
+
+__all__ = ["exponential_mechanism", "exponential_mechanism_probabilities"]
+
+
+def _logits(scores: Any, epsilon: float, sensitivity: float, monotonic: bool) -> np.ndarray:
+    u = check_finite_array("scores", scores, ndim=1)
+    if u.size == 0:
+        raise InvalidInput("scores must not be empty")
+    epsilon = check_epsilon(epsilon)
+    sensitivity = check_positive("sensitivity", sensitivity)
+    factor = epsilon / (sensitivity if monotonic else 2.0 * sensitivity)
+    # Shift by the max before scaling: keeps logits ≤ 0 and finite even for huge scores.
+    return factor * (u - u.max())
+
+
+def exponential_mechanism_probabilities(scores: Any, epsilon: float, *,
+                                        sensitivity: float = 1.0,
+                                        monotonic: bool = False) -> np.ndarray:
+    """Selection probabilities of :func:`exponential_mechanism`, shape (n,), float64.
+
+    Parameters
+    ----------
+    scores : (n,) utility uᵢ of each candidate (higher is better), finite.
+    epsilon : ε > 0.
+    sensitivity : Δu > 0, the most any score changes between neighbouring datasets.
+    monotonic : use exp(ε·u/Δu) instead of exp(ε·u/(2Δu)) (valid only for monotonic scores).
+
+    Examples
+    --------
+    >>> exponential_mechanism_probabilities([0.0, 0.0], 1.0).tolist()
+    [0.5, 0.5]
+    """
+    logits = _logits(scores, epsilon, sensitivity, monotonic)
+    return np.exp(logits - logsumexp(logits))
+
+
+def exponential_mechanism(scores: Any, epsilon: float, *, sensitivity: float = 1.0,
+                          rng: Any = None, monotonic: bool = False,
+                          size: int | None = None) -> Any:
+    """Select an index with probability ∝ exp(ε·scoreᵢ/(2Δu)) (ε-DP, see module docstring).
+
+    Parameters
+    ----------
+    scores : (n,) utility of each candidate, finite.
+    epsilon : ε > 0.
+    sensitivity : Δu > 0, the most any score changes between neighbouring datasets.
+    rng : anything :func:`privopt.dp.as_random_source` accepts.
+    monotonic : scores monotonic in the data: exp(ε·u/Δu), still ε-DP.
+    size : None for one selection (int); an int k for k independent selections (each costs ε).
+
+    Returns
+    -------
+    int index in [0, n), or an int64 array of shape (size,).
+
+    Examples
+    --------
+    >>> exponential_mechanism([0.0, 1e6, -1e6], 1.0, rng=0)
+    1
+    """
+    p = exponential_mechanism_probabilities(scores, epsilon, sensitivity=sensitivity,
+                                            monotonic=monotonic)
+    cdf = np.cumsum(p)
+    cdf /= cdf[-1]  # last entry exactly 1, so U < 1 always lands on a candidate
+    if size is not None:
+        size = check_int("size", size, minimum=0)
+    source = as_random_source(rng)
+    u = source.uniform(1 if size is None else size)
+    idx = np.searchsorted(cdf, u, side="right").astype(np.int64)
+    return int(idx[0]) if size is None else idx
