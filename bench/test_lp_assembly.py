@@ -21,6 +21,11 @@ def test_privopt_assembly(benchmark, blocks):
     assert lp.nnz == 1_000_000
 
 
+def test_privopt_assembly_csc(benchmark, blocks):
+    lp = benchmark(assemble, *blocks, csc=True)
+    assert lp.nnz == 1_000_000
+
+
 def test_privopt_pass_to(benchmark, blocks):
     lp = assemble(*blocks)
 
@@ -35,5 +40,5 @@ def test_privopt_pass_to(benchmark, blocks):
 
 
 def test_highs_passmodel_baseline(benchmark, blocks):
-    lp = assemble(*blocks)
+    lp = assemble(*blocks, csc=True)
     benchmark(baseline_pass, lp)

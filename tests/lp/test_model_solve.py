@@ -314,6 +314,38 @@ def test_numba_merge_equals_reference_and_scipy():
             assert np.array_equal(getattr(fast, f), getattr(ref, f))
     assert np.allclose(fast.to_scipy().toarray(), np.vstack(dense_parts), atol=1e-12)
     assert fast.to_scipy().has_sorted_indices
+    # The row-wise concatenation handed to HiGHS holds the same matrix.
+    csr = lp.to_csr()
+    assert csr.start[-1] == csr.nnz == ref.nnz
+    assert np.allclose(csr.to_scipy().toarray(), np.vstack(dense_parts), atol=1e-12)
+
+
+def test_pass_to_rowwise_and_colwise_give_the_same_model():
+    """pass_to without a CSC cache (row-wise) and with one (column-wise) load the same LP."""
+    import highspy
+
+    rng = np.random.default_rng(7)
+    lp = LinearProgram(40, objective=rng.normal(size=40), lower=-1.0, upper=1.0)
+    cmap = rng.choice(40, 25, replace=False)
+    lp.add_rows(sp.random(30, 25, density=0.2, random_state=rng, format="csr"), columns=cmap,
+                lower=-1.0, upper=1.0)
+    lp.add_rows(sp.random(10, 40, density=0.3, random_state=rng, format="csr"), upper=2.0)
+    loaded = []
+    for cached in (False, True):
+        lp._csc_cache = None
+        if cached:
+            lp.to_csc()
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        lp.pass_to(h)
+        a = h.getLp().a_matrix_
+        loaded.append(sp.csc_array((np.asarray(a.value_), np.asarray(a.index_),
+                                    np.asarray(a.start_)), shape=(lp.n_rows, lp.n_vars)))
+        h.run()
+        loaded.append(h.getInfo().objective_function_value)
+    assert abs(loaded[1] - loaded[3]) <= 1e-9 * max(1.0, abs(loaded[1]))
+    assert np.allclose(loaded[0].toarray(), lp.matrix().toarray())
+    assert np.allclose(loaded[2].toarray(), lp.matrix().toarray())
 
 
 @settings(max_examples=25, deadline=None)

@@ -26,7 +26,8 @@ import scipy.sparse as sp
 from privopt._validation import check_int
 from privopt.errors import InvalidInput
 
-__all__ = ["LinearProgram", "RowBlock", "merge_row_blocks", "CscArrays"]
+__all__ = ["LinearProgram", "RowBlock", "merge_row_blocks", "concatenate_row_blocks", "CscArrays",
+           "CsrArrays"]
 
 _INF = math.inf
 
@@ -66,6 +67,25 @@ class CscArrays:
 
     def to_scipy(self) -> sp.csc_array:
         return sp.csc_array((self.value, self.index, self.start), shape=(self.n_rows, self.n_cols))
+
+
+@dataclass(frozen=True)
+class CsrArrays:
+    """A row-wise matrix as the three arrays HiGHS takes (``start`` has ``n_rows + 1`` entries;
+    column indices within a row are unique but not necessarily sorted)."""
+
+    n_rows: int
+    n_cols: int
+    start: np.ndarray  # int32
+    index: np.ndarray  # int32
+    value: np.ndarray  # float64
+
+    @property
+    def nnz(self) -> int:
+        return int(self.value.size)
+
+    def to_scipy(self) -> sp.csr_array:
+        return sp.csr_array((self.value, self.index, self.start), shape=(self.n_rows, self.n_cols))
 
 
 def _bound_vector(name: str, value: Any, n: int, *, default: float) -> np.ndarray:
@@ -332,6 +352,36 @@ def merge_row_blocks(blocks: Sequence[RowBlock], n_rows: int, n_cols: int, *,
     return CscArrays(n_rows, n_cols, start.astype(np.int32), index, value)
 
 
+def concatenate_row_blocks(blocks: Sequence[RowBlock], n_rows: int, n_cols: int) -> CsrArrays:
+    """Stack CSR row blocks into one row-wise matrix with model column indices.
+
+    No sort is needed: rows stay in block order and each block's local columns are mapped
+    through its ``col_map`` (an offset when contiguous). This is what :meth:`LinearProgram.pass_to`
+    hands to HiGHS, whose C++ transpose to column-wise storage inside ``passModel`` is faster than
+    a CSC merge in Python (see ``bench/lp_assembly.py``).
+    """
+    nnz = sum(b.data.size for b in blocks)
+    if nnz > np.iinfo(np.int32).max:
+        raise InvalidInput(f"the model has {nnz} nonzeros, more than HiGHS's 32-bit index limit")
+    start = np.empty(n_rows + 1, dtype=np.int32)
+    index = np.empty(nnz, dtype=np.int32)
+    value = np.empty(nnz, dtype=np.float64)
+    pos = 0
+    for b in blocks:
+        k = b.data.size
+        start[b.row_start:b.row_start + b.n_rows] = b.indptr[:-1] + pos
+        if k:
+            if b.col_offset >= 0:
+                np.add(b.indices, b.col_offset, out=index[pos:pos + k], dtype=np.int32,
+                       casting="unsafe")
+            else:
+                np.take(b.col_map, b.indices, out=index[pos:pos + k], mode="clip")
+            value[pos:pos + k] = b.data
+        pos += k
+    start[n_rows] = pos
+    return CsrArrays(n_rows, n_cols, start, index, value)
+
+
 def merge_row_blocks_reference(blocks: Sequence[RowBlock], n_rows: int, n_cols: int, *,
                                start: np.ndarray | None = None) -> CscArrays:
     """Pure NumPy/SciPy version of :func:`merge_row_blocks` (test oracle, and the path for
@@ -587,20 +637,32 @@ class LinearProgram:
                                                threads=threads)
         return self._csc_cache
 
+    def to_csr(self) -> CsrArrays:
+        """The constraint matrix as row-wise arrays (not cached: a concatenation, no sort)."""
+        return concatenate_row_blocks(self._blocks, self._n_rows, self.n_vars)
+
     def matrix(self) -> sp.csc_array:
         """The constraint matrix A, shape (n_rows, n_vars), as a scipy CSC array."""
         return self.to_csc().to_scipy()
 
     def pass_to(self, h: Any) -> None:
-        """Pass the model into an existing ``highspy.Highs`` (replacing its model)."""
+        """Pass the model into an existing ``highspy.Highs`` (replacing its model).
+
+        Without cached CSC arrays the rows are passed row-wise (a concatenation of the blocks)
+        and HiGHS transposes them in C++; with a cache (after :meth:`to_csc`/:meth:`matrix`)
+        the column-wise arrays are passed as they are.
+        """
         import highspy
 
-        csc = self.to_csc()
+        if self._csc_cache is not None:
+            arrays, fmt = self._csc_cache, highspy.MatrixFormat.kColwise
+        else:
+            arrays, fmt = self.to_csr(), highspy.MatrixFormat.kRowwise
         sense = highspy.ObjSense.kMaximize if self.sense == "max" else highspy.ObjSense.kMinimize
         status = h.passModel(
-            self.n_vars, self.n_rows, csc.nnz, int(highspy.MatrixFormat.kColwise), int(sense),
+            self.n_vars, self.n_rows, arrays.nnz, int(fmt), int(sense),
             self.offset, self._cost, self._lower, self._upper, self.row_lower, self.row_upper,
-            csc.start, csc.index, csc.value,
+            arrays.start, arrays.index, arrays.value,
             # HiGHS reads n_vars integrality entries even for an LP: always pass a full array
             # (all zeros = kContinuous keeps it an LP).
             self._integrality.astype(np.int32))
