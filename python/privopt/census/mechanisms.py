@@ -31,7 +31,7 @@ from privopt.census.noise import Measurements, draw_level_noise, spend_levels
 from privopt.census.release import CensusRelease
 from privopt.census.solvers import (chain_order, chain_postprocess, level_cumulative,
                                     round_half_up, tree_postprocess)
-from privopt.errors import InvalidInput, NumericalTrouble
+from privopt.errors import InvalidInput, NumericalTrouble, SolverLimit
 
 __all__ = ["measure_counts", "measure_cumulative", "measure_chain", "m_h", "m_h_r", "m_h_dp",
            "m_c_r", "m_c_dp", "m_c_ch", "topdown", "MECHANISMS", "release"]
@@ -247,8 +247,9 @@ def _consistency_matrix(h: Hierarchy, N: int, width: int) -> sp.csr_matrix:
 
 
 def solve_qp(target: np.ndarray, A: sp.spmatrix, row_lo: np.ndarray, row_hi: np.ndarray,
-             col_lo: float = 0.0) -> np.ndarray:
-    """min ||x − target||² s.t. row_lo ≤ A x ≤ row_hi, x ≥ col_lo, with HiGHS's QP solver."""
+             col_lo: float = 0.0, time_limit: float | None = None) -> np.ndarray:
+    """min ||x − target||² s.t. row_lo ≤ A x ≤ row_hi, x ≥ col_lo, with HiGHS's QP solver
+    (active set: fine for thousands of cells, slow beyond ~10⁴ — the paper used Gurobi)."""
     import highspy
 
     n = target.size
@@ -276,9 +277,13 @@ def solve_qp(target: np.ndarray, A: sp.spmatrix, row_lo: np.ndarray, row_hi: np.
     model.hessian_ = hess
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
     h.passModel(model)
     h.run()
     status = h.getModelStatus()
+    if status == highspy.HighsModelStatus.kTimeLimit:
+        raise SolverLimit(f"HiGHS QP hit time_limit = {time_limit} s", status="time limit")
     if status != highspy.HighsModelStatus.kOptimal:
         raise NumericalTrouble(f"HiGHS QP ended with {h.modelStatusToString(status)}",
                                status=h.modelStatusToString(status))
@@ -286,7 +291,8 @@ def solve_qp(target: np.ndarray, A: sp.spmatrix, row_lo: np.ndarray, row_hi: np.
 
 
 def m_h_r(data: CensusCounts, epsilon: float | None = None, *, rng: Any = None,
-          accountant: Any = None, measurements: Measurements | None = None) -> CensusRelease:
+          accountant: Any = None, measurements: Measurements | None = None,
+          time_limit: float | None = None) -> CensusRelease:
     """M_H^r (spec 003 §2.1): Model 1 with integrality relaxed (x ≥ 0 kept), solved as a QP by
     HiGHS, each value rounded half-up independently — may violate consistency (#CV > 0)."""
     meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
@@ -295,14 +301,15 @@ def m_h_r(data: CensusCounts, epsilon: float | None = None, *, rng: Any = None,
     A = sp.vstack([_consistency_matrix(h, N, R * N),
                    sp.csr_matrix((np.ones(N), (np.zeros(N), np.arange(N))), shape=(1, R * N))])
     rhs = np.concatenate([np.zeros(A.shape[0] - 1), [data.G]])
-    x = solve_qp(meas.noisy.ravel().astype(np.float64), A, rhs, rhs)
+    x = solve_qp(meas.noisy.ravel().astype(np.float64), A, rhs, rhs, time_limit=time_limit)
     counts = np.maximum(round_half_up(x), 0).reshape(R, N)
     return _release("M_H^r", data, meas, counts, t0, time.perf_counter() - start,
                     "counts Δ=2, λ=2L/ε")
 
 
 def m_c_r(data: CensusCounts, epsilon: float | None = None, *, rng: Any = None,
-          accountant: Any = None, measurements: Measurements | None = None) -> CensusRelease:
+          accountant: Any = None, measurements: Measurements | None = None,
+          time_limit: float | None = None) -> CensusRelease:
     """M_c^r (spec 003 §3.2): Model 2 relaxed (ĉ ≥ 0 continuous) by HiGHS QP, rounded half-up,
     ⊖. A running maximum after rounding keeps n̂ ≥ 0 against solver round-off."""
     meas, t0 = _get(measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements)
@@ -319,7 +326,8 @@ def m_c_r(data: CensusCounts, epsilon: float | None = None, *, rng: Any = None,
     A = sp.vstack([cons, mono, top])
     lo = np.concatenate([np.zeros(cons.shape[0]), np.full(k.size, -np.inf), [data.G]])
     hi = np.concatenate([np.zeros(cons.shape[0]), np.zeros(k.size), [data.G]])
-    c = solve_qp(meas.noisy.ravel().astype(np.float64), A, lo, hi).reshape(R, N)
+    c = solve_qp(meas.noisy.ravel().astype(np.float64), A, lo, hi,
+                 time_limit=time_limit).reshape(R, N)
     counts = decumulate(np.maximum.accumulate(np.maximum(round_half_up(c), 0), axis=1))
     return _release("M_c^r", data, meas, counts, t0, time.perf_counter() - start,
                     "cumulative counts Δ=1, λ=L/ε")
