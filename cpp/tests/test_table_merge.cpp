@@ -50,6 +50,14 @@ int main() {
     privopt::add_squared(us, 2);
     CHECK((us.cost == std::vector<std::int64_t>{13, 5, 1, 1, 5, 11, 21}));
     CHECK(phi.is_convex() && us.is_convex());
+    // Implicit quadratic leaves give the same merge as stored ones.
+    CplTable qga = CplTable::quadratic(3, 0, 4), qny = CplTable::quadratic(0, 0, 4);
+    const CplTable* qkids[] = {&qga, &qny};
+    privopt::MergeTrace qtr;
+    CplTable qphi = privopt::table_merge(qkids, 2, -100, 100, &qtr);
+    CHECK(qphi.cost == phi.cost && qtr.up == tr.up && qtr.down == tr.down && qtr.v0 == tr.v0);
+    CHECK(qga.argmin() == 3 && qga.at(5) == privopt::cost_infinity && qga.hi() == 4);
+    CHECK(CplTable::quadratic(-5, 0, 4).argmin() == 0 && CplTable::quadratic(9, 0, 4).argmin() == 4);
     std::int64_t split[2];
     privopt::split_value(tr, 5, split);
     CHECK(split[0] + split[1] == 5 && ga.at(split[0]) + ny.at(split[1]) == 2);

@@ -93,7 +93,7 @@ inline TreeDpResult tree_dp(const TreeDpProblem& p, bool widen = true) {
                     res.status = DpStatus::infeasible, res.bad_node = a;
                     return res;
                 }
-                table[ua] = squared_table(p.noisy[a], p.lo[a], p.hi[a], p.weight[a]);
+                table[ua] = CplTable::quadratic(p.noisy[a], p.lo[a], p.hi[a], p.weight[a]);
                 continue;
             }
             stack.back().second = true;
@@ -121,8 +121,7 @@ inline TreeDpResult tree_dp(const TreeDpProblem& p, bool widen = true) {
         table[ua] = table_merge(kids.data(), kids.size(), want_lo, want_hi, &trace[ua]);
         add_squared(table[ua], p.noisy[a], p.weight[a]);
         for (std::int64_t i = b; i < e; ++i) {  // children tables are no longer needed
-            auto& t = table[static_cast<std::size_t>(p.child_idx[i])];
-            std::vector<std::int64_t>().swap(t.cost);
+            table[static_cast<std::size_t>(p.child_idx[i])].clear();
         }
     }
     if (n_seen != p.n_nodes) throw std::invalid_argument("tree_dp: some nodes are not below the root");
