@@ -9,4 +9,5 @@ PYBIND11_MODULE(_core, m) {
     m.attr("__version__") = privopt::version;
     auto graphs = m.def_submodule("graphs", "Shortest paths on CSR graphs");
     privopt::bindings::register_graphs(graphs);
+    { auto census = m.def_submodule("census", "Census hierarchical-count DPs (spec 003)"); privopt::bindings::register_census(census); }
 }

@@ -1,0 +1,203 @@
+// TableMerge (spec 003 §2.5, the paper's Algorithm 1 §7.1, corrected) and its top-down split.
+//
+// phi(v) = min { sum_c tau_c(x_c) : sum_c x_c = v }  is the min-plus convolution of the children's
+// convex tables. Starting from every child at its smallest minimiser v0_c (V0 = sum v0_c), the
+// optimal allocation of V0 + k is obtained by taking the k smallest "up" slopes
+// tau_c(x) - tau_c(x-1) over all children (each child's list is already sorted by convexity), and
+// symmetrically for V0 - k with the "down" slopes tau_c(x-1) - tau_c(x) (the paper prints the wrong
+// key for that direction; spec 003 §2.5).
+//
+// Two implementations with identical output (costs and traces):
+//  * table_merge        : k-way heap merge stopped once the requested parent range is covered,
+//                         O(sum_c |D_c| + |D_r| log |ch(r)|)  (spec 003 §2.5 "allowed optimisation");
+//  * table_merge_sorted : the paper's literal version, sort all slopes, O(M log M).
+// Ties are broken by (slope, child order, x), so both produce the same trace.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "privopt/cpl_table.hpp"
+
+namespace privopt {
+
+/// What the top-down phase needs to split a parent value among the children (spec 003 §2.5
+/// "Top-down recovery"): the children's minimisers and the order in which they were incremented
+/// (up) or decremented (down). Only the steps that reach the parent's domain are stored.
+struct MergeTrace {
+    std::vector<std::int64_t> v0;  // smallest minimiser of each child's table
+    std::int64_t V0 = 0;           // sum of v0
+    std::vector<std::int32_t> up;    // child incremented at step k (value V0 + k + 1)
+    std::vector<std::int32_t> down;  // child decremented at step k (value V0 - k - 1)
+};
+
+namespace detail {
+
+inline void merge_prepare(const CplTable* const* children, std::size_t k, std::int64_t want_lo,
+                          std::int64_t want_hi, std::int64_t& lo_eff, std::int64_t& hi_eff,
+                          std::int64_t& V0, std::int64_t& base, std::vector<std::int64_t>& v0) {
+    if (k == 0) throw std::invalid_argument("table_merge: a node without children has no phi");
+    std::int64_t sum_lo = 0, sum_hi = 0;
+    V0 = 0;
+    base = 0;
+    v0.resize(k);
+    for (std::size_t c = 0; c < k; ++c) {
+        if (children[c] == nullptr || children[c]->empty())
+            throw std::invalid_argument("table_merge: child " + std::to_string(c) +
+                                        " has an empty table");
+        sum_lo += children[c]->lo;
+        sum_hi += children[c]->hi();
+        v0[c] = children[c]->argmin();
+        V0 += v0[c];
+        base += children[c]->at(v0[c]);
+    }
+    lo_eff = std::max(want_lo, sum_lo);
+    hi_eff = std::min(want_hi, sum_hi);
+}
+
+}  // namespace detail
+
+/// phi on [max(want_lo, sum lo_c), min(want_hi, sum hi_c)] (an empty table when that range is
+/// empty). `trace`, when given, receives what split_value needs.
+inline CplTable table_merge(const CplTable* const* children, std::size_t k, std::int64_t want_lo,
+                            std::int64_t want_hi, MergeTrace* trace = nullptr) {
+    std::int64_t lo_eff, hi_eff, V0, base;
+    std::vector<std::int64_t> v0;
+    detail::merge_prepare(children, k, want_lo, want_hi, lo_eff, hi_eff, V0, base, v0);
+    CplTable phi;
+    if (hi_eff < lo_eff) {
+        if (trace) *trace = MergeTrace{std::move(v0), V0, {}, {}};
+        return phi;
+    }
+    phi.lo = lo_eff;
+    phi.cost.assign(static_cast<std::size_t>(hi_eff - lo_eff + 1), cost_infinity);
+    auto record = [&](std::int64_t v, std::int64_t c) {
+        if (v >= lo_eff && v <= hi_eff) phi.cost[static_cast<std::size_t>(v - lo_eff)] = c;
+    };
+    record(V0, base);
+    std::vector<std::int32_t> up, down;
+    using Item = std::pair<std::int64_t, std::int32_t>;  // (slope, child): ties by child order
+    // Up: V0 -> hi_eff.
+    const std::int64_t n_up = std::max<std::int64_t>(0, hi_eff - V0);
+    if (n_up > 0) {
+        std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
+        std::vector<std::int64_t> x(v0);
+        for (std::size_t c = 0; c < k; ++c)
+            if (x[c] < children[c]->hi())
+                heap.emplace(children[c]->at(x[c] + 1) - children[c]->at(x[c]),
+                             static_cast<std::int32_t>(c));
+        up.reserve(static_cast<std::size_t>(n_up));
+        std::int64_t acc = base;
+        for (std::int64_t step = 1; step <= n_up; ++step) {
+            const auto [slope, c] = heap.top();  // non-empty: V0 + step <= sum hi
+            heap.pop();
+            acc += slope;
+            up.push_back(c);
+            record(V0 + step, acc);
+            const CplTable& t = *children[static_cast<std::size_t>(c)];
+            const std::int64_t nx = ++x[static_cast<std::size_t>(c)];
+            if (nx < t.hi()) heap.emplace(t.at(nx + 1) - t.at(nx), c);
+        }
+    }
+    // Down: V0 -> lo_eff.
+    const std::int64_t n_down = std::max<std::int64_t>(0, V0 - lo_eff);
+    if (n_down > 0) {
+        std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
+        std::vector<std::int64_t> x(v0);
+        for (std::size_t c = 0; c < k; ++c)
+            if (x[c] > children[c]->lo)
+                heap.emplace(children[c]->at(x[c] - 1) - children[c]->at(x[c]),
+                             static_cast<std::int32_t>(c));
+        down.reserve(static_cast<std::size_t>(n_down));
+        std::int64_t acc = base;
+        for (std::int64_t step = 1; step <= n_down; ++step) {
+            const auto [slope, c] = heap.top();
+            heap.pop();
+            acc += slope;
+            down.push_back(c);
+            record(V0 - step, acc);
+            const CplTable& t = *children[static_cast<std::size_t>(c)];
+            const std::int64_t nx = --x[static_cast<std::size_t>(c)];
+            if (nx > t.lo) heap.emplace(t.at(nx - 1) - t.at(nx), c);
+        }
+    }
+    if (trace) *trace = MergeTrace{std::move(v0), V0, std::move(up), std::move(down)};
+    return phi;
+}
+
+/// The paper's literal Algorithm 1: build all up/down slope lists, sort, prefix-sum.
+/// Same output as table_merge; kept as a reference and for the sort-floor benchmark.
+inline CplTable table_merge_sorted(const CplTable* const* children, std::size_t k,
+                                   std::int64_t want_lo, std::int64_t want_hi,
+                                   MergeTrace* trace = nullptr) {
+    std::int64_t lo_eff, hi_eff, V0, base;
+    std::vector<std::int64_t> v0;
+    detail::merge_prepare(children, k, want_lo, want_hi, lo_eff, hi_eff, V0, base, v0);
+    CplTable phi;
+    if (hi_eff < lo_eff) {
+        if (trace) *trace = MergeTrace{std::move(v0), V0, {}, {}};
+        return phi;
+    }
+    using Entry = std::tuple<std::int64_t, std::int32_t, std::int64_t>;  // (slope, child, x)
+    std::vector<Entry> up_list, down_list;
+    for (std::size_t c = 0; c < k; ++c) {
+        const CplTable& t = *children[c];
+        const auto ci = static_cast<std::int32_t>(c);
+        for (std::int64_t x = v0[c] + 1; x <= t.hi(); ++x) up_list.emplace_back(t.at(x) - t.at(x - 1), ci, x);
+        for (std::int64_t x = v0[c]; x > t.lo; --x) down_list.emplace_back(t.at(x - 1) - t.at(x), ci, -x);
+    }
+    std::sort(up_list.begin(), up_list.end());
+    std::sort(down_list.begin(), down_list.end());
+    phi.lo = lo_eff;
+    phi.cost.assign(static_cast<std::size_t>(hi_eff - lo_eff + 1), cost_infinity);
+    auto record = [&](std::int64_t v, std::int64_t c) {
+        if (v >= lo_eff && v <= hi_eff) phi.cost[static_cast<std::size_t>(v - lo_eff)] = c;
+    };
+    record(V0, base);
+    MergeTrace tr{std::move(v0), V0, {}, {}};
+    std::int64_t acc = base;
+    const auto n_up = static_cast<std::size_t>(std::max<std::int64_t>(0, hi_eff - V0));
+    for (std::size_t s = 0; s < n_up; ++s) {
+        acc += std::get<0>(up_list[s]);
+        tr.up.push_back(std::get<1>(up_list[s]));
+        record(V0 + static_cast<std::int64_t>(s) + 1, acc);
+    }
+    acc = base;
+    const auto n_down = static_cast<std::size_t>(std::max<std::int64_t>(0, V0 - lo_eff));
+    for (std::size_t s = 0; s < n_down; ++s) {
+        acc += std::get<0>(down_list[s]);
+        tr.down.push_back(std::get<1>(down_list[s]));
+        record(V0 - static_cast<std::int64_t>(s) - 1, acc);
+    }
+    if (trace) *trace = std::move(tr);
+    return phi;
+}
+
+/// Children values x_c (sum = v) attaining phi(v) (spec 003 §2.5 top-down recovery).
+/// `v` must lie in the range the trace covers.
+inline void split_value(const MergeTrace& trace, std::int64_t v, std::int64_t* out) {
+    const std::size_t k = trace.v0.size();
+    for (std::size_t c = 0; c < k; ++c) out[c] = trace.v0[c];
+    if (v >= trace.V0) {
+        const auto steps = static_cast<std::size_t>(v - trace.V0);
+        if (steps > trace.up.size())
+            throw std::invalid_argument("split_value: value " + std::to_string(v) +
+                                        " above the merged range");
+        for (std::size_t s = 0; s < steps; ++s) ++out[trace.up[s]];
+    } else {
+        const auto steps = static_cast<std::size_t>(trace.V0 - v);
+        if (steps > trace.down.size())
+            throw std::invalid_argument("split_value: value " + std::to_string(v) +
+                                        " below the merged range");
+        for (std::size_t s = 0; s < steps; ++s) --out[trace.down[s]];
+    }
+}
+
+}  // namespace privopt

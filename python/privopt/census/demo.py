@@ -1,0 +1,38 @@
+"""Demo section: the census mechanisms on generated US household data (a few seconds)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from privopt.census.hierarchy import CensusCounts, Hierarchy
+from privopt.census.report import comparison_table, plot_l1_per_level, run_comparison
+from privopt.census.synthetic import synthetic_us
+from privopt.report import Section
+
+__all__ = ["demo_section"]
+
+
+def demo_section(out_dir: Path, seed: int) -> Section:
+    """National (1 + 52 + 3,221 regions, N = 8, 1/1000 of the households) with the DP
+    mechanisms and TopDown; the QP baselines on the nation → state levels only (HiGHS's QP is
+    slow beyond ~10⁴ cells)."""
+    data = synthetic_us(seed, N=8, scale=1e-3)
+    h = data.hierarchy
+    eps = 1.0
+    rows = run_comparison(data, eps, ["M_H^dp", "M_c^dp", "M_c^ch", "TopDown"], seed=seed)
+    plot = plot_l1_per_level(rows, h.level_names, Path(out_dir) / "census_l1_per_level.png")
+    states = h.level_slice(1)
+    h2 = Hierarchy.from_parents(h.parent[: states.stop], h.names[: states.stop],
+                                h.level_names[:2])
+    small = CensusCounts.from_leaf_counts(h2, data.counts[states])
+    rows2 = run_comparison(small, eps, ["M_H^r", "M_H^dp", "M_c^r", "M_c^dp", "TopDown"],
+                           seed=seed, qp_time_limit=20.0)
+    body = (
+        f"Synthetic US households (seed {seed}): {h.n_regions} regions "
+        f"({', '.join(f'{n} {k}' for n, k in zip(h.level_sizes, h.level_names))}), sizes 1..{data.N}, "
+        f"G = {data.G}, ε = {eps:g} split over the {h.n_levels} levels. M_c^ch uses the strictly "
+        "ε-DP chain noise (Δ_ℓ = |R_ℓ|), hence its large county error.\n\n"
+        + comparison_table(rows, h.level_names)
+        + "\n\nNation → states only, with the rounded-QP baselines (#CV = consistency "
+        "violations):\n\n" + comparison_table(rows2, h2.level_names))
+    return Section("Census: consistent DP group-size counts (spec 003)", body, [plot.name])

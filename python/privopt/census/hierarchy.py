@@ -1,0 +1,348 @@
+"""Region hierarchies and group-size counts (spec 003 §1.1-1.2).
+
+A :class:`Hierarchy` is a rooted tree of regions with all leaves at the same depth L (the
+paper's assumption, spec 003 §1.2; unequal depths are rejected with a clear error — pad a short
+branch with single-child regions if needed). Regions are stored in breadth-first order (root
+first, then level by level, children contiguous and in declared order), so that "level ℓ" is a
+contiguous slice of region indices.
+
+:class:`CensusCounts` holds the private input: ``n[r, s-1]`` = number of groups (households) of
+size ``s`` in region ``r`` (s = 1..N), consistent over the hierarchy, with the public total G.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from privopt._validation import check_int
+from privopt.errors import InvalidInput
+
+__all__ = ["Hierarchy", "CensusCounts", "cumulate", "decumulate"]
+
+
+def cumulate(n: np.ndarray) -> np.ndarray:
+    """⊕ (spec 003 §3.1): cumulative counts ``c_s = Σ_{k≤s} n_k`` along the last axis."""
+    return np.cumsum(n, axis=-1)
+
+
+def decumulate(c: np.ndarray) -> np.ndarray:
+    """⊖ (spec 003 §3.1): ``n_1 = c_1``, ``n_s = c_s − c_{s−1}`` along the last axis."""
+    return np.diff(c, axis=-1, prepend=0)
+
+
+@dataclass(frozen=True, eq=False)
+class Hierarchy:
+    """A region tree in breadth-first order (build it with the ``from_*`` constructors).
+
+    Attributes
+    ----------
+    parent : (R,) int64, parent region index, -1 for the root (index 0).
+    names : (R,) object array of region names (unique).
+    level : (R,) int64, 0 for the root … L-1 for the leaves (the paper's ℓ is ``level + 1``).
+    level_names : tuple of L level names (e.g. ``("nation", "state", "county")``).
+    child_ptr, child_idx : CSR children lists (children of r are
+        ``child_idx[child_ptr[r]:child_ptr[r+1]]``, in declared order).
+    """
+
+    parent: np.ndarray
+    names: np.ndarray
+    level: np.ndarray
+    level_names: tuple[str, ...]
+    child_ptr: np.ndarray = field(repr=False)
+    child_idx: np.ndarray = field(repr=False)
+
+    # ----------------------------------------------------------------- constructors
+    @classmethod
+    def from_parents(cls, parent: Sequence[int] | np.ndarray, names: Sequence[Any] | None = None,
+                     level_names: Sequence[str] | None = None) -> Hierarchy:
+        """Build from a parent array (``parent[i] = -1`` for the single root).
+
+        Parameters
+        ----------
+        parent : (R,) integers; region i's parent index, -1 for the root.
+        names : optional (R,) unique region names (default: ``"0"``, ``"1"``, …).
+        level_names : optional L names of the levels.
+
+        Raises
+        ------
+        InvalidInput
+            No or several roots, an index out of range, a cycle, leaves at different depths,
+            duplicate names.
+        """
+        try:
+            par = np.asarray(parent)
+        except (TypeError, ValueError):
+            raise InvalidInput("parent must be an array of integers") from None
+        if par.ndim != 1 or par.size == 0 or par.dtype.kind not in "iu":
+            raise InvalidInput(f"parent must be a non-empty 1-D integer array, got {par!r:.80}")
+        par = par.astype(np.int64)
+        R = par.size
+        roots = np.flatnonzero(par == -1)
+        if roots.size != 1:
+            raise InvalidInput(f"parent must have exactly one root (entry -1), found {roots.size}")
+        bad = np.flatnonzero((par < -1) | (par >= R) | (par == np.arange(R)))
+        if bad.size:
+            raise InvalidInput(f"parent[{bad[0]}] = {par[bad[0]]} is not a valid region index")
+        if names is None:
+            names_arr = np.array([str(i) for i in range(R)], dtype=object)
+        else:
+            names_arr = np.empty(R, dtype=object)
+            names_list = list(names)
+            if len(names_list) != R:
+                raise InvalidInput(f"names must have {R} entries, got {len(names_list)}")
+            names_arr[:] = names_list
+            if len(set(names_list)) != R:
+                raise InvalidInput("names must be unique")
+        # Children lists in original index order, then breadth-first relabelling.
+        order = np.argsort(par, kind="stable")
+        counts = np.bincount(par[par >= 0], minlength=R)
+        ptr = np.concatenate([[0], np.cumsum(counts)])
+        kids = order[roots.size:]  # sorted by parent, stable: declared order
+        bfs = [int(roots[0])]
+        depth = np.full(R, -1, dtype=np.int64)
+        depth[roots[0]] = 0
+        frontier = np.array([roots[0]])
+        while frontier.size:
+            nxt = np.concatenate([kids[ptr[p]:ptr[p + 1]] for p in frontier]) if frontier.size else frontier
+            nxt = nxt.astype(np.int64)
+            if nxt.size:
+                depth[nxt] = depth[frontier[0]] + 1
+                bfs.extend(nxt.tolist())
+            frontier = nxt
+            if len(bfs) > R:
+                break
+        if len(bfs) != R:
+            unreached = np.flatnonzero(depth < 0)
+            raise InvalidInput(f"parent has a cycle or a region not below the root "
+                               f"(region {unreached[0]} is unreachable)")
+        leaves = counts == 0
+        leaf_depths = np.unique(depth[leaves])
+        if leaf_depths.size != 1:
+            raise InvalidInput(
+                f"all leaves must be at the same depth (spec 003 §1.2); found leaf depths "
+                f"{leaf_depths.tolist()}: pad shorter branches with single-child regions")
+        L = int(leaf_depths[0]) + 1
+        if level_names is None:
+            level_names = tuple(f"level{i + 1}" for i in range(L))
+        level_names = tuple(str(x) for x in level_names)
+        if len(level_names) != L:
+            raise InvalidInput(f"level_names must have {L} entries, got {len(level_names)}")
+        perm = np.asarray(bfs, dtype=np.int64)  # new index -> old index
+        inv = np.empty(R, dtype=np.int64)
+        inv[perm] = np.arange(R)
+        new_parent = np.where(par[perm] >= 0, inv[np.maximum(par[perm], 0)], -1)
+        new_counts = counts[perm]
+        new_ptr = np.concatenate([[0], np.cumsum(new_counts)]).astype(np.int64)
+        # In BFS order the children of r are exactly the regions with parent r, contiguous.
+        child_idx = np.arange(1, R, dtype=np.int64)
+        return cls(new_parent, names_arr[perm], depth[perm], level_names, new_ptr, child_idx)
+
+    @classmethod
+    def from_nested(cls, tree: Mapping[str, Any], level_names: Sequence[str] | None = None
+                    ) -> Hierarchy:
+        """Build from a nested mapping ``{root: {child: {...}, ...}}``; a leaf's value is an empty
+        mapping or None, and a list of names is a shorthand for leaves.
+
+        Example
+        -------
+        >>> Hierarchy.from_nested({"US": ["GA", "NY"]}).names.tolist()
+        ['US', 'GA', 'NY']
+        """
+        if not isinstance(tree, Mapping) or len(tree) != 1:
+            raise InvalidInput("tree must be a mapping with exactly one root key")
+        names: list[str] = []
+        parent: list[int] = []
+        stack: list[tuple[Any, Any, int]] = [(k, v, -1) for k, v in tree.items()]
+        while stack:
+            name, sub, par = stack.pop(0)
+            idx = len(names)
+            names.append(name)
+            parent.append(par)
+            if sub is None:
+                continue
+            if isinstance(sub, Mapping):
+                stack.extend((k, v, idx) for k, v in sub.items())
+            elif isinstance(sub, (list, tuple)):
+                stack.extend((k, None, idx) for k in sub)
+            else:
+                raise InvalidInput(f"tree: children of {name!r} must be a mapping or list")
+        return cls.from_parents(parent, names, level_names)
+
+    @classmethod
+    def from_frame(cls, frame: Any, level_columns: Sequence[str], root_name: str = "root"
+                   ) -> Hierarchy:
+        """Build from a DataFrame with one column per level below the root (e.g. state, county);
+        each distinct row path is a leaf. Region names are the paths joined by ``"/"``."""
+        cols = list(level_columns)
+        if not cols:
+            raise InvalidInput("level_columns must name at least one column")
+        missing = [c for c in cols if c not in frame.columns]
+        if missing:
+            raise InvalidInput(f"level_columns not in the frame: {missing}")
+        paths = frame[cols].drop_duplicates()
+        if paths.isna().any().any():
+            raise InvalidInput("level_columns contain missing values")
+        names = [root_name]
+        parent = [-1]
+        index = {(): 0}
+        for row in paths.itertuples(index=False):
+            key: tuple = ()
+            for v in row:
+                child = key + (v,)
+                if child not in index:
+                    index[child] = len(names)
+                    names.append("/".join(str(x) for x in child))
+                    parent.append(index[key])
+                key = child
+        return cls.from_parents(parent, names, [root_name] + cols)
+
+    # ----------------------------------------------------------------- properties
+    @property
+    def n_regions(self) -> int:
+        return int(self.parent.size)
+
+    @property
+    def n_levels(self) -> int:
+        """L, the number of levels (root level included)."""
+        return len(self.level_names)
+
+    def level_slice(self, lev: int) -> slice:
+        """Regions of level ``lev`` (0 = root) as a contiguous slice."""
+        idx = np.flatnonzero(self.level == lev)
+        return slice(int(idx[0]), int(idx[-1]) + 1)
+
+    @property
+    def level_sizes(self) -> np.ndarray:
+        """|R_ℓ| per level, shape (L,)."""
+        return np.bincount(self.level, minlength=self.n_levels)
+
+    @property
+    def leaves(self) -> slice:
+        return self.level_slice(self.n_levels - 1)
+
+    def index(self, name: Any) -> int:
+        hits = np.flatnonzero(self.names == name)
+        if hits.size == 0:
+            raise InvalidInput(f"no region named {name!r}")
+        return int(hits[0])
+
+    def aggregate(self, leaf_values: np.ndarray) -> np.ndarray:
+        """Sum leaf rows up the tree: (n_leaves, ...) -> (R, ...) consistent table."""
+        out = np.zeros((self.n_regions,) + leaf_values.shape[1:], dtype=leaf_values.dtype)
+        out[self.leaves] = leaf_values
+        for lev in range(self.n_levels - 1, 0, -1):
+            sl = self.level_slice(lev)
+            np.add.at(out, self.parent[sl], out[sl])
+        return out
+
+    def postorder(self) -> np.ndarray:
+        """Regions in post-order (children in declared order, then the parent; spec 003 §3.4)."""
+        out: list[int] = []
+        stack = [(0, False)]
+        while stack:
+            r, done = stack.pop()
+            if done:
+                out.append(r)
+                continue
+            stack.append((r, True))
+            kids = self.child_idx[self.child_ptr[r]:self.child_ptr[r + 1]]
+            stack.extend((int(c), False) for c in kids[::-1])
+        return np.asarray(out, dtype=np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class CensusCounts:
+    """Private group-size counts over a hierarchy.
+
+    Attributes
+    ----------
+    hierarchy : the region tree.
+    counts : (R, N) int64, ``counts[r, s-1]`` = groups of size s in region r; consistent.
+    """
+
+    hierarchy: Hierarchy
+    counts: np.ndarray
+
+    @classmethod
+    def from_leaf_counts(cls, hierarchy: Hierarchy, leaf_counts: Any, *, G: int | None = None
+                         ) -> CensusCounts:
+        """Counts given for the leaves, in ``hierarchy.leaves`` order, shape (n_leaves, N);
+        the other levels are sums. ``G``, when given, must equal the total (else InvalidInput)."""
+        arr = np.asarray(leaf_counts)
+        n_leaves = hierarchy.leaves.stop - hierarchy.leaves.start
+        if arr.ndim != 2 or arr.shape[0] != n_leaves or arr.shape[1] < 1:
+            raise InvalidInput(f"leaf_counts must have shape ({n_leaves}, N), got {arr.shape}")
+        if arr.dtype.kind == "f":
+            if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+                raise InvalidInput("leaf_counts must be integers")
+        elif arr.dtype.kind not in "iu":
+            raise InvalidInput(f"leaf_counts must be integers, got dtype {arr.dtype}")
+        arr = arr.astype(np.int64)
+        if np.any(arr < 0):
+            i, s = np.argwhere(arr < 0)[0]
+            raise InvalidInput(f"leaf_counts[{i}, {s}] = {arr[i, s]} is negative")
+        out = cls(hierarchy, hierarchy.aggregate(arr))
+        if G is not None and check_int("G", G, minimum=0) != out.G:
+            raise InvalidInput(f"G = {G} does not match the total number of groups {out.G}")
+        return out
+
+    @classmethod
+    def from_region_counts(cls, hierarchy: Hierarchy, counts: Any) -> CensusCounts:
+        """A full (R, N) table; must already be consistent (parents = sums of children)."""
+        arr = np.asarray(counts)
+        if arr.ndim != 2 or arr.shape[0] != hierarchy.n_regions:
+            raise InvalidInput(f"counts must have shape ({hierarchy.n_regions}, N), got {arr.shape}")
+        out = cls.from_leaf_counts(hierarchy, arr[hierarchy.leaves])
+        if not np.array_equal(out.counts, arr):
+            r = int(np.flatnonzero(np.any(out.counts != arr, axis=1))[0])
+            raise InvalidInput(f"counts are not consistent: region {hierarchy.names[r]!r} is not "
+                               f"the sum of its children")
+        return out
+
+    @classmethod
+    def from_records(cls, records: Any, level_columns: Sequence[str], group_column: str, *,
+                     max_size: int | None = None, root_name: str = "root") -> CensusCounts:
+        """Count groups from individual records (spec 003 §1.1, z ≡ 1).
+
+        Parameters
+        ----------
+        records : pandas DataFrame, one row per individual.
+        level_columns : region columns from the top level below the root down to the leaf.
+        group_column : group (household/unit) id column; a group's size is its row count.
+        max_size : N; default the largest group size. Larger groups raise InvalidInput.
+        """
+        if group_column not in records.columns:
+            raise InvalidInput(f"group_column {group_column!r} is not a column of records")
+        hierarchy = Hierarchy.from_frame(records, level_columns, root_name)
+        cols = list(level_columns)
+        per_group = records.groupby(group_column, sort=False)
+        n_paths = per_group[cols].nunique(dropna=False)
+        if (n_paths > 1).any().any():
+            g = n_paths.index[(n_paths > 1).any(axis=1)][0]
+            raise InvalidInput(f"group {g!r} spans several regions; each group must live in one leaf")
+        sizes = per_group.size()
+        first = per_group[cols].first()
+        N = int(sizes.max()) if max_size is None else check_int("max_size", max_size, minimum=1)
+        if sizes.max() > N:
+            raise InvalidInput(f"a group has size {int(sizes.max())} > max_size = {N}")
+        leaf_names = first.astype(str).agg("/".join, axis=1).to_numpy()
+        leaf_sl = hierarchy.leaves
+        pos = {n: i for i, n in enumerate(hierarchy.names[leaf_sl])}
+        leaf_i = np.fromiter((pos[n] for n in leaf_names), dtype=np.int64, count=leaf_names.size)
+        leaf = np.zeros((leaf_sl.stop - leaf_sl.start, N), dtype=np.int64)
+        np.add.at(leaf, (leaf_i, sizes.to_numpy() - 1), 1)
+        return cls(hierarchy, hierarchy.aggregate(leaf))
+
+    @property
+    def G(self) -> int:
+        """Public total number of groups."""
+        return int(self.counts[0].sum())
+
+    @property
+    def N(self) -> int:
+        """Largest group size (sizes are 1..N)."""
+        return int(self.counts.shape[1])

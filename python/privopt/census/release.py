@@ -1,0 +1,128 @@
+"""The release object returned by every census mechanism, its checks and its error metrics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privopt.census.hierarchy import CensusCounts, Hierarchy
+from privopt.errors import InvalidInput, PrivacyViolation
+
+__all__ = ["CensusRelease", "consistency_violations", "l1_per_level"]
+
+
+def consistency_violations(hierarchy: Hierarchy, counts: np.ndarray) -> int:
+    """#CV: pairs (non-leaf r, s) with ``n̂_s^r ≠ Σ_c n̂_s^c`` (spec 003 §5 resolution)."""
+    sums = np.zeros_like(counts)
+    np.add.at(sums, hierarchy.parent[1:], counts[1:])
+    internal = np.diff(hierarchy.child_ptr) > 0
+    return int(np.count_nonzero(sums[internal] != counts[internal]))
+
+
+def l1_per_level(hierarchy: Hierarchy, released: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """L1 error per level, ``Σ_{r∈R_ℓ} ||n^r − n̂^r||_1`` (Table 7), shape (L,)."""
+    err = np.abs(np.asarray(released, dtype=np.float64) - truth).sum(axis=1)
+    return np.bincount(hierarchy.level, weights=err, minlength=hierarchy.n_levels)
+
+
+@dataclass(eq=False)
+class CensusRelease:
+    """A differentially private release of group-size counts.
+
+    Attributes
+    ----------
+    mechanism : name (``"M_H"``, ``"M_H^r"``, ``"M_H^dp"``, ``"M_c^r"``, ``"M_c^dp"``,
+        ``"M_c^ch"``, ``"TopDown"``).
+    hierarchy : the (public) region tree.
+    counts : (R, N) int64 (float64 for M_H, which releases raw noisy counts may be negative) —
+        the public output, ``counts[r, s-1]`` groups of size s in region r.
+    G : public total.
+    epsilon : ε spent.
+    guarantee : one-line statement of the privacy guarantee (notion, neighbours, sensitivity).
+    ledger : privacy-ledger entries (``privopt.dp.LedgerEntry``) of the noise draws.
+    timings : seconds per phase (``noise``, ``postprocess``, ``total``).
+    info : solver facts (DP cost, window rounds, certified exactness, …).
+    measurements : the noisy measurements (:class:`~privopt.census.noise.Measurements`), kept
+        apart from ``counts``; they are as private-safe as the output but not part of it.
+    """
+
+    mechanism: str
+    hierarchy: Hierarchy
+    counts: np.ndarray
+    G: int
+    epsilon: float
+    guarantee: str
+    ledger: list = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+    measurements: Any = field(default=None, repr=False)
+
+    # ------------------------------------------------------------------ checks
+    def check(self) -> dict[str, bool]:
+        """The four PGSR properties (spec 003 §1.3) as booleans (privacy is by construction)."""
+        c = self.counts
+        integral = bool(c.dtype.kind in "iu" or np.all(c == np.round(c)))
+        return {
+            "integral": integral,
+            "nonnegative": bool(np.all(c >= 0)),
+            "consistent": consistency_violations(self.hierarchy, c) == 0,
+            "faithful": bool(all(
+                int(round(float(c[self.hierarchy.level_slice(lev)].sum()))) == self.G
+                for lev in range(self.hierarchy.n_levels))),
+        }
+
+    def verify(self) -> CensusRelease:
+        """Raise :class:`~privopt.errors.PrivacyViolation` naming the failed properties unless the
+        release is integral, non-negative, consistent and faithful; returns self."""
+        failed = [k for k, ok in self.check().items() if not ok]
+        if failed:
+            raise PrivacyViolation(f"{self.mechanism} release is not {', '.join(failed)}"
+                                   f" ({self.violations()} consistency violations)")
+        return self
+
+    def violations(self) -> int:
+        """Number of consistency violations #CV."""
+        return consistency_violations(self.hierarchy, self.counts)
+
+    def l1_per_level(self, truth: CensusCounts | np.ndarray) -> np.ndarray:
+        """L1 error per level against the true counts (evaluation only), shape (L,)."""
+        t = truth.counts if isinstance(truth, CensusCounts) else np.asarray(truth)
+        if t.shape != self.counts.shape:
+            raise InvalidInput(f"truth must have shape {self.counts.shape}, got {t.shape}")
+        return l1_per_level(self.hierarchy, self.counts, t)
+
+    # ------------------------------------------------------------------ output
+    def to_frame(self):
+        """Long pandas DataFrame: region, level, size, count (public output only)."""
+        import pandas as pd
+
+        R, N = self.counts.shape
+        return pd.DataFrame({
+            "region": np.repeat(self.hierarchy.names, N),
+            "level": np.repeat(np.asarray(self.hierarchy.level_names, dtype=object)[self.hierarchy.level], N),
+            "size": np.tile(np.arange(1, N + 1), R),
+            "count": self.counts.ravel(),
+        })
+
+    def save(self, path: str | Path) -> Path:
+        """Write the released counts as CSV (``.csv``) or Parquet (``.parquet``, needs pyarrow)."""
+        p = Path(path)
+        frame = self.to_frame()
+        if p.suffix == ".parquet":
+            try:
+                frame.to_parquet(p, index=False)
+            except ImportError as exc:
+                raise InvalidInput(f"writing {p.name} needs pyarrow or fastparquet: {exc}") from None
+        elif p.suffix == ".csv":
+            frame.to_csv(p, index=False)
+        else:
+            raise InvalidInput(f"path must end in .csv or .parquet, got {p.name!r}")
+        return p
+
+    def __repr__(self) -> str:
+        R, N = self.counts.shape
+        return (f"CensusRelease({self.mechanism}, ε={self.epsilon:g}, {R} regions × {N} sizes, "
+                f"G={self.G}, {self.timings.get('total', float('nan')):.3g} s)")

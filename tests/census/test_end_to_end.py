@@ -1,0 +1,114 @@
+"""Mechanisms with real noise from privopt.dp: ledger, budget, reproducibility, noise scale;
+the synthetic generator, the CLI and the demo section."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from privopt.census import (CensusCounts, Hierarchy, m_c_ch, m_c_dp, m_h_dp, measure_chain,
+                            measure_counts, release, topdown)
+from privopt.census.synthetic import household_size_distribution, synthetic_us
+from privopt.cli import main
+from privopt.dp import PrivacyAccountant
+from privopt.errors import PrivacyBudgetExceeded
+
+
+@pytest.fixture(scope="module")
+def small_us() -> CensusCounts:
+    return synthetic_us(0, N=6, scale=2e-4)
+
+
+def test_synthetic_us_shape_and_calibration():
+    d = synthetic_us(0, N=20, scale=1e-2)
+    assert d.hierarchy.level_sizes.tolist() == [1, 52, 3221]
+    assert synthetic_us(0, N=20, scale=1e-2, include_pr=False).hierarchy.level_sizes.tolist() == [1, 51, 3143]
+    assert abs(d.G - 1_180_933) <= 1
+    share = d.counts[0] / d.G
+    assert abs(share[0] - 0.267) < 0.01 and abs((share * np.arange(1, 21)).sum() - 2.55) < 0.05
+    assert np.array_equal(synthetic_us(0, N=20, scale=1e-2).counts, d.counts)
+    p = household_size_distribution(20)
+    assert p.shape == (20,) and abs(p.sum() - 1) < 1e-12 and np.all(p >= 0)
+    deep = synthetic_us(1, N=4, scale=1e-3, tracts_per_county=3, blocks_per_tract=2)
+    assert deep.hierarchy.n_levels == 5 and deep.hierarchy.level_sizes[3] >= 3221
+
+
+def test_all_mechanisms_verify_and_ledger(small_us):
+    L = small_us.hierarchy.n_levels
+    for name in ("M_H^dp", "M_c^dp", "M_c^ch", "TopDown"):
+        acct = PrivacyAccountant(epsilon_budget=1.0)
+        rel = release(small_us, 1.0, name, rng=7, accountant=acct).verify()
+        assert len(rel.ledger) == L and math.isclose(acct.epsilon_spent, 1.0)
+        assert rel.timings["total"] >= rel.timings["postprocess"] >= 0
+        assert "ε-DP" in rel.guarantee
+
+
+def test_budget_is_checked_before_drawing(running_example):
+    acct = PrivacyAccountant(epsilon_budget=0.5)
+    with pytest.raises(PrivacyBudgetExceeded):
+        m_h_dp(running_example, 1.0, rng=0, accountant=acct)
+
+
+def test_reproducible_with_a_seed(small_us):
+    a, b = m_c_dp(small_us, 0.5, rng=3), m_c_dp(small_us, 0.5, rng=3)
+    assert np.array_equal(a.counts, b.counts)
+
+
+def test_noise_scale_is_wired(small_us):
+    # ñ − n has the double-geometric variance 2α/(1−α)², α = exp(−ε_level/Δ) (spec 003 §1.4).
+    L, eps = small_us.hierarchy.n_levels, 3.0
+    m = measure_counts(small_us, eps, rng=0)
+    d = (m.noisy - small_us.counts).ravel()
+    alpha = math.exp(-eps / (L * 2))
+    var = 2 * alpha / (1 - alpha) ** 2
+    assert abs(d.mean()) < 5 * math.sqrt(var / d.size)
+    assert abs(d.var() / var - 1) < 0.1
+    strict = measure_chain(small_us, eps, rng=0)
+    paper = measure_chain(small_us, eps, rng=0, chain_noise_scale="paper")
+    assert strict.sensitivity.tolist() == small_us.hierarchy.level_sizes.tolist()
+    assert paper.sensitivity.tolist() == [1.0] * L
+    assert "NOT ε-DP" in m_c_ch(small_us, measurements=paper).guarantee
+
+
+def test_dp_mechanisms_are_more_accurate_than_raw_rounding(small_us):
+    # Same noise; the DP optimum is the closest feasible release in L2 to the measurements.
+    m = measure_counts(small_us, 0.5, rng=11)
+    dp, td = m_h_dp(small_us, measurements=m), topdown(small_us, measurements=m)
+    assert ((dp.counts - m.noisy) ** 2).sum() <= ((td.counts - m.noisy) ** 2).sum()
+
+
+def test_cli_records_and_errors(tmp_path, capsys):
+    rec = tmp_path / "rec.csv"
+    rec.write_text("state,county,hh\nGA,g1,A\nGA,g1,A\nGA,g2,B\nNY,n1,C\nNY,n1,C\nNY,n1,C\n")
+    out = tmp_path / "out"
+    assert main(["census", "--records", str(rec), "--levels", "state,county", "--group", "hh",
+                 "--seed", "0", "--out", str(out), "--mechanism", "M_H^dp",
+                 "--compare", "M_H^dp,TopDown,M_H^r"]) == 0
+    import pandas as pd
+
+    f = pd.read_csv(out / "released_counts.csv")
+    assert f.loc[f.region == "root", "count"].sum() == 3
+    assert (out / "report.md").exists() and (out / "census_l1_per_level.png").exists()
+    counts = tmp_path / "counts.csv"
+    counts.write_text("state,county,size_1,size_2\nGA,g1,3,1\nGA,g2,0,2\nNY,n1,5,0\n")
+    assert main(["census", "--counts", str(counts), "--levels", "state,county", "--seed", "1",
+                 "--out", str(out), "--mechanism", "M_c^ch"]) == 0
+    assert main(["census", "--records", str(rec), "--levels", "state,county",
+                 "--out", str(out)]) == 2
+    assert "--group" in capsys.readouterr().err
+
+
+def test_demo_section(tmp_path):
+    from privopt.census.demo import demo_section
+
+    section = demo_section(tmp_path, 0)
+    assert "M_c^ch" in section.body and (tmp_path / section.figures[0]).exists()
+
+
+def test_single_region_any_epsilon():
+    h = Hierarchy.from_parents([-1])
+    data = CensusCounts.from_leaf_counts(h, [[3, 1, 2]])
+    for eps in (0.01, 1.0, 50.0):
+        assert m_c_ch(data, eps, rng=0).verify().counts.sum() == 6

@@ -1,0 +1,82 @@
+"""Data model: constructors, breadth-first order, aggregation, validation errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privopt.census import CensusCounts, Hierarchy, cumulate, decumulate
+from privopt.errors import InvalidInput
+
+
+def test_running_example_counts(running_example):
+    c = running_example
+    assert c.hierarchy.names.tolist() == ["US", "GA", "NY"]
+    assert c.counts.tolist() == [[3, 1, 2, 0, 0], [2, 0, 1, 0, 0], [1, 1, 1, 0, 0]]
+    assert (c.G, c.N, c.hierarchy.n_levels) == (6, 5, 2)
+    assert np.array_equal(decumulate(cumulate(c.counts)), c.counts)
+
+
+def test_from_parents_reorders_breadth_first():
+    # 0 is a leaf under 3; 3 is the root's child; 2 is the root.
+    h = Hierarchy.from_parents([3, 3, -1, 2, 2, 4], names=list("abcdef"))
+    # depth of f is 3 but a, b are at depth 2: unequal -> rejected below; use an equal tree.
+    h = Hierarchy.from_parents([3, 3, -1, 2, 2, 4, 4], names=list("abcdefg"))
+    assert h.names.tolist() == ["c", "d", "e", "a", "b", "f", "g"]
+    assert h.level.tolist() == [0, 1, 1, 2, 2, 2, 2]
+    assert h.parent.tolist() == [-1, 0, 0, 1, 1, 2, 2]
+    assert h.postorder().tolist() == [3, 4, 1, 5, 6, 2, 0]
+
+
+def test_from_records_and_frame():
+    rec = pd.DataFrame({
+        "state": ["GA"] * 5 + ["NY"] * 6,
+        "county": ["g1", "g1", "g1", "g2", "g2", "n1", "n1", "n1", "n1", "n1", "n1"],
+        "hh": ["A", "A", "A", "B", "C", "D", "D", "D", "E", "F", "F"],
+    })
+    c = CensusCounts.from_records(rec, ["state", "county"], "hh", max_size=4)
+    h = c.hierarchy
+    assert h.names.tolist() == ["root", "GA", "NY", "GA/g1", "GA/g2", "NY/n1"]
+    assert c.counts[0].tolist() == [3, 1, 2, 0]
+    assert c.counts[h.index("GA/g2")].tolist() == [2, 0, 0, 0]
+    with pytest.raises(InvalidInput, match="max_size"):
+        CensusCounts.from_records(rec, ["state", "county"], "hh", max_size=2)
+    bad = rec.copy()
+    bad.loc[0, "county"] = "g2"
+    with pytest.raises(InvalidInput, match="spans several regions"):
+        CensusCounts.from_records(bad, ["state", "county"], "hh")
+    with pytest.raises(InvalidInput, match="group_column"):
+        CensusCounts.from_records(rec, ["state"], "nope")
+
+
+@pytest.mark.parametrize("parent, match", [
+    ([0, 0], "exactly one root"),
+    ([-1, -1], "exactly one root"),
+    ([-1, 5], "not a valid region index"),
+    ([-1, 2, 1], "cycle"),
+    ([-1, 0, 0, 1], "same depth"),
+    ([], "non-empty"),
+    ([-1.0, 0.0], "integer"),
+])
+def test_bad_hierarchies(parent, match):
+    with pytest.raises(InvalidInput, match=match):
+        Hierarchy.from_parents(np.asarray(parent))
+
+
+def test_bad_counts():
+    h = Hierarchy.from_nested({"US": ["GA", "NY"]})
+    with pytest.raises(InvalidInput, match="negative"):
+        CensusCounts.from_leaf_counts(h, [[1, -1], [0, 0]])
+    with pytest.raises(InvalidInput, match="shape"):
+        CensusCounts.from_leaf_counts(h, [[1, 1]])
+    with pytest.raises(InvalidInput, match="G = 5"):
+        CensusCounts.from_leaf_counts(h, [[1, 1], [1, 1]], G=5)
+    with pytest.raises(InvalidInput, match="integers"):
+        CensusCounts.from_leaf_counts(h, [[1.5, 1], [1, 1]])
+    with pytest.raises(InvalidInput, match="not consistent"):
+        CensusCounts.from_region_counts(h, [[3, 2], [1, 1], [1, 1]])
+    with pytest.raises(InvalidInput, match="names must be unique"):
+        Hierarchy.from_parents([-1, 0, 0], names=["a", "b", "b"])
+    with pytest.raises(InvalidInput, match="one root key"):
+        Hierarchy.from_nested({"a": [], "b": []})

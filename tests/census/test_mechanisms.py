@@ -1,0 +1,127 @@
+"""Mechanisms: the PGSR properties for any noise (injected measurements), zero-noise identity,
+the M_c^dp oracle (spec 003 §8 O5), baselines, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from census_helpers import random_counts, random_hierarchy
+
+from privopt.census import (MECHANISMS, CensusCounts, Hierarchy, Measurements, cumulate, m_c_ch,
+                            m_c_dp, m_h_dp, release, topdown)
+from privopt.census.solvers import chain_order, level_cumulative
+from privopt.errors import InvalidInput, PrivacyViolation
+
+CONSISTENT = ["M_H^dp", "M_c^dp", "M_c^ch", "TopDown"]
+
+
+def _measurements(kind: str, noisy: np.ndarray, L: int) -> Measurements:
+    return Measurements(kind, np.asarray(noisy, dtype=np.int64), 1.0, np.full(L, 2.0), np.ones(L))
+
+
+def _inject(data: CensusCounts, name: str, noise: np.ndarray) -> Measurements:
+    L = data.hierarchy.n_levels
+    if name in ("M_c^dp", "M_c^r"):
+        return _measurements("cumulative", cumulate(data.counts) + noise, L)
+    if name == "M_c^ch":
+        region, size, level, _ = chain_order(data.hierarchy, data.N)
+        m = _measurements("chain", level_cumulative(data.counts[region, size], level, L)
+                          + noise[region, size], L)
+        m.info["chain_noise_scale"] = "strict"
+        return m
+    return _measurements("counts", data.counts + noise, L)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("name", CONSISTENT)
+def test_consistent_mechanisms_verify_for_any_noise(name, seed):
+    rng = np.random.default_rng(seed)
+    data = random_counts(rng, random_hierarchy(rng, 3, 3), N=4, high=6)
+    scale = [3, 30, 1000][seed % 3]
+    noise = rng.integers(-scale, scale + 1, size=data.counts.shape)
+    if seed == 4:
+        noise = -np.abs(noise) - 50  # every noisy value negative
+    rel = MECHANISMS[name](data, measurements=_inject(data, name, noise)).verify()
+    assert rel.violations() == 0 and rel.counts.dtype == np.int64
+    if name != "TopDown":
+        assert rel.info["certified"]
+
+
+@pytest.mark.parametrize("name", CONSISTENT + ["M_H^r", "M_c^r", "M_H"])
+def test_zero_noise_returns_truth(name):
+    rng = np.random.default_rng(1)
+    data = random_counts(rng, random_hierarchy(rng, 3, 3), N=3, high=5)
+    rel = MECHANISMS[name](data, measurements=_inject(data, name, np.zeros_like(data.counts)))
+    assert np.array_equal(rel.counts, data.counts)
+    assert rel.l1_per_level(data).sum() == 0 and rel.violations() == 0
+
+
+def test_o5_m_c_dp_running_example(running_example):
+    # c̃ rows in region order US, GA, NY (spec 003 §8 O5): optimal step-3 cost 6.
+    cum = np.array([[2, 5, 4, 7, 6], [3, 2, 4, 6, 5], [0, 2, 3, 2, 4]])
+    rel = m_c_dp(running_example, measurements=_measurements("cumulative", cum, 2)).verify()
+    n_bar = np.array([[2, 3, 0, 1, 0], [3, 0, 1, 2, 0], [0, 2, 1, 0, 1]])
+    assert rel.info["cost"] == 6 == int(((rel.counts - n_bar) ** 2).sum())
+
+
+def test_baselines_may_violate_and_verify_says_so():
+    rng = np.random.default_rng(3)
+    data = random_counts(rng, random_hierarchy(rng, 3, 4), N=4, high=8)
+    noise = rng.integers(-5, 6, size=data.counts.shape)
+    raw = MECHANISMS["M_H"](data, measurements=_inject(data, "M_H", noise))
+    assert not raw.check()["consistent"]
+    with pytest.raises(PrivacyViolation, match="consistent"):
+        raw.verify()
+    for name in ("M_H^r", "M_c^r"):
+        rel = MECHANISMS[name](data, measurements=_inject(data, name, noise))
+        assert rel.check()["nonnegative"] and rel.check()["integral"]
+
+
+def test_dp_beats_or_ties_rounded_qp_in_l2():
+    # Model 1's integer optimum can't have a larger objective than any feasible rounding.
+    rng = np.random.default_rng(8)
+    data = random_counts(rng, random_hierarchy(rng, 3, 3), N=3, high=10)
+    noise = rng.integers(-6, 7, size=data.counts.shape)
+    m = _inject(data, "M_H^dp", noise)
+    dp, td = m_h_dp(data, measurements=m), topdown(data, measurements=m)
+    obj = lambda c: float(((c - m.noisy) ** 2).sum())  # noqa: E731
+    assert dp.info["cost"] == obj(dp.counts) <= obj(td.counts)
+
+
+def test_bad_input(running_example):
+    with pytest.raises(InvalidInput, match="data"):
+        m_h_dp(np.zeros((3, 5)), 1.0)
+    with pytest.raises(InvalidInput, match="epsilon"):
+        m_h_dp(running_example, -1.0)
+    with pytest.raises(InvalidInput, match="epsilon is required"):
+        m_h_dp(running_example)
+    with pytest.raises(InvalidInput, match="mechanism"):
+        release(running_example, 1.0, mechanism="nope")
+    with pytest.raises(InvalidInput, match="chain_noise_scale"):
+        m_c_ch(running_example, 1.0, chain_noise_scale="loose")
+    m = _measurements("cumulative", np.zeros((3, 5)), 2)
+    with pytest.raises(InvalidInput, match="'counts' Measurements"):
+        m_h_dp(running_example, measurements=m)
+    with pytest.raises(InvalidInput, match="window"):
+        m_h_dp(running_example, measurements=_measurements("counts", running_example.counts, 2),
+               window="huge")
+
+
+def test_release_frame_and_save(tmp_path, running_example):
+    rel = m_h_dp(running_example,
+                 measurements=_measurements("counts", running_example.counts, 2))
+    f = rel.to_frame()
+    assert list(f.columns) == ["region", "level", "size", "count"] and len(f) == 15
+    assert rel.save(tmp_path / "out.csv").exists()
+    with pytest.raises(InvalidInput, match="csv or .parquet"):
+        rel.save(tmp_path / "out.txt")
+    assert "M_H^dp" in repr(rel)
+
+
+def test_hierarchy_single_level():
+    h = Hierarchy.from_parents([-1])
+    data = CensusCounts.from_leaf_counts(h, [[3, 1, 2]])
+    for name in CONSISTENT:
+        noise = np.array([[4, -2, 1]])
+        rel = MECHANISMS[name](data, measurements=_inject(data, name, noise)).verify()
+        assert rel.counts.sum() == 6
