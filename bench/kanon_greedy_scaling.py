@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import time
 
+import pandas as pd
+
 from privopt.kanon import anonymize, build_problem, datasets, greedy_search, initial_solution
 
 
@@ -20,13 +22,31 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--data", default=None, help="CENSUS CSV to use for n <= its rows")
+    ap.add_argument("--adult", default=None,
+                    help="adult.data path: use UCI Adult (6 QIs, 3 categorical) replicated to n")
+    ap.add_argument("--uniform", action="store_true",
+                    help="continuous uniform rows (no duplicates): Greedy's O(n^2) worst case")
     args = ap.parse_args()
     real = datasets.load_census(args.data) if args.data else None
+    adult = None
+    if args.adult:
+        qi = ["age", "education-num", "hours-per-week", "sex", "race", "marital-status"]
+        adult = datasets.load_adult(args.adult)[qi]
     anonymize(datasets.fars_20(), 3)  # compile / load the Numba kernel outside the timings
     print("| n | source | greedy (s) | IFS (s) | greedy objective | IFS objective |")
     print("|---|---|---|---|---|---|")
     for n in args.sizes:
-        if real is not None and n <= len(real):
+        if args.uniform:
+            import numpy as np
+
+            rng = np.random.default_rng(0)
+            df = pd.DataFrame(rng.random((n, 4)), columns=list("abcd"))
+            src = "uniform"
+        elif adult is not None:
+            reps = -(-n // len(adult))
+            df = pd.concat([adult] * reps, ignore_index=True).iloc[:n]
+            src = f"Adult x{reps}"
+        elif real is not None and n <= len(real):
             df, src = real.iloc[:n], "CENSUS"
         else:
             df, src = datasets.synthetic_census(n, seed=0), "synthetic"
