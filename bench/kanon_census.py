@@ -31,7 +31,6 @@ def anonypy_mondrian_loss(df, k):
     except ImportError:
         return None
     import numpy as np
-
     from privopt.kanon import build_problem, information_loss
 
     d = df.reset_index(drop=True)

@@ -13,7 +13,6 @@ import argparse
 import time
 
 import pandas as pd
-
 from privopt.kanon import anonymize, build_problem, datasets, greedy_search, initial_solution
 
 

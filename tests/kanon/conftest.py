@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from privopt.kanon import datasets
 
 #: Spec §8.1: sorted order of Table 2b.

@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from privopt.errors import PrivacyViolation
 from privopt.kanon import anonymize, build_problem, datasets, k_anonymity_level, verify_boxes
 from privopt.kanon.baselines import k_member, mondrian

@@ -6,7 +6,6 @@ import time
 
 import pandas as pd
 import pytest
-
 from privopt.cli import main
 from privopt.kanon import datasets
 

@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from privopt.errors import InfeasibleModel
 from privopt.kanon import anonymize, build_problem, datasets, information_loss
 from privopt.kanon.milp import solve_rows

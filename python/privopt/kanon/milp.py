@@ -88,16 +88,16 @@ def paper_model(x, lo, hi, coef, integer, k, *, equality_cardinality=False,
     # one (pair, attribute) per big-M row block, vectorised
     pi = np.repeat(np.arange(p), m)
     jj = np.tile(np.arange(m), p)
-    i, l = iu[pi], lu[pi]
-    my = np.maximum(x[i, jj], x[l, jj]) - lo[jj]     # eq. 29
-    mz = hi[jj] - np.minimum(x[i, jj], x[l, jj])     # eq. 31
+    i, ell = iu[pi], lu[pi]
+    my = np.maximum(x[i, jj], x[ell, jj]) - lo[jj]     # eq. 29
+    mz = hi[jj] - np.minimum(x[i, jj], x[ell, jj])     # eq. 31
     q = len(pi)
     rows, cols, vals, rlo, rhi = [], [], [], [], []
     for b, (off, big) in enumerate([(0, my), (0, my), (nm, mz), (nm, mz)]):
         r = b * q + np.arange(q)
         sign = 1.0 if b % 2 == 0 else -1.0            # (22)/(24): +M v <= M ; (23)/(25): -M v >= -M
         rows += [r, r, r]
-        cols += [off + i * m + jj, off + l * m + jj, 2 * nm + pi]
+        cols += [off + i * m + jj, off + ell * m + jj, 2 * nm + pi]
         vals += [np.ones(q), -np.ones(q), sign * big]
         if sign > 0:
             rlo.append(np.full(q, -np.inf))
@@ -111,7 +111,7 @@ def paper_model(x, lo, hi, coef, integer, k, *, equality_cardinality=False,
         # v_il = 1 then y_ij = y_lj <= x_lj and z_ij = z_lj >= x_lj, i.e.
         # y_ij + (x_ij - x_lj)^+ v_il <= x_ij and z_ij - (x_lj - x_ij)^+ v_il >= x_ij, for both
         # ends of every pair. They leave the optimum unchanged but make the LP bound useful.
-        for a, b in ((i, l), (l, i)):
+        for a, b in ((i, ell), (ell, i)):
             d = x[a, jj] - x[b, jj]
             for off, coef_v, keep in ((0, d, d > 0), (nm, d, d < 0)):
                 sel = np.flatnonzero(keep)
@@ -164,11 +164,41 @@ def labels_from_boxes(sol: np.ndarray, n: int, m: int, decimals: int = 6) -> np.
     return normalize_labels(inv.ravel())
 
 
-def set_partition_model(x, coef, k, *, max_columns=2_000_000):
-    """Set partitioning over all groups of size k..2k−1 (exact, §1.3).
+@dataclass
+class SetPartitionColumns:
+    """Group patterns of the aggregated set-partition model.
 
-    Returns the :class:`MilpModel` (one binary per group, one ``= 1`` row per record) and the
-    (G, 2k−1) member array padded with −1.
+    ``types`` (G, 2k−1) lists each pattern's row types (−1 padded); ``type_rows[t]`` the rows of
+    type t (identical rows) in ascending order.
+    """
+
+    types: np.ndarray
+    type_rows: list
+
+    def labels(self, counts: np.ndarray, n: int) -> np.ndarray:
+        """Partition realizing pattern multiplicities ``counts`` (G,) with concrete rows."""
+        labels = np.full(n, -1, dtype=np.int64)
+        nxt = [0] * len(self.type_rows)
+        c = 0
+        for g in np.flatnonzero(np.round(counts) > 0):
+            for _ in range(int(round(counts[g]))):
+                for t in self.types[g][self.types[g] >= 0]:
+                    labels[self.type_rows[t][nxt[t]]] = c
+                    nxt[t] += 1
+                c += 1
+        return labels
+
+
+def set_partition_model(x, coef, k, *, max_columns=2_000_000):
+    """Exact set partitioning over all groups of size k..2k−1 (§1.3), aggregated by row type.
+
+    Identical rows are interchangeable, so a group is only its multiset of row *types*: one
+    integer variable per distinct multiset counts how many groups use it, and each type's row
+    requires the count of its rows (a cutting-stock style aggregation; with all rows distinct it
+    is the plain set partition). This removes the symmetry that duplicates (common in census
+    data) create, with the same optimum.
+
+    Returns the :class:`MilpModel` and the :class:`SetPartitionColumns`.
     """
     n = x.shape[0]
     sizes = range(k, min(2 * k - 1, n) + 1)
@@ -176,32 +206,41 @@ def set_partition_model(x, coef, k, *, max_columns=2_000_000):
     if count > max_columns:
         raise InvalidInput(f"set_partition formulation needs {count} columns for n={n}, k={k} "
                            f"(limit {max_columns}); use method='split_carry' or 'greedy'")
+    _, inv, mult = np.unique(x, axis=0, return_inverse=True, return_counts=True)
+    inv = inv.ravel()
+    n_types = len(mult)
+    perm = np.argsort(inv, kind="stable")           # positions grouped by type
+    t_pos = inv[perm]
+    first = np.searchsorted(t_pos, np.arange(n_types))
+    rank = np.arange(n) - first[t_pos]              # rank of a position within its type
+    xp = x[perm]
     width = max(sizes)
     blocks, costs = [], []
     for s in sizes:
         g = np.fromiter(chain.from_iterable(combinations(range(n), s)), dtype=np.int64,
                         count=math.comb(n, s) * s).reshape(-1, s)
-        vals = x[g]                                   # (G_s, s, m)
+        # canonical representative: a type's rows are used as a prefix of its rows
+        ok = rank[g[:, 0]] == 0
+        for j in range(1, s):
+            ok &= (rank[g[:, j]] == 0) | (g[:, j - 1] == g[:, j] - 1)
+        g = g[ok]
+        vals = xp[g]                                  # (G_s, s, m)
         costs.append(s * ((vals.max(axis=1) - vals.min(axis=1)) * coef).sum(axis=1))
-        blocks.append(np.pad(g, ((0, 0), (0, width - s)), constant_values=-1))
-    members = np.concatenate(blocks)
+        blocks.append(np.pad(t_pos[g], ((0, 0), (0, width - s)), constant_values=-1))
+    types = np.concatenate(blocks)
     cost = np.concatenate(costs)
-    gcount = len(members)
-    valid = members >= 0
-    rows = members[valid]
-    cols = np.broadcast_to(np.arange(gcount)[:, None], members.shape)[valid]
-    model = MilpModel(c=cost, lower=np.zeros(gcount), upper=np.ones(gcount),
-                      integrality=np.ones(gcount, dtype=bool), rows=rows, cols=cols,
-                      vals=np.ones(len(rows)), row_lo=np.ones(n), row_hi=np.ones(n))
-    return model, members
-
-
-def _labels_from_groups(members, chosen, n) -> np.ndarray:
-    labels = np.full(n, -1, dtype=np.int64)
-    sel = members[chosen]
-    lab = np.broadcast_to(np.arange(len(chosen))[:, None], sel.shape)
-    labels[sel[sel >= 0]] = lab[sel >= 0]
-    return labels
+    gcount = len(types)
+    valid = types >= 0
+    key = np.broadcast_to(np.arange(gcount)[:, None], types.shape)[valid] * n_types \
+        + types[valid]
+    key, cnt = np.unique(key, return_counts=True)
+    size = valid.sum(axis=1)
+    model = MilpModel(c=cost, lower=np.zeros(gcount), upper=(n // size).astype(np.float64),
+                      integrality=np.ones(gcount, dtype=bool), rows=key % n_types,
+                      cols=key // n_types, vals=cnt.astype(np.float64),
+                      row_lo=mult.astype(np.float64), row_hi=mult.astype(np.float64))
+    type_rows = [perm[first[t]:first[t] + mult[t]] for t in range(n_types)]
+    return model, SetPartitionColumns(types=types, type_rows=type_rows)
 
 
 def _partition_objective(x, coef, labels) -> float:
@@ -225,7 +264,7 @@ def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose):
     from privopt.lp import solve
 
     n = x.shape[0]
-    model, groups = set_partition_model(x, coef, k)
+    model, columns = set_partition_model(x, coef, k)
     info = {"n_vars": model.n_vars, "n_rows": model.n_rows}
     ub = math.inf
     best = None
@@ -236,7 +275,7 @@ def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose):
         return best, info
     relax = MilpModel(**{**model.__dict__, "integrality": np.zeros(model.n_vars, dtype=bool)})
     try:
-        lp_res = solve(relax.to_lp(), method="simplex", time_limit=time_limit)
+        lp_res = solve(relax.to_lp(), method="simplex", time_limit=time_limit, threads=1)
     except SolverLimit:
         info.update(status="time_limit", objective=ub, mip_gap=math.inf)
         return best, info
@@ -247,6 +286,10 @@ def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose):
     if ub - lb <= tol:  # the start attains the LP bound: optimal without branching
         info.update(status="Optimal", objective=ub, mip_gap=0.0, columns_kept=0)
         return best, info
+    xlp = np.asarray(lp_res.x, dtype=float)
+    if np.all(np.abs(xlp - np.round(xlp)) <= 1e-9):  # integral LP vertex: optimal
+        info.update(status="Optimal", objective=lb, mip_gap=0.0, columns_kept=0)
+        return columns.labels(xlp, n), info
     delta = min(ub - lb, 0.05 * abs(lb) + tol) if math.isfinite(ub) else 0.05 * abs(lb) + tol
     while True:
         keep = np.flatnonzero(rc <= delta + tol)
@@ -254,11 +297,14 @@ def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose):
                         integrality=model.integrality[keep],
                         **_restrict_columns(model, keep))
         try:
-            res = solve(sub.to_lp(), time_limit=time_limit, verbose=verbose, presolve=False)
+            res = solve(sub.to_lp(), time_limit=time_limit, verbose=verbose, presolve=False,
+                        threads=1)
             cand = float(res.objective)
             if cand < ub:
                 ub = cand
-                best = _labels_from_groups(groups, keep[np.asarray(res.x) > 0.5], n)
+                full = np.zeros(model.n_vars)
+                full[keep] = np.asarray(res.x)
+                best = columns.labels(full, n)
         except SolverLimit:
             info["status"] = "time_limit"
             break
