@@ -14,7 +14,7 @@ import numpy as np
 from privopt.errors import InvalidInput
 
 __all__ = ["fars_20", "table1_ehr", "load_census", "load_adult", "synthetic_census",
-           "FARS_20_ROWS"]
+           "read_attribute_file", "FARS_20_ROWS"]
 
 #: The paper's Table 2a (AGE, SEX, INJ_SEV, DRINKING), FARS 2016, 20 records in index order.
 FARS_20_ROWS = np.array([
@@ -70,6 +70,29 @@ def load_census(path: str | os.PathLike | None = None, n: int | None = None):
         raise InvalidInput(f"path {str(p)!r} is not a file")
     df = pd.read_csv(p)
     return df if n is None else df.iloc[:n].reset_index(drop=True)
+
+
+def read_attribute_file(path: str | os.PathLike) -> dict:
+    """Parse the authors' attribute file (header, types, fallback L, fallback U[, weights]).
+
+    Returns a dict with ``names``, ``types`` (e.g. "Categorical", "Numerical", "Integer"),
+    ``lower``, ``upper``, ``weights`` (ones when the line is absent) and ``categorical`` (the
+    names typed "Categorical"), ready for ``anonymize(..., categorical=...)``.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InvalidInput(f"path {str(p)!r} is not a file")
+    lines = [ln.strip() for ln in p.read_text().splitlines() if ln.strip()]
+    if len(lines) < 4:
+        raise InvalidInput(f"attribute file {str(p)!r} needs at least 4 lines, has {len(lines)}")
+    names = lines[0].split(",")
+    types = lines[1].split(",")
+    lower = [float(v) for v in lines[2].split(",")]
+    upper = [float(v) for v in lines[3].split(",")]
+    weights = [float(v) for v in lines[4].split(",")] if len(lines) > 4 else [1.0] * len(names)
+    return {"names": names, "types": types, "lower": lower, "upper": upper, "weights": weights,
+            "categorical": [n for n, t in zip(names, types, strict=True)
+                            if t.lower() == "categorical"]}
 
 
 def load_adult(path: str | os.PathLike | None = None):
