@@ -90,6 +90,8 @@ def read_attribute_file(path: str | os.PathLike) -> dict:
     lower = [float(v) for v in lines[2].split(",")]
     upper = [float(v) for v in lines[3].split(",")]
     weights = [float(v) for v in lines[4].split(",")] if len(lines) > 4 else [1.0] * len(names)
+    if not len(names) == len(types) == len(lower) == len(upper) == len(weights):
+        raise InvalidInput(f"attribute file {str(p)!r}: lines have different lengths")
     return {"names": names, "types": types, "lower": lower, "upper": upper, "weights": weights,
             "categorical": [n for n, t in zip(names, types, strict=True)
                             if t.lower() == "categorical"]}
