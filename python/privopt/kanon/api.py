@@ -182,7 +182,7 @@ METHOD_OPTIONS: dict[str, set[str]] = {
     "initial": set(),
     "greedy": set(),
     "milp": {"time_limit", "formulation", "equality_cardinality", "mip_start", "verbose"},
-    "split_carry": {"S", "sub_time_limit", "formulation", "verbose"},
+    "split_carry": {"S", "sub_time_limit", "time_limit", "formulation", "verbose"},
     "mondrian": set(),
     "k_member": {"seed"},
 }
@@ -219,9 +219,9 @@ def anonymize(df, k: int, quasi_identifiers: Sequence | None = None, *, weights=
     bounds : ``{column: (L, U)}`` permissible ranges replacing the data min/max.
     categorical_denominator : ``"dom_minus_1"`` (default) or ``"dom"`` for the categorical NCP.
     normalize_weights : rescale the weights to sum to 1 (eq. 35).
-    **options : method options: ``time_limit`` (s), ``formulation`` ("paper" or
-        "set_partition"), ``equality_cardinality`` (milp); ``S``, ``sub_time_limit``
-        (split_carry); ``seed`` (k_member).
+    **options : method options: ``time_limit`` (s), ``formulation`` ("auto", "set_partition"
+        or "paper"), ``equality_cardinality`` (milp); ``S``, ``sub_time_limit``,
+        ``time_limit``, ``formulation`` (split_carry); ``seed`` (k_member).
 
     Returns
     -------

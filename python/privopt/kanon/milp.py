@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from itertools import chain, combinations
 
 import numpy as np
 
@@ -189,57 +188,88 @@ class SetPartitionColumns:
         return labels
 
 
-def set_partition_model(x, coef, k, *, max_columns=2_000_000):
+class TooManyColumns(InvalidInput):
+    """The set-partition model would exceed its column limit (too many distinct rows for k)."""
+
+
+def _count_patterns(mult: np.ndarray, smin: int, smax: int) -> int:
+    """Number of multisets of row types with sizes in [smin, smax] (polynomial product)."""
+    poly = np.zeros(smax + 1, dtype=object)
+    poly[0] = 1
+    for m_t in mult:
+        new = np.zeros_like(poly)
+        for c in range(min(int(m_t), smax) + 1):
+            new[c:] += poly[:smax + 1 - c]
+        poly = new
+    return int(sum(poly[smin:smax + 1]))
+
+
+def _enumerate_patterns(mult: np.ndarray, smin: int, smax: int) -> np.ndarray:
+    """All type-count vectors (P, T) with 0 ≤ c_t ≤ mult_t and smin ≤ Σc ≤ smax."""
+    n_types = len(mult)
+    tail = np.concatenate([np.cumsum(mult[::-1])[::-1], [0]])   # rows left from type t on
+    pats = np.zeros((1, n_types), dtype=np.int64)
+    size = np.zeros(1, dtype=np.int64)
+    for t in range(n_types):
+        top = np.minimum(mult[t], smax - size)                    # per pattern
+        reps = top + 1
+        pats = np.repeat(pats, reps, axis=0)
+        size = np.repeat(size, reps)
+        c = np.arange(len(pats)) - np.repeat(np.cumsum(reps) - reps, reps)
+        pats[:, t] = c
+        size = size + c
+        ok = size + tail[t + 1] >= smin                           # can still reach smin
+        pats, size = pats[ok], size[ok]
+    return pats[size >= smin]
+
+
+def set_partition_model(x, coef, k, *, max_columns=400_000):
     """Exact set partitioning over all groups of size k..2k−1 (§1.3), aggregated by row type.
 
     Identical rows are interchangeable, so a group is only its multiset of row *types*: one
-    integer variable per distinct multiset counts how many groups use it, and each type's row
-    requires the count of its rows (a cutting-stock style aggregation; with all rows distinct it
-    is the plain set partition). This removes the symmetry that duplicates (common in census
-    data) create, with the same optimum.
+    integer variable per multiset counts how many groups use it, and each type's row requires
+    as many as it has rows (a cutting-stock style aggregation; with all rows distinct it is the
+    plain set partition). This removes the symmetry that duplicates (common in census data)
+    create, with the same optimum.
 
     Returns the :class:`MilpModel` and the :class:`SetPartitionColumns`.
+
+    Raises
+    ------
+    InvalidInput : more than ``max_columns`` patterns (use the paper formulation instead).
     """
     n = x.shape[0]
-    sizes = range(k, min(2 * k - 1, n) + 1)
-    count = sum(math.comb(n, s) for s in sizes)
-    if count > max_columns:
-        raise InvalidInput(f"set_partition formulation needs {count} columns for n={n}, k={k} "
-                           f"(limit {max_columns}); use method='split_carry' or 'greedy'")
-    _, inv, mult = np.unique(x, axis=0, return_inverse=True, return_counts=True)
+    smin, smax = k, min(2 * k - 1, n)
+    xt, inv, mult = np.unique(x, axis=0, return_inverse=True, return_counts=True)
     inv = inv.ravel()
-    n_types = len(mult)
-    perm = np.argsort(inv, kind="stable")           # positions grouped by type
-    t_pos = inv[perm]
-    first = np.searchsorted(t_pos, np.arange(n_types))
-    rank = np.arange(n) - first[t_pos]              # rank of a position within its type
-    xp = x[perm]
-    width = max(sizes)
-    blocks, costs = [], []
-    for s in sizes:
-        g = np.fromiter(chain.from_iterable(combinations(range(n), s)), dtype=np.int64,
-                        count=math.comb(n, s) * s).reshape(-1, s)
-        # canonical representative: a type's rows are used as a prefix of its rows
-        ok = rank[g[:, 0]] == 0
-        for j in range(1, s):
-            ok &= (rank[g[:, j]] == 0) | (g[:, j - 1] == g[:, j] - 1)
-        g = g[ok]
-        vals = xp[g]                                  # (G_s, s, m)
-        costs.append(s * ((vals.max(axis=1) - vals.min(axis=1)) * coef).sum(axis=1))
-        blocks.append(np.pad(t_pos[g], ((0, 0), (0, width - s)), constant_values=-1))
-    types = np.concatenate(blocks)
-    cost = np.concatenate(costs)
-    gcount = len(types)
-    valid = types >= 0
-    key = np.broadcast_to(np.arange(gcount)[:, None], types.shape)[valid] * n_types \
-        + types[valid]
-    key, cnt = np.unique(key, return_counts=True)
-    size = valid.sum(axis=1)
-    model = MilpModel(c=cost, lower=np.zeros(gcount), upper=(n // size).astype(np.float64),
-                      integrality=np.ones(gcount, dtype=bool), rows=key % n_types,
-                      cols=key // n_types, vals=cnt.astype(np.float64),
-                      row_lo=mult.astype(np.float64), row_hi=mult.astype(np.float64))
-    type_rows = [perm[first[t]:first[t] + mult[t]] for t in range(n_types)]
+    count = _count_patterns(mult, smin, smax)
+    if count > max_columns:
+        raise TooManyColumns(f"set_partition formulation needs {count} columns for n={n}, "
+                             f"k={k} (limit {max_columns}); use formulation='paper'")
+    pats = _enumerate_patterns(mult, smin, smax)                 # (G, T)
+    present = pats > 0
+    size = pats.sum(axis=1)
+    span = np.zeros(len(pats))
+    for j in range(x.shape[1]):
+        col = xt[:, j]
+        hi = np.where(present, col, -np.inf).max(axis=1)
+        lo = np.where(present, col, np.inf).min(axis=1)
+        span += coef[j] * (hi - lo)
+    gi, ti = np.nonzero(pats)
+    width = smax
+    types = np.full((len(pats), width), -1, dtype=np.int64)
+    flat_t = np.repeat(ti, pats[gi, ti])
+    flat_g = np.repeat(gi, pats[gi, ti])
+    pos = np.arange(len(flat_g)) - np.searchsorted(flat_g, flat_g)
+    types[flat_g, pos] = flat_t
+    model = MilpModel(c=size * span, lower=np.zeros(len(pats)),
+                      upper=(n // size).astype(np.float64),
+                      integrality=np.ones(len(pats), dtype=bool), rows=ti, cols=gi,
+                      vals=pats[gi, ti].astype(np.float64), row_lo=mult.astype(np.float64),
+                      row_hi=mult.astype(np.float64))
+    order = np.argsort(inv, kind="stable")
+    first = np.searchsorted(inv[order], np.arange(len(mult)))
+    type_rows = [order[first[t]:first[t] + mult[t]] for t in range(len(mult))]
     return model, SetPartitionColumns(types=types, type_rows=type_rows)
 
 
@@ -350,8 +380,9 @@ def _solve_paper(x, lo, hi, coef, integer, k, start_labels, time_limit,
     return labels_from_boxes(np.asarray(res.x), n, m), info
 
 
-def solve_rows(x, lo, hi, coef, integer, k, *, start_labels=None, formulation="set_partition",
-               time_limit=None, equality_cardinality=False, verbose=False):
+def solve_rows(x, lo, hi, coef, integer, k, *, start_labels=None, formulation="auto",
+               time_limit=None, equality_cardinality=False, verbose=False,
+               fallback_time_limit=None):
     """Solve the MILP on the rows of ``x`` (n, m') with fixed global bounds; used by S&C too.
 
     Parameters
@@ -361,10 +392,13 @@ def solve_rows(x, lo, hi, coef, integer, k, *, start_labels=None, formulation="s
     k : anonymity parameter; ``n >= k`` required.
     start_labels : (n,) a feasible partition: MIP start, and the fall-back when the time limit
         leaves no incumbent (spec §7.9: the output stays valid).
-    formulation : ``"set_partition"`` (default, exact and tight) or ``"paper"`` (big-M,
-        eqs. 22–28).
+    formulation : ``"set_partition"`` (exact and tight, aggregated by identical rows),
+        ``"paper"`` (big-M, eqs. 22–28), or ``"auto"`` (default): set partition unless it
+        needs more than 400,000 columns, then the paper model (give a ``time_limit``).
     time_limit : seconds per HiGHS call; on expiry the incumbent is used.
     equality_cardinality : ``Σ v = k−1`` instead of ``≥`` (paper model only, §7.3).
+    fallback_time_limit : time limit of the paper model when ``"auto"`` falls back to it and
+        ``time_limit`` is None.
 
     Returns
     -------
@@ -380,15 +414,26 @@ def solve_rows(x, lo, hi, coef, integer, k, *, start_labels=None, formulation="s
     if n < k:
         raise InvalidInput(f"sub-problem has {n} rows < k={k}")
     t0 = time.perf_counter()
-    if formulation == "set_partition":
-        if equality_cardinality:
-            raise InvalidInput("equality_cardinality applies to formulation='paper' only")
-        labels, info = _solve_set_partition(x, coef, k, start_labels, time_limit, verbose)
-    elif formulation == "paper":
+    if formulation not in ("auto", "set_partition", "paper"):
+        raise InvalidInput("formulation must be 'auto', 'set_partition' or 'paper', "
+                           f"got {formulation!r}")
+    if equality_cardinality and formulation != "paper":
+        raise InvalidInput("equality_cardinality applies to formulation='paper' only")
+    used = formulation
+    if formulation in ("auto", "set_partition"):
+        try:
+            labels, info = _solve_set_partition(x, coef, k, start_labels, time_limit, verbose)
+            used = "set_partition"
+        except TooManyColumns:
+            if formulation == "set_partition":
+                raise
+            used = "paper"  # too many distinct rows for k: the big-M model scales in n²
+            if time_limit is None:
+                time_limit = fallback_time_limit
+    if used == "paper":
         labels, info = _solve_paper(x, lo, hi, coef, integer, k, start_labels, time_limit,
                                     equality_cardinality, verbose)
-    else:
-        raise InvalidInput(f"formulation must be 'set_partition' or 'paper', got {formulation!r}")
+    info["formulation"] = used
     info["solve_time"] = time.perf_counter() - t0
     info["fallback"] = False
     if labels is not None and np.bincount(labels).min() < k:
@@ -402,7 +447,7 @@ def solve_rows(x, lo, hi, coef, integer, k, *, start_labels=None, formulation="s
     return labels, info
 
 
-def solve_exact(problem: KAnonProblem, *, formulation: str = "set_partition", time_limit=None,
+def solve_exact(problem: KAnonProblem, *, formulation: str = "auto", time_limit=None,
                 equality_cardinality: bool = False, mip_start: bool = True, verbose=False):
     """Exact MILP on the whole table (practical for n ≲ 20–50); returns (labels, info)."""
     x, lo, hi, coef, integer = problem.milp_columns()
@@ -414,5 +459,4 @@ def solve_exact(problem: KAnonProblem, *, formulation: str = "set_partition", ti
     labels, info = solve_rows(x, lo, hi, coef, integer, problem.k, start_labels=start,
                               formulation=formulation, time_limit=time_limit,
                               equality_cardinality=equality_cardinality, verbose=verbose)
-    info["formulation"] = formulation
     return labels, info

@@ -25,7 +25,7 @@ __all__ = ["split_and_carry"]
 
 
 def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float | None = None,
-                    time_limit: float | None = None, formulation: str = "set_partition",
+                    time_limit: float | None = None, formulation: str = "auto",
                     verbose: bool = False, progress=None):
     """Split & Carry partition of ``problem``.
 
@@ -36,7 +36,9 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
         feasible start, is used when it expires.
     time_limit : total seconds, spread evenly as ``T / #sub-problems`` when ``sub_time_limit`` is
         not given (the paper's rule).
-    formulation : MILP formulation of each sub-problem, see :func:`privopt.kanon.milp.solve_rows`.
+    formulation : MILP formulation of each sub-problem, see :func:`privopt.kanon.milp.solve_rows`;
+        with ``"auto"`` a sub-problem too large for the set partition uses the paper model with
+        ``sub_time_limit`` (10 s when None) and its incumbent.
     progress : optional callable ``progress(done, total)`` after each sub-problem.
 
     Returns
@@ -61,7 +63,7 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
     carry_rows = np.empty(0, dtype=np.int64)
     carry_lab = np.empty(0, dtype=np.int64)
     sizes, objs = [], []
-    n_limited = n_fallback = 0
+    n_limited = n_fallback = n_paper = 0
     milp_time = 0.0
     for t, chunk in enumerate(chunks):
         new_rows = np.concatenate(chunk)
@@ -71,11 +73,12 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
                                               for i, c in enumerate(chunk)])
         sub_lab, info = solve_rows(x[rows], lo, hi, coef, integer, k, start_labels=start,
                                    formulation=formulation, time_limit=sub_time_limit,
-                                   verbose=verbose)
+                                   verbose=verbose, fallback_time_limit=10.0)
         sizes.append(len(rows))
         objs.append(info.get("objective", math.nan))
         n_limited += info.get("status") == "time_limit"
         n_fallback += bool(info.get("fallback"))
+        n_paper += info.get("formulation") == "paper"
         milp_time += info.get("solve_time", 0.0)
         if t == len(chunks) - 1:
             carried = np.zeros(len(rows), dtype=bool)       # nothing is carried out of the last
@@ -96,5 +99,6 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
             "size_counts": dict(sorted(Counter(sizes).items())),
             "lemma2_bound": k * (2 * k - 1 + S), "time_limited": n_limited,
             "fallbacks": n_fallback, "sub_objectives": objs, "milp_time": milp_time,
-            "sub_time_limit": sub_time_limit, "formulation": formulation}
+            "sub_time_limit": sub_time_limit, "formulation": formulation,
+            "paper_model_subproblems": n_paper}
     return labels, info
