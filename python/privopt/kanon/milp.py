@@ -204,12 +204,20 @@ def _count_patterns(mult: np.ndarray, smin: int, smax: int) -> int:
     return int(sum(poly[smin:smax + 1]))
 
 
-def _enumerate_patterns(mult: np.ndarray, smin: int, smax: int) -> np.ndarray:
-    """All type-count vectors (P, T) with 0 ≤ c_t ≤ mult_t and smin ≤ Σc ≤ smax."""
+def _enumerate_patterns(mult: np.ndarray, smin: int, smax: int, xt=None, coef=None,
+                        max_cost: float | None = None, limit: int = 10**7) -> np.ndarray:
+    """All type-count vectors (P, T) with 0 ≤ c_t ≤ mult_t and smin ≤ Σc ≤ smax.
+
+    With ``max_cost``, only patterns whose group cost ``|G|·Σ_j coef_j·span_j`` can stay
+    ≤ max_cost (spans and sizes only grow as types are added, so pruning is safe).
+    """
     n_types = len(mult)
     tail = np.concatenate([np.cumsum(mult[::-1])[::-1], [0]])   # rows left from type t on
     pats = np.zeros((1, n_types), dtype=np.int64)
     size = np.zeros(1, dtype=np.int64)
+    if max_cost is not None:
+        cmin = np.full((1, xt.shape[1]), np.inf)
+        cmax = np.full((1, xt.shape[1]), -np.inf)
     for t in range(n_types):
         top = np.minimum(mult[t], smax - size)                    # per pattern
         reps = top + 1
@@ -219,11 +227,21 @@ def _enumerate_patterns(mult: np.ndarray, smin: int, smax: int) -> np.ndarray:
         pats[:, t] = c
         size = size + c
         ok = size + tail[t + 1] >= smin                           # can still reach smin
+        if max_cost is not None:
+            cmin, cmax = np.repeat(cmin, reps, axis=0), np.repeat(cmax, reps, axis=0)
+            used = c > 0
+            cmin[used] = np.minimum(cmin[used], xt[t])
+            cmax[used] = np.maximum(cmax[used], xt[t])
+            span = np.where(np.isfinite(cmax), cmax - cmin, 0.0) @ coef
+            ok &= np.maximum(size, smin) * span <= max_cost * (1 + 1e-12)
+            cmin, cmax = cmin[ok], cmax[ok]
         pats, size = pats[ok], size[ok]
+        if len(pats) > limit:
+            raise TooManyColumns(f"more than {limit} partial patterns")
     return pats[size >= smin]
 
 
-def set_partition_model(x, coef, k, *, max_columns=400_000):
+def set_partition_model(x, coef, k, *, max_columns=400_000, max_cost=None):
     """Exact set partitioning over all groups of size k..2k−1 (§1.3), aggregated by row type.
 
     Identical rows are interchangeable, so a group is only its multiset of row *types*: one
@@ -232,21 +250,28 @@ def set_partition_model(x, coef, k, *, max_columns=400_000):
     plain set partition). This removes the symmetry that duplicates (common in census data)
     create, with the same optimum.
 
+    ``max_cost`` keeps only groups of cost ≤ max_cost (a *restricted*, no longer exact model).
+
     Returns the :class:`MilpModel` and the :class:`SetPartitionColumns`.
 
     Raises
     ------
-    InvalidInput : more than ``max_columns`` patterns (use the paper formulation instead).
+    TooManyColumns : more than ``max_columns`` patterns.
     """
     n = x.shape[0]
     smin, smax = k, min(2 * k - 1, n)
     xt, inv, mult = np.unique(x, axis=0, return_inverse=True, return_counts=True)
     inv = inv.ravel()
-    count = _count_patterns(mult, smin, smax)
-    if count > max_columns:
-        raise TooManyColumns(f"set_partition formulation needs {count} columns for n={n}, "
-                             f"k={k} (limit {max_columns}); use formulation='paper'")
-    pats = _enumerate_patterns(mult, smin, smax)                 # (G, T)
+    if max_cost is None:
+        count = _count_patterns(mult, smin, smax)
+        if count > max_columns:
+            raise TooManyColumns(f"set_partition formulation needs {count} columns for n={n}, "
+                                 f"k={k} (limit {max_columns}); use formulation='paper'")
+        pats = _enumerate_patterns(mult, smin, smax)             # (G, T)
+    else:
+        pats = _enumerate_patterns(mult, smin, smax, xt, coef, max_cost, limit=4 * max_columns)
+        if len(pats) > max_columns:
+            raise TooManyColumns(f"restricted set partition still has {len(pats)} columns")
     present = pats > 0
     size = pats.sum(axis=1)
     span = np.zeros(len(pats))
@@ -283,7 +308,7 @@ def _partition_objective(x, coef, labels) -> float:
     return float((np.bincount(lab) * ((cmax - cmin) * coef).sum(axis=1)).sum())
 
 
-def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose):
+def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose, restrict=False):
     """Set partitioning with exact reduced-cost column filtering.
 
     LP relaxation → reduced costs rc ≥ 0; a column with ``rc > UB − LB`` is in no solution
@@ -294,12 +319,24 @@ def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose):
     from privopt.lp import solve
 
     n = x.shape[0]
-    model, columns = set_partition_model(x, coef, k)
-    info = {"n_vars": model.n_vars, "n_rows": model.n_rows}
     ub = math.inf
     best = None
     if start_labels is not None and np.bincount(normalize_labels(start_labels)).max() < 2 * k:
         ub, best = _partition_objective(x, coef, start_labels), normalize_labels(start_labels)
+    restricted = False
+    try:
+        model, columns = set_partition_model(x, coef, k)
+    except TooManyColumns:
+        if best is None or not restrict:
+            raise
+        # Too many groups: keep those no costlier than the start's costliest class. Still
+        # never worse than the start (its classes are columns), but no longer proven optimal.
+        lab = best
+        costs = [_partition_objective(x[lab == c], coef, np.zeros((lab == c).sum(), int))
+                 for c in range(int(lab.max()) + 1)]
+        model, columns = set_partition_model(x, coef, k, max_cost=max(costs))
+        restricted = True
+    info = {"n_vars": model.n_vars, "n_rows": model.n_rows, "restricted": restricted}
     if ub == 0.0:  # nothing can beat zero loss
         info.update(status="Optimal", objective=0.0, mip_gap=0.0, lp_bound=0.0)
         return best, info
@@ -422,8 +459,13 @@ def solve_rows(x, lo, hi, coef, integer, k, *, start_labels=None, formulation="a
     used = formulation
     if formulation in ("auto", "set_partition"):
         try:
-            labels, info = _solve_set_partition(x, coef, k, start_labels, time_limit, verbose)
+            labels, info = _solve_set_partition(x, coef, k, start_labels, time_limit, verbose,
+                                                restrict=(formulation == "auto"))
             used = "set_partition"
+            if info.get("restricted"):
+                used = "set_partition_restricted"
+                if info.get("status") == "Optimal":
+                    info["status"] = "optimal_restricted"
         except TooManyColumns:
             if formulation == "set_partition":
                 raise

@@ -37,8 +37,10 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
     time_limit : total seconds, spread evenly as ``T / #sub-problems`` when ``sub_time_limit`` is
         not given (the paper's rule).
     formulation : MILP formulation of each sub-problem, see :func:`privopt.kanon.milp.solve_rows`;
-        with ``"auto"`` a sub-problem too large for the set partition uses the paper model with
-        ``sub_time_limit`` (10 s when None) and its incumbent.
+        with ``"auto"`` a sub-problem with too many candidate groups keeps only the groups no
+        costlier than the start's costliest class (``restricted_subproblems`` counts them; still
+        never worse than the start), and failing that the paper model with ``sub_time_limit``
+        (10 s when None).
     progress : optional callable ``progress(done, total)`` after each sub-problem.
 
     Returns
@@ -46,7 +48,7 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
     labels : (n,) class id per row; info : dict with ``n_subproblems``, ``sub_sizes`` (list),
     ``size_counts`` (Table 8-style {size: count}), ``lemma2_bound`` = k(2k−1+S),
     ``time_limited`` and ``fallbacks`` (counts), ``sub_objectives`` (solver objective per
-    sub-problem), ``milp_time`` (s).
+    sub-problem), ``milp_time`` (s), ``restricted_subproblems``, ``paper_model_subproblems``.
     """
     S = check_int("S", S, minimum=1)
     if sub_time_limit is not None:
@@ -63,7 +65,7 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
     carry_rows = np.empty(0, dtype=np.int64)
     carry_lab = np.empty(0, dtype=np.int64)
     sizes, objs = [], []
-    n_limited = n_fallback = n_paper = 0
+    n_limited = n_fallback = n_paper = n_restricted = 0
     milp_time = 0.0
     for t, chunk in enumerate(chunks):
         new_rows = np.concatenate(chunk)
@@ -79,6 +81,7 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
         n_limited += info.get("status") == "time_limit"
         n_fallback += bool(info.get("fallback"))
         n_paper += info.get("formulation") == "paper"
+        n_restricted += info.get("formulation") == "set_partition_restricted"
         milp_time += info.get("solve_time", 0.0)
         if t == len(chunks) - 1:
             carried = np.zeros(len(rows), dtype=bool)       # nothing is carried out of the last
@@ -100,5 +103,5 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
             "lemma2_bound": k * (2 * k - 1 + S), "time_limited": n_limited,
             "fallbacks": n_fallback, "sub_objectives": objs, "milp_time": milp_time,
             "sub_time_limit": sub_time_limit, "formulation": formulation,
-            "paper_model_subproblems": n_paper}
+            "paper_model_subproblems": n_paper, "restricted_subproblems": n_restricted}
     return labels, info
