@@ -318,6 +318,11 @@ def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose, restrict
     """
     from privopt.lp import solve
 
+    t_end = None if time_limit is None else time.perf_counter() + time_limit
+
+    def remaining():  # the time limit covers the whole sub-problem, all HiGHS calls together
+        return None if t_end is None else max(t_end - time.perf_counter(), 1e-3)
+
     n = x.shape[0]
     ub = math.inf
     best = None
@@ -342,7 +347,7 @@ def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose, restrict
         return best, info
     relax = MilpModel(**{**model.__dict__, "integrality": np.zeros(model.n_vars, dtype=bool)})
     try:
-        lp_res = solve(relax.to_lp(), method="simplex", time_limit=time_limit, threads=1)
+        lp_res = solve(relax.to_lp(), method="simplex", time_limit=remaining(), threads=1)
     except SolverLimit:
         info.update(status="time_limit", objective=ub, mip_gap=math.inf)
         return best, info
@@ -364,7 +369,7 @@ def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose, restrict
                         integrality=model.integrality[keep],
                         **_restrict_columns(model, keep))
         try:
-            res = solve(sub.to_lp(), time_limit=time_limit, verbose=verbose, presolve=False,
+            res = solve(sub.to_lp(), time_limit=remaining(), verbose=verbose, presolve=False,
                         threads=1)
             cand = float(res.objective)
             if cand < ub:
@@ -372,8 +377,16 @@ def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose, restrict
                 full = np.zeros(model.n_vars)
                 full[keep] = np.asarray(res.x)
                 best = columns.labels(full, n)
-        except SolverLimit:
+        except SolverLimit as exc:
             info["status"] = "time_limit"
+            inc = exc.best
+            if inc is not None and getattr(inc, "x", None) is not None \
+                    and float(inc.objective) < ub:
+                full = np.zeros(model.n_vars)
+                full[keep] = np.round(np.asarray(inc.x))
+                cand_lab = columns.labels(full, n)
+                if np.all(cand_lab >= 0):  # a complete incumbent partition
+                    ub, best = float(inc.objective), cand_lab
             break
         except InfeasibleModel:
             pass  # too few columns kept: widen δ
@@ -432,7 +445,8 @@ def solve_rows(x, lo, hi, coef, integer, k, *, start_labels=None, formulation="a
     formulation : ``"set_partition"`` (exact and tight, aggregated by identical rows),
         ``"paper"`` (big-M, eqs. 22–28), or ``"auto"`` (default): set partition unless it
         needs more than 400,000 columns, then the paper model (give a ``time_limit``).
-    time_limit : seconds per HiGHS call; on expiry the incumbent is used.
+    time_limit : seconds for the sub-problem (all its HiGHS calls); on expiry the incumbent
+        is used.
     equality_cardinality : ``Σ v = k−1`` instead of ``≥`` (paper model only, §7.3).
     fallback_time_limit : time limit of the paper model when ``"auto"`` falls back to it and
         ``time_limit`` is None.

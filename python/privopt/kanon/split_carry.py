@@ -24,7 +24,7 @@ from privopt.kanon.problem import KAnonProblem
 __all__ = ["split_and_carry"]
 
 
-def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float | None = None,
+def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float | None = 10.0,
                     time_limit: float | None = None, formulation: str = "auto",
                     verbose: bool = False, progress=None):
     """Split & Carry partition of ``problem``.
@@ -32,10 +32,10 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
     Parameters
     ----------
     S : number of k-sets per chunk (paper: S ≥ 2; experiments use 3, 4, 5).
-    sub_time_limit : seconds per sub-problem (early termination, §1.3); the incumbent, or the
-        feasible start, is used when it expires.
-    time_limit : total seconds, spread evenly as ``T / #sub-problems`` when ``sub_time_limit`` is
-        not given (the paper's rule).
+    sub_time_limit : seconds per sub-problem (early termination, §1.3; default 10, None for no
+        limit); the incumbent, or the feasible start, is used when it expires.
+    time_limit : total seconds, spread evenly as ``T / #sub-problems`` (the paper's rule);
+        replaces ``sub_time_limit`` when given.
     formulation : MILP formulation of each sub-problem, see :func:`privopt.kanon.milp.solve_rows`;
         with ``"auto"`` a sub-problem with too many candidate groups keeps only the groups no
         costlier than the start's costliest class (``restricted_subproblems`` counts them; still
@@ -58,7 +58,7 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
     order = variance_sort(problem)
     ksets = initial_ksets(order, k)
     chunks = [ksets[i:i + S] for i in range(0, len(ksets), S)]   # ⌈⌊n/k⌋/S⌉ (§7.7)
-    if sub_time_limit is None and time_limit is not None:
+    if time_limit is not None:
         sub_time_limit = check_positive("time_limit", time_limit) / len(chunks)
     labels = np.full(problem.n, -1, dtype=np.int64)
     next_id = 0
