@@ -128,6 +128,9 @@ def test_optimum_matches_brute_force_and_bounds_heuristics(case):
     gs = anonymize(df, k, method="greedy").objective
     # §8.5 properties 5 and 6
     assert opt <= sc + 1e-9 and sc <= ifs + 1e-9 and opt <= gs + 1e-9
+    # monotonicity: a (k+1)-anonymous partition is k-anonymous, so the optimum cannot drop
+    if k + 1 <= len(df):
+        assert anonymize(df, k + 1, method="milp").objective >= opt - 1e-9
 
 
 def test_categorical_milp_uses_one_hot_objective():
