@@ -369,8 +369,9 @@ def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose, restrict
                         integrality=model.integrality[keep],
                         **_restrict_columns(model, keep))
         try:
+            # tight gap: the restricted optimum is the certificate of the δ test below
             res = solve(sub.to_lp(), time_limit=remaining(), verbose=verbose, presolve=False,
-                        threads=1)
+                        threads=1, mip_rel_gap=1e-7)
             cand = float(res.objective)
             if cand < ub:
                 ub = cand
