@@ -66,7 +66,8 @@ def main() -> None:
                     if method == "split_carry":
                         note = (f"{res.info['n_subproblems']} subs, sizes "
                                 f"{res.info['size_counts']}, bound {res.info['lemma2_bound']}, "
-                                f"fallbacks {res.info['fallbacks']}")
+                                f"fallbacks {res.info['fallbacks']}, restricted "
+                                f"{res.info['restricted_subproblems']}")
                     print(f"| {n} | {k} | {method} | {S or ''} | {res.objective:.4f} | "
                           f"{res.timings['solve']:.2f} | {note} |", flush=True)
             if args.anonypy:
