@@ -21,6 +21,7 @@ __all__ = ["main", "build_parser", "SUBCOMMANDS"]
 SUBCOMMANDS: list[str] = [
     "privopt.cli:_register_demo",
     "privopt.census.cli:register",
+    "privopt.kanon.cli:register",
 ]
 
 

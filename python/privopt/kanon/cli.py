@@ -1,0 +1,106 @@
+"""``privopt kanon``: k-anonymize a CSV file and write the generalized table plus a report."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from privopt.errors import InvalidInput
+
+__all__ = ["register", "run", "write_report"]
+
+
+def _split(text: str | None) -> list[str] | None:
+    return None if text is None else [t.strip() for t in text.split(",") if t.strip()]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``kanon`` subcommand."""
+    from privopt.kanon.api import METHODS
+
+    p = subparsers.add_parser(
+        "kanon",
+        help="k-anonymize a CSV table by optimal generalization to intervals",
+        description="k-anonymize INPUT (CSV) by local-recoding generalization (Liang & Samavi "
+        "2020): every quasi-identifier cell becomes an interval (numeric) or a value set "
+        "(categorical) shared by at least k rows. Writes the table to --out and a report "
+        "(loss per attribute, class-size histogram) to --report-dir.",
+    )
+    p.add_argument("input", help="input CSV file with a header row")
+    p.add_argument("--k", type=int, required=True, help="anonymity parameter k >= 1")
+    p.add_argument("--qi", help="comma-separated quasi-identifier columns (default: all)")
+    p.add_argument("--weights", help="comma-separated positive weights, one per QI")
+    p.add_argument("--categorical", help="comma-separated categorical QI columns")
+    p.add_argument("--method", default="greedy", choices=sorted(METHODS),
+                   help="algorithm (default: greedy)")
+    p.add_argument("--S", type=int, default=3, help="k-sets per Split & Carry chunk (default 3)")
+    p.add_argument("--time-limit", type=float, default=None,
+                   help="seconds: whole MILP (milp) or per sub-problem (split_carry)")
+    p.add_argument("--out", required=True, help="output CSV for the generalized table")
+    p.add_argument("--report-dir", default=None,
+                   help="directory for report.md and the histogram (default: <out>_report)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from privopt.kanon.api import anonymize
+
+    src = Path(args.input)
+    if not src.is_file():
+        raise InvalidInput(f"input {str(src)!r} is not a file")
+    df = pd.read_csv(src)
+    weights = _split(args.weights)
+    if weights is not None:
+        try:
+            weights = [float(w) for w in weights]
+        except ValueError:
+            raise InvalidInput(f"--weights must be numbers, got {args.weights!r}") from None
+    options = {}
+    if args.method == "split_carry":
+        options = {"S": args.S, "sub_time_limit": args.time_limit}
+    elif args.method == "milp":
+        options = {"time_limit": args.time_limit}
+    res = anonymize(df, args.k, _split(args.qi), weights=weights,
+                    categorical=_split(args.categorical), method=args.method, **options)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    res.table.to_csv(out, index=False)
+    report_dir = Path(args.report_dir) if args.report_dir else out.with_name(out.stem + "_report")
+    path = write_report(res, report_dir, title=f"k-anonymity of {src.name}")
+    print(res.summary())
+    print(f"table written to {out}; report to {path}")
+    return 0
+
+
+def write_report(res, out_dir: Path, title: str = "k-anonymity") -> Path:
+    """Write ``report.md`` (summary, per-attribute loss, class sizes) and the histogram PNG."""
+    from privopt.report import Report
+
+    report = Report(title)
+    report.add(report_section(res, Path(out_dir), title="Result"))
+    return report.write(out_dir)
+
+
+def report_section(res, out_dir: Path, title: str, stem: str = "kanon_class_sizes"):
+    """A :class:`privopt.report.Section` describing one result, with its histogram saved."""
+    from privopt.report import Section, markdown_table
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ax = res.plot_class_sizes()
+    fig_name = f"{stem}.png"
+    ax.figure.tight_layout()
+    ax.figure.savefig(out_dir / fig_name, dpi=110)
+    import matplotlib.pyplot as plt
+
+    plt.close(ax.figure)
+    lt = res.loss_table()
+    rows = [[str(a), float(r.weight), float(r.objective), float(r.ncp)] for a, r in lt.iterrows()]
+    sizes = res.class_sizes
+    body = (f"{res.summary()}\n\n"
+            f"Method `{res.method}`, k = {res.k}, {len(sizes)} equivalence classes, sizes "
+            f"{sizes.min()}–{sizes.max()}; verified k-anonymous. Objective (eq. 34) "
+            f"{res.objective:.6f}, total GCP {res.gcp:.6f}.\n\n"
+            + markdown_table(["attribute", "weight", "objective share", "NCP sum"], rows))
+    return Section(title=title, body=body, figures=[fig_name])

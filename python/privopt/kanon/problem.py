@@ -1,0 +1,242 @@
+"""The validated k-anonymity *problem*: quasi-identifier matrix, bounds, weights and column kinds.
+
+Everything the algorithms need is extracted once from the user's table here, so that the solvers
+work on plain numpy arrays and never see pandas (spec §1.1, §1.4, §1.5, §7.1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from privopt._validation import check_int, check_positive
+from privopt.errors import InvalidInput
+
+__all__ = ["KAnonProblem", "build_problem"]
+
+
+@dataclass(frozen=True)
+class KAnonProblem:
+    """Numeric view of a table to be k-anonymized.
+
+    Attributes
+    ----------
+    x : (n, m) float64
+        Quasi-identifier values. Numeric columns hold their values; categorical columns hold
+        integer codes ``0..|dom_j|-1`` (codes follow the sorted order of the labels).
+    k : int
+        Anonymity parameter, ``1 <= k <= n``.
+    names : list, length m
+        Quasi-identifier column labels (as in the DataFrame).
+    lower, upper : (m,) float64
+        ``L_j`` and ``U_j``: data min/max unless bounds were given (spec §7.1). For
+        categorical columns ``0`` and ``|dom_j|-1``.
+    weights : (m,) float64
+        ``w_j > 0`` in the user's scale (spec §1.2: Σw = 1 is cosmetic).
+    categorical : (m,) bool
+        Which columns are categorical (one-hot in the MILP, value sets in the output).
+    labels : list, length m
+        For categorical columns the sorted array of distinct labels (``labels[j][code]``),
+        else ``None``.
+    integer : (m,) bool
+        Numeric columns whose values are all integral (eq. 27: y, z ∈ Z).
+    cat_denominator : (m,) float64
+        Denominator of the categorical NCP: ``|dom_j| - 1`` by default (spec §1.5, §7.11) or
+        ``|dom_j|``; 1 for numeric columns (unused).
+    """
+
+    x: np.ndarray
+    k: int
+    names: list[str]
+    lower: np.ndarray
+    upper: np.ndarray
+    weights: np.ndarray
+    categorical: np.ndarray
+    labels: list
+    integer: np.ndarray
+    cat_denominator: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.x.shape[0])
+
+    @property
+    def m(self) -> int:
+        return int(self.x.shape[1])
+
+    @property
+    def ranges(self) -> np.ndarray:
+        """``U_j - L_j`` (m,), strictly positive by construction."""
+        return self.upper - self.lower
+
+    @property
+    def domain_sizes(self) -> np.ndarray:
+        """``|dom_j|`` for categorical columns, 0 for numeric ones (m,)."""
+        return np.array([0 if lab is None else len(lab) for lab in self.labels], dtype=np.int64)
+
+    def milp_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Columns of the MILP: numeric columns plus one-hot columns for categoricals (§1.5).
+
+        Returns
+        -------
+        x : (n, m') values; L, U : (m',) bounds; coef : (m',) objective factor ``w_j/(U_j-L_j)``
+        (one-hot columns get ``w_j/|H|``); integer : (m',) bool.
+        """
+        cols, lo, hi, coef, integ = [], [], [], [], []
+        for j in range(self.m):
+            if self.categorical[j]:
+                h = len(self.labels[j])
+                codes = self.x[:, j].astype(np.int64)
+                for c in range(h):
+                    cols.append((codes == c).astype(np.float64))
+                    lo.append(0.0)
+                    hi.append(1.0)
+                    coef.append(self.weights[j] / h)
+                    integ.append(True)
+            else:
+                cols.append(self.x[:, j])
+                lo.append(self.lower[j])
+                hi.append(self.upper[j])
+                coef.append(self.weights[j] / self.ranges[j])
+                integ.append(bool(self.integer[j]))
+        return (np.column_stack(cols), np.array(lo), np.array(hi), np.array(coef),
+                np.array(integ, dtype=bool))
+
+
+def _check_weights(weights, names: list[str], normalize: bool) -> np.ndarray:
+    m = len(names)
+    if weights is None:
+        w = np.ones(m)
+    elif isinstance(weights, Mapping):
+        unknown = set(weights) - set(names)
+        if unknown:
+            raise InvalidInput(f"weights names columns that are not quasi-identifiers: "
+                               f"{sorted(map(str, unknown))}")
+        w = np.array([check_positive(f"weights[{c!r}]", weights.get(c, 1.0)) for c in names])
+    else:
+        seq = list(np.atleast_1d(np.asarray(weights, dtype=object)))
+        if len(seq) != m:
+            raise InvalidInput(f"weights must have one entry per quasi-identifier ({m}), "
+                               f"got {len(seq)}")
+        w = np.array([check_positive(f"weights[{i}]", v) for i, v in enumerate(seq)])
+    return w / w.sum() if normalize else w
+
+
+def build_problem(df, k, quasi_identifiers: Sequence[str] | None = None, *, weights=None,
+                  categorical: Sequence[str] | None = None,
+                  bounds: Mapping[str, tuple[float, float]] | None = None,
+                  categorical_denominator: str = "dom_minus_1",
+                  normalize_weights: bool = False) -> KAnonProblem:
+    """Validate a pandas DataFrame and extract the :class:`KAnonProblem`.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame with n rows.
+    k : anonymity parameter, ``1 <= k <= n``.
+    quasi_identifiers : QI column names (default: every column).
+    weights : positive weights, a sequence aligned with ``quasi_identifiers`` or a mapping
+        name -> weight (missing names get 1).
+    categorical : QI columns treated as categorical (default: non-numeric dtypes).
+    bounds : optional ``{name: (L, U)}`` permissible ranges for numeric columns; they replace
+        the data min/max (spec §7.1) and must contain the data.
+    categorical_denominator : ``"dom_minus_1"`` (code, default) or ``"dom"`` (paper, Def. 8).
+    normalize_weights : rescale weights so that Σw = 1 (eq. 35).
+
+    Raises
+    ------
+    InvalidInput
+        empty table, unknown column, NaN in a QI, k out of range, a constant QI column without
+        given bounds, bad weights or bounds.
+    """
+    import pandas as pd
+
+    if not isinstance(df, pd.DataFrame):
+        raise InvalidInput(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    n = len(df)
+    if n == 0:
+        raise InvalidInput("df is empty: k-anonymity needs at least one row")
+    k = check_int("k", k, minimum=1)
+    if k > n:
+        raise InvalidInput(f"k must be <= number of rows n={n}, got k={k}")
+    names = list(df.columns) if quasi_identifiers is None else list(quasi_identifiers)
+    if not names:
+        raise InvalidInput("quasi_identifiers must name at least one column")
+    missing = [c for c in names if c not in df.columns]
+    if missing:
+        raise InvalidInput(f"quasi_identifiers names unknown columns {missing}; "
+                           f"table has {list(df.columns)}")
+    if len(set(names)) != len(names):
+        raise InvalidInput(f"quasi_identifiers has duplicates: {names}")
+    if categorical is None:
+        cat_set = {c for c in names if not pd.api.types.is_numeric_dtype(df[c])
+                   or pd.api.types.is_bool_dtype(df[c])}
+    else:
+        cat_set = set(categorical)
+        bad = cat_set - set(names)
+        if bad:
+            raise InvalidInput(f"categorical names columns that are not quasi-identifiers: "
+                               f"{sorted(map(str, bad))}")
+    if categorical_denominator not in ("dom_minus_1", "dom"):
+        raise InvalidInput("categorical_denominator must be 'dom_minus_1' or 'dom', "
+                           f"got {categorical_denominator!r}")
+    bounds = dict(bounds or {})
+    unknown_b = set(bounds) - set(names)
+    if unknown_b:
+        raise InvalidInput(f"bounds names columns that are not quasi-identifiers: "
+                           f"{sorted(map(str, unknown_b))}")
+    w = _check_weights(weights, names, normalize_weights)
+
+    m = len(names)
+    x = np.empty((n, m))
+    lower, upper = np.empty(m), np.empty(m)
+    labels: list = []
+    is_cat = np.zeros(m, dtype=bool)
+    integer = np.zeros(m, dtype=bool)
+    den = np.ones(m)
+    for j, c in enumerate(names):
+        col = df[c]
+        if col.isna().any():
+            raise InvalidInput(f"quasi-identifier {c!r} contains missing values (NaN/None) at "
+                               f"row {int(np.flatnonzero(col.isna().to_numpy())[0])}")
+        if c in cat_set:
+            if c in bounds:
+                raise InvalidInput(f"bounds given for categorical column {c!r}")
+            labs, codes = np.unique(col.to_numpy(), return_inverse=True)
+            if len(labs) < 2:
+                raise InvalidInput(f"quasi-identifier {c!r} is constant (one category): it "
+                                   "identifies no one; drop it from quasi_identifiers")
+            is_cat[j] = True
+            labels.append(labs)
+            x[:, j] = codes
+            lower[j], upper[j] = 0.0, len(labs) - 1.0
+            den[j] = len(labs) - 1.0 if categorical_denominator == "dom_minus_1" else len(labs)
+            continue
+        if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+            raise InvalidInput(f"quasi-identifier {c!r} is not numeric; list it in categorical")
+        vals = col.to_numpy(dtype=np.float64)
+        if not np.all(np.isfinite(vals)):
+            raise InvalidInput(f"quasi-identifier {c!r} contains an infinite value")
+        labels.append(None)
+        x[:, j] = vals
+        lo, hi = float(vals.min()), float(vals.max())
+        if c in bounds:
+            try:
+                blo, bhi = (float(b) for b in bounds[c])
+            except (TypeError, ValueError):
+                raise InvalidInput(f"bounds[{c!r}] must be a pair (L, U), got "
+                                   f"{bounds[c]!r}") from None
+            if not (np.isfinite(blo) and np.isfinite(bhi) and blo <= lo and hi <= bhi):
+                raise InvalidInput(f"bounds[{c!r}]=({blo}, {bhi}) must be finite and contain "
+                                   f"the data range [{lo}, {hi}]")
+            lo, hi = blo, bhi
+        if not hi > lo:
+            raise InvalidInput(f"quasi-identifier {c!r} is constant ({lo}) and no bounds were "
+                               "given: its loss would divide by zero (spec §7.1); drop it or "
+                               "pass bounds={name: (L, U)}")
+        lower[j], upper[j] = lo, hi
+        integer[j] = bool(np.all(vals == np.round(vals)))
+    return KAnonProblem(x=x, k=k, names=names, lower=lower, upper=upper,
+                        weights=w, categorical=is_cat, labels=labels, integer=integer,
+                        cat_denominator=den)
