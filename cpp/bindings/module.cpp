@@ -9,4 +9,5 @@ PYBIND11_MODULE(_core, m) {
     m.attr("__version__") = privopt::version;
     auto graphs = m.def_submodule("graphs", "Shortest paths on CSR graphs");
     privopt::bindings::register_graphs(graphs);
+    { auto cluster = m.def_submodule("cluster", "DPM split scoring"); privopt::bindings::register_cluster(cluster); }
 }
