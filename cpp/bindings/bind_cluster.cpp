@@ -24,9 +24,10 @@ dpm::WindowMode parse_mode(const std::string& mode) {
     throw std::invalid_argument("window must be 'paper', 'half_open' or 'reference', got '" + mode + "'");
 }
 
-struct Tree {
-    I64Array feature, left, right, slot;
+struct Tree {  // member order = constructor argument order (brace initialisation)
+    I64Array feature;
     F64Array threshold;
+    I64Array left, right, slot;
     dpm::TreeView view() const {
         const std::int64_t n = feature.size();
         if (threshold.size() != n || left.size() != n || right.size() != n || slot.size() != n)
