@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.metrics import pairwise_distances_argmin
 
 from privopt import _core, dp
 from privopt._validation import (
@@ -22,12 +21,26 @@ from privopt.cluster._budget import BudgetSchedule, budget_schedule
 from privopt.cluster._interval import codebook_monte_carlo, split_width
 from privopt.errors import InvalidInput
 
-__all__ = ["DPM", "DEFAULT_SIGMA_GRID"]
+__all__ = ["DPM", "DEFAULT_SIGMA_GRID", "nearest_centre"]
 
 #: σ candidates of IntervalSizeEst as in the reference code: 0.5, 1.0, …, 29.5 (spec §0, D1).
 DEFAULT_SIGMA_GRID = np.arange(0.5, 30.0, 0.5)
 
 _WINDOWS = ("paper", "half_open", "reference")
+
+
+def nearest_centre(X: np.ndarray, centres: np.ndarray, *, chunk: int = 65536) -> np.ndarray:
+    """Index of the nearest centre (Euclidean) of each row; (n,) int64. Works in row chunks so that
+    the distance matrix never exceeds ``chunk`` × k entries."""
+    X = np.asarray(X, dtype=np.float64)
+    c = np.asarray(centres, dtype=np.float64)
+    c_sq = np.einsum("ij,ij->i", c, c)
+    out = np.empty(X.shape[0], dtype=np.int64)
+    for lo in range(0, X.shape[0], chunk):
+        blk = X[lo:lo + chunk]
+        # ‖x − c‖² = ‖x‖² − 2x·c + ‖c‖²; ‖x‖² is constant per row and drops out of the argmin.
+        out[lo:lo + chunk] = np.argmin(c_sq[None, :] - 2.0 * blk @ c.T, axis=1)
+    return out
 
 
 class DPM(ClusterMixin, BaseEstimator):
@@ -295,16 +308,24 @@ class DPM(ClusterMixin, BaseEstimator):
             slots = {node: s for s, (node, _) in enumerate(active)}
             size, rank, window, at_most = data.level_counts(tree, slots, beta, self.window)
             lam = sched.lambdas[level]
-            next_active: list[tuple[int, float]] = []
+            # All selections of the level first, then one Laplace release of all 2k child counts:
+            # one point changes exactly one child count by 1 (ℓ1-sensitivity 1; disjoint nodes).
+            uniforms = np.atleast_1d(rng.uniform(len(active)))
+            chosen = []
             for s, (node, nt) in enumerate(active):
                 scores = _core.cluster.score_candidates(rank[s], window[s], nt, t, q, alpha)
                 sens = (t / q + alpha) / max(nt - lam, 1.0)  # Δf, [C] clamp (spec §2.4)
-                choice = dp.exponential_mechanism(scores, eps_exp, sensitivity=sens, rng=rng)
+                # p ∝ exp(ε·f/(2Δf)) (spec §1, §10.1), chosen in log space by the kernel from a
+                # uniform of the run's randomness source.
+                choice = _core.cluster.em_choice(scores, eps_exp / (2.0 * sens), float(uniforms[s]))
                 dim, j = divmod(int(choice), n_splits)
                 left_size = int(at_most[s, dim, j])
-                noisy = dp.laplace_mechanism(np.array([left_size, size[s] - left_size], dtype=float),
-                                             eps_cnt, sensitivity=1.0, rng=rng)
-                n1, n2 = float(noisy[0]), float(noisy[1])
+                chosen.append((dim, j, left_size, int(size[s]) - left_size))
+            child_sizes = np.array([c[2:] for c in chosen], dtype=float).ravel()
+            noisy = dp.laplace_mechanism(child_sizes, eps_cnt, sensitivity=1.0,
+                                         rng=rng).reshape(-1, 2)
+            next_active: list[tuple[int, float]] = []
+            for (node, nt), (dim, j, _, _), (n1, n2) in zip(active, chosen, noisy.tolist()):
                 stop = (min(n1, n2) < tau_e) if self.strict_termination else (min(n1, n2) <= tau_e)
                 if stop:
                     leaves.append((node, nt))  # the split is discarded; S keeps its own ñ
@@ -323,12 +344,14 @@ class DPM(ClusterMixin, BaseEstimator):
                    mechanism="Gaussian (analytic)", sensitivity=l2)
         slots = {node: s for s, (node, _) in enumerate(leaves)}
         sums, _ = data.slot_sums(tree, slots)
+        # One Gaussian release of the (k, d) matrix of sums: a point moves one leaf's sum by at
+        # most Δ₂ in ℓ2 (leaves are disjoint), so Δ₂ is the sensitivity of the whole matrix.
+        noisy_sums = dp.gaussian_mechanism(sums, sched.epsilon_average, sched.delta_average,
+                                           sensitivity=l2, rng=rng)
         centres, weights = [], []
         for s, (_, nt) in enumerate(leaves):
-            noisy_sum = dp.gaussian_mechanism(sums[s], sched.epsilon_average, sched.delta_average,
-                                              sensitivity=l2, rng=rng)
             if nt > 0:  # ñ_i ≤ 0 only for a root with ñ_D ≤ 0 (spec §10.15)
-                centres.append(noisy_sum / nt)
+                centres.append(noisy_sums[s] / nt)
                 weights.append(nt)
         if not centres:  # data-independent fallback: the centre of the box
             centres, weights = [np.full(d, 0.5 * (p["a"] + p["b"]))], [0.0]
@@ -349,9 +372,9 @@ class DPM(ClusterMixin, BaseEstimator):
         centres = self.cluster_centers_
         if is_dask_array(X):
             Xr = X.rechunk({1: -1})
-            return Xr.map_blocks(lambda blk: pairwise_distances_argmin(blk, centres).astype(np.int64),
+            return Xr.map_blocks(lambda blk: nearest_centre(blk, centres),
                                  drop_axis=1, dtype=np.int64)
         arr = check_finite_array("X", X, ndim=2)
         if arr.shape[1] != centres.shape[1]:
             raise InvalidInput(f"X has {arr.shape[1]} columns, the model was fitted on {centres.shape[1]}")
-        return pairwise_distances_argmin(arr, centres).astype(np.int64)
+        return nearest_centre(arr, centres)
