@@ -8,7 +8,21 @@
 
 from __future__ import annotations
 
-from privopt.cluster._budget import BudgetSchedule, budget_schedule
-from privopt.cluster._dpm import DEFAULT_SIGMA_GRID, DPM
+import importlib
+from typing import Any
 
-__all__ = ["DPM", "DEFAULT_SIGMA_GRID", "BudgetSchedule", "budget_schedule"]
+__all__ = ["DPM", "DEFAULT_SIGMA_GRID", "BudgetSchedule", "budget_schedule", "nearest_centre"]
+
+_LAZY = {"DPM": "_dpm", "DEFAULT_SIGMA_GRID": "_dpm", "nearest_centre": "_dpm",
+         "BudgetSchedule": "_budget", "budget_schedule": "_budget"}
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: Dask workers import privopt.cluster._chunks without scikit-learn or privopt.dp.
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"privopt.cluster.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'privopt.cluster' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

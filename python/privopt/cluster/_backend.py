@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from privopt import _core
+from privopt.cluster._chunks import add_parts, chunk_counts, chunk_sums
 from privopt.cluster._interval import dimension_averaged_gaps
 
 __all__ = ["SplitTree", "InMemoryData", "DaskData", "is_dask_array"]
@@ -89,26 +90,6 @@ class InMemoryData:
         return _cc.slot_sums(self.X, self.a, self.b, tree.kernel_tree(slots), len(slots))
 
 
-def _chunk_counts(block: np.ndarray, a: float, b: float, beta: float, window: str, tree_arrays,
-                  n_slots: int) -> tuple[np.ndarray, ...]:
-    tree = _cc.Tree(*tree_arrays)
-    return _cc.level_counts(np.ascontiguousarray(block, dtype=np.float64), a, b, beta, window,
-                            tree, n_slots, 1)
-
-
-def _chunk_sums(block: np.ndarray, a: float, b: float, tree_arrays, n_slots: int):
-    tree = _cc.Tree(*tree_arrays)
-    return _cc.slot_sums(np.ascontiguousarray(block, dtype=np.float64), a, b, tree, n_slots)
-
-
-def _add(parts: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
-    out = [np.array(p, copy=True) for p in parts[0]]
-    for part in parts[1:]:
-        for acc, p in zip(out, part):
-            acc += p
-    return tuple(out)
-
-
 class DaskData:
     """Passes over a Dask array: each pass is one map over row chunks plus a tree-sum reduction.
 
@@ -150,15 +131,15 @@ class DaskData:
         parts = [delayed(func)(blk, *args) for blk in self.blocks()]
         # Pairwise tree reduction keeps the reduction depth logarithmic in the chunk count.
         while len(parts) > 1:
-            parts = [delayed(_add)(parts[i:i + 2]) for i in range(0, len(parts), 2)]
+            parts = [delayed(add_parts)(parts[i:i + 2]) for i in range(0, len(parts), 2)]
         (result,) = dask.compute(parts[0])
         return result
 
     def level_counts(self, tree: SplitTree, slots: dict[int, int], beta: float,
                      window: str) -> tuple[np.ndarray, ...]:
-        return self._map_reduce(_chunk_counts, self.a, self.b, beta, window,
+        return self._map_reduce(chunk_counts, self.a, self.b, beta, window,
                                 self._tree_arrays(tree, slots), len(slots))
 
     def slot_sums(self, tree: SplitTree, slots: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
-        return self._map_reduce(_chunk_sums, self.a, self.b, self._tree_arrays(tree, slots),
+        return self._map_reduce(chunk_sums, self.a, self.b, self._tree_arrays(tree, slots),
                                 len(slots))
