@@ -26,6 +26,21 @@ def data_dir() -> Path | None:
 
 
 @pytest.fixture(scope="session")
+def eight_centres():
+    return EIGHT_CENTRES.copy()
+
+
+@pytest.fixture(scope="session")
+def twelve_points():
+    return TWELVE.copy()
+
+
+@pytest.fixture(scope="session")
+def shared_data_dir():
+    return data_dir()
+
+
+@pytest.fixture(scope="session")
 def eight_blobs():
     X, y = make_blobs(n_samples=16000, centers=EIGHT_CENTRES, cluster_std=2.0, random_state=0)
     return X, y

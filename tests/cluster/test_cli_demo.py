@@ -6,10 +6,9 @@ import numpy as np
 
 from privopt.cli import main
 from privopt.cluster.demo import demo_section
-from tests.cluster.conftest import EIGHT_CENTRES
 
 
-def test_cli_csv_with_header(tmp_path, eight_blobs):
+def test_cli_csv_with_header(tmp_path, eight_blobs, eight_centres):
     X, _ = eight_blobs
     path = tmp_path / "points.csv"
     np.savetxt(path, X[:4000], delimiter=",", header="x,y", comments="")
@@ -20,7 +19,7 @@ def test_cli_csv_with_header(tmp_path, eight_blobs):
     centres = np.loadtxt(out / "centres.csv", delimiter=",", ndmin=2)
     labels = np.loadtxt(out / "labels.csv", dtype=int)
     assert centres.shape[1] == 2 and labels.shape == (4000,)
-    assert np.linalg.norm(centres[:, None] - EIGHT_CENTRES[None], axis=2).min(axis=1).max() < 5
+    assert np.linalg.norm(centres[:, None] - eight_centres[None], axis=2).min(axis=1).max() < 5
     report = (out / "report.md").read_text()
     assert "Privacy ledger" in report and (out / "projection.png").stat().st_size > 0
 

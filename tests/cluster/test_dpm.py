@@ -14,7 +14,6 @@ from privopt import dp
 from privopt.cluster import DPM
 from privopt.cluster.metrics import clustering_accuracy
 from privopt.errors import InvalidInput, PrivacyBudgetExceeded
-from tests.cluster.conftest import EIGHT_CENTRES
 
 
 def dpm(**kw):
@@ -23,14 +22,14 @@ def dpm(**kw):
     return DPM(**params)
 
 
-def test_eight_blobs_give_eight_clusters(eight_blobs):
+def test_eight_blobs_give_eight_clusters(eight_blobs, eight_centres):
     X, y = eight_blobs
     hits = 0
     for seed in range(10):
         m = dpm(random_state=seed).fit(X)
         if m.n_clusters_ == 8:
             hits += 1
-            err = np.linalg.norm(m.cluster_centers_[:, None] - EIGHT_CENTRES[None], axis=2).min(axis=1)
+            err = np.linalg.norm(m.cluster_centers_[:, None] - eight_centres[None], axis=2).min(axis=1)
             assert err.max() < 1.0
             assert clustering_accuracy(m.labels_, y) == 1.0
         assert m.split_width_ == pytest.approx(3.25, abs=0.5)

@@ -10,7 +10,6 @@ from scipy.special import softmax
 from scipy.stats import chisquare
 
 from privopt import _core, dp
-from tests.cluster.conftest import TWELVE
 
 cc = _core.cluster
 ROOT = cc.Tree(np.array([-1]), np.array([0.0]), np.array([0]), np.array([0]), np.array([0]))
@@ -21,7 +20,8 @@ def counts(X, beta, window, a=0.0, b=10.0):
     return int(size[0]), rank[0], win[0], at_most[0]
 
 
-def test_twelve_point_example_reference_mode():
+def test_twelve_point_example_reference_mode(twelve_points):
+    TWELVE = twelve_points
     size, rank, win, _ = counts(TWELVE[:, None], 1.0, "reference")
     assert size == 12
     assert rank[0].tolist() == [0, 3, 3, 7, 7, 7, 8, 8, 10, 10]
@@ -39,7 +39,8 @@ def test_twelve_point_example_reference_mode():
     np.testing.assert_allclose(p, dp.exponential_mechanism_probabilities(scores, 2.0), rtol=1e-12)
 
 
-def test_twelve_point_example_paper_window_differs_only_at_edge_point():
+def test_twelve_point_example_paper_window_differs_only_at_edge_point(twelve_points):
+    TWELVE = twelve_points
     _, rank_p, win_p, _ = counts(TWELVE[:, None], 1.0, "paper")
     _, rank_r, win_r, _ = counts(TWELVE[:, None], 1.0, "reference")
     assert rank_p.tolist() == rank_r.tolist()
@@ -124,7 +125,8 @@ def test_level_counts_per_node_and_threads_add_up():
     assert sizes.sum() == len(X)
 
 
-def test_em_choice_matches_softmax_chi_square():
+def test_em_choice_matches_softmax_chi_square(twelve_points):
+    TWELVE = twelve_points
     scores = cc.score_candidates(*counts(TWELVE[:, None], 1.0, "reference")[1:3], 12.0, 0.3,
                                  1 / 12, 5.0)
     u = np.random.default_rng(11).random(100000)

@@ -10,7 +10,6 @@ import pytest
 from privopt.cluster import DPM
 from privopt.cluster import metrics as M
 from privopt.errors import InvalidInput
-from tests.cluster.conftest import data_dir
 
 
 def test_inertia_and_accuracy_by_hand():
@@ -35,8 +34,8 @@ def test_normalised_kmeans_distance_formula():
         M.normalised_kmeans_distance(centres, [], (0, 10))
 
 
-def test_synth_10d_reproduction_target(synth_10d):
-    root = data_dir()
+def test_synth_10d_reproduction_target(synth_10d, shared_data_dir):
+    root = shared_data_dir
     if root is None:
         pytest.skip("shared reference data (PRIVOPT_DATA) not available")
     X, y = synth_10d
