@@ -148,6 +148,20 @@ py::tuple slot_sums(const F64Array& X, double a, double b, const Tree& tree, std
     return py::make_tuple(sums, sizes);
 }
 
+py::array_t<std::int64_t> nearest_centres(const F64Array& X, const F64Array& centres, int n_threads) {
+    std::int64_t n = 0, d = 0, k = 0, dc = 0;
+    const double* x = matrix(X, n, d);
+    const double* c = matrix(centres, k, dc);
+    if (dc != d) throw std::invalid_argument("centres and X must have the same number of columns");
+    py::array_t<std::int64_t> out(n);
+    std::int64_t* o = out.mutable_data();
+    {
+        py::gil_scoped_release release;
+        dpm::nearest_centres(x, n, d, c, k, o, n_threads);
+    }
+    return out;
+}
+
 }  // namespace
 
 void register_cluster(py::module_& m) {
@@ -174,6 +188,8 @@ void register_cluster(py::module_& m) {
           "Inverse-CDF exponential-mechanism choice for a uniform draw u in [0, 1).");
     m.def("route_points", &route_points, py::arg("X"), py::arg("tree"),
           "Slot of each row of X after routing it down the tree (int64, -1 = ignored).");
+    m.def("nearest_centres", &nearest_centres, py::arg("X"), py::arg("centres"), py::arg("n_threads") = 1,
+          "Index of the nearest centre (squared Euclidean, first on ties) of each row of X; int64.");
     m.def("slot_sums", &slot_sums, py::arg("X"), py::arg("a"), py::arg("b"), py::arg("tree"),
           py::arg("n_slots"), "Clipped coordinate sums (n_slots, d) and true sizes (n_slots,) per slot.");
 }

@@ -165,9 +165,19 @@ void test_tree_routing_and_sums() {
     CHECK_THROWS(route_points(x.data(), 4, 2, bad, out.data()));
 }
 
+void test_nearest_centres() {
+    const std::vector<double> x = {0.0, 0.0, 9.0, 1.0, 5.0, 0.0, -3.0, 4.0};
+    const std::vector<double> c = {0.0, 0.0, 10.0, 0.0};
+    std::vector<std::int64_t> out(4);
+    nearest_centres(x.data(), 4, 2, c.data(), 2, out.data());
+    CHECK(out[0] == 0 && out[1] == 1 && out[2] == 0 && out[3] == 0);  // tie at 5 → first centre
+    CHECK_THROWS(nearest_centres(x.data(), 4, 2, c.data(), 0, out.data()));
+}
+
 }  // namespace
 
 int main() {
+    test_nearest_centres();
     test_centreness_tables();
     test_twelve_point_example();
     test_log_space_stability();

@@ -409,4 +409,30 @@ inline void slot_sums(const double* X, std::int64_t n, std::int64_t d, double a,
     }
 }
 
+// Index of the nearest centre (squared Euclidean, first on ties) of each row; centres k × d.
+inline void nearest_centres(const double* X, std::int64_t n, std::int64_t d, const double* centres,
+                            std::int64_t k, std::int64_t* out, int n_threads = 1) {
+    if (k < 1) throw std::invalid_argument("at least one centre is needed");
+    detail::parallel_rows(n, std::max(1, n_threads), [&](std::int64_t begin, std::int64_t end, int) {
+        for (std::int64_t i = begin; i < end; ++i) {
+            const double* x = X + i * d;
+            double best = std::numeric_limits<double>::infinity();
+            std::int64_t arg = 0;
+            for (std::int64_t c = 0; c < k; ++c) {
+                const double* y = centres + c * d;
+                double dist = 0;
+                for (std::int64_t j = 0; j < d; ++j) {
+                    const double diff = x[j] - y[j];
+                    dist += diff * diff;
+                }
+                if (dist < best) {
+                    best = dist;
+                    arg = c;
+                }
+            }
+            out[i] = arg;
+        }
+    });
+}
+
 }  // namespace privopt::dpm

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -29,18 +30,22 @@ DEFAULT_SIGMA_GRID = np.arange(0.5, 30.0, 0.5)
 _WINDOWS = ("paper", "half_open", "reference")
 
 
-def nearest_centre(X: np.ndarray, centres: np.ndarray, *, chunk: int = 65536) -> np.ndarray:
-    """Index of the nearest centre (Euclidean) of each row; (n,) int64. Works in row chunks so that
-    the distance matrix never exceeds ``chunk`` × k entries."""
-    X = np.asarray(X, dtype=np.float64)
-    c = np.asarray(centres, dtype=np.float64)
-    c_sq = np.einsum("ij,ij->i", c, c)
-    out = np.empty(X.shape[0], dtype=np.int64)
-    for lo in range(0, X.shape[0], chunk):
-        blk = X[lo:lo + chunk]
-        # ‖x − c‖² = ‖x‖² − 2x·c + ‖c‖²; ‖x‖² is constant per row and drops out of the argmin.
-        out[lo:lo + chunk] = np.argmin(c_sq[None, :] - 2.0 * blk @ c.T, axis=1)
-    return out
+def nearest_centre(X: np.ndarray, centres: np.ndarray, *, n_jobs: int | None = None) -> np.ndarray:
+    """Index of the nearest centre (Euclidean; the first one on ties) of each row of X.
+
+    Parameters
+    ----------
+    X : (n, d) points.
+    centres : (k, d), k ≥ 1.
+    n_jobs : threads (None = 1, −1 = all cores).
+
+    Returns
+    -------
+    (n,) int64.
+    """
+    threads = 1 if n_jobs is None else (os.cpu_count() or 1) if n_jobs < 0 else max(1, n_jobs)
+    return _core.cluster.nearest_centres(np.asarray(X, dtype=np.float64),
+                                         np.asarray(centres, dtype=np.float64), threads)
 
 
 class DPM(ClusterMixin, BaseEstimator):
@@ -377,4 +382,4 @@ class DPM(ClusterMixin, BaseEstimator):
         arr = check_finite_array("X", X, ndim=2)
         if arr.shape[1] != centres.shape[1]:
             raise InvalidInput(f"X has {arr.shape[1]} columns, the model was fitted on {centres.shape[1]}")
-        return nearest_centre(arr, centres)
+        return nearest_centre(arr, centres, n_jobs=self.n_jobs)
