@@ -71,7 +71,7 @@ def budget_schedule(epsilon: float, delta: float, max_depth: int,
     Examples
     --------
     >>> s = budget_schedule(1.0, 1e-5 ** 1.5, 7, (0.04, 0.18, 0.18, 0.6), (0.2, 0.8))
-    >>> [round(v, 6) for v in s.epsilon_count[:3]]
+    >>> [round(float(v), 6) for v in s.epsilon_count[:3]]
     [0.004971, 0.007029, 0.009941]
     """
     f_int, f_cnt, f_exp, f_avg = budget_split
