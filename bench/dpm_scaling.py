@@ -44,8 +44,12 @@ def child(n: int, d: int, n_jobs: int | None, use_dask: bool) -> None:
         import dask.array as da
         import distributed
 
-        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                      dashboard_address=None) as cluster, distributed.Client(cluster):
+        with (
+            distributed.LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            ) as cluster,
+            distributed.Client(cluster),
+        ):
             lazy = da.from_array(X, chunks=(max(1, n // 8), d)).persist()
             start = time.perf_counter()
             model.fit(lazy)
@@ -55,9 +59,20 @@ def child(n: int, d: int, n_jobs: int | None, use_dask: bool) -> None:
         labels = model.labels_
     elapsed = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-    print(json.dumps({"n": n, "d": d, "fit_s": elapsed, "peak_gib": peak, "data_gib": X.nbytes / 2**30,
-                      "rss_after_data_gib": data_rss, "clusters": model.n_clusters_,
-                      "accuracy": clustering_accuracy(labels, y)}))
+    print(
+        json.dumps(
+            {
+                "n": n,
+                "d": d,
+                "fit_s": elapsed,
+                "peak_gib": peak,
+                "data_gib": X.nbytes / 2**30,
+                "rss_after_data_gib": data_rss,
+                "clusters": model.n_clusters_,
+                "accuracy": clustering_accuracy(labels, y),
+            }
+        )
+    )
 
 
 def main() -> None:
@@ -81,8 +96,11 @@ def main() -> None:
             cmd.append("--dask")
         out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
         r = json.loads(out.strip().splitlines()[-1])
-        print(f"| {r['n']:.0e} | {r['d']} | {r['fit_s']:.2f} | {r['peak_gib']:.2f} | "
-              f"{r['data_gib']:.2f} | {r['clusters']} | {r['accuracy']:.3f} |", flush=True)
+        print(
+            f"| {r['n']:.0e} | {r['d']} | {r['fit_s']:.2f} | {r['peak_gib']:.2f} | "
+            f"{r['data_gib']:.2f} | {r['clusters']} | {r['accuracy']:.3f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

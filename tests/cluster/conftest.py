@@ -48,6 +48,12 @@ def eight_blobs():
 
 @pytest.fixture(scope="session")
 def synth_10d():
-    X, y = make_blobs(n_samples=100000, n_features=10, centers=64, center_box=(-100, 100),
-                      cluster_std=1, random_state=42)
+    X, y = make_blobs(
+        n_samples=100000,
+        n_features=10,
+        centers=64,
+        center_box=(-100, 100),
+        cluster_std=1,
+        random_state=42,
+    )
     return X, y

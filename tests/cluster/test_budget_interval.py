@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-
 from privopt import dp
 from privopt.cluster import DPM, budget_schedule
 from privopt.cluster._interval import (
@@ -22,16 +21,23 @@ DELTA_1E5 = 1 / (1e5 * math.sqrt(1e5))
 
 def test_schedule_matches_spec_table():
     s = budget_schedule(1.0, DELTA_1E5, 7, (0.04, 0.18, 0.18, 0.6), (0.2, 0.8))
-    np.testing.assert_allclose(s.epsilon_count, [0.004971, 0.007029, 0.009941, 0.014059, 0.019882,
-                                                 0.028118, 0.039765, 0.056235], rtol=1e-3)
-    np.testing.assert_allclose(s.epsilon_split, [0.007229, 0.010223, 0.014458, 0.020447, 0.028916,
-                                                 0.040894, 0.057832], rtol=1e-3)
+    np.testing.assert_allclose(
+        s.epsilon_count,
+        [0.004971, 0.007029, 0.009941, 0.014059, 0.019882, 0.028118, 0.039765, 0.056235],
+        rtol=1e-3,
+    )
+    np.testing.assert_allclose(
+        s.epsilon_split,
+        [0.007229, 0.010223, 0.014458, 0.020447, 0.028916, 0.040894, 0.057832],
+        rtol=1e-3,
+    )
     assert s.epsilon_count.sum() == pytest.approx(0.18, abs=1e-15)
     assert s.epsilon_split.sum() == pytest.approx(0.18, abs=1e-15)
     assert s.delta_count == pytest.approx(7.9057e-10, rel=1e-4)
     assert s.delta_average == pytest.approx(2.5298e-8, rel=1e-4)
-    np.testing.assert_allclose(s.lambdas, [4077.03, 2882.89, 2038.51, 1441.45, 1019.26, 720.72,
-                                           509.63, 360.36], rtol=1e-5)
+    np.testing.assert_allclose(
+        s.lambdas, [4077.03, 2882.89, 2038.51, 1441.45, 1019.26, 720.72, 509.63, 360.36], rtol=1e-5
+    )
     # Δf at the root for ñ = 1e5 with the defaults: (0.3·12 + 5)/(1e5 − λ_0).
     assert (0.3 * 12 + 5) / (1e5 - s.lambdas[0]) == pytest.approx(8.9655e-5, rel=1e-4)
     assert s.epsilon_total == pytest.approx(1.0, abs=1e-12)

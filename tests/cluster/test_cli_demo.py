@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from privopt.cli import main
 from privopt.cluster.demo import demo_section
 
@@ -13,8 +12,21 @@ def test_cli_csv_with_header(tmp_path, eight_blobs, eight_centres):
     path = tmp_path / "points.csv"
     np.savetxt(path, X[:4000], delimiter=",", header="x,y", comments="")
     out = tmp_path / "out"
-    rc = main(["cluster", str(path), "--bounds", "-100", "100", "--epsilon", "10", "--seed", "1",
-               "--out", str(out)])
+    rc = main(
+        [
+            "cluster",
+            str(path),
+            "--bounds",
+            "-100",
+            "100",
+            "--epsilon",
+            "10",
+            "--seed",
+            "1",
+            "--out",
+            str(out),
+        ]
+    )
     assert rc == 0
     centres = np.loadtxt(out / "centres.csv", delimiter=",", ndmin=2)
     labels = np.loadtxt(out / "labels.csv", dtype=int)
@@ -27,8 +39,22 @@ def test_cli_csv_with_header(tmp_path, eight_blobs, eight_centres):
 def test_cli_npy_and_errors(tmp_path, capsys):
     path = tmp_path / "p.npy"
     np.save(path, np.random.default_rng(0).normal(0, 1, size=(500, 3)))
-    assert main(["cluster", str(path), "--bounds", "-5", "5", "--seed", "0",
-                 "--out", str(tmp_path / "o")]) == 0
+    assert (
+        main(
+            [
+                "cluster",
+                str(path),
+                "--bounds",
+                "-5",
+                "5",
+                "--seed",
+                "0",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 0
+    )
     assert main(["cluster", str(path), "--bounds", "5", "-5", "--out", str(tmp_path / "o")]) == 2
     assert "bounds" in capsys.readouterr().err
     assert main(["cluster", str(tmp_path / "missing.csv"), "--bounds", "0", "1"]) == 2

@@ -18,8 +18,12 @@ def test_local_cluster_fit_equals_in_memory_fit(eight_blobs):
     reference = DPM(bounds=(-100, 100), epsilon=10, delta=1e-6, random_state=4).fit(X)
     # In-process workers keep the test at a few seconds (worker processes take ~10 s to start on
     # a loaded 2-core machine); bench/dpm_scaling.py runs the same fit with worker processes.
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster),
+    ):
         lazy = da.from_array(X, chunks=(2500, 1))  # column chunks are merged by the fit
         model = DPM(bounds=(-100, 100), epsilon=10, delta=1e-6, random_state=4).fit(lazy)
         labels = model.labels_.compute()

@@ -1,4 +1,4 @@
-"""DPM estimator: behaviour (spec 004 §11.2), privacy ledger, scikit-learn conventions, bad input."""
+"""DPM estimator: behaviour (spec 004 §11.2), ledger, scikit-learn conventions, bad input."""
 
 from __future__ import annotations
 
@@ -6,14 +6,13 @@ import math
 
 import numpy as np
 import pytest
-from sklearn.base import clone
-from sklearn.datasets import load_digits
-from sklearn.exceptions import NotFittedError
-
 from privopt import dp
 from privopt.cluster import DPM
 from privopt.cluster.metrics import clustering_accuracy
 from privopt.errors import InvalidInput, PrivacyBudgetExceeded
+from sklearn.base import clone
+from sklearn.datasets import load_digits
+from sklearn.exceptions import NotFittedError
 
 
 def dpm(**kw):
@@ -29,7 +28,9 @@ def test_eight_blobs_give_eight_clusters(eight_blobs, eight_centres):
         m = dpm(random_state=seed).fit(X)
         if m.n_clusters_ == 8:
             hits += 1
-            err = np.linalg.norm(m.cluster_centers_[:, None] - eight_centres[None], axis=2).min(axis=1)
+            err = np.linalg.norm(m.cluster_centers_[:, None] - eight_centres[None], axis=2).min(
+                axis=1
+            )
             assert err.max() < 1.0
             assert clustering_accuracy(m.labels_, y) == 1.0
         assert m.split_width_ == pytest.approx(3.25, abs=0.5)
@@ -52,10 +53,17 @@ def test_uniform_data_splits_but_within_the_depth_limit():
 
 def test_quality_improves_with_epsilon_on_digits():
     X, y = load_digits(return_X_y=True)
-    acc = {eps: np.mean([clustering_accuracy(DPM(bounds=(0, 16), epsilon=eps, delta=1e-6,
-                                                 random_state=s).fit(X).labels_, y)
-                         for s in range(3)])
-           for eps in (1.0, 100.0)}
+    acc = {
+        eps: np.mean(
+            [
+                clustering_accuracy(
+                    DPM(bounds=(0, 16), epsilon=eps, delta=1e-6, random_state=s).fit(X).labels_, y
+                )
+                for s in range(3)
+            ]
+        )
+        for eps in (1.0, 100.0)
+    }
     assert acc[100.0] > acc[1.0]
 
 
@@ -128,31 +136,53 @@ def test_clipping_versus_rejecting_out_of_bounds():
         dpm(clip=False).fit(X)
 
 
-@pytest.mark.parametrize("X, match", [
-    (np.array([[0.0, np.nan], [1.0, 1.0]]), "non-finite"),
-    (np.array([[0.0, np.inf], [1.0, 1.0]]), "non-finite"),
-    (np.zeros((1, 2)), "at least 2 rows"),
-    (np.zeros((5, 0)), "at least one column"),
-    (np.zeros(5), "2-dimensional"),
-])
+@pytest.mark.parametrize(
+    "X, match",
+    [
+        (np.array([[0.0, np.nan], [1.0, 1.0]]), "non-finite"),
+        (np.array([[0.0, np.inf], [1.0, 1.0]]), "non-finite"),
+        (np.zeros((1, 2)), "at least 2 rows"),
+        (np.zeros((5, 0)), "at least one column"),
+        (np.zeros(5), "2-dimensional"),
+    ],
+)
 def test_bad_data_rejected(X, match):
     with pytest.raises(InvalidInput, match=match):
         dpm().fit(X)
 
 
-@pytest.mark.parametrize("params, name", [
-    ({"epsilon": 0.0}, "epsilon"), ({"epsilon": -1.0}, "epsilon"), ({"epsilon": math.inf}, "epsilon"),
-    ({"delta": None}, "delta"), ({"delta": 0.0}, "delta"), ({"delta": 1.0}, "delta"),
-    ({"bounds": None}, "bounds"), ({"bounds": (1, 1)}, "bounds"), ({"bounds": (0, math.nan)}, "bounds"),
-    ({"max_depth": 0}, "max_depth"), ({"max_depth": 2.5}, "max_depth"),
-    ({"t": 0.1, "q": 0.1}, "t must"), ({"q": 0.0}, "q"), ({"q": 0.6}, "q"), ({"alpha": -1}, "alpha"),
-    ({"budget_split": (0.5, 0.5, 0.5, 0.5)}, "budget_split"),
-    ({"budget_split": (0.0, 0.2, 0.2, 0.6)}, "budget_split"), ({"delta_split": (1.0,)}, "delta_split"),
-    ({"sigma_grid": [2.0, 1.0]}, "sigma_grid"), ({"sigma_grid": []}, "sigma_grid"),
-    ({"percentile": 100}, "percentile"), ({"codebook": "x"}, "codebook"), ({"mc_reps": 0}, "mc_reps"),
-    ({"min_size": -1}, "min_size"), ({"window": "closed"}, "window"), ({"clip": "yes"}, "clip"),
-    ({"n_jobs": 0}, "n_jobs"),
-])
+@pytest.mark.parametrize(
+    "params, name",
+    [
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"epsilon": -1.0}, "epsilon"),
+        ({"epsilon": math.inf}, "epsilon"),
+        ({"delta": None}, "delta"),
+        ({"delta": 0.0}, "delta"),
+        ({"delta": 1.0}, "delta"),
+        ({"bounds": None}, "bounds"),
+        ({"bounds": (1, 1)}, "bounds"),
+        ({"bounds": (0, math.nan)}, "bounds"),
+        ({"max_depth": 0}, "max_depth"),
+        ({"max_depth": 2.5}, "max_depth"),
+        ({"t": 0.1, "q": 0.1}, "t must"),
+        ({"q": 0.0}, "q"),
+        ({"q": 0.6}, "q"),
+        ({"alpha": -1}, "alpha"),
+        ({"budget_split": (0.5, 0.5, 0.5, 0.5)}, "budget_split"),
+        ({"budget_split": (0.0, 0.2, 0.2, 0.6)}, "budget_split"),
+        ({"delta_split": (1.0,)}, "delta_split"),
+        ({"sigma_grid": [2.0, 1.0]}, "sigma_grid"),
+        ({"sigma_grid": []}, "sigma_grid"),
+        ({"percentile": 100}, "percentile"),
+        ({"codebook": "x"}, "codebook"),
+        ({"mc_reps": 0}, "mc_reps"),
+        ({"min_size": -1}, "min_size"),
+        ({"window": "closed"}, "window"),
+        ({"clip": "yes"}, "clip"),
+        ({"n_jobs": 0}, "n_jobs"),
+    ],
+)
 def test_bad_hyper_parameters_rejected(params, name):
     X = np.zeros((10, 2))
     with pytest.raises(InvalidInput, match=name):

@@ -6,10 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from privopt import _core, dp
 from scipy.special import softmax
 from scipy.stats import chisquare
-
-from privopt import _core, dp
 
 cc = _core.cluster
 ROOT = cc.Tree(np.array([-1]), np.array([0.0]), np.array([0]), np.array([0]), np.array([0]))
@@ -26,15 +25,26 @@ def test_twelve_point_example_reference_mode(twelve_points):
     assert size == 12
     assert rank[0].tolist() == [0, 3, 3, 7, 7, 7, 8, 8, 10, 10]
     cent = cc.centreness(rank[0].astype(float), 12.0, 0.3, 1 / 12)
-    np.testing.assert_allclose(cent, [0, .58, .58, .86, .86, .86, .72, .72, .44, .44], atol=1e-12)
-    np.testing.assert_allclose(1 - win[0] / 12, [.916667, .833333, .916667, .75, 1, 1, .916667,
-                                                 .916667, .916667, .833333], atol=1e-6)
+    np.testing.assert_allclose(
+        cent, [0, 0.58, 0.58, 0.86, 0.86, 0.86, 0.72, 0.72, 0.44, 0.44], atol=1e-12
+    )
+    np.testing.assert_allclose(
+        1 - win[0] / 12,
+        [0.916667, 0.833333, 0.916667, 0.75, 1, 1, 0.916667, 0.916667, 0.916667, 0.833333],
+        atol=1e-6,
+    )
     scores = cc.score_candidates(rank, win, 12.0, 0.3, 1 / 12, 5.0)
-    np.testing.assert_allclose(scores, [4.583333, 4.746667, 5.163333, 4.61, 5.86, 5.86, 5.303333,
-                                        5.303333, 5.023333, 4.606667], atol=1e-6)
+    np.testing.assert_allclose(
+        scores,
+        [4.583333, 4.746667, 5.163333, 4.61, 5.86, 5.86, 5.303333, 5.303333, 5.023333, 4.606667],
+        atol=1e-6,
+    )
     p = cc.em_probabilities(scores, 1.0)
-    np.testing.assert_allclose(p, [.0531, .0625, .0948, .0545, .1902, .1902, .1090, .1090, .0824,
-                                   .0543], atol=6e-5)
+    np.testing.assert_allclose(
+        p,
+        [0.0531, 0.0625, 0.0948, 0.0545, 0.1902, 0.1902, 0.1090, 0.1090, 0.0824, 0.0543],
+        atol=6e-5,
+    )
     # Same distribution as privopt.dp's exponential mechanism: ε/(2Δ) = 1 with ε = 2, Δ = 1.
     np.testing.assert_allclose(p, dp.exponential_mechanism_probabilities(scores, 2.0), rtol=1e-12)
 
@@ -49,14 +59,40 @@ def test_twelve_point_example_paper_window_differs_only_at_edge_point(twelve_poi
     assert 1 - win_p[0, 5] / 12 == pytest.approx(0.916667, abs=1e-6)
 
 
-@pytest.mark.parametrize("n_tilde, table", [
-    (12, {r: c for r, c in enumerate([0.0, .3, .44, .58, .72, .86, 1.0, .86, .72, .58, .44, .3, 0])}),
-    (100, {0: 0, 5: .18, 8: .288, 100 / 12: .3, 9: .3112, 10: .328, 25: .58, 50: 1.0, 90: .328,
-           100: 0}),
-])
+@pytest.mark.parametrize(
+    "n_tilde, table",
+    [
+        (
+            12,
+            {
+                r: c
+                for r, c in enumerate(
+                    [0.0, 0.3, 0.44, 0.58, 0.72, 0.86, 1.0, 0.86, 0.72, 0.58, 0.44, 0.3, 0]
+                )
+            },
+        ),
+        (
+            100,
+            {
+                0: 0,
+                5: 0.18,
+                8: 0.288,
+                100 / 12: 0.3,
+                9: 0.3112,
+                10: 0.328,
+                25: 0.58,
+                50: 1.0,
+                90: 0.328,
+                100: 0,
+            },
+        ),
+    ],
+)
 def test_centreness_tables(n_tilde, table):
     r = np.array(list(table), dtype=float)
-    np.testing.assert_allclose(cc.centreness(r, n_tilde, 0.3, 1 / 12), list(table.values()), atol=1e-12)
+    np.testing.assert_allclose(
+        cc.centreness(r, n_tilde, 0.3, 1 / 12), list(table.values()), atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("t, q", [(0.1, 0.1), (0.3, 0.0), (0.3, 0.6), (1.2, 0.1)])
@@ -86,10 +122,16 @@ def brute_force(X, beta, window, a, b):
 
 @settings(max_examples=60, deadline=None)
 # Values on window edges and candidates (ties), inside and outside the bounds (clipping).
-@given(st.lists(st.sampled_from([-3.0, -2.0, -1.5, 0.0, 0.25, 0.5, 1.0, 1.75, 2.0, 3.0, 7.0, -7.0])
-                | st.floats(-8, 8, allow_nan=False), min_size=1, max_size=40),
-       st.sampled_from([0.25, 0.5, 0.75, 1.0, 1.3, 2.5]),
-       st.sampled_from(["paper", "half_open", "reference"]))
+@given(
+    st.lists(
+        st.sampled_from([-3.0, -2.0, -1.5, 0.0, 0.25, 0.5, 1.0, 1.75, 2.0, 3.0, 7.0, -7.0])
+        | st.floats(-8, 8, allow_nan=False),
+        min_size=1,
+        max_size=40,
+    ),
+    st.sampled_from([0.25, 0.5, 0.75, 1.0, 1.3, 2.5]),
+    st.sampled_from(["paper", "half_open", "reference"]),
+)
 def test_level_counts_match_brute_force_and_sorted_oracle(values, beta, window):
     flat = np.array(values, dtype=float).ravel()
     X = np.stack([flat, -flat[::-1]], axis=1)
@@ -108,8 +150,13 @@ def test_level_counts_per_node_and_threads_add_up():
     rng = np.random.default_rng(3)
     X = rng.normal(0, 30, size=(50000, 3))
     # Root split on dim 1 at 0; left tip is slot 1, right tip is slot 0.
-    tree = cc.Tree(np.array([1, -1, -1]), np.array([0.0, 0, 0]), np.array([1, 0, 0]),
-                   np.array([2, 0, 0]), np.array([-1, 1, 0]))
+    tree = cc.Tree(
+        np.array([1, -1, -1]),
+        np.array([0.0, 0, 0]),
+        np.array([1, 0, 0]),
+        np.array([2, 0, 0]),
+        np.array([-1, 1, 0]),
+    )
     size, rank, win, at_most = cc.level_counts(X, -100, 100, 4.0, "paper", tree, 2, 1)
     assert size.tolist() == [int((X[:, 1] > 0).sum()), int((X[:, 1] <= 0).sum())]
     for slot, mask in ((0, X[:, 1] > 0), (1, X[:, 1] <= 0)):
@@ -117,7 +164,7 @@ def test_level_counts_per_node_and_threads_add_up():
         np.testing.assert_array_equal(rank[slot], r)
         np.testing.assert_array_equal(win[slot], w)
     threaded = cc.level_counts(X, -100, 100, 4.0, "paper", tree, 2, 2)
-    for one, two in zip((size, rank, win, at_most), threaded):
+    for one, two in zip((size, rank, win, at_most), threaded, strict=True):
         np.testing.assert_array_equal(one, two)
     np.testing.assert_array_equal(cc.route_points(X, tree), np.where(X[:, 1] <= 0, 1, 0))
     sums, sizes = cc.slot_sums(X, -100, 100, tree, 2)
@@ -127,8 +174,9 @@ def test_level_counts_per_node_and_threads_add_up():
 
 def test_em_choice_matches_softmax_chi_square(twelve_points):
     TWELVE = twelve_points
-    scores = cc.score_candidates(*counts(TWELVE[:, None], 1.0, "reference")[1:3], 12.0, 0.3,
-                                 1 / 12, 5.0)
+    scores = cc.score_candidates(
+        *counts(TWELVE[:, None], 1.0, "reference")[1:3], 12.0, 0.3, 1 / 12, 5.0
+    )
     u = np.random.default_rng(11).random(100000)
     picks = np.array([cc.em_choice(scores, 1.0, float(v)) for v in u])
     observed = np.bincount(picks, minlength=10)

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-
 from privopt.cluster import DPM
 from privopt.cluster import metrics as M
 from privopt.errors import InvalidInput
@@ -26,7 +25,9 @@ def test_normalised_kmeans_distance_formula():
     centres = np.array([[0.0, 0.0], [3.0, 4.0]])
     refs = [np.array([[0.0, 0.0]]), np.array([[0.0, 0.0], [3.0, 0.0]])]
     # run 0: mean(0, 5) = 2.5; run 1: mean(0, 4) = 2; average 2.25; diagonal (10 − 0)·√2.
-    assert M.normalised_kmeans_distance(centres, refs, (0, 10)) == pytest.approx(2.25 / (10 * math.sqrt(2)))
+    assert M.normalised_kmeans_distance(centres, refs, (0, 10)) == pytest.approx(
+        2.25 / (10 * math.sqrt(2))
+    )
     assert M.kmeans_distance(centres, refs) == pytest.approx((5 + 4) / 2)
     with pytest.raises(InvalidInput):
         M.normalised_kmeans_distance(centres, [np.zeros((2, 3))], (0, 10))
@@ -41,7 +42,7 @@ def test_synth_10d_reproduction_target(synth_10d, shared_data_dir):
     X, y = synth_10d
     refs = M.load_reference_centres(root / "dpm" / "kmeans_reference_centres_synth_10d.npz")
     assert len(refs) == 20 and refs[0].shape == (64, 10)
-    m = DPM(bounds=(-100, 100), epsilon=1.0, delta=1e5 ** -1.5, random_state=0).fit(X)
+    m = DPM(bounds=(-100, 100), epsilon=1.0, delta=1e5**-1.5, random_state=0).fit(X)
     assert 56 <= m.n_clusters_ <= 72
     assert M.clustering_accuracy(m.labels_, y) >= 0.95
     assert M.silhouette(X, m.cluster_centers_, sample_size=2000, random_state=0) >= 0.9

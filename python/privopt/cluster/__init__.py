@@ -13,8 +13,13 @@ from typing import Any
 
 __all__ = ["DPM", "DEFAULT_SIGMA_GRID", "BudgetSchedule", "budget_schedule", "nearest_centre"]
 
-_LAZY = {"DPM": "_dpm", "DEFAULT_SIGMA_GRID": "_dpm", "nearest_centre": "_dpm",
-         "BudgetSchedule": "_budget", "budget_schedule": "_budget"}
+_LAZY = {
+    "DPM": "_dpm",
+    "DEFAULT_SIGMA_GRID": "_dpm",
+    "nearest_centre": "_dpm",
+    "BudgetSchedule": "_budget",
+    "budget_schedule": "_budget",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -53,10 +53,13 @@ class SplitTree:
         slot = np.full(len(self.feature), -1, dtype=np.int64)
         for node, s in slots.items():
             slot[node] = s
-        return _cc.Tree(np.asarray(self.feature, dtype=np.int64),
-                        np.asarray(self.threshold, dtype=np.float64),
-                        np.asarray(self.left, dtype=np.int64),
-                        np.asarray(self.right, dtype=np.int64), slot)
+        return _cc.Tree(
+            np.asarray(self.feature, dtype=np.int64),
+            np.asarray(self.threshold, dtype=np.float64),
+            np.asarray(self.left, dtype=np.int64),
+            np.asarray(self.right, dtype=np.int64),
+            slot,
+        )
 
 
 def _threads(n_jobs: int | None) -> int:
@@ -81,10 +84,19 @@ class InMemoryData:
     def gaps(self) -> np.ndarray:
         return dimension_averaged_gaps(self.X, self.a, self.b)
 
-    def level_counts(self, tree: SplitTree, slots: dict[int, int], beta: float,
-                     window: str) -> tuple[np.ndarray, ...]:
-        return _cc.level_counts(self.X, self.a, self.b, beta, window, tree.kernel_tree(slots),
-                                len(slots), self.n_threads)
+    def level_counts(
+        self, tree: SplitTree, slots: dict[int, int], beta: float, window: str
+    ) -> tuple[np.ndarray, ...]:
+        return _cc.level_counts(
+            self.X,
+            self.a,
+            self.b,
+            beta,
+            window,
+            tree.kernel_tree(slots),
+            len(slots),
+            self.n_threads,
+        )
 
     def slot_sums(self, tree: SplitTree, slots: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
         return _cc.slot_sums(self.X, self.a, self.b, tree.kernel_tree(slots), len(slots))
@@ -121,8 +133,13 @@ class DaskData:
         slot = np.full(len(tree.feature), -1, dtype=np.int64)
         for node, s in slots.items():
             slot[node] = s
-        return (np.asarray(tree.feature, dtype=np.int64), np.asarray(tree.threshold, dtype=np.float64),
-                np.asarray(tree.left, dtype=np.int64), np.asarray(tree.right, dtype=np.int64), slot)
+        return (
+            np.asarray(tree.feature, dtype=np.int64),
+            np.asarray(tree.threshold, dtype=np.float64),
+            np.asarray(tree.left, dtype=np.int64),
+            np.asarray(tree.right, dtype=np.int64),
+            slot,
+        )
 
     def _map_reduce(self, func, *args) -> tuple[np.ndarray, ...]:
         import dask
@@ -131,15 +148,18 @@ class DaskData:
         parts = [delayed(func)(blk, *args) for blk in self.blocks()]
         # Pairwise tree reduction keeps the reduction depth logarithmic in the chunk count.
         while len(parts) > 1:
-            parts = [delayed(add_parts)(parts[i:i + 2]) for i in range(0, len(parts), 2)]
+            parts = [delayed(add_parts)(parts[i : i + 2]) for i in range(0, len(parts), 2)]
         (result,) = dask.compute(parts[0])
         return result
 
-    def level_counts(self, tree: SplitTree, slots: dict[int, int], beta: float,
-                     window: str) -> tuple[np.ndarray, ...]:
-        return self._map_reduce(chunk_counts, self.a, self.b, beta, window,
-                                self._tree_arrays(tree, slots), len(slots))
+    def level_counts(
+        self, tree: SplitTree, slots: dict[int, int], beta: float, window: str
+    ) -> tuple[np.ndarray, ...]:
+        return self._map_reduce(
+            chunk_counts, self.a, self.b, beta, window, self._tree_arrays(tree, slots), len(slots)
+        )
 
     def slot_sums(self, tree: SplitTree, slots: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
-        return self._map_reduce(chunk_sums, self.a, self.b, self._tree_arrays(tree, slots),
-                                len(slots))
+        return self._map_reduce(
+            chunk_sums, self.a, self.b, self._tree_arrays(tree, slots), len(slots)
+        )

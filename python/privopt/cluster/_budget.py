@@ -47,17 +47,25 @@ class BudgetSchedule:
 
     @property
     def epsilon_total(self) -> float:
-        return (self.epsilon_interval + float(self.epsilon_count.sum())
-                + float(self.epsilon_split.sum()) + self.epsilon_average)
+        return (
+            self.epsilon_interval
+            + float(self.epsilon_count.sum())
+            + float(self.epsilon_split.sum())
+            + self.epsilon_average
+        )
 
     @property
     def delta_total(self) -> float:
         return self.delta_count * self.epsilon_count.size + self.delta_average
 
 
-def budget_schedule(epsilon: float, delta: float, max_depth: int,
-                    budget_split: tuple[float, float, float, float],
-                    delta_split: tuple[float, float]) -> BudgetSchedule:
+def budget_schedule(
+    epsilon: float,
+    delta: float,
+    max_depth: int,
+    budget_split: tuple[float, float, float, float],
+    delta_split: tuple[float, float],
+) -> BudgetSchedule:
     """The schedule for total (ε, δ), τ_r = ``max_depth`` and the given stage fractions.
 
     Parameters
@@ -83,5 +91,6 @@ def budget_schedule(epsilon: float, delta: float, max_depth: int,
         lambdas = np.maximum(-math.log(2.0 * delta_count) / eps_cnt, 0.0)
     else:
         lambdas = np.full(max_depth + 1, math.inf)
-    return BudgetSchedule(epsilon * f_int, eps_cnt, eps_exp, epsilon * f_avg, delta_count,
-                          delta * d_avg, lambdas)
+    return BudgetSchedule(
+        epsilon * f_int, eps_cnt, eps_exp, epsilon * f_avg, delta_count, delta * d_avg, lambdas
+    )

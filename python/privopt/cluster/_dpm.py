@@ -44,8 +44,9 @@ def nearest_centre(X: np.ndarray, centres: np.ndarray, *, n_jobs: int | None = N
     (n,) int64.
     """
     threads = 1 if n_jobs is None else (os.cpu_count() or 1) if n_jobs < 0 else max(1, n_jobs)
-    return _core.cluster.nearest_centres(np.asarray(X, dtype=np.float64),
-                                         np.asarray(centres, dtype=np.float64), threads)
+    return _core.cluster.nearest_centres(
+        np.asarray(X, dtype=np.float64), np.asarray(centres, dtype=np.float64), threads
+    )
 
 
 class DPM(ClusterMixin, BaseEstimator):
@@ -113,15 +114,29 @@ class DPM(ClusterMixin, BaseEstimator):
     2
     """
 
-    def __init__(self, bounds: tuple[float, float] | None = None, epsilon: float = 1.0,
-                 delta: float | None = None, *, max_depth: int = 7, t: float = 0.3,
-                 q: float = 1.0 / 12.0, alpha: float = 5.0,
-                 budget_split: tuple[float, float, float, float] = (0.04, 0.18, 0.18, 0.6),
-                 delta_split: tuple[float, float] = (0.2, 0.8), sigma_grid: Any = None,
-                 percentile: float = 65.0, codebook: str = "analytic", mc_reps: int = 30,
-                 min_size: float | None = None, window: str = "paper",
-                 strict_termination: bool = True, clip: bool = True, n_jobs: int | None = None,
-                 random_state: Any = None) -> None:
+    def __init__(
+        self,
+        bounds: tuple[float, float] | None = None,
+        epsilon: float = 1.0,
+        delta: float | None = None,
+        *,
+        max_depth: int = 7,
+        t: float = 0.3,
+        q: float = 1.0 / 12.0,
+        alpha: float = 5.0,
+        budget_split: tuple[float, float, float, float] = (0.04, 0.18, 0.18, 0.6),
+        delta_split: tuple[float, float] = (0.2, 0.8),
+        sigma_grid: Any = None,
+        percentile: float = 65.0,
+        codebook: str = "analytic",
+        mc_reps: int = 30,
+        min_size: float | None = None,
+        window: str = "paper",
+        strict_termination: bool = True,
+        clip: bool = True,
+        n_jobs: int | None = None,
+        random_state: Any = None,
+    ) -> None:
         self.bounds = bounds
         self.epsilon = epsilon
         self.delta = delta
@@ -164,7 +179,9 @@ class DPM(ClusterMixin, BaseEstimator):
         if not q < 0.5:
             raise InvalidInput(f"q must be < 1/2, got {self.q!r}")
         if not (2 * q <= t <= 1):
-            raise InvalidInput(f"t must satisfy 2q <= t <= 1 (valid t, q), got t={self.t!r}, q={self.q!r}")
+            raise InvalidInput(
+                f"t must satisfy 2q <= t <= 1 (valid t, q), got t={self.t!r}, q={self.q!r}"
+            )
         alpha = check_positive("alpha", self.alpha)
         split = self._fractions("budget_split", self.budget_split, 4)
         dsplit = self._fractions("delta_split", self.delta_split, 2)
@@ -176,7 +193,9 @@ class DPM(ClusterMixin, BaseEstimator):
         if not pct < 100:
             raise InvalidInput(f"percentile must lie in (0, 100), got {self.percentile!r}")
         if self.codebook not in ("analytic", "monte_carlo"):
-            raise InvalidInput(f"codebook must be 'analytic' or 'monte_carlo', got {self.codebook!r}")
+            raise InvalidInput(
+                f"codebook must be 'analytic' or 'monte_carlo', got {self.codebook!r}"
+            )
         reps = check_int("mc_reps", self.mc_reps, minimum=1)
         min_size = None if self.min_size is None else check_positive("min_size", self.min_size)
         if self.window not in _WINDOWS:
@@ -188,15 +207,30 @@ class DPM(ClusterMixin, BaseEstimator):
             check_int("n_jobs", self.n_jobs)
             if self.n_jobs == 0:
                 raise InvalidInput("n_jobs must be a positive int, -1 or None, got 0")
-        return dict(a=a, b=b, epsilon=eps, delta=delta, depth=depth, t=t, q=q, alpha=alpha,
-                    split=split, dsplit=dsplit, grid=grid, percentile=pct, reps=reps,
-                    min_size=min_size)
+        return dict(
+            a=a,
+            b=b,
+            epsilon=eps,
+            delta=delta,
+            depth=depth,
+            t=t,
+            q=q,
+            alpha=alpha,
+            split=split,
+            dsplit=dsplit,
+            grid=grid,
+            percentile=pct,
+            reps=reps,
+            min_size=min_size,
+        )
 
     @staticmethod
     def _fractions(name: str, value: Any, length: int) -> tuple[float, ...]:
         arr = check_finite_array(name, value, shape=(length,))
         if np.any(arr <= 0) or abs(float(arr.sum()) - 1.0) > 1e-9:
-            raise InvalidInput(f"{name} must hold {length} positive fractions summing to 1, got {value!r}")
+            raise InvalidInput(
+                f"{name} must hold {length} positive fractions summing to 1, got {value!r}"
+            )
         return tuple(float(v) for v in arr)
 
     def _data(self, X: Any, a: float, b: float) -> InMemoryData | DaskData:
@@ -215,12 +249,16 @@ class DPM(ClusterMixin, BaseEstimator):
             lo, hi = (arr.min(), arr.max()) if arr.size else (a, b)
             data = InMemoryData(arr, a, b, self.n_jobs)
         if data.d < 1:
-            raise InvalidInput(f"X must have at least one column (d >= 1), got shape {(data.n, data.d)}")
+            raise InvalidInput(
+                f"X must have at least one column (d >= 1), got shape {(data.n, data.d)}"
+            )
         if data.n < 2:
             raise InvalidInput(f"X must have at least 2 rows, got {data.n}")
         if not self.clip and (lo < a or hi > b):
-            raise InvalidInput(f"X has values in [{lo}, {hi}] outside bounds {self.bounds!r} "
-                               "(pass clip=True to clip them)")
+            raise InvalidInput(
+                f"X has values in [{lo}, {hi}] outside bounds {self.bounds!r} "
+                "(pass clip=True to clip them)"
+            )
         return data
 
     # ------------------------------------------------------------------ fitting
@@ -242,25 +280,39 @@ class DPM(ClusterMixin, BaseEstimator):
         p = self._validated()
         data = self._data(X, p["a"], p["b"])
         sched = budget_schedule(p["epsilon"], p["delta"], p["depth"], p["split"], p["dsplit"])
-        acct = accountant if accountant is not None else dp.PrivacyAccountant(p["epsilon"], p["delta"])
+        acct = (
+            accountant if accountant is not None else dp.PrivacyAccountant(p["epsilon"], p["delta"])
+        )
         rng = dp.as_random_source(self.random_state)
         self.schedule_ = sched
         self.accountant_ = acct
 
         # Alg. 1 line 5: the root count (level 0).
-        acct.spend(sched.epsilon_count[0], sched.delta_count, label="noisy count, level 0 (root)",
-                   mechanism="Laplace", sensitivity=1.0)
-        n_tilde = float(dp.laplace_mechanism(np.array([data.n], dtype=float),
-                                             sched.epsilon_count[0], rng=rng)[0])
+        acct.spend(
+            sched.epsilon_count[0],
+            sched.delta_count,
+            label="noisy count, level 0 (root)",
+            mechanism="Laplace",
+            sensitivity=1.0,
+        )
+        n_tilde = float(
+            dp.laplace_mechanism(np.array([data.n], dtype=float), sched.epsilon_count[0], rng=rng)[
+                0
+            ]
+        )
         self.noisy_count_ = n_tilde
         depth = p["depth"]
         tau_e = n_tilde / 2**depth if p["min_size"] is None else p["min_size"]
         self.min_size_ = tau_e
 
         # Alg. 1 line 7 / Alg. 2: β.
-        acct.spend(sched.epsilon_interval, 0.0,
-                   label=f"split width: DP {p['percentile']:g}th percentile of gaps (Alg. 2)",
-                   mechanism="exponential (quantile)", sensitivity=2.0)
+        acct.spend(
+            sched.epsilon_interval,
+            0.0,
+            label=f"split width: DP {p['percentile']:g}th percentile of gaps (Alg. 2)",
+            mechanism="exponential (quantile)",
+            sensitivity=2.0,
+        )
         beta, n_splits = math.nan, 0
         self.percentile_estimate_ = math.nan
         if math.floor(n_tilde) >= 2:  # ñ_D < 2: no codebook, the root is the only leaf (§10.15)
@@ -279,22 +331,29 @@ class DPM(ClusterMixin, BaseEstimator):
     def _split_width(self, data, n_tilde, sched: BudgetSchedule, p, rng) -> tuple[float, float]:
         width = p["b"] - p["a"]
         if self.codebook == "analytic":
-            return split_width(data.gaps(), n_tilde, sched.epsilon_interval, width, p["grid"],
-                               p["percentile"], rng)
+            return split_width(
+                data.gaps(), n_tilde, sched.epsilon_interval, width, p["grid"], p["percentile"], rng
+            )
         # Reference construction: simulate the table, seeded from the run's randomness source.
         from privopt.cluster._interval import dp_percentile
 
-        p_tilde = dp_percentile(data.gaps(), p["percentile"], sched.epsilon_interval,
-                                (0.0, width), rng=rng)
+        p_tilde = dp_percentile(
+            data.gaps(), p["percentile"], sched.epsilon_interval, (0.0, width), rng=rng
+        )
         seed = dp.as_random_source(rng).random_words(4)
-        table = codebook_monte_carlo(math.floor(n_tilde), p["grid"], p["percentile"], p["reps"],
-                                     rng=np.random.default_rng(seed))
+        table = codebook_monte_carlo(
+            math.floor(n_tilde),
+            p["grid"],
+            p["percentile"],
+            p["reps"],
+            rng=np.random.default_rng(seed),
+        )
         return 0.5 * float(p["grid"][int(np.argmin(np.abs(table - p_tilde)))]), p_tilde
 
     def _build(self, data, n_tilde, tau_e, beta, n_splits, sched: BudgetSchedule, p, acct, rng):
         """BuildClustering of Alg. 1, level by level (breadth first; leaf order is immaterial)."""
         tree = SplitTree()
-        leaves: list[tuple[int, float]] = []       # (node, ñ) of finished leaves
+        leaves: list[tuple[int, float]] = []  # (node, ñ) of finished leaves
         active: list[tuple[int, float]] = [(0, n_tilde)]
         if n_splits == 0:  # no candidates (β > b − a or ñ_D < 2): one leaf (§10.15)
             leaves, active = active, []
@@ -303,11 +362,20 @@ class DPM(ClusterMixin, BaseEstimator):
             eps_exp, eps_cnt = sched.epsilon_split[level], sched.epsilon_count[level + 1]
             # Each level is charged in full (the worst case of Theorem 1), nodes or not; the
             # nodes of a level are disjoint, so they compose in parallel.
-            acct.spend(eps_exp, 0.0, label=f"split selection, level {level} "
-                       f"({len(active)} disjoint nodes)", mechanism="exponential",
-                       sensitivity=None)
-            acct.spend(eps_cnt, sched.delta_count, label=f"noisy counts, level {level + 1}",
-                       mechanism="Laplace", sensitivity=1.0)
+            acct.spend(
+                eps_exp,
+                0.0,
+                label=f"split selection, level {level} ({len(active)} disjoint nodes)",
+                mechanism="exponential",
+                sensitivity=None,
+            )
+            acct.spend(
+                eps_cnt,
+                sched.delta_count,
+                label=f"noisy counts, level {level + 1}",
+                mechanism="Laplace",
+                sensitivity=1.0,
+            )
             if not active:
                 continue
             slots = {node: s for s, (node, _) in enumerate(active)}
@@ -317,7 +385,7 @@ class DPM(ClusterMixin, BaseEstimator):
             # one point changes exactly one child count by 1 (ℓ1-sensitivity 1; disjoint nodes).
             uniforms = np.atleast_1d(rng.uniform(len(active)))
             chosen = []
-            for s, (node, nt) in enumerate(active):
+            for s, (_, nt) in enumerate(active):
                 scores = _core.cluster.score_candidates(rank[s], window[s], nt, t, q, alpha)
                 sens = (t / q + alpha) / max(nt - lam, 1.0)  # Δf, [C] clamp (spec §2.4)
                 # p ∝ exp(ε·f/(2Δf)) (spec §1, §10.1), chosen in log space by the kernel from a
@@ -327,10 +395,12 @@ class DPM(ClusterMixin, BaseEstimator):
                 left_size = int(at_most[s, dim, j])
                 chosen.append((dim, j, left_size, int(size[s]) - left_size))
             child_sizes = np.array([c[2:] for c in chosen], dtype=float).ravel()
-            noisy = dp.laplace_mechanism(child_sizes, eps_cnt, sensitivity=1.0,
-                                         rng=rng).reshape(-1, 2)
+            noisy = dp.laplace_mechanism(child_sizes, eps_cnt, sensitivity=1.0, rng=rng).reshape(
+                -1, 2
+            )
             next_active: list[tuple[int, float]] = []
-            for (node, nt), (dim, j, _, _), (n1, n2) in zip(active, chosen, noisy.tolist()):
+            outcomes = zip(active, chosen, noisy.tolist(), strict=True)
+            for (node, nt), (dim, j, _, _), (n1, n2) in outcomes:
                 stop = (min(n1, n2) < tau_e) if self.strict_termination else (min(n1, n2) <= tau_e)
                 if stop:
                     leaves.append((node, nt))  # the split is discarded; S keeps its own ñ
@@ -344,15 +414,20 @@ class DPM(ClusterMixin, BaseEstimator):
         """DPAvg: Gaussian noise on each leaf's clipped sum, divided by the leaf's stored ñ."""
         d = data.d
         l2 = max(abs(p["a"]), abs(p["b"])) * math.sqrt(d)  # max ‖x‖₂ over [a, b]^d
-        acct.spend(sched.epsilon_average, sched.delta_average,
-                   label=f"leaf averages ({len(leaves)} disjoint leaves)",
-                   mechanism="Gaussian (analytic)", sensitivity=l2)
+        acct.spend(
+            sched.epsilon_average,
+            sched.delta_average,
+            label=f"leaf averages ({len(leaves)} disjoint leaves)",
+            mechanism="Gaussian (analytic)",
+            sensitivity=l2,
+        )
         slots = {node: s for s, (node, _) in enumerate(leaves)}
         sums, _ = data.slot_sums(tree, slots)
         # One Gaussian release of the (k, d) matrix of sums: a point moves one leaf's sum by at
         # most Δ₂ in ℓ2 (leaves are disjoint), so Δ₂ is the sensitivity of the whole matrix.
-        noisy_sums = dp.gaussian_mechanism(sums, sched.epsilon_average, sched.delta_average,
-                                           sensitivity=l2, rng=rng)
+        noisy_sums = dp.gaussian_mechanism(
+            sums, sched.epsilon_average, sched.delta_average, sensitivity=l2, rng=rng
+        )
         centres, weights = [], []
         for s, (_, nt) in enumerate(leaves):
             if nt > 0:  # ñ_i ≤ 0 only for a root with ñ_D ≤ 0 (spec §10.15)
@@ -377,9 +452,12 @@ class DPM(ClusterMixin, BaseEstimator):
         centres = self.cluster_centers_
         if is_dask_array(X):
             Xr = X.rechunk({1: -1})
-            return Xr.map_blocks(lambda blk: nearest_centre(blk, centres),
-                                 drop_axis=1, dtype=np.int64)
+            return Xr.map_blocks(
+                lambda blk: nearest_centre(blk, centres), drop_axis=1, dtype=np.int64
+            )
         arr = check_finite_array("X", X, ndim=2)
         if arr.shape[1] != centres.shape[1]:
-            raise InvalidInput(f"X has {arr.shape[1]} columns, the model was fitted on {centres.shape[1]}")
+            raise InvalidInput(
+                f"X has {arr.shape[1]} columns, the model was fitted on {centres.shape[1]}"
+            )
         return nearest_centre(arr, centres, n_jobs=self.n_jobs)

@@ -50,7 +50,7 @@ def _gap_tail_fraction(g: float, m: int) -> float:
     # F(x+g) − F(x), taken on the tail side where it is small, to keep relative precision.
     df = np.where(_X < 0, ndtr(_X + g) - ndtr(_X), ndtr(-_X) - ndtr(-_X - g))
     integrand = _PHI * np.exp((m - 1) * np.log1p(-np.minimum(df, 1.0 - 1e-300)))
-    integral = np.trapezoid(integrand, _X) if hasattr(np, "trapezoid") else np.trapz(integrand, _X)
+    integral = np.trapezoid(integrand, _X)
     return (m * integral - 1.0) / (m - 1)
 
 
@@ -73,8 +73,9 @@ def unit_gap_percentile(m: int, percentile: float = 65.0) -> float:
     hi = 1.0
     while _gap_tail_fraction(hi, m) > target:
         hi *= 2.0
-    return float(brentq(lambda g: _gap_tail_fraction(g, m) - target, 0.0, hi, xtol=1e-15,
-                        rtol=1e-12))
+    return float(
+        brentq(lambda g: _gap_tail_fraction(g, m) - target, 0.0, hi, xtol=1e-15, rtol=1e-12)
+    )
 
 
 def codebook(m: int, sigma_grid: np.ndarray, percentile: float = 65.0) -> np.ndarray:
@@ -82,8 +83,9 @@ def codebook(m: int, sigma_grid: np.ndarray, percentile: float = 65.0) -> np.nda
     return np.asarray(sigma_grid, dtype=np.float64) * unit_gap_percentile(int(m), float(percentile))
 
 
-def codebook_monte_carlo(m: int, sigma_grid: np.ndarray, percentile: float = 65.0,
-                         reps: int = 30, rng: Any = None) -> np.ndarray:
+def codebook_monte_carlo(
+    m: int, sigma_grid: np.ndarray, percentile: float = 65.0, reps: int = 30, rng: Any = None
+) -> np.ndarray:
     """The reference code's Monte Carlo codebook (spec §5, D1): per σ, the mean over ``reps``
     one-dimensional replicates of size m of the percentile of the sorted-sample gaps.
 
@@ -107,8 +109,15 @@ def dimension_averaged_gaps(X: np.ndarray, a: float, b: float) -> np.ndarray:
     return acc / d
 
 
-def dp_percentile(values: np.ndarray, percentile: float, epsilon: float, bounds: tuple[float, float],
-                  *, sensitivity: float = 2.0, rng: Any = None) -> float:
+def dp_percentile(
+    values: np.ndarray,
+    percentile: float,
+    epsilon: float,
+    bounds: tuple[float, float],
+    *,
+    sensitivity: float = 2.0,
+    rng: Any = None,
+) -> float:
     """ε-DP percentile by the exponential mechanism over the gaps of the sorted values (Smith 2011,
     the construction of diffprivlib's ``percentile``; spec §5).
 
@@ -138,8 +147,15 @@ def dp_percentile(values: np.ndarray, percentile: float, epsilon: float, bounds:
     return float(z[k] + u * width[k])
 
 
-def split_width(gaps: np.ndarray, n_tilde: float, epsilon: float, bound_width: float,
-                sigma_grid: np.ndarray, percentile: float, rng: Any) -> tuple[float, float]:
+def split_width(
+    gaps: np.ndarray,
+    n_tilde: float,
+    epsilon: float,
+    bound_width: float,
+    sigma_grid: np.ndarray,
+    percentile: float,
+    rng: Any,
+) -> tuple[float, float]:
     """β = σ*/2 of Algorithm 2 and the DP percentile p̃; (β, p̃).
 
     ``gaps`` is A of line 7, ``n_tilde`` the released root count (⌊ñ⌋ samples for the codebook).

@@ -11,8 +11,16 @@ from privopt.report import new_figure
 __all__ = ["projection_plot"]
 
 
-def projection_plot(X: np.ndarray, labels: np.ndarray, centres: np.ndarray, path: Path, title: str,
-                    *, max_points: int = 5000, seed: int = 0) -> Path:
+def projection_plot(
+    X: np.ndarray,
+    labels: np.ndarray,
+    centres: np.ndarray,
+    path: Path,
+    title: str,
+    *,
+    max_points: int = 5000,
+    seed: int = 0,
+) -> Path:
     """Scatter of X (a random subsample) coloured by label, centres as crosses; X is projected on
     its first two principal axes when d > 2 (a non-private picture for the data owner)."""
     X = np.asarray(X, dtype=float)

@@ -9,9 +9,9 @@ scikit-learn ≥ 1.9 here, so this is a re-implementation of its algorithm with 
 - per iteration ε/iters, split count : each dimension's sum = ∛(4dρ²) : 1;
 - count noise: two-sided geometric (discrete Laplace) folded at 0.5 onto [0.5, ∞), as
   ``GeometricFolded``; sum noise: Laplace with sensitivity b − a, then clipped to
-  [ñ·a, ñ·b]. **Deviation:** diffprivlib's ``LaplaceBoundedDomain`` samples a truncated Laplace with a
-  recalibrated (larger) scale; clipping a plain Laplace draw is post-processing of an ε-DP release,
-  equally private, with a point mass at the bounds instead;
+  [ñ·a, ñ·b]. **Deviation:** diffprivlib's ``LaplaceBoundedDomain`` samples a truncated
+  Laplace with a recalibrated (larger) scale; clipping a plain Laplace draw is post-processing
+  of an ε-DP release, equally private, with a point mass at the bounds instead;
 - initial centres uniform in the box shrunk by a proximity margin, accepted when at least
   2·margin apart, the margin halved after 100 failures (diffprivlib's heuristic); clusters that
   receive no point keep their centre.
@@ -52,7 +52,10 @@ def _initial_centres(k: int, d: int, a: float, b: float, source) -> np.ndarray:
         found, retry = 0, 0
         while retry < 100 and found < k:
             cand = source.uniform(d) * (b - a - 2 * margin) + a + margin
-            if found == 0 or np.sqrt(((centres[:found] - cand) ** 2).sum(axis=1).min()) >= 2 * margin:
+            if (
+                found == 0
+                or np.sqrt(((centres[:found] - cand) ** 2).sum(axis=1).min()) >= 2 * margin
+            ):
                 centres[found] = cand
                 found += 1
                 retry = 0
@@ -64,8 +67,15 @@ def _initial_centres(k: int, d: int, a: float, b: float, source) -> np.ndarray:
     return source.uniform((k, d)) * (b - a) + a
 
 
-def dp_lloyd(X: Any, n_clusters: int, bounds: tuple[float, float], epsilon: float, *,
-             rng: Any = None, accountant: dp.PrivacyAccountant | None = None) -> np.ndarray:
+def dp_lloyd(
+    X: Any,
+    n_clusters: int,
+    bounds: tuple[float, float],
+    epsilon: float,
+    *,
+    rng: Any = None,
+    accountant: dp.PrivacyAccountant | None = None,
+) -> np.ndarray:
     """ε-DP Lloyd iterations (diffprivlib ``KMeans`` algorithm, see module docstring).
 
     Parameters
@@ -96,8 +106,12 @@ def dp_lloyd(X: Any, n_clusters: int, bounds: tuple[float, float], epsilon: floa
     centres = _initial_centres(k, d, a, b, source)
     for it in range(iters):
         if accountant is not None:
-            accountant.spend(epsilon / iters, label=f"DP-Lloyd iteration {it}",
-                             mechanism="geometric + Laplace", sensitivity=b - a)
+            accountant.spend(
+                epsilon / iters,
+                label=f"DP-Lloyd iteration {it}",
+                mechanism="geometric + Laplace",
+                sensitivity=b - a,
+            )
         labels = nearest_centre(X, centres)
         counts = np.bincount(labels, minlength=k)
         sums = np.zeros((k, d))

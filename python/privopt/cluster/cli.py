@@ -40,11 +40,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "projection plot into --out.",
     )
     p.add_argument("input", help="points, one row each: .npy or comma-separated text")
-    p.add_argument("--bounds", nargs=2, type=float, required=True, metavar=("A", "B"),
-                   help="public range [A, B] of every coordinate")
+    p.add_argument(
+        "--bounds",
+        nargs=2,
+        type=float,
+        required=True,
+        metavar=("A", "B"),
+        help="public range [A, B] of every coordinate",
+    )
     p.add_argument("--epsilon", type=float, default=1.0, help="total epsilon (default 1)")
-    p.add_argument("--delta", type=float, default=None,
-                   help="total delta (default 1/n^1.5 as in the paper, which treats n as public)")
+    p.add_argument(
+        "--delta",
+        type=float,
+        default=None,
+        help="total delta (default 1/n^1.5 as in the paper, which treats n as public)",
+    )
     p.add_argument("--max-depth", type=int, default=7, help="recursion depth tau_r (default 7)")
     p.add_argument("--window", default="paper", choices=["paper", "half_open", "reference"])
     p.add_argument("--no-clip", action="store_true", help="reject points outside the bounds")
@@ -60,26 +70,44 @@ def run(args: argparse.Namespace) -> int:
 
     X = load_points(args.input)
     delta = args.delta if args.delta is not None else 1.0 / max(len(X), 2) ** 1.5
-    model = DPM(bounds=tuple(args.bounds), epsilon=args.epsilon, delta=delta,
-                max_depth=args.max_depth, window=args.window, clip=not args.no_clip,
-                random_state=args.seed).fit(X)
+    model = DPM(
+        bounds=tuple(args.bounds),
+        epsilon=args.epsilon,
+        delta=delta,
+        max_depth=args.max_depth,
+        window=args.window,
+        clip=not args.no_clip,
+        random_state=args.seed,
+    ).fit(X)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     np.savetxt(out / "centres.csv", model.cluster_centers_, delimiter=",", fmt="%.10g")
     np.savetxt(out / "labels.csv", model.labels_, fmt="%d")
-    projection_plot(X, model.labels_, model.cluster_centers_, out / "projection.png",
-                    f"DPM, epsilon={args.epsilon:g}: {model.n_clusters_} clusters")
-    rows = [[i, float(w)] + [float(v) for v in c[:3]]
-            for i, (c, w) in enumerate(zip(model.cluster_centers_, model.cluster_sizes_))]
-    body = (f"Input `{args.input}`: n = {len(X)}, d = {X.shape[1]}; bounds {tuple(args.bounds)}; "
-            f"epsilon = {args.epsilon:g}, delta = {delta:.3g}"
-            f"{' (default 1/n^1.5)' if args.delta is None else ''}.\n\n"
-            f"**{model.n_clusters_} clusters**, split width beta = {model.split_width_:g} "
-            f"({model.n_splits_} candidates per dimension).\n\n"
-            + markdown_table(["cluster", "noisy size"] + [f"x{k}" for k in range(min(3, X.shape[1]))],
-                             rows)
-            + "\nPrivacy ledger:\n\n```\n" + model.ledger_ + "\n```\n"
-            + "\nThe labels and the plot use the raw data and are not private; centres.csv is.\n")
+    projection_plot(
+        X,
+        model.labels_,
+        model.cluster_centers_,
+        out / "projection.png",
+        f"DPM, epsilon={args.epsilon:g}: {model.n_clusters_} clusters",
+    )
+    rows = [
+        [i, float(w)] + [float(v) for v in c[:3]]
+        for i, (c, w) in enumerate(zip(model.cluster_centers_, model.cluster_sizes_, strict=True))
+    ]
+    body = (
+        f"Input `{args.input}`: n = {len(X)}, d = {X.shape[1]}; bounds {tuple(args.bounds)}; "
+        f"epsilon = {args.epsilon:g}, delta = {delta:.3g}"
+        f"{' (default 1/n^1.5)' if args.delta is None else ''}.\n\n"
+        f"**{model.n_clusters_} clusters**, split width beta = {model.split_width_:g} "
+        f"({model.n_splits_} candidates per dimension).\n\n"
+        + markdown_table(
+            ["cluster", "noisy size"] + [f"x{k}" for k in range(min(3, X.shape[1]))], rows
+        )
+        + "\nPrivacy ledger:\n\n```\n"
+        + model.ledger_
+        + "\n```\n"
+        + "\nThe labels and the plot use the raw data and are not private; centres.csv is.\n"
+    )
     report = Report("privopt cluster (DPM)")
     report.add(Section("DPM clustering", body, ["projection.png"]))
     path = report.write(out)

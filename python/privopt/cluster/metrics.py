@@ -50,12 +50,14 @@ def inertia(X: Any, centres: Any) -> float:
     labels = nearest_centre(X, centres)
     total = 0.0
     for lo in range(0, X.shape[0], 65536):
-        diff = X[lo:lo + 65536] - centres[labels[lo:lo + 65536]]
+        diff = X[lo : lo + 65536] - centres[labels[lo : lo + 65536]]
         total += float(np.einsum("ij,ij->", diff, diff))
     return total
 
 
-def silhouette(X: Any, centres: Any, *, sample_size: int | None = 10000, random_state: Any = None) -> float:
+def silhouette(
+    X: Any, centres: Any, *, sample_size: int | None = 10000, random_state: Any = None
+) -> float:
     """Mean silhouette of the nearest-centre clustering, on a random subsample of ``sample_size``
     points as the reference evaluation does (None = all points). −1 if fewer than 2 clusters are
     used (the evaluation's convention)."""
@@ -81,8 +83,10 @@ def clustering_accuracy(labels_pred: Any, labels_true: Any) -> float:
     pred = np.asarray(labels_pred).ravel()
     true = np.asarray(labels_true).ravel()
     if pred.shape != true.shape or pred.size == 0:
-        raise InvalidInput(f"labels_pred and labels_true must be non-empty and of equal length, got "
-                           f"{pred.shape} and {true.shape}")
+        raise InvalidInput(
+            f"labels_pred and labels_true must be non-empty and of equal length, got "
+            f"{pred.shape} and {true.shape}"
+        )
     _, p = np.unique(pred, return_inverse=True)
     _, t = np.unique(true, return_inverse=True)
     table = np.zeros((p.max() + 1, t.max() + 1), dtype=np.int64)
@@ -103,7 +107,9 @@ def kmeans_distance(centres: Any, references: list[Any]) -> float:
     return float(np.mean([_min_distances(centres, np.asarray(r, float)).sum() for r in references]))
 
 
-def normalised_kmeans_distance(centres: Any, references: list[Any], bounds: tuple[float, float]) -> float:
+def normalised_kmeans_distance(
+    centres: Any, references: list[Any], bounds: tuple[float, float]
+) -> float:
     """The tables' "Norm. KMeans Dist." exactly as the evaluation code computes it (spec §12.4):
 
         nKD = (1/ℓ) Σ_i [ (1/|C_priv|) Σ_{c ∈ C_priv} min_{c' ∈ C_i} ‖c − c'‖₂ ] / ((b − a)·√d)
