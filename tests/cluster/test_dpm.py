@@ -189,6 +189,13 @@ def test_bad_hyper_parameters_rejected(params, name):
         dpm(**params).fit(X)
 
 
+def test_too_many_candidates_rejected_before_spending():
+    acct = dp.PrivacyAccountant()
+    with pytest.raises(InvalidInput, match="split candidates"):
+        dpm(bounds=(-1e6, 1e6)).fit(np.zeros((10, 2)), accountant=acct)
+    assert acct.epsilon_spent == 0
+
+
 def test_monte_carlo_codebook_option():
     X = np.random.default_rng(1).normal(0, 4.0, size=(3000, 2))
     m = dpm(epsilon=1000, codebook="monte_carlo", mc_reps=5, max_depth=1, random_state=0).fit(X)

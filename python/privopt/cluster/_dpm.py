@@ -29,6 +29,9 @@ DEFAULT_SIGMA_GRID = np.arange(0.5, 30.0, 0.5)
 
 _WINDOWS = ("paper", "half_open", "reference")
 
+#: Largest number of split candidates per node (d·numSplits) accepted; see ``DPM._data``.
+MAX_CANDIDATES = 200_000
+
 
 def nearest_centre(X: np.ndarray, centres: np.ndarray, *, n_jobs: int | None = None) -> np.ndarray:
     """Index of the nearest centre (Euclidean; the first one on ties) of each row of X.
@@ -258,6 +261,15 @@ class DPM(ClusterMixin, BaseEstimator):
             raise InvalidInput(
                 f"X has values in [{lo}, {hi}] outside bounds {self.bounds!r} "
                 "(pass clip=True to clip them)"
+            )
+        # Checked before any spend: the largest possible candidate set, at β = min(σ)/2, must
+        # keep the per-level count arrays (slots × d × W) in memory.
+        grid = DEFAULT_SIGMA_GRID if self.sigma_grid is None else np.asarray(self.sigma_grid)
+        worst = data.d * math.floor((b - a) / (0.5 * float(np.min(grid))))
+        if worst > MAX_CANDIDATES:
+            raise InvalidInput(
+                f"up to d·⌊(b−a)/(min(sigma_grid)/2)⌋ = {worst} split candidates per node, more "
+                f"than {MAX_CANDIDATES}: narrow the bounds or drop the smallest sigma_grid values"
             )
         return data
 
