@@ -200,3 +200,27 @@ def test_split_decoding_and_num_splits():
         cc.num_splits(1, 1, 1)
     with pytest.raises(ValueError):
         cc.level_counts(np.zeros((3, 2)), 0, 1, 0.1, "bogus", ROOT, 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(0, 10**6),
+    st.floats(30.0, 400.0),
+    st.sampled_from([0.5, 1.0, 2.0]),
+    st.sampled_from(["paper", "half_open", "reference"]),
+)
+def test_split_selection_is_epsilon_dp_on_neighbours(seed, n_tilde, beta, window):
+    """Adding one point moves every score by at most Δf = (t/q + α)/ñ (Lemmas 3–5; the λ-shift
+    only enlarges Δf), so the selection probabilities of D and D ∪ {x} differ by at most e^ε."""
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(0, 3, size=(int(rng.integers(20, 300)), 2)) * 2) / 2  # ties on edges
+    x = np.round(rng.uniform(-12, 12, size=(1, 2)) * 2) / 2
+    Xp = np.vstack([X, x])
+    eps, sens = 0.7, (0.3 / (1 / 12) + 5.0) / n_tilde
+    logp = []
+    for data in (X, Xp):
+        _, rank, win, _ = cc.level_counts(data, -10.0, 10.0, beta, window, ROOT, 1)
+        scores = cc.score_candidates(rank[0], win[0], n_tilde, 0.3, 1 / 12, 5.0)
+        logp.append((scores, np.log(cc.em_probabilities(scores, eps / (2 * sens)))))
+    assert np.max(np.abs(logp[0][0] - logp[1][0])) <= sens * (1 + 1e-12)
+    assert np.max(np.abs(logp[0][1] - logp[1][1])) <= eps * (1 + 1e-9)
