@@ -10,4 +10,5 @@ PYBIND11_MODULE(_core, m) {
     auto graphs = m.def_submodule("graphs", "Shortest paths on CSR graphs");
     privopt::bindings::register_graphs(graphs);
     { auto census = m.def_submodule("census", "Census hierarchical-count DPs (spec 003)"); privopt::bindings::register_census(census); }
+    { auto cluster = m.def_submodule("cluster", "DPM split scoring"); privopt::bindings::register_cluster(cluster); }
 }

@@ -22,6 +22,7 @@ SUBCOMMANDS: list[str] = [
     "privopt.cli:_register_demo",
     "privopt.census.cli:register",
     "privopt.kanon.cli:register",
+    "privopt.cluster.cli:register",
 ]
 
 

@@ -23,6 +23,7 @@ DEMO_SECTIONS: list[str] = [
     "privopt.lp.demo:demo_section",
     "privopt.census.demo:demo_section",
     "privopt.kanon.demo:demo_section",
+    "privopt.cluster.demo:demo_section",
 ]
 
 

@@ -1,0 +1,197 @@
+// Bindings of the DPM split-scoring kernel (privopt/dpm_split.hpp) as privopt._core.cluster.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "families.hpp"
+#include "privopt/dpm_split.hpp"
+
+namespace py = pybind11;
+
+namespace privopt::bindings {
+namespace {
+
+using I64Array = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+using F64Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+dpm::WindowMode parse_mode(const std::string& mode) {
+    if (mode == "paper") return dpm::WindowMode::paper;
+    if (mode == "half_open") return dpm::WindowMode::half_open;
+    if (mode == "reference") return dpm::WindowMode::reference;
+    throw std::invalid_argument("window must be 'paper', 'half_open' or 'reference', got '" + mode + "'");
+}
+
+struct Tree {  // member order = constructor argument order (brace initialisation)
+    I64Array feature;
+    F64Array threshold;
+    I64Array left, right, slot;
+    dpm::TreeView view() const {
+        const std::int64_t n = feature.size();
+        if (threshold.size() != n || left.size() != n || right.size() != n || slot.size() != n)
+            throw std::invalid_argument("tree arrays must have the same length");
+        return dpm::TreeView{n, feature.data(), threshold.data(), left.data(), right.data(), slot.data()};
+    }
+};
+
+const double* matrix(const F64Array& X, std::int64_t& n, std::int64_t& d) {
+    if (X.ndim() != 2) throw std::invalid_argument("X must be two-dimensional (n, d)");
+    n = X.shape(0);
+    d = X.shape(1);
+    if (d < 1) throw std::invalid_argument("X must have at least one column");
+    return X.data();
+}
+
+py::tuple level_counts(const F64Array& X, double a, double b, double beta, const std::string& mode,
+                       const Tree& tree, std::int64_t n_slots, int n_threads) {
+    std::int64_t n = 0, d = 0;
+    const double* x = matrix(X, n, d);
+    if (n_slots < 0) throw std::invalid_argument("n_slots must be >= 0");
+    const dpm::SplitGrid g = dpm::make_grid(a, b, beta, parse_mode(mode));
+    const dpm::TreeView tv = tree.view();
+    const std::int64_t w = g.n_splits, nc = g.n_cells();
+    py::array_t<std::int64_t> size(n_slots);
+    py::array_t<std::int64_t> rank({n_slots, d, w}), window({n_slots, d, w}), at_most({n_slots, d, w});
+    {
+        py::gil_scoped_release release;
+        std::vector<std::int64_t> cells(static_cast<std::size_t>(n_slots * d * nc), 0);
+        dpm::level_cells(g, x, n, d, tv, n_slots, cells.data(), n_threads);
+        std::int64_t* sz = size.mutable_data();
+        std::int64_t* r = rank.mutable_data();
+        std::int64_t* wi = window.mutable_data();
+        std::int64_t* am = at_most.mutable_data();
+        for (std::int64_t s = 0; s < n_slots; ++s) {
+            const dpm::NodeCounts c = dpm::node_counts(g, cells.data() + s * d * nc, d);
+            sz[s] = c.size;
+            std::copy(c.rank.begin(), c.rank.end(), r + s * d * w);
+            std::copy(c.window.begin(), c.window.end(), wi + s * d * w);
+            std::copy(c.at_most.begin(), c.at_most.end(), am + s * d * w);
+        }
+    }
+    return py::make_tuple(size, rank, window, at_most);
+}
+
+py::tuple node_counts_sorted(const F64Array& X, double a, double b, double beta, const std::string& mode) {
+    std::int64_t n = 0, d = 0;
+    const double* x = matrix(X, n, d);
+    const dpm::SplitGrid g = dpm::make_grid(a, b, beta, parse_mode(mode));
+    const dpm::NodeCounts c = dpm::node_counts_sorted(g, x, n, d);
+    const std::int64_t w = g.n_splits;
+    py::array_t<std::int64_t> rank({d, w}), window({d, w}), at_most({d, w});
+    std::copy(c.rank.begin(), c.rank.end(), rank.mutable_data());
+    std::copy(c.window.begin(), c.window.end(), window.mutable_data());
+    std::copy(c.at_most.begin(), c.at_most.end(), at_most.mutable_data());
+    return py::make_tuple(rank, window, at_most);
+}
+
+py::array_t<double> score_candidates(const I64Array& rank, const I64Array& window, double n_tilde,
+                                     double t, double q, double alpha) {
+    if (rank.size() != window.size()) throw std::invalid_argument("rank and window must have the same size");
+    dpm::NodeCounts c;
+    c.rank.assign(rank.data(), rank.data() + rank.size());
+    c.window.assign(window.data(), window.data() + window.size());
+    const std::vector<double> s = dpm::score_candidates(c, n_tilde, dpm::ScoreParams{t, q, alpha});
+    py::array_t<double> out(static_cast<py::ssize_t>(s.size()));
+    std::copy(s.begin(), s.end(), out.mutable_data());
+    return out;
+}
+
+py::array_t<double> centreness(const F64Array& r, double n_tilde, double t, double q) {
+    dpm::ScoreParams{t, q, 1.0}.validate();
+    py::array_t<double> out(r.size());
+    for (py::ssize_t i = 0; i < r.size(); ++i)
+        out.mutable_data()[i] = dpm::centreness(r.data()[i], n_tilde, t, q);
+    return out;
+}
+
+py::array_t<double> em_probabilities(const F64Array& scores, double scale) {
+    const std::vector<double> p = dpm::em_probabilities(scores.data(), scores.size(), scale);
+    py::array_t<double> out(static_cast<py::ssize_t>(p.size()));
+    std::copy(p.begin(), p.end(), out.mutable_data());
+    return out;
+}
+
+std::int64_t em_choice(const F64Array& scores, double scale, double u) {
+    return dpm::em_choice(scores.data(), scores.size(), scale, u);
+}
+
+py::array_t<std::int64_t> route_points(const F64Array& X, const Tree& tree) {
+    std::int64_t n = 0, d = 0;
+    const double* x = matrix(X, n, d);
+    const dpm::TreeView tv = tree.view();
+    py::array_t<std::int64_t> out(n);
+    std::int64_t* o = out.mutable_data();
+    {
+        py::gil_scoped_release release;
+        dpm::route_points(x, n, d, tv, o);
+    }
+    return out;
+}
+
+py::tuple slot_sums(const F64Array& X, double a, double b, const Tree& tree, std::int64_t n_slots) {
+    std::int64_t n = 0, d = 0;
+    const double* x = matrix(X, n, d);
+    if (n_slots < 0) throw std::invalid_argument("n_slots must be >= 0");
+    const dpm::TreeView tv = tree.view();
+    py::array_t<double> sums({n_slots, d});
+    py::array_t<std::int64_t> sizes(n_slots);
+    std::fill(sums.mutable_data(), sums.mutable_data() + n_slots * d, 0.0);
+    std::fill(sizes.mutable_data(), sizes.mutable_data() + n_slots, std::int64_t{0});
+    double* s = sums.mutable_data();
+    std::int64_t* z = sizes.mutable_data();
+    {
+        py::gil_scoped_release release;
+        dpm::slot_sums(x, n, d, a, b, tv, n_slots, s, z);
+    }
+    return py::make_tuple(sums, sizes);
+}
+
+py::array_t<std::int64_t> nearest_centres(const F64Array& X, const F64Array& centres, int n_threads) {
+    std::int64_t n = 0, d = 0, k = 0, dc = 0;
+    const double* x = matrix(X, n, d);
+    const double* c = matrix(centres, k, dc);
+    if (dc != d) throw std::invalid_argument("centres and X must have the same number of columns");
+    py::array_t<std::int64_t> out(n);
+    std::int64_t* o = out.mutable_data();
+    {
+        py::gil_scoped_release release;
+        dpm::nearest_centres(x, n, d, c, k, o, n_threads);
+    }
+    return out;
+}
+
+}  // namespace
+
+void register_cluster(py::module_& m) {
+    py::class_<Tree>(m, "Tree", "Split tree arrays (feature, threshold, left, right, slot), node 0 = root.")
+        .def(py::init<I64Array, F64Array, I64Array, I64Array, I64Array>(), py::arg("feature"),
+             py::arg("threshold"), py::arg("left"), py::arg("right"), py::arg("slot"));
+    m.def("num_splits", &dpm::num_splits, py::arg("a"), py::arg("b"), py::arg("beta"),
+          "floor((b - a) / beta): split candidates per dimension.");
+    m.def("level_counts", &level_counts, py::arg("X"), py::arg("a"), py::arg("b"), py::arg("beta"),
+          py::arg("window"), py::arg("tree"), py::arg("n_slots"), py::arg("n_threads") = 1,
+          "One pass over X (n, d): per active slot its size (n_slots,), and per dimension and "
+          "candidate the left rank, the window count and #{x <= s} (each (n_slots, d, W), int64).");
+    m.def("node_counts_sorted", &node_counts_sorted, py::arg("X"), py::arg("a"), py::arg("b"),
+          py::arg("beta"), py::arg("window"),
+          "Sort-based reference of level_counts for one node: (rank, window, at_most), each (d, W).");
+    m.def("score_candidates", &score_candidates, py::arg("rank"), py::arg("window"), py::arg("n_tilde"),
+          py::arg("t"), py::arg("q"), py::arg("alpha"),
+          "Scores c + alpha * e of the candidates (flattened, dimension-major).");
+    m.def("centreness", &centreness, py::arg("r"), py::arg("n_tilde"), py::arg("t"), py::arg("q"),
+          "Centreness c_{t,q} of Def. 6 at ranks r (unclipped).");
+    m.def("em_probabilities", &em_probabilities, py::arg("scores"), py::arg("scale"),
+          "Exponential-mechanism probabilities p ∝ exp(scale * score), computed in log space.");
+    m.def("em_choice", &em_choice, py::arg("scores"), py::arg("scale"), py::arg("u"),
+          "Inverse-CDF exponential-mechanism choice for a uniform draw u in [0, 1).");
+    m.def("route_points", &route_points, py::arg("X"), py::arg("tree"),
+          "Slot of each row of X after routing it down the tree (int64, -1 = ignored).");
+    m.def("nearest_centres", &nearest_centres, py::arg("X"), py::arg("centres"), py::arg("n_threads") = 1,
+          "Index of the nearest centre (squared Euclidean, first on ties) of each row of X; int64.");
+    m.def("slot_sums", &slot_sums, py::arg("X"), py::arg("a"), py::arg("b"), py::arg("tree"),
+          py::arg("n_slots"), "Clipped coordinate sums (n_slots, d) and true sizes (n_slots,) per slot.");
+}
+
+}  // namespace privopt::bindings

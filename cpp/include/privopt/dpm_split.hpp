@@ -1,0 +1,438 @@
+// DPM split scoring (Liebenow et al., CCS 2024; spec 004 §2, §4, §8).
+//
+// Plain header-only C++17, no Python. Everything a DPM recursion level needs:
+//   * SplitGrid: the data-independent split candidates s_j = a + (j + 1/2)·β and their
+//     emptiness windows, turned into one sorted threshold list per axis;
+//   * route_points: send each point down the current split tree to its active node (slot);
+//   * level_cells: one pass over the data computes, for every active node and dimension, a
+//     histogram over the threshold cells (counts are additive, so chunks or threads sum);
+//   * node_counts / score_candidates: left-insertion ranks r = #{x < s} and window counts |s|
+//     of every candidate in every dimension from those cells, centreness + α·emptiness scores;
+//   * em_choice: the exponential-mechanism choice p ∝ exp(scale·score) in log space, given a
+//     uniform draw u in [0, 1) that the caller takes from its own randomness source;
+//   * slot_sums: clipped coordinate sums per leaf for the final noisy averages.
+// A sort-based node_counts_sorted is kept as the slow reference (test oracle) of level_cells.
+// Data are n×d row-major float64; every coordinate is clipped to [a, b] on read (spec §10.10).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace privopt::dpm {
+
+// How the emptiness window of candidate s_j is counted (spec §2.1, §9 D3, §10.7).
+enum class WindowMode : int {
+    paper = 0,      // closed [s − β/2, s + β/2] (Def. 5 as printed)
+    half_open = 1,  // [s − β/2, s + β/2): the windows partition the axis
+    reference = 2,  // the reference code's histogram bins [a + jw, a + (j+1)w), w = (b−a)/numSplits,
+                    // values equal to b dropped (fast_histogram semantics)
+};
+
+// Number of split candidates per dimension: ⌊(b − a)/β⌋ (spec §10.3).
+inline std::int64_t num_splits(double a, double b, double beta) {
+    if (!(b > a) || !std::isfinite(a) || !std::isfinite(b))
+        throw std::invalid_argument("bounds must be finite with a < b");
+    if (!(beta > 0) || !std::isfinite(beta)) throw std::invalid_argument("beta must be finite and > 0");
+    const double k = std::floor((b - a) / beta);
+    if (k > 1e8) throw std::invalid_argument("beta is too small for the bounds (more than 1e8 splits)");
+    return static_cast<std::int64_t>(k);
+}
+
+inline double clip(double x, double a, double b) { return x < a ? a : (x > b ? b : x); }
+
+// The candidate grid of one axis (the same in every dimension and at every node).
+struct SplitGrid {
+    double a = 0, b = 1, beta = 1;
+    WindowMode mode = WindowMode::paper;
+    std::int64_t n_splits = 0;            // W per dimension
+    std::vector<double> candidate;       // s_j
+    std::vector<double> thresholds;      // sorted, unique: every s_j, window low, window high
+    std::vector<std::int64_t> idx_s, idx_lo, idx_hi;  // positions of s_j, lo_j, hi_j in thresholds
+    bool hi_closed = true;               // window upper end included (paper mode)
+    // Bucket accelerator: bucket k of [a, b] (width (b−a)/n_buckets) starts the threshold search at
+    // first_ge[k] = #{t < a + k·width}; a short linear walk then finds the exact position.
+    std::vector<std::int64_t> first_ge;
+    double bucket_scale = 0;
+
+    std::int64_t n_thresholds() const { return static_cast<std::int64_t>(thresholds.size()); }
+    // Cells per dimension: an open interval before each threshold, the threshold value itself,
+    // and the open interval after the last threshold.
+    std::int64_t n_cells() const { return 2 * n_thresholds() + 1; }
+
+    // #{t < x} for a value x in [a, b], exact (comparisons only).
+    std::int64_t lower_index(double x) const {
+        const std::int64_t nb = static_cast<std::int64_t>(first_ge.size()) - 1;
+        std::int64_t k = static_cast<std::int64_t>((x - a) * bucket_scale);
+        k = k < 0 ? 0 : (k > nb ? nb : k);
+        std::int64_t i = first_ge[static_cast<std::size_t>(k)];
+        const std::int64_t m = n_thresholds();
+        while (i > 0 && thresholds[static_cast<std::size_t>(i - 1)] >= x) --i;
+        while (i < m && thresholds[static_cast<std::size_t>(i)] < x) ++i;
+        return i;
+    }
+
+    // Cell of x: 2·#{t < x}, plus 1 when x equals a threshold.
+    std::int64_t cell(double x) const {
+        const std::int64_t i = lower_index(x);
+        return 2 * i + ((i < n_thresholds() && thresholds[static_cast<std::size_t>(i)] == x) ? 1 : 0);
+    }
+};
+
+inline SplitGrid make_grid(double a, double b, double beta, WindowMode mode) {
+    SplitGrid g;
+    g.a = a;
+    g.b = b;
+    g.beta = beta;
+    g.mode = mode;
+    g.n_splits = num_splits(a, b, beta);
+    const std::int64_t w = g.n_splits;
+    std::vector<double> lo(static_cast<std::size_t>(w)), hi(static_cast<std::size_t>(w));
+    g.candidate.resize(static_cast<std::size_t>(w));
+    const double bin = w > 0 ? (b - a) / static_cast<double>(w) : 0.0;
+    for (std::int64_t j = 0; j < w; ++j) {
+        const auto u = static_cast<std::size_t>(j);
+        const double s = a + (static_cast<double>(j) + 0.5) * beta;
+        g.candidate[u] = s;
+        if (mode == WindowMode::reference) {
+            lo[u] = a + static_cast<double>(j) * bin;
+            hi[u] = (j + 1 == w) ? b : a + static_cast<double>(j + 1) * bin;
+        } else {
+            lo[u] = s - 0.5 * beta;
+            hi[u] = s + 0.5 * beta;
+        }
+    }
+    g.hi_closed = (mode == WindowMode::paper);
+    g.thresholds.reserve(static_cast<std::size_t>(3 * w));
+    g.thresholds.insert(g.thresholds.end(), g.candidate.begin(), g.candidate.end());
+    g.thresholds.insert(g.thresholds.end(), lo.begin(), lo.end());
+    g.thresholds.insert(g.thresholds.end(), hi.begin(), hi.end());
+    std::sort(g.thresholds.begin(), g.thresholds.end());
+    g.thresholds.erase(std::unique(g.thresholds.begin(), g.thresholds.end()), g.thresholds.end());
+    auto pos = [&](double v) {
+        return static_cast<std::int64_t>(
+            std::lower_bound(g.thresholds.begin(), g.thresholds.end(), v) - g.thresholds.begin());
+    };
+    g.idx_s.resize(static_cast<std::size_t>(w));
+    g.idx_lo.resize(static_cast<std::size_t>(w));
+    g.idx_hi.resize(static_cast<std::size_t>(w));
+    for (std::int64_t j = 0; j < w; ++j) {
+        const auto u = static_cast<std::size_t>(j);
+        g.idx_s[u] = pos(g.candidate[u]);
+        g.idx_lo[u] = pos(lo[u]);
+        g.idx_hi[u] = pos(hi[u]);
+    }
+    const std::int64_t n_buckets = std::max<std::int64_t>(1, 2 * g.n_thresholds());
+    g.bucket_scale = static_cast<double>(n_buckets) / (b - a);
+    g.first_ge.resize(static_cast<std::size_t>(n_buckets + 1));
+    for (std::int64_t k = 0; k <= n_buckets; ++k) {
+        const double start = a + static_cast<double>(k) / g.bucket_scale;
+        g.first_ge[static_cast<std::size_t>(k)] = pos(start);
+    }
+    return g;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The split tree. Node 0 is the root. An internal node has feature >= 0 and sends x to `left`
+// when x[feature] <= threshold (S1 of Alg. 1 line 21), else to `right`. A node with feature < 0 is
+// a tip: `slot` is its index among the nodes of interest (active nodes of the current level, or
+// leaves for the averaging), or −1 when its points are to be ignored.
+struct TreeView {
+    std::int64_t n_nodes = 0;
+    const std::int64_t* feature = nullptr;
+    const double* threshold = nullptr;
+    const std::int64_t* left = nullptr;
+    const std::int64_t* right = nullptr;
+    const std::int64_t* slot = nullptr;
+
+    void validate(std::int64_t d, std::int64_t n_slots) const {
+        if (n_nodes < 1) throw std::invalid_argument("the tree needs at least the root node");
+        for (std::int64_t k = 0; k < n_nodes; ++k) {
+            if (feature[k] < 0 && slot[k] >= n_slots) throw std::invalid_argument("tree slot >= n_slots");
+            if (feature[k] >= d) throw std::invalid_argument("tree feature index >= d");
+            if (feature[k] >= 0 && (left[k] <= k || right[k] <= k || left[k] >= n_nodes ||
+                                    right[k] >= n_nodes))
+                throw std::invalid_argument("tree children must have larger indices in range");
+        }
+    }
+
+    std::int64_t route(const double* x) const {
+        std::int64_t k = 0;
+        while (feature[k] >= 0) k = (x[feature[k]] <= threshold[k]) ? left[k] : right[k];
+        return slot[k];
+    }
+};
+
+inline void route_points(const double* X, std::int64_t n, std::int64_t d, const TreeView& tree,
+                         std::int64_t* out) {
+    tree.validate(d, std::numeric_limits<std::int64_t>::max());
+    for (std::int64_t i = 0; i < n; ++i) out[i] = tree.route(X + i * d);
+}
+
+namespace detail {
+template <class Body>
+void parallel_rows(std::int64_t n, int n_threads, Body body) {
+    // body(begin, end, thread_index); rows are split into contiguous blocks.
+    if (n_threads <= 1 || n < 20000) {
+        body(std::int64_t{0}, n, 0);
+        return;
+    }
+    std::vector<std::thread> pool;
+    const std::int64_t block = (n + n_threads - 1) / n_threads;
+    for (int t = 0; t < n_threads; ++t) {
+        const std::int64_t begin = std::min<std::int64_t>(n, t * block);
+        const std::int64_t end = std::min<std::int64_t>(n, begin + block);
+        pool.emplace_back([=] { body(begin, end, t); });
+    }
+    for (auto& th : pool) th.join();
+}
+}  // namespace detail
+
+// One pass over the data: cells[slot][dim][cell] += 1 for every point routed to an active slot.
+// cells has n_slots × d × grid.n_cells() entries and is accumulated into (not zeroed), so that
+// chunks can be summed. Coordinates are clipped to [a, b] before lookup.
+inline void level_cells(const SplitGrid& g, const double* X, std::int64_t n, std::int64_t d,
+                        const TreeView& tree, std::int64_t n_slots, std::int64_t* cells,
+                        int n_threads = 1) {
+    if (d < 1) throw std::invalid_argument("d must be >= 1");
+    tree.validate(d, n_slots);
+    const std::int64_t nc = g.n_cells();
+    const std::int64_t per_slot = d * nc;
+    const std::int64_t total = n_slots * per_slot;
+    n_threads = std::max(1, n_threads);
+    std::vector<std::vector<std::int64_t>> local(static_cast<std::size_t>(n_threads));
+    detail::parallel_rows(n, n_threads, [&](std::int64_t begin, std::int64_t end, int t) {
+        std::int64_t* out = cells;
+        if (n_threads > 1) {
+            local[static_cast<std::size_t>(t)].assign(static_cast<std::size_t>(total), 0);
+            out = local[static_cast<std::size_t>(t)].data();
+        }
+        for (std::int64_t i = begin; i < end; ++i) {
+            const double* x = X + i * d;
+            const std::int64_t s = tree.route(x);
+            if (s < 0) continue;
+            std::int64_t* base = out + s * per_slot;
+            for (std::int64_t k = 0; k < d; ++k) ++base[k * nc + g.cell(clip(x[k], g.a, g.b))];
+        }
+    });
+    if (n_threads > 1)
+        for (const auto& buf : local)
+            if (!buf.empty())
+                for (std::int64_t k = 0; k < total; ++k) cells[k] += buf[static_cast<std::size_t>(k)];
+}
+
+// Ranks, window counts and size of one node, from its d × n_cells block of cells.
+struct NodeCounts {
+    std::int64_t d = 0, n_splits = 0;
+    std::int64_t size = 0;                  // |S|
+    std::vector<std::int64_t> rank;         // d × W: #{x in S : x^(i) < s_j}
+    std::vector<std::int64_t> window;       // d × W: |s_j| (emptiness window count)
+    std::vector<std::int64_t> at_most;      // d × W: #{x in S : x^(i) <= s_j} = |S1| of that split
+};
+
+inline NodeCounts node_counts(const SplitGrid& g, const std::int64_t* node_cells, std::int64_t d) {
+    NodeCounts c;
+    c.d = d;
+    c.n_splits = g.n_splits;
+    const std::int64_t nc = g.n_cells(), w = g.n_splits;
+    c.rank.resize(static_cast<std::size_t>(d * w));
+    c.window.resize(static_cast<std::size_t>(d * w));
+    c.at_most.resize(static_cast<std::size_t>(d * w));
+    std::vector<std::int64_t> prefix(static_cast<std::size_t>(nc + 1));
+    for (std::int64_t k = 0; k < d; ++k) {
+        const std::int64_t* h = node_cells + k * nc;
+        prefix[0] = 0;
+        for (std::int64_t q = 0; q < nc; ++q)
+            prefix[static_cast<std::size_t>(q + 1)] = prefix[static_cast<std::size_t>(q)] + h[q];
+        if (k == 0) c.size = prefix[static_cast<std::size_t>(nc)];
+        // #{x < t_i} = cells 0..2i, #{x <= t_i} = cells 0..2i+1.
+        auto less = [&](std::int64_t i) { return prefix[static_cast<std::size_t>(2 * i + 1)]; };
+        auto leq = [&](std::int64_t i) { return prefix[static_cast<std::size_t>(2 * i + 2)]; };
+        for (std::int64_t j = 0; j < w; ++j) {
+            const auto u = static_cast<std::size_t>(j);
+            const auto o = static_cast<std::size_t>(k * w + j);
+            c.rank[o] = less(g.idx_s[u]);
+            c.at_most[o] = leq(g.idx_s[u]);
+            const std::int64_t upper = g.hi_closed ? leq(g.idx_hi[u]) : less(g.idx_hi[u]);
+            c.window[o] = upper - less(g.idx_lo[u]);
+        }
+    }
+    return c;
+}
+
+// Slow reference of node_counts for one node given as its own row-major n × d block: sorts each
+// column and uses binary search (spec §8). Used as the test oracle of the cell histogram path.
+inline NodeCounts node_counts_sorted(const SplitGrid& g, const double* X, std::int64_t n, std::int64_t d) {
+    NodeCounts c;
+    c.d = d;
+    c.n_splits = g.n_splits;
+    c.size = n;
+    const std::int64_t w = g.n_splits;
+    c.rank.resize(static_cast<std::size_t>(d * w));
+    c.window.resize(static_cast<std::size_t>(d * w));
+    c.at_most.resize(static_cast<std::size_t>(d * w));
+    std::vector<double> col(static_cast<std::size_t>(n));
+    for (std::int64_t k = 0; k < d; ++k) {
+        for (std::int64_t i = 0; i < n; ++i) col[static_cast<std::size_t>(i)] = clip(X[i * d + k], g.a, g.b);
+        std::sort(col.begin(), col.end());
+        auto less = [&](double v) {
+            return static_cast<std::int64_t>(std::lower_bound(col.begin(), col.end(), v) - col.begin());
+        };
+        auto leq = [&](double v) {
+            return static_cast<std::int64_t>(std::upper_bound(col.begin(), col.end(), v) - col.begin());
+        };
+        for (std::int64_t j = 0; j < w; ++j) {
+            const auto u = static_cast<std::size_t>(j);
+            const auto o = static_cast<std::size_t>(k * w + j);
+            const double lo = g.thresholds[static_cast<std::size_t>(g.idx_lo[u])];
+            const double hi = g.thresholds[static_cast<std::size_t>(g.idx_hi[u])];
+            c.rank[o] = less(g.candidate[u]);
+            c.at_most[o] = leq(g.candidate[u]);
+            c.window[o] = (g.hi_closed ? leq(hi) : less(hi)) - less(lo);
+        }
+    }
+    return c;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scores (spec §2).
+
+struct ScoreParams {
+    double t = 0.3, q = 1.0 / 12.0, alpha = 5.0;
+    void validate() const {
+        if (!(q > 0) || !(q < 0.5)) throw std::invalid_argument("q must lie in (0, 1/2)");
+        if (!(t >= 2 * q) || !(t <= 1)) throw std::invalid_argument("t must satisfy 2q <= t <= 1");
+        if (!(alpha > 0) || !std::isfinite(alpha)) throw std::invalid_argument("alpha must be > 0");
+    }
+};
+
+// Centreness c_{t,q}(r) of Def. 6, unclipped (spec §2.2): r may exceed ñ when ñ < |S|.
+inline double centreness(double r, double n_tilde, double t, double q) {
+    const double half = 0.5 * n_tilde;
+    const double u = half - std::fabs(r - half);
+    // Closed outer quantiles, as in the paper and [C]: |ñ/2 − r| >= ñ/2 − ñq  ⇒ outer.
+    if (std::fabs(half - r) >= half - n_tilde * q) return u * t / (n_tilde * q);
+    return (t - 2 * q) / (1 - 2 * q) + u * (1 - t) / (half - n_tilde * q);
+}
+
+// Emptiness e_β = 1 − |s|/ñ, clipped to [0, 1] as in [C] (spec §9 D4).
+inline double emptiness(double window_count, double n_tilde) {
+    const double e = 1.0 - window_count / n_tilde;
+    return e < 0 ? 0.0 : (e > 1 ? 1.0 : e);
+}
+
+// Scores f = c + α·e of all d × W candidates (dimension-major). ñ <= 0 gives all zeros: a uniform
+// choice (spec §9 D4, §10.15).
+inline std::vector<double> score_candidates(const NodeCounts& c, double n_tilde, const ScoreParams& p) {
+    p.validate();
+    std::vector<double> out(c.rank.size(), 0.0);
+    if (!(n_tilde > 0)) return out;
+    for (std::size_t o = 0; o < out.size(); ++o)
+        out[o] = centreness(static_cast<double>(c.rank[o]), n_tilde, p.t, p.q) +
+                 p.alpha * emptiness(static_cast<double>(c.window[o]), n_tilde);
+    return out;
+}
+
+// Δf = (t/q + α)/max(ñ − λ, 1) (Lemma 5, [C] clamp; spec §2.4, §10.4).
+inline double score_sensitivity(double n_tilde, double lambda, const ScoreParams& p) {
+    return (p.t / p.q + p.alpha) / std::max(n_tilde - lambda, 1.0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exponential mechanism in log space: P(i) ∝ exp(scale·score_i), scale = ε/(2Δf). The caller passes
+// u ~ U[0, 1); the choice is the inverse CDF at u over the stabilised weights exp(scale·s − max).
+inline std::vector<double> em_probabilities(const double* scores, std::int64_t m, double scale) {
+    if (m < 1) throw std::invalid_argument("the exponential mechanism needs at least one candidate");
+    if (!(scale >= 0) || !std::isfinite(scale)) throw std::invalid_argument("scale must be finite and >= 0");
+    double top = -std::numeric_limits<double>::infinity();
+    for (std::int64_t i = 0; i < m; ++i) {
+        if (std::isnan(scores[i]) || scores[i] == std::numeric_limits<double>::infinity())
+            throw std::invalid_argument("scores must be finite or -inf");
+        top = std::max(top, scale * scores[i]);
+    }
+    if (!std::isfinite(top)) throw std::invalid_argument("at least one score must be finite");
+    std::vector<double> p(static_cast<std::size_t>(m));
+    double total = 0;
+    for (std::int64_t i = 0; i < m; ++i) {
+        const double v = std::isfinite(scores[i]) ? std::exp(scale * scores[i] - top) : 0.0;
+        p[static_cast<std::size_t>(i)] = v;
+        total += v;
+    }
+    for (double& v : p) v /= total;
+    return p;
+}
+
+inline std::int64_t em_choice(const double* scores, std::int64_t m, double scale, double u) {
+    if (!(u >= 0) || !(u < 1)) throw std::invalid_argument("u must lie in [0, 1)");
+    const std::vector<double> p = em_probabilities(scores, m, scale);
+    double acc = 0;
+    std::int64_t last_positive = 0;
+    for (std::int64_t i = 0; i < m; ++i) {
+        const double pi = p[static_cast<std::size_t>(i)];
+        if (pi > 0) last_positive = i;
+        acc += pi;
+        if (u < acc && pi > 0) return i;
+    }
+    return last_positive;  // rounding left acc slightly below 1
+}
+
+// Split index decoding, dimension-major (spec §4 line 20, §10.2).
+struct SplitChoice {
+    std::int64_t dim = 0, j = 0;
+    double value = 0;
+};
+inline SplitChoice decode_split(std::int64_t index, std::int64_t n_splits, double a, double beta) {
+    if (n_splits < 1 || index < 0) throw std::invalid_argument("bad split index");
+    SplitChoice s;
+    s.dim = index / n_splits;
+    s.j = index % n_splits;
+    s.value = a + (static_cast<double>(s.j) + 0.5) * beta;
+    return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-slot clipped coordinate sums (n_slots × d, accumulated into) and true sizes (n_slots).
+inline void slot_sums(const double* X, std::int64_t n, std::int64_t d, double a, double b,
+                      const TreeView& tree, std::int64_t n_slots, double* sums, std::int64_t* sizes) {
+    tree.validate(d, n_slots);
+    for (std::int64_t i = 0; i < n; ++i) {
+        const double* x = X + i * d;
+        const std::int64_t s = tree.route(x);
+        if (s < 0) continue;
+        double* out = sums + s * d;
+        for (std::int64_t k = 0; k < d; ++k) out[k] += clip(x[k], a, b);
+        ++sizes[s];
+    }
+}
+
+// Index of the nearest centre (squared Euclidean, first on ties) of each row; centres k × d.
+inline void nearest_centres(const double* X, std::int64_t n, std::int64_t d, const double* centres,
+                            std::int64_t k, std::int64_t* out, int n_threads = 1) {
+    if (k < 1) throw std::invalid_argument("at least one centre is needed");
+    detail::parallel_rows(n, std::max(1, n_threads), [&](std::int64_t begin, std::int64_t end, int) {
+        for (std::int64_t i = begin; i < end; ++i) {
+            const double* x = X + i * d;
+            double best = std::numeric_limits<double>::infinity();
+            std::int64_t arg = 0;
+            for (std::int64_t c = 0; c < k; ++c) {
+                const double* y = centres + c * d;
+                double dist = 0;
+                for (std::int64_t j = 0; j < d; ++j) {
+                    const double diff = x[j] - y[j];
+                    dist += diff * diff;
+                }
+                if (dist < best) {
+                    best = dist;
+                    arg = c;
+                }
+            }
+            out[i] = arg;
+        }
+    });
+}
+
+}  // namespace privopt::dpm

@@ -1,0 +1,33 @@
+"""Differentially private clustering.
+
+- :class:`DPM` — DP-Mondrian clustering by separation (Liebenow et al., CCS 2024): (ε, δ)-DP,
+  does not take the number of clusters, scikit-learn interface, in-memory or Dask input.
+- :mod:`privopt.cluster.metrics` — inertia, silhouette, clustering accuracy, normalised KMeans
+  distance (as the paper's evaluation computes them).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = ["DPM", "DEFAULT_SIGMA_GRID", "BudgetSchedule", "budget_schedule", "nearest_centre"]
+
+_LAZY = {
+    "DPM": "_dpm",
+    "DEFAULT_SIGMA_GRID": "_dpm",
+    "nearest_centre": "_dpm",
+    "BudgetSchedule": "_budget",
+    "budget_schedule": "_budget",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: Dask workers import privopt.cluster._chunks without scikit-learn or privopt.dp.
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"privopt.cluster.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'privopt.cluster' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

@@ -1,0 +1,165 @@
+"""Data passes of DPM: the only code that touches the raw data.
+
+A recursion level of DPM needs, for every active node, its size and the rank / window count of
+every split candidate in every dimension; the averaging needs per-leaf coordinate sums. All of
+these are sums over points, so one pass computes a whole level, and over a Dask array the pass is
+one map-reduce over row chunks (spec §8: "levels parallelise trivially"). Points are routed down
+the split tree from the root in every pass, so no per-point state is kept between levels.
+
+The non-private values returned here (true counts and sums) are consumed inside
+:meth:`privopt.cluster.DPM.fit`, which adds noise before anything leaves it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from privopt import _core
+from privopt.cluster._chunks import add_parts, chunk_counts, chunk_sums
+from privopt.cluster._interval import dimension_averaged_gaps
+
+__all__ = ["SplitTree", "InMemoryData", "DaskData", "is_dask_array"]
+
+_cc = _core.cluster
+
+
+@dataclass
+class SplitTree:
+    """The splits chosen so far: node 0 is the root; feature −1 marks a tip (no split)."""
+
+    feature: list[int] = field(default_factory=lambda: [-1])
+    threshold: list[float] = field(default_factory=lambda: [0.0])
+    left: list[int] = field(default_factory=lambda: [0])
+    right: list[int] = field(default_factory=lambda: [0])
+
+    def split(self, node: int, feature: int, threshold: float) -> tuple[int, int]:
+        """Split tip ``node``: x[feature] ≤ threshold goes left. Returns the two new node ids."""
+        first = len(self.feature)
+        self.feature[node], self.threshold[node] = int(feature), float(threshold)
+        self.left[node], self.right[node] = first, first + 1
+        for _ in range(2):
+            self.feature.append(-1)
+            self.threshold.append(0.0)
+            self.left.append(0)
+            self.right.append(0)
+        return first, first + 1
+
+    def kernel_tree(self, slots: dict[int, int]) -> Any:
+        """The C++ view where tip ``node`` gets slot ``slots[node]`` (others −1)."""
+        slot = np.full(len(self.feature), -1, dtype=np.int64)
+        for node, s in slots.items():
+            slot[node] = s
+        return _cc.Tree(
+            np.asarray(self.feature, dtype=np.int64),
+            np.asarray(self.threshold, dtype=np.float64),
+            np.asarray(self.left, dtype=np.int64),
+            np.asarray(self.right, dtype=np.int64),
+            slot,
+        )
+
+
+def _threads(n_jobs: int | None) -> int:
+    if n_jobs is None:
+        return 1
+    return max(1, os.cpu_count() or 1) if n_jobs < 0 else max(1, n_jobs)
+
+
+def is_dask_array(X: Any) -> bool:
+    return type(X).__module__.startswith("dask.") and hasattr(X, "chunks")
+
+
+class InMemoryData:
+    """Passes over an in-memory (n, d) float64 array."""
+
+    def __init__(self, X: np.ndarray, a: float, b: float, n_jobs: int | None) -> None:
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        self.a, self.b = a, b
+        self.n, self.d = self.X.shape
+        self.n_threads = _threads(n_jobs)
+
+    def gaps(self) -> np.ndarray:
+        return dimension_averaged_gaps(self.X, self.a, self.b)
+
+    def level_counts(
+        self, tree: SplitTree, slots: dict[int, int], beta: float, window: str
+    ) -> tuple[np.ndarray, ...]:
+        return _cc.level_counts(
+            self.X,
+            self.a,
+            self.b,
+            beta,
+            window,
+            tree.kernel_tree(slots),
+            len(slots),
+            self.n_threads,
+        )
+
+    def slot_sums(self, tree: SplitTree, slots: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        return _cc.slot_sums(self.X, self.a, self.b, tree.kernel_tree(slots), len(slots))
+
+
+class DaskData:
+    """Passes over a Dask array: each pass is one map over row chunks plus a tree-sum reduction.
+
+    Works with any Dask scheduler (threads, processes, ``distributed``). Only the split width
+    estimate needs globally sorted columns; it pulls one column at a time to the caller.
+    """
+
+    def __init__(self, X: Any, a: float, b: float) -> None:
+        import dask.array as da
+
+        X = X.astype(np.float64) if X.dtype != np.float64 else X
+        self.X = X.rechunk({1: -1}) if X.numblocks[1] > 1 else X
+        self.a, self.b = a, b
+        self.n, self.d = (int(s) for s in self.X.shape)
+        self._da = da
+
+    def blocks(self) -> list[Any]:
+        return list(self.X.to_delayed().ravel())
+
+    def gaps(self) -> np.ndarray:
+        acc = np.zeros(self.n - 1)
+        for k in range(self.d):
+            col = np.sort(np.clip(self.X[:, k].compute(), self.a, self.b))
+            acc += np.diff(col)
+        return acc / self.d
+
+    @staticmethod
+    def _tree_arrays(tree: SplitTree, slots: dict[int, int]) -> tuple[np.ndarray, ...]:
+        slot = np.full(len(tree.feature), -1, dtype=np.int64)
+        for node, s in slots.items():
+            slot[node] = s
+        return (
+            np.asarray(tree.feature, dtype=np.int64),
+            np.asarray(tree.threshold, dtype=np.float64),
+            np.asarray(tree.left, dtype=np.int64),
+            np.asarray(tree.right, dtype=np.int64),
+            slot,
+        )
+
+    def _map_reduce(self, func, *args) -> tuple[np.ndarray, ...]:
+        import dask
+        from dask import delayed
+
+        parts = [delayed(func)(blk, *args) for blk in self.blocks()]
+        # Pairwise tree reduction keeps the reduction depth logarithmic in the chunk count.
+        while len(parts) > 1:
+            parts = [delayed(add_parts)(parts[i : i + 2]) for i in range(0, len(parts), 2)]
+        (result,) = dask.compute(parts[0])
+        return result
+
+    def level_counts(
+        self, tree: SplitTree, slots: dict[int, int], beta: float, window: str
+    ) -> tuple[np.ndarray, ...]:
+        return self._map_reduce(
+            chunk_counts, self.a, self.b, beta, window, self._tree_arrays(tree, slots), len(slots)
+        )
+
+    def slot_sums(self, tree: SplitTree, slots: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        return self._map_reduce(
+            chunk_sums, self.a, self.b, self._tree_arrays(tree, slots), len(slots)
+        )

@@ -1,0 +1,475 @@
+"""DPM (DP-Mondrian) clustering as a scikit-learn estimator (spec 004, Algorithms 1–2)."""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin
+
+from privopt import _core, dp
+from privopt._validation import (
+    check_delta,
+    check_epsilon,
+    check_finite_array,
+    check_int,
+    check_positive,
+)
+from privopt.cluster._backend import DaskData, InMemoryData, SplitTree, is_dask_array
+from privopt.cluster._budget import BudgetSchedule, budget_schedule
+from privopt.cluster._interval import codebook_monte_carlo, split_width
+from privopt.errors import InvalidInput
+
+__all__ = ["DPM", "DEFAULT_SIGMA_GRID", "nearest_centre"]
+
+#: σ candidates of IntervalSizeEst as in the reference code: 0.5, 1.0, …, 29.5 (spec §0, D1).
+DEFAULT_SIGMA_GRID = np.arange(0.5, 30.0, 0.5)
+
+_WINDOWS = ("paper", "half_open", "reference")
+
+#: Largest number of split candidates per node (d·numSplits) accepted; see ``DPM._data``.
+MAX_CANDIDATES = 200_000
+
+
+def nearest_centre(X: np.ndarray, centres: np.ndarray, *, n_jobs: int | None = None) -> np.ndarray:
+    """Index of the nearest centre (Euclidean; the first one on ties) of each row of X.
+
+    Parameters
+    ----------
+    X : (n, d) points.
+    centres : (k, d), k ≥ 1.
+    n_jobs : threads (None = 1, −1 = all cores).
+
+    Returns
+    -------
+    (n,) int64.
+    """
+    threads = 1 if n_jobs is None else (os.cpu_count() or 1) if n_jobs < 0 else max(1, n_jobs)
+    return _core.cluster.nearest_centres(
+        np.asarray(X, dtype=np.float64), np.asarray(centres, dtype=np.float64), threads
+    )
+
+
+class DPM(ClusterMixin, BaseEstimator):
+    """Differentially private clustering by separation (DPM, Liebenow et al., CCS 2024).
+
+    Splits the data recursively with axis-aligned cuts chosen by the exponential mechanism among
+    candidates that are near the per-dimension median (centreness) and in sparse regions
+    (emptiness); stops when a chosen split would leave a child with a noisy size below
+    τ_e = ñ_D/2^τ_r, or at depth τ_r. The centres are Gaussian-noised averages of the leaves. The
+    number of clusters is not an input; it is at most 2^τ_r.
+
+    Guarantee: (ε, δ)-differential privacy under add/remove-one-point neighbours, with every
+    coordinate of the data clipped to the public ``bounds`` (Theorem 1; spec §6). The budget is
+    split (ε_int, ε_cnt, ε_exp, ε_avg) = ``budget_split``·ε and (δ_cnt, δ_avg) = ``delta_split``·δ;
+    counts and split selections are spread over the levels with the √(2^i) schedule, and each level
+    composes in parallel over its disjoint nodes. Every spend is recorded in ``accountant_``.
+
+    Parameters
+    ----------
+    bounds : (a, b), a < b, the public range [a, b] of every coordinate (same units as X).
+    epsilon : total ε > 0.
+    delta : total δ in (0, 1); the paper uses 1/n^1.5. Required (no data-dependent default).
+    max_depth : τ_r ≥ 1, the maximum recursion depth (at most 2^τ_r clusters).
+    t, q : centreness parameters, 2q ≤ t ≤ 1 and 0 < q < 1/2 (defaults 0.3 and 1/12).
+    alpha : α > 0, the weight of emptiness in the score (default 5, spec §2.3).
+    budget_split : fractions (int, cnt, exp, avg) of ε, each > 0, summing to 1.
+    delta_split : fractions (cnt, avg) of δ, each > 0, summing to 1.
+    sigma_grid : increasing positive σ candidates of IntervalSizeEst (default 0.5, 1, …, 29.5), in
+        data units; β = σ*/2.
+    percentile : the gap percentile of IntervalSizeEst, in (0, 100) (default 65).
+    codebook : ``"analytic"`` (exact expected-gap percentile, default) or ``"monte_carlo"`` (the
+        reference code's 30-replicate simulation; slow).
+    mc_reps : replicates of the Monte Carlo codebook.
+    min_size : τ_e as an absolute noisy size; None for ñ_D/2^τ_r.
+    window : emptiness window: ``"paper"`` (closed [s−β/2, s+β/2]), ``"half_open"`` or
+        ``"reference"`` (the reference code's histogram bins; spec §9 D3).
+    strict_termination : stop when a child's ñ < τ_e (paper) if True, ñ ≤ τ_e (reference) if False.
+    clip : clip coordinates to ``bounds`` (True), or reject data outside them (False).
+    n_jobs : threads of the counting passes (None = 1, −1 = all cores).
+    random_state : None, an int seed, a numpy Generator, ``"secure"`` or a
+        :class:`privopt.dp.RandomSource`; every random draw of ``fit`` comes from it.
+
+    Attributes
+    ----------
+    cluster_centers_ : (k, d) noisy leaf averages.
+    n_clusters_ : k.
+    labels_ : (n,) index of the nearest centre of each training point (not private).
+    cluster_sizes_ : (k,) noisy leaf sizes ñ_i (the weights of Algorithm 1).
+    split_width_ : β (spec §5), NaN when ñ_D < 2.
+    n_splits_ : split candidates per dimension, ⌊(b − a)/β⌋.
+    noisy_count_ : ñ_D.
+    min_size_ : τ_e used.
+    tree_ : the released split tree (a :class:`SplitTree`).
+    schedule_ : the per-level budget (:class:`BudgetSchedule`).
+    accountant_ : the :class:`privopt.dp.PrivacyAccountant` holding the ledger.
+    ledger_ : ``accountant_.ledger()``, the readable table of spends.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_blobs
+    >>> X, _ = make_blobs(4000, centers=[(-50, -50), (50, 50)], cluster_std=3, random_state=0)
+    >>> model = DPM(bounds=(-100, 100), epsilon=10, delta=1e-6, random_state=0).fit(X)
+    >>> model.n_clusters_
+    2
+    """
+
+    def __init__(
+        self,
+        bounds: tuple[float, float] | None = None,
+        epsilon: float = 1.0,
+        delta: float | None = None,
+        *,
+        max_depth: int = 7,
+        t: float = 0.3,
+        q: float = 1.0 / 12.0,
+        alpha: float = 5.0,
+        budget_split: tuple[float, float, float, float] = (0.04, 0.18, 0.18, 0.6),
+        delta_split: tuple[float, float] = (0.2, 0.8),
+        sigma_grid: Any = None,
+        percentile: float = 65.0,
+        codebook: str = "analytic",
+        mc_reps: int = 30,
+        min_size: float | None = None,
+        window: str = "paper",
+        strict_termination: bool = True,
+        clip: bool = True,
+        n_jobs: int | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self.bounds = bounds
+        self.epsilon = epsilon
+        self.delta = delta
+        self.max_depth = max_depth
+        self.t = t
+        self.q = q
+        self.alpha = alpha
+        self.budget_split = budget_split
+        self.delta_split = delta_split
+        self.sigma_grid = sigma_grid
+        self.percentile = percentile
+        self.codebook = codebook
+        self.mc_reps = mc_reps
+        self.min_size = min_size
+        self.window = window
+        self.strict_termination = strict_termination
+        self.clip = clip
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ validation
+    def _validated(self) -> dict[str, Any]:
+        if self.bounds is None:
+            raise InvalidInput("bounds must be given: the public range (a, b) of every coordinate")
+        try:
+            a, b = (float(v) for v in self.bounds)
+        except (TypeError, ValueError):
+            raise InvalidInput(f"bounds must be a pair (a, b), got {self.bounds!r}") from None
+        if not (math.isfinite(a) and math.isfinite(b) and a < b):
+            raise InvalidInput(f"bounds must be finite with a < b, got {self.bounds!r}")
+        eps = check_epsilon(self.epsilon)
+        if self.delta is None:
+            raise InvalidInput("delta must be given (the paper uses delta = 1/n**1.5)")
+        delta = check_delta(self.delta)
+        if delta == 0:
+            raise InvalidInput("delta must be > 0: the shifted counts of DPM need delta_cnt > 0")
+        depth = check_int("max_depth", self.max_depth, minimum=1, maximum=30)
+        q = check_positive("q", self.q)
+        t = check_positive("t", self.t)
+        if not q < 0.5:
+            raise InvalidInput(f"q must be < 1/2, got {self.q!r}")
+        if not (2 * q <= t <= 1):
+            raise InvalidInput(
+                f"t must satisfy 2q <= t <= 1 (valid t, q), got t={self.t!r}, q={self.q!r}"
+            )
+        alpha = check_positive("alpha", self.alpha)
+        split = self._fractions("budget_split", self.budget_split, 4)
+        dsplit = self._fractions("delta_split", self.delta_split, 2)
+        grid = DEFAULT_SIGMA_GRID if self.sigma_grid is None else self.sigma_grid
+        grid = check_finite_array("sigma_grid", grid, ndim=1)
+        if grid.size == 0 or np.any(grid <= 0) or np.any(np.diff(grid) <= 0):
+            raise InvalidInput("sigma_grid must be a non-empty increasing array of positive values")
+        pct = check_positive("percentile", self.percentile)
+        if not pct < 100:
+            raise InvalidInput(f"percentile must lie in (0, 100), got {self.percentile!r}")
+        if self.codebook not in ("analytic", "monte_carlo"):
+            raise InvalidInput(
+                f"codebook must be 'analytic' or 'monte_carlo', got {self.codebook!r}"
+            )
+        reps = check_int("mc_reps", self.mc_reps, minimum=1)
+        min_size = None if self.min_size is None else check_positive("min_size", self.min_size)
+        if self.window not in _WINDOWS:
+            raise InvalidInput(f"window must be one of {_WINDOWS}, got {self.window!r}")
+        for name in ("strict_termination", "clip"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise InvalidInput(f"{name} must be a bool, got {getattr(self, name)!r}")
+        if self.n_jobs is not None:
+            check_int("n_jobs", self.n_jobs)
+            if self.n_jobs == 0:
+                raise InvalidInput("n_jobs must be a positive int, -1 or None, got 0")
+        return dict(
+            a=a,
+            b=b,
+            epsilon=eps,
+            delta=delta,
+            depth=depth,
+            t=t,
+            q=q,
+            alpha=alpha,
+            split=split,
+            dsplit=dsplit,
+            grid=grid,
+            percentile=pct,
+            reps=reps,
+            min_size=min_size,
+        )
+
+    @staticmethod
+    def _fractions(name: str, value: Any, length: int) -> tuple[float, ...]:
+        arr = check_finite_array(name, value, shape=(length,))
+        if np.any(arr <= 0) or abs(float(arr.sum()) - 1.0) > 1e-9:
+            raise InvalidInput(
+                f"{name} must hold {length} positive fractions summing to 1, got {value!r}"
+            )
+        return tuple(float(v) for v in arr)
+
+    def _data(self, X: Any, a: float, b: float) -> InMemoryData | DaskData:
+        if is_dask_array(X):
+            import dask
+            import dask.array as da
+
+            if X.ndim != 2:
+                raise InvalidInput(f"X must be 2-dimensional, got shape {X.shape}")
+            finite, lo, hi = dask.compute(da.isfinite(X).all(), X.min(), X.max())
+            if not finite:
+                raise InvalidInput("X contains a non-finite value (NaN or inf)")
+            data: InMemoryData | DaskData = DaskData(X, a, b)
+        else:
+            arr = check_finite_array("X", X, ndim=2)
+            lo, hi = (arr.min(), arr.max()) if arr.size else (a, b)
+            data = InMemoryData(arr, a, b, self.n_jobs)
+        if data.d < 1:
+            raise InvalidInput(
+                f"X must have at least one column (d >= 1), got shape {(data.n, data.d)}"
+            )
+        if data.n < 2:
+            raise InvalidInput(f"X must have at least 2 rows, got {data.n}")
+        if not self.clip and (lo < a or hi > b):
+            raise InvalidInput(
+                f"X has values in [{lo}, {hi}] outside bounds {self.bounds!r} "
+                "(pass clip=True to clip them)"
+            )
+        # Checked before any spend: the largest possible candidate set, at β = min(σ)/2, must
+        # keep the per-level count arrays (slots × d × W) in memory.
+        grid = DEFAULT_SIGMA_GRID if self.sigma_grid is None else np.asarray(self.sigma_grid)
+        worst = data.d * math.floor((b - a) / (0.5 * float(np.min(grid))))
+        if worst > MAX_CANDIDATES:
+            raise InvalidInput(
+                f"up to d·⌊(b−a)/(min(sigma_grid)/2)⌋ = {worst} split candidates per node, more "
+                f"than {MAX_CANDIDATES}: narrow the bounds or drop the smallest sigma_grid values"
+            )
+        return data
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X: Any, y: Any = None, *, accountant: dp.PrivacyAccountant | None = None) -> DPM:
+        """Cluster X under (ε, δ)-DP.
+
+        Parameters
+        ----------
+        X : (n, d) array-like or Dask array of points, coordinates in the units of ``bounds``.
+        y : ignored.
+        accountant : record the spends in this accountant (which enforces its own budget, raising
+            :class:`privopt.errors.PrivacyBudgetExceeded` before any noise is drawn past it);
+            default a fresh accountant with budget (ε, δ).
+
+        Returns
+        -------
+        self
+        """
+        p = self._validated()
+        data = self._data(X, p["a"], p["b"])
+        sched = budget_schedule(p["epsilon"], p["delta"], p["depth"], p["split"], p["dsplit"])
+        acct = (
+            accountant if accountant is not None else dp.PrivacyAccountant(p["epsilon"], p["delta"])
+        )
+        rng = dp.as_random_source(self.random_state)
+        self.schedule_ = sched
+        self.accountant_ = acct
+
+        # Alg. 1 line 5: the root count (level 0).
+        acct.spend(
+            sched.epsilon_count[0],
+            sched.delta_count,
+            label="noisy count, level 0 (root)",
+            mechanism="Laplace",
+            sensitivity=1.0,
+        )
+        n_tilde = float(
+            dp.laplace_mechanism(np.array([data.n], dtype=float), sched.epsilon_count[0], rng=rng)[
+                0
+            ]
+        )
+        self.noisy_count_ = n_tilde
+        depth = p["depth"]
+        tau_e = n_tilde / 2**depth if p["min_size"] is None else p["min_size"]
+        self.min_size_ = tau_e
+
+        # Alg. 1 line 7 / Alg. 2: β.
+        acct.spend(
+            sched.epsilon_interval,
+            0.0,
+            label=f"split width: DP {p['percentile']:g}th percentile of gaps (Alg. 2)",
+            mechanism="exponential (quantile)",
+            sensitivity=2.0,
+        )
+        beta, n_splits = math.nan, 0
+        self.percentile_estimate_ = math.nan
+        if math.floor(n_tilde) >= 2:  # ñ_D < 2: no codebook, the root is the only leaf (§10.15)
+            beta, p_tilde = self._split_width(data, n_tilde, sched, p, rng)
+            self.percentile_estimate_ = p_tilde
+            n_splits = int(_core.cluster.num_splits(p["a"], p["b"], beta)) if beta > 0 else 0
+        self.split_width_, self.n_splits_ = beta, n_splits
+
+        tree, leaves = self._build(data, n_tilde, tau_e, beta, n_splits, sched, p, acct, rng)
+        self.tree_ = tree
+        self._average(data, tree, leaves, sched, p, acct, rng)
+        self.ledger_ = acct.ledger()
+        self.labels_ = self.predict(X)
+        return self
+
+    def _split_width(self, data, n_tilde, sched: BudgetSchedule, p, rng) -> tuple[float, float]:
+        width = p["b"] - p["a"]
+        if self.codebook == "analytic":
+            return split_width(
+                data.gaps(), n_tilde, sched.epsilon_interval, width, p["grid"], p["percentile"], rng
+            )
+        # Reference construction: simulate the table, seeded from the run's randomness source.
+        from privopt.cluster._interval import dp_percentile
+
+        p_tilde = dp_percentile(
+            data.gaps(), p["percentile"], sched.epsilon_interval, (0.0, width), rng=rng
+        )
+        seed = dp.as_random_source(rng).random_words(4)
+        table = codebook_monte_carlo(
+            math.floor(n_tilde),
+            p["grid"],
+            p["percentile"],
+            p["reps"],
+            rng=np.random.default_rng(seed),
+        )
+        return 0.5 * float(p["grid"][int(np.argmin(np.abs(table - p_tilde)))]), p_tilde
+
+    def _build(self, data, n_tilde, tau_e, beta, n_splits, sched: BudgetSchedule, p, acct, rng):
+        """BuildClustering of Alg. 1, level by level (breadth first; leaf order is immaterial)."""
+        tree = SplitTree()
+        leaves: list[tuple[int, float]] = []  # (node, ñ) of finished leaves
+        active: list[tuple[int, float]] = [(0, n_tilde)]
+        if n_splits == 0:  # no candidates (β > b − a or ñ_D < 2): one leaf (§10.15)
+            leaves, active = active, []
+        a, t, q, alpha = p["a"], p["t"], p["q"], p["alpha"]
+        for level in range(p["depth"]):
+            eps_exp, eps_cnt = sched.epsilon_split[level], sched.epsilon_count[level + 1]
+            # Each level is charged in full (the worst case of Theorem 1), nodes or not; the
+            # nodes of a level are disjoint, so they compose in parallel.
+            acct.spend(
+                eps_exp,
+                0.0,
+                label=f"split selection, level {level} ({len(active)} disjoint nodes)",
+                mechanism="exponential",
+                sensitivity=None,
+            )
+            acct.spend(
+                eps_cnt,
+                sched.delta_count,
+                label=f"noisy counts, level {level + 1}",
+                mechanism="Laplace",
+                sensitivity=1.0,
+            )
+            if not active:
+                continue
+            slots = {node: s for s, (node, _) in enumerate(active)}
+            size, rank, window, at_most = data.level_counts(tree, slots, beta, self.window)
+            lam = sched.lambdas[level]
+            # All selections of the level first, then one Laplace release of all 2k child counts:
+            # one point changes exactly one child count by 1 (ℓ1-sensitivity 1; disjoint nodes).
+            uniforms = np.atleast_1d(rng.uniform(len(active)))
+            chosen = []
+            for s, (_, nt) in enumerate(active):
+                scores = _core.cluster.score_candidates(rank[s], window[s], nt, t, q, alpha)
+                sens = (t / q + alpha) / max(nt - lam, 1.0)  # Δf, [C] clamp (spec §2.4)
+                # p ∝ exp(ε·f/(2Δf)) (spec §1, §10.1), chosen in log space by the kernel from a
+                # uniform of the run's randomness source.
+                choice = _core.cluster.em_choice(scores, eps_exp / (2.0 * sens), float(uniforms[s]))
+                dim, j = divmod(int(choice), n_splits)
+                left_size = int(at_most[s, dim, j])
+                chosen.append((dim, j, left_size, int(size[s]) - left_size))
+            child_sizes = np.array([c[2:] for c in chosen], dtype=float).ravel()
+            noisy = dp.laplace_mechanism(child_sizes, eps_cnt, sensitivity=1.0, rng=rng).reshape(
+                -1, 2
+            )
+            next_active: list[tuple[int, float]] = []
+            outcomes = zip(active, chosen, noisy.tolist(), strict=True)
+            for (node, nt), (dim, j, _, _), (n1, n2) in outcomes:
+                stop = (min(n1, n2) < tau_e) if self.strict_termination else (min(n1, n2) <= tau_e)
+                if stop:
+                    leaves.append((node, nt))  # the split is discarded; S keeps its own ñ
+                    continue
+                left, right = tree.split(node, dim, a + (j + 0.5) * beta)
+                next_active += [(left, n1), (right, n2)]
+            active = next_active
+        return tree, leaves + active
+
+    def _average(self, data, tree, leaves, sched: BudgetSchedule, p, acct, rng) -> None:
+        """DPAvg: Gaussian noise on each leaf's clipped sum, divided by the leaf's stored ñ."""
+        d = data.d
+        l2 = max(abs(p["a"]), abs(p["b"])) * math.sqrt(d)  # max ‖x‖₂ over [a, b]^d
+        acct.spend(
+            sched.epsilon_average,
+            sched.delta_average,
+            label=f"leaf averages ({len(leaves)} disjoint leaves)",
+            mechanism="Gaussian (analytic)",
+            sensitivity=l2,
+        )
+        slots = {node: s for s, (node, _) in enumerate(leaves)}
+        sums, _ = data.slot_sums(tree, slots)
+        # One Gaussian release of the (k, d) matrix of sums: a point moves one leaf's sum by at
+        # most Δ₂ in ℓ2 (leaves are disjoint), so Δ₂ is the sensitivity of the whole matrix.
+        noisy_sums = dp.gaussian_mechanism(
+            sums, sched.epsilon_average, sched.delta_average, sensitivity=l2, rng=rng
+        )
+        centres, weights = [], []
+        for s, (_, nt) in enumerate(leaves):
+            if nt > 0:  # ñ_i ≤ 0 only for a root with ñ_D ≤ 0 (spec §10.15)
+                centres.append(noisy_sums[s] / nt)
+                weights.append(nt)
+        if not centres:  # data-independent fallback: the centre of the box
+            centres, weights = [np.full(d, 0.5 * (p["a"] + p["b"]))], [0.0]
+        self.cluster_centers_ = np.vstack(centres)
+        self.cluster_sizes_ = np.asarray(weights)
+        self.n_clusters_ = len(centres)
+
+    # ------------------------------------------------------------------ prediction
+    def predict(self, X: Any) -> Any:
+        """Index of the nearest centre (Euclidean) of each row of X; (n,) int64.
+
+        A Dask array gives a lazy Dask array of labels.
+        """
+        if not hasattr(self, "cluster_centers_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError("DPM is not fitted yet; call fit first")
+        centres = self.cluster_centers_
+        if is_dask_array(X):
+            Xr = X.rechunk({1: -1})
+            return Xr.map_blocks(
+                lambda blk: nearest_centre(blk, centres), drop_axis=1, dtype=np.int64
+            )
+        arr = check_finite_array("X", X, ndim=2)
+        if arr.shape[1] != centres.shape[1]:
+            raise InvalidInput(
+                f"X has {arr.shape[1]} columns, the model was fitted on {centres.shape[1]}"
+            )
+        return nearest_centre(arr, centres, n_jobs=self.n_jobs)

@@ -1,0 +1,59 @@
+"""Shared fixtures of the DPM tests: the spec's small data sets (spec 004 §11)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+
+EIGHT_CENTRES = np.array([(x, y) for x in (-60, -20, 20, 60) for y in (-40, 40)], dtype=float)
+TWELVE = np.array([0.5, 1.2, 1.4, 2.6, 3.1, 3.3, 3.4, 6.0, 7.7, 8.2, 9.9, 9.95])
+
+
+def data_dir() -> Path | None:
+    """The shared reference data folder (``PRIVOPT_DATA`` or ../shared/data), if present."""
+    env = os.environ.get("PRIVOPT_DATA")
+    candidates = [Path(env)] if env else []
+    here = Path(__file__).resolve()
+    candidates += [p / "shared" / "data" for p in here.parents]
+    for c in candidates:
+        if (c / "dpm").is_dir():
+            return c
+    return None
+
+
+@pytest.fixture(scope="session")
+def eight_centres():
+    return EIGHT_CENTRES.copy()
+
+
+@pytest.fixture(scope="session")
+def twelve_points():
+    return TWELVE.copy()
+
+
+@pytest.fixture(scope="session")
+def shared_data_dir():
+    return data_dir()
+
+
+@pytest.fixture(scope="session")
+def eight_blobs():
+    X, y = make_blobs(n_samples=16000, centers=EIGHT_CENTRES, cluster_std=2.0, random_state=0)
+    return X, y
+
+
+@pytest.fixture(scope="session")
+def synth_10d():
+    X, y = make_blobs(
+        n_samples=100000,
+        n_features=10,
+        centers=64,
+        center_box=(-100, 100),
+        cluster_std=1,
+        random_state=42,
+    )
+    return X, y
