@@ -148,3 +148,19 @@ def test_expmech_properties() -> None:
     np.testing.assert_allclose(em.matrix[3], w / w.sum(), rtol=1e-12)
     same = solve(prob, method="expmech")
     np.testing.assert_array_equal(same.matrix, em.matrix)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_row_generation_equals_full_lp(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    pts = rng.uniform(0, 5, (30, 2))
+    outputs = [None, 7, rng.uniform(0, 5, (6, 2)), np.array([0, 3, 9])][seed]
+    prob = MDPProblem(pts, epsilon=rng.uniform(0.3, 3.0), eta=1.4, outputs=outputs, seed=seed,
+                      prior=rng.dirichlet(np.ones(30)))
+    lazy = solve(prob)
+    full = solve(prob, row_generation=False)
+    assert lazy.expected_loss == pytest.approx(full.expected_loss, rel=1e-7)
+    assert lazy.lower_bound <= full.expected_loss * (1 + 1e-9)
+    assert lazy.verify(prob).ok(1e-9)
+    for part in lazy.summary["components"]:
+        assert part["rows"] <= part["full_rows"]

@@ -40,3 +40,18 @@ def unit_rows(n_records: int, k: int) -> sp.csr_array:
     """Unit-measure rows ``Σ_k z_ik = 1`` (one per record) as an (N, N·K) matrix."""
     return sp.csr_array(sp.kron(sp.identity(n_records, format="csr"),
                                 np.ones((1, k)), format="csr"))
+
+
+def mdp_rows_subset(edges: EdgeList, epsilon: float, k: int, rows: np.ndarray,
+                    n_cols: int) -> sp.csr_array:
+    """The mDP rows with flat indices ``rows`` (row ``e·K + k``) as a (len(rows), n_cols) CSR
+    matrix, variables row-major; used by lazy row generation."""
+    e, kk = np.divmod(rows, k)
+    r = np.repeat(np.arange(rows.size, dtype=np.int64), 2)
+    c = np.empty(2 * rows.size, dtype=np.int64)
+    c[0::2] = edges.i[e] * k + kk
+    c[1::2] = edges.j[e] * k + kk
+    v = np.empty(2 * rows.size)
+    v[0::2] = 1.0
+    v[1::2] = -np.exp(epsilon * edges.d[e])
+    return sp.csr_array((v, (r, c)), shape=(rows.size, n_cols))

@@ -241,6 +241,7 @@ class _Block:
     epsilon: float
     distances: np.ndarray      # (n, n) metric distances (for partitioners)
     points: np.ndarray | None  # (n, d) coordinates when available
+    cost: np.ndarray | None = None  # (n, K) utility loss c_ik (before the prior)
 
     @classmethod
     def from_problem(cls, prob: MDPProblem, index: np.ndarray) -> _Block:
@@ -250,11 +251,18 @@ class _Block:
         i, j = np.nonzero(mask)
         pts = None if prob.points is None else prob.points[index]
         return cls(index, prob.objective[index], EdgeList(i.astype(np.int64),
-                   j.astype(np.int64), d[i, j]), prob.epsilon, d, pts)
+                   j.astype(np.int64), d[i, j]), prob.epsilon, d, pts, prob.cost[index])
 
     @property
     def n(self) -> int:
         return int(self.index.size)
+
+    def graph(self) -> sp.csr_array:
+        """The block's mDP graph (n, n) with edge lengths d_ij (explicit zeros kept)."""
+        indptr = np.zeros(self.n + 1, dtype=np.int64)
+        np.add.at(indptr, self.edges.i + 1, 1)
+        np.cumsum(indptr, out=indptr)
+        return sp.csr_array((self.edges.d, self.edges.j, indptr), shape=(self.n, self.n))
 
     @property
     def k(self) -> int:
