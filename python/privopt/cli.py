@@ -20,6 +20,7 @@ __all__ = ["main", "build_parser", "SUBCOMMANDS"]
 #: "module:function" paths of subcommand registrars, in --help order.
 SUBCOMMANDS: list[str] = [
     "privopt.cli:_register_demo",
+    "privopt.mdp.cli:register",
 ]
 
 

@@ -21,6 +21,7 @@ __all__ = ["DEMO_SECTIONS", "run_demo"]
 DEMO_SECTIONS: list[str] = [
     "privopt.dp.demo:demo_section",
     "privopt.lp.demo:demo_section",
+    "privopt.mdp.demo:demo_section",
 ]
 
 

@@ -84,6 +84,7 @@ class BendersModel:
     mp_lower: np.ndarray
     mp_upper: np.ndarray
     w_lower: np.ndarray
+    pool: sp.csr_array         # rows "pool @ (y, w) ≤ 0" added to the master when violated
     n_initial_cuts: int = 0
     sizes: dict[str, Any] = field(default_factory=dict)
 
@@ -106,31 +107,34 @@ def build_model(block: _Block, labels: np.ndarray, *, initial_cuts: str = "all",
     subs_with_x = [l for l in range(part.n_subsets) if part.internal[l].size]
     n_cols = n_y + len(subs_with_x)
     y_col = np.where(y_pos >= 0, y_pos * k, -1)
-    # Master rows: edges among boundary records (classes (c) and (d), spec §2.4) + unit measure.
+    # Master rows: unit measure of 𝒴 up front; the mDP rows among boundary records (edge
+    # classes (c), (d), spec §2.4) and the Property 3.2 path cuts form a *pool* that the
+    # master adds lazily when ȳ violates them (exact: ȳ is only passed to the subproblems
+    # once it satisfies every pool row).
     both = part.boundary[e.i] & part.boundary[e.j]
-    blocks = [mdp_rows(_sub_edges(e, both), eps, block.n, k, col_of=y_col, n_cols=n_cols),
-              _unit_rows(y_rec.size, k, n_cols)]
-    lower = [np.full(int(both.sum()) * k, -_INF), np.ones(y_rec.size)]
-    upper = [np.zeros(int(both.sum()) * k), np.ones(y_rec.size)]
+    blocks = [_unit_rows(y_rec.size, k, n_cols)]
+    lower = [np.ones(y_rec.size)]
+    upper = [np.ones(y_rec.size)]
+    pool = [mdp_rows(_sub_edges(e, both), eps, block.n, k, col_of=y_col, n_cols=n_cols)]
     n_init = 0
     if initial_cuts != "none" and y_rec.size > 1 and eps > 0:
         ce = _initial_cut_edges(block, part, y_rec, initial_cuts, cut_cap / eps,
                                 max_initial_cut_rows // max(k, 1))
         if len(ce):
-            blocks.append(mdp_rows(ce, eps, block.n, k, col_of=y_col, n_cols=n_cols))
-            lower.append(np.full(len(ce) * k, -_INF))
-            upper.append(np.zeros(len(ce) * k))
+            pool.append(mdp_rows(ce, eps, block.n, k, col_of=y_col, n_cols=n_cols))
             n_init = len(ce) * k
+    pool_rows = sp.vstack(pool, format="csr")
     mp_rows = sp.vstack(blocks, format="csr")
     obj = block.objective
     w_lower = np.array([obj[part.internal[l]].min(axis=1).sum() for l in subs_with_x])
     mp_cost = np.concatenate([obj[y_rec].ravel(), np.ones(len(subs_with_x))])
     subs = [_build_sub(block, part, l, y_col, n_y) for l in subs_with_x]
     x = np.array([part.internal[l].size for l in range(part.n_subsets)])
-    sizes = {**part.sizes(), "mp_vars": n_cols, "mp_rows": int(mp_rows.shape[0]),
+    sizes = {**part.sizes(), "mp_vars": n_cols, "mp_pool_rows": int(pool_rows.shape[0]),
              "initial_cut_rows": n_init, "max_sub_vars": int(x.max()) * k}
     return BendersModel(block, part, y_rec, y_pos, subs, mp_cost, mp_rows,
-                        np.concatenate(lower), np.concatenate(upper), w_lower, n_init, sizes)
+                        np.concatenate(lower), np.concatenate(upper), w_lower, pool_rows,
+                        n_init, sizes)
 
 
 def _initial_cut_edges(block: _Block, part: Partition, y_rec: np.ndarray, mode: str,
@@ -319,18 +323,15 @@ def solve_benders_block(block: _Block, *, m: int = 25, partitioner: str = "k-m-d
     n_w = len(model.subs)
     col_lo = np.concatenate([np.zeros(n_y), model.w_lower])
     pass_lp(mp, model.mp_cost, model.mp_rows, model.mp_lower, model.mp_upper, col_lo, _INF)
+    pool_active = np.zeros(model.pool.shape[0], dtype=bool)
     best_ub, best_z, lb = math.inf, None, -math.inf
     history: list[dict[str, Any]] = []
     n_cuts = 0
     converged = False
     for it in range(1, max_iterations + 1):
         t0 = time.perf_counter()
-        mp.run()
-        st = mp.getModelStatus()
-        if st != _MS.kOptimal:
-            raise NumericalTrouble(f"Benders master: HiGHS returned {mp.modelStatusToString(st)}")
-        sol = np.asarray(mp.getSolution().col_value)
-        lb = max(lb, float(mp.getInfo().objective_function_value))
+        sol, value = _solve_master(mp, model.pool, pool_active)
+        lb = max(lb, value)
         ybar, wbar = sol[:n_y], sol[n_y:]
         t1 = time.perf_counter()
         rhs = [sub.t @ ybar for sub in model.subs]
@@ -390,7 +391,8 @@ def solve_benders_block(block: _Block, *, m: int = 25, partitioner: str = "k-m-d
             "master_time_s": sum(h["master_time"] for h in history),
             "sub_time_s": sum(h["sub_time"] for h in history),
             "sub_time_parallel_s": sum(h["sub_time_max"] for h in history),
-            "cuts": n_cuts, "lower_bound": lb, "upper_bound": best_ub,
+            "cuts": n_cuts, "pool_rows_used": int(pool_active.sum()),
+            "lower_bound": lb, "upper_bound": best_ub,
             "converged": converged, **model.sizes}
     if not converged:
         best = None if best_z is None else (best_z, lb, info, history)
@@ -398,6 +400,28 @@ def solve_benders_block(block: _Block, *, m: int = 25, partitioner: str = "k-m-d
                           f"{best_ub - lb:.3g} (LB {lb:.10g}, UB {best_ub:.10g})",
                           status="limit", best=best)
     return best_z, lb, info, history
+
+
+def _solve_master(mp: Any, pool: sp.csr_array, active: np.ndarray,
+                  tol: float = 1e-10) -> tuple[np.ndarray, float]:
+    """Solve the master, adding violated pool rows and re-solving (warm) until ȳ satisfies
+    every pool row; returns (solution, objective)."""
+    while True:
+        mp.run()
+        st = mp.getModelStatus()
+        if st != _MS.kOptimal:
+            raise NumericalTrouble(f"Benders master: HiGHS returned {mp.modelStatusToString(st)}")
+        sol = np.asarray(mp.getSolution().col_value)
+        if pool.shape[0] == 0:
+            break
+        new = np.flatnonzero((pool @ sol > tol) & ~active)
+        if new.size == 0:
+            break
+        active[new] = True
+        add = pool[new]
+        mp.addRows(new.size, np.full(new.size, -_INF), np.zeros(new.size), add.nnz,
+                   add.indptr[:-1].astype(np.int32), add.indices.astype(np.int32), add.data)
+    return sol, float(mp.getInfo().objective_function_value)
 
 
 def _assemble(model: BendersModel, ybar: np.ndarray, results: list[dict[str, Any]]
