@@ -76,9 +76,15 @@ def pass_lp(h: highspy.Highs, c: np.ndarray, a: sp.sparray, row_lower: np.ndarra
 def run(h: highspy.Highs, *, what: str = "LP") -> LPSolution:
     """Solve; raise the privopt error matching a non-optimal status."""
     start = time.perf_counter()
-    h.run()
-    elapsed = time.perf_counter() - start
+    ok = h.run()
     status = h.getModelStatus()
+    if ok == highspy.HighsStatus.kError and status == highspy.HighsModelStatus.kNotset:
+        # HiGHS 1.15's presolved dual simplex can abort on these badly scaled LPs
+        # (coefficients up to e^{εη}); the unpresolved model solves fine.
+        h.setOptionValue("presolve", "off")
+        h.run()
+        status = h.getModelStatus()
+    elapsed = time.perf_counter() - start
     text = h.modelStatusToString(status)
     ms = highspy.HighsModelStatus
     if status == ms.kOptimal:
