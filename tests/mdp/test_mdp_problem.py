@@ -135,3 +135,16 @@ def test_bad_precomputed() -> None:
         MDPProblem(np.zeros((2, 3)), epsilon=1, eta=1, metric="precomputed")
     with pytest.raises(InvalidInput, match="graph="):
         MDPProblem(np.array([0, 1]), epsilon=1, eta=1, metric="graph")
+
+
+def test_travel_cost_loss_brute_force() -> None:
+    from privopt.mdp import travel_cost_loss
+
+    rng = np.random.default_rng(0)
+    a, b, w = rng.uniform(0, 5, (6, 4)), rng.uniform(0, 5, (3, 4)), rng.dirichlet(np.ones(4))
+    c = travel_cost_loss(a, b, w)
+    ref = [[sum(w[t] * abs(a[i, t] - b[k, t]) for t in range(4)) for k in range(3)]
+           for i in range(6)]
+    np.testing.assert_allclose(c, ref, rtol=1e-12)
+    with pytest.raises(InvalidInput, match="output_to_dest"):
+        travel_cost_loss(a, b[:, :2])

@@ -25,7 +25,7 @@ from privopt.mdp.datasets import (
     load_text_embeddings,
     rome_grid,
 )
-from privopt.mdp.problem import EdgeList, MDPProblem
+from privopt.mdp.problem import EdgeList, MDPProblem, travel_cost_loss
 from privopt.mdp.result import PerturbationMatrix, Verification, repair
 from privopt.mdp.solvers import METHODS, build_lp, exponential_mechanism, solve
 
@@ -39,6 +39,7 @@ __all__ = [
     "build_lp",
     "repair",
     "METHODS",
+    "travel_cost_loss",
     "rome_grid",
     "gaussian_3d",
     "load_rome_nodes",

@@ -21,7 +21,7 @@ from privopt.errors import InvalidInput
 from privopt.graphs import connected_components, shortest_paths
 from privopt.mdp.metrics import METRICS, check_points, pairwise
 
-__all__ = ["MDPProblem", "EdgeList"]
+__all__ = ["MDPProblem", "EdgeList", "travel_cost_loss"]
 
 
 @dataclass(frozen=True)
@@ -267,3 +267,31 @@ class _Block:
     @property
     def k(self) -> int:
         return int(self.objective.shape[1])
+
+
+def travel_cost_loss(record_to_dest: Any, output_to_dest: Any, weights: Any = None
+                     ) -> np.ndarray:
+    """The paper's travel-cost utility loss (Eq. 48):
+    ``c_ik = Σ_dest p_dest · |pd(r_i, dest) − pd(o_k, dest)|``.
+
+    Parameters
+    ----------
+    record_to_dest : (N, n_dest) path distances from each record to each destination (km).
+    output_to_dest : (K, n_dest) path distances from each output to each destination.
+    weights : (n_dest,) destination probabilities p_dest (default uniform).
+
+    Returns
+    -------
+    (N, K) float64 cost table, to pass as ``MDPProblem(..., cost=...)``.
+    """
+    a = check_finite_array("record_to_dest", record_to_dest, ndim=2)
+    b = check_finite_array("output_to_dest", output_to_dest, shape=(None, a.shape[1]))
+    w = (np.full(a.shape[1], 1.0 / a.shape[1]) if weights is None
+         else check_probability_vector("weights", weights))
+    if w.shape != (a.shape[1],):
+        raise InvalidInput(f"weights must have shape ({a.shape[1]},), got {w.shape}")
+    out = np.empty((a.shape[0], b.shape[0]))
+    step = max(1, 4_000_000 // max(1, b.size))
+    for s in range(0, a.shape[0], step):
+        out[s:s + step] = np.abs(a[s:s + step, None, :] - b[None, :, :]) @ w
+    return out
