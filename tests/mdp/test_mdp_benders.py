@@ -189,3 +189,27 @@ def test_direct_block_call_returns_history() -> None:
                                             labels=np.arange(9) // 3, **TIGHT)
     assert z.shape == (9, 9) and info["converged"] and len(hist) == info["iterations"]
     assert {"lb", "best_ub", "master_time", "sub_time"} <= set(hist[0])
+
+
+def test_process_executor_same_answer() -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    prob = line_problem(12, 0.7)
+    labels = np.arange(12) // 3
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(2, mp_context=ctx) as pool:
+        pm = solve(prob, "benders", labels=labels, executor=pool, **TIGHT)
+    assert pm.expected_loss == pytest.approx(1.1000777717, rel=1e-9)
+
+
+@pytest.mark.dask
+def test_dask_executor_same_answer() -> None:
+    distributed = pytest.importorskip("distributed")
+    prob = line_problem(12, 0.7)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        pm = solve(prob, "benders", labels=np.arange(12) // 3,
+                   executor=client.get_executor(), **TIGHT)
+    assert pm.expected_loss == pytest.approx(1.1000777717, rel=1e-9)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import time
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import highspy
@@ -301,8 +301,10 @@ def solve_benders_block(block: _Block, *, m: int = 25, partitioner: str = "k-m-d
     rel_gap, abs_gap : stop when (UB* − LB) ≤ rel_gap·|UB*| or ≤ abs_gap (paper: abs 0.01).
     max_iterations, time_limit : limits; on a limit :class:`SolverLimit` is raised with
         ``best`` = (Z, LB, info, history) when an incumbent exists.
-    executor : a ``concurrent.futures`` executor running subproblems in threads (HiGHS
-        releases the GIL); None = serial.
+    executor : a ``concurrent.futures`` executor for the subproblems: None = serial;
+        a ``ThreadPoolExecutor`` keeps persistent warm-started models (HiGHS releases the
+        GIL); any other executor (processes, ``dask.distributed.Client.get_executor()``)
+        receives the subproblem data and solves from scratch.
 
     Returns
     -------
@@ -326,6 +328,10 @@ def solve_benders_block(block: _Block, *, m: int = 25, partitioner: str = "k-m-d
     n_w = len(model.subs)
     col_lo = np.concatenate([np.zeros(n_y), model.w_lower])
     pass_lp(mp, model.mp_cost, model.mp_rows, model.mp_lower, model.mp_upper, col_lo, _INF)
+    from concurrent.futures import ThreadPoolExecutor
+
+    stateful = executor is None or isinstance(executor, ThreadPoolExecutor)
+    light = [] if stateful else [replace(sub, highs=None, phase1=None) for sub in model.subs]
     pool_active = np.zeros(model.pool.shape[0], dtype=bool)
     best_ub, best_z, lb = math.inf, None, -math.inf
     history: list[dict[str, Any]] = []
@@ -340,9 +346,13 @@ def solve_benders_block(block: _Block, *, m: int = 25, partitioner: str = "k-m-d
         rhs = [sub.t @ ybar for sub in model.subs]
         if executor is None:
             results = [_solve_sub(s, r, lp_method) for s, r in zip(model.subs, rhs)]
-        else:
+        elif stateful:
             results = list(executor.map(_solve_sub, model.subs, rhs,
                                         [lp_method] * len(model.subs)))
+        else:
+            # Process / Dask executors: ship the subproblem data (no live HiGHS objects);
+            # each worker builds its model afresh (no warm start across iterations).
+            results = list(executor.map(_solve_sub, light, rhs, [lp_method] * len(light)))
         t2 = time.perf_counter()
         all_feasible = all(r["feasible"] for r in results)
         cut_cols, cut_vals, cut_up, cut_ptr = [], [], [], [0]
