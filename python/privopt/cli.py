@@ -20,8 +20,9 @@ __all__ = ["main", "build_parser", "SUBCOMMANDS"]
 #: "module:function" paths of subcommand registrars, in --help order.
 SUBCOMMANDS: list[str] = [
     "privopt.cli:_register_demo",
-    "privopt.census.cli:register",
+    "privopt.mdp.cli:register",
     "privopt.kanon.cli:register",
+    "privopt.census.cli:register",
     "privopt.cluster.cli:register",
 ]
 

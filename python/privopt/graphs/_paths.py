@@ -1,0 +1,176 @@
+"""Validated wrappers of the C++ Dijkstra kernel on CSR graphs."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+from privopt._validation import check_finite_array, check_int
+from privopt.errors import InvalidInput
+
+__all__ = ["shortest_paths", "connected_components", "graph_from_edges", "to_csr_arrays"]
+
+
+def _as_square_csr(graph: Any, name: str = "graph") -> sp.csr_array:
+    if not (sp.issparse(graph) or isinstance(graph, np.ndarray)):
+        raise InvalidInput(f"{name} must be a scipy.sparse matrix or a 2-D numpy array, "
+                           f"got {type(graph).__name__}")
+    if isinstance(graph, np.ndarray):
+        # Dense input follows scipy.sparse.csgraph: zero entries are "no arc".
+        graph = sp.csr_array(graph)
+    if graph.ndim != 2 or graph.shape[0] != graph.shape[1]:
+        raise InvalidInput(f"{name} must be square (n × n), got shape {graph.shape}")
+    if graph.shape[0] == 0:
+        raise InvalidInput(f"{name} is empty (0 nodes)")
+    csr = sp.csr_array(graph, dtype=np.float64)
+    data = csr.data
+    if data.size:
+        bad = ~np.isfinite(data) | (data < 0)
+        if np.any(bad):
+            pos = int(np.flatnonzero(bad)[0])
+            row = int(np.searchsorted(csr.indptr, pos, side="right") - 1)
+            raise InvalidInput(
+                f"{name} has an invalid arc length {data[pos]!r} on arc "
+                f"({row}, {int(csr.indices[pos])}); lengths must be finite and >= 0")
+    return csr
+
+
+def to_csr_arrays(graph: Any, *, directed: bool = True
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validated ``(indptr, indices, weights)`` int64/int64/float64 arrays of ``graph``.
+
+    With ``directed=False`` every arc is usable in both directions (as in
+    ``scipy.sparse.csgraph``): the arrays hold ``A`` and ``Aᵀ`` side by side.
+    """
+    csr = _as_square_csr(graph)
+    if not directed:
+        csr = _symmetrised(csr)
+    return (csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
+            np.ascontiguousarray(csr.data, dtype=np.float64))
+
+
+def _symmetrised(csr: sp.csr_array) -> sp.csr_array:
+    # Keep both directions as parallel arcs (no summing of duplicates): Dijkstra takes the
+    # shorter one, which is scipy's undirected semantics.
+    coo = csr.tocoo()
+    rows = np.concatenate([coo.row, coo.col])
+    cols = np.concatenate([coo.col, coo.row])
+    vals = np.concatenate([coo.data, coo.data])
+    order = np.lexsort((cols, rows))
+    n = csr.shape[0]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(indptr, rows + 1, 1)
+    np.cumsum(indptr, out=indptr)
+    out = sp.csr_array((vals[order], cols[order].astype(np.int64), indptr), shape=csr.shape)
+    return out
+
+
+def shortest_paths(graph: Any, sources: Any = None, *, directed: bool = True,
+                   cutoff: float = math.inf) -> np.ndarray:
+    """Shortest-path distances from each source to every node (Dijkstra, C++ kernel).
+
+    Parameters
+    ----------
+    graph : scipy.sparse matrix or 2-D ndarray, shape (n, n)
+        Arc lengths (any unit, e.g. km); every stored entry of a sparse matrix is an arc
+        (explicit zeros are arcs of length 0); for dense input zeros mean "no arc".
+    sources : int or 1-D int array of shape (s,), optional
+        Source nodes in ``[0, n)``; default all nodes.
+    directed : bool
+        ``False`` lets every arc be travelled both ways.
+    cutoff : float
+        Stop each search beyond this length; farther nodes get ``inf``.
+
+    Returns
+    -------
+    ndarray of float64, shape (s, n) (or (n,) for a scalar source); ``inf`` where unreachable.
+
+    Raises
+    ------
+    InvalidInput
+        Non-square or empty graph, negative/NaN/inf lengths, sources out of range,
+        negative or NaN cutoff.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> g = sp.csr_array(([1.0, 2.0], ([0, 1], [1, 2])), shape=(3, 3))
+    >>> shortest_paths(g, 0).tolist()
+    [0.0, 1.0, 3.0]
+    """
+    indptr, indices, weights = to_csr_arrays(graph, directed=directed)
+    n = indptr.size - 1
+    scalar = False
+    if sources is None:
+        src = np.arange(n, dtype=np.int64)
+    else:
+        if np.ndim(sources) == 0:
+            scalar = True
+            src = np.array([check_int("sources", sources, minimum=0, maximum=n - 1)],
+                           dtype=np.int64)
+        else:
+            arr = np.asarray(sources)
+            if arr.ndim != 1:
+                raise InvalidInput(f"sources must be an int or a 1-D array, got shape {arr.shape}")
+            if arr.size and arr.dtype.kind not in "iu":
+                raise InvalidInput(f"sources must be integer node ids, got dtype {arr.dtype}")
+            src = arr.astype(np.int64)
+            if src.size and (src.min() < 0 or src.max() >= n):
+                bad = src[(src < 0) | (src >= n)][0]
+                raise InvalidInput(f"sources contains node {int(bad)} outside [0, {n})")
+    cut = float(cutoff)
+    if math.isnan(cut) or cut < 0:
+        raise InvalidInput(f"cutoff must be >= 0, got {cutoff!r}")
+    from privopt._core import graphs as _kernels
+
+    out = _kernels.shortest_paths(indptr, indices, weights, src, cut)
+    return out[0] if scalar else out
+
+
+def connected_components(graph: Any, *, directed: bool = False) -> tuple[int, np.ndarray]:
+    """Connected components of ``graph`` (weakly connected when ``directed`` is False).
+
+    Returns
+    -------
+    (n_components, labels) with labels an int64 array of shape (n,), numbered 0.. in order of
+    each component's smallest node.
+    """
+    csr = _as_square_csr(graph)
+    n_comp, labels = csgraph.connected_components(csr, directed=directed, connection="weak"
+                                                  if not directed else "strong")
+    # Renumber by first occurrence so that labels are deterministic and ordered.
+    _, first = np.unique(labels, return_index=True)
+    order = np.argsort(first)
+    remap = np.empty(n_comp, dtype=np.int64)
+    remap[order] = np.arange(n_comp)
+    return int(n_comp), remap[labels]
+
+
+def graph_from_edges(n_nodes: int, u: Any, v: Any, length: Any, *,
+                     directed: bool = False) -> sp.csr_array:
+    """Sparse n × n graph from edge lists (u[e], v[e], length[e]); parallel edges keep the
+    shortest; undirected graphs get both directions."""
+    n = check_int("n_nodes", n_nodes, minimum=1)
+    u = check_finite_array("u", u, ndim=1, dtype=np.int64)
+    v = check_finite_array("v", v, shape=(u.size,), dtype=np.int64)
+    w = check_finite_array("length", length, shape=(u.size,))
+    if u.size and (min(u.min(), v.min()) < 0 or max(u.max(), v.max()) >= n):
+        raise InvalidInput(f"edge endpoints must lie in [0, {n})")
+    if np.any(w < 0):
+        raise InvalidInput("length must be >= 0")
+    if not directed:
+        u, v, w = np.concatenate([u, v]), np.concatenate([v, u]), np.concatenate([w, w])
+    # Keep the shortest of parallel arcs: sort by (u, v, w) and take the first of each pair.
+    order = np.lexsort((w, v, u))
+    u, v, w = u[order], v[order], w[order]
+    keep = np.ones(u.size, dtype=bool)
+    keep[1:] = (u[1:] != u[:-1]) | (v[1:] != v[:-1])
+    u, v, w = u[keep], v[keep], w[keep]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(indptr, u + 1, 1)
+    np.cumsum(indptr, out=indptr)
+    return sp.csr_array((w, v, indptr), shape=(n, n))

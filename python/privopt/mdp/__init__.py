@@ -1,0 +1,48 @@
+"""Optimal metric differential privacy (mDP) perturbation matrices (spec 000, issue 3).
+
+Data flows one way: records + metric → :class:`MDPProblem` → :func:`solve`
+(``method="lp" | "benders" | "expmech"``) → :class:`PerturbationMatrix` (sample, verify,
+save, plot).
+
+Privacy notion: ε-metric DP (geo-indistinguishability) on neighbour pairs d(r_i, r_j) ≤ η:
+``Pr[Q(r_i) = o] ≤ exp(ε d_ij) Pr[Q(r_j) = o]``. The LP mechanisms extend this along paths of
+the mDP graph (graph metric D ≥ d, Property 3.2); ExpMech satisfies it for all pairs.
+
+Examples
+--------
+>>> import numpy as np
+>>> from privopt.mdp import MDPProblem, solve
+>>> prob = MDPProblem(np.array([[0.0], [1.0]]), epsilon=1.0, eta=1.0)
+>>> pm = solve(prob)
+>>> round(pm.expected_loss, 10)   # randomized response: 1 / (1 + e)
+0.2689414214
+"""
+
+from privopt.mdp.datasets import (
+    gaussian_3d,
+    km_to_latlon,
+    load_rome_nodes,
+    load_text_embeddings,
+    rome_grid,
+)
+from privopt.mdp.problem import EdgeList, MDPProblem, travel_cost_loss
+from privopt.mdp.result import PerturbationMatrix, Verification, repair
+from privopt.mdp.solvers import METHODS, build_lp, exponential_mechanism, solve
+
+__all__ = [
+    "MDPProblem",
+    "EdgeList",
+    "PerturbationMatrix",
+    "Verification",
+    "solve",
+    "exponential_mechanism",
+    "build_lp",
+    "repair",
+    "METHODS",
+    "travel_cost_loss",
+    "rome_grid",
+    "gaussian_3d",
+    "load_rome_nodes",
+    "load_text_embeddings",
+    "km_to_latlon",
+]

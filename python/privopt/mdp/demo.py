@@ -1,0 +1,59 @@
+"""Demo section: optimal ε-mDP on a small Rome-style grid, LP vs Benders vs ExpMech."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from privopt.report import Section, markdown_table
+
+__all__ = ["demo_section"]
+
+
+def demo_section(out_dir: Path, seed: int) -> Section:
+    """Solve a 6×8 km grid of Rome (1-km cells, η = 2 km, K = 16 random outputs) at ε = 2/km
+    with the exact LP (row generation and plain HiGHS), Benders (k-m-DV, M = 4) and ExpMech;
+    save a bounds plot and one row's distribution."""
+    from privopt.mdp import MDPProblem, km_to_latlon, rome_grid, solve
+
+    prob = MDPProblem(km_to_latlon(rome_grid(6, 8)), epsilon=2.0, eta=2.0,
+                      metric="haversine", outputs=16, seed=seed)
+    rows = []
+    results = {}
+    for label, method, opts in [
+        ("LP, row generation", "lp", {}),
+        ("LP, plain HiGHS", "lp", {"row_generation": False}),
+        ("Benders k-m-DV, M = 4", "benders", {"m": 4, "rel_gap": 1e-6}),
+        ("ExpMech (Eq. 47)", "expmech", {}),
+    ]:
+        t = time.perf_counter()
+        pm = solve(prob, method, **opts)
+        elapsed = time.perf_counter() - t
+        results[label] = pm
+        v = pm.verify(prob)
+        rows.append([label, pm.expected_loss, pm.lower_bound, elapsed,
+                     v.max_relative_violation])
+    body = (f"{prob.n_records} grid cells in Rome (Haversine km), ε = 2/km, η = 2 km, "
+            f"K = {prob.n_outputs} outputs, |E| = {len(prob.edges)} ordered neighbour pairs. "
+            "Loss = expected distance (km) to the reported output.\n\n"
+            + markdown_table(["method", "expected loss (km)", "lower bound", "time (s)",
+                              "max rel. mDP violation"], rows))
+    exp_loss = results["ExpMech (Eq. 47)"].expected_loss
+    lp_loss = results["LP, row generation"].expected_loss
+    body += (f"\nThe optimal LP mechanism has {100 * (1 - lp_loss / exp_loss):.1f} % lower loss "
+             "than ExpMech (ExpMech protects all pairs, the LP only mDP-graph paths).\n")
+    bd = results["Benders k-m-DV, M = 4"]
+    ax = bd.plot_bounds()
+    ax.set_title("Benders bounds per iteration")
+    ax.figure.savefig(Path(out_dir) / "mdp_bounds.png", dpi=100, bbox_inches="tight")
+    ax2 = results["LP, row generation"].plot_row(prob, int(np.argmin(
+        np.abs(prob.points[:, 0] - prob.points[:, 0].mean()))))
+    ax2.set_title("Pr[output | true cell] (optimal LP)")
+    ax2.figure.savefig(Path(out_dir) / "mdp_row.png", dpi=100, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    return Section("Metric DP: optimal perturbation matrices", body,
+                   ["mdp_bounds.png", "mdp_row.png"])

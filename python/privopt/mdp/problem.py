@@ -1,0 +1,297 @@
+"""The metric-DP perturbation-matrix problem (spec 000 §1): records, metric, prior, outputs,
+utility loss, ε and η, with the mDP graph and its components (Property 3.1)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from privopt._validation import (
+    check_finite_array,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    check_probability_vector,
+)
+from privopt.errors import InvalidInput
+from privopt.graphs import connected_components, shortest_paths
+from privopt.mdp.metrics import METRICS, check_points, pairwise
+
+__all__ = ["MDPProblem", "EdgeList", "travel_cost_loss"]
+
+
+@dataclass(frozen=True)
+class EdgeList:
+    """Ordered neighbour pairs (i, j), i ≠ j, d(r_i, r_j) ≤ η (both directions, spec §7-1).
+
+    Attributes
+    ----------
+    i, j : int64 arrays of shape (|E|,), record indices.
+    d : float64 array of shape (|E|,), the metric distance d_ij (units of the metric, e.g. km).
+    """
+
+    i: np.ndarray
+    j: np.ndarray
+    d: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.i.size)
+
+
+class MDPProblem:
+    """Optimal ε-mDP perturbation matrix problem (spec 000 §1.3).
+
+    Minimise ``Σ_i Σ_k p_i c_ik z_ik`` over row-stochastic ``Z`` (N × K) subject to
+    ``z_ik ≤ exp(ε d_ij) z_jk`` for every ordered neighbour pair ``d_ij ≤ η``.
+
+    Parameters
+    ----------
+    records : array
+        ``metric="euclidean"``: coordinates (N, d) (any unit; ε is per that unit).
+        ``metric="haversine"``: (N, 2) **(lat, lon)** in degrees; distances in km, ε per km.
+        ``metric="precomputed"``: the symmetric (N, N) distance matrix itself.
+        ``metric="graph"``: int node ids (N,) of the records in ``graph``.
+    epsilon : float
+        ε ≥ 0 in 1/(distance unit). ε = 0 forces identical rows within a component.
+    eta : float
+        Neighbour threshold η > 0 (distance unit); pairs with ``d ≤ η`` are constrained.
+    metric : {"euclidean", "haversine", "precomputed", "graph"}
+    graph : scipy.sparse matrix (n_nodes, n_nodes), optional
+        Weighted (e.g. road) graph for ``metric="graph"``; d = shortest-path length (undirected).
+    prior : array (N,), optional
+        Prior p (probability vector); default uniform 1/N.
+    outputs : None, int, int array (K,), or float array (K, d), optional
+        Output set O: ``None`` = all records (K = N); an int K = K records drawn without
+        replacement with ``seed`` (sorted); an int array = indices of records; a float array =
+        output coordinates (coordinate metrics only).
+    cost : array (N, K), optional
+        Utility loss c_ik ≥ 0; default the distance d(r_i, o_k) (spec §8 uses c = p·d).
+    seed : int, optional
+        Seed for drawing ``outputs`` when it is an int.
+
+    Raises
+    ------
+    InvalidInput
+        NaN/inf coordinates, ε < 0, η ≤ 0, K = 0 or K > N for a subset, shape mismatches,
+        negative costs, a non-symmetric precomputed matrix, records out of the graph.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> prob = MDPProblem(np.array([[0.0], [1.0]]), epsilon=1.0, eta=1.0)
+    >>> prob.n_records, prob.n_outputs, len(prob.edges)
+    (2, 2, 2)
+    """
+
+    def __init__(self, records: Any, *, epsilon: float, eta: float, metric: str = "euclidean",
+                 graph: Any = None, prior: Any = None, outputs: Any = None, cost: Any = None,
+                 seed: int | None = None) -> None:
+        if metric not in METRICS:
+            raise InvalidInput(f"metric must be one of {METRICS}, got {metric!r}")
+        self.metric = metric
+        self.epsilon = check_nonnegative("epsilon", epsilon)
+        self.eta = check_positive("eta", eta, allow_inf=True)
+        self.points: np.ndarray | None = None
+        self.output_points: np.ndarray | None = None
+        self.distances = self._record_distances(records, graph)
+        n = self.distances.shape[0]
+        self.prior = (np.full(n, 1.0 / n) if prior is None
+                      else check_probability_vector("prior", prior))
+        if self.prior.shape != (n,):
+            raise InvalidInput(f"prior must have shape ({n},), got {self.prior.shape}")
+        self.output_index, self.output_distances = self._outputs(outputs, seed)
+        k = self.output_distances.shape[1]
+        if cost is None:
+            self.cost = self.output_distances
+        else:
+            self.cost = check_finite_array("cost", cost, shape=(n, k))
+            if np.any(self.cost < 0):
+                raise InvalidInput("cost must be >= 0 (utility loss)")
+        self._edges: EdgeList | None = None
+        self._components: tuple[int, np.ndarray] | None = None
+
+    # ------------------------------------------------------------------ construction helpers
+    def _record_distances(self, records: Any, graph: Any) -> np.ndarray:
+        if self.metric == "precomputed":
+            d = check_finite_array("records (distance matrix)", records, ndim=2)
+            if d.shape[0] != d.shape[1] or d.shape[0] == 0:
+                raise InvalidInput(f"a precomputed distance matrix must be square (N, N) with "
+                                   f"N >= 1, got shape {d.shape}")
+            if np.any(d < 0) or np.any(np.diag(d) != 0):
+                raise InvalidInput("a precomputed distance matrix must be >= 0 with a zero "
+                                   "diagonal")
+            if not np.allclose(d, d.T, rtol=1e-12, atol=0):
+                raise InvalidInput("a precomputed distance matrix must be symmetric")
+            return np.ascontiguousarray(np.minimum(d, d.T))
+        if self.metric == "graph":
+            if graph is None:
+                raise InvalidInput("metric='graph' needs graph= (a sparse weighted graph)")
+            nodes = np.asarray(records)
+            if nodes.ndim != 1 or nodes.size == 0 or nodes.dtype.kind not in "iu":
+                raise InvalidInput("records must be a non-empty 1-D int array of graph node "
+                                   f"ids for metric='graph', got {nodes.dtype} {nodes.shape}")
+            self.graph_nodes = nodes.astype(np.int64)
+            self._road_graph = graph
+            d = shortest_paths(graph, self.graph_nodes, directed=False)[:, self.graph_nodes]
+            if not np.all(np.isfinite(d)):
+                # Unreachable pairs are simply never neighbours.
+                d = np.where(np.isfinite(d), d, np.inf)
+            return np.minimum(d, d.T)
+        if graph is not None:
+            raise InvalidInput("graph= is only used with metric='graph'")
+        self.points = check_points("records", records, self.metric)
+        return pairwise(self.points, self.points, self.metric)
+
+    def _outputs(self, outputs: Any, seed: int | None) -> tuple[np.ndarray | None, np.ndarray]:
+        n = self.distances.shape[0]
+        if outputs is None:
+            return np.arange(n), self.distances
+        if isinstance(outputs, (int, np.integer)) and not isinstance(outputs, bool):
+            k = check_int("outputs (K)", outputs, minimum=1, maximum=n)
+            idx = np.sort(np.random.default_rng(seed).choice(n, k, replace=False))
+            return idx, self.distances[:, idx]
+        arr = np.asarray(outputs)
+        if arr.ndim == 1 and arr.dtype.kind in "iu":
+            if arr.size == 0:
+                raise InvalidInput("outputs must not be empty (K = 0)")
+            if arr.min() < 0 or arr.max() >= n:
+                raise InvalidInput(f"outputs indices must lie in [0, {n})")
+            if np.unique(arr).size != arr.size:
+                raise InvalidInput("outputs indices must be distinct")
+            return arr.astype(np.int64), self.distances[:, arr]
+        if self.points is None:
+            raise InvalidInput("output coordinates need a coordinate metric ('euclidean' or "
+                               "'haversine'); pass record indices instead")
+        pts = check_points("outputs", outputs, self.metric)
+        if pts.shape[1] != self.points.shape[1]:
+            raise InvalidInput(f"outputs must have {self.points.shape[1]} coordinates, got "
+                               f"shape {pts.shape}")
+        self.output_points = pts
+        return None, pairwise(self.points, pts, self.metric)
+
+    # ------------------------------------------------------------------ derived quantities
+    @property
+    def n_records(self) -> int:
+        """N, the number of secret records."""
+        return int(self.distances.shape[0])
+
+    @property
+    def n_outputs(self) -> int:
+        """K, the number of outputs."""
+        return int(self.output_distances.shape[1])
+
+    @property
+    def objective(self) -> np.ndarray:
+        """LP objective coefficients p_i c_ik, shape (N, K)."""
+        return self.prior[:, None] * self.cost
+
+    @property
+    def edges(self) -> EdgeList:
+        """Ordered neighbour pairs of the mDP graph (both directions; d ≤ η inclusive)."""
+        if self._edges is None:
+            mask = self.distances <= self.eta
+            np.fill_diagonal(mask, False)
+            i, j = np.nonzero(mask)
+            self._edges = EdgeList(i.astype(np.int64), j.astype(np.int64),
+                                   self.distances[i, j].astype(np.float64))
+        return self._edges
+
+    def mdp_graph(self) -> sp.csr_array:
+        """The mDP graph 𝒢 as a sparse (N, N) matrix of edge lengths d_ij (explicit zeros kept
+        for coincident records)."""
+        e = self.edges
+        n = self.n_records
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.add.at(indptr, e.i + 1, 1)
+        np.cumsum(indptr, out=indptr)
+        return sp.csr_array((e.d, e.j, indptr), shape=(n, n))
+
+    @property
+    def components(self) -> tuple[int, np.ndarray]:
+        """(number of components, labels (N,)) of the mDP graph (Property 3.1)."""
+        if self._components is None:
+            self._components = connected_components(self.mdp_graph())
+        return self._components
+
+    def graph_distances(self, sources: Any = None, *, cutoff: float = math.inf) -> np.ndarray:
+        """Shortest-path distances D on the mDP graph (Property 3.2), via the C++ Dijkstra
+        kernel; shape (len(sources), N), ``inf`` between components or beyond ``cutoff``."""
+        return shortest_paths(self.mdp_graph(), sources, cutoff=cutoff)
+
+    def subproblem(self, index: np.ndarray) -> _Block:
+        """The LP data restricted to records ``index`` (all K outputs kept)."""
+        return _Block.from_problem(self, np.asarray(index, dtype=np.int64))
+
+    def __repr__(self) -> str:
+        return (f"MDPProblem(N={self.n_records}, K={self.n_outputs}, metric={self.metric!r}, "
+                f"epsilon={self.epsilon:g}, eta={self.eta:g}, |E|={len(self.edges)})")
+
+
+@dataclass
+class _Block:
+    """LP data of a set of records (a component): local edges, objective, distances."""
+
+    index: np.ndarray          # (n,) global record indices
+    objective: np.ndarray      # (n, K) p_i c_ik
+    edges: EdgeList            # local indices
+    epsilon: float
+    distances: np.ndarray      # (n, n) metric distances (for partitioners)
+    points: np.ndarray | None  # (n, d) coordinates when available
+    cost: np.ndarray | None = None  # (n, K) utility loss c_ik (before the prior)
+
+    @classmethod
+    def from_problem(cls, prob: MDPProblem, index: np.ndarray) -> _Block:
+        d = prob.distances[np.ix_(index, index)]
+        mask = d <= prob.eta
+        np.fill_diagonal(mask, False)
+        i, j = np.nonzero(mask)
+        pts = None if prob.points is None else prob.points[index]
+        return cls(index, prob.objective[index], EdgeList(i.astype(np.int64),
+                   j.astype(np.int64), d[i, j]), prob.epsilon, d, pts, prob.cost[index])
+
+    @property
+    def n(self) -> int:
+        return int(self.index.size)
+
+    def graph(self) -> sp.csr_array:
+        """The block's mDP graph (n, n) with edge lengths d_ij (explicit zeros kept)."""
+        indptr = np.zeros(self.n + 1, dtype=np.int64)
+        np.add.at(indptr, self.edges.i + 1, 1)
+        np.cumsum(indptr, out=indptr)
+        return sp.csr_array((self.edges.d, self.edges.j, indptr), shape=(self.n, self.n))
+
+    @property
+    def k(self) -> int:
+        return int(self.objective.shape[1])
+
+
+def travel_cost_loss(record_to_dest: Any, output_to_dest: Any, weights: Any = None
+                     ) -> np.ndarray:
+    """The paper's travel-cost utility loss (Eq. 48):
+    ``c_ik = Σ_dest p_dest · |pd(r_i, dest) − pd(o_k, dest)|``.
+
+    Parameters
+    ----------
+    record_to_dest : (N, n_dest) path distances from each record to each destination (km).
+    output_to_dest : (K, n_dest) path distances from each output to each destination.
+    weights : (n_dest,) destination probabilities p_dest (default uniform).
+
+    Returns
+    -------
+    (N, K) float64 cost table, to pass as ``MDPProblem(..., cost=...)``.
+    """
+    a = check_finite_array("record_to_dest", record_to_dest, ndim=2)
+    b = check_finite_array("output_to_dest", output_to_dest, shape=(None, a.shape[1]))
+    w = (np.full(a.shape[1], 1.0 / a.shape[1]) if weights is None
+         else check_probability_vector("weights", weights))
+    if w.shape != (a.shape[1],):
+        raise InvalidInput(f"weights must have shape ({a.shape[1]},), got {w.shape}")
+    out = np.empty((a.shape[0], b.shape[0]))
+    step = max(1, 4_000_000 // max(1, b.size))
+    for s in range(0, a.shape[0], step):
+        out[s:s + step] = np.abs(a[s:s + step, None, :] - b[None, :, :]) @ w
+    return out

@@ -1,0 +1,313 @@
+"""The released mechanism: :class:`PerturbationMatrix` (sample, verify, repair, save, plot)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privopt._validation import check_int
+from privopt.errors import InvalidInput, PrivacyViolation
+from privopt.mdp.problem import EdgeList, MDPProblem
+
+__all__ = ["PerturbationMatrix", "Verification", "repair"]
+
+#: Edges processed per chunk when scanning |E|·K constraints (bounds temporary memory).
+_CHUNK_ENTRIES = 4_000_000
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Worst violations of a perturbation matrix against the mDP LP constraints.
+
+    Attributes
+    ----------
+    max_relative_violation : max over edges (i, j) and outputs k of
+        ``max(0, z_ik − e^{εd_ij} z_jk) / z_ik`` (0 when satisfied; 1 when z_jk = 0 < z_ik).
+        A value r means the likelihood ratio exceeds e^{εd} by the factor 1/(1 − r).
+    max_absolute_violation : max of ``z_ik − e^{εd_ij} z_jk`` (clipped at 0).
+    worst_edge : (i, j, k) of the worst relative violation, or None.
+    max_row_sum_error : max_i |Σ_k z_ik − 1|.
+    min_entry : smallest entry of Z.
+    """
+
+    max_relative_violation: float
+    max_absolute_violation: float
+    worst_edge: tuple[int, int, int] | None
+    max_row_sum_error: float
+    min_entry: float
+
+    def ok(self, rtol: float = 1e-9, *, row_atol: float = 1e-9) -> bool:
+        """True when every mDP ratio holds to relative ``rtol`` and Z is row-stochastic."""
+        return (self.max_relative_violation <= rtol and self.max_row_sum_error <= row_atol
+                and self.min_entry >= 0.0)
+
+
+def _scan(z: np.ndarray, edges: EdgeList, epsilon: float
+          ) -> tuple[float, float, tuple[int, int, int] | None]:
+    k = z.shape[1]
+    worst_rel, worst_abs, where = 0.0, 0.0, None
+    step = max(1, _CHUNK_ENTRIES // max(k, 1))
+    for s in range(0, len(edges), step):
+        i, j, d = edges.i[s:s + step], edges.j[s:s + step], edges.d[s:s + step]
+        zi = z[i]
+        viol = zi - np.exp(epsilon * d)[:, None] * z[j]
+        np.maximum(viol, 0.0, out=viol)
+        if not viol.any():
+            continue
+        rel = np.divide(viol, zi, out=np.zeros_like(viol), where=zi > 0)
+        flat = int(np.argmax(rel))
+        if rel.flat[flat] > worst_rel:
+            e, kk = divmod(flat, k)
+            worst_rel, where = float(rel.flat[flat]), (int(i[e]), int(j[e]), int(kk))
+        worst_abs = max(worst_abs, float(viol.max()))
+    return worst_rel, worst_abs, where
+
+
+def verify_matrix(z: np.ndarray, edges: EdgeList, epsilon: float) -> Verification:
+    """Check Z (N, K) against every mDP constraint of ``edges`` (vectorised, chunked)."""
+    rel, ab, where = _scan(z, edges, epsilon)
+    return Verification(rel, ab, where, float(np.max(np.abs(z.sum(axis=1) - 1.0))),
+                        float(z.min()))
+
+
+def repair(z: np.ndarray, edges: EdgeList, epsilon: float, *, rtol: float = 1e-12
+           ) -> tuple[np.ndarray, float]:
+    """Post-process a nearly feasible Z into one that satisfies every mDP constraint.
+
+    Steps (each keeps what the previous one achieved):
+
+    1. clip negative entries to 0 and renormalise rows to sum 1;
+    2. records joined by edges with e^{εd} = 1 (distance 0, or ε = 0) must have equal rows:
+       replace each such class's rows by their mean (a mean of rows that each satisfy a ratio
+       bound against a third row satisfies it too);
+    3. mix with the uniform mechanism, ``Z' = (1 − α) Z + α U`` with ``U_ik = 1/K``. Rows of
+       ``U`` are identical, so for an edge with violation ``v = z_ik − e^{εd} z_jk`` the mixed
+       violation is ``(1 − α) v − α (e^{εd} − 1)/K``, which is ≤ 0 once
+       ``α ≥ v / (v + (e^{εd} − 1)/K)``. The smallest such α over all violated entries (with a
+       safety factor 2 against rounding) is applied.
+
+    Returns
+    -------
+    (Z', α) — the repaired matrix and the mixing weight (0 when nothing needed repair).
+    Mixing costs at most ``α · (loss(U) − loss(Z))`` in expected loss.
+    """
+    z = np.clip(z, 0.0, None)
+    z = z / z.sum(axis=1, keepdims=True)
+    # Edges with e^{εd} = 1 (coincident records, or ε = 0) are equalities: average those classes.
+    zero = np.exp(epsilon * edges.d) == 1.0
+    if np.any(zero):
+        import scipy.sparse as sp
+        from scipy.sparse.csgraph import connected_components
+
+        n = z.shape[0]
+        g = sp.csr_array((np.ones(int(zero.sum())), (edges.i[zero], edges.j[zero])),
+                         shape=(n, n))
+        n_comp, lab = connected_components(g, directed=False)
+        sums = np.zeros((n_comp, z.shape[1]))
+        np.add.at(sums, lab, z)
+        z = sums[lab] / np.bincount(lab, minlength=n_comp)[lab, None]
+    k = z.shape[1]
+    alpha = 0.0
+    step = max(1, _CHUNK_ENTRIES // max(k, 1))
+    keep = ~zero
+    ei, ej, ed = edges.i[keep], edges.j[keep], edges.d[keep]
+    for s in range(0, ei.size, step):
+        i, j, d = ei[s:s + step], ej[s:s + step], ed[s:s + step]
+        ratio = np.exp(epsilon * d)[:, None]
+        # Aim for a margin rtol·z_ik so that the relative check passes after rounding.
+        viol = z[i] * (1.0 + rtol) - ratio * z[j]
+        bad = viol > 0
+        if not bad.any():
+            continue
+        gain = np.broadcast_to((ratio - 1.0) / k, viol.shape)
+        need = viol[bad] / (viol[bad] + gain[bad])
+        alpha = max(alpha, float(need.max()))
+    if alpha > 0:
+        alpha = min(1.0, 2.0 * alpha)
+        z = (1.0 - alpha) * z + alpha / k
+    return z, alpha
+
+
+@dataclass
+class PerturbationMatrix:
+    """An ε-mDP perturbation matrix Z (N × K): ``Z[i, k] = Pr[Q(r_i) = o_k]``.
+
+    Guarantee: for every ordered neighbour pair (d(r_i, r_j) ≤ η) and output k,
+    ``Z[i, k] ≤ exp(ε d_ij) Z[j, k]``; by Property 3.2 this extends to
+    ``exp(ε D_ij)`` for graph shortest-path distance D between connected records (not to the
+    metric d for far-apart pairs). ExpMech matrices satisfy it for all pairs.
+
+    Attributes
+    ----------
+    matrix : (N, K) float64, rows sum to 1.
+    epsilon, eta : the privacy parameters.
+    expected_loss : Σ_i Σ_k p_i c_ik Z_ik.
+    lower_bound : certified lower bound on the LP optimum (= expected_loss for exact solves,
+        before repair), or NaN for heuristics.
+    method : how it was computed ("lp", "benders", "expmech").
+    output_index : (K,) record index of each output, or None for external output points.
+    history : solver history: per-iteration bounds, times, sizes (list of dicts) and a
+        ``summary`` dict (times, iterations, repair weight and its utility cost, ...).
+    """
+
+    matrix: np.ndarray
+    epsilon: float
+    eta: float
+    expected_loss: float
+    lower_bound: float = float("nan")
+    method: str = ""
+    output_index: np.ndarray | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_records(self) -> int:
+        return int(self.matrix.shape[0])
+
+    @property
+    def n_outputs(self) -> int:
+        return int(self.matrix.shape[1])
+
+    @property
+    def relative_gap(self) -> float:
+        """(expected_loss − lower_bound) / max(1e-300, |expected_loss|) (NaN if no bound)."""
+        return (self.expected_loss - self.lower_bound) / max(abs(self.expected_loss), 1e-300)
+
+    # ---------------------------------------------------------------- sampling
+    def sample(self, record: int, rng: Any = None) -> int:
+        """Draw an output index k for the true record index ``record`` (uses privopt.dp's
+        random sources: None, an int seed, a Generator or "secure")."""
+        i = check_int("record", record, minimum=0, maximum=self.n_records - 1)
+        return int(self.sample_many(np.array([i]), rng)[0])
+
+    def sample_many(self, records: Any, rng: Any = None) -> np.ndarray:
+        """Vectorised :meth:`sample` for an int array of record indices → output indices."""
+        idx = np.asarray(records)
+        if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
+            raise InvalidInput("records must be a 1-D int array of record indices")
+        if idx.size and (idx.min() < 0 or idx.max() >= self.n_records):
+            raise InvalidInput(f"records must lie in [0, {self.n_records})")
+        u = _uniforms(idx.size, rng)
+        cdf = np.cumsum(self.matrix[idx], axis=1)
+        cdf[:, -1] = np.inf  # rows sum to 1 up to rounding: the last output absorbs it
+        # First k with cdf_k > u; zero-probability outputs never get chosen (cdf flat there).
+        return (cdf <= u[:, None]).sum(axis=1).astype(np.int64)
+
+    # ---------------------------------------------------------------- checks
+    def loss(self, problem: MDPProblem) -> float:
+        """Expected utility loss Σ p_i c_ik Z_ik under ``problem``'s prior and cost."""
+        return float(np.sum(problem.objective * self.matrix))
+
+    def verify(self, problem: MDPProblem) -> Verification:
+        """Worst violation of every mDP constraint of ``problem`` (see :class:`Verification`)."""
+        _check_shape(self, problem)
+        return verify_matrix(self.matrix, problem.edges, problem.epsilon)
+
+    def check(self, problem: MDPProblem, rtol: float = 1e-9) -> None:
+        """Raise :class:`PrivacyViolation` unless :meth:`verify` passes at ``rtol``."""
+        v = self.verify(problem)
+        if not v.ok(rtol):
+            raise PrivacyViolation(f"perturbation matrix violates mDP: {v}")
+
+    # ---------------------------------------------------------------- persistence
+    def save(self, path: str | Path) -> Path:
+        """Write an ``.npz`` with the matrix, parameters, output indices and history (JSON)."""
+        path = Path(path)
+        np.savez_compressed(
+            path, matrix=self.matrix, epsilon=self.epsilon, eta=self.eta,
+            expected_loss=self.expected_loss, lower_bound=self.lower_bound,
+            method=self.method,
+            output_index=(np.array([], dtype=np.int64) if self.output_index is None
+                          else self.output_index),
+            has_output_index=self.output_index is not None,
+            history=json.dumps(self.history, default=_json_default),
+            summary=json.dumps(self.summary, default=_json_default))
+        return path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
+
+    @classmethod
+    def load(cls, path: str | Path) -> PerturbationMatrix:
+        """Read a matrix written by :meth:`save`."""
+        with np.load(Path(path), allow_pickle=False) as f:
+            return cls(matrix=f["matrix"], epsilon=float(f["epsilon"]), eta=float(f["eta"]),
+                       expected_loss=float(f["expected_loss"]),
+                       lower_bound=float(f["lower_bound"]), method=str(f["method"]),
+                       output_index=f["output_index"] if bool(f["has_output_index"]) else None,
+                       history=json.loads(str(f["history"])),
+                       summary=json.loads(str(f["summary"])))
+
+    # ---------------------------------------------------------------- plots
+    def plot_bounds(self, ax: Any = None) -> Any:
+        """Lower/upper bound per Benders iteration (log-scaled gap), from :attr:`history`."""
+        from privopt.report import new_figure
+
+        if ax is None:
+            _, ax = new_figure(figsize=(6, 3.5))
+        it = [h["iteration"] for h in self.history if "lb" in h]
+        lb = [h["lb"] for h in self.history if "lb" in h]
+        ub = [h.get("best_ub", np.nan) for h in self.history if "lb" in h]
+        ax.plot(it, lb, label="lower bound (master)")
+        ax.plot(it, ub, label="best upper bound")
+        ax.axhline(self.expected_loss, color="k", lw=0.6, ls="--", label="returned loss")
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("expected loss")
+        ax.legend()
+        return ax
+
+    def plot_row(self, problem: MDPProblem, record: int, ax: Any = None) -> Any:
+        """One row's output distribution on a map (outputs coloured by probability, the true
+        record starred). Needs coordinates (records given as points)."""
+        from privopt.report import new_figure
+
+        if problem.points is None:
+            raise InvalidInput("plot_row needs a problem with record coordinates")
+        i = check_int("record", record, minimum=0, maximum=self.n_records - 1)
+        out_pts = (problem.output_points if problem.output_index is None
+                   else problem.points[problem.output_index])
+        xy = (lambda p: (p[:, 1], p[:, 0])) if problem.metric == "haversine" else \
+            (lambda p: (p[:, 0], p[:, 1] if p.shape[1] > 1 else np.zeros(len(p))))
+        if ax is None:
+            _, ax = new_figure(figsize=(5, 4))
+        ax.scatter(*xy(problem.points), s=4, c="0.8", label="records")
+        sc = ax.scatter(*xy(out_pts), s=18, c=self.matrix[i], cmap="viridis",
+                        label="outputs (Pr)")
+        ax.scatter(*xy(problem.points[i:i + 1]), marker="*", s=160, c="r", label="true record")
+        ax.figure.colorbar(sc, ax=ax, label=f"Pr[Q(r_{i}) = o_k]")
+        if problem.metric == "haversine":
+            ax.set_xlabel("longitude")
+            ax.set_ylabel("latitude")
+        ax.legend(loc="upper right", fontsize=7)
+        return ax
+
+
+def _uniforms(n: int, rng: Any) -> np.ndarray:
+    try:
+        from privopt.dp import as_random_source  # foundation random sources when present
+    except ImportError:  # pragma: no cover - before privopt.dp lands
+        as_random_source = None
+    if as_random_source is not None:
+        src = as_random_source(rng)
+        if hasattr(src, "random"):
+            return np.asarray(src.random(n), dtype=np.float64)
+    if isinstance(rng, np.random.Generator):
+        return rng.random(n)
+    return np.random.default_rng(rng).random(n)
+
+
+def _check_shape(pm: PerturbationMatrix, problem: MDPProblem) -> None:
+    if pm.matrix.shape != (problem.n_records, problem.n_outputs):
+        raise InvalidInput(f"matrix shape {pm.matrix.shape} does not match the problem "
+                           f"({problem.n_records}, {problem.n_outputs})")
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)

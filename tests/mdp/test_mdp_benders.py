@@ -1,0 +1,215 @@
+"""Benders decomposition (spec §2–3) against the monolithic LP and the spec §8 oracles."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from mdp_instances import line_problem, random_2d
+
+from privopt.errors import InvalidInput, SolverLimit
+from privopt.mdp import MDPProblem, gaussian_3d, km_to_latlon, rome_grid, solve
+from privopt.mdp.benders import _cut_row, _solve_sub, build_model, solve_benders_block
+from privopt.mdp.partition import PARTITIONERS, classify, partition
+
+TIGHT = dict(rel_gap=1e-9)
+
+
+def _agree(prob: MDPProblem, **kw) -> None:
+    exact = solve(prob).expected_loss
+    pm = solve(prob, "benders", **TIGHT, **kw)
+    assert pm.expected_loss == pytest.approx(exact, rel=1e-6)
+    assert pm.lower_bound <= exact * (1 + 1e-8) + 1e-12
+    assert pm.verify(prob).ok(1e-9)
+
+
+@pytest.mark.parametrize("n, eps, want", [(9, 0.5, 1.312145614), (9, 1.0, 0.7013662913),
+                                          (12, 0.7, 1.1000777717)])
+def test_line_instances_contiguous_blocks(n: int, eps: float, want: float) -> None:
+    prob = line_problem(n, eps)
+    labels = np.arange(n) // 3
+    if n == 9:
+        part = classify(prob.subproblem(np.arange(n)), labels)
+        assert np.flatnonzero(part.boundary).tolist() == [2, 3, 5, 6]
+    pm = solve(prob, "benders", labels=labels, **TIGHT)
+    assert pm.expected_loss == pytest.approx(want, rel=1e-9)
+    assert pm.lower_bound == pytest.approx(want, rel=1e-8)
+
+
+def test_epsilon_zero_benders() -> None:
+    pm = solve(line_problem(9, 0.0), "benders", labels=np.arange(9) // 3, **TIGHT)
+    assert pm.expected_loss == pytest.approx(20 / 9, rel=1e-9)
+
+
+def test_random_2d_spec_item_5_kmdv_m4() -> None:
+    prob = random_2d()
+    pm = solve(prob, "benders", m=4, **TIGHT)
+    assert pm.expected_loss == pytest.approx(0.8243241414, rel=1e-6)
+    assert pm.verify(prob).ok(1e-9)
+
+
+@pytest.mark.parametrize("method", PARTITIONERS)
+def test_every_partitioner_matches_lp(method: str) -> None:
+    _agree(random_2d(24, seed=11, eps=0.8, eta=1.5, side=5.0), m=4, partitioner=method)
+
+
+@pytest.mark.parametrize("m", [1, 2, 6])
+def test_partition_invariance_in_m(m: int) -> None:
+    prob = MDPProblem(np.random.default_rng(2).uniform(0, 4, (18, 2)), epsilon=1.2,
+                      eta=1.6, outputs=8, seed=1)
+    _agree(prob, m=m)
+    if m == 1:
+        pm = solve(prob, "benders", m=1, **TIGHT)
+        assert all(c["iterations"] <= 2 for c in pm.summary["components"])
+
+
+def test_all_boundary_subsets() -> None:
+    # Singleton subsets: every record is boundary, no subproblem; the master is the LP.
+    prob = line_problem(6, 0.8)
+    pm = solve(prob, "benders", labels=np.arange(6), **TIGHT)
+    assert pm.expected_loss == pytest.approx(solve(prob).expected_loss, rel=1e-9)
+
+
+@pytest.mark.parametrize("name", ["grid", "gaussian", "haversine", "precomputed", "graph"])
+def test_dataset_types_match_lp(name: str) -> None:
+    import scipy.sparse as sp
+
+    if name == "grid":
+        prob = MDPProblem(rome_grid(4, 5), epsilon=1.0, eta=2.0, outputs=8, seed=0)
+    elif name == "gaussian":
+        prob = MDPProblem(gaussian_3d(20, sigma=1.0, seed=1), epsilon=1.0, eta=1.5)
+    elif name == "haversine":
+        prob = MDPProblem(km_to_latlon(rome_grid(4, 4, 0.7)), epsilon=1.5, eta=1.5,
+                          metric="haversine")
+    elif name == "precomputed":
+        pts = np.random.default_rng(3).uniform(0, 3, (16, 2))
+        d = np.abs(pts[:, None, 0] - pts[None, :, 0]) + np.abs(pts[:, None, 1] - pts[None, :, 1])
+        prob = MDPProblem(d, epsilon=1.0, eta=1.2, metric="precomputed")
+    else:
+        rng = np.random.default_rng(4)
+        road = sp.random_array((40, 40), density=0.12, rng=rng, format="csr")
+        road.data = rng.uniform(0.2, 1.0, road.data.size)
+        prob = MDPProblem(np.arange(0, 40, 2), epsilon=1.0, eta=0.9, metric="graph",
+                          graph=road)
+    _agree(prob, m=3)
+
+
+def test_bounds_monotone_and_bracket_optimum() -> None:
+    prob = random_2d(24, seed=7, eps=0.9, eta=1.5, side=5.0)
+    exact = solve(prob).expected_loss
+    pm = solve(prob, "benders", m=4, initial_cuts="none", **TIGHT)
+    lbs = [h["lb"] for h in pm.history]
+    ubs = [h["best_ub"] for h in pm.history]
+    assert all(b >= a - 1e-12 for a, b in zip(lbs, lbs[1:]))
+    assert all(b <= a + 1e-12 for a, b in zip(ubs, ubs[1:]) if math.isfinite(a))
+    if pm.summary["n_components"] == 1:
+        assert all(lb <= exact + 1e-8 for lb in lbs)
+        assert all(ub >= exact - 1e-8 for ub in ubs)
+
+
+def test_cut_validity_and_tightness() -> None:
+    prob = random_2d(20, seed=8, eps=1.0, eta=1.6, side=4.0)
+    assert prob.components[0] == 1
+    block = prob.subproblem(np.arange(prob.n_records))
+    labels = partition(block, 3)
+    model = build_model(block, labels, initial_cuts="none")
+    k = block.k
+    y_star = solve(prob).matrix[model.y_records].ravel()
+    rng = np.random.default_rng(0)
+    seen_feas = seen_opt = 0
+    for trial in range(6):
+        # Candidate ȳ: the optimum mixed with random rows (feasible or not for Sub_l).
+        noise = rng.dirichlet(np.ones(k), size=model.y_records.size).ravel()
+        lam = trial / 5
+        ybar = (1 - lam) * y_star + lam * noise
+        for sub in model.subs:
+            res = _solve_sub(sub, sub.t @ ybar, "simplex")
+            cols, vals, up = _cut_row(sub, res, None)
+
+            def lhs(y, cols=cols, vals=vals):
+                return float(vals @ y[cols])
+
+            at_star = _solve_sub(sub, sub.t @ y_star, "simplex")
+            assert at_star["feasible"]
+            if res["feasible"]:
+                seen_opt += 1
+                # optimality cut w ≥ λᵀT y + μᵀ1: tight at ȳ, below φ at y*.
+                assert lhs(ybar) - up == pytest.approx(res["value"], rel=1e-7, abs=1e-9)
+                assert lhs(y_star) - up <= at_star["value"] + 1e-8
+            else:
+                seen_feas += 1
+                assert lhs(ybar) > up + 1e-9  # violated at its generating point
+                assert lhs(y_star) <= up + 1e-8  # satisfied at the optimum
+    assert seen_feas and seen_opt
+
+
+def test_sizes_spec_item_12() -> None:
+    prob = random_2d(30, seed=9, eps=1.0, eta=1.4, side=5.0)
+    block = prob.subproblem(np.flatnonzero(prob.components[1] == 0))
+    labels = partition(block, 4)
+    model = build_model(block, labels, initial_cuts="none")
+    part = model.part
+    n_x = sum(1 for a in part.internal if a.size)
+    assert model.mp_cost.size == block.k * int(part.boundary.sum()) + n_x
+    for sub in model.subs:
+        assert sub.cost.size == block.k * sub.records.size
+    # Every internal record's neighbours are in its own subset; every cross edge is in MP.
+    e = block.edges
+    internal = ~part.boundary
+    assert np.all(labels[e.i[internal[e.i]]] == labels[e.j[internal[e.i]]])
+
+
+def test_limits_and_bad_options() -> None:
+    prob = random_2d(24, seed=7, eps=0.9, eta=1.5, side=5.0)
+    with pytest.raises(SolverLimit):
+        solve(prob, "benders", m=4, initial_cuts="none", max_iterations=1, rel_gap=1e-12)
+    with pytest.raises(InvalidInput, match="partitioner"):
+        solve(prob, "benders", partitioner="louvain")
+    with pytest.raises(InvalidInput, match="initial_cuts"):
+        solve(prob, "benders", initial_cuts="some")
+    with pytest.raises(InvalidInput, match="method"):
+        solve(prob, "dantzig")
+
+
+def test_thread_executor_same_answer() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    prob = line_problem(12, 0.7)
+    labels = np.arange(12) // 3
+    serial = solve(prob, "benders", labels=labels, **TIGHT)
+    with ThreadPoolExecutor(2) as pool:
+        threaded = solve(prob, "benders", labels=labels, executor=pool, **TIGHT)
+    assert threaded.expected_loss == pytest.approx(serial.expected_loss, rel=1e-9)
+
+
+def test_direct_block_call_returns_history() -> None:
+    prob = line_problem(9, 1.0)
+    z, lb, info, hist = solve_benders_block(prob.subproblem(np.arange(9)),
+                                            labels=np.arange(9) // 3, **TIGHT)
+    assert z.shape == (9, 9) and info["converged"] and len(hist) == info["iterations"]
+    assert {"lb", "best_ub", "master_time", "sub_time"} <= set(hist[0])
+
+
+def test_process_executor_same_answer() -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    prob = line_problem(12, 0.7)
+    labels = np.arange(12) // 3
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(2, mp_context=ctx) as pool:
+        pm = solve(prob, "benders", labels=labels, executor=pool, **TIGHT)
+    assert pm.expected_loss == pytest.approx(1.1000777717, rel=1e-9)
+
+
+@pytest.mark.dask
+def test_dask_executor_same_answer() -> None:
+    distributed = pytest.importorskip("distributed")
+    prob = line_problem(12, 0.7)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        pm = solve(prob, "benders", labels=np.arange(12) // 3,
+                   executor=client.get_executor(), **TIGHT)
+    assert pm.expected_loss == pytest.approx(1.1000777717, rel=1e-9)

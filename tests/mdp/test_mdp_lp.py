@@ -1,0 +1,166 @@
+"""Monolithic LP and ExpMech: spec §8 oracles, brute-force constraint checks, scipy linprog."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from mdp_instances import line_problem, random_2d
+from scipy.optimize import linprog
+
+from privopt.mdp import MDPProblem, build_lp, exponential_mechanism, solve
+
+
+def brute_force_violation(z: np.ndarray, prob: MDPProblem, dist: np.ndarray | None = None,
+                          ) -> float:
+    """max over pairs and k of z_ik − e^{ε D_ij} z_jk with explicit loops (reference)."""
+    d = prob.distances if dist is None else dist
+    worst = -math.inf
+    for i in range(prob.n_records):
+        for j in range(prob.n_records):
+            if i == j or (dist is None and d[i, j] > prob.eta) or not math.isfinite(d[i, j]):
+                continue
+            for k in range(prob.n_outputs):
+                worst = max(worst, z[i, k] - math.exp(prob.epsilon * d[i, j]) * z[j, k])
+    return worst
+
+
+def linprog_reference(prob: MDPProblem) -> float:
+    """The LP of spec §1.3 built with plain loops and solved by scipy's HiGHS wrapper."""
+    n, k = prob.n_records, prob.n_outputs
+    rows, rhs = [], []
+    for i in range(n):
+        for j in range(n):
+            if i != j and prob.distances[i, j] <= prob.eta:
+                for kk in range(k):
+                    row = np.zeros(n * k)
+                    row[i * k + kk] = 1.0
+                    row[j * k + kk] = -math.exp(prob.epsilon * prob.distances[i, j])
+                    rows.append(row)
+                    rhs.append(0.0)
+    a_eq = np.kron(np.eye(n), np.ones((1, k)))
+    res = linprog(prob.objective.ravel(), A_ub=np.array(rows) if rows else None,
+                  b_ub=np.array(rhs) if rows else None, A_eq=a_eq, b_eq=np.ones(n),
+                  bounds=(0, None), method="highs")
+    assert res.status == 0
+    return float(res.fun)
+
+
+@pytest.mark.parametrize("eps, want", [(0.5, 0.3775406688), (1.0, 0.2689414214),
+                                       (2.0, 0.1192029220)])
+def test_randomized_response_closed_form(eps: float, want: float) -> None:
+    pm = solve(line_problem(2, eps))
+    assert pm.expected_loss == pytest.approx(want, abs=1e-9)
+    e = math.exp(eps)
+    np.testing.assert_allclose(pm.matrix, [[e / (1 + e), 1 / (1 + e)],
+                                           [1 / (1 + e), e / (1 + e)]], atol=1e-9)
+
+
+@pytest.mark.parametrize("n, eps, want", [(9, 0.5, 1.312145614), (9, 1.0, 0.7013662913),
+                                          (12, 0.7, 1.1000777717)])
+def test_line_instances(n: int, eps: float, want: float) -> None:
+    pm = solve(line_problem(n, eps))
+    assert pm.expected_loss == pytest.approx(want, rel=1e-9)
+    assert pm.lower_bound == pytest.approx(want, rel=1e-9)
+
+
+def test_random_2d_instance_spec_item_5() -> None:
+    prob = random_2d()
+    pm = solve(prob)
+    assert pm.expected_loss == pytest.approx(0.8243241414, rel=1e-9)
+    assert pm.verify(prob).ok(1e-9)
+    # Property 3.2: path constraints with graph distances hold for every connected pair.
+    assert brute_force_violation(pm.matrix, prob, prob.graph_distances()) <= 1e-12
+
+
+def test_epsilon_zero_rows_equal() -> None:
+    prob = line_problem(9, 0.0)
+    pm = solve(prob)
+    assert pm.expected_loss == pytest.approx(20 / 9, rel=1e-9)
+    np.testing.assert_allclose(pm.matrix, np.broadcast_to(pm.matrix[0], pm.matrix.shape),
+                               atol=1e-9)
+
+
+def test_no_edges_gives_cheapest_output() -> None:
+    prob = MDPProblem(np.random.default_rng(1).uniform(0, 6, (12, 2)), epsilon=1.0,
+                      eta=1e-3, outputs=4, seed=2)
+    assert len(prob.edges) == 0
+    pm = solve(prob)
+    want = float(np.sum(prob.prior * prob.cost.min(axis=1)))
+    assert pm.expected_loss == pytest.approx(want, rel=1e-12)
+    assert pm.summary["n_isolated"] == 12
+
+
+def test_one_record_is_trivial() -> None:
+    prob = MDPProblem(np.array([[1.0, 2.0]]), epsilon=1.0, eta=1.0)
+    pm = solve(prob)
+    np.testing.assert_array_equal(pm.matrix, [[1.0]])
+    assert pm.expected_loss == 0.0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lp_matches_linprog_and_brute_force(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    prob = MDPProblem(rng.uniform(0, 4, (10, 2)), epsilon=rng.uniform(0.3, 2.0), eta=1.5,
+                      outputs=6, seed=seed, prior=rng.dirichlet(np.ones(10)))
+    pm = solve(prob)
+    assert pm.expected_loss == pytest.approx(linprog_reference(prob), rel=1e-7, abs=1e-10)
+    assert brute_force_violation(pm.matrix, prob) <= 1e-12
+    v = pm.verify(prob)
+    assert v.ok(1e-9) and v.min_entry >= 0
+
+
+def test_component_split_property_3_1() -> None:
+    # Two far-apart clusters: LP over the union = sum of per-cluster LPs (same prior weights).
+    rng = np.random.default_rng(5)
+    a, b = rng.uniform(0, 3, (7, 2)), rng.uniform(0, 3, (6, 2)) + 100.0
+    both = MDPProblem(np.vstack([a, b]), epsilon=1.0, eta=1.6)
+    pm = solve(both)
+    assert both.components[0] >= 2
+    total = 0.0
+    for part in (a, b):
+        sub = MDPProblem(part, epsilon=1.0, eta=1.6,
+                         outputs=np.vstack([a, b]), prior=np.full(len(part), 1 / len(part)))
+        total += solve(sub).expected_loss * len(part) / 13
+    assert pm.expected_loss == pytest.approx(total, rel=1e-8)
+
+
+def test_build_lp_sizes() -> None:
+    prob = random_2d(15, seed=2)
+    block = prob.subproblem(np.arange(15))
+    c, a, lo, up = build_lp(block)
+    assert a.shape == (len(prob.edges) * 15 + 15, 15 * 15)
+    assert a.nnz == 2 * len(prob.edges) * 15 + 15 * 15
+    assert c.shape == (225,) and np.all(lo[-15:] == 1) and np.all(up[:-15] == 0)
+
+
+def test_expmech_properties() -> None:
+    prob = random_2d(25, seed=4, eps=0.7)
+    em = exponential_mechanism(prob)
+    np.testing.assert_allclose(em.matrix.sum(axis=1), 1.0, rtol=1e-12)
+    # ε-mDP for *all* pairs w.r.t. d (spec §8 item 11).
+    all_pairs = prob.distances.copy()
+    assert brute_force_violation(em.matrix, prob, all_pairs) <= 1e-15
+    assert em.expected_loss >= solve(prob).expected_loss - 1e-12
+    # Eq. 47 closed form on one row.
+    w = np.exp(-0.35 * prob.distances[3])
+    np.testing.assert_allclose(em.matrix[3], w / w.sum(), rtol=1e-12)
+    same = solve(prob, method="expmech")
+    np.testing.assert_array_equal(same.matrix, em.matrix)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_row_generation_equals_full_lp(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    pts = rng.uniform(0, 5, (30, 2))
+    outputs = [None, 7, rng.uniform(0, 5, (6, 2)), np.array([0, 3, 9])][seed]
+    prob = MDPProblem(pts, epsilon=rng.uniform(0.3, 3.0), eta=1.4, outputs=outputs, seed=seed,
+                      prior=rng.dirichlet(np.ones(30)))
+    lazy = solve(prob)
+    full = solve(prob, row_generation=False)
+    assert lazy.expected_loss == pytest.approx(full.expected_loss, rel=1e-7)
+    assert lazy.lower_bound <= full.expected_loss * (1 + 1e-9)
+    assert lazy.verify(prob).ok(1e-9)
+    for part in lazy.summary["components"]:
+        assert part["rows"] <= part["full_rows"]
