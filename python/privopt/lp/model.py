@@ -52,8 +52,8 @@ class RowBlock:
 
 
 @dataclass(frozen=True)
-class CscArrays:
-    """A CSC matrix as the three arrays HiGHS takes (``start`` has ``n_cols + 1`` entries)."""
+class _CompressedArrays:
+    """A compressed sparse matrix as the three arrays HiGHS takes."""
 
     n_rows: int
     n_cols: int
@@ -64,25 +64,18 @@ class CscArrays:
     @property
     def nnz(self) -> int:
         return int(self.value.size)
+
+
+class CscArrays(_CompressedArrays):
+    """Column-wise arrays: ``start`` has ``n_cols + 1`` entries, row indices sorted per column."""
 
     def to_scipy(self) -> sp.csc_array:
         return sp.csc_array((self.value, self.index, self.start), shape=(self.n_rows, self.n_cols))
 
 
-@dataclass(frozen=True)
-class CsrArrays:
-    """A row-wise matrix as the three arrays HiGHS takes (``start`` has ``n_rows + 1`` entries;
-    column indices within a row are unique but not necessarily sorted)."""
-
-    n_rows: int
-    n_cols: int
-    start: np.ndarray  # int32
-    index: np.ndarray  # int32
-    value: np.ndarray  # float64
-
-    @property
-    def nnz(self) -> int:
-        return int(self.value.size)
+class CsrArrays(_CompressedArrays):
+    """Row-wise arrays: ``start`` has ``n_rows + 1`` entries; column indices within a row are
+    unique but not necessarily sorted."""
 
     def to_scipy(self) -> sp.csr_array:
         return sp.csr_array((self.value, self.index, self.start), shape=(self.n_rows, self.n_cols))
