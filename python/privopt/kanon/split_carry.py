@@ -48,7 +48,7 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
     labels : (n,) class id per row; info : dict with ``n_subproblems``, ``sub_sizes`` (list),
     ``size_counts`` (Table 8-style {size: count}), ``lemma2_bound`` = k(2k−1+S),
     ``time_limited`` and ``fallbacks`` (counts), ``sub_objectives`` (solver objective per
-    sub-problem), ``milp_time`` (s), ``restricted_subproblems``, ``paper_model_subproblems``.
+    sub-problem), ``sub_times`` (s per sub-problem), ``milp_time`` (s), ``restricted_subproblems``, ``paper_model_subproblems``.
     """
     S = check_int("S", S, minimum=1)
     if sub_time_limit is not None:
@@ -64,7 +64,7 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
     next_id = 0
     carry_rows = np.empty(0, dtype=np.int64)
     carry_lab = np.empty(0, dtype=np.int64)
-    sizes, objs = [], []
+    sizes, objs, sub_times = [], [], []
     n_limited = n_fallback = n_paper = n_restricted = 0
     milp_time = 0.0
     for t, chunk in enumerate(chunks):
@@ -83,6 +83,7 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
         n_paper += info.get("formulation") == "paper"
         n_restricted += info.get("formulation") == "set_partition_restricted"
         milp_time += info.get("solve_time", 0.0)
+        sub_times.append(info.get("solve_time", 0.0))
         if t == len(chunks) - 1:
             carried = np.zeros(len(rows), dtype=bool)       # nothing is carried out of the last
         else:
@@ -101,7 +102,8 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
     info = {"S": S, "n_subproblems": len(chunks), "sub_sizes": sizes,
             "size_counts": dict(sorted(Counter(sizes).items())),
             "lemma2_bound": k * (2 * k - 1 + S), "time_limited": n_limited,
-            "fallbacks": n_fallback, "sub_objectives": objs, "milp_time": milp_time,
+            "fallbacks": n_fallback, "sub_objectives": objs, "sub_times": sub_times,
+            "milp_time": milp_time,
             "sub_time_limit": sub_time_limit, "formulation": formulation,
             "paper_model_subproblems": n_paper, "restricted_subproblems": n_restricted}
     return labels, info
