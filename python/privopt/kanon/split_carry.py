@@ -24,6 +24,29 @@ from privopt.kanon.problem import KAnonProblem
 __all__ = ["split_and_carry"]
 
 
+def _split_large_classes(sub_lab: np.ndarray, k: int) -> np.ndarray:
+    """Cut every class of ≥ 2k rows into consecutive pieces of k rows (the last piece takes the
+    remainder), in sub-problem row order, which is the variance-sorted order.
+
+    A piece's tight box lies inside its class's box, so the loss does not grow (spec §3.4), and
+    carried classes then have < 2k rows, which gives Lemma 2's sub-problem bound k(2k−1+S) even
+    when a sub-problem was solved by the big-M model (the set-partition model already uses
+    groups of k..2k−1 rows only).
+    """
+    sizes = np.bincount(sub_lab)
+    if sizes.max() < 2 * k:
+        return sub_lab
+    out = sub_lab.copy()
+    nxt = int(sub_lab.max()) + 1
+    for c in np.flatnonzero(sizes >= 2 * k):
+        members = np.flatnonzero(sub_lab == c)            # ascending = sorted order
+        n_pieces = len(members) // k
+        piece = np.minimum(np.arange(len(members)) // k, n_pieces - 1)
+        out[members[piece > 0]] = nxt + piece[piece > 0] - 1
+        nxt += n_pieces - 1
+    return out
+
+
 def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float | None = 10.0,
                     time_limit: float | None = None, formulation: str = "auto",
                     verbose: bool = False, progress=None):
@@ -84,6 +107,7 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
         n_restricted += info.get("formulation") == "set_partition_restricted"
         milp_time += info.get("solve_time", 0.0)
         sub_times.append(info.get("solve_time", 0.0))
+        sub_lab = _split_large_classes(sub_lab, k)
         if t == len(chunks) - 1:
             carried = np.zeros(len(rows), dtype=bool)       # nothing is carried out of the last
         else:
