@@ -132,7 +132,10 @@ class KAnonResult:
 
             _, ax = new_figure(figsize=(5, 3.2))
         vals, counts = np.unique(self.class_sizes, return_counts=True)
-        ax.bar(vals, counts, color="tab:blue")
+        from matplotlib.ticker import MaxNLocator
+
+        ax.bar(vals, counts, width=0.8, color="tab:blue")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.axvline(self.k - 0.5, color="tab:red", ls="--", lw=1, label=f"k = {self.k}")
         ax.set_xlabel("equivalence-class size")
         ax.set_ylabel("number of classes")

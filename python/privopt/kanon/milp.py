@@ -323,6 +323,9 @@ def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose, restrict
     def remaining():  # the time limit covers the whole sub-problem, all HiGHS calls together
         return None if t_end is None else max(t_end - time.perf_counter(), 1e-3)
 
+    def expired():  # start no new HiGHS call once the limit is spent (its setup alone costs)
+        return t_end is not None and time.perf_counter() >= t_end
+
     n = x.shape[0]
     ub = math.inf
     best = None
@@ -346,6 +349,9 @@ def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose, restrict
         info.update(status="Optimal", objective=0.0, mip_gap=0.0, lp_bound=0.0)
         return best, info
     relax = MilpModel(**{**model.__dict__, "integrality": np.zeros(model.n_vars, dtype=bool)})
+    if expired() and best is not None:
+        info.update(status="time_limit", objective=ub, mip_gap=math.inf)
+        return best, info
     try:
         lp_res = solve(relax.to_lp(), method="simplex", time_limit=remaining(), threads=1)
     except SolverLimit:
@@ -368,6 +374,9 @@ def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose, restrict
         sub = MilpModel(c=model.c[keep], lower=model.lower[keep], upper=model.upper[keep],
                         integrality=model.integrality[keep],
                         **_restrict_columns(model, keep))
+        if expired() and best is not None:
+            info["status"] = "time_limit"
+            break
         try:
             # tight gap: the restricted optimum is the certificate of the δ test below
             res = solve(sub.to_lp(), time_limit=remaining(), verbose=verbose, presolve=False,
