@@ -496,6 +496,8 @@ def solve_rows(x, lo, hi, coef, integer, k, *, start_labels=None, formulation="a
             used = "paper"  # too many distinct rows for k: the big-M model scales in n²
             if time_limit is None:
                 time_limit = fallback_time_limit
+            if time_limit is not None:  # the limit covers the failed enumeration too
+                time_limit = max(time_limit - (time.perf_counter() - t0), 1e-3)
     if used == "paper":
         labels, info = _solve_paper(x, lo, hi, coef, integer, k, start_labels, time_limit,
                                     equality_cardinality, verbose)
