@@ -71,7 +71,8 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
     labels : (n,) class id per row; info : dict with ``n_subproblems``, ``sub_sizes`` (list),
     ``size_counts`` (Table 8-style {size: count}), ``lemma2_bound`` = k(2k−1+S),
     ``time_limited`` and ``fallbacks`` (counts), ``sub_objectives`` (solver objective per
-    sub-problem), ``sub_times`` (s per sub-problem), ``milp_time`` (s), ``restricted_subproblems``, ``paper_model_subproblems``.
+    sub-problem), ``sub_times`` (s per sub-problem), ``milp_time`` (s),
+    ``restricted_subproblems``, ``paper_model_subproblems``.
     """
     S = check_int("S", S, minimum=1)
     if sub_time_limit is not None:
