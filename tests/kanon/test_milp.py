@@ -153,3 +153,13 @@ def test_split_and_carry_lemma2_bound_with_the_big_m_model():
     res = anonymize(df, 2, method="split_carry", S=2, formulation="paper", sub_time_limit=1)
     assert max(res.info["sub_sizes"]) <= res.info["lemma2_bound"] == 2 * (3 + 2)
     assert res.objective <= anonymize(df, 2, method="initial").objective + 1e-9
+
+
+def test_milp_on_a_large_table_stops_at_its_time_limit_with_a_valid_answer():
+    # too many groups for the set partition: the pattern enumeration and the big-M fall-back
+    # share the time limit, and the (better of IFS and Greedy) start is the floor
+    df = datasets.synthetic_census(150, seed=2)
+    res = anonymize(df, 3, method="milp", time_limit=1.0)
+    assert res.info["status"] == "time_limit"
+    assert res.objective <= anonymize(df, 3).objective + 1e-9
+    assert res.class_sizes.min() >= 3
