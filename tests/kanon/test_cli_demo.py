@@ -49,3 +49,24 @@ def test_cli_help(argv, capsys):
     with pytest.raises(SystemExit):
         main(argv)
     assert "--k" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("extra, expected", [([], 10.0), (["--time-limit", "2.5"], 2.5)])
+def test_cli_split_carry_time_limit_default(tmp_path, monkeypatch, extra, expected):
+    # without --time-limit the API default (10 s per sub-problem) applies, never "no limit"
+    import privopt.kanon.split_carry as sc
+
+    seen = {}
+    real = sc.split_and_carry
+
+    def spy(problem, **opts):
+        labels, info = real(problem, **opts)
+        seen.update(info)
+        return labels, info
+
+    monkeypatch.setattr(sc, "split_and_carry", spy)
+    src = tmp_path / "in.csv"
+    datasets.fars_20().to_csv(src, index=False)
+    assert main(["kanon", str(src), "--k", "3", "--method", "split_carry",
+                 "--out", str(tmp_path / "o.csv"), *extra]) == 0
+    assert seen["sub_time_limit"] == expected

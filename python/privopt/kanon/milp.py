@@ -205,13 +205,16 @@ def _count_patterns(mult: np.ndarray, smin: int, smax: int) -> int:
 
 
 def _enumerate_patterns(mult: np.ndarray, smin: int, smax: int, xt=None, coef=None,
-                        max_cost: float | None = None, limit: int = 10**7) -> np.ndarray:
+                        max_cost: float | None = None, limit: int = 10**7,
+                        deadline: float | None = None) -> np.ndarray:
     """All type-count vectors (P, T) with 0 ≤ c_t ≤ mult_t and smin ≤ Σc ≤ smax.
 
     With ``max_cost``, only patterns whose group cost ``|G|·Σ_j coef_j·span_j`` can stay
     ≤ max_cost (spans and sizes only grow as types are added, so pruning is safe).
     """
     n_types = len(mult)
+    # the partial patterns are a dense (P, T) int64 array: cap P·T (≈ 400 MB) as well as P
+    limit = min(limit, max(50_000_000 // max(n_types, 1), 1))
     tail = np.concatenate([np.cumsum(mult[::-1])[::-1], [0]])   # rows left from type t on
     pats = np.zeros((1, n_types), dtype=np.int64)
     size = np.zeros(1, dtype=np.int64)
@@ -238,10 +241,12 @@ def _enumerate_patterns(mult: np.ndarray, smin: int, smax: int, xt=None, coef=No
         pats, size = pats[ok], size[ok]
         if len(pats) > limit:
             raise TooManyColumns(f"more than {limit} partial patterns")
+        if deadline is not None and time.perf_counter() > deadline:
+            raise TooManyColumns("pattern enumeration ran past the time limit")
     return pats[size >= smin]
 
 
-def set_partition_model(x, coef, k, *, max_columns=400_000, max_cost=None):
+def set_partition_model(x, coef, k, *, max_columns=400_000, max_cost=None, deadline=None):
     """Exact set partitioning over all groups of size k..2k−1 (§1.3), aggregated by row type.
 
     Identical rows are interchangeable, so a group is only its multiset of row *types*: one
@@ -251,6 +256,7 @@ def set_partition_model(x, coef, k, *, max_columns=400_000, max_cost=None):
     create, with the same optimum.
 
     ``max_cost`` keeps only groups of cost ≤ max_cost (a *restricted*, no longer exact model).
+    ``deadline`` (a ``time.perf_counter()`` value) stops the enumeration with TooManyColumns.
 
     Returns the :class:`MilpModel` and the :class:`SetPartitionColumns`.
 
@@ -267,9 +273,10 @@ def set_partition_model(x, coef, k, *, max_columns=400_000, max_cost=None):
         if count > max_columns:
             raise TooManyColumns(f"set_partition formulation needs {count} columns for n={n}, "
                                  f"k={k} (limit {max_columns}); use formulation='paper'")
-        pats = _enumerate_patterns(mult, smin, smax)             # (G, T)
+        pats = _enumerate_patterns(mult, smin, smax, deadline=deadline)   # (G, T)
     else:
-        pats = _enumerate_patterns(mult, smin, smax, xt, coef, max_cost, limit=4 * max_columns)
+        pats = _enumerate_patterns(mult, smin, smax, xt, coef, max_cost, limit=4 * max_columns,
+                                   deadline=deadline)
         if len(pats) > max_columns:
             raise TooManyColumns(f"restricted set partition still has {len(pats)} columns")
     present = pats > 0
@@ -323,6 +330,9 @@ def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose, restrict
     def remaining():  # the time limit covers the whole sub-problem, all HiGHS calls together
         return None if t_end is None else max(t_end - time.perf_counter(), 1e-3)
 
+    def expired():  # start no new HiGHS call once the limit is spent (its setup alone costs)
+        return t_end is not None and time.perf_counter() >= t_end
+
     n = x.shape[0]
     ub = math.inf
     best = None
@@ -330,7 +340,7 @@ def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose, restrict
         ub, best = _partition_objective(x, coef, start_labels), normalize_labels(start_labels)
     restricted = False
     try:
-        model, columns = set_partition_model(x, coef, k)
+        model, columns = set_partition_model(x, coef, k, deadline=t_end)
     except TooManyColumns:
         if best is None or not restrict:
             raise
@@ -339,13 +349,16 @@ def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose, restrict
         lab = best
         costs = [_partition_objective(x[lab == c], coef, np.zeros((lab == c).sum(), int))
                  for c in range(int(lab.max()) + 1)]
-        model, columns = set_partition_model(x, coef, k, max_cost=max(costs))
+        model, columns = set_partition_model(x, coef, k, max_cost=max(costs), deadline=t_end)
         restricted = True
     info = {"n_vars": model.n_vars, "n_rows": model.n_rows, "restricted": restricted}
     if ub == 0.0:  # nothing can beat zero loss
         info.update(status="Optimal", objective=0.0, mip_gap=0.0, lp_bound=0.0)
         return best, info
     relax = MilpModel(**{**model.__dict__, "integrality": np.zeros(model.n_vars, dtype=bool)})
+    if expired() and best is not None:
+        info.update(status="time_limit", objective=ub, mip_gap=math.inf)
+        return best, info
     try:
         lp_res = solve(relax.to_lp(), method="simplex", time_limit=remaining(), threads=1)
     except SolverLimit:
@@ -368,6 +381,9 @@ def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose, restrict
         sub = MilpModel(c=model.c[keep], lower=model.lower[keep], upper=model.upper[keep],
                         integrality=model.integrality[keep],
                         **_restrict_columns(model, keep))
+        if expired() and best is not None:
+            info["status"] = "time_limit"
+            break
         try:
             # tight gap: the restricted optimum is the certificate of the δ test below
             res = solve(sub.to_lp(), time_limit=remaining(), verbose=verbose, presolve=False,
@@ -487,6 +503,8 @@ def solve_rows(x, lo, hi, coef, integer, k, *, start_labels=None, formulation="a
             used = "paper"  # too many distinct rows for k: the big-M model scales in n²
             if time_limit is None:
                 time_limit = fallback_time_limit
+            if time_limit is not None:  # the limit covers the failed enumeration too
+                time_limit = max(time_limit - (time.perf_counter() - t0), 1e-3)
     if used == "paper":
         labels, info = _solve_paper(x, lo, hi, coef, integer, k, start_labels, time_limit,
                                     equality_cardinality, verbose)

@@ -24,6 +24,29 @@ from privopt.kanon.problem import KAnonProblem
 __all__ = ["split_and_carry"]
 
 
+def _split_large_classes(sub_lab: np.ndarray, k: int) -> np.ndarray:
+    """Cut every class of ≥ 2k rows into consecutive pieces of k rows (the last piece takes the
+    remainder), in sub-problem row order, which is the variance-sorted order.
+
+    A piece's tight box lies inside its class's box, so the loss does not grow (spec §3.4), and
+    carried classes then have < 2k rows, which gives Lemma 2's sub-problem bound k(2k−1+S) even
+    when a sub-problem was solved by the big-M model (the set-partition model already uses
+    groups of k..2k−1 rows only).
+    """
+    sizes = np.bincount(sub_lab)
+    if sizes.max() < 2 * k:
+        return sub_lab
+    out = sub_lab.copy()
+    nxt = int(sub_lab.max()) + 1
+    for c in np.flatnonzero(sizes >= 2 * k):
+        members = np.flatnonzero(sub_lab == c)            # ascending = sorted order
+        n_pieces = len(members) // k
+        piece = np.minimum(np.arange(len(members)) // k, n_pieces - 1)
+        out[members[piece > 0]] = nxt + piece[piece > 0] - 1
+        nxt += n_pieces - 1
+    return out
+
+
 def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float | None = 10.0,
                     time_limit: float | None = None, formulation: str = "auto",
                     verbose: bool = False, progress=None):
@@ -48,7 +71,8 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
     labels : (n,) class id per row; info : dict with ``n_subproblems``, ``sub_sizes`` (list),
     ``size_counts`` (Table 8-style {size: count}), ``lemma2_bound`` = k(2k−1+S),
     ``time_limited`` and ``fallbacks`` (counts), ``sub_objectives`` (solver objective per
-    sub-problem), ``milp_time`` (s), ``restricted_subproblems``, ``paper_model_subproblems``.
+    sub-problem), ``sub_times`` (s per sub-problem), ``milp_time`` (s),
+    ``restricted_subproblems``, ``paper_model_subproblems``.
     """
     S = check_int("S", S, minimum=1)
     if sub_time_limit is not None:
@@ -64,7 +88,7 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
     next_id = 0
     carry_rows = np.empty(0, dtype=np.int64)
     carry_lab = np.empty(0, dtype=np.int64)
-    sizes, objs = [], []
+    sizes, objs, sub_times = [], [], []
     n_limited = n_fallback = n_paper = n_restricted = 0
     milp_time = 0.0
     for t, chunk in enumerate(chunks):
@@ -83,6 +107,8 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
         n_paper += info.get("formulation") == "paper"
         n_restricted += info.get("formulation") == "set_partition_restricted"
         milp_time += info.get("solve_time", 0.0)
+        sub_times.append(info.get("solve_time", 0.0))
+        sub_lab = _split_large_classes(sub_lab, k)
         if t == len(chunks) - 1:
             carried = np.zeros(len(rows), dtype=bool)       # nothing is carried out of the last
         else:
@@ -101,7 +127,8 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
     info = {"S": S, "n_subproblems": len(chunks), "sub_sizes": sizes,
             "size_counts": dict(sorted(Counter(sizes).items())),
             "lemma2_bound": k * (2 * k - 1 + S), "time_limited": n_limited,
-            "fallbacks": n_fallback, "sub_objectives": objs, "milp_time": milp_time,
+            "fallbacks": n_fallback, "sub_objectives": objs, "sub_times": sub_times,
+            "milp_time": milp_time,
             "sub_time_limit": sub_time_limit, "formulation": formulation,
             "paper_model_subproblems": n_paper, "restricted_subproblems": n_restricted}
     return labels, info
