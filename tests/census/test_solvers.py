@@ -145,8 +145,33 @@ def _chain_brute(c, eq, G):
     return int(((grid[ok] - c) ** 2).sum(axis=1).min())
 
 
+def _chain_milp(c, eq, G):
+    """Model 3 (spec 003 §3.4, C6-C10, with "≤" on every non-upward edge) as a HiGHS MILP with
+    the same exact-at-integers epigraph chords as :func:`_tree_milp`."""
+    n = c.size
+    A, lo, hi = [], [], []
+    for i in range(n - 1):  # C8/C9: ĉ_{i+1} − ĉ_i = 0 on upward edges, ≥ 0 otherwise
+        row = np.zeros(2 * n)
+        row[i + 1], row[i] = 1, -1
+        A.append(row); lo.append(0); hi.append(0 if eq[i] else np.inf)
+    for i in range(n):
+        for p in range(G):
+            row = np.zeros(2 * n)
+            slope = 2 * (p - c[i]) + 1
+            row[n + i] = 1; row[i] = -slope
+            A.append(row); lo.append((p - c[i]) ** 2 - slope * p); hi.append(np.inf)
+    lb = np.concatenate([np.zeros(n), np.full(n, -np.inf)])
+    ub = np.concatenate([np.full(n, G), np.full(n, np.inf)])
+    lb[n - 1] = G  # C7
+    res = milp(np.concatenate([np.zeros(n), np.ones(n)]),
+               constraints=LinearConstraint(np.array(A), lo, hi),
+               integrality=np.concatenate([np.ones(n), np.zeros(n)]), bounds=(lb, ub))
+    assert res.status == 0
+    return res.fun
+
+
 @pytest.mark.parametrize("seed", range(12))
-def test_chain_dp_equals_brute_force_and_pava(seed):
+def test_chain_dp_equals_brute_force_milp_and_pava(seed):
     rng = np.random.default_rng(100 + seed)
     h = random_hierarchy(rng, depth=2, max_fanout=2)
     N = 2
@@ -155,6 +180,7 @@ def test_chain_dp_equals_brute_force_and_pava(seed):
     c = rng.integers(-2, G + 3, size=level.size)
     counts, info = chain_postprocess(h, c, G, N, scale=np.ones(2), window="exact")
     assert info["cost"] == _chain_brute(c, eq, G)
+    assert abs(info["cost"] - _chain_milp(c, eq, G)) < 1e-6
     auto, info2 = chain_postprocess(h, c, G, N, scale=np.ones(2), window="auto")
     assert info2["cost"] == info["cost"]
     # Rounded weighted PAVA reaches the same cost (spec 003 §3.4 cross-check).
@@ -180,3 +206,18 @@ def test_auto_window_matches_exact_on_medium_instances():
     x, ix = chain_postprocess(h, c, G, N, scale=np.ones(3), window="exact")
     y, iy = chain_postprocess(h, c, G, N, scale=np.ones(3), window="auto")
     assert ix["cost"] == iy["cost"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_dp_equals_milp_beyond_brute_force(seed):
+    # Instances too large to enumerate (~40 cells, G = 12): the HiGHS MILP is the oracle.
+    rng = np.random.default_rng(200 + seed)
+    h = random_hierarchy(rng, depth=3, max_fanout=3)
+    N, G = 3, 12
+    noisy = rng.integers(-3, 9, size=(h.n_regions, N))
+    _, info = tree_postprocess(h, noisy, G, scale=1.0, window="auto")
+    assert abs(info["cost"] - _tree_milp(h, noisy, G)) < 1e-6
+    _, _, level, eq = chain_order(h, N)
+    c = np.sort(rng.integers(-2, G + 3, size=level.size)) + rng.integers(-3, 4, size=level.size)
+    _, info = chain_postprocess(h, c, G, N, scale=np.ones(3), window="auto")
+    assert abs(info["cost"] - _chain_milp(c, eq, G)) < 1e-6
