@@ -112,3 +112,19 @@ def test_single_region_any_epsilon():
     data = CensusCounts.from_leaf_counts(h, [[3, 1, 2]])
     for eps in (0.01, 1.0, 50.0):
         assert m_c_ch(data, eps, rng=0).verify().counts.sum() == 6
+
+
+def test_synthetic_us_on_a_fips_county_list(tmp_path):
+    from privopt.census.synthetic import STATE_FIPS
+    from privopt.errors import InvalidInput
+
+    rows = ["statefp,countyfp,name"] + [f"{f},{c:03d},x" for f in STATE_FIPS.values()
+                                        for c in (1, 3)] + ["13,001,dup", "99,001,unknown state"]
+    path = tmp_path / "counties.csv"
+    path.write_text("\n".join(rows) + "\n")
+    d = synthetic_us(0, N=4, scale=1e-4, counties_csv=path)
+    assert d.hierarchy.level_sizes.tolist() == [1, 52, 104]
+    assert d.hierarchy.names[d.hierarchy.leaves][:2].tolist() == ["01001", "01003"]
+    path.write_text("statefp,countyfp\n01,001\n")
+    with pytest.raises(InvalidInput, match="no counties for"):
+        synthetic_us(0, N=4, scale=1e-4, counties_csv=path)

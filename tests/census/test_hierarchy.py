@@ -80,3 +80,13 @@ def test_bad_counts():
         Hierarchy.from_parents([-1, 0, 0], names=["a", "b", "b"])
     with pytest.raises(InvalidInput, match="one root key"):
         Hierarchy.from_nested({"a": [], "b": []})
+
+
+def test_count_of_counts_groups():
+    # Several group columns: each distinct (sex, age) combination inside a leaf is one group.
+    rec = pd.DataFrame({"state": ["GA", "GA", "GA", "NY", "NY"], "sex": [1, 1, 2, 1, 1],
+                        "age": [30, 30, 30, 30, 40]})
+    c = CensusCounts.from_records(rec, ["state"], ["sex", "age"])
+    assert c.counts.tolist() == [[3, 1], [1, 1], [2, 0]]
+    with pytest.raises(InvalidInput, match="group_column"):
+        CensusCounts.from_records(rec, ["state"], ["sex", "nope"])

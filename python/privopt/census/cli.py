@@ -28,7 +28,9 @@ def load_counts(args: argparse.Namespace) -> CensusCounts:
         if not args.group:
             raise InvalidInput("--group is required with --records")
         frame = pd.read_csv(args.records)
-        return CensusCounts.from_records(frame, levels, args.group, max_size=args.max_size)
+        group = [c.strip() for c in args.group.split(",") if c.strip()]
+        return CensusCounts.from_records(frame, levels, group[0] if len(group) == 1 else group,
+                                         max_size=args.max_size)
     if args.counts:
         frame = pd.read_csv(args.counts)
         size_cols = sorted((c for c in frame.columns if str(c).startswith("size_")),
@@ -97,7 +99,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     src.add_argument("--synthetic-us", action="store_true",
                      help="generated national data (52 states, 3,221 counties)")
     p.add_argument("--levels", help="comma-separated region columns, top level first")
-    p.add_argument("--group", help="group id column of --records")
+    p.add_argument("--group", help="group id column of --records; several comma-separated "
+                   "columns make each distinct combination within a leaf a group (count of counts)")
     p.add_argument("--max-size", type=int, default=None, help="N (default: largest group)")
     p.add_argument("--scale", type=float, default=1e-3,
                    help="fraction of US households for --synthetic-us (default 1e-3)")

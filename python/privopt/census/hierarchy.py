@@ -304,21 +304,40 @@ class CensusCounts:
         return out
 
     @classmethod
-    def from_records(cls, records: Any, level_columns: Sequence[str], group_column: str, *,
-                     max_size: int | None = None, root_name: str = "root") -> CensusCounts:
+    def from_records(cls, records: Any, level_columns: Sequence[str],
+                     group_column: str | Sequence[str], *, max_size: int | None = None,
+                     root_name: str = "root") -> CensusCounts:
         """Count groups from individual records (spec 003 §1.1, z ≡ 1).
 
         Parameters
         ----------
         records : pandas DataFrame, one row per individual.
         level_columns : region columns from the top level below the root down to the leaf.
-        group_column : group (household/unit) id column; a group's size is its row count.
+        group_column : group (household/unit) id column; a group's size is its row count. A list
+            of columns makes each distinct combination *within a leaf* a group — a
+            "count of counts" (e.g. ``["sex", "age"]``: how many sex × age cells of each size
+            every region has, Kuo et al., spec 003 §4).
         max_size : N; default the largest group size. Larger groups raise InvalidInput.
+
+        Example
+        -------
+        >>> import pandas as pd
+        >>> rec = pd.DataFrame({"state": ["GA", "GA", "NY"], "hh": ["a", "a", "b"]})
+        >>> CensusCounts.from_records(rec, ["state"], "hh").counts.tolist()
+        [[1, 1], [0, 1], [1, 0]]
         """
-        if group_column not in records.columns:
-            raise InvalidInput(f"group_column {group_column!r} is not a column of records")
-        hierarchy = Hierarchy.from_frame(records, level_columns, root_name)
         cols = list(level_columns)
+        gcols = [group_column] if isinstance(group_column, str) else list(group_column)
+        missing = [g for g in gcols if g not in records.columns]
+        if not gcols or missing:
+            raise InvalidInput(f"group_column {missing or group_column!r} is not a column of records")
+        hierarchy = Hierarchy.from_frame(records, level_columns, root_name)
+        if len(gcols) > 1:  # a group = one combination of the group columns inside one leaf
+            keys = [c for c in cols if c not in gcols] + gcols
+            records = records.assign(_privopt_group=records.groupby(keys, sort=False).ngroup())
+            group_column = "_privopt_group"
+        else:
+            group_column = gcols[0]
         per_group = records.groupby(group_column, sort=False)
         n_paths = per_group[cols].nunique(dropna=False)
         if (n_paths > 1).any().any():
