@@ -44,7 +44,8 @@ out = {"ok": ok, "seconds": total, "warmup": warmup, "data_rss_mib": rss0 / 1024
        "regions": int(data.hierarchy.n_regions), "cells": int(data.counts.size)}
 if ok is True:
     out.update(post=rel.timings["postprocess"], noise=rel.timings["noise"],
-               cv=rel.violations(), certified=rel.info.get("certified"))
+               cv=rel.violations(), certified=rel.info.get("certified"),
+               qp_solver=rel.info.get("qp_solver"))
 print(json.dumps(out))
 """
 
@@ -88,7 +89,8 @@ def national(mechs: list[str], N: int, args: argparse.Namespace) -> None:
                  "qp_limit": args.qp_limit})
         res[m] = r
         if r.get("ok") is True:
-            print(f"| {m} | {r['seconds']:.3f} | {r['post']:.3f} | {r['noise']:.3f} | "
+            label = f"{m} ({r['qp_solver']})" if r.get("qp_solver") else m
+            print(f"| {label} | {r['seconds']:.3f} | {r['post']:.3f} | {r['noise']:.3f} | "
                   f"{r['warmup']:.2f} | {r['peak_rss_mib']:.0f} | {r['cv']} |", flush=True)
         else:
             print(f"| {m} | — ({str(r.get('ok'))[:60]}) | | | | | |", flush=True)
@@ -104,6 +106,8 @@ def national(mechs: list[str], N: int, args: argparse.Namespace) -> None:
         if b.get("ok") is True:
             print(f"| {base} | {dp} | {b['post'] / d['post']:.1f}× | "
                   f"{b['seconds'] / d['seconds']:.1f}× |")
+        elif "time" not in str(b.get("ok")):
+            print(f"| {base} | {dp} | failed | failed |")
         else:
             print(f"| {base} | {dp} | > {args.qp_limit / d['post']:.0f}× | "
                   f"> {args.qp_limit / d['seconds']:.0f}× |")

@@ -118,6 +118,15 @@ def test_release_frame_and_save(tmp_path, running_example):
     assert "M_H^dp" in repr(rel)
 
 
+def test_release_parquet(tmp_path, running_example):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    rel = m_h_dp(running_example,
+                 measurements=_measurements("counts", running_example.counts, 2))
+    back = pd.read_parquet(rel.save(tmp_path / "out.parquet"))
+    assert back.equals(rel.to_frame())
+
+
 def test_hierarchy_single_level():
     h = Hierarchy.from_parents([-1])
     data = CensusCounts.from_leaf_counts(h, [[3, 1, 2]])
@@ -125,3 +134,18 @@ def test_hierarchy_single_level():
         noise = np.array([[4, -2, 1]])
         rel = MECHANISMS[name](data, measurements=_inject(data, name, noise)).verify()
         assert rel.counts.sum() == 6
+
+
+@pytest.mark.parametrize("name", ["M_H^r", "M_c^r"])
+def test_qp_solvers_agree(name):
+    pytest.importorskip("clarabel")
+    rng = np.random.default_rng(4)
+    data = random_counts(rng, random_hierarchy(rng, 3, 3), N=4, high=30)
+    m = _inject(data, name, rng.integers(-8, 9, size=data.counts.shape))
+    a = MECHANISMS[name](data, measurements=m, qp_solver="clarabel")
+    b = MECHANISMS[name](data, measurements=m, qp_solver="highs")
+    assert a.info["qp_solver"] == "clarabel" and b.info["qp_solver"] == "highs"
+    # Same strictly convex QP: the rounded solutions agree up to round-off at .5 ties.
+    assert np.abs(a.counts - b.counts).max() <= 1 and np.mean(a.counts != b.counts) < 0.05
+    with pytest.raises(InvalidInput, match="qp_solver"):
+        MECHANISMS[name](data, measurements=m, qp_solver="gurobi")

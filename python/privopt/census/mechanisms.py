@@ -246,10 +246,72 @@ def _consistency_matrix(h: Hierarchy, N: int, width: int) -> sp.csr_matrix:
     return sp.csr_matrix((vals, (rows, cols)), shape=(internal.size * N, width))
 
 
+def _qp_solver_name(solver: str) -> str:
+    if solver not in ("auto", "clarabel", "highs"):
+        raise InvalidInput(f"qp_solver must be 'auto', 'clarabel' or 'highs', got {solver!r}")
+    if solver != "auto":
+        return solver
+    try:
+        import clarabel  # noqa: F401
+    except ImportError:
+        return "highs"
+    return "clarabel"
+
+
 def solve_qp(target: np.ndarray, A: sp.spmatrix, row_lo: np.ndarray, row_hi: np.ndarray,
-             col_lo: float = 0.0, time_limit: float | None = None) -> np.ndarray:
-    """min ||x − target||² s.t. row_lo ≤ A x ≤ row_hi, x ≥ col_lo, with HiGHS's QP solver
-    (active set: fine for thousands of cells, slow beyond ~10⁴ — the paper used Gurobi)."""
+             col_lo: float = 0.0, time_limit: float | None = None, solver: str = "auto"
+             ) -> np.ndarray:
+    """min ||x − target||² s.t. row_lo ≤ A x ≤ row_hi, x ≥ col_lo.
+
+    ``solver="clarabel"``: the Clarabel interior-point solver (optional dependency, extra
+    ``census``) — the counterpart of the barrier QP the paper ran in Gurobi, seconds for the
+    national release. ``"highs"``: HiGHS's active-set QP (always available; fine for thousands
+    of cells, minutes beyond ~10⁴). ``"auto"``: Clarabel when installed, else HiGHS.
+    """
+    if _qp_solver_name(solver) == "clarabel":
+        return _solve_qp_clarabel(target, A, row_lo, row_hi, col_lo, time_limit)
+    return _solve_qp_highs(target, A, row_lo, row_hi, col_lo, time_limit)
+
+
+def _solve_qp_clarabel(target: np.ndarray, A: sp.spmatrix, row_lo: np.ndarray,
+                       row_hi: np.ndarray, col_lo: float, time_limit: float | None) -> np.ndarray:
+    import clarabel
+
+    n = target.size
+    A = sp.csr_matrix(A)
+    lo, hi = np.asarray(row_lo, dtype=np.float64), np.asarray(row_hi, dtype=np.float64)
+    # The problem is homogeneous in (x, target, bounds): solve it in units that keep the data
+    # below ~10⁵ (the interior-point method reports national counts of 10⁸ "infeasible").
+    finite = np.concatenate([np.abs(target), np.abs(lo[np.isfinite(lo)]),
+                             np.abs(hi[np.isfinite(hi)]), [abs(col_lo)]])
+    unit = max(1.0, float(finite.max()) / 1e5)
+    target, lo, hi, col_lo = target / unit, lo / unit, hi / unit, col_lo / unit
+    eq = lo == hi
+    up = ~eq & np.isfinite(hi)
+    down = ~eq & np.isfinite(lo)
+    # Clarabel form: A' x + s = b, s in cones — equalities (zero cone) then every inequality as
+    # "≤" (non-negative cone): A x ≤ hi, −A x ≤ −lo, −x ≤ −col_lo.
+    M = sp.vstack([A[eq], A[up], -A[down], -sp.identity(n, format="csr")]).tocsc()
+    b = np.concatenate([hi[eq], hi[up], -lo[down], np.full(n, -col_lo)])
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = 1e-10
+    if time_limit is not None:
+        settings.time_limit = float(time_limit)
+    cones = [clarabel.ZeroConeT(int(eq.sum())),
+             clarabel.NonnegativeConeT(int(up.sum() + down.sum()) + n)]
+    sol = clarabel.DefaultSolver(sp.identity(n, format="csc") * 2.0, -2.0 * target, M, b, cones,
+                                 settings).solve()
+    status = str(sol.status)
+    if "MaxTime" in status:
+        raise SolverLimit(f"Clarabel QP hit time_limit = {time_limit} s", status="time limit")
+    if status not in ("Solved", "AlmostSolved"):
+        raise NumericalTrouble(f"Clarabel QP ended with {status}", status=status)
+    return unit * np.asarray(sol.x)
+
+
+def _solve_qp_highs(target: np.ndarray, A: sp.spmatrix, row_lo: np.ndarray, row_hi: np.ndarray,
+                    col_lo: float, time_limit: float | None) -> np.ndarray:
     import highspy
 
     n = target.size
@@ -292,26 +354,31 @@ def solve_qp(target: np.ndarray, A: sp.spmatrix, row_lo: np.ndarray, row_hi: np.
 
 def m_h_r(data: CensusCounts, epsilon: float | None = None, *, rng: Any = None,
           accountant: Any = None, measurements: Measurements | None = None,
-          time_limit: float | None = None) -> CensusRelease:
-    """M_H^r (spec 003 §2.1): Model 1 with integrality relaxed (x ≥ 0 kept), solved as a QP by
-    HiGHS, each value rounded half-up independently — may violate consistency (#CV > 0)."""
+          time_limit: float | None = None, qp_solver: str = "auto") -> CensusRelease:
+    """M_H^r (spec 003 §2.1): Model 1 with integrality relaxed (x ≥ 0 kept), solved as a QP
+    (``qp_solver``, see :func:`solve_qp`), each value rounded half-up independently — may violate
+    consistency (#CV > 0)."""
+    solver = _qp_solver_name(qp_solver)
     meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     h, N, R = data.hierarchy, data.N, data.hierarchy.n_regions
     A = sp.vstack([_consistency_matrix(h, N, R * N),
                    sp.csr_matrix((np.ones(N), (np.zeros(N), np.arange(N))), shape=(1, R * N))])
     rhs = np.concatenate([np.zeros(A.shape[0] - 1), [data.G]])
-    x = solve_qp(meas.noisy.ravel().astype(np.float64), A, rhs, rhs, time_limit=time_limit)
+    x = solve_qp(meas.noisy.ravel().astype(np.float64), A, rhs, rhs, time_limit=time_limit,
+                 solver=solver)
     counts = np.maximum(round_half_up(x), 0).reshape(R, N)
     return _release("M_H^r", data, meas, counts, t0, time.perf_counter() - start,
-                    "counts Δ=2, λ=2L/ε")
+                    "counts Δ=2, λ=2L/ε", {"qp_solver": solver})
 
 
 def m_c_r(data: CensusCounts, epsilon: float | None = None, *, rng: Any = None,
           accountant: Any = None, measurements: Measurements | None = None,
-          time_limit: float | None = None) -> CensusRelease:
-    """M_c^r (spec 003 §3.2): Model 2 relaxed (ĉ ≥ 0 continuous) by HiGHS QP, rounded half-up,
-    ⊖. A running maximum after rounding keeps n̂ ≥ 0 against solver round-off."""
+          time_limit: float | None = None, qp_solver: str = "auto") -> CensusRelease:
+    """M_c^r (spec 003 §3.2): Model 2 relaxed (ĉ ≥ 0 continuous) as a QP (``qp_solver``, see
+    :func:`solve_qp`), rounded half-up, ⊖. A running maximum after rounding keeps n̂ ≥ 0
+    against solver round-off."""
+    solver = _qp_solver_name(qp_solver)
     meas, t0 = _get(measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     h, N, R = data.hierarchy, data.N, data.hierarchy.n_regions
@@ -327,10 +394,10 @@ def m_c_r(data: CensusCounts, epsilon: float | None = None, *, rng: Any = None,
     lo = np.concatenate([np.zeros(cons.shape[0]), np.full(k.size, -np.inf), [data.G]])
     hi = np.concatenate([np.zeros(cons.shape[0]), np.zeros(k.size), [data.G]])
     c = solve_qp(meas.noisy.ravel().astype(np.float64), A, lo, hi,
-                 time_limit=time_limit).reshape(R, N)
+                 time_limit=time_limit, solver=solver).reshape(R, N)
     counts = decumulate(np.maximum.accumulate(np.maximum(round_half_up(c), 0), axis=1))
     return _release("M_c^r", data, meas, counts, t0, time.perf_counter() - start,
-                    "cumulative counts Δ=1, λ=L/ε")
+                    "cumulative counts Δ=1, λ=L/ε", {"qp_solver": solver})
 
 
 # ----------------------------------------------------------------------------- TopDown
