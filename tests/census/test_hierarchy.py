@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
 from privopt.census import CensusCounts, Hierarchy, cumulate, decumulate
 from privopt.errors import InvalidInput
 
@@ -30,11 +29,13 @@ def test_from_parents_reorders_breadth_first():
 
 
 def test_from_records_and_frame():
-    rec = pd.DataFrame({
-        "state": ["GA"] * 5 + ["NY"] * 6,
-        "county": ["g1", "g1", "g1", "g2", "g2", "n1", "n1", "n1", "n1", "n1", "n1"],
-        "hh": ["A", "A", "A", "B", "C", "D", "D", "D", "E", "F", "F"],
-    })
+    rec = pd.DataFrame(
+        {
+            "state": ["GA"] * 5 + ["NY"] * 6,
+            "county": ["g1", "g1", "g1", "g2", "g2", "n1", "n1", "n1", "n1", "n1", "n1"],
+            "hh": ["A", "A", "A", "B", "C", "D", "D", "D", "E", "F", "F"],
+        }
+    )
     c = CensusCounts.from_records(rec, ["state", "county"], "hh", max_size=4)
     h = c.hierarchy
     assert h.names.tolist() == ["root", "GA", "NY", "GA/g1", "GA/g2", "NY/n1"]
@@ -50,15 +51,18 @@ def test_from_records_and_frame():
         CensusCounts.from_records(rec, ["state"], "nope")
 
 
-@pytest.mark.parametrize("parent, match", [
-    ([0, 0], "exactly one root"),
-    ([-1, -1], "exactly one root"),
-    ([-1, 5], "not a valid region index"),
-    ([-1, 2, 1], "cycle"),
-    ([-1, 0, 0, 1], "same depth"),
-    ([], "non-empty"),
-    ([-1.0, 0.0], "integer"),
-])
+@pytest.mark.parametrize(
+    "parent, match",
+    [
+        ([0, 0], "exactly one root"),
+        ([-1, -1], "exactly one root"),
+        ([-1, 5], "not a valid region index"),
+        ([-1, 2, 1], "cycle"),
+        ([-1, 0, 0, 1], "same depth"),
+        ([], "non-empty"),
+        ([-1.0, 0.0], "integer"),
+    ],
+)
 def test_bad_hierarchies(parent, match):
     with pytest.raises(InvalidInput, match=match):
         Hierarchy.from_parents(np.asarray(parent))
@@ -84,8 +88,13 @@ def test_bad_counts():
 
 def test_count_of_counts_groups():
     # Several group columns: each distinct (sex, age) combination inside a leaf is one group.
-    rec = pd.DataFrame({"state": ["GA", "GA", "GA", "NY", "NY"], "sex": [1, 1, 2, 1, 1],
-                        "age": [30, 30, 30, 30, 40]})
+    rec = pd.DataFrame(
+        {
+            "state": ["GA", "GA", "GA", "NY", "NY"],
+            "sex": [1, 1, 2, 1, 1],
+            "age": [30, 30, 30, 30, 40],
+        }
+    )
     c = CensusCounts.from_records(rec, ["state"], ["sex", "age"])
     assert c.counts.tolist() == [[3, 1], [1, 1], [2, 0]]
     with pytest.raises(InvalidInput, match="group_column"):

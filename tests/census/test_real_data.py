@@ -7,14 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from privopt.census import CensusCounts, release
 
 
 def _records() -> Path | None:
     env = os.environ.get("PRIVOPT_DATA")
-    roots = ([Path(env)] if env else []) + [p / "shared" / "data"
-                                            for p in Path(__file__).resolve().parents]
+    roots = ([Path(env)] if env else []) + [
+        p / "shared" / "data" for p in Path(__file__).resolve().parents
+    ]
     for r in roots:
         f = r / "kanon" / "census" / "20k_4attr.csv"
         if f.is_file():

@@ -29,12 +29,14 @@ def load_counts(args: argparse.Namespace) -> CensusCounts:
             raise InvalidInput("--group is required with --records")
         frame = pd.read_csv(args.records)
         group = [c.strip() for c in args.group.split(",") if c.strip()]
-        return CensusCounts.from_records(frame, levels, group[0] if len(group) == 1 else group,
-                                         max_size=args.max_size)
+        return CensusCounts.from_records(
+            frame, levels, group[0] if len(group) == 1 else group, max_size=args.max_size
+        )
     if args.counts:
         frame = pd.read_csv(args.counts)
-        size_cols = sorted((c for c in frame.columns if str(c).startswith("size_")),
-                           key=lambda c: int(str(c)[5:]))
+        size_cols = sorted(
+            (c for c in frame.columns if str(c).startswith("size_")), key=lambda c: int(str(c)[5:])
+        )
         if not size_cols:
             raise InvalidInput("--counts needs columns size_1 … size_N (one row per leaf region)")
         if [int(str(c)[5:]) for c in size_cols] != list(range(1, len(size_cols) + 1)):
@@ -63,23 +65,39 @@ def _run(args: argparse.Namespace) -> int:
     path = rel.save(out / f"released_counts.{args.format}")
     checks = rel.check()
     h = data.hierarchy
-    body = (f"Mechanism **{rel.mechanism}**, ε = {rel.epsilon:g}, {h.n_regions} regions in "
-            f"{h.n_levels} levels, N = {data.N}, G = {data.G}.\n\nGuarantee: {rel.guarantee}.\n\n"
-            f"Checks: {checks}; runtime {rel.timings['total']:.3f} s.\n\nLedger:\n\n"
-            + "\n".join(f"- {e}" for e in rel.ledger) + "\n")
+    body = (
+        f"Mechanism **{rel.mechanism}**, ε = {rel.epsilon:g}, {h.n_regions} regions in "
+        f"{h.n_levels} levels, N = {data.N}, G = {data.G}.\n\nGuarantee: {rel.guarantee}.\n\n"
+        f"Checks: {checks}; runtime {rel.timings['total']:.3f} s.\n\nLedger:\n\n"
+        + "\n".join(f"- {e}" for e in rel.ledger)
+        + "\n"
+    )
     section = Section("Release", body)
     report = Report("privopt census")
     report.add(section)
     if args.compare:
-        names = [m.strip() for m in args.compare.split(",")] if args.compare != "all" else [
-            "M_H^dp", "M_c^dp", "M_c^ch", "TopDown", "M_H^r", "M_c^r"]
-        rows = run_comparison(data, args.epsilon, names, runs=args.runs, seed=args.seed,
-                              chain_noise_scale=args.chain_noise_scale,
-                              qp_time_limit=args.qp_time_limit)
+        names = (
+            [m.strip() for m in args.compare.split(",")]
+            if args.compare != "all"
+            else ["M_H^dp", "M_c^dp", "M_c^ch", "TopDown", "M_H^r", "M_c^r"]
+        )
+        rows = run_comparison(
+            data,
+            args.epsilon,
+            names,
+            runs=args.runs,
+            seed=args.seed,
+            chain_noise_scale=args.chain_noise_scale,
+            qp_time_limit=args.qp_time_limit,
+        )
         plot = plot_l1_per_level(rows, h.level_names, out / "census_l1_per_level.png")
-        report.add(Section(
-            "Comparison (confidential: errors against the true counts, do not publish)",
-            comparison_table(rows, h.level_names), [plot.name]))
+        report.add(
+            Section(
+                "Comparison (confidential: errors against the true counts, do not publish)",
+                comparison_table(rows, h.level_names),
+                [plot.name],
+            )
+        )
     written = report.write(out)
     print(f"released counts: {path}\nreport: {written}")
     return 0 if all(checks.values()) or args.mechanism in ("M_H", "M_H^r", "M_c^r") else 1
@@ -90,30 +108,57 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from privopt.census.mechanisms import MECHANISMS
 
     p = subparsers.add_parser(
-        "census", help="consistent ε-DP group-size counts over a region hierarchy (spec 003)",
+        "census",
+        help="consistent ε-DP group-size counts over a region hierarchy (spec 003)",
         description="Release ε-DP counts of groups (households) per size and region, consistent "
-        "across levels, non-negative integers summing to the public total.")
+        "across levels, non-negative integers summing to the public total.",
+    )
     src = p.add_argument_group("input (one of)")
     src.add_argument("--records", help="CSV, one row per individual (region columns + group id)")
     src.add_argument("--counts", help="CSV, one row per leaf: region columns + size_1..size_N")
-    src.add_argument("--synthetic-us", action="store_true",
-                     help="generated national data (52 states, 3,221 counties)")
+    src.add_argument(
+        "--synthetic-us",
+        action="store_true",
+        help="generated national data (52 states, 3,221 counties)",
+    )
     p.add_argument("--levels", help="comma-separated region columns, top level first")
-    p.add_argument("--group", help="group id column of --records; several comma-separated "
-                   "columns make each distinct combination within a leaf a group (count of counts)")
+    p.add_argument(
+        "--group",
+        help="group id column of --records; several comma-separated "
+        "columns make each distinct combination within a leaf a group (count of counts)",
+    )
     p.add_argument("--max-size", type=int, default=None, help="N (default: largest group)")
-    p.add_argument("--scale", type=float, default=1e-3,
-                   help="fraction of US households for --synthetic-us (default 1e-3)")
+    p.add_argument(
+        "--scale",
+        type=float,
+        default=1e-3,
+        help="fraction of US households for --synthetic-us (default 1e-3)",
+    )
     p.add_argument("--epsilon", type=float, default=1.0, help="total ε (default 1)")
-    p.add_argument("--mechanism", default="M_c^dp", choices=sorted(MECHANISMS),
-                   help="mechanism (default M_c^dp)")
-    p.add_argument("--chain-noise-scale", default="strict", choices=["strict", "paper"],
-                   help="M_c^ch noise: strict ε-DP (default) or the paper's scale (not ε-DP)")
-    p.add_argument("--compare", default=None,
-                   help="also compare mechanisms ('all' or comma list) and plot L1 per level")
+    p.add_argument(
+        "--mechanism",
+        default="M_c^dp",
+        choices=sorted(MECHANISMS),
+        help="mechanism (default M_c^dp)",
+    )
+    p.add_argument(
+        "--chain-noise-scale",
+        default="strict",
+        choices=["strict", "paper"],
+        help="M_c^ch noise: strict ε-DP (default) or the paper's scale (not ε-DP)",
+    )
+    p.add_argument(
+        "--compare",
+        default=None,
+        help="also compare mechanisms ('all' or comma list) and plot L1 per level",
+    )
     p.add_argument("--runs", type=int, default=1, help="noise draws for --compare")
-    p.add_argument("--qp-time-limit", type=float, default=30.0,
-                   help="seconds per HiGHS QP of M_H^r / M_c^r in --compare (default 30)")
+    p.add_argument(
+        "--qp-time-limit",
+        type=float,
+        default=30.0,
+        help="seconds per HiGHS QP of M_H^r / M_c^r in --compare (default 30)",
+    )
     p.add_argument("--seed", type=int, default=None, help="random seed (default: OS entropy)")
     p.add_argument("--format", default="csv", choices=["csv", "parquet"])
     p.add_argument("--out", default="census_out", help="output directory")

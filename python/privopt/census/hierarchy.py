@@ -57,8 +57,12 @@ class Hierarchy:
 
     # ----------------------------------------------------------------- constructors
     @classmethod
-    def from_parents(cls, parent: Sequence[int] | np.ndarray, names: Sequence[Any] | None = None,
-                     level_names: Sequence[str] | None = None) -> Hierarchy:
+    def from_parents(
+        cls,
+        parent: Sequence[int] | np.ndarray,
+        names: Sequence[Any] | None = None,
+        level_names: Sequence[str] | None = None,
+    ) -> Hierarchy:
         """Build from a parent array (``parent[i] = -1`` for the single root).
 
         Parameters
@@ -101,13 +105,17 @@ class Hierarchy:
         order = np.argsort(par, kind="stable")
         counts = np.bincount(par[par >= 0], minlength=R)
         ptr = np.concatenate([[0], np.cumsum(counts)])
-        kids = order[roots.size:]  # sorted by parent, stable: declared order
+        kids = order[roots.size :]  # sorted by parent, stable: declared order
         bfs = [int(roots[0])]
         depth = np.full(R, -1, dtype=np.int64)
         depth[roots[0]] = 0
         frontier = np.array([roots[0]])
         while frontier.size:
-            nxt = np.concatenate([kids[ptr[p]:ptr[p + 1]] for p in frontier]) if frontier.size else frontier
+            nxt = (
+                np.concatenate([kids[ptr[p] : ptr[p + 1]] for p in frontier])
+                if frontier.size
+                else frontier
+            )
             nxt = nxt.astype(np.int64)
             if nxt.size:
                 depth[nxt] = depth[frontier[0]] + 1
@@ -117,14 +125,17 @@ class Hierarchy:
                 break
         if len(bfs) != R:
             unreached = np.flatnonzero(depth < 0)
-            raise InvalidInput(f"parent has a cycle or a region not below the root "
-                               f"(region {unreached[0]} is unreachable)")
+            raise InvalidInput(
+                f"parent has a cycle or a region not below the root "
+                f"(region {unreached[0]} is unreachable)"
+            )
         leaves = counts == 0
         leaf_depths = np.unique(depth[leaves])
         if leaf_depths.size != 1:
             raise InvalidInput(
                 f"all leaves must be at the same depth (spec 003 §1.2); found leaf depths "
-                f"{leaf_depths.tolist()}: pad shorter branches with single-child regions")
+                f"{leaf_depths.tolist()}: pad shorter branches with single-child regions"
+            )
         L = int(leaf_depths[0]) + 1
         if level_names is None:
             level_names = tuple(f"level{i + 1}" for i in range(L))
@@ -142,8 +153,9 @@ class Hierarchy:
         return cls(new_parent, names_arr[perm], depth[perm], level_names, new_ptr, child_idx)
 
     @classmethod
-    def from_nested(cls, tree: Mapping[str, Any], level_names: Sequence[str] | None = None
-                    ) -> Hierarchy:
+    def from_nested(
+        cls, tree: Mapping[str, Any], level_names: Sequence[str] | None = None
+    ) -> Hierarchy:
         """Build from a nested mapping ``{root: {child: {...}, ...}}``; a leaf's value is an empty
         mapping or None, and a list of names is a shorthand for leaves.
 
@@ -173,8 +185,9 @@ class Hierarchy:
         return cls.from_parents(parent, names, level_names)
 
     @classmethod
-    def from_frame(cls, frame: Any, level_columns: Sequence[str], root_name: str = "root"
-                   ) -> Hierarchy:
+    def from_frame(
+        cls, frame: Any, level_columns: Sequence[str], root_name: str = "root"
+    ) -> Hierarchy:
         """Build from a DataFrame with one column per level below the root (e.g. state, county);
         each distinct row path is a leaf. Region names are the paths joined by ``"/"``."""
         cols = list(level_columns)
@@ -249,7 +262,7 @@ class Hierarchy:
                 out.append(r)
                 continue
             stack.append((r, True))
-            kids = self.child_idx[self.child_ptr[r]:self.child_ptr[r + 1]]
+            kids = self.child_idx[self.child_ptr[r] : self.child_ptr[r + 1]]
             stack.extend((int(c), False) for c in kids[::-1])
         return np.asarray(out, dtype=np.int64)
 
@@ -268,8 +281,9 @@ class CensusCounts:
     counts: np.ndarray
 
     @classmethod
-    def from_leaf_counts(cls, hierarchy: Hierarchy, leaf_counts: Any, *, G: int | None = None
-                         ) -> CensusCounts:
+    def from_leaf_counts(
+        cls, hierarchy: Hierarchy, leaf_counts: Any, *, G: int | None = None
+    ) -> CensusCounts:
         """Counts given for the leaves, in ``hierarchy.leaves`` order, shape (n_leaves, N);
         the other levels are sums. ``G``, when given, must equal the total (else InvalidInput)."""
         arr = np.asarray(leaf_counts)
@@ -295,18 +309,28 @@ class CensusCounts:
         """A full (R, N) table; must already be consistent (parents = sums of children)."""
         arr = np.asarray(counts)
         if arr.ndim != 2 or arr.shape[0] != hierarchy.n_regions:
-            raise InvalidInput(f"counts must have shape ({hierarchy.n_regions}, N), got {arr.shape}")
+            raise InvalidInput(
+                f"counts must have shape ({hierarchy.n_regions}, N), got {arr.shape}"
+            )
         out = cls.from_leaf_counts(hierarchy, arr[hierarchy.leaves])
         if not np.array_equal(out.counts, arr):
             r = int(np.flatnonzero(np.any(out.counts != arr, axis=1))[0])
-            raise InvalidInput(f"counts are not consistent: region {hierarchy.names[r]!r} is not "
-                               f"the sum of its children")
+            raise InvalidInput(
+                f"counts are not consistent: region {hierarchy.names[r]!r} is not "
+                f"the sum of its children"
+            )
         return out
 
     @classmethod
-    def from_records(cls, records: Any, level_columns: Sequence[str],
-                     group_column: str | Sequence[str], *, max_size: int | None = None,
-                     root_name: str = "root") -> CensusCounts:
+    def from_records(
+        cls,
+        records: Any,
+        level_columns: Sequence[str],
+        group_column: str | Sequence[str],
+        *,
+        max_size: int | None = None,
+        root_name: str = "root",
+    ) -> CensusCounts:
         """Count groups from individual records (spec 003 §1.1, z ≡ 1).
 
         Parameters
@@ -330,7 +354,9 @@ class CensusCounts:
         gcols = [group_column] if isinstance(group_column, str) else list(group_column)
         missing = [g for g in gcols if g not in records.columns]
         if not gcols or missing:
-            raise InvalidInput(f"group_column {missing or group_column!r} is not a column of records")
+            raise InvalidInput(
+                f"group_column {missing or group_column!r} is not a column of records"
+            )
         hierarchy = Hierarchy.from_frame(records, level_columns, root_name)
         if len(gcols) > 1:  # a group = one combination of the group columns inside one leaf
             keys = [c for c in cols if c not in gcols] + gcols
@@ -342,7 +368,9 @@ class CensusCounts:
         n_paths = per_group[cols].nunique(dropna=False)
         if (n_paths > 1).any().any():
             g = n_paths.index[(n_paths > 1).any(axis=1)][0]
-            raise InvalidInput(f"group {g!r} spans several regions; each group must live in one leaf")
+            raise InvalidInput(
+                f"group {g!r} spans several regions; each group must live in one leaf"
+            )
         sizes = per_group.size()
         first = per_group[cols].first()
         N = int(sizes.max()) if max_size is None else check_int("max_size", max_size, minimum=1)
