@@ -179,3 +179,50 @@ def test_synthetic_us_on_a_fips_county_list(tmp_path):
     path.write_text("statefp,countyfp\n01,001\n")
     with pytest.raises(InvalidInput, match="no counties for"):
         synthetic_us(0, N=4, scale=1e-4, counties_csv=path)
+
+
+def test_cli_synthetic_options_and_secure_default(tmp_path):
+    import pandas as pd
+
+    out = tmp_path / "syn"
+    args = [
+        "census",
+        "--synthetic-us",
+        "--scale",
+        "1e-5",
+        "--max-size",
+        "3",
+        "--tracts-per-county",
+        "2",
+        "--out",
+        str(out),
+    ]
+    # No --seed: the release noise comes from the OS CSPRNG; --compare still runs (seed 0).
+    assert (
+        main(args + ["--mechanism", "M_H^dp", "--window", "40", "--compare", "M_H^dp,TopDown"]) == 0
+    )
+    f = pd.read_csv(out / "released_counts.csv")
+    assert f["level"].unique().tolist() == ["nation", "state", "county", "tract"]
+    assert "ε-DP" in (out / "report.md").read_text()
+    counts = tmp_path / "counts.csv"
+    counts.write_text("state,county,size_1,size_2\nGA,g1,3,1\nGA,g2,0,2\nNY,n1,5,0\n")
+    assert (
+        main(
+            [
+                "census",
+                "--counts",
+                str(counts),
+                "--levels",
+                "state,county",
+                "--out",
+                str(out),
+                "--mechanism",
+                "M_H^r",
+                "--qp-solver",
+                "highs",
+                "--seed",
+                "1",
+            ]
+        )
+        == 0
+    )

@@ -18,7 +18,14 @@ def load_counts(args: argparse.Namespace) -> CensusCounts:
     if args.synthetic_us:
         from privopt.census.synthetic import synthetic_us
 
-        return synthetic_us(args.seed, N=args.max_size or 20, scale=args.scale)
+        return synthetic_us(
+            0 if args.seed is None else args.seed,
+            N=args.max_size or 20,
+            scale=args.scale,
+            tracts_per_county=args.tracts_per_county,
+            blocks_per_tract=args.blocks_per_tract,
+            counties_csv=args.counties_csv,
+        )
     import pandas as pd
 
     if not args.levels:
@@ -60,8 +67,16 @@ def _run(args: argparse.Namespace) -> int:
     data = load_counts(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    kw = {"chain_noise_scale": args.chain_noise_scale} if args.mechanism == "M_c^ch" else {}
-    rel = MECHANISMS[args.mechanism](data, args.epsilon, rng=args.seed, **kw)
+    kw: dict = {}
+    if args.mechanism == "M_c^ch":
+        kw["chain_noise_scale"] = args.chain_noise_scale
+    if args.mechanism in ("M_H^dp", "M_c^dp", "M_c^ch"):
+        kw["window"] = int(args.window) if args.window.isdigit() else args.window
+    if args.mechanism in ("M_H^r", "M_c^r"):
+        kw["qp_solver"] = args.qp_solver
+    # A release without --seed draws its noise from the OS CSPRNG (privopt.dp "secure").
+    rng = "secure" if args.seed is None else args.seed
+    rel = MECHANISMS[args.mechanism](data, args.epsilon, rng=rng, **kw)
     path = rel.save(out / f"released_counts.{args.format}")
     checks = rel.check()
     h = data.hierarchy
@@ -86,7 +101,7 @@ def _run(args: argparse.Namespace) -> int:
             args.epsilon,
             names,
             runs=args.runs,
-            seed=args.seed,
+            seed=0 if args.seed is None else args.seed,
             chain_noise_scale=args.chain_noise_scale,
             qp_time_limit=args.qp_time_limit,
         )
@@ -129,6 +144,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--max-size", type=int, default=None, help="N (default: largest group)")
     p.add_argument(
+        "--tracts-per-county",
+        type=float,
+        default=None,
+        help="--synthetic-us: add a tract level with this mean fan-out",
+    )
+    p.add_argument(
+        "--blocks-per-tract",
+        type=float,
+        default=None,
+        help="--synthetic-us: add a block level with this mean fan-out",
+    )
+    p.add_argument(
+        "--counties-csv",
+        default=None,
+        help="--synthetic-us: FIPS county list (statefp, countyfp) naming the counties",
+    )
+    p.add_argument(
+        "--window",
+        default="auto",
+        help="DP value windows: auto (certified, default), paper, exact or an int δ",
+    )
+    p.add_argument(
+        "--qp-solver",
+        default="auto",
+        choices=["auto", "clarabel", "highs"],
+        help="QP solver of M_H^r / M_c^r (default: Clarabel if installed)",
+    )
+    p.add_argument(
         "--scale",
         type=float,
         default=1e-3,
@@ -159,7 +202,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=30.0,
         help="seconds per HiGHS QP of M_H^r / M_c^r in --compare (default 30)",
     )
-    p.add_argument("--seed", type=int, default=None, help="random seed (default: OS entropy)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="random seed for experiments (default: the OS CSPRNG, for real releases; "
+        "--synthetic-us data then use seed 0)",
+    )
     p.add_argument("--format", default="csv", choices=["csv", "parquet"])
     p.add_argument("--out", default="census_out", help="output directory")
     p.set_defaults(func=_run)
