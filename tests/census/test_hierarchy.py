@@ -99,3 +99,22 @@ def test_count_of_counts_groups():
     assert c.counts.tolist() == [[3, 1], [1, 1], [2, 0]]
     with pytest.raises(InvalidInput, match="group_column"):
         CensusCounts.from_records(rec, ["state"], ["sex", "nope"])
+
+
+def test_unequal_depth_padding():
+    # DC has no counties: pad it with its own copy, then the mechanisms run as usual.
+    tree = {"US": {"VA": ["VA-1", "VA-2"], "DC": None}}
+    with pytest.raises(InvalidInput, match="pad_leaves=True"):
+        Hierarchy.from_nested(tree)
+    h = Hierarchy.from_nested(tree, ["nation", "state", "county"], pad_leaves=True)
+    assert h.names.tolist() == ["US", "VA", "DC", "VA-1", "VA-2", "DC/DC"]
+    assert h.level_sizes.tolist() == [1, 2, 3]
+    data = CensusCounts.from_leaf_counts(h, [[2, 1], [0, 3], [4, 0]])
+    assert data.counts[h.index("DC")].tolist() == [4, 0]
+    from privopt.census import m_h_dp
+
+    rel = m_h_dp(data, 1.0, rng=0).verify()
+    dc, dc2 = h.index("DC"), h.index("DC/DC")
+    assert rel.counts[dc].tolist() == rel.counts[dc2].tolist()
+    deep = Hierarchy.from_parents([-1, 0, 0, 1, 3], list("abcde"), pad_leaves=True)
+    assert deep.level_sizes.tolist() == [1, 2, 2, 2] and "c/c/c" in deep.names.tolist()

@@ -1,10 +1,11 @@
 """Region hierarchies and group-size counts (spec 003 §1.1-1.2).
 
 A :class:`Hierarchy` is a rooted tree of regions with all leaves at the same depth L (the
-paper's assumption, spec 003 §1.2; unequal depths are rejected with a clear error — pad a short
-branch with single-child regions if needed). Regions are stored in breadth-first order (root
-first, then level by level, children contiguous and in declared order), so that "level ℓ" is a
-contiguous slice of region indices.
+paper's assumption, spec 003 §1.2). Unequal depths are rejected with a clear error, or, with
+``pad_leaves=True``, supported by extending each shallow leaf with single-child copies (a single
+child always equals its parent, so the model and its guarantees are unchanged). Regions are
+stored in breadth-first order (root first, then level by level, children contiguous and in
+declared order), so that "level ℓ" is a contiguous slice of region indices.
 
 :class:`CensusCounts` holds the private input: ``n[r, s-1]`` = number of groups (households) of
 size ``s`` in region ``r`` (s = 1..N), consistent over the hierarchy, with the public total G.
@@ -32,6 +33,23 @@ def cumulate(n: np.ndarray) -> np.ndarray:
 def decumulate(c: np.ndarray) -> np.ndarray:
     """⊖ (spec 003 §3.1): ``n_1 = c_1``, ``n_s = c_s − c_{s−1}`` along the last axis."""
     return np.diff(c, axis=-1, prepend=0)
+
+
+def _pad(
+    parent: np.ndarray, names: np.ndarray, depth: np.ndarray, leaves: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Parent and name arrays with every shallow leaf extended by single-child copies."""
+    bottom = int(depth.max())
+    new_parent, new_names = list(parent), list(names)
+    for leaf in np.flatnonzero(leaves & (depth < bottom)):
+        above, name = int(leaf), str(names[leaf])
+        last = name.rsplit("/", 1)[-1]
+        for _ in range(bottom - int(depth[leaf])):
+            name = f"{name}/{last}"
+            new_parent.append(above)
+            new_names.append(name)
+            above = len(new_parent) - 1
+    return np.asarray(new_parent, dtype=np.int64), np.asarray(new_names, dtype=object)
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,6 +80,8 @@ class Hierarchy:
         parent: Sequence[int] | np.ndarray,
         names: Sequence[Any] | None = None,
         level_names: Sequence[str] | None = None,
+        *,
+        pad_leaves: bool = False,
     ) -> Hierarchy:
         """Build from a parent array (``parent[i] = -1`` for the single root).
 
@@ -70,12 +90,23 @@ class Hierarchy:
         parent : (R,) integers; region i's parent index, -1 for the root.
         names : optional (R,) unique region names (default: ``"0"``, ``"1"``, …).
         level_names : optional L names of the levels.
+        pad_leaves : support leaves at different depths by extending each shallow leaf with a
+            chain of single-child copies down to the deepest level (a city-state that is its
+            own county). The copy of region ``"DC"`` one level down is named ``"DC/DC"``. Counts
+            are then given for the padded leaves (``hierarchy.leaves``); the model is unchanged,
+            since a single child always equals its parent.
 
         Raises
         ------
         InvalidInput
-            No or several roots, an index out of range, a cycle, leaves at different depths,
-            duplicate names.
+            No or several roots, an index out of range, a cycle, leaves at different depths
+            (unless ``pad_leaves``), duplicate names.
+
+        Example
+        -------
+        >>> h = Hierarchy.from_parents([-1, 0, 0, 1], ["US", "VA", "DC", "VA-1"], pad_leaves=True)
+        >>> h.names.tolist(), h.level_sizes.tolist()
+        (['US', 'VA', 'DC', 'VA-1', 'DC/DC'], [1, 2, 2])
         """
         try:
             par = np.asarray(parent)
@@ -131,10 +162,13 @@ class Hierarchy:
             )
         leaves = counts == 0
         leaf_depths = np.unique(depth[leaves])
+        if leaf_depths.size != 1 and pad_leaves:
+            return cls.from_parents(*_pad(par, names_arr, depth, leaves), level_names)
         if leaf_depths.size != 1:
             raise InvalidInput(
                 f"all leaves must be at the same depth (spec 003 §1.2); found leaf depths "
-                f"{leaf_depths.tolist()}: pad shorter branches with single-child regions"
+                f"{leaf_depths.tolist()}: pad shorter branches with single-child regions "
+                f"(pad_leaves=True does it)"
             )
         L = int(leaf_depths[0]) + 1
         if level_names is None:
@@ -154,10 +188,15 @@ class Hierarchy:
 
     @classmethod
     def from_nested(
-        cls, tree: Mapping[str, Any], level_names: Sequence[str] | None = None
+        cls,
+        tree: Mapping[str, Any],
+        level_names: Sequence[str] | None = None,
+        *,
+        pad_leaves: bool = False,
     ) -> Hierarchy:
         """Build from a nested mapping ``{root: {child: {...}, ...}}``; a leaf's value is an empty
-        mapping or None, and a list of names is a shorthand for leaves.
+        mapping or None, and a list of names is a shorthand for leaves. ``pad_leaves`` as in
+        :meth:`from_parents`.
 
         Example
         -------
@@ -182,7 +221,7 @@ class Hierarchy:
                 stack.extend((k, None, idx) for k in sub)
             else:
                 raise InvalidInput(f"tree: children of {name!r} must be a mapping or list")
-        return cls.from_parents(parent, names, level_names)
+        return cls.from_parents(parent, names, level_names, pad_leaves=pad_leaves)
 
     @classmethod
     def from_frame(
