@@ -81,15 +81,23 @@ class SlopeHeap {
         h_.pop_back();
     }
     void replace_top(Item it) {  // == pop() then push(it)
+        // Floyd's bottom-up variant: walk the hole down to a leaf along the smaller children
+        // (one comparison per level), then sift the new item up — short, because a child's next
+        // slope is at least its previous one, i.e. at least the popped minimum.
         const std::size_t n = h_.size();
         std::size_t i = 0;
         for (;;) {
             std::size_t c = 2 * i + 1;
             if (c >= n) break;
             if (c + 1 < n && h_[c + 1] < h_[c]) ++c;
-            if (!(h_[c] < it)) break;
             h_[i] = h_[c];
             i = c;
+        }
+        while (i > 0) {
+            const std::size_t p = (i - 1) / 2;
+            if (!(it < h_[p])) break;
+            h_[i] = h_[p];
+            i = p;
         }
         h_[i] = it;
     }
