@@ -226,3 +226,28 @@ def test_cli_synthetic_options_and_secure_default(tmp_path):
         )
         == 0
     )
+
+
+def test_cli_ragged_counts_with_padding(tmp_path):
+    import pandas as pd
+
+    counts = tmp_path / "ragged.csv"
+    counts.write_text("state,county,size_1,size_2\nVA,v1,3,1\nVA,v2,0,2\nDC,,5,0\n")
+    out = tmp_path / "ragged"
+    base = [
+        "census",
+        "--counts",
+        str(counts),
+        "--levels",
+        "state,county",
+        "--out",
+        str(out),
+        "--mechanism",
+        "M_H^dp",
+        "--seed",
+        "0",
+    ]
+    assert main(base) == 2  # InvalidInput → usage error without --pad-leaves
+    assert main(base + ["--pad-leaves"]) == 0
+    f = pd.read_csv(out / "released_counts.csv")
+    assert set(f.region) == {"root", "VA", "DC", "VA/v1", "VA/v2", "DC/DC"}

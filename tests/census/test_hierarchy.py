@@ -118,3 +118,23 @@ def test_unequal_depth_padding():
     assert rel.counts[dc].tolist() == rel.counts[dc2].tolist()
     deep = Hierarchy.from_parents([-1, 0, 0, 1, 3], list("abcde"), pad_leaves=True)
     assert deep.level_sizes.tolist() == [1, 2, 2, 2] and "c/c/c" in deep.names.tolist()
+
+
+def test_ragged_records_with_padding():
+    rec = pd.DataFrame(
+        {
+            "state": ["VA", "VA", "VA", "DC", "DC"],
+            "county": ["v1", "v1", "v2", None, None],
+            "hh": ["a", "a", "b", "c", "d"],
+        }
+    )
+    with pytest.raises(InvalidInput, match="pad_leaves=True"):
+        CensusCounts.from_records(rec, ["state", "county"], "hh")
+    c = CensusCounts.from_records(rec, ["state", "county"], "hh", pad_leaves=True)
+    h = c.hierarchy
+    assert h.level_sizes.tolist() == [1, 2, 3]
+    assert c.counts[h.index("DC/DC")].tolist() == [2, 0] == c.counts[h.index("DC")].tolist()
+    assert c.counts[0].tolist() == [3, 1]
+    bad = pd.DataFrame({"state": [None], "county": ["x"]})
+    with pytest.raises(InvalidInput, match="only end"):
+        Hierarchy.from_frame(bad, ["state", "county"], pad_leaves=True)

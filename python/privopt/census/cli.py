@@ -37,7 +37,11 @@ def load_counts(args: argparse.Namespace) -> CensusCounts:
         frame = pd.read_csv(args.records)
         group = [c.strip() for c in args.group.split(",") if c.strip()]
         return CensusCounts.from_records(
-            frame, levels, group[0] if len(group) == 1 else group, max_size=args.max_size
+            frame,
+            levels,
+            group[0] if len(group) == 1 else group,
+            max_size=args.max_size,
+            pad_leaves=args.pad_leaves,
         )
     if args.counts:
         frame = pd.read_csv(args.counts)
@@ -48,13 +52,12 @@ def load_counts(args: argparse.Namespace) -> CensusCounts:
             raise InvalidInput("--counts needs columns size_1 … size_N (one row per leaf region)")
         if [int(str(c)[5:]) for c in size_cols] != list(range(1, len(size_cols) + 1)):
             raise InvalidInput("--counts size columns must be size_1 … size_N without gaps")
-        h = Hierarchy.from_frame(frame, levels)
-        leaf_names = frame[levels].astype(str).agg("/".join, axis=1).to_numpy()
-        pos = {n: i for i, n in enumerate(h.names[h.leaves])}
-        if len(set(leaf_names)) != len(leaf_names):
+        h = Hierarchy.from_frame(frame, levels, pad_leaves=args.pad_leaves)
+        rows = h.leaf_positions(frame[levels])
+        if np.unique(rows).size != rows.size:
             raise InvalidInput("--counts has duplicate leaf rows")
-        leaf = np.zeros((len(pos), len(size_cols)), dtype=np.int64)
-        leaf[[pos[n] for n in leaf_names]] = frame[size_cols].to_numpy()
+        leaf = np.zeros((h.leaves.stop - h.leaves.start, len(size_cols)), dtype=np.int64)
+        leaf[rows] = frame[size_cols].to_numpy()
         return CensusCounts.from_leaf_counts(h, leaf)
     raise InvalidInput("give one of --records, --counts or --synthetic-us")
 
@@ -143,6 +146,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "columns make each distinct combination within a leaf a group (count of counts)",
     )
     p.add_argument("--max-size", type=int, default=None, help="N (default: largest group)")
+    p.add_argument(
+        "--pad-leaves",
+        action="store_true",
+        help="accept region paths that end early (empty last columns), padded with "
+        "single-child copies",
+    )
     p.add_argument(
         "--tracts-per-county",
         type=float,

@@ -35,6 +35,18 @@ def decumulate(c: np.ndarray) -> np.ndarray:
     return np.diff(c, axis=-1, prepend=0)
 
 
+def _path(row: Sequence[Any]) -> list[Any]:
+    """A row of region columns up to its first missing value."""
+    import pandas as pd
+
+    out = []
+    for v in row:
+        if pd.isna(v):
+            break
+        out.append(v)
+    return out
+
+
 def _pad(
     parent: np.ndarray, names: np.ndarray, depth: np.ndarray, leaves: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -225,10 +237,17 @@ class Hierarchy:
 
     @classmethod
     def from_frame(
-        cls, frame: Any, level_columns: Sequence[str], root_name: str = "root"
+        cls,
+        frame: Any,
+        level_columns: Sequence[str],
+        root_name: str = "root",
+        *,
+        pad_leaves: bool = False,
     ) -> Hierarchy:
         """Build from a DataFrame with one column per level below the root (e.g. state, county);
-        each distinct row path is a leaf. Region names are the paths joined by ``"/"``."""
+        each distinct row path is a leaf. Region names are the paths joined by ``"/"``. With
+        ``pad_leaves``, a path may end early (missing values in its last columns, e.g. a state
+        without counties) and is padded as in :meth:`from_parents`."""
         cols = list(level_columns)
         if not cols:
             raise InvalidInput("level_columns must name at least one column")
@@ -236,21 +255,30 @@ class Hierarchy:
         if missing:
             raise InvalidInput(f"level_columns not in the frame: {missing}")
         paths = frame[cols].drop_duplicates()
-        if paths.isna().any().any():
-            raise InvalidInput("level_columns contain missing values")
+        na = paths.isna().to_numpy()
+        if na.any() and not pad_leaves:
+            raise InvalidInput(
+                "level_columns contain missing values (pad_leaves=True accepts paths that end "
+                "early)"
+            )
+        if np.any(na[:, 0]) or np.any(na[:, :-1] & ~na[:, 1:]):
+            raise InvalidInput(
+                "level_columns: a path must start with a value and may only end "
+                "early (a missing value followed by a value)"
+            )
         names = [root_name]
         parent = [-1]
         index = {(): 0}
         for row in paths.itertuples(index=False):
             key: tuple = ()
-            for v in row:
+            for v in _path(row):
                 child = key + (v,)
                 if child not in index:
                     index[child] = len(names)
                     names.append("/".join(str(x) for x in child))
                     parent.append(index[key])
                 key = child
-        return cls.from_parents(parent, names, [root_name] + cols)
+        return cls.from_parents(parent, names, [root_name] + cols, pad_leaves=pad_leaves)
 
     # ----------------------------------------------------------------- properties
     @property
@@ -281,6 +309,25 @@ class Hierarchy:
         if hits.size == 0:
             raise InvalidInput(f"no region named {name!r}")
         return int(hits[0])
+
+    def leaf_positions(self, paths: Any) -> np.ndarray:
+        """Position in :attr:`leaves` of each row of a DataFrame of region columns (top level
+        first, as given to :meth:`from_frame`); a path that ends early (missing values) maps
+        to its padded copy. Raises InvalidInput for a path that is not a leaf."""
+        pos = {n: i for i, n in enumerate(self.names[self.leaves])}
+
+        def one(row: Sequence[Any]) -> int:
+            name = "/".join(str(x) for x in _path(row))
+            last = name.rsplit("/", 1)[-1]
+            for _ in range(self.n_levels):
+                if name in pos:
+                    return pos[name]
+                name = f"{name}/{last}"  # padded copy (from_parents(pad_leaves=True))
+            raise InvalidInput(f"region path {'/'.join(map(str, _path(row)))!r} is not a leaf")
+
+        return np.fromiter(
+            (one(r) for r in paths.itertuples(index=False)), dtype=np.int64, count=len(paths)
+        )
 
     def aggregate(self, leaf_values: np.ndarray) -> np.ndarray:
         """Sum leaf rows up the tree: (n_leaves, ...) -> (R, ...) consistent table."""
@@ -369,6 +416,7 @@ class CensusCounts:
         *,
         max_size: int | None = None,
         root_name: str = "root",
+        pad_leaves: bool = False,
     ) -> CensusCounts:
         """Count groups from individual records (spec 003 §1.1, z ≡ 1).
 
@@ -381,6 +429,8 @@ class CensusCounts:
             "count of counts" (e.g. ``["sex", "age"]``: how many sex × age cells of each size
             every region has, Kuo et al., spec 003 §4).
         max_size : N; default the largest group size. Larger groups raise InvalidInput.
+        pad_leaves : accept region paths that end early (missing values in the last region
+            columns), see :meth:`Hierarchy.from_frame`.
 
         Example
         -------
@@ -396,7 +446,7 @@ class CensusCounts:
             raise InvalidInput(
                 f"group_column {missing or group_column!r} is not a column of records"
             )
-        hierarchy = Hierarchy.from_frame(records, level_columns, root_name)
+        hierarchy = Hierarchy.from_frame(records, level_columns, root_name, pad_leaves=pad_leaves)
         if len(gcols) > 1:  # a group = one combination of the group columns inside one leaf
             keys = [c for c in cols if c not in gcols] + gcols
             records = records.assign(_privopt_group=records.groupby(keys, sort=False).ngroup())
@@ -415,10 +465,8 @@ class CensusCounts:
         N = int(sizes.max()) if max_size is None else check_int("max_size", max_size, minimum=1)
         if sizes.max() > N:
             raise InvalidInput(f"a group has size {int(sizes.max())} > max_size = {N}")
-        leaf_names = first.astype(str).agg("/".join, axis=1).to_numpy()
         leaf_sl = hierarchy.leaves
-        pos = {n: i for i, n in enumerate(hierarchy.names[leaf_sl])}
-        leaf_i = np.fromiter((pos[n] for n in leaf_names), dtype=np.int64, count=leaf_names.size)
+        leaf_i = hierarchy.leaf_positions(first)
         leaf = np.zeros((leaf_sl.stop - leaf_sl.start, N), dtype=np.int64)
         np.add.at(leaf, (leaf_i, sizes.to_numpy() - 1), 1)
         return cls(hierarchy, hierarchy.aggregate(leaf))
