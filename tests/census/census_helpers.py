@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from privopt.census import CensusCounts, Hierarchy
 
 
@@ -23,5 +22,3 @@ def random_hierarchy(rng: np.random.Generator, depth: int, max_fanout: int) -> H
 def random_counts(rng: np.random.Generator, h: Hierarchy, N: int, high: int) -> CensusCounts:
     n_leaves = h.leaves.stop - h.leaves.start
     return CensusCounts.from_leaf_counts(h, rng.integers(0, high + 1, size=(n_leaves, N)))
-
-

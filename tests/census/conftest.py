@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from privopt.census import CensusCounts, Hierarchy
 
 

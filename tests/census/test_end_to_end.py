@@ -7,9 +7,17 @@ import math
 
 import numpy as np
 import pytest
-
-from privopt.census import (CensusCounts, Hierarchy, m_c_ch, m_c_dp, m_h_dp, measure_chain,
-                            measure_counts, release, topdown)
+from privopt.census import (
+    CensusCounts,
+    Hierarchy,
+    m_c_ch,
+    m_c_dp,
+    m_h_dp,
+    measure_chain,
+    measure_counts,
+    release,
+    topdown,
+)
 from privopt.census.synthetic import household_size_distribution, synthetic_us
 from privopt.cli import main
 from privopt.dp import PrivacyAccountant
@@ -24,7 +32,11 @@ def small_us() -> CensusCounts:
 def test_synthetic_us_shape_and_calibration():
     d = synthetic_us(0, N=20, scale=1e-2)
     assert d.hierarchy.level_sizes.tolist() == [1, 52, 3221]
-    assert synthetic_us(0, N=20, scale=1e-2, include_pr=False).hierarchy.level_sizes.tolist() == [1, 51, 3143]
+    assert synthetic_us(0, N=20, scale=1e-2, include_pr=False).hierarchy.level_sizes.tolist() == [
+        1,
+        51,
+        3143,
+    ]
     assert abs(d.G - 1_180_933) <= 1
     share = d.counts[0] / d.G
     assert abs(share[0] - 0.267) < 0.01 and abs((share * np.arange(1, 21)).sum() - 2.55) < 0.05
@@ -83,9 +95,28 @@ def test_cli_records_and_errors(tmp_path, capsys):
     rec = tmp_path / "rec.csv"
     rec.write_text("state,county,hh\nGA,g1,A\nGA,g1,A\nGA,g2,B\nNY,n1,C\nNY,n1,C\nNY,n1,C\n")
     out = tmp_path / "out"
-    assert main(["census", "--records", str(rec), "--levels", "state,county", "--group", "hh",
-                 "--seed", "0", "--out", str(out), "--mechanism", "M_H^dp",
-                 "--compare", "M_H^dp,TopDown,M_H^r"]) == 0
+    assert (
+        main(
+            [
+                "census",
+                "--records",
+                str(rec),
+                "--levels",
+                "state,county",
+                "--group",
+                "hh",
+                "--seed",
+                "0",
+                "--out",
+                str(out),
+                "--mechanism",
+                "M_H^dp",
+                "--compare",
+                "M_H^dp,TopDown,M_H^r",
+            ]
+        )
+        == 0
+    )
     import pandas as pd
 
     f = pd.read_csv(out / "released_counts.csv")
@@ -93,10 +124,27 @@ def test_cli_records_and_errors(tmp_path, capsys):
     assert (out / "report.md").exists() and (out / "census_l1_per_level.png").exists()
     counts = tmp_path / "counts.csv"
     counts.write_text("state,county,size_1,size_2\nGA,g1,3,1\nGA,g2,0,2\nNY,n1,5,0\n")
-    assert main(["census", "--counts", str(counts), "--levels", "state,county", "--seed", "1",
-                 "--out", str(out), "--mechanism", "M_c^ch"]) == 0
-    assert main(["census", "--records", str(rec), "--levels", "state,county",
-                 "--out", str(out)]) == 2
+    assert (
+        main(
+            [
+                "census",
+                "--counts",
+                str(counts),
+                "--levels",
+                "state,county",
+                "--seed",
+                "1",
+                "--out",
+                str(out),
+                "--mechanism",
+                "M_c^ch",
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(["census", "--records", str(rec), "--levels", "state,county", "--out", str(out)]) == 2
+    )
     assert "--group" in capsys.readouterr().err
 
 
@@ -112,3 +160,94 @@ def test_single_region_any_epsilon():
     data = CensusCounts.from_leaf_counts(h, [[3, 1, 2]])
     for eps in (0.01, 1.0, 50.0):
         assert m_c_ch(data, eps, rng=0).verify().counts.sum() == 6
+
+
+def test_synthetic_us_on_a_fips_county_list(tmp_path):
+    from privopt.census.synthetic import STATE_FIPS
+    from privopt.errors import InvalidInput
+
+    rows = (
+        ["statefp,countyfp,name"]
+        + [f"{f},{c:03d},x" for f in STATE_FIPS.values() for c in (1, 3)]
+        + ["13,001,dup", "99,001,unknown state"]
+    )
+    path = tmp_path / "counties.csv"
+    path.write_text("\n".join(rows) + "\n")
+    d = synthetic_us(0, N=4, scale=1e-4, counties_csv=path)
+    assert d.hierarchy.level_sizes.tolist() == [1, 52, 104]
+    assert d.hierarchy.names[d.hierarchy.leaves][:2].tolist() == ["01001", "01003"]
+    path.write_text("statefp,countyfp\n01,001\n")
+    with pytest.raises(InvalidInput, match="no counties for"):
+        synthetic_us(0, N=4, scale=1e-4, counties_csv=path)
+
+
+def test_cli_synthetic_options_and_secure_default(tmp_path):
+    import pandas as pd
+
+    out = tmp_path / "syn"
+    args = [
+        "census",
+        "--synthetic-us",
+        "--scale",
+        "1e-5",
+        "--max-size",
+        "3",
+        "--tracts-per-county",
+        "2",
+        "--out",
+        str(out),
+    ]
+    # No --seed: the release noise comes from the OS CSPRNG; --compare still runs (seed 0).
+    assert (
+        main(args + ["--mechanism", "M_H^dp", "--window", "40", "--compare", "M_H^dp,TopDown"]) == 0
+    )
+    f = pd.read_csv(out / "released_counts.csv")
+    assert f["level"].unique().tolist() == ["nation", "state", "county", "tract"]
+    assert "ε-DP" in (out / "report.md").read_text()
+    counts = tmp_path / "counts.csv"
+    counts.write_text("state,county,size_1,size_2\nGA,g1,3,1\nGA,g2,0,2\nNY,n1,5,0\n")
+    assert (
+        main(
+            [
+                "census",
+                "--counts",
+                str(counts),
+                "--levels",
+                "state,county",
+                "--out",
+                str(out),
+                "--mechanism",
+                "M_H^r",
+                "--qp-solver",
+                "highs",
+                "--seed",
+                "1",
+            ]
+        )
+        == 0
+    )
+
+
+def test_cli_ragged_counts_with_padding(tmp_path):
+    import pandas as pd
+
+    counts = tmp_path / "ragged.csv"
+    counts.write_text("state,county,size_1,size_2\nVA,v1,3,1\nVA,v2,0,2\nDC,,5,0\n")
+    out = tmp_path / "ragged"
+    base = [
+        "census",
+        "--counts",
+        str(counts),
+        "--levels",
+        "state,county",
+        "--out",
+        str(out),
+        "--mechanism",
+        "M_H^dp",
+        "--seed",
+        "0",
+    ]
+    assert main(base) == 2  # InvalidInput → usage error without --pad-leaves
+    assert main(base + ["--pad-leaves"]) == 0
+    f = pd.read_csv(out / "released_counts.csv")
+    assert set(f.region) == {"root", "VA", "DC", "VA/v1", "VA/v2", "DC/DC"}

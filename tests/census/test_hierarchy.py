@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
 from privopt.census import CensusCounts, Hierarchy, cumulate, decumulate
 from privopt.errors import InvalidInput
 
@@ -30,11 +29,13 @@ def test_from_parents_reorders_breadth_first():
 
 
 def test_from_records_and_frame():
-    rec = pd.DataFrame({
-        "state": ["GA"] * 5 + ["NY"] * 6,
-        "county": ["g1", "g1", "g1", "g2", "g2", "n1", "n1", "n1", "n1", "n1", "n1"],
-        "hh": ["A", "A", "A", "B", "C", "D", "D", "D", "E", "F", "F"],
-    })
+    rec = pd.DataFrame(
+        {
+            "state": ["GA"] * 5 + ["NY"] * 6,
+            "county": ["g1", "g1", "g1", "g2", "g2", "n1", "n1", "n1", "n1", "n1", "n1"],
+            "hh": ["A", "A", "A", "B", "C", "D", "D", "D", "E", "F", "F"],
+        }
+    )
     c = CensusCounts.from_records(rec, ["state", "county"], "hh", max_size=4)
     h = c.hierarchy
     assert h.names.tolist() == ["root", "GA", "NY", "GA/g1", "GA/g2", "NY/n1"]
@@ -50,15 +51,18 @@ def test_from_records_and_frame():
         CensusCounts.from_records(rec, ["state"], "nope")
 
 
-@pytest.mark.parametrize("parent, match", [
-    ([0, 0], "exactly one root"),
-    ([-1, -1], "exactly one root"),
-    ([-1, 5], "not a valid region index"),
-    ([-1, 2, 1], "cycle"),
-    ([-1, 0, 0, 1], "same depth"),
-    ([], "non-empty"),
-    ([-1.0, 0.0], "integer"),
-])
+@pytest.mark.parametrize(
+    "parent, match",
+    [
+        ([0, 0], "exactly one root"),
+        ([-1, -1], "exactly one root"),
+        ([-1, 5], "not a valid region index"),
+        ([-1, 2, 1], "cycle"),
+        ([-1, 0, 0, 1], "same depth"),
+        ([], "non-empty"),
+        ([-1.0, 0.0], "integer"),
+    ],
+)
 def test_bad_hierarchies(parent, match):
     with pytest.raises(InvalidInput, match=match):
         Hierarchy.from_parents(np.asarray(parent))
@@ -80,3 +84,57 @@ def test_bad_counts():
         Hierarchy.from_parents([-1, 0, 0], names=["a", "b", "b"])
     with pytest.raises(InvalidInput, match="one root key"):
         Hierarchy.from_nested({"a": [], "b": []})
+
+
+def test_count_of_counts_groups():
+    # Several group columns: each distinct (sex, age) combination inside a leaf is one group.
+    rec = pd.DataFrame(
+        {
+            "state": ["GA", "GA", "GA", "NY", "NY"],
+            "sex": [1, 1, 2, 1, 1],
+            "age": [30, 30, 30, 30, 40],
+        }
+    )
+    c = CensusCounts.from_records(rec, ["state"], ["sex", "age"])
+    assert c.counts.tolist() == [[3, 1], [1, 1], [2, 0]]
+    with pytest.raises(InvalidInput, match="group_column"):
+        CensusCounts.from_records(rec, ["state"], ["sex", "nope"])
+
+
+def test_unequal_depth_padding():
+    # DC has no counties: pad it with its own copy, then the mechanisms run as usual.
+    tree = {"US": {"VA": ["VA-1", "VA-2"], "DC": None}}
+    with pytest.raises(InvalidInput, match="pad_leaves=True"):
+        Hierarchy.from_nested(tree)
+    h = Hierarchy.from_nested(tree, ["nation", "state", "county"], pad_leaves=True)
+    assert h.names.tolist() == ["US", "VA", "DC", "VA-1", "VA-2", "DC/DC"]
+    assert h.level_sizes.tolist() == [1, 2, 3]
+    data = CensusCounts.from_leaf_counts(h, [[2, 1], [0, 3], [4, 0]])
+    assert data.counts[h.index("DC")].tolist() == [4, 0]
+    from privopt.census import m_h_dp
+
+    rel = m_h_dp(data, 1.0, rng=0).verify()
+    dc, dc2 = h.index("DC"), h.index("DC/DC")
+    assert rel.counts[dc].tolist() == rel.counts[dc2].tolist()
+    deep = Hierarchy.from_parents([-1, 0, 0, 1, 3], list("abcde"), pad_leaves=True)
+    assert deep.level_sizes.tolist() == [1, 2, 2, 2] and "c/c/c" in deep.names.tolist()
+
+
+def test_ragged_records_with_padding():
+    rec = pd.DataFrame(
+        {
+            "state": ["VA", "VA", "VA", "DC", "DC"],
+            "county": ["v1", "v1", "v2", None, None],
+            "hh": ["a", "a", "b", "c", "d"],
+        }
+    )
+    with pytest.raises(InvalidInput, match="pad_leaves=True"):
+        CensusCounts.from_records(rec, ["state", "county"], "hh")
+    c = CensusCounts.from_records(rec, ["state", "county"], "hh", pad_leaves=True)
+    h = c.hierarchy
+    assert h.level_sizes.tolist() == [1, 2, 3]
+    assert c.counts[h.index("DC/DC")].tolist() == [2, 0] == c.counts[h.index("DC")].tolist()
+    assert c.counts[0].tolist() == [3, 1]
+    bad = pd.DataFrame({"state": [None], "county": ["x"]})
+    with pytest.raises(InvalidInput, match="only end"):
+        Hierarchy.from_frame(bad, ["state", "county"], pad_leaves=True)

@@ -6,9 +6,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from census_helpers import random_counts, random_hierarchy
-
-from privopt.census import (MECHANISMS, CensusCounts, Hierarchy, Measurements, cumulate, m_c_ch,
-                            m_c_dp, m_h_dp, release, topdown)
+from privopt.census import (
+    MECHANISMS,
+    CensusCounts,
+    Hierarchy,
+    Measurements,
+    cumulate,
+    m_c_ch,
+    m_c_dp,
+    m_h_dp,
+    release,
+    topdown,
+)
 from privopt.census.solvers import chain_order, level_cumulative
 from privopt.errors import InvalidInput, PrivacyViolation
 
@@ -25,8 +34,9 @@ def _inject(data: CensusCounts, name: str, noise: np.ndarray) -> Measurements:
         return _measurements("cumulative", cumulate(data.counts) + noise, L)
     if name == "M_c^ch":
         region, size, level, _ = chain_order(data.hierarchy, data.N)
-        m = _measurements("chain", level_cumulative(data.counts[region, size], level, L)
-                          + noise[region, size], L)
+        m = _measurements(
+            "chain", level_cumulative(data.counts[region, size], level, L) + noise[region, size], L
+        )
         m.info["chain_noise_scale"] = "strict"
         return m
     return _measurements("counts", data.counts + noise, L)
@@ -103,19 +113,29 @@ def test_bad_input(running_example):
     with pytest.raises(InvalidInput, match="'counts' Measurements"):
         m_h_dp(running_example, measurements=m)
     with pytest.raises(InvalidInput, match="window"):
-        m_h_dp(running_example, measurements=_measurements("counts", running_example.counts, 2),
-               window="huge")
+        m_h_dp(
+            running_example,
+            measurements=_measurements("counts", running_example.counts, 2),
+            window="huge",
+        )
 
 
 def test_release_frame_and_save(tmp_path, running_example):
-    rel = m_h_dp(running_example,
-                 measurements=_measurements("counts", running_example.counts, 2))
+    rel = m_h_dp(running_example, measurements=_measurements("counts", running_example.counts, 2))
     f = rel.to_frame()
     assert list(f.columns) == ["region", "level", "size", "count"] and len(f) == 15
     assert rel.save(tmp_path / "out.csv").exists()
     with pytest.raises(InvalidInput, match="csv or .parquet"):
         rel.save(tmp_path / "out.txt")
     assert "M_H^dp" in repr(rel)
+
+
+def test_release_parquet(tmp_path, running_example):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    rel = m_h_dp(running_example, measurements=_measurements("counts", running_example.counts, 2))
+    back = pd.read_parquet(rel.save(tmp_path / "out.parquet"))
+    assert back.equals(rel.to_frame())
 
 
 def test_hierarchy_single_level():
@@ -125,3 +145,18 @@ def test_hierarchy_single_level():
         noise = np.array([[4, -2, 1]])
         rel = MECHANISMS[name](data, measurements=_inject(data, name, noise)).verify()
         assert rel.counts.sum() == 6
+
+
+@pytest.mark.parametrize("name", ["M_H^r", "M_c^r"])
+def test_qp_solvers_agree(name):
+    pytest.importorskip("clarabel")
+    rng = np.random.default_rng(4)
+    data = random_counts(rng, random_hierarchy(rng, 3, 3), N=4, high=30)
+    m = _inject(data, name, rng.integers(-8, 9, size=data.counts.shape))
+    a = MECHANISMS[name](data, measurements=m, qp_solver="clarabel")
+    b = MECHANISMS[name](data, measurements=m, qp_solver="highs")
+    assert a.info["qp_solver"] == "clarabel" and b.info["qp_solver"] == "highs"
+    # Same strictly convex QP: the rounded solutions agree up to round-off at .5 ties.
+    assert np.abs(a.counts - b.counts).max() <= 1 and np.mean(a.counts != b.counts) < 0.05
+    with pytest.raises(InvalidInput, match="qp_solver"):
+        MECHANISMS[name](data, measurements=m, qp_solver="gurobi")

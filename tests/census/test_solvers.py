@@ -6,19 +6,22 @@ import itertools
 
 import numpy as np
 import pytest
-from scipy.optimize import LinearConstraint, milp
-
+from census_helpers import random_hierarchy
 from privopt._core import census as kernels
 from privopt.census import chain_postprocess, tree_postprocess
 from privopt.census.solvers import chain_order, chain_pava, level_cumulative, round_half_up
-
-from census_helpers import random_hierarchy
+from scipy.optimize import LinearConstraint, milp
 
 
 def test_o1_table_merge_binding():
     for method in ("heap", "sort"):
         lo, phi, v0, V0, up, down = kernels.table_merge(
-            np.array([0, 0]), [np.array([9, 4, 1, 0, 1]), np.array([0, 1, 4, 9, 16])], -99, 99, method)
+            np.array([0, 0]),
+            [np.array([9, 4, 1, 0, 1]), np.array([0, 1, 4, 9, 16])],
+            -99,
+            99,
+            method,
+        )
         assert lo == 0 and phi.tolist() == [9, 4, 1, 0, 1, 2, 5, 10, 17]
         assert v0.tolist() == [3, 0] and V0 == 3
     with pytest.raises(ValueError, match="not convex"):
@@ -29,13 +32,18 @@ def test_heap_equals_sort_random():
     rng = np.random.default_rng(0)
     for _ in range(50):
         k = int(rng.integers(1, 6))
-        tables = [(int(rng.integers(-3, 4)), (np.arange(int(rng.integers(1, 9))) - int(rng.integers(0, 6))) ** 2)
-                  for _ in range(k)]
+        tables = [
+            (
+                int(rng.integers(-3, 4)),
+                (np.arange(int(rng.integers(1, 9))) - int(rng.integers(0, 6))) ** 2,
+            )
+            for _ in range(k)
+        ]
         los = np.array([t[0] for t in tables])
         costs = [t[1] for t in tables]
         a = kernels.table_merge(los, costs, -50, 50, "heap")
         b = kernels.table_merge(los, costs, -50, 50, "sort")
-        for x, y in zip(a, b):
+        for x, y in zip(a, b, strict=True):
             assert np.array_equal(np.asarray(x), np.asarray(y))
 
 
@@ -50,9 +58,18 @@ def test_o3_running_example_tree(running_example):
     want = [[13, 5, 1, 1, 5, 11, 21], [5, 3, 5, 9, 17, 27, 41], [11, 5, 1, 1, 3, 9, 17]]
     for s, row in enumerate(want):
         for v, tau in enumerate(row):
-            ptr = np.array([0, 2, 2, 2]); idx = np.array([1, 2])
-            out = kernels.tree_dp(ptr, idx, noisy[:, s], np.ones(3, dtype=np.int64),
-                                  np.array([v, 0, 0]), np.array([v, 6, 6]), 0, False)
+            ptr = np.array([0, 2, 2, 2])
+            idx = np.array([1, 2])
+            out = kernels.tree_dp(
+                ptr,
+                idx,
+                noisy[:, s],
+                np.ones(3, dtype=np.int64),
+                np.array([v, 0, 0]),
+                np.array([v, 6, 6]),
+                0,
+                False,
+            )
             assert out[2] == tau
 
 
@@ -91,10 +108,7 @@ def _tree_milp(h, noisy, G):
     R, N = noisy.shape
     n = R * N
     a = noisy.ravel().astype(float)
-    rows, lo, hi = [], [], []
-    for r in range(1, R):  # consistency
-        pass
-    A = []
+    A, lo, hi = [], [], []
     for p_ in range(R):
         kids = np.flatnonzero(h.parent == p_)
         if kids.size == 0:
@@ -103,19 +117,33 @@ def _tree_milp(h, noisy, G):
             row = np.zeros(2 * n)
             row[kids * N + s] = 1
             row[p_ * N + s] = -1
-            A.append(row); lo.append(0); hi.append(0)
-    row = np.zeros(2 * n); row[:N] = 1; A.append(row); lo.append(G); hi.append(G)
+            A.append(row)
+            lo.append(0)
+            hi.append(0)
+    row = np.zeros(2 * n)
+    row[:N] = 1
+    A.append(row)
+    lo.append(G)
+    hi.append(G)
     for i in range(n):
         for p in range(G):
             row = np.zeros(2 * n)
             slope = 2 * (p - a[i]) + 1
-            row[n + i] = 1; row[i] = -slope
-            A.append(row); lo.append((p - a[i]) ** 2 - slope * p); hi.append(np.inf)
+            row[n + i] = 1
+            row[i] = -slope
+            A.append(row)
+            lo.append((p - a[i]) ** 2 - slope * p)
+            hi.append(np.inf)
     c = np.concatenate([np.zeros(n), np.ones(n)])
-    res = milp(c, constraints=LinearConstraint(np.array(A), lo, hi),
-               integrality=np.concatenate([np.ones(n), np.zeros(n)]),
-               bounds=(np.concatenate([np.zeros(n), np.full(n, -np.inf)]),
-                       np.concatenate([np.full(n, G), np.full(n, np.inf)])))
+    res = milp(
+        c,
+        constraints=LinearConstraint(np.array(A), lo, hi),
+        integrality=np.concatenate([np.ones(n), np.zeros(n)]),
+        bounds=(
+            np.concatenate([np.zeros(n), np.full(n, -np.inf)]),
+            np.concatenate([np.full(n, G), np.full(n, np.inf)]),
+        ),
+    )
     assert res.status == 0
     return res.fun
 
@@ -145,8 +173,41 @@ def _chain_brute(c, eq, G):
     return int(((grid[ok] - c) ** 2).sum(axis=1).min())
 
 
+def _chain_milp(c, eq, G):
+    """Model 3 (spec 003 §3.4, C6-C10, with "≤" on every non-upward edge) as a HiGHS MILP with
+    the same exact-at-integers epigraph chords as :func:`_tree_milp`."""
+    n = c.size
+    A, lo, hi = [], [], []
+    for i in range(n - 1):  # C8/C9: ĉ_{i+1} − ĉ_i = 0 on upward edges, ≥ 0 otherwise
+        row = np.zeros(2 * n)
+        row[i + 1], row[i] = 1, -1
+        A.append(row)
+        lo.append(0)
+        hi.append(0 if eq[i] else np.inf)
+    for i in range(n):
+        for p in range(G):
+            row = np.zeros(2 * n)
+            slope = 2 * (p - c[i]) + 1
+            row[n + i] = 1
+            row[i] = -slope
+            A.append(row)
+            lo.append((p - c[i]) ** 2 - slope * p)
+            hi.append(np.inf)
+    lb = np.concatenate([np.zeros(n), np.full(n, -np.inf)])
+    ub = np.concatenate([np.full(n, G), np.full(n, np.inf)])
+    lb[n - 1] = G  # C7
+    res = milp(
+        np.concatenate([np.zeros(n), np.ones(n)]),
+        constraints=LinearConstraint(np.array(A), lo, hi),
+        integrality=np.concatenate([np.ones(n), np.zeros(n)]),
+        bounds=(lb, ub),
+    )
+    assert res.status == 0
+    return res.fun
+
+
 @pytest.mark.parametrize("seed", range(12))
-def test_chain_dp_equals_brute_force_and_pava(seed):
+def test_chain_dp_equals_brute_force_milp_and_pava(seed):
     rng = np.random.default_rng(100 + seed)
     h = random_hierarchy(rng, depth=2, max_fanout=2)
     N = 2
@@ -155,6 +216,7 @@ def test_chain_dp_equals_brute_force_and_pava(seed):
     c = rng.integers(-2, G + 3, size=level.size)
     counts, info = chain_postprocess(h, c, G, N, scale=np.ones(2), window="exact")
     assert info["cost"] == _chain_brute(c, eq, G)
+    assert abs(info["cost"] - _chain_milp(c, eq, G)) < 1e-6
     auto, info2 = chain_postprocess(h, c, G, N, scale=np.ones(2), window="auto")
     assert info2["cost"] == info["cost"]
     # Rounded weighted PAVA reaches the same cost (spec 003 §3.4 cross-check).
@@ -175,8 +237,24 @@ def test_auto_window_matches_exact_on_medium_instances():
     assert ia["cost"] == ib["cost"] and ib["certified"]
     _, _, level, eq = chain_order(h, N)
     from privopt.census.solvers import level_cumulative as lc
+
     region, size, _, _ = chain_order(h, N)
     c = lc(truth[region, size], level, 3) + rng.integers(-6, 7, size=level.size)
     x, ix = chain_postprocess(h, c, G, N, scale=np.ones(3), window="exact")
     y, iy = chain_postprocess(h, c, G, N, scale=np.ones(3), window="auto")
     assert ix["cost"] == iy["cost"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_dp_equals_milp_beyond_brute_force(seed):
+    # Instances too large to enumerate (~40 cells, G = 12): the HiGHS MILP is the oracle.
+    rng = np.random.default_rng(200 + seed)
+    h = random_hierarchy(rng, depth=3, max_fanout=3)
+    N, G = 3, 12
+    noisy = rng.integers(-3, 9, size=(h.n_regions, N))
+    _, info = tree_postprocess(h, noisy, G, scale=1.0, window="auto")
+    assert abs(info["cost"] - _tree_milp(h, noisy, G)) < 1e-6
+    _, _, level, eq = chain_order(h, N)
+    c = np.sort(rng.integers(-2, G + 3, size=level.size)) + rng.integers(-3, 4, size=level.size)
+    _, info = chain_postprocess(h, c, G, N, scale=np.ones(3), window="auto")
+    assert abs(info["cost"] - _chain_milp(c, eq, G)) < 1e-6

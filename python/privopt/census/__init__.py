@@ -14,17 +14,46 @@ True
 """
 
 from privopt.census.hierarchy import CensusCounts, Hierarchy, cumulate, decumulate
-from privopt.census.mechanisms import (MECHANISMS, m_c_ch, m_c_dp, m_c_r, m_h, m_h_dp, m_h_r,
-                                       measure_chain, measure_counts, measure_cumulative, release,
-                                       topdown)
+from privopt.census.mechanisms import (
+    MECHANISMS,
+    m_c_ch,
+    m_c_dp,
+    m_c_r,
+    m_h,
+    m_h_dp,
+    m_h_r,
+    measure_chain,
+    measure_counts,
+    measure_cumulative,
+    release,
+    topdown,
+)
 from privopt.census.noise import Measurements
 from privopt.census.release import CensusRelease, consistency_violations, l1_per_level
 from privopt.census.solvers import chain_postprocess, paper_delta, tree_postprocess
 
 __all__ = [
-    "Hierarchy", "CensusCounts", "CensusRelease", "Measurements", "MECHANISMS", "release",
-    "m_h", "m_h_r", "m_h_dp", "m_c_r", "m_c_dp", "m_c_ch", "topdown",
-    "measure_counts", "measure_cumulative", "measure_chain",
-    "tree_postprocess", "chain_postprocess", "paper_delta",
-    "cumulate", "decumulate", "consistency_violations", "l1_per_level",
+    "Hierarchy",
+    "CensusCounts",
+    "CensusRelease",
+    "Measurements",
+    "MECHANISMS",
+    "release",
+    "m_h",
+    "m_h_r",
+    "m_h_dp",
+    "m_c_r",
+    "m_c_dp",
+    "m_c_ch",
+    "topdown",
+    "measure_counts",
+    "measure_cumulative",
+    "measure_chain",
+    "tree_postprocess",
+    "chain_postprocess",
+    "paper_delta",
+    "cumulate",
+    "decumulate",
+    "consistency_violations",
+    "l1_per_level",
 ]

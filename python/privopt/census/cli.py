@@ -18,7 +18,14 @@ def load_counts(args: argparse.Namespace) -> CensusCounts:
     if args.synthetic_us:
         from privopt.census.synthetic import synthetic_us
 
-        return synthetic_us(args.seed, N=args.max_size or 20, scale=args.scale)
+        return synthetic_us(
+            0 if args.seed is None else args.seed,
+            N=args.max_size or 20,
+            scale=args.scale,
+            tracts_per_county=args.tracts_per_county,
+            blocks_per_tract=args.blocks_per_tract,
+            counties_csv=args.counties_csv,
+        )
     import pandas as pd
 
     if not args.levels:
@@ -28,22 +35,29 @@ def load_counts(args: argparse.Namespace) -> CensusCounts:
         if not args.group:
             raise InvalidInput("--group is required with --records")
         frame = pd.read_csv(args.records)
-        return CensusCounts.from_records(frame, levels, args.group, max_size=args.max_size)
+        group = [c.strip() for c in args.group.split(",") if c.strip()]
+        return CensusCounts.from_records(
+            frame,
+            levels,
+            group[0] if len(group) == 1 else group,
+            max_size=args.max_size,
+            pad_leaves=args.pad_leaves,
+        )
     if args.counts:
         frame = pd.read_csv(args.counts)
-        size_cols = sorted((c for c in frame.columns if str(c).startswith("size_")),
-                           key=lambda c: int(str(c)[5:]))
+        size_cols = sorted(
+            (c for c in frame.columns if str(c).startswith("size_")), key=lambda c: int(str(c)[5:])
+        )
         if not size_cols:
             raise InvalidInput("--counts needs columns size_1 … size_N (one row per leaf region)")
         if [int(str(c)[5:]) for c in size_cols] != list(range(1, len(size_cols) + 1)):
             raise InvalidInput("--counts size columns must be size_1 … size_N without gaps")
-        h = Hierarchy.from_frame(frame, levels)
-        leaf_names = frame[levels].astype(str).agg("/".join, axis=1).to_numpy()
-        pos = {n: i for i, n in enumerate(h.names[h.leaves])}
-        if len(set(leaf_names)) != len(leaf_names):
+        h = Hierarchy.from_frame(frame, levels, pad_leaves=args.pad_leaves)
+        rows = h.leaf_positions(frame[levels])
+        if np.unique(rows).size != rows.size:
             raise InvalidInput("--counts has duplicate leaf rows")
-        leaf = np.zeros((len(pos), len(size_cols)), dtype=np.int64)
-        leaf[[pos[n] for n in leaf_names]] = frame[size_cols].to_numpy()
+        leaf = np.zeros((h.leaves.stop - h.leaves.start, len(size_cols)), dtype=np.int64)
+        leaf[rows] = frame[size_cols].to_numpy()
         return CensusCounts.from_leaf_counts(h, leaf)
     raise InvalidInput("give one of --records, --counts or --synthetic-us")
 
@@ -56,28 +70,52 @@ def _run(args: argparse.Namespace) -> int:
     data = load_counts(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    kw = {"chain_noise_scale": args.chain_noise_scale} if args.mechanism == "M_c^ch" else {}
-    rel = MECHANISMS[args.mechanism](data, args.epsilon, rng=args.seed, **kw)
+    kw: dict = {}
+    if args.mechanism == "M_c^ch":
+        kw["chain_noise_scale"] = args.chain_noise_scale
+    if args.mechanism in ("M_H^dp", "M_c^dp", "M_c^ch"):
+        kw["window"] = int(args.window) if args.window.isdigit() else args.window
+    if args.mechanism in ("M_H^r", "M_c^r"):
+        kw["qp_solver"] = args.qp_solver
+    # A release without --seed draws its noise from the OS CSPRNG (privopt.dp "secure").
+    rng = "secure" if args.seed is None else args.seed
+    rel = MECHANISMS[args.mechanism](data, args.epsilon, rng=rng, **kw)
     path = rel.save(out / f"released_counts.{args.format}")
     checks = rel.check()
     h = data.hierarchy
-    body = (f"Mechanism **{rel.mechanism}**, ε = {rel.epsilon:g}, {h.n_regions} regions in "
-            f"{h.n_levels} levels, N = {data.N}, G = {data.G}.\n\nGuarantee: {rel.guarantee}.\n\n"
-            f"Checks: {checks}; runtime {rel.timings['total']:.3f} s.\n\nLedger:\n\n"
-            + "\n".join(f"- {e}" for e in rel.ledger) + "\n")
+    body = (
+        f"Mechanism **{rel.mechanism}**, ε = {rel.epsilon:g}, {h.n_regions} regions in "
+        f"{h.n_levels} levels, N = {data.N}, G = {data.G}.\n\nGuarantee: {rel.guarantee}.\n\n"
+        f"Checks: {checks}; runtime {rel.timings['total']:.3f} s.\n\nLedger:\n\n"
+        + "\n".join(f"- {e}" for e in rel.ledger)
+        + "\n"
+    )
     section = Section("Release", body)
     report = Report("privopt census")
     report.add(section)
     if args.compare:
-        names = [m.strip() for m in args.compare.split(",")] if args.compare != "all" else [
-            "M_H^dp", "M_c^dp", "M_c^ch", "TopDown", "M_H^r", "M_c^r"]
-        rows = run_comparison(data, args.epsilon, names, runs=args.runs, seed=args.seed,
-                              chain_noise_scale=args.chain_noise_scale,
-                              qp_time_limit=args.qp_time_limit)
+        names = (
+            [m.strip() for m in args.compare.split(",")]
+            if args.compare != "all"
+            else ["M_H^dp", "M_c^dp", "M_c^ch", "TopDown", "M_H^r", "M_c^r"]
+        )
+        rows = run_comparison(
+            data,
+            args.epsilon,
+            names,
+            runs=args.runs,
+            seed=0 if args.seed is None else args.seed,
+            chain_noise_scale=args.chain_noise_scale,
+            qp_time_limit=args.qp_time_limit,
+        )
         plot = plot_l1_per_level(rows, h.level_names, out / "census_l1_per_level.png")
-        report.add(Section(
-            "Comparison (confidential: errors against the true counts, do not publish)",
-            comparison_table(rows, h.level_names), [plot.name]))
+        report.add(
+            Section(
+                "Comparison (confidential: errors against the true counts, do not publish)",
+                comparison_table(rows, h.level_names),
+                [plot.name],
+            )
+        )
     written = report.write(out)
     print(f"released counts: {path}\nreport: {written}")
     return 0 if all(checks.values()) or args.mechanism in ("M_H", "M_H^r", "M_c^r") else 1
@@ -88,30 +126,98 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from privopt.census.mechanisms import MECHANISMS
 
     p = subparsers.add_parser(
-        "census", help="consistent ε-DP group-size counts over a region hierarchy (spec 003)",
+        "census",
+        help="consistent ε-DP group-size counts over a region hierarchy (spec 003)",
         description="Release ε-DP counts of groups (households) per size and region, consistent "
-        "across levels, non-negative integers summing to the public total.")
+        "across levels, non-negative integers summing to the public total.",
+    )
     src = p.add_argument_group("input (one of)")
     src.add_argument("--records", help="CSV, one row per individual (region columns + group id)")
     src.add_argument("--counts", help="CSV, one row per leaf: region columns + size_1..size_N")
-    src.add_argument("--synthetic-us", action="store_true",
-                     help="generated national data (52 states, 3,221 counties)")
+    src.add_argument(
+        "--synthetic-us",
+        action="store_true",
+        help="generated national data (52 states, 3,221 counties)",
+    )
     p.add_argument("--levels", help="comma-separated region columns, top level first")
-    p.add_argument("--group", help="group id column of --records")
+    p.add_argument(
+        "--group",
+        help="group id column of --records; several comma-separated "
+        "columns make each distinct combination within a leaf a group (count of counts)",
+    )
     p.add_argument("--max-size", type=int, default=None, help="N (default: largest group)")
-    p.add_argument("--scale", type=float, default=1e-3,
-                   help="fraction of US households for --synthetic-us (default 1e-3)")
+    p.add_argument(
+        "--pad-leaves",
+        action="store_true",
+        help="accept region paths that end early (empty last columns), padded with "
+        "single-child copies",
+    )
+    p.add_argument(
+        "--tracts-per-county",
+        type=float,
+        default=None,
+        help="--synthetic-us: add a tract level with this mean fan-out",
+    )
+    p.add_argument(
+        "--blocks-per-tract",
+        type=float,
+        default=None,
+        help="--synthetic-us: add a block level with this mean fan-out",
+    )
+    p.add_argument(
+        "--counties-csv",
+        default=None,
+        help="--synthetic-us: FIPS county list (statefp, countyfp) naming the counties",
+    )
+    p.add_argument(
+        "--window",
+        default="auto",
+        help="DP value windows: auto (certified, default), paper, exact or an int δ",
+    )
+    p.add_argument(
+        "--qp-solver",
+        default="auto",
+        choices=["auto", "clarabel", "highs"],
+        help="QP solver of M_H^r / M_c^r (default: Clarabel if installed)",
+    )
+    p.add_argument(
+        "--scale",
+        type=float,
+        default=1e-3,
+        help="fraction of US households for --synthetic-us (default 1e-3)",
+    )
     p.add_argument("--epsilon", type=float, default=1.0, help="total ε (default 1)")
-    p.add_argument("--mechanism", default="M_c^dp", choices=sorted(MECHANISMS),
-                   help="mechanism (default M_c^dp)")
-    p.add_argument("--chain-noise-scale", default="strict", choices=["strict", "paper"],
-                   help="M_c^ch noise: strict ε-DP (default) or the paper's scale (not ε-DP)")
-    p.add_argument("--compare", default=None,
-                   help="also compare mechanisms ('all' or comma list) and plot L1 per level")
+    p.add_argument(
+        "--mechanism",
+        default="M_c^dp",
+        choices=sorted(MECHANISMS),
+        help="mechanism (default M_c^dp)",
+    )
+    p.add_argument(
+        "--chain-noise-scale",
+        default="strict",
+        choices=["strict", "paper"],
+        help="M_c^ch noise: strict ε-DP (default) or the paper's scale (not ε-DP)",
+    )
+    p.add_argument(
+        "--compare",
+        default=None,
+        help="also compare mechanisms ('all' or comma list) and plot L1 per level",
+    )
     p.add_argument("--runs", type=int, default=1, help="noise draws for --compare")
-    p.add_argument("--qp-time-limit", type=float, default=30.0,
-                   help="seconds per HiGHS QP of M_H^r / M_c^r in --compare (default 30)")
-    p.add_argument("--seed", type=int, default=None, help="random seed (default: OS entropy)")
+    p.add_argument(
+        "--qp-time-limit",
+        type=float,
+        default=30.0,
+        help="seconds per HiGHS QP of M_H^r / M_c^r in --compare (default 30)",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="random seed for experiments (default: the OS CSPRNG, for real releases; "
+        "--synthetic-us data then use seed 0)",
+    )
     p.add_argument("--format", default="csv", choices=["csv", "parquet"])
     p.add_argument("--out", default="census_out", help="output directory")
     p.set_defaults(func=_run)

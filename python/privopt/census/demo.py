@@ -22,17 +22,19 @@ def demo_section(out_dir: Path, seed: int) -> Section:
     rows = run_comparison(data, eps, ["M_H^dp", "M_c^dp", "M_c^ch", "TopDown"], seed=seed)
     plot = plot_l1_per_level(rows, h.level_names, Path(out_dir) / "census_l1_per_level.png")
     states = h.level_slice(1)
-    h2 = Hierarchy.from_parents(h.parent[: states.stop], h.names[: states.stop],
-                                h.level_names[:2])
+    h2 = Hierarchy.from_parents(h.parent[: states.stop], h.names[: states.stop], h.level_names[:2])
     small = CensusCounts.from_leaf_counts(h2, data.counts[states])
-    rows2 = run_comparison(small, eps, ["M_H^r", "M_H^dp", "M_c^r", "M_c^dp", "TopDown"],
-                           seed=seed, qp_time_limit=20.0)
+    rows2 = run_comparison(
+        small, eps, ["M_H^r", "M_H^dp", "M_c^r", "M_c^dp", "TopDown"], seed=seed, qp_time_limit=20.0
+    )
     body = (
         f"Synthetic US households (seed {seed}): {h.n_regions} regions "
-        f"({', '.join(f'{n} {k}' for n, k in zip(h.level_sizes, h.level_names))}), sizes 1..{data.N}, "
+        f"({', '.join(f'{n} {k}' for n, k in zip(h.level_sizes, h.level_names, strict=True))}), "
+        f"sizes 1..{data.N}, "
         f"G = {data.G}, ε = {eps:g} split over the {h.n_levels} levels. M_c^ch uses the strictly "
         "ε-DP chain noise (Δ_ℓ = |R_ℓ|), hence its large county error.\n\n"
         + comparison_table(rows, h.level_names)
         + "\n\nNation → states only, with the rounded-QP baselines (#CV = consistency "
-        "violations):\n\n" + comparison_table(rows2, h2.level_names))
+        "violations):\n\n" + comparison_table(rows2, h2.level_names)
+    )
     return Section("Census: consistent DP group-size counts (spec 003)", body, [plot.name])

@@ -1,10 +1,11 @@
 """Region hierarchies and group-size counts (spec 003 §1.1-1.2).
 
 A :class:`Hierarchy` is a rooted tree of regions with all leaves at the same depth L (the
-paper's assumption, spec 003 §1.2; unequal depths are rejected with a clear error — pad a short
-branch with single-child regions if needed). Regions are stored in breadth-first order (root
-first, then level by level, children contiguous and in declared order), so that "level ℓ" is a
-contiguous slice of region indices.
+paper's assumption, spec 003 §1.2). Unequal depths are rejected with a clear error, or, with
+``pad_leaves=True``, supported by extending each shallow leaf with single-child copies (a single
+child always equals its parent, so the model and its guarantees are unchanged). Regions are
+stored in breadth-first order (root first, then level by level, children contiguous and in
+declared order), so that "level ℓ" is a contiguous slice of region indices.
 
 :class:`CensusCounts` holds the private input: ``n[r, s-1]`` = number of groups (households) of
 size ``s`` in region ``r`` (s = 1..N), consistent over the hierarchy, with the public total G.
@@ -34,6 +35,35 @@ def decumulate(c: np.ndarray) -> np.ndarray:
     return np.diff(c, axis=-1, prepend=0)
 
 
+def _path(row: Sequence[Any]) -> list[Any]:
+    """A row of region columns up to its first missing value."""
+    import pandas as pd
+
+    out = []
+    for v in row:
+        if pd.isna(v):
+            break
+        out.append(v)
+    return out
+
+
+def _pad(
+    parent: np.ndarray, names: np.ndarray, depth: np.ndarray, leaves: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Parent and name arrays with every shallow leaf extended by single-child copies."""
+    bottom = int(depth.max())
+    new_parent, new_names = list(parent), list(names)
+    for leaf in np.flatnonzero(leaves & (depth < bottom)):
+        above, name = int(leaf), str(names[leaf])
+        last = name.rsplit("/", 1)[-1]
+        for _ in range(bottom - int(depth[leaf])):
+            name = f"{name}/{last}"
+            new_parent.append(above)
+            new_names.append(name)
+            above = len(new_parent) - 1
+    return np.asarray(new_parent, dtype=np.int64), np.asarray(new_names, dtype=object)
+
+
 @dataclass(frozen=True, eq=False)
 class Hierarchy:
     """A region tree in breadth-first order (build it with the ``from_*`` constructors).
@@ -57,8 +87,14 @@ class Hierarchy:
 
     # ----------------------------------------------------------------- constructors
     @classmethod
-    def from_parents(cls, parent: Sequence[int] | np.ndarray, names: Sequence[Any] | None = None,
-                     level_names: Sequence[str] | None = None) -> Hierarchy:
+    def from_parents(
+        cls,
+        parent: Sequence[int] | np.ndarray,
+        names: Sequence[Any] | None = None,
+        level_names: Sequence[str] | None = None,
+        *,
+        pad_leaves: bool = False,
+    ) -> Hierarchy:
         """Build from a parent array (``parent[i] = -1`` for the single root).
 
         Parameters
@@ -66,12 +102,23 @@ class Hierarchy:
         parent : (R,) integers; region i's parent index, -1 for the root.
         names : optional (R,) unique region names (default: ``"0"``, ``"1"``, …).
         level_names : optional L names of the levels.
+        pad_leaves : support leaves at different depths by extending each shallow leaf with a
+            chain of single-child copies down to the deepest level (a city-state that is its
+            own county). The copy of region ``"DC"`` one level down is named ``"DC/DC"``. Counts
+            are then given for the padded leaves (``hierarchy.leaves``); the model is unchanged,
+            since a single child always equals its parent.
 
         Raises
         ------
         InvalidInput
-            No or several roots, an index out of range, a cycle, leaves at different depths,
-            duplicate names.
+            No or several roots, an index out of range, a cycle, leaves at different depths
+            (unless ``pad_leaves``), duplicate names.
+
+        Example
+        -------
+        >>> h = Hierarchy.from_parents([-1, 0, 0, 1], ["US", "VA", "DC", "VA-1"], pad_leaves=True)
+        >>> h.names.tolist(), h.level_sizes.tolist()
+        (['US', 'VA', 'DC', 'VA-1', 'DC/DC'], [1, 2, 2])
         """
         try:
             par = np.asarray(parent)
@@ -101,13 +148,17 @@ class Hierarchy:
         order = np.argsort(par, kind="stable")
         counts = np.bincount(par[par >= 0], minlength=R)
         ptr = np.concatenate([[0], np.cumsum(counts)])
-        kids = order[roots.size:]  # sorted by parent, stable: declared order
+        kids = order[roots.size :]  # sorted by parent, stable: declared order
         bfs = [int(roots[0])]
         depth = np.full(R, -1, dtype=np.int64)
         depth[roots[0]] = 0
         frontier = np.array([roots[0]])
         while frontier.size:
-            nxt = np.concatenate([kids[ptr[p]:ptr[p + 1]] for p in frontier]) if frontier.size else frontier
+            nxt = (
+                np.concatenate([kids[ptr[p] : ptr[p + 1]] for p in frontier])
+                if frontier.size
+                else frontier
+            )
             nxt = nxt.astype(np.int64)
             if nxt.size:
                 depth[nxt] = depth[frontier[0]] + 1
@@ -117,14 +168,20 @@ class Hierarchy:
                 break
         if len(bfs) != R:
             unreached = np.flatnonzero(depth < 0)
-            raise InvalidInput(f"parent has a cycle or a region not below the root "
-                               f"(region {unreached[0]} is unreachable)")
+            raise InvalidInput(
+                f"parent has a cycle or a region not below the root "
+                f"(region {unreached[0]} is unreachable)"
+            )
         leaves = counts == 0
         leaf_depths = np.unique(depth[leaves])
+        if leaf_depths.size != 1 and pad_leaves:
+            return cls.from_parents(*_pad(par, names_arr, depth, leaves), level_names)
         if leaf_depths.size != 1:
             raise InvalidInput(
                 f"all leaves must be at the same depth (spec 003 §1.2); found leaf depths "
-                f"{leaf_depths.tolist()}: pad shorter branches with single-child regions")
+                f"{leaf_depths.tolist()}: pad shorter branches with single-child regions "
+                f"(pad_leaves=True does it)"
+            )
         L = int(leaf_depths[0]) + 1
         if level_names is None:
             level_names = tuple(f"level{i + 1}" for i in range(L))
@@ -142,10 +199,16 @@ class Hierarchy:
         return cls(new_parent, names_arr[perm], depth[perm], level_names, new_ptr, child_idx)
 
     @classmethod
-    def from_nested(cls, tree: Mapping[str, Any], level_names: Sequence[str] | None = None
-                    ) -> Hierarchy:
+    def from_nested(
+        cls,
+        tree: Mapping[str, Any],
+        level_names: Sequence[str] | None = None,
+        *,
+        pad_leaves: bool = False,
+    ) -> Hierarchy:
         """Build from a nested mapping ``{root: {child: {...}, ...}}``; a leaf's value is an empty
-        mapping or None, and a list of names is a shorthand for leaves.
+        mapping or None, and a list of names is a shorthand for leaves. ``pad_leaves`` as in
+        :meth:`from_parents`.
 
         Example
         -------
@@ -170,13 +233,21 @@ class Hierarchy:
                 stack.extend((k, None, idx) for k in sub)
             else:
                 raise InvalidInput(f"tree: children of {name!r} must be a mapping or list")
-        return cls.from_parents(parent, names, level_names)
+        return cls.from_parents(parent, names, level_names, pad_leaves=pad_leaves)
 
     @classmethod
-    def from_frame(cls, frame: Any, level_columns: Sequence[str], root_name: str = "root"
-                   ) -> Hierarchy:
+    def from_frame(
+        cls,
+        frame: Any,
+        level_columns: Sequence[str],
+        root_name: str = "root",
+        *,
+        pad_leaves: bool = False,
+    ) -> Hierarchy:
         """Build from a DataFrame with one column per level below the root (e.g. state, county);
-        each distinct row path is a leaf. Region names are the paths joined by ``"/"``."""
+        each distinct row path is a leaf. Region names are the paths joined by ``"/"``. With
+        ``pad_leaves``, a path may end early (missing values in its last columns, e.g. a state
+        without counties) and is padded as in :meth:`from_parents`."""
         cols = list(level_columns)
         if not cols:
             raise InvalidInput("level_columns must name at least one column")
@@ -184,21 +255,30 @@ class Hierarchy:
         if missing:
             raise InvalidInput(f"level_columns not in the frame: {missing}")
         paths = frame[cols].drop_duplicates()
-        if paths.isna().any().any():
-            raise InvalidInput("level_columns contain missing values")
+        na = paths.isna().to_numpy()
+        if na.any() and not pad_leaves:
+            raise InvalidInput(
+                "level_columns contain missing values (pad_leaves=True accepts paths that end "
+                "early)"
+            )
+        if np.any(na[:, 0]) or np.any(na[:, :-1] & ~na[:, 1:]):
+            raise InvalidInput(
+                "level_columns: a path must start with a value and may only end "
+                "early (a missing value followed by a value)"
+            )
         names = [root_name]
         parent = [-1]
         index = {(): 0}
         for row in paths.itertuples(index=False):
             key: tuple = ()
-            for v in row:
+            for v in _path(row):
                 child = key + (v,)
                 if child not in index:
                     index[child] = len(names)
                     names.append("/".join(str(x) for x in child))
                     parent.append(index[key])
                 key = child
-        return cls.from_parents(parent, names, [root_name] + cols)
+        return cls.from_parents(parent, names, [root_name] + cols, pad_leaves=pad_leaves)
 
     # ----------------------------------------------------------------- properties
     @property
@@ -230,6 +310,25 @@ class Hierarchy:
             raise InvalidInput(f"no region named {name!r}")
         return int(hits[0])
 
+    def leaf_positions(self, paths: Any) -> np.ndarray:
+        """Position in :attr:`leaves` of each row of a DataFrame of region columns (top level
+        first, as given to :meth:`from_frame`); a path that ends early (missing values) maps
+        to its padded copy. Raises InvalidInput for a path that is not a leaf."""
+        pos = {n: i for i, n in enumerate(self.names[self.leaves])}
+
+        def one(row: Sequence[Any]) -> int:
+            name = "/".join(str(x) for x in _path(row))
+            last = name.rsplit("/", 1)[-1]
+            for _ in range(self.n_levels):
+                if name in pos:
+                    return pos[name]
+                name = f"{name}/{last}"  # padded copy (from_parents(pad_leaves=True))
+            raise InvalidInput(f"region path {'/'.join(map(str, _path(row)))!r} is not a leaf")
+
+        return np.fromiter(
+            (one(r) for r in paths.itertuples(index=False)), dtype=np.int64, count=len(paths)
+        )
+
     def aggregate(self, leaf_values: np.ndarray) -> np.ndarray:
         """Sum leaf rows up the tree: (n_leaves, ...) -> (R, ...) consistent table."""
         out = np.zeros((self.n_regions,) + leaf_values.shape[1:], dtype=leaf_values.dtype)
@@ -249,7 +348,7 @@ class Hierarchy:
                 out.append(r)
                 continue
             stack.append((r, True))
-            kids = self.child_idx[self.child_ptr[r]:self.child_ptr[r + 1]]
+            kids = self.child_idx[self.child_ptr[r] : self.child_ptr[r + 1]]
             stack.extend((int(c), False) for c in kids[::-1])
         return np.asarray(out, dtype=np.int64)
 
@@ -268,8 +367,9 @@ class CensusCounts:
     counts: np.ndarray
 
     @classmethod
-    def from_leaf_counts(cls, hierarchy: Hierarchy, leaf_counts: Any, *, G: int | None = None
-                         ) -> CensusCounts:
+    def from_leaf_counts(
+        cls, hierarchy: Hierarchy, leaf_counts: Any, *, G: int | None = None
+    ) -> CensusCounts:
         """Counts given for the leaves, in ``hierarchy.leaves`` order, shape (n_leaves, N);
         the other levels are sums. ``G``, when given, must equal the total (else InvalidInput)."""
         arr = np.asarray(leaf_counts)
@@ -295,44 +395,78 @@ class CensusCounts:
         """A full (R, N) table; must already be consistent (parents = sums of children)."""
         arr = np.asarray(counts)
         if arr.ndim != 2 or arr.shape[0] != hierarchy.n_regions:
-            raise InvalidInput(f"counts must have shape ({hierarchy.n_regions}, N), got {arr.shape}")
+            raise InvalidInput(
+                f"counts must have shape ({hierarchy.n_regions}, N), got {arr.shape}"
+            )
         out = cls.from_leaf_counts(hierarchy, arr[hierarchy.leaves])
         if not np.array_equal(out.counts, arr):
             r = int(np.flatnonzero(np.any(out.counts != arr, axis=1))[0])
-            raise InvalidInput(f"counts are not consistent: region {hierarchy.names[r]!r} is not "
-                               f"the sum of its children")
+            raise InvalidInput(
+                f"counts are not consistent: region {hierarchy.names[r]!r} is not "
+                f"the sum of its children"
+            )
         return out
 
     @classmethod
-    def from_records(cls, records: Any, level_columns: Sequence[str], group_column: str, *,
-                     max_size: int | None = None, root_name: str = "root") -> CensusCounts:
+    def from_records(
+        cls,
+        records: Any,
+        level_columns: Sequence[str],
+        group_column: str | Sequence[str],
+        *,
+        max_size: int | None = None,
+        root_name: str = "root",
+        pad_leaves: bool = False,
+    ) -> CensusCounts:
         """Count groups from individual records (spec 003 §1.1, z ≡ 1).
 
         Parameters
         ----------
         records : pandas DataFrame, one row per individual.
         level_columns : region columns from the top level below the root down to the leaf.
-        group_column : group (household/unit) id column; a group's size is its row count.
+        group_column : group (household/unit) id column; a group's size is its row count. A list
+            of columns makes each distinct combination *within a leaf* a group — a
+            "count of counts" (e.g. ``["sex", "age"]``: how many sex × age cells of each size
+            every region has, Kuo et al., spec 003 §4).
         max_size : N; default the largest group size. Larger groups raise InvalidInput.
+        pad_leaves : accept region paths that end early (missing values in the last region
+            columns), see :meth:`Hierarchy.from_frame`.
+
+        Example
+        -------
+        >>> import pandas as pd
+        >>> rec = pd.DataFrame({"state": ["GA", "GA", "NY"], "hh": ["a", "a", "b"]})
+        >>> CensusCounts.from_records(rec, ["state"], "hh").counts.tolist()
+        [[1, 1], [0, 1], [1, 0]]
         """
-        if group_column not in records.columns:
-            raise InvalidInput(f"group_column {group_column!r} is not a column of records")
-        hierarchy = Hierarchy.from_frame(records, level_columns, root_name)
         cols = list(level_columns)
+        gcols = [group_column] if isinstance(group_column, str) else list(group_column)
+        missing = [g for g in gcols if g not in records.columns]
+        if not gcols or missing:
+            raise InvalidInput(
+                f"group_column {missing or group_column!r} is not a column of records"
+            )
+        hierarchy = Hierarchy.from_frame(records, level_columns, root_name, pad_leaves=pad_leaves)
+        if len(gcols) > 1:  # a group = one combination of the group columns inside one leaf
+            keys = [c for c in cols if c not in gcols] + gcols
+            records = records.assign(_privopt_group=records.groupby(keys, sort=False).ngroup())
+            group_column = "_privopt_group"
+        else:
+            group_column = gcols[0]
         per_group = records.groupby(group_column, sort=False)
         n_paths = per_group[cols].nunique(dropna=False)
         if (n_paths > 1).any().any():
             g = n_paths.index[(n_paths > 1).any(axis=1)][0]
-            raise InvalidInput(f"group {g!r} spans several regions; each group must live in one leaf")
+            raise InvalidInput(
+                f"group {g!r} spans several regions; each group must live in one leaf"
+            )
         sizes = per_group.size()
         first = per_group[cols].first()
         N = int(sizes.max()) if max_size is None else check_int("max_size", max_size, minimum=1)
         if sizes.max() > N:
             raise InvalidInput(f"a group has size {int(sizes.max())} > max_size = {N}")
-        leaf_names = first.astype(str).agg("/".join, axis=1).to_numpy()
         leaf_sl = hierarchy.leaves
-        pos = {n: i for i, n in enumerate(hierarchy.names[leaf_sl])}
-        leaf_i = np.fromiter((pos[n] for n in leaf_names), dtype=np.int64, count=leaf_names.size)
+        leaf_i = hierarchy.leaf_positions(first)
         leaf = np.zeros((leaf_sl.stop - leaf_sl.start, N), dtype=np.int64)
         np.add.at(leaf, (leaf_i, sizes.to_numpy() - 1), 1)
         return cls(hierarchy, hierarchy.aggregate(leaf))

@@ -29,15 +29,34 @@ from privopt._validation import check_epsilon
 from privopt.census.hierarchy import CensusCounts, Hierarchy, cumulate, decumulate
 from privopt.census.noise import Measurements, draw_level_noise, spend_levels
 from privopt.census.release import CensusRelease
-from privopt.census.solvers import (chain_order, chain_postprocess, level_cumulative,
-                                    round_half_up, tree_postprocess)
+from privopt.census.solvers import (
+    chain_order,
+    chain_postprocess,
+    level_cumulative,
+    round_half_up,
+    tree_postprocess,
+)
 from privopt.errors import InvalidInput, NumericalTrouble, SolverLimit
 
-__all__ = ["measure_counts", "measure_cumulative", "measure_chain", "m_h", "m_h_r", "m_h_dp",
-           "m_c_r", "m_c_dp", "m_c_ch", "topdown", "MECHANISMS", "release"]
+__all__ = [
+    "measure_counts",
+    "measure_cumulative",
+    "measure_chain",
+    "m_h",
+    "m_h_r",
+    "m_h_dp",
+    "m_c_r",
+    "m_c_dp",
+    "m_c_ch",
+    "topdown",
+    "MECHANISMS",
+    "release",
+]
 
-_GUARANTEE = ("ε-DP (pure), neighbours: one individual added/removed, moving one group between "
-              "sizes k and k±1; ε/L per level, discrete Laplace (double geometric) noise, {what}")
+_GUARANTEE = (
+    "ε-DP (pure), neighbours: one individual added/removed, moving one group between "
+    "sizes k and k±1; ε/L per level, discrete Laplace (double geometric) noise, {what}"
+)
 
 
 def _check_data(data: Any) -> CensusCounts:
@@ -47,38 +66,56 @@ def _check_data(data: Any) -> CensusCounts:
 
 
 # ----------------------------------------------------------------------------- measurements
-def measure_counts(data: CensusCounts, epsilon: float, *, rng: Any = None,
-                   accountant: Any = None) -> Measurements:
+def measure_counts(
+    data: CensusCounts, epsilon: float, *, rng: Any = None, accountant: Any = None
+) -> Measurements:
     """ñ^r = n^r + Geom(2L/ε)^N for every region (spec 003 §1.4, Δ_n = 2)."""
     data = _check_data(data)
     eps = check_epsilon(epsilon)
     h = data.hierarchy
     L = h.n_levels
     sens = np.full(L, 2.0)
-    ledger = spend_levels(accountant, eps, sens, label="census counts",
-                          mechanism="discrete Laplace on group-size counts (Δ=2)")
+    ledger = spend_levels(
+        accountant,
+        eps,
+        sens,
+        label="census counts",
+        mechanism="discrete Laplace on group-size counts (Δ=2)",
+    )
     noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
     noisy = data.counts + np.concatenate(noise, axis=0)
     return Measurements("counts", noisy, eps, sens * L / eps, sens, ledger)
 
 
-def measure_cumulative(data: CensusCounts, epsilon: float, *, rng: Any = None,
-                       accountant: Any = None) -> Measurements:
+def measure_cumulative(
+    data: CensusCounts, epsilon: float, *, rng: Any = None, accountant: Any = None
+) -> Measurements:
     """c̃^r = ⊕(n^r) + Geom(L/ε)^N for every region (spec 003 §3.2, Δ_c = 1)."""
     data = _check_data(data)
     eps = check_epsilon(epsilon)
     h = data.hierarchy
     L = h.n_levels
     sens = np.ones(L)
-    ledger = spend_levels(accountant, eps, sens, label="census cumulative counts",
-                          mechanism="discrete Laplace on cumulative counts (Δ=1)")
+    ledger = spend_levels(
+        accountant,
+        eps,
+        sens,
+        label="census cumulative counts",
+        mechanism="discrete Laplace on cumulative counts (Δ=1)",
+    )
     noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
     noisy = cumulate(data.counts) + np.concatenate(noise, axis=0)
     return Measurements("cumulative", noisy, eps, sens * L / eps, sens, ledger)
 
 
-def measure_chain(data: CensusCounts, epsilon: float, *, rng: Any = None,
-                  accountant: Any = None, chain_noise_scale: str = "strict") -> Measurements:
+def measure_chain(
+    data: CensusCounts,
+    epsilon: float,
+    *,
+    rng: Any = None,
+    accountant: Any = None,
+    chain_noise_scale: str = "strict",
+) -> Measurements:
     """Level-wise cumulative chain counts plus noise (spec 003 §3.4).
 
     ``chain_noise_scale="strict"`` (default): Δ_ℓ = |R_ℓ|, λ_ℓ = |R_ℓ|·L/ε — ε-DP.
@@ -88,26 +125,39 @@ def measure_chain(data: CensusCounts, epsilon: float, *, rng: Any = None,
     data = _check_data(data)
     eps = check_epsilon(epsilon)
     if chain_noise_scale not in ("strict", "paper"):
-        raise InvalidInput(f"chain_noise_scale must be 'strict' or 'paper', got {chain_noise_scale!r}")
+        raise InvalidInput(
+            f"chain_noise_scale must be 'strict' or 'paper', got {chain_noise_scale!r}"
+        )
     h = data.hierarchy
     L = h.n_levels
     region, size, level, _ = chain_order(h, data.N)
     truth = level_cumulative(data.counts[region, size], level, L)
-    sens = (h.level_sizes.astype(np.float64) if chain_noise_scale == "strict" else np.ones(L))
-    mech = ("discrete Laplace on level-wise chain cumulative counts, " +
-            ("Δ=|R_ℓ| (strict)" if chain_noise_scale == "strict" else
-             "Δ=1 as in the paper (NOT ε-DP when a level has several regions)"))
+    sens = h.level_sizes.astype(np.float64) if chain_noise_scale == "strict" else np.ones(L)
+    mech = "discrete Laplace on level-wise chain cumulative counts, " + (
+        "Δ=|R_ℓ| (strict)"
+        if chain_noise_scale == "strict"
+        else "Δ=1 as in the paper (NOT ε-DP when a level has several regions)"
+    )
     ledger = spend_levels(accountant, eps, sens, label="census chain counts", mechanism=mech)
     noise = draw_level_noise([(int(k) * data.N,) for k in h.level_sizes], eps, sens, rng)
     noisy = truth.copy()
     for lev in range(L):
         noisy[level == lev] += noise[lev]
-    return Measurements("chain", noisy, eps, sens * L / eps, sens, ledger,
-                        {"chain_noise_scale": chain_noise_scale})
+    return Measurements(
+        "chain", noisy, eps, sens * L / eps, sens, ledger, {"chain_noise_scale": chain_noise_scale}
+    )
 
 
-def _get(measure: Callable, kind: str, data: CensusCounts, epsilon: float | None, rng: Any,
-         accountant: Any, measurements: Measurements | None, **kw: Any) -> tuple[Measurements, float]:
+def _get(
+    measure: Callable,
+    kind: str,
+    data: CensusCounts,
+    epsilon: float | None,
+    rng: Any,
+    accountant: Any,
+    measurements: Measurements | None,
+    **kw: Any,
+) -> tuple[Measurements, float]:
     start = time.perf_counter()
     if measurements is None:
         if epsilon is None:
@@ -115,31 +165,61 @@ def _get(measure: Callable, kind: str, data: CensusCounts, epsilon: float | None
         measurements = measure(data, epsilon, rng=rng, accountant=accountant, **kw)
     elif not isinstance(measurements, Measurements) or measurements.kind != kind:
         raise InvalidInput(f"measurements must be {kind!r} Measurements")
-    elif measurements.noisy.shape[0] not in (data.hierarchy.n_regions, data.hierarchy.n_regions * data.N):
+    elif measurements.noisy.shape[0] not in (
+        data.hierarchy.n_regions,
+        data.hierarchy.n_regions * data.N,
+    ):
         raise InvalidInput("measurements do not match the hierarchy")
     return measurements, time.perf_counter() - start
 
 
-def _release(name: str, data: CensusCounts, meas: Measurements, counts: np.ndarray,
-             t_noise: float, t_post: float, what: str, info: dict | None = None) -> CensusRelease:
+def _release(
+    name: str,
+    data: CensusCounts,
+    meas: Measurements,
+    counts: np.ndarray,
+    t_noise: float,
+    t_post: float,
+    what: str,
+    info: dict | None = None,
+) -> CensusRelease:
     return CensusRelease(
-        mechanism=name, hierarchy=data.hierarchy, counts=counts, G=data.G,
-        epsilon=meas.epsilon, guarantee=_GUARANTEE.format(what=what), ledger=list(meas.ledger),
+        mechanism=name,
+        hierarchy=data.hierarchy,
+        counts=counts,
+        G=data.G,
+        epsilon=meas.epsilon,
+        guarantee=_GUARANTEE.format(what=what),
+        ledger=list(meas.ledger),
         timings={"noise": t_noise, "postprocess": t_post, "total": t_noise + t_post},
-        info={**(info or {}), **meas.info}, measurements=meas)
+        info={**(info or {}), **meas.info},
+        measurements=meas,
+    )
 
 
 # ----------------------------------------------------------------------------- mechanisms
-def m_h(data: CensusCounts, epsilon: float | None = None, *, rng: Any = None,
-        accountant: Any = None, measurements: Measurements | None = None) -> CensusRelease:
+def m_h(
+    data: CensusCounts,
+    epsilon: float | None = None,
+    *,
+    rng: Any = None,
+    accountant: Any = None,
+    measurements: Measurements | None = None,
+) -> CensusRelease:
     """M_H step 1 only: the raw noisy counts (inconsistent, may be negative; a baseline)."""
     meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
     return _release("M_H", data, meas, meas.noisy.copy(), t0, 0.0, "counts Δ=2, λ=2L/ε")
 
 
-def m_h_dp(data: CensusCounts, epsilon: float | None = None, *, rng: Any = None,
-           accountant: Any = None, measurements: Measurements | None = None,
-           window: str | int = "auto") -> CensusRelease:
+def m_h_dp(
+    data: CensusCounts,
+    epsilon: float | None = None,
+    *,
+    rng: Any = None,
+    accountant: Any = None,
+    measurements: Measurements | None = None,
+    window: str | int = "auto",
+) -> CensusRelease:
     """M_H^dp (spec 003 §2): noisy counts, then the exact tree DP with TableMerge (C++).
 
     Parameters
@@ -165,10 +245,12 @@ def m_h_dp(data: CensusCounts, epsilon: float | None = None, *, rng: Any = None,
     """
     meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
-    counts, info = tree_postprocess(data.hierarchy, meas.noisy, data.G,
-                                    scale=float(meas.scale[0]), window=window)
-    return _release("M_H^dp", data, meas, counts, t0, time.perf_counter() - start,
-                    "counts Δ=2, λ=2L/ε", info)
+    counts, info = tree_postprocess(
+        data.hierarchy, meas.noisy, data.G, scale=float(meas.scale[0]), window=window
+    )
+    return _release(
+        "M_H^dp", data, meas, counts, t0, time.perf_counter() - start, "counts Δ=2, λ=2L/ε", info
+    )
 
 
 @numba.njit(cache=True)
@@ -197,37 +279,71 @@ def _pava_rows(y: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
     return out
 
 
-def m_c_dp(data: CensusCounts, epsilon: float | None = None, *, rng: Any = None,
-           accountant: Any = None, measurements: Measurements | None = None,
-           window: str | int = "auto") -> CensusRelease:
+def m_c_dp(
+    data: CensusCounts,
+    epsilon: float | None = None,
+    *,
+    rng: Any = None,
+    accountant: Any = None,
+    measurements: Measurements | None = None,
+    window: str | int = "auto",
+) -> CensusRelease:
     """M_c^dp (spec 003 §3.3): noisy cumulative counts, per-region isotonic regression on
     [0, G], round half-up, ⊖, then the tree DP to restore consistency and faithfulness."""
     meas, t0 = _get(measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     iso = np.clip(_pava_rows(meas.noisy.astype(np.float64)), 0, data.G)
     n_bar = decumulate(round_half_up(iso))
-    counts, info = tree_postprocess(data.hierarchy, n_bar, data.G,
-                                    scale=float(meas.scale[0]), window=window)
-    return _release("M_c^dp", data, meas, counts, t0, time.perf_counter() - start,
-                    "cumulative counts Δ=1, λ=L/ε", info)
+    counts, info = tree_postprocess(
+        data.hierarchy, n_bar, data.G, scale=float(meas.scale[0]), window=window
+    )
+    return _release(
+        "M_c^dp",
+        data,
+        meas,
+        counts,
+        t0,
+        time.perf_counter() - start,
+        "cumulative counts Δ=1, λ=L/ε",
+        info,
+    )
 
 
-def m_c_ch(data: CensusCounts, epsilon: float | None = None, *, rng: Any = None,
-           accountant: Any = None, measurements: Measurements | None = None,
-           chain_noise_scale: str = "strict", window: str | int = "auto") -> CensusRelease:
+def m_c_ch(
+    data: CensusCounts,
+    epsilon: float | None = None,
+    *,
+    rng: Any = None,
+    accountant: Any = None,
+    measurements: Measurements | None = None,
+    chain_noise_scale: str = "strict",
+    window: str | int = "auto",
+) -> CensusRelease:
     """M_c^ch (spec 003 §3.4): level-wise cumulative chain counts, exact chain DP (C++), ⊖.
 
     ``chain_noise_scale="strict"`` (default) is ε-DP with Δ_ℓ = |R_ℓ|; ``"paper"`` reproduces
     the paper's scale L/ε, which is NOT ε-DP when a level has more than one region (the ledger
     and ``release.guarantee`` say so).
     """
-    meas, t0 = _get(measure_chain, "chain", data, epsilon, rng, accountant, measurements,
-                    chain_noise_scale=chain_noise_scale)
+    meas, t0 = _get(
+        measure_chain,
+        "chain",
+        data,
+        epsilon,
+        rng,
+        accountant,
+        measurements,
+        chain_noise_scale=chain_noise_scale,
+    )
     start = time.perf_counter()
-    counts, info = chain_postprocess(data.hierarchy, meas.noisy, data.G, data.N,
-                                     scale=meas.scale, window=window)
-    what = ("chain counts Δ_ℓ=|R_ℓ|, λ_ℓ=|R_ℓ|L/ε" if meas.info["chain_noise_scale"] == "strict"
-            else "chain counts with the paper's λ=L/ε — NOT ε-DP when a level has several regions")
+    counts, info = chain_postprocess(
+        data.hierarchy, meas.noisy, data.G, data.N, scale=meas.scale, window=window
+    )
+    what = (
+        "chain counts Δ_ℓ=|R_ℓ|, λ_ℓ=|R_ℓ|L/ε"
+        if meas.info["chain_noise_scale"] == "strict"
+        else "chain counts with the paper's λ=L/ε — NOT ε-DP when a level has several regions"
+    )
     return _release("M_c^ch", data, meas, counts, t0, time.perf_counter() - start, what, info)
 
 
@@ -239,17 +355,105 @@ def _consistency_matrix(h: Hierarchy, N: int, width: int) -> sp.csr_matrix:
     row_of[internal] = np.arange(internal.size)
     kids = np.arange(1, h.n_regions)
     s = np.arange(N)
-    rows = np.concatenate([(row_of[h.parent[kids]][:, None] * N + s).ravel(),
-                           (row_of[internal][:, None] * N + s).ravel()])
+    rows = np.concatenate(
+        [
+            (row_of[h.parent[kids]][:, None] * N + s).ravel(),
+            (row_of[internal][:, None] * N + s).ravel(),
+        ]
+    )
     cols = np.concatenate([(kids[:, None] * N + s).ravel(), (internal[:, None] * N + s).ravel()])
     vals = np.concatenate([np.ones(kids.size * N), -np.ones(internal.size * N)])
     return sp.csr_matrix((vals, (rows, cols)), shape=(internal.size * N, width))
 
 
-def solve_qp(target: np.ndarray, A: sp.spmatrix, row_lo: np.ndarray, row_hi: np.ndarray,
-             col_lo: float = 0.0, time_limit: float | None = None) -> np.ndarray:
-    """min ||x − target||² s.t. row_lo ≤ A x ≤ row_hi, x ≥ col_lo, with HiGHS's QP solver
-    (active set: fine for thousands of cells, slow beyond ~10⁴ — the paper used Gurobi)."""
+def _qp_solver_name(solver: str) -> str:
+    if solver not in ("auto", "clarabel", "highs"):
+        raise InvalidInput(f"qp_solver must be 'auto', 'clarabel' or 'highs', got {solver!r}")
+    if solver != "auto":
+        return solver
+    try:
+        import clarabel  # noqa: F401
+    except ImportError:
+        return "highs"
+    return "clarabel"
+
+
+def solve_qp(
+    target: np.ndarray,
+    A: sp.spmatrix,
+    row_lo: np.ndarray,
+    row_hi: np.ndarray,
+    col_lo: float = 0.0,
+    time_limit: float | None = None,
+    solver: str = "auto",
+) -> np.ndarray:
+    """min ||x − target||² s.t. row_lo ≤ A x ≤ row_hi, x ≥ col_lo.
+
+    ``solver="clarabel"``: the Clarabel interior-point solver (optional dependency, extra
+    ``census``) — the counterpart of the barrier QP the paper ran in Gurobi, seconds for the
+    national release. ``"highs"``: HiGHS's active-set QP (always available; fine for thousands
+    of cells, minutes beyond ~10⁴). ``"auto"``: Clarabel when installed, else HiGHS.
+    """
+    if _qp_solver_name(solver) == "clarabel":
+        return _solve_qp_clarabel(target, A, row_lo, row_hi, col_lo, time_limit)
+    return _solve_qp_highs(target, A, row_lo, row_hi, col_lo, time_limit)
+
+
+def _solve_qp_clarabel(
+    target: np.ndarray,
+    A: sp.spmatrix,
+    row_lo: np.ndarray,
+    row_hi: np.ndarray,
+    col_lo: float,
+    time_limit: float | None,
+) -> np.ndarray:
+    import clarabel
+
+    n = target.size
+    A = sp.csr_matrix(A)
+    lo, hi = np.asarray(row_lo, dtype=np.float64), np.asarray(row_hi, dtype=np.float64)
+    # The problem is homogeneous in (x, target, bounds): solve it in units that keep the data
+    # below ~10⁵ (the interior-point method reports national counts of 10⁸ "infeasible").
+    finite = np.concatenate(
+        [np.abs(target), np.abs(lo[np.isfinite(lo)]), np.abs(hi[np.isfinite(hi)]), [abs(col_lo)]]
+    )
+    unit = max(1.0, float(finite.max()) / 1e5)
+    target, lo, hi, col_lo = target / unit, lo / unit, hi / unit, col_lo / unit
+    eq = lo == hi
+    up = ~eq & np.isfinite(hi)
+    down = ~eq & np.isfinite(lo)
+    # Clarabel form: A' x + s = b, s in cones — equalities (zero cone) then every inequality as
+    # "≤" (non-negative cone): A x ≤ hi, −A x ≤ −lo, −x ≤ −col_lo.
+    M = sp.vstack([A[eq], A[up], -A[down], -sp.identity(n, format="csr")]).tocsc()
+    b = np.concatenate([hi[eq], hi[up], -lo[down], np.full(n, -col_lo)])
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = 1e-10
+    if time_limit is not None:
+        settings.time_limit = float(time_limit)
+    cones = [
+        clarabel.ZeroConeT(int(eq.sum())),
+        clarabel.NonnegativeConeT(int(up.sum() + down.sum()) + n),
+    ]
+    sol = clarabel.DefaultSolver(
+        sp.identity(n, format="csc") * 2.0, -2.0 * target, M, b, cones, settings
+    ).solve()
+    status = str(sol.status)
+    if "MaxTime" in status:
+        raise SolverLimit(f"Clarabel QP hit time_limit = {time_limit} s", status="time limit")
+    if status not in ("Solved", "AlmostSolved"):
+        raise NumericalTrouble(f"Clarabel QP ended with {status}", status=status)
+    return unit * np.asarray(sol.x)
+
+
+def _solve_qp_highs(
+    target: np.ndarray,
+    A: sp.spmatrix,
+    row_lo: np.ndarray,
+    row_hi: np.ndarray,
+    col_lo: float,
+    time_limit: float | None,
+) -> np.ndarray:
     import highspy
 
     n = target.size
@@ -285,57 +489,103 @@ def solve_qp(target: np.ndarray, A: sp.spmatrix, row_lo: np.ndarray, row_hi: np.
     if status == highspy.HighsModelStatus.kTimeLimit:
         raise SolverLimit(f"HiGHS QP hit time_limit = {time_limit} s", status="time limit")
     if status != highspy.HighsModelStatus.kOptimal:
-        raise NumericalTrouble(f"HiGHS QP ended with {h.modelStatusToString(status)}",
-                               status=h.modelStatusToString(status))
+        raise NumericalTrouble(
+            f"HiGHS QP ended with {h.modelStatusToString(status)}",
+            status=h.modelStatusToString(status),
+        )
     return np.asarray(h.getSolution().col_value)
 
 
-def m_h_r(data: CensusCounts, epsilon: float | None = None, *, rng: Any = None,
-          accountant: Any = None, measurements: Measurements | None = None,
-          time_limit: float | None = None) -> CensusRelease:
-    """M_H^r (spec 003 §2.1): Model 1 with integrality relaxed (x ≥ 0 kept), solved as a QP by
-    HiGHS, each value rounded half-up independently — may violate consistency (#CV > 0)."""
+def m_h_r(
+    data: CensusCounts,
+    epsilon: float | None = None,
+    *,
+    rng: Any = None,
+    accountant: Any = None,
+    measurements: Measurements | None = None,
+    time_limit: float | None = None,
+    qp_solver: str = "auto",
+) -> CensusRelease:
+    """M_H^r (spec 003 §2.1): Model 1 with integrality relaxed (x ≥ 0 kept), solved as a QP
+    (``qp_solver``, see :func:`solve_qp`), each value rounded half-up independently — may violate
+    consistency (#CV > 0)."""
+    solver = _qp_solver_name(qp_solver)
     meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     h, N, R = data.hierarchy, data.N, data.hierarchy.n_regions
-    A = sp.vstack([_consistency_matrix(h, N, R * N),
-                   sp.csr_matrix((np.ones(N), (np.zeros(N), np.arange(N))), shape=(1, R * N))])
+    A = sp.vstack(
+        [
+            _consistency_matrix(h, N, R * N),
+            sp.csr_matrix((np.ones(N), (np.zeros(N), np.arange(N))), shape=(1, R * N)),
+        ]
+    )
     rhs = np.concatenate([np.zeros(A.shape[0] - 1), [data.G]])
-    x = solve_qp(meas.noisy.ravel().astype(np.float64), A, rhs, rhs, time_limit=time_limit)
+    x = solve_qp(
+        meas.noisy.ravel().astype(np.float64), A, rhs, rhs, time_limit=time_limit, solver=solver
+    )
     counts = np.maximum(round_half_up(x), 0).reshape(R, N)
-    return _release("M_H^r", data, meas, counts, t0, time.perf_counter() - start,
-                    "counts Δ=2, λ=2L/ε")
+    return _release(
+        "M_H^r",
+        data,
+        meas,
+        counts,
+        t0,
+        time.perf_counter() - start,
+        "counts Δ=2, λ=2L/ε",
+        {"qp_solver": solver},
+    )
 
 
-def m_c_r(data: CensusCounts, epsilon: float | None = None, *, rng: Any = None,
-          accountant: Any = None, measurements: Measurements | None = None,
-          time_limit: float | None = None) -> CensusRelease:
-    """M_c^r (spec 003 §3.2): Model 2 relaxed (ĉ ≥ 0 continuous) by HiGHS QP, rounded half-up,
-    ⊖. A running maximum after rounding keeps n̂ ≥ 0 against solver round-off."""
+def m_c_r(
+    data: CensusCounts,
+    epsilon: float | None = None,
+    *,
+    rng: Any = None,
+    accountant: Any = None,
+    measurements: Measurements | None = None,
+    time_limit: float | None = None,
+    qp_solver: str = "auto",
+) -> CensusRelease:
+    """M_c^r (spec 003 §3.2): Model 2 relaxed (ĉ ≥ 0 continuous) as a QP (``qp_solver``, see
+    :func:`solve_qp`), rounded half-up, ⊖. A running maximum after rounding keeps n̂ ≥ 0
+    against solver round-off."""
+    solver = _qp_solver_name(qp_solver)
     meas, t0 = _get(measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     h, N, R = data.hierarchy, data.N, data.hierarchy.n_regions
     rr = np.repeat(np.arange(R), N - 1)
     ii = np.tile(np.arange(N - 1), R)
     k = np.arange(rr.size)
-    mono = sp.csr_matrix((np.concatenate([np.ones(k.size), -np.ones(k.size)]),
-                          (np.concatenate([k, k]), np.concatenate([rr * N + ii, rr * N + ii + 1]))),
-                         shape=(k.size, R * N))
+    mono = sp.csr_matrix(
+        (
+            np.concatenate([np.ones(k.size), -np.ones(k.size)]),
+            (np.concatenate([k, k]), np.concatenate([rr * N + ii, rr * N + ii + 1])),
+        ),
+        shape=(k.size, R * N),
+    )
     cons = _consistency_matrix(h, N, R * N)
     top = sp.csr_matrix(([1.0], ([0], [N - 1])), shape=(1, R * N))
     A = sp.vstack([cons, mono, top])
     lo = np.concatenate([np.zeros(cons.shape[0]), np.full(k.size, -np.inf), [data.G]])
     hi = np.concatenate([np.zeros(cons.shape[0]), np.zeros(k.size), [data.G]])
-    c = solve_qp(meas.noisy.ravel().astype(np.float64), A, lo, hi,
-                 time_limit=time_limit).reshape(R, N)
+    c = solve_qp(
+        meas.noisy.ravel().astype(np.float64), A, lo, hi, time_limit=time_limit, solver=solver
+    ).reshape(R, N)
     counts = decumulate(np.maximum.accumulate(np.maximum(round_half_up(c), 0), axis=1))
-    return _release("M_c^r", data, meas, counts, t0, time.perf_counter() - start,
-                    "cumulative counts Δ=1, λ=L/ε")
+    return _release(
+        "M_c^r",
+        data,
+        meas,
+        counts,
+        t0,
+        time.perf_counter() - start,
+        "cumulative counts Δ=1, λ=L/ε",
+        {"qp_solver": solver},
+    )
 
 
 # ----------------------------------------------------------------------------- TopDown
-def _grouped_simplex_projection(v: np.ndarray, group: np.ndarray, target: np.ndarray
-                                ) -> np.ndarray:
+def _grouped_simplex_projection(v: np.ndarray, group: np.ndarray, target: np.ndarray) -> np.ndarray:
     """Euclidean projection of each group of ``v`` onto {x ≥ 0 : Σ x = target[g]} (Duchi et al.,
     vectorised). ``group`` holds group ids 0..n_groups-1."""
     order = np.lexsort((-v, group))
@@ -350,9 +600,11 @@ def _grouped_simplex_projection(v: np.ndarray, group: np.ndarray, target: np.nda
     ok = vs - theta_j > 0
     # rho = last j with ok (ok is a prefix in each group); groups with target 0 → theta = max.
     last_ok = np.maximum.reduceat(np.where(ok, j, 0), starts)
-    theta = np.where(last_ok > 0,
-                     theta_j[np.minimum(starts + np.maximum(last_ok, 1) - 1, v.size - 1)],
-                     np.maximum.reduceat(vs, starts))
+    theta = np.where(
+        last_ok > 0,
+        theta_j[np.minimum(starts + np.maximum(last_ok, 1) - 1, v.size - 1)],
+        np.maximum.reduceat(vs, starts),
+    )
     x = np.empty_like(v)
     x[order] = np.maximum(vs - theta[gs], 0.0)
     return x
@@ -373,8 +625,14 @@ def _grouped_round(x: np.ndarray, group: np.ndarray, target: np.ndarray) -> np.n
     return out
 
 
-def topdown(data: CensusCounts, epsilon: float | None = None, *, rng: Any = None,
-            accountant: Any = None, measurements: Measurements | None = None) -> CensusRelease:
+def topdown(
+    data: CensusCounts,
+    epsilon: float | None = None,
+    *,
+    rng: Any = None,
+    accountant: Any = None,
+    measurements: Measurements | None = None,
+) -> CensusRelease:
     """A TopDown-style baseline *in the spirit of* the 2018 E2E / 2020 Census method (spec 003
     §4): the M_H measurements, then level by level from the root, an L2 projection of each
     parent's children onto {x ≥ 0, Σ x = parent value} (per size) and a sum-preserving rounding.
@@ -397,18 +655,31 @@ def topdown(data: CensusCounts, epsilon: float | None = None, *, rng: Any = None
         tgt[group] = out[par].ravel()
         x = _grouped_simplex_projection(noisy[sl].ravel(), group, tgt.astype(np.float64))
         out[sl] = _grouped_round(x, group, tgt).reshape(-1, N)
-    return _release("TopDown", data, meas, out, t0, time.perf_counter() - start,
-                    "counts Δ=2, λ=2L/ε (same measurements as M_H)")
+    return _release(
+        "TopDown",
+        data,
+        meas,
+        out,
+        t0,
+        time.perf_counter() - start,
+        "counts Δ=2, λ=2L/ε (same measurements as M_H)",
+    )
 
 
 MECHANISMS: dict[str, Callable[..., CensusRelease]] = {
-    "M_H": m_h, "M_H^r": m_h_r, "M_H^dp": m_h_dp, "M_c^r": m_c_r, "M_c^dp": m_c_dp,
-    "M_c^ch": m_c_ch, "TopDown": topdown,
+    "M_H": m_h,
+    "M_H^r": m_h_r,
+    "M_H^dp": m_h_dp,
+    "M_c^r": m_c_r,
+    "M_c^dp": m_c_dp,
+    "M_c^ch": m_c_ch,
+    "TopDown": topdown,
 }
 
 
-def release(data: CensusCounts, epsilon: float, mechanism: str = "M_H^dp", **kwargs: Any
-            ) -> CensusRelease:
+def release(
+    data: CensusCounts, epsilon: float, mechanism: str = "M_H^dp", **kwargs: Any
+) -> CensusRelease:
     """Run the named mechanism (a key of :data:`MECHANISMS`)."""
     if mechanism not in MECHANISMS:
         raise InvalidInput(f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}")

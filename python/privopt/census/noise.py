@@ -40,8 +40,9 @@ class Measurements:
     info: dict = field(default_factory=dict)
 
 
-def draw_level_noise(shape_per_level: list[tuple[int, ...]], epsilon: float,
-                     sensitivity: np.ndarray, rng: Any) -> list[np.ndarray]:
+def draw_level_noise(
+    shape_per_level: list[tuple[int, ...]], epsilon: float, sensitivity: np.ndarray, rng: Any
+) -> list[np.ndarray]:
     """One int64 noise array per level: discrete Laplace with ε_level = ε/L and the level's Δ."""
     from privopt.dp import as_random_source, sample_discrete_laplace
 
@@ -50,14 +51,16 @@ def draw_level_noise(shape_per_level: list[tuple[int, ...]], epsilon: float,
     out = []
     for lev, shape in enumerate(shape_per_level):
         size = int(np.prod(shape))
-        draws = sample_discrete_laplace(epsilon / L, size, sensitivity=int(sensitivity[lev]),
-                                        rng=source)
+        draws = sample_discrete_laplace(
+            epsilon / L, size, sensitivity=int(sensitivity[lev]), rng=source
+        )
         out.append(np.asarray(draws, dtype=np.int64).reshape(shape))
     return out
 
 
-def spend_levels(accountant: Any, epsilon: float, sensitivity: np.ndarray, *, label: str,
-                 mechanism: str) -> list:
+def spend_levels(
+    accountant: Any, epsilon: float, sensitivity: np.ndarray, *, label: str, mechanism: str
+) -> list:
     """Record ε/L per level on ``accountant`` (a new one if None); returns the new entries."""
     from privopt.dp import PrivacyAccountant
 
@@ -65,6 +68,10 @@ def spend_levels(accountant: Any, epsilon: float, sensitivity: np.ndarray, *, la
     L = len(sensitivity)
     before = len(acct.entries)
     for lev in range(L):
-        acct.spend(epsilon / L, label=f"{label} level {lev + 1}/{L}", mechanism=mechanism,
-                   sensitivity=float(sensitivity[lev]))
+        acct.spend(
+            epsilon / L,
+            label=f"{label} level {lev + 1}/{L}",
+            mechanism=mechanism,
+            sensitivity=float(sensitivity[lev]),
+        )
     return list(acct.entries[before:])

@@ -69,9 +69,12 @@ class CensusRelease:
             "integral": integral,
             "nonnegative": bool(np.all(c >= 0)),
             "consistent": consistency_violations(self.hierarchy, c) == 0,
-            "faithful": bool(all(
-                int(round(float(c[self.hierarchy.level_slice(lev)].sum()))) == self.G
-                for lev in range(self.hierarchy.n_levels))),
+            "faithful": bool(
+                all(
+                    int(round(float(c[self.hierarchy.level_slice(lev)].sum()))) == self.G
+                    for lev in range(self.hierarchy.n_levels)
+                )
+            ),
         }
 
     def verify(self) -> CensusRelease:
@@ -79,8 +82,10 @@ class CensusRelease:
         release is integral, non-negative, consistent and faithful; returns self."""
         failed = [k for k, ok in self.check().items() if not ok]
         if failed:
-            raise PrivacyViolation(f"{self.mechanism} release is not {', '.join(failed)}"
-                                   f" ({self.violations()} consistency violations)")
+            raise PrivacyViolation(
+                f"{self.mechanism} release is not {', '.join(failed)}"
+                f" ({self.violations()} consistency violations)"
+            )
         return self
 
     def violations(self) -> int:
@@ -100,12 +105,16 @@ class CensusRelease:
         import pandas as pd
 
         R, N = self.counts.shape
-        return pd.DataFrame({
-            "region": np.repeat(self.hierarchy.names, N),
-            "level": np.repeat(np.asarray(self.hierarchy.level_names, dtype=object)[self.hierarchy.level], N),
-            "size": np.tile(np.arange(1, N + 1), R),
-            "count": self.counts.ravel(),
-        })
+        return pd.DataFrame(
+            {
+                "region": np.repeat(self.hierarchy.names, N),
+                "level": np.repeat(
+                    np.asarray(self.hierarchy.level_names, dtype=object)[self.hierarchy.level], N
+                ),
+                "size": np.tile(np.arange(1, N + 1), R),
+                "count": self.counts.ravel(),
+            }
+        )
 
     def save(self, path: str | Path) -> Path:
         """Write the released counts as CSV (``.csv``) or Parquet (``.parquet``, needs pyarrow)."""
@@ -115,7 +124,9 @@ class CensusRelease:
             try:
                 frame.to_parquet(p, index=False)
             except ImportError as exc:
-                raise InvalidInput(f"writing {p.name} needs pyarrow or fastparquet: {exc}") from None
+                raise InvalidInput(
+                    f"writing {p.name} needs pyarrow or fastparquet: {exc}"
+                ) from None
         elif p.suffix == ".csv":
             frame.to_csv(p, index=False)
         else:
@@ -124,5 +135,7 @@ class CensusRelease:
 
     def __repr__(self) -> str:
         R, N = self.counts.shape
-        return (f"CensusRelease({self.mechanism}, ε={self.epsilon:g}, {R} regions × {N} sizes, "
-                f"G={self.G}, {self.timings.get('total', float('nan')):.3g} s)")
+        return (
+            f"CensusRelease({self.mechanism}, ε={self.epsilon:g}, {R} regions × {N} sizes, "
+            f"G={self.G}, {self.timings.get('total', float('nan')):.3g} s)"
+        )

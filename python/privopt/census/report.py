@@ -14,22 +14,34 @@ from typing import Any
 import numpy as np
 
 from privopt.census.hierarchy import CensusCounts
-from privopt.census.mechanisms import (MECHANISMS, measure_chain, measure_counts,
-                                       measure_cumulative)
+from privopt.census.mechanisms import MECHANISMS, measure_chain, measure_counts, measure_cumulative
 from privopt.errors import InvalidInput, SolverLimit
 from privopt.report import markdown_table, new_figure
 
 __all__ = ["KIND", "run_comparison", "comparison_table", "plot_l1_per_level"]
 
 #: Which measurements each mechanism post-processes.
-KIND = {"M_H": "counts", "M_H^r": "counts", "M_H^dp": "counts", "TopDown": "counts",
-        "M_c^r": "cumulative", "M_c^dp": "cumulative", "M_c^ch": "chain"}
+KIND = {
+    "M_H": "counts",
+    "M_H^r": "counts",
+    "M_H^dp": "counts",
+    "TopDown": "counts",
+    "M_c^r": "cumulative",
+    "M_c^dp": "cumulative",
+    "M_c^ch": "chain",
+}
 
 
-def run_comparison(data: CensusCounts, epsilon: float,
-                   mechanisms: Sequence[str] = ("M_H^dp", "M_c^dp", "M_c^ch", "TopDown"), *,
-                   runs: int = 1, seed: int = 0, chain_noise_scale: str = "strict",
-                   qp_time_limit: float | None = 600.0) -> list[dict[str, Any]]:
+def run_comparison(
+    data: CensusCounts,
+    epsilon: float,
+    mechanisms: Sequence[str] = ("M_H^dp", "M_c^dp", "M_c^ch", "TopDown"),
+    *,
+    runs: int = 1,
+    seed: int = 0,
+    chain_noise_scale: str = "strict",
+    qp_time_limit: float | None = 600.0,
+) -> list[dict[str, Any]]:
     """Run mechanisms ``runs`` times; mechanisms of one kind share each run's measurements
     (same noise, as in the paper's comparison). Returns one dict per mechanism with mean L1 per
     level (``l1``, shape (L,)), its std, mean #CV (``cv``), mean seconds (``seconds``,
@@ -53,8 +65,9 @@ def run_comparison(data: CensusCounts, epsilon: float,
                 elif kind == "cumulative":
                     meas[kind] = measure_cumulative(data, epsilon, rng=rng)
                 else:
-                    meas[kind] = measure_chain(data, epsilon, rng=rng,
-                                               chain_noise_scale=chain_noise_scale)
+                    meas[kind] = measure_chain(
+                        data, epsilon, rng=rng, chain_noise_scale=chain_noise_scale
+                    )
                 meas[kind].info["noise_seconds"] = time.perf_counter() - start
             kw = {"time_limit": qp_time_limit} if m in ("M_H^r", "M_c^r") else {}
             try:
@@ -70,13 +83,18 @@ def run_comparison(data: CensusCounts, epsilon: float,
         a = acc[m]
         ok = m not in skipped and len(a["l1"]) == runs
         L = data.hierarchy.n_levels
-        rows.append({
-            "mechanism": m, "epsilon": float(epsilon), "runs": len(a["l1"]), "ok": ok,
-            "l1": np.mean(a["l1"], axis=0) if a["l1"] else np.full(L, np.nan),
-            "l1_std": np.std(a["l1"], axis=0) if a["l1"] else np.full(L, np.nan),
-            "cv": float(np.mean(a["cv"])) if a["cv"] else float("nan"),
-            "seconds": float(np.mean(a["t"])) if a["t"] else float("nan"),
-        })
+        rows.append(
+            {
+                "mechanism": m,
+                "epsilon": float(epsilon),
+                "runs": len(a["l1"]),
+                "ok": ok,
+                "l1": np.mean(a["l1"], axis=0) if a["l1"] else np.full(L, np.nan),
+                "l1_std": np.std(a["l1"], axis=0) if a["l1"] else np.full(L, np.nan),
+                "cv": float(np.mean(a["cv"])) if a["cv"] else float("nan"),
+                "seconds": float(np.mean(a["t"])) if a["t"] else float("nan"),
+            }
+        )
     return rows
 
 
@@ -86,16 +104,21 @@ def comparison_table(rows: list[dict[str, Any]], level_names: Sequence[str]) -> 
     body = []
     for r in rows:
         if not r["ok"]:
-            body.append([r["mechanism"], r["epsilon"]] + ["—"] * (len(level_names) + 2)
-                        + ["time limit"])
+            body.append(
+                [r["mechanism"], r["epsilon"]] + ["—"] * (len(level_names) + 2) + ["time limit"]
+            )
             continue
-        body.append([r["mechanism"], r["epsilon"]] + [f"{v:.0f}" for v in r["l1"]]
-                    + [f"{r['l1'].sum():.0f}", f"{r['cv']:.0f}", f"{r['seconds']:.3f}"])
+        body.append(
+            [r["mechanism"], r["epsilon"]]
+            + [f"{v:.0f}" for v in r["l1"]]
+            + [f"{r['l1'].sum():.0f}", f"{r['cv']:.0f}", f"{r['seconds']:.3f}"]
+        )
     return markdown_table(header, body)
 
 
-def plot_l1_per_level(rows: list[dict[str, Any]], level_names: Sequence[str],
-                      path: str | Path) -> Path:
+def plot_l1_per_level(
+    rows: list[dict[str, Any]], level_names: Sequence[str], path: str | Path
+) -> Path:
     """Grouped bars of mean L1 error per level (log scale), one colour per mechanism."""
     fig, ax = new_figure(figsize=(7, 4))
     ok = [r for r in rows if r["ok"]]

@@ -27,8 +27,15 @@ from privopt._core import census as _kernels
 from privopt.census.hierarchy import Hierarchy
 from privopt.errors import InfeasibleModel, InvalidInput
 
-__all__ = ["paper_delta", "tree_postprocess", "chain_postprocess", "chain_order",
-           "round_half_up", "solve_tree", "solve_chain"]
+__all__ = [
+    "paper_delta",
+    "tree_postprocess",
+    "chain_postprocess",
+    "chain_order",
+    "round_half_up",
+    "solve_tree",
+    "solve_chain",
+]
 
 
 def paper_delta(scale: float) -> int:
@@ -41,7 +48,9 @@ def round_half_up(x: np.ndarray) -> np.ndarray:
     return np.floor(np.asarray(x, dtype=np.float64) + 0.5).astype(np.int64)
 
 
-def _window_bounds(center: np.ndarray, delta: np.ndarray | int, G: int) -> tuple[np.ndarray, np.ndarray]:
+def _window_bounds(
+    center: np.ndarray, delta: np.ndarray | int, G: int
+) -> tuple[np.ndarray, np.ndarray]:
     c = np.clip(center, 0, G)
     return np.maximum(c - delta, 0), np.minimum(c + delta, G)
 
@@ -58,21 +67,35 @@ def _tdp_structure(h: Hierarchy, N: int) -> tuple[np.ndarray, np.ndarray]:
     E = h.child_idx.size
     ptr = (h.child_ptr[:-1][None, :] + (np.arange(N) * E)[:, None]).ravel()
     child_ptr = np.concatenate([ptr, [N * E, N * E + N]]).astype(np.int64)
-    child_idx = np.concatenate([(h.child_idx[None, :] + (np.arange(N) * R)[:, None]).ravel(),
-                                np.arange(N) * R]).astype(np.int64)
+    child_idx = np.concatenate(
+        [(h.child_idx[None, :] + (np.arange(N) * R)[:, None]).ravel(), np.arange(N) * R]
+    ).astype(np.int64)
     return child_ptr, child_idx
 
 
-def solve_tree(child_ptr: np.ndarray, child_idx: np.ndarray, noisy: np.ndarray,
-               weight: np.ndarray, lo: np.ndarray, hi: np.ndarray, root: int,
-               widen: bool = True) -> tuple[int, int, int, np.ndarray, int]:
+def solve_tree(
+    child_ptr: np.ndarray,
+    child_idx: np.ndarray,
+    noisy: np.ndarray,
+    weight: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    root: int,
+    widen: bool = True,
+) -> tuple[int, int, int, np.ndarray, int]:
     """Thin call of the C++ tree DP; returns (status, bad_node, cost, values, n_widened)."""
     return _kernels.tree_dp(child_ptr, child_idx, noisy, weight, lo, hi, int(root), bool(widen))
 
 
-def tree_postprocess(hierarchy: Hierarchy, noisy: np.ndarray, G: int, *, scale: float,
-                     window: str | int = "auto", max_rounds: int = 8
-                     ) -> tuple[np.ndarray, dict[str, Any]]:
+def tree_postprocess(
+    hierarchy: Hierarchy,
+    noisy: np.ndarray,
+    G: int,
+    *,
+    scale: float,
+    window: str | int = "auto",
+    max_rounds: int = 8,
+) -> tuple[np.ndarray, dict[str, Any]]:
     """Consistent, integral, non-negative, faithful counts closest (L2) to ``noisy``.
 
     Solves Model 1 (spec 003 §2.1, (H1)-(H4)) by the tree DP over T^dp.
@@ -99,12 +122,13 @@ def tree_postprocess(hierarchy: Hierarchy, noisy: np.ndarray, G: int, *, scale: 
     weight[-1] = 0  # ⊤ carries G exactly, no own cost (spec 003 §2.3)
     delta = _initial_delta(window, scale, G, int(np.diff(hierarchy.child_ptr).max(initial=1)))
     certified = False
-    for rounds in range(1, max_rounds + 1):
+    for rounds in range(1, max_rounds + 1):  # noqa: B007 (reported after the loop)
         lo, hi = _window_bounds(flat, delta, G)
         lo_all = np.concatenate([lo, [G]]).astype(np.int64)
         hi_all = np.concatenate([hi, [G]]).astype(np.int64)
-        status, bad, cost, values, widened = solve_tree(child_ptr, child_idx, noisy_all, weight,
-                                                        lo_all, hi_all, n_nodes - 1)
+        status, bad, cost, values, widened = solve_tree(
+            child_ptr, child_idx, noisy_all, weight, lo_all, hi_all, n_nodes - 1
+        )
         exact = delta >= G
         if status == 0:
             certified = exact or not np.any(_touches(values[:-1], lo, hi, G))
@@ -115,8 +139,14 @@ def tree_postprocess(hierarchy: Hierarchy, noisy: np.ndarray, G: int, *, scale: 
         delta = min(2 * delta, G)
     if status != 0:
         raise InfeasibleModel(f"tree DP infeasible after {max_rounds} window doublings")
-    info = {"cost": int(cost), "rounds": rounds, "certified": bool(certified), "delta": int(delta),
-            "widened": int(widened), "window": str(window)}
+    info = {
+        "cost": int(cost),
+        "rounds": rounds,
+        "certified": bool(certified),
+        "delta": int(delta),
+        "widened": int(widened),
+        "window": str(window),
+    }
     return np.ascontiguousarray(values[:-1].reshape(N, R).T), info
 
 
@@ -127,15 +157,21 @@ def _initial_delta(window: str | int, scale: float, G: int, max_fanout: int) -> 
         if window == "exact":
             return G
         if window == "auto":
-            return min(paper_delta(scale), max(8, math.ceil(4 * scale * math.sqrt(1 + max_fanout))), G)
+            return min(
+                paper_delta(scale), max(8, math.ceil(4 * scale * math.sqrt(1 + max_fanout))), G
+            )
         raise InvalidInput(f"window must be 'auto', 'paper', 'exact' or an int, got {window!r}")
     if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
-        raise InvalidInput(f"window must be 'auto', 'paper', 'exact' or an int >= 1, got {window!r}")
+        raise InvalidInput(
+            f"window must be 'auto', 'paper', 'exact' or an int >= 1, got {window!r}"
+        )
     return min(int(window), G)
 
 
 # ------------------------------------------------------------------------------------ chain DP
-def chain_order(hierarchy: Hierarchy, N: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def chain_order(
+    hierarchy: Hierarchy, N: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The chain T^ch (spec 003 §3.4): post-order of T^dp without ⊤, size-major.
 
     Returns (region, size, level, equal_next): chain node i is region ``region[i]`` for size
@@ -168,8 +204,9 @@ def level_decumulate(c: np.ndarray, level: np.ndarray, L: int) -> np.ndarray:
     return out
 
 
-def solve_chain(noisy: np.ndarray, lo: np.ndarray, hi: np.ndarray, equal_next: np.ndarray
-                ) -> tuple[int, int, int, np.ndarray]:
+def solve_chain(
+    noisy: np.ndarray, lo: np.ndarray, hi: np.ndarray, equal_next: np.ndarray
+) -> tuple[int, int, int, np.ndarray]:
     """Thin call of the C++ chain DP; returns (status, bad_node, cost, values)."""
     return _kernels.chain_dp(noisy, lo, hi, equal_next)
 
@@ -189,9 +226,16 @@ def chain_pava(noisy: np.ndarray, equal_next: np.ndarray, G: int) -> np.ndarray:
     return np.repeat(fit, weights.astype(np.int64))
 
 
-def chain_postprocess(hierarchy: Hierarchy, noisy_chain: np.ndarray, G: int, N: int, *,
-                      scale: np.ndarray, window: str | int = "auto", max_rounds: int = 12
-                      ) -> tuple[np.ndarray, dict[str, Any]]:
+def chain_postprocess(
+    hierarchy: Hierarchy,
+    noisy_chain: np.ndarray,
+    G: int,
+    N: int,
+    *,
+    scale: np.ndarray,
+    window: str | int = "auto",
+    max_rounds: int = 12,
+) -> tuple[np.ndarray, dict[str, Any]]:
     """Model 3 (spec 003 §3.4, (C6)-(C10)) by the exact chain DP, decoded to counts.
 
     Parameters
@@ -211,11 +255,14 @@ def chain_postprocess(hierarchy: Hierarchy, noisy_chain: np.ndarray, G: int, N: 
     else:
         center = c
         d = _initial_delta(window, 1.0, G, 1)
-        delta = (np.array([paper_delta(s) for s in scale])[level] if window == "paper"
-                 else np.full(c.size, d))
+        delta = (
+            np.array([paper_delta(s) for s in scale])[level]
+            if window == "paper"
+            else np.full(c.size, d)
+        )
         delta = np.minimum(delta, G)
     certified = False
-    for rounds in range(1, max_rounds + 1):
+    for rounds in range(1, max_rounds + 1):  # noqa: B007 (reported after the loop)
         lo, hi = _window_bounds(center, delta, G)
         lo[-1] = hi[-1] = G  # (C7): the last chain node is ⊤'s size-N root, cumulative = G
         status, bad, cost, values = solve_chain(c, lo, hi, equal_next)
@@ -232,6 +279,11 @@ def chain_postprocess(hierarchy: Hierarchy, noisy_chain: np.ndarray, G: int, N: 
     n_chain = level_decumulate(values, level, hierarchy.n_levels)
     counts = np.zeros((hierarchy.n_regions, N), dtype=np.int64)
     counts[region, size] = n_chain
-    info = {"cost": int(cost), "rounds": rounds, "certified": bool(certified),
-            "delta": int(np.max(delta)), "window": str(window)}
+    info = {
+        "cost": int(cost),
+        "rounds": rounds,
+        "certified": bool(certified),
+        "delta": int(np.max(delta)),
+        "window": str(window),
+    }
     return counts, info

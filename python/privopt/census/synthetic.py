@@ -5,13 +5,15 @@ generated: 52 "states" (50 + DC + PR) with their 2010 household counts (thousand
 county counts (3,221 counties and equivalents, 3,143 without Puerto Rico's 78 municipios), the
 national household-size distribution (26.7 % one-person, mean ≈ 2.58), heavy-tailed county sizes
 (log-normal shares), mildly varying size mixes per county (Dirichlet), and optionally tracts and
-blocks below the counties. The county list is generated with the right fan-outs, not the FIPS
-names (the ``addfips`` package that ships them is GPL-3, spec 003 §9).
+blocks below the counties. The county list is generated with the right fan-outs; the real FIPS
+county codes can be read from a file the user supplies (``counties_csv=``, e.g. the one shipped
+by the ``addfips`` package, which is GPL-3 and therefore not a dependency, spec 003 §9).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -19,22 +21,80 @@ from privopt._validation import check_int, check_positive
 from privopt.census.hierarchy import CensusCounts, Hierarchy
 from privopt.errors import InvalidInput
 
-__all__ = ["US_STATES", "US_HOUSEHOLDS_2010", "household_size_distribution", "synthetic_us",
-           "synthetic_hierarchy"]
+__all__ = [
+    "US_STATES",
+    "STATE_FIPS",
+    "US_HOUSEHOLDS_2010",
+    "read_fips_counties",
+    "household_size_distribution",
+    "synthetic_us",
+    "synthetic_hierarchy",
+]
 
 #: (state, households in thousands (2010, rounded), counties and equivalents)
 US_STATES: tuple[tuple[str, int, int], ...] = (
-    ("AL", 1884, 67), ("AK", 259, 29), ("AZ", 2381, 15), ("AR", 1147, 75), ("CA", 12577, 58),
-    ("CO", 1973, 64), ("CT", 1359, 8), ("DE", 343, 3), ("DC", 267, 1), ("FL", 7421, 67),
-    ("GA", 3586, 159), ("HI", 456, 5), ("ID", 580, 44), ("IL", 4837, 102), ("IN", 2502, 92),
-    ("IA", 1222, 99), ("KS", 1113, 105), ("KY", 1720, 120), ("LA", 1729, 64), ("ME", 557, 16),
-    ("MD", 2156, 24), ("MA", 2547, 14), ("MI", 3873, 83), ("MN", 2088, 87), ("MS", 1116, 82),
-    ("MO", 2376, 115), ("MT", 410, 56), ("NE", 722, 93), ("NV", 1006, 17), ("NH", 519, 10),
-    ("NJ", 3214, 21), ("NM", 791, 33), ("NY", 7318, 62), ("NC", 3746, 100), ("ND", 281, 53),
-    ("OH", 4603, 88), ("OK", 1461, 77), ("OR", 1519, 36), ("PA", 5019, 67), ("RI", 413, 5),
-    ("SC", 1802, 46), ("SD", 322, 66), ("TN", 2493, 95), ("TX", 8923, 254), ("UT", 878, 29),
-    ("VT", 257, 14), ("VA", 3057, 134), ("WA", 2620, 39), ("WV", 764, 55), ("WI", 2280, 72),
-    ("WY", 227, 23), ("PR", 1377, 78),
+    ("AL", 1884, 67),
+    ("AK", 259, 29),
+    ("AZ", 2381, 15),
+    ("AR", 1147, 75),
+    ("CA", 12577, 58),
+    ("CO", 1973, 64),
+    ("CT", 1359, 8),
+    ("DE", 343, 3),
+    ("DC", 267, 1),
+    ("FL", 7421, 67),
+    ("GA", 3586, 159),
+    ("HI", 456, 5),
+    ("ID", 580, 44),
+    ("IL", 4837, 102),
+    ("IN", 2502, 92),
+    ("IA", 1222, 99),
+    ("KS", 1113, 105),
+    ("KY", 1720, 120),
+    ("LA", 1729, 64),
+    ("ME", 557, 16),
+    ("MD", 2156, 24),
+    ("MA", 2547, 14),
+    ("MI", 3873, 83),
+    ("MN", 2088, 87),
+    ("MS", 1116, 82),
+    ("MO", 2376, 115),
+    ("MT", 410, 56),
+    ("NE", 722, 93),
+    ("NV", 1006, 17),
+    ("NH", 519, 10),
+    ("NJ", 3214, 21),
+    ("NM", 791, 33),
+    ("NY", 7318, 62),
+    ("NC", 3746, 100),
+    ("ND", 281, 53),
+    ("OH", 4603, 88),
+    ("OK", 1461, 77),
+    ("OR", 1519, 36),
+    ("PA", 5019, 67),
+    ("RI", 413, 5),
+    ("SC", 1802, 46),
+    ("SD", 322, 66),
+    ("TN", 2493, 95),
+    ("TX", 8923, 254),
+    ("UT", 878, 29),
+    ("VT", 257, 14),
+    ("VA", 3057, 134),
+    ("WA", 2620, 39),
+    ("WV", 764, 55),
+    ("WI", 2280, 72),
+    ("WY", 227, 23),
+    ("PR", 1377, 78),
+)
+
+#: State FIPS codes (2-digit strings) of the postal codes above.
+STATE_FIPS: dict[str, str] = dict(
+    zip(
+        [s[0] for s in US_STATES],
+        "01 02 04 05 06 08 09 10 11 12 13 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 "
+        "34 35 36 37 38 39 40 41 42 44 45 46 47 48 49 50 51 53 54 55 56 72".split(),
+        strict=True,
+    )
 )
 
 #: Households in the 50 states + DC, 2010 census (spec 003 §5: "about 116.7 M").
@@ -56,8 +116,9 @@ def household_size_distribution(N: int) -> np.ndarray:
     return full / full.sum()
 
 
-def _split_shares(rng: np.random.Generator, parent_share: np.ndarray, fanout: np.ndarray,
-                  sigma: float) -> np.ndarray:
+def _split_shares(
+    rng: np.random.Generator, parent_share: np.ndarray, fanout: np.ndarray, sigma: float
+) -> np.ndarray:
     """Children shares: parent share times log-normal weights normalised within each parent."""
     owner = np.repeat(np.arange(parent_share.size), fanout)
     w = rng.lognormal(0.0, sigma, size=owner.size)
@@ -65,9 +126,18 @@ def _split_shares(rng: np.random.Generator, parent_share: np.ndarray, fanout: np
     return parent_share[owner] * w / tot[owner]
 
 
-def _build(rng: np.random.Generator, level_fanouts: list[np.ndarray], top_share: np.ndarray,
-           n_groups: int, N: int, names: list[np.ndarray] | None, level_names: Sequence[str],
-           concentration: float, sigma: float, outliers: int) -> CensusCounts:
+def _build(
+    rng: np.random.Generator,
+    level_fanouts: list[np.ndarray],
+    top_share: np.ndarray,
+    n_groups: int,
+    N: int,
+    names: list[np.ndarray] | None,
+    level_names: Sequence[str],
+    concentration: float,
+    sigma: float,
+    outliers: int,
+) -> CensusCounts:
     # Parent array level by level (breadth-first, so from_parents keeps this order).
     parent = [np.array([-1])]
     start = 1
@@ -93,9 +163,46 @@ def _build(rng: np.random.Generator, level_fanouts: list[np.ndarray], top_share:
     return CensusCounts.from_leaf_counts(h, leaf)
 
 
-def synthetic_us(seed: int = 0, *, N: int = 20, scale: float = 1.0, include_pr: bool = True,
-                 tracts_per_county: float | None = None, blocks_per_tract: float | None = None,
-                 outliers: int = 0) -> CensusCounts:
+def read_fips_counties(path: str | Path) -> dict[str, list[str]]:
+    """County FIPS codes per state from a CSV with columns ``statefp, countyfp`` (and optionally
+    ``name``), e.g. ``addfips/data/counties_2010.csv`` of the ``addfips`` package (GPL-3, so
+    privopt neither ships nor imports it; the codes themselves are US Census public data).
+
+    Returns
+    -------
+    ``{state postal code: ["13001", "13003", …]}`` (5-digit county FIPS, file order, duplicates
+    dropped) for the states of :data:`US_STATES` present in the file.
+    """
+    import pandas as pd
+
+    p = Path(path)
+    if not p.is_file():
+        raise InvalidInput(f"counties_csv {str(p)!r} is not a file")
+    frame = pd.read_csv(p, dtype=str)
+    if not {"statefp", "countyfp"} <= set(frame.columns):
+        raise InvalidInput(
+            f"counties_csv needs columns statefp, countyfp; got {list(frame.columns)}"
+        )
+    codes = (frame["statefp"].str.zfill(2) + frame["countyfp"].str.zfill(3)).drop_duplicates()
+    by_state: dict[str, list[str]] = {}
+    postal = {v: k for k, v in STATE_FIPS.items()}
+    for code in codes:
+        if code[:2] in postal:
+            by_state.setdefault(postal[code[:2]], []).append(code)
+    return by_state
+
+
+def synthetic_us(
+    seed: int = 0,
+    *,
+    N: int = 20,
+    scale: float = 1.0,
+    include_pr: bool = True,
+    tracts_per_county: float | None = None,
+    blocks_per_tract: float | None = None,
+    outliers: int = 0,
+    counties_csv: str | Path | None = None,
+) -> CensusCounts:
     """National hierarchy nation → 52 states → counties (→ tracts → blocks when asked).
 
     Parameters
@@ -107,6 +214,9 @@ def synthetic_us(seed: int = 0, *, N: int = 20, scale: float = 1.0, include_pr: 
     tracts_per_county, blocks_per_tract : mean fan-outs (1 + Poisson) of extra levels.
     outliers : groups with sizes uniform in [10, N] added at random leaves (spec 003 §5 uses 50
         with N = 1000, modelling group quarters); only when N ≥ 10.
+    counties_csv : optional path to a FIPS county list (see :func:`read_fips_counties`); the
+        counties are then the real ones, named by their 5-digit FIPS code, instead of generated
+        ``"GA-001"``-style names (the fan-outs are the same for the 2010 list).
 
     Returns
     -------
@@ -118,10 +228,21 @@ def synthetic_us(seed: int = 0, *, N: int = 20, scale: float = 1.0, include_pr: 
         raise InvalidInput(f"scale must be <= 1, got {scale}")
     states = [s for s in US_STATES if include_pr or s[0] != "PR"]
     hh = np.array([s[1] for s in states], dtype=np.float64)
-    n_counties = np.array([s[2] for s in states])
+    if counties_csv is None:
+        county_names = [[f"{s[0]}-{i + 1:03d}" for i in range(s[2])] for s in states]
+    else:
+        fips = read_fips_counties(counties_csv)
+        missing = [s[0] for s in states if s[0] not in fips]
+        if missing:
+            raise InvalidInput(f"counties_csv has no counties for {missing}")
+        county_names = [fips[s[0]] for s in states]
+    n_counties = np.array([len(c) for c in county_names])
     fan = [np.array([len(states)]), n_counties]
-    names = [np.array(["US"], dtype=object), np.array([s[0] for s in states], dtype=object),
-             np.array([f"{s[0]}-{i + 1:03d}" for s in states for i in range(s[2])], dtype=object)]
+    names = [
+        np.array(["US"], dtype=object),
+        np.array([s[0] for s in states], dtype=object),
+        np.array([c for cs in county_names for c in cs], dtype=object),
+    ]
     level_names = ["nation", "state", "county"]
     for mean, lname in ((tracts_per_county, "tract"), (blocks_per_tract, "block")):
         if mean is None:
@@ -129,18 +250,33 @@ def synthetic_us(seed: int = 0, *, N: int = 20, scale: float = 1.0, include_pr: 
         check_positive(f"{lname} fan-out", mean)
         k = 1 + rng.poisson(max(mean - 1, 0), size=names[-1].size)
         fan.append(k)
-        names.append(np.array([f"{p}-{i + 1}" for p, kk in zip(names[-1], k) for i in range(kk)],
-                              dtype=object))
+        names.append(
+            np.array(
+                [f"{p}-{i + 1}" for p, kk in zip(names[-1], k, strict=True) for i in range(kk)],
+                dtype=object,
+            )
+        )
         level_names.append(lname)
     # 116.7 M covers the 50 states + DC; Puerto Rico's households come on top.
     pr = hh[-1] / hh[:-1].sum() if include_pr else 0.0
     n_groups = int(round(US_HOUSEHOLDS_2010 * scale * (1.0 + pr)))
-    return _build(rng, fan, hh / hh.sum(), n_groups, N, names, level_names,
-                  concentration=400.0, sigma=1.3, outliers=outliers)
+    return _build(
+        rng,
+        fan,
+        hh / hh.sum(),
+        n_groups,
+        N,
+        names,
+        level_names,
+        concentration=400.0,
+        sigma=1.3,
+        outliers=outliers,
+    )
 
 
-def synthetic_hierarchy(fanouts: Sequence[int], n_groups: int, N: int = 20, seed: int = 0
-                        ) -> CensusCounts:
+def synthetic_hierarchy(
+    fanouts: Sequence[int], n_groups: int, N: int = 20, seed: int = 0
+) -> CensusCounts:
     """A regular hierarchy for scaling runs: level ℓ+1 has ``fanouts[ℓ]`` children per region
     (so ``prod(fanouts)`` leaves), ``n_groups`` groups, log-normal region sizes."""
     rng = np.random.default_rng(check_int("seed", seed, minimum=0))
@@ -152,5 +288,15 @@ def synthetic_hierarchy(fanouts: Sequence[int], n_groups: int, N: int = 20, seed
         level_fan.append(np.full(count, f))
         count *= f
     top = rng.lognormal(0.0, 1.0, size=fans[0]) if fans else np.array([1.0])
-    return _build(rng, level_fan, top / top.sum(), n_groups, N, None,
-                  ["root"] + [f"level{i + 2}" for i in range(len(fans))], 400.0, 1.0, 0)
+    return _build(
+        rng,
+        level_fan,
+        top / top.sum(),
+        n_groups,
+        N,
+        None,
+        ["root"] + [f"level{i + 2}" for i in range(len(fans))],
+        400.0,
+        1.0,
+        0,
+    )
