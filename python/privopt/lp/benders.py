@@ -28,7 +28,8 @@ Cuts (HiGHS sign conventions, see :mod:`privopt.lp.solve`)
 
 Bounds (spec 000 §3.3): LB = master optimum (valid once every ``theta_k`` is bounded); UB at a
 master point whose subproblems are all feasible = ``c^T x + sum_k phi_k(x)``; the best UB and its
-full solution are kept (incumbent). Stop when ``(UB - LB) / max(1, |UB|) <= rel_gap``.
+full solution are kept (incumbent). Stop when ``(UB - LB) / max(gap_floor, |UB|) <= rel_gap``
+(``gap_floor`` = 1 by default) or ``UB - LB <= abs_gap``.
 
 A ``theta_k`` without a finite lower bound is held at 0 (out of the objective) until its first
 optimality cut; LB is reported as ``-inf`` until then (the usual "theta inactive" start).
@@ -67,7 +68,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -98,6 +99,7 @@ class _SubData:
     lp: LinearProgram
     t_cols: np.ndarray  # (n_coupled,) master columns that T_k touches
     t_matrix: sp.csr_array  # (n_rows, n_coupled) T_k restricted to t_cols
+    options: tuple[tuple[str, Any], ...] = ()  # extra HiGHS options (name, value)
 
 
 class BendersProblem:
@@ -234,6 +236,7 @@ class _SubSolver:
         self.h = lp.to_highs()
         # Presolve off + dual simplex: warm starts across RHS changes, and rays on infeasibility.
         configure(self.h, method="simplex", presolve=False)
+        _set_options(self.h, data.options)
         self.row_lower = lp.row_lower
         self.row_upper = lp.row_upper
         self.col_lower = lp.col_lower
@@ -302,6 +305,13 @@ class _SubSolver:
             return _Outcome("unbounded", seconds=time.perf_counter() - t0)
         return _Outcome("error", message=self.h.modelStatusToString(st),
                         seconds=time.perf_counter() - t0)
+
+
+def _set_options(h: Any, options: Any) -> None:
+    for name, value in options:
+        status = h.setOptionValue(name, value)
+        if "Error" in str(status):
+            raise InvalidInput(f"highs_options: HiGHS rejected {name}={value!r}")
 
 
 # Per-process cache for executors whose workers live in other processes: token -> {k: solver}.
@@ -446,6 +456,7 @@ class BendersResult:
     solve_time: float
     n_cuts: int = 0
     executor_mode: str = "serial"
+    n_lazy_rows: int = 0
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -535,6 +546,12 @@ class _Master:
             self.h.setOptionValue("time_limit", max(time_left, 1e-3))
         self.h.run()
         st = self.h.getModelStatus()
+        if st not in (S.kOptimal, S.kTimeLimit, S.kInfeasible):
+            # A warm start from the previous basis can derail on badly scaled cut rows
+            # (coefficients up to e^20 in metric DP): retry once from scratch.
+            self.h.clearSolver()
+            self.h.run()
+            st = self.h.getModelStatus()
         text = self.h.modelStatusToString(st)
         if st == S.kTimeLimit:
             raise _MasterTimeout(text)
@@ -552,6 +569,39 @@ class _Master:
                                  "(or initial cuts), or the problem itself is unbounded",
                                  status=text)
         raise NumericalTrouble(f"Benders master solve failed: {text}", status=text)
+
+
+class _LazyRows:
+    """Master rows ``lower <= P x <= upper`` held back until a master point violates them
+    (row generation on the master: valid rows that are mostly slack at the optimum)."""
+
+    def __init__(self, spec: Any, n_x: int) -> None:
+        if not (isinstance(spec, (tuple, list)) and len(spec) == 3):
+            raise InvalidInput("lazy_rows must be a triple (P, lower, upper)")
+        mat, lower, upper = spec
+        P = sp.csr_array(mat if sp.issparse(mat) else np.atleast_2d(np.asarray(mat, float)))
+        if P.shape[1] > n_x:
+            raise InvalidInput(f"lazy_rows matrix must have at most {n_x} columns (master "
+                               f"variables), got shape {P.shape}")
+        m = P.shape[0]
+        self.P = sp.csr_array((P.data, P.indices, P.indptr), shape=(m, n_x))
+        self.lower = np.broadcast_to(np.asarray(lower, dtype=np.float64), (m,)).copy()
+        self.upper = np.broadcast_to(np.asarray(upper, dtype=np.float64), (m,)).copy()
+        if np.isnan(self.lower).any() or np.isnan(self.upper).any() or \
+                (self.lower > self.upper).any():
+            raise InvalidInput("lazy_rows bounds must satisfy lower <= upper (no NaN)")
+        self.active = np.zeros(m, dtype=bool)
+
+    def violated(self, x: np.ndarray, tol: float) -> list[tuple]:
+        """Rows violated at ``x`` by more than ``tol`` (absolute), marked active."""
+        act = self.P @ x
+        bad = np.flatnonzero(((act > self.upper + tol) | (act < self.lower - tol))
+                             & ~self.active)
+        self.active[bad] = True
+        sub = self.P[bad]
+        return [(sub.indices[sub.indptr[r]:sub.indptr[r + 1]],
+                 sub.data[sub.indptr[r]:sub.indptr[r + 1]], self.lower[b], self.upper[b])
+                for r, b in enumerate(bad)]
 
 
 class _MasterTimeout(Exception):
@@ -596,13 +646,16 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
                   executor: Executor | None = None, progress: bool | None = None,
                   initial_cuts: Sequence[Any] | None = None, multi_cut: bool = True,
                   cut_tolerance: float = 1e-9, keep_solutions: bool = True,
-                  raise_on_limit: bool = False) -> BendersResult:
+                  raise_on_limit: bool = False, abs_gap: float = 0.0,
+                  gap_floor: float = 1.0, lazy_rows: Any = None,
+                  lazy_tolerance: float = 1e-10,
+                  highs_options: dict[str, Any] | None = None) -> BendersResult:
     """Solve a :class:`BendersProblem` by Benders decomposition.
 
     Parameters
     ----------
     problem : master + subproblems.
-    rel_gap : stop when ``(UB - LB) / max(1, |UB|) <= rel_gap`` (spec 000 §3.3).
+    rel_gap : stop when ``(UB - LB) / max(gap_floor, |UB|) <= rel_gap`` (spec 000 §3.3).
     max_iterations : maximal number of master solves.
     time_limit : seconds of wall clock: the master solve gets the time left, and the run stops
         after the iteration in which it is exceeded (subproblem rounds are not interrupted).
@@ -619,6 +672,18 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
     keep_solutions : return the subproblem solutions of the incumbent.
     raise_on_limit : raise :class:`~privopt.errors.SolverLimit` (``best`` = the result) when a
         limit stops the run before the gap is reached, instead of returning the result.
+    abs_gap : also stop when ``UB - LB <= abs_gap`` (e.g. the paper's ξ = 0.01, absolute).
+    gap_floor : the relative gap is ``(UB - LB) / max(gap_floor, |UB|)``; the default 1 makes
+        it absolute for objectives below 1, a tiny floor (e.g. 1e-300) makes it truly relative
+        (objectives of order 1e-4, as metric-DP losses at large ε).
+    lazy_rows : ``(P, lower, upper)`` with ``P`` of shape (m, <= n_master): valid master rows
+        added only once a master point violates them by more than ``lazy_tolerance`` (the
+        master is re-solved, warm, until none is violated). For large families of valid
+        inequalities that are mostly slack at the optimum (metric DP: boundary mDP rows and
+        Property 3.2 path cuts). Exact: subproblems only ever see points satisfying all rows.
+    lazy_tolerance : absolute violation above which a lazy row is added.
+    highs_options : extra HiGHS options for the master and every subproblem, e.g.
+        ``{"primal_feasibility_tolerance": 1e-9}`` when coefficients span many decades.
 
     Returns
     -------
@@ -636,6 +701,12 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
     rel_gap = float(rel_gap)
     if not (rel_gap >= 0 and math.isfinite(rel_gap)):
         raise InvalidInput(f"rel_gap must be a finite number >= 0, got {rel_gap!r}")
+    abs_gap = float(abs_gap)
+    if not (abs_gap >= 0 and math.isfinite(abs_gap)):
+        raise InvalidInput(f"abs_gap must be a finite number >= 0, got {abs_gap!r}")
+    gap_floor = float(gap_floor)
+    if not (gap_floor > 0 and math.isfinite(gap_floor)):
+        raise InvalidInput(f"gap_floor must be a finite number > 0, got {gap_floor!r}")
     max_iterations = check_int("max_iterations", max_iterations, minimum=1)
     if time_limit is not None:
         time_limit = check_positive("time_limit", time_limit, allow_inf=True)
@@ -643,8 +714,10 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
         raise InvalidInput(f"executor must be a concurrent.futures.Executor, got "
                            f"{type(executor).__name__}")
 
+    options = tuple((highs_options or {}).items())
     t_start = time.perf_counter()
     master = _Master(problem, multi_cut)
+    _set_options(master.h, options)
     if master.is_mip:
         # An integer master's LB is its MIP dual bound: solve it to well inside rel_gap.
         configure(master.h, method="simplex", mip_rel_gap=min(1e-4, 0.1 * rel_gap))
@@ -653,7 +726,9 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
         master.add_cuts(rows)
         touched = np.unique(np.concatenate([r[0] for r in rows])) - master.n_x
         master.activate(touched[touched >= 0])
-    subs = problem._subs
+    lazy = None if lazy_rows is None else _LazyRows(lazy_rows, master.n_x)
+    subs = problem._subs if not options else [replace(d, options=options)
+                                               for d in problem._subs]
     dispatcher = _Dispatcher(subs, executor)
     bar = _progress_bar(progress, max_iterations)
     history: list[BendersIteration] = []
@@ -667,6 +742,14 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
             time_left = None if time_limit is None else time_limit - (t0 - t_start)
             try:
                 x, theta, master_obj = master.solve(time_left)
+                while lazy is not None:
+                    rows = lazy.violated(x, lazy_tolerance)
+                    if not rows:
+                        break
+                    master.add_cuts(rows)
+                    time_left = None if time_limit is None else \
+                        time_limit - (time.perf_counter() - t_start)
+                    x, theta, master_obj = master.solve(time_left)
             except _MasterTimeout:
                 status = "time_limit"
                 break
@@ -688,7 +771,7 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
                     best_ub = iterate_ub
                     incumbent_x = x.copy()
                     incumbent_y = [r.y for r in results] if keep_solutions else None
-            gap = _gap(lb, best_ub)
+            gap = _gap(lb, best_ub, gap_floor)
             history.append(BendersIteration(it, lb if lb_valid else -_INF, best_ub, iterate_ub,
                                             gap, len(cuts), n_opt, n_feas, master_time,
                                             sub_time, float(sum(r.seconds for r in results)),
@@ -698,7 +781,7 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
                 bar.set_postfix(lb=f"{lb:.6g}", ub=f"{best_ub:.6g}", gap=f"{gap:.2e}",
                                 refresh=False)
                 bar.update(1)
-            if gap <= rel_gap:
+            if gap <= rel_gap or best_ub - lb <= abs_gap:
                 status = "optimal"
                 break
             if not cuts:
@@ -714,10 +797,12 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
 
     result = BendersResult(
         x_master=incumbent_x if incumbent_x is not None else np.full(problem.n_master, np.nan),
-        objective=best_ub, lower_bound=lb, upper_bound=best_ub, gap=_gap(lb, best_ub),
+        objective=best_ub, lower_bound=lb, upper_bound=best_ub,
+        gap=_gap(lb, best_ub, gap_floor),
         status=status, iterations=len(history), history=history, sub_solutions=incumbent_y,
         solve_time=time.perf_counter() - t_start, n_cuts=n_cuts_total,
-        executor_mode=dispatcher.mode)
+        executor_mode=dispatcher.mode,
+        n_lazy_rows=0 if lazy is None else int(lazy.active.sum()))
     if incumbent_x is None:
         raise SolverLimit(f"Benders stopped ({status}) after {len(history)} iterations without "
                           f"a feasible master point", status=status, best=result)
@@ -727,10 +812,10 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
     return result
 
 
-def _gap(lb: float, ub: float) -> float:
+def _gap(lb: float, ub: float, floor: float = 1.0) -> float:
     if not (math.isfinite(lb) and math.isfinite(ub)):
         return _INF
-    return (ub - lb) / max(1.0, abs(ub))
+    return (ub - lb) / max(floor, abs(ub))
 
 
 def _make_cuts(results: list[_Outcome], subs: Sequence[_SubData], master: _Master,
