@@ -269,6 +269,14 @@ class _SubSolver:
         self.h.run()
         st = self.h.getModelStatus()
         S = highspy.HighsModelStatus
+        if st not in (S.kOptimal, S.kInfeasible, S.kUnboundedOrInfeasible, S.kUnbounded):
+            # The warm start from the previous basis can derail on badly scaled rows: once
+            # more from scratch.
+            self.h.clearSolver()
+            self.h.setOptionValue("simplex_strategy", 4)  # primal simplex this once
+            self.h.run()
+            self.h.setOptionValue("simplex_strategy", 1)
+            st = self.h.getModelStatus()
         if st == S.kOptimal:
             sol = self.h.getSolution()
             pi = np.asarray(sol.row_dual, dtype=np.float64)
