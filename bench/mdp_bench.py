@@ -194,9 +194,7 @@ def partition_sizes(prob, method: str, m: int = 25, seed: int = 0) -> dict:
     """Table 1/2 metrics of one partition of the largest mDP-graph component: internal-record
     counts of subsets with 𝒳_l ≠ ∅ (spec §7-12) and sizes of the MP components (graph on the
     boundary records with cross-subset edges, components of size > 1, spec §5.3)."""
-    from privopt.graphs import connected_components
-    from privopt.mdp.partition import classify, partition
-    import scipy.sparse as sp
+    from privopt.mdp.partition import classify, mp_component_sizes, partition
 
     _, lab = prob.components
     big = np.flatnonzero(lab == np.argmax(np.bincount(lab)))
@@ -205,13 +203,7 @@ def partition_sizes(prob, method: str, m: int = 25, seed: int = 0) -> dict:
     part = classify(block, partition(block, mm, method, seed=seed))
     x = np.array([a.size for a in part.internal])
     x = x[x > 0]
-    e = block.edges
-    cross = part.labels[e.i] != part.labels[e.j]
-    g = sp.csr_array((np.ones(int(cross.sum())), (e.i[cross], e.j[cross])),
-                     shape=(block.n, block.n))
-    _, cl = connected_components(g)
-    sizes = np.bincount(cl[part.boundary])
-    sizes = sizes[sizes > 1]
+    sizes = mp_component_sizes(block, part)
     return {"sub_avg": x.mean() if x.size else 0.0, "sub_max": x.max() if x.size else 0,
             "mp_avg": sizes.mean() if sizes.size else 0.0,
             "mp_max": sizes.max() if sizes.size else 0, "boundary": int(part.boundary.sum()),

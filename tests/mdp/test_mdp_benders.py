@@ -12,7 +12,7 @@ from privopt.errors import InvalidInput, SolverLimit
 from privopt.mdp import MDPProblem, gaussian_3d, km_to_latlon, rome_grid, solve
 from privopt.lp.benders import _SubSolver
 from privopt.mdp.benders import build_model, solve_benders_block, to_benders_problem
-from privopt.mdp.partition import PARTITIONERS, classify, partition
+from privopt.mdp.partition import PARTITIONERS, classify, mp_component_sizes, partition
 
 # Agreement tests assert 1e-6; the engine's cuts carry ~1e-8 relative noise (row duals of
 # rows with coefficients e^{εd}), so a 1e-9 gap can stall in a tail of tiny cuts.
@@ -163,6 +163,27 @@ def test_sizes_spec_item_12() -> None:
     e = block.edges
     internal = ~part.boundary
     assert np.all(labels[e.i[internal[e.i]]] == labels[e.j[internal[e.i]]])
+    # MP components (Table 2): brute-force flood fill over cross-subset edges of 𝒴.
+    adj = {i: set() for i in np.flatnonzero(part.boundary)}
+    for a, b in zip(e.i, e.j, strict=True):
+        if labels[a] != labels[b]:
+            adj[a].add(b)
+    seen, comps = set(), []
+    for start in adj:
+        if start in seen:
+            continue
+        stack, size = [start], 0
+        seen.add(start)
+        while stack:
+            size += 1
+            for nb in adj[stack.pop()]:
+                if nb not in seen:
+                    seen.add(nb)
+                    stack.append(nb)
+        comps.append(size)
+    comps = sorted(c for c in comps if c > 1)
+    assert sorted(mp_component_sizes(block, part).tolist()) == comps
+    assert model.sizes["mp_component_max"] == max(comps, default=0)
 
 
 def test_limits_and_bad_options() -> None:

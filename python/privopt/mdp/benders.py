@@ -34,7 +34,7 @@ from privopt.graphs import shortest_paths
 from privopt.lp import LinearProgram
 from privopt.lp.benders import BendersProblem, solve_benders
 from privopt.mdp._lpbuild import mdp_rows
-from privopt.mdp.partition import Partition, classify, partition
+from privopt.mdp.partition import Partition, classify, mp_component_sizes, partition
 from privopt.mdp.problem import EdgeList, _Block
 
 __all__ = ["solve_benders_block", "BendersModel", "INITIAL_CUTS", "build_model",
@@ -129,8 +129,12 @@ def build_model(block: _Block, labels: np.ndarray, *, initial_cuts: str = "all",
     mp_cost = np.concatenate([obj[y_rec].ravel(), np.ones(len(subs_with_x))])
     subs = [_build_sub(block, part, l, y_col, n_y) for l in subs_with_x]
     x = np.array([part.internal[l].size for l in range(part.n_subsets)])
+    mp_comp = mp_component_sizes(block, part)
     sizes = {**part.sizes(), "mp_vars": n_cols, "mp_pool_rows": int(pool_rows.shape[0]),
-             "initial_cut_rows": n_init, "max_sub_vars": int(x.max()) * k}
+             "initial_cut_rows": n_init, "max_sub_vars": int(x.max()) * k,
+             "mp_components": int(mp_comp.size),
+             "mp_component_mean": float(mp_comp.mean()) if mp_comp.size else 0.0,
+             "mp_component_max": int(mp_comp.max()) if mp_comp.size else 0}
     return BendersModel(block, part, y_rec, y_pos, subs, mp_cost, mp_rows,
                         np.concatenate(lower), np.concatenate(upper), w_lower, pool_rows,
                         n_init, sizes)
