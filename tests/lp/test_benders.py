@@ -291,3 +291,23 @@ def test_abs_gap_gap_floor_and_highs_options():
                 dict(highs_options={"no_such_option": 1})):
         with pytest.raises(InvalidInput):
             solve_benders(prob, progress=False, **bad)
+
+
+def test_elastic_feasibility_cut_is_valid_without_a_ray():
+    # The phase-1 route used when HiGHS gives no verifiable ray: at x = 0 every region of the
+    # capacity-expansion instance is infeasible; the elastic cut βᵀx ≥ γ cuts x = 0 off and
+    # holds at the monolithic optimum and at full capacity (both feasible).
+    problem = capacity_expansion_lp(2, n_regions=3)
+    mono = solve(problem.to_monolithic())
+    x_star = mono.x[:problem.n_master]
+    x_cap = problem.master.col_upper
+    for data in problem._subs:
+        solver = _SubSolver(data)
+        x0 = np.zeros(data.t_cols.size)
+        shift = data.t_matrix @ x0
+        value, _, sol = solver._elastic(solver.row_lower - shift, solver.row_upper - shift)
+        assert value > 1e-6 and sol is not None
+        gamma, beta = solver._elastic_cut(sol)
+        assert beta @ x0 < gamma - 1e-9
+        assert beta @ x_star[data.t_cols] >= gamma - 1e-8
+        assert beta @ x_cap[data.t_cols] >= gamma - 1e-8

@@ -233,10 +233,8 @@ class _SubSolver:
         self.data = data
         lp = data.lp
         self.lp = lp
-        self.h = lp.to_highs()
         # Presolve off + dual simplex: warm starts across RHS changes, and rays on infeasibility.
-        configure(self.h, method="simplex", presolve=False)
-        _set_options(self.h, data.options)
+        self._fresh_highs()
         self.row_lower = lp.row_lower
         self.row_upper = lp.row_upper
         self.col_lower = lp.col_lower
@@ -256,6 +254,59 @@ class _SubSolver:
         self.n_calls += 1
         return out
 
+    def _fresh_highs(self) -> None:
+        self.h = self.lp.to_highs()
+        configure(self.h, method="simplex", presolve=False)
+        _set_options(self.h, self.data.options)
+
+    def _run(self) -> Any:
+        self.h.run()
+        return self.h.getModelStatus()
+
+    def _elastic(self, lo: np.ndarray, up: np.ndarray) -> tuple[float, np.ndarray, Any]:
+        """Solve the elastic (phase-1) LP ``min 1ᵀ(s⁺ + s⁻)``, ``lo ≤ W y + s⁺ − s⁻ ≤ up``, y in
+        its box; returns (optimum, primal values, HiGHS solution) or (nan, ...) on failure."""
+        import highspy
+
+        W = sp.csc_array(self.W())
+        m, n = W.shape
+        lp = LinearProgram(n, lower=self.col_lower, upper=self.col_upper)
+        lp.add_variables(2 * m, objective=1.0)
+        eye = sp.identity(m, format="csc")
+        lp.add_rows(sp.hstack([W, eye, -eye], format="csc"), lower=lo, upper=up)
+        h = lp.to_highs()
+        configure(h, method="simplex", presolve=False)
+        h.run()
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return math.nan, np.zeros(0), None
+        sol = h.getSolution()
+        return (float(h.getInfo().objective_function_value),
+                np.asarray(sol.col_value, dtype=np.float64), sol)
+
+    def _elastic_cut(self, sol: Any) -> tuple[float, np.ndarray]:
+        """Feasibility cut ``βᵀx ≥ γ`` from the elastic LP's duals (spec 000 §3.2, phase-1
+        route): its value φ₁(x) is 0 at every feasible x and ≥ γ − βᵀx by weak duality (the
+        cut is built from the nominal bounds, like an optimality cut), so it needs no ray
+        verification; it is violated at x̄ by φ₁(x̄) > 0."""
+        n = self.lp.n_vars
+        pi = np.asarray(sol.row_dual, dtype=np.float64)
+        dj = np.asarray(sol.col_dual, dtype=np.float64)[:n]
+        row_b = np.where(pi > 0, self.row_lower, np.where(pi < 0, self.row_upper, 0.0))
+        pi = np.where(np.isfinite(row_b), pi, 0.0)
+        row_b = np.where(np.isfinite(row_b), row_b, 0.0)
+        col_b = np.where(dj > 0, self.col_lower, np.where(dj < 0, self.col_upper, 0.0))
+        col_b = np.where(np.isfinite(col_b), col_b, 0.0)
+        return float(pi @ row_b + dj @ col_b), self.data.t_matrix.T @ pi
+
+    def _retry_from_scratch(self) -> Any:
+        """Re-solve without the previous basis, with primal simplex this once (a dual-simplex
+        warm start can derail on badly scaled rows); returns the new model status."""
+        self.h.clearSolver()
+        self.h.setOptionValue("simplex_strategy", 4)
+        self.h.run()
+        self.h.setOptionValue("simplex_strategy", 1)
+        return self.h.getModelStatus()
+
     def _solve(self, x_coupled: np.ndarray, want_solution: bool) -> _Outcome:
         import highspy
 
@@ -269,14 +320,39 @@ class _SubSolver:
         self.h.run()
         st = self.h.getModelStatus()
         S = highspy.HighsModelStatus
+        retried = False
         if st not in (S.kOptimal, S.kInfeasible, S.kUnboundedOrInfeasible, S.kUnbounded):
-            # The warm start from the previous basis can derail on badly scaled rows: once
-            # more from scratch.
-            self.h.clearSolver()
-            self.h.setOptionValue("simplex_strategy", 4)  # primal simplex this once
-            self.h.run()
-            self.h.setOptionValue("simplex_strategy", 1)
-            st = self.h.getModelStatus()
+            st, retried = self._retry_from_scratch(), True
+        ray = None
+        if st not in (S.kOptimal, S.kUnbounded):
+            if st in (S.kInfeasible, S.kUnboundedOrInfeasible):
+                ray = dual_ray_of(self.h, self.W(), lo, up, self.col_lower, self.col_upper)
+            if ray is None:
+                # "Infeasible" without a certificate, or no verdict at all: on badly scaled
+                # rows (e^20 in metric DP) HiGHS can call a point infeasible whose elastic LP
+                # has a total violation of 1e-11. The elastic LP decides: (nearly) feasible ->
+                # solve with the row bounds moved by its slacks (the duals stay dual
+                # feasible, so the cut built from the *nominal* bounds below stays valid; only
+                # its tightness and phi are off by the tiny slack); infeasible -> the
+                # phase-1 feasibility cut, which needs no ray.
+                value, v, esol = self._elastic(lo, up)
+                n, m = self.lp.n_vars, self.lp.n_rows
+                if esol is not None and value <= 1e-9:
+                    # W y = r − s⁺ + s⁻ with r in [lo, up]: widen the bounds by the slacks.
+                    s_lo = lo - v[n:n + m] - 1e-12
+                    s_up = up + v[n + m:] + 1e-12
+                    self.h.changeRowsBounds(m, self.rows, s_lo, s_up)
+                    st = self._retry_from_scratch() if not retried else self._run()
+                    if st != S.kOptimal:
+                        # A fresh instance (no solver state at all) as the last resort.
+                        self._fresh_highs()
+                        self.h.changeRowsBounds(m, self.rows, s_lo, s_up)
+                        st = self._run()
+                    # (the next call resets every row bound; the solution is read below)
+                elif esol is not None:
+                    gamma, beta = self._elastic_cut(esol)
+                    return _Outcome("infeasible", rhs=gamma, beta=beta,
+                                    seconds=time.perf_counter() - t0)
         if st == S.kOptimal:
             sol = self.h.getSolution()
             pi = np.asarray(sol.row_dual, dtype=np.float64)
@@ -293,7 +369,6 @@ class _SubSolver:
             return _Outcome("optimal", phi=phi, rhs=alpha, beta=beta, y=y,
                             seconds=time.perf_counter() - t0)
         if st in (S.kInfeasible, S.kUnboundedOrInfeasible):
-            ray = dual_ray_of(self.h, self.W(), lo, up, self.col_lower, self.col_upper)
             if ray is None:
                 return _Outcome("error", message="infeasible without a verifiable Farkas ray",
                                 seconds=time.perf_counter() - t0)
