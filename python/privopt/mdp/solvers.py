@@ -233,7 +233,8 @@ def solve(problem: MDPProblem, method: str = "lp", *, lp_method: str = "choose",
     ----------
     problem : the :class:`MDPProblem`.
     method : "lp" (exact monolithic LP with HiGHS), "benders" (spec §2–3 decomposition,
-        see :func:`privopt.mdp.benders.solve_benders` for ``benders_options``) or
+        see :func:`privopt.mdp.benders.solve_benders_block` for ``benders_options``;
+        it runs on :func:`privopt.lp.benders.solve_benders`) or
         "expmech" (Eq. 47 baseline).
     lp_method : HiGHS algorithm for LPs: "choose", "simplex", "ipm", "pdlp".
     row_generation : for ``method="lp"``: solve by lazy mDP-row generation (default; exact,
