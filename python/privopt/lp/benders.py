@@ -338,9 +338,10 @@ class _SubSolver:
                 value, v, esol = self._elastic(lo, up)
                 n, m = self.lp.n_vars, self.lp.n_rows
                 if esol is not None and value <= 1e-9:
-                    # W y = r − s⁺ + s⁻ with r in [lo, up]: widen the bounds by the slacks.
-                    s_lo = lo - v[n:n + m] - 1e-12
-                    s_up = up + v[n + m:] + 1e-12
+                    # W y = r − s⁺ + s⁻ with r in [lo, up]: widen the bounds by the slacks
+                    # (plus 1e-9: with 1e-12 HiGHS still called the widened LP infeasible).
+                    s_lo = lo - v[n:n + m] - 1e-9
+                    s_up = up + v[n + m:] + 1e-9
                     self.h.changeRowsBounds(m, self.rows, s_lo, s_up)
                     st = self._retry_from_scratch() if not retried else self._run()
                     if st != S.kOptimal:
