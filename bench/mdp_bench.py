@@ -6,11 +6,13 @@ stop it); tables are printed in Markdown. Timings are wall clock on this machine
     python bench/mdp_bench.py paper   [--data DIR] [--instances 2] [--methods ...]
     python bench/mdp_bench.py scaling [--sizes 250 500 1000 2000] [--k 100 N]
     python bench/mdp_bench.py expmech [--eps 2 4 6 8 10]
+    python bench/mdp_bench.py sizes   [--data DIR] [--instances 2]
 
 ``paper``: the four 500-record settings (K = 100 outputs as in the authors' code, ε = 10/km,
 η = 2; text uses the MiniLM embeddings with η = 1.0 since its distances are in [0, 1.4]),
 next to the paper's Table 3 times. ``scaling``: Rome road nodes (or the grid without data).
 ``expmech``: utility loss of the optimal LP vs ExpMech (paper Fig. 7).
+``sizes``: subproblem and MP-component sizes per partitioner (paper Tables 1-2), no LP solved.
 """
 
 from __future__ import annotations
@@ -167,10 +169,73 @@ def cmd_expmech(args) -> None:
                        "LP time (s)"]))
 
 
+# Paper Tables 1-2 (N = 500, M = 25, mean over 10 instances): (avg, max) per partitioner.
+PAPER_SIZES = {
+    "sub": {"road": {"k-m-dv": (9.5, 18.6), "k-m-rec": (10.1, 16.1), "k-m-adj": (17.7, 34.6),
+                     "bsc": (15.4, 32.1)},
+            "grid": {"k-m-dv": (4.7, 11.3), "k-m-rec": (3.7, 10.2), "k-m-adj": (14.9, 28.3),
+                     "bsc": (3.0, 17.2)},
+            "text": {"k-m-dv": (12.6, 31.8), "k-m-rec": (4.9, 42.7), "k-m-adj": (44.7, 103.2),
+                     "bsc": (33.0, 62.4)},
+            "synthetic": {"k-m-dv": (9.6, 17.9), "k-m-rec": (10.2, 19.8),
+                          "k-m-adj": (8.5, 90.0), "bsc": (8.4, 90.2)}},
+    "mp": {"road": {"k-m-dv": (11.3, 42.5), "k-m-rec": (37.9, 98.75), "k-m-adj": (40.4, 117.8),
+                    "bsc": (64.7, 121.1)},
+           "grid": {"k-m-dv": (3.6, 22.1), "k-m-rec": (8.8, 10.3), "k-m-adj": (9.0, 99.5),
+                    "bsc": (18.6, 27.1)},
+           "text": {"k-m-dv": (8.0, 36.0), "k-m-rec": (9.7, 53.2), "k-m-adj": (8.8, 112.7),
+                    "bsc": (11.4, 79.2)},
+           "synthetic": {"k-m-dv": (10.9, 35.9), "k-m-rec": (12.4, 46.3),
+                         "k-m-adj": (17.9, 41.3), "bsc": (18.3, 63.6)}},
+}
+
+
+def partition_sizes(prob, method: str, m: int = 25, seed: int = 0) -> dict:
+    """Table 1/2 metrics of one partition of the largest mDP-graph component: internal-record
+    counts of subsets with 𝒳_l ≠ ∅ (spec §7-12) and sizes of the MP components (graph on the
+    boundary records with cross-subset edges, components of size > 1, spec §5.3)."""
+    from privopt.mdp.partition import classify, mp_component_sizes, partition
+
+    _, lab = prob.components
+    big = np.flatnonzero(lab == np.argmax(np.bincount(lab)))
+    block = prob.subproblem(big)
+    mm = max(1, round(m * block.n / prob.n_records))
+    part = classify(block, partition(block, mm, method, seed=seed))
+    x = np.array([a.size for a in part.internal])
+    x = x[x > 0]
+    sizes = mp_component_sizes(block, part)
+    return {"sub_avg": x.mean() if x.size else 0.0, "sub_max": x.max() if x.size else 0,
+            "mp_avg": sizes.mean() if sizes.size else 0.0,
+            "mp_max": sizes.max() if sizes.size else 0, "boundary": int(part.boundary.sum()),
+            "component": block.n}
+
+
+def cmd_sizes(args) -> None:
+    from privopt.mdp.partition import PARTITIONERS
+
+    rows = []
+    for ds in args.datasets:
+        for method in PARTITIONERS:
+            res = [partition_sizes(make_problem(ds, 500, 100, seed, args.data), method,
+                                   seed=seed) for seed in range(args.instances)]
+            mean = {k: float(np.mean([r[k] for r in res])) for k in res[0]}
+            ps, pm = PAPER_SIZES["sub"][ds][method], PAPER_SIZES["mp"][ds][method]
+            rows.append([ds, method, f"{mean['sub_avg']:.1f} ({ps[0]})",
+                         f"{mean['sub_max']:.1f} ({ps[1]})", f"{mean['mp_avg']:.1f} ({pm[0]})",
+                         f"{mean['mp_max']:.1f} ({pm[1]})", f"{mean['boundary']:.0f}",
+                         f"{mean['component']:.0f}"])
+            print(rows[-1], flush=True)
+    print(f"\n## partition sizes, N = 500, M = 25, mean of {args.instances} instances "
+          "(paper Tables 1-2 in brackets)\n")
+    print(table(rows, ["dataset", "partitioner", "subproblem avg |X_l|", "subproblem max",
+                       "MP component avg", "MP component max", "boundary records",
+                       "largest component"]))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["paper", "scaling", "expmech"])
+    ap.add_argument("mode", choices=["paper", "scaling", "expmech", "sizes"])
     ap.add_argument("--data", type=Path, default=None, help="shared data folder")
     ap.add_argument("--datasets", nargs="+", default=["grid", "synthetic", "road", "text"])
     ap.add_argument("--methods", nargs="+", default=["rowgen", "benders"],
@@ -189,7 +254,8 @@ def main(argv=None) -> int:
         args.eps = args.eps[0]
     if args.data is None:
         args.datasets = [d for d in args.datasets if d in ("grid", "synthetic")]
-    {"paper": cmd_paper, "scaling": cmd_scaling, "expmech": cmd_expmech}[args.mode](args)
+    {"paper": cmd_paper, "scaling": cmd_scaling, "expmech": cmd_expmech,
+     "sizes": cmd_sizes}[args.mode](args)
     return 0
 
 

@@ -242,3 +242,72 @@ def test_time_limit_stops_the_run():
         assert err.status == "time_limit"
         res = err.best
     assert res.status == "time_limit" and res.iterations <= 1
+
+
+def _demand_problem() -> BendersProblem:
+    """Buy capacity x ∈ [0, 10] at 1; unmet demand u at 3 with x + u ≥ 4: optimum x = 4."""
+    master = LinearProgram(1, objective=[1.0], upper=10.0)
+    sub = LinearProgram(1, objective=[3.0])
+    sub.add_rows(np.array([[1.0]]), lower=[4.0])
+    prob = BendersProblem(master)
+    prob.add_subproblem(sub, np.array([[1.0]]), theta_lower=0.0)
+    return prob
+
+
+def test_lazy_rows_equal_rows_in_the_master():
+    # A binding lazy row x <= 2 and a slack one x <= 100: only the first enters the master.
+    P = sp.csr_array(np.array([[1.0], [1.0]]))
+    res = solve_benders(_demand_problem(), lazy_rows=(P, -np.inf, [2.0, 100.0]),
+                        progress=False)
+    assert res.objective == pytest.approx(2.0 + 3.0 * 2.0, rel=1e-9)
+    assert res.x_master[0] == pytest.approx(2.0)
+    assert res.n_lazy_rows == 1
+    # Same as the row in the master from the start, on a random block LP.
+    prob = random_block_lp(5, n_subproblems=4)
+    rng = np.random.default_rng(0)
+    cap = sp.csr_array(rng.uniform(0, 1, (3, prob.n_master)))
+    ref = solve(prob.to_monolithic().copy())
+    mono = prob.to_monolithic()
+    mono.add_rows(cap, upper=0.5 * np.abs(cap @ ref.x[:prob.n_master]))  # binding rows
+    want = solve(mono).objective
+    upper = 0.5 * np.abs(cap @ ref.x[:prob.n_master])
+    got = solve_benders(prob, lazy_rows=(cap, -np.inf, upper), rel_gap=1e-9, progress=False)
+    assert rel_err(got.objective, want) <= REL
+
+
+def test_abs_gap_gap_floor_and_highs_options():
+    prob = random_block_lp(1, n_subproblems=5)
+    exact = solve_benders(prob, rel_gap=1e-9, progress=False)
+    loose = solve_benders(prob, rel_gap=0.0, abs_gap=1e9, progress=False)
+    assert loose.status == "optimal" and loose.upper_bound - loose.lower_bound <= 1e9
+    assert loose.iterations <= exact.iterations
+    rel = solve_benders(prob, rel_gap=1e-6, gap_floor=1e-300, progress=False,
+                        highs_options={"primal_feasibility_tolerance": 1e-9})
+    assert rel.gap == pytest.approx((rel.upper_bound - rel.lower_bound)
+                                    / abs(rel.upper_bound))
+    assert rel_err(rel.objective, exact.objective) <= 1e-5
+    for bad in (dict(abs_gap=-1.0), dict(gap_floor=0.0),
+                dict(lazy_rows=(np.ones((1, 99)), 0, 1)), dict(lazy_rows=np.ones(3)),
+                dict(highs_options={"no_such_option": 1})):
+        with pytest.raises(InvalidInput):
+            solve_benders(prob, progress=False, **bad)
+
+
+def test_elastic_feasibility_cut_is_valid_without_a_ray():
+    # The phase-1 route used when HiGHS gives no verifiable ray: at x = 0 every region of the
+    # capacity-expansion instance is infeasible; the elastic cut βᵀx ≥ γ cuts x = 0 off and
+    # holds at the monolithic optimum and at full capacity (both feasible).
+    problem = capacity_expansion_lp(2, n_regions=3)
+    mono = solve(problem.to_monolithic())
+    x_star = mono.x[:problem.n_master]
+    x_cap = problem.master.col_upper
+    for data in problem._subs:
+        solver = _SubSolver(data)
+        x0 = np.zeros(data.t_cols.size)
+        shift = data.t_matrix @ x0
+        value, _, sol = solver._elastic(solver.row_lower - shift, solver.row_upper - shift)
+        assert value > 1e-6 and sol is not None
+        gamma, beta = solver._elastic_cut(sol)
+        assert beta @ x0 < gamma - 1e-9
+        assert beta @ x_star[data.t_cols] >= gamma - 1e-8
+        assert beta @ x_cap[data.t_cols] >= gamma - 1e-8

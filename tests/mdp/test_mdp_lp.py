@@ -9,6 +9,7 @@ import pytest
 from mdp_instances import line_problem, random_2d
 from scipy.optimize import linprog
 
+from privopt.errors import InvalidInput
 from privopt.mdp import MDPProblem, build_lp, exponential_mechanism, solve
 
 
@@ -164,3 +165,25 @@ def test_row_generation_equals_full_lp(seed: int) -> None:
     assert lazy.verify(prob).ok(1e-9)
     for part in lazy.summary["components"]:
         assert part["rows"] <= part["full_rows"]
+
+
+def test_epsilon_path_warm_start_equals_cold_solves() -> None:
+    from privopt.mdp import solve_epsilon_path
+
+    prob = MDPProblem(np.random.default_rng(12).uniform(0, 5, (30, 2)), epsilon=1.0, eta=1.5,
+                      outputs=12, seed=0)
+    eps = [0.8, 0.9, 1.0, 1.2]
+    warm = solve_epsilon_path(prob, eps)
+    cold = solve_epsilon_path(prob, eps, warm_start=False)
+    for e, w, c in zip(eps, warm, cold, strict=True):
+        single = MDPProblem(np.random.default_rng(12).uniform(0, 5, (30, 2)), epsilon=e,
+                            eta=1.5, outputs=12, seed=0)
+        assert w.epsilon == e
+        assert w.expected_loss == pytest.approx(c.expected_loss, rel=1e-8)
+        assert w.expected_loss == pytest.approx(solve(single).expected_loss, rel=1e-8)
+        assert w.verify(single).ok(1e-9)
+    # Later ε start from the previous basis: fewer simplex iterations than from scratch.
+    assert sum(w.summary["iterations"] for w in warm[1:]) < \
+        sum(c.summary["iterations"] for c in cold[1:])
+    with pytest.raises(InvalidInput, match="epsilons"):
+        solve_epsilon_path(prob, [1.0, -1.0])

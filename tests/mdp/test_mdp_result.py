@@ -27,6 +27,14 @@ def test_sample_frequencies_match_row(solved) -> None:
     assert np.all(freq[pm.matrix[7] == 0] == 0)
     one = pm.sample(3, rng=1)
     assert 0 <= one < pm.n_outputs
+    # Every privopt.dp random source works, the secure one included; seeds reproduce.
+    assert pm.matrix[3, pm.sample(3, rng="secure")] > 0
+    assert np.array_equal(pm.sample_many(np.arange(20), rng=5),
+                          pm.sample_many(np.arange(20), rng=5))
+    secure = pm.sample_many(np.full(20_000, 7), rng="secure")
+    freq = np.bincount(secure, minlength=pm.n_outputs) / secure.size
+    assert np.all(np.abs(freq - pm.matrix[7]) <= 5 * np.sqrt(
+        pm.matrix[7] * (1 - pm.matrix[7]) / secure.size) + 1e-12)
     with pytest.raises(InvalidInput, match="record"):
         pm.sample(99)
     with pytest.raises(InvalidInput, match="records"):

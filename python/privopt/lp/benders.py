@@ -28,7 +28,8 @@ Cuts (HiGHS sign conventions, see :mod:`privopt.lp.solve`)
 
 Bounds (spec 000 §3.3): LB = master optimum (valid once every ``theta_k`` is bounded); UB at a
 master point whose subproblems are all feasible = ``c^T x + sum_k phi_k(x)``; the best UB and its
-full solution are kept (incumbent). Stop when ``(UB - LB) / max(1, |UB|) <= rel_gap``.
+full solution are kept (incumbent). Stop when ``(UB - LB) / max(gap_floor, |UB|) <= rel_gap``
+(``gap_floor`` = 1 by default) or ``UB - LB <= abs_gap``.
 
 A ``theta_k`` without a finite lower bound is held at 0 (out of the objective) until its first
 optimality cut; LB is reported as ``-inf`` until then (the usual "theta inactive" start).
@@ -67,7 +68,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -98,6 +99,7 @@ class _SubData:
     lp: LinearProgram
     t_cols: np.ndarray  # (n_coupled,) master columns that T_k touches
     t_matrix: sp.csr_array  # (n_rows, n_coupled) T_k restricted to t_cols
+    options: tuple[tuple[str, Any], ...] = ()  # extra HiGHS options (name, value)
 
 
 class BendersProblem:
@@ -231,9 +233,8 @@ class _SubSolver:
         self.data = data
         lp = data.lp
         self.lp = lp
-        self.h = lp.to_highs()
         # Presolve off + dual simplex: warm starts across RHS changes, and rays on infeasibility.
-        configure(self.h, method="simplex", presolve=False)
+        self._fresh_highs()
         self.row_lower = lp.row_lower
         self.row_upper = lp.row_upper
         self.col_lower = lp.col_lower
@@ -253,6 +254,59 @@ class _SubSolver:
         self.n_calls += 1
         return out
 
+    def _fresh_highs(self) -> None:
+        self.h = self.lp.to_highs()
+        configure(self.h, method="simplex", presolve=False)
+        _set_options(self.h, self.data.options)
+
+    def _run(self) -> Any:
+        self.h.run()
+        return self.h.getModelStatus()
+
+    def _elastic(self, lo: np.ndarray, up: np.ndarray) -> tuple[float, np.ndarray, Any]:
+        """Solve the elastic (phase-1) LP ``min 1ᵀ(s⁺ + s⁻)``, ``lo ≤ W y + s⁺ − s⁻ ≤ up``, y in
+        its box; returns (optimum, primal values, HiGHS solution) or (nan, ...) on failure."""
+        import highspy
+
+        W = sp.csc_array(self.W())
+        m, n = W.shape
+        lp = LinearProgram(n, lower=self.col_lower, upper=self.col_upper)
+        lp.add_variables(2 * m, objective=1.0)
+        eye = sp.identity(m, format="csc")
+        lp.add_rows(sp.hstack([W, eye, -eye], format="csc"), lower=lo, upper=up)
+        h = lp.to_highs()
+        configure(h, method="simplex", presolve=False)
+        h.run()
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return math.nan, np.zeros(0), None
+        sol = h.getSolution()
+        return (float(h.getInfo().objective_function_value),
+                np.asarray(sol.col_value, dtype=np.float64), sol)
+
+    def _elastic_cut(self, sol: Any) -> tuple[float, np.ndarray]:
+        """Feasibility cut ``βᵀx ≥ γ`` from the elastic LP's duals (spec 000 §3.2, phase-1
+        route): its value φ₁(x) is 0 at every feasible x and ≥ γ − βᵀx by weak duality (the
+        cut is built from the nominal bounds, like an optimality cut), so it needs no ray
+        verification; it is violated at x̄ by φ₁(x̄) > 0."""
+        n = self.lp.n_vars
+        pi = np.asarray(sol.row_dual, dtype=np.float64)
+        dj = np.asarray(sol.col_dual, dtype=np.float64)[:n]
+        row_b = np.where(pi > 0, self.row_lower, np.where(pi < 0, self.row_upper, 0.0))
+        pi = np.where(np.isfinite(row_b), pi, 0.0)
+        row_b = np.where(np.isfinite(row_b), row_b, 0.0)
+        col_b = np.where(dj > 0, self.col_lower, np.where(dj < 0, self.col_upper, 0.0))
+        col_b = np.where(np.isfinite(col_b), col_b, 0.0)
+        return float(pi @ row_b + dj @ col_b), self.data.t_matrix.T @ pi
+
+    def _retry_from_scratch(self) -> Any:
+        """Re-solve without the previous basis, with primal simplex this once (a dual-simplex
+        warm start can derail on badly scaled rows); returns the new model status."""
+        self.h.clearSolver()
+        self.h.setOptionValue("simplex_strategy", 4)
+        self.h.run()
+        self.h.setOptionValue("simplex_strategy", 1)
+        return self.h.getModelStatus()
+
     def _solve(self, x_coupled: np.ndarray, want_solution: bool) -> _Outcome:
         import highspy
 
@@ -266,6 +320,40 @@ class _SubSolver:
         self.h.run()
         st = self.h.getModelStatus()
         S = highspy.HighsModelStatus
+        retried = False
+        if st not in (S.kOptimal, S.kInfeasible, S.kUnboundedOrInfeasible, S.kUnbounded):
+            st, retried = self._retry_from_scratch(), True
+        ray = None
+        if st not in (S.kOptimal, S.kUnbounded):
+            if st in (S.kInfeasible, S.kUnboundedOrInfeasible):
+                ray = dual_ray_of(self.h, self.W(), lo, up, self.col_lower, self.col_upper)
+            if ray is None:
+                # "Infeasible" without a certificate, or no verdict at all: on badly scaled
+                # rows (e^20 in metric DP) HiGHS can call a point infeasible whose elastic LP
+                # has a total violation of 1e-11. The elastic LP decides: (nearly) feasible ->
+                # solve with the row bounds moved by its slacks (the duals stay dual
+                # feasible, so the cut built from the *nominal* bounds below stays valid; only
+                # its tightness and phi are off by the tiny slack); infeasible -> the
+                # phase-1 feasibility cut, which needs no ray.
+                value, v, esol = self._elastic(lo, up)
+                n, m = self.lp.n_vars, self.lp.n_rows
+                if esol is not None and value <= 1e-9:
+                    # W y = r − s⁺ + s⁻ with r in [lo, up]: widen the bounds by the slacks
+                    # (plus 1e-9: with 1e-12 HiGHS still called the widened LP infeasible).
+                    s_lo = lo - v[n:n + m] - 1e-9
+                    s_up = up + v[n + m:] + 1e-9
+                    self.h.changeRowsBounds(m, self.rows, s_lo, s_up)
+                    st = self._retry_from_scratch() if not retried else self._run()
+                    if st != S.kOptimal:
+                        # A fresh instance (no solver state at all) as the last resort.
+                        self._fresh_highs()
+                        self.h.changeRowsBounds(m, self.rows, s_lo, s_up)
+                        st = self._run()
+                    # (the next call resets every row bound; the solution is read below)
+                elif esol is not None:
+                    gamma, beta = self._elastic_cut(esol)
+                    return _Outcome("infeasible", rhs=gamma, beta=beta,
+                                    seconds=time.perf_counter() - t0)
         if st == S.kOptimal:
             sol = self.h.getSolution()
             pi = np.asarray(sol.row_dual, dtype=np.float64)
@@ -282,7 +370,6 @@ class _SubSolver:
             return _Outcome("optimal", phi=phi, rhs=alpha, beta=beta, y=y,
                             seconds=time.perf_counter() - t0)
         if st in (S.kInfeasible, S.kUnboundedOrInfeasible):
-            ray = dual_ray_of(self.h, self.W(), lo, up, self.col_lower, self.col_upper)
             if ray is None:
                 return _Outcome("error", message="infeasible without a verifiable Farkas ray",
                                 seconds=time.perf_counter() - t0)
@@ -302,6 +389,13 @@ class _SubSolver:
             return _Outcome("unbounded", seconds=time.perf_counter() - t0)
         return _Outcome("error", message=self.h.modelStatusToString(st),
                         seconds=time.perf_counter() - t0)
+
+
+def _set_options(h: Any, options: Any) -> None:
+    for name, value in options:
+        status = h.setOptionValue(name, value)
+        if "Error" in str(status):
+            raise InvalidInput(f"highs_options: HiGHS rejected {name}={value!r}")
 
 
 # Per-process cache for executors whose workers live in other processes: token -> {k: solver}.
@@ -446,6 +540,7 @@ class BendersResult:
     solve_time: float
     n_cuts: int = 0
     executor_mode: str = "serial"
+    n_lazy_rows: int = 0
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -535,6 +630,12 @@ class _Master:
             self.h.setOptionValue("time_limit", max(time_left, 1e-3))
         self.h.run()
         st = self.h.getModelStatus()
+        if st not in (S.kOptimal, S.kTimeLimit, S.kInfeasible):
+            # A warm start from the previous basis can derail on badly scaled cut rows
+            # (coefficients up to e^20 in metric DP): retry once from scratch.
+            self.h.clearSolver()
+            self.h.run()
+            st = self.h.getModelStatus()
         text = self.h.modelStatusToString(st)
         if st == S.kTimeLimit:
             raise _MasterTimeout(text)
@@ -552,6 +653,39 @@ class _Master:
                                  "(or initial cuts), or the problem itself is unbounded",
                                  status=text)
         raise NumericalTrouble(f"Benders master solve failed: {text}", status=text)
+
+
+class _LazyRows:
+    """Master rows ``lower <= P x <= upper`` held back until a master point violates them
+    (row generation on the master: valid rows that are mostly slack at the optimum)."""
+
+    def __init__(self, spec: Any, n_x: int) -> None:
+        if not (isinstance(spec, (tuple, list)) and len(spec) == 3):
+            raise InvalidInput("lazy_rows must be a triple (P, lower, upper)")
+        mat, lower, upper = spec
+        P = sp.csr_array(mat if sp.issparse(mat) else np.atleast_2d(np.asarray(mat, float)))
+        if P.shape[1] > n_x:
+            raise InvalidInput(f"lazy_rows matrix must have at most {n_x} columns (master "
+                               f"variables), got shape {P.shape}")
+        m = P.shape[0]
+        self.P = sp.csr_array((P.data, P.indices, P.indptr), shape=(m, n_x))
+        self.lower = np.broadcast_to(np.asarray(lower, dtype=np.float64), (m,)).copy()
+        self.upper = np.broadcast_to(np.asarray(upper, dtype=np.float64), (m,)).copy()
+        if np.isnan(self.lower).any() or np.isnan(self.upper).any() or \
+                (self.lower > self.upper).any():
+            raise InvalidInput("lazy_rows bounds must satisfy lower <= upper (no NaN)")
+        self.active = np.zeros(m, dtype=bool)
+
+    def violated(self, x: np.ndarray, tol: float) -> list[tuple]:
+        """Rows violated at ``x`` by more than ``tol`` (absolute), marked active."""
+        act = self.P @ x
+        bad = np.flatnonzero(((act > self.upper + tol) | (act < self.lower - tol))
+                             & ~self.active)
+        self.active[bad] = True
+        sub = self.P[bad]
+        return [(sub.indices[sub.indptr[r]:sub.indptr[r + 1]],
+                 sub.data[sub.indptr[r]:sub.indptr[r + 1]], self.lower[b], self.upper[b])
+                for r, b in enumerate(bad)]
 
 
 class _MasterTimeout(Exception):
@@ -596,13 +730,16 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
                   executor: Executor | None = None, progress: bool | None = None,
                   initial_cuts: Sequence[Any] | None = None, multi_cut: bool = True,
                   cut_tolerance: float = 1e-9, keep_solutions: bool = True,
-                  raise_on_limit: bool = False) -> BendersResult:
+                  raise_on_limit: bool = False, abs_gap: float = 0.0,
+                  gap_floor: float = 1.0, lazy_rows: Any = None,
+                  lazy_tolerance: float = 1e-10,
+                  highs_options: dict[str, Any] | None = None) -> BendersResult:
     """Solve a :class:`BendersProblem` by Benders decomposition.
 
     Parameters
     ----------
     problem : master + subproblems.
-    rel_gap : stop when ``(UB - LB) / max(1, |UB|) <= rel_gap`` (spec 000 §3.3).
+    rel_gap : stop when ``(UB - LB) / max(gap_floor, |UB|) <= rel_gap`` (spec 000 §3.3).
     max_iterations : maximal number of master solves.
     time_limit : seconds of wall clock: the master solve gets the time left, and the run stops
         after the iteration in which it is exceeded (subproblem rounds are not interrupted).
@@ -619,6 +756,18 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
     keep_solutions : return the subproblem solutions of the incumbent.
     raise_on_limit : raise :class:`~privopt.errors.SolverLimit` (``best`` = the result) when a
         limit stops the run before the gap is reached, instead of returning the result.
+    abs_gap : also stop when ``UB - LB <= abs_gap`` (e.g. the paper's ξ = 0.01, absolute).
+    gap_floor : the relative gap is ``(UB - LB) / max(gap_floor, |UB|)``; the default 1 makes
+        it absolute for objectives below 1, a tiny floor (e.g. 1e-300) makes it truly relative
+        (objectives of order 1e-4, as metric-DP losses at large ε).
+    lazy_rows : ``(P, lower, upper)`` with ``P`` of shape (m, <= n_master): valid master rows
+        added only once a master point violates them by more than ``lazy_tolerance`` (the
+        master is re-solved, warm, until none is violated). For large families of valid
+        inequalities that are mostly slack at the optimum (metric DP: boundary mDP rows and
+        Property 3.2 path cuts). Exact: subproblems only ever see points satisfying all rows.
+    lazy_tolerance : absolute violation above which a lazy row is added.
+    highs_options : extra HiGHS options for the master and every subproblem, e.g.
+        ``{"primal_feasibility_tolerance": 1e-9}`` when coefficients span many decades.
 
     Returns
     -------
@@ -636,6 +785,12 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
     rel_gap = float(rel_gap)
     if not (rel_gap >= 0 and math.isfinite(rel_gap)):
         raise InvalidInput(f"rel_gap must be a finite number >= 0, got {rel_gap!r}")
+    abs_gap = float(abs_gap)
+    if not (abs_gap >= 0 and math.isfinite(abs_gap)):
+        raise InvalidInput(f"abs_gap must be a finite number >= 0, got {abs_gap!r}")
+    gap_floor = float(gap_floor)
+    if not (gap_floor > 0 and math.isfinite(gap_floor)):
+        raise InvalidInput(f"gap_floor must be a finite number > 0, got {gap_floor!r}")
     max_iterations = check_int("max_iterations", max_iterations, minimum=1)
     if time_limit is not None:
         time_limit = check_positive("time_limit", time_limit, allow_inf=True)
@@ -643,8 +798,10 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
         raise InvalidInput(f"executor must be a concurrent.futures.Executor, got "
                            f"{type(executor).__name__}")
 
+    options = tuple((highs_options or {}).items())
     t_start = time.perf_counter()
     master = _Master(problem, multi_cut)
+    _set_options(master.h, options)
     if master.is_mip:
         # An integer master's LB is its MIP dual bound: solve it to well inside rel_gap.
         configure(master.h, method="simplex", mip_rel_gap=min(1e-4, 0.1 * rel_gap))
@@ -653,7 +810,9 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
         master.add_cuts(rows)
         touched = np.unique(np.concatenate([r[0] for r in rows])) - master.n_x
         master.activate(touched[touched >= 0])
-    subs = problem._subs
+    lazy = None if lazy_rows is None else _LazyRows(lazy_rows, master.n_x)
+    subs = problem._subs if not options else [replace(d, options=options)
+                                               for d in problem._subs]
     dispatcher = _Dispatcher(subs, executor)
     bar = _progress_bar(progress, max_iterations)
     history: list[BendersIteration] = []
@@ -667,6 +826,14 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
             time_left = None if time_limit is None else time_limit - (t0 - t_start)
             try:
                 x, theta, master_obj = master.solve(time_left)
+                while lazy is not None:
+                    rows = lazy.violated(x, lazy_tolerance)
+                    if not rows:
+                        break
+                    master.add_cuts(rows)
+                    time_left = None if time_limit is None else \
+                        time_limit - (time.perf_counter() - t_start)
+                    x, theta, master_obj = master.solve(time_left)
             except _MasterTimeout:
                 status = "time_limit"
                 break
@@ -688,7 +855,7 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
                     best_ub = iterate_ub
                     incumbent_x = x.copy()
                     incumbent_y = [r.y for r in results] if keep_solutions else None
-            gap = _gap(lb, best_ub)
+            gap = _gap(lb, best_ub, gap_floor)
             history.append(BendersIteration(it, lb if lb_valid else -_INF, best_ub, iterate_ub,
                                             gap, len(cuts), n_opt, n_feas, master_time,
                                             sub_time, float(sum(r.seconds for r in results)),
@@ -698,7 +865,7 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
                 bar.set_postfix(lb=f"{lb:.6g}", ub=f"{best_ub:.6g}", gap=f"{gap:.2e}",
                                 refresh=False)
                 bar.update(1)
-            if gap <= rel_gap:
+            if gap <= rel_gap or best_ub - lb <= abs_gap:
                 status = "optimal"
                 break
             if not cuts:
@@ -714,10 +881,12 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
 
     result = BendersResult(
         x_master=incumbent_x if incumbent_x is not None else np.full(problem.n_master, np.nan),
-        objective=best_ub, lower_bound=lb, upper_bound=best_ub, gap=_gap(lb, best_ub),
+        objective=best_ub, lower_bound=lb, upper_bound=best_ub,
+        gap=_gap(lb, best_ub, gap_floor),
         status=status, iterations=len(history), history=history, sub_solutions=incumbent_y,
         solve_time=time.perf_counter() - t_start, n_cuts=n_cuts_total,
-        executor_mode=dispatcher.mode)
+        executor_mode=dispatcher.mode,
+        n_lazy_rows=0 if lazy is None else int(lazy.active.sum()))
     if incumbent_x is None:
         raise SolverLimit(f"Benders stopped ({status}) after {len(history)} iterations without "
                           f"a feasible master point", status=status, best=result)
@@ -727,10 +896,10 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
     return result
 
 
-def _gap(lb: float, ub: float) -> float:
+def _gap(lb: float, ub: float, floor: float = 1.0) -> float:
     if not (math.isfinite(lb) and math.isfinite(ub)):
         return _INF
-    return (ub - lb) / max(1.0, abs(ub))
+    return (ub - lb) / max(floor, abs(ub))
 
 
 def _make_cuts(results: list[_Outcome], subs: Sequence[_SubData], master: _Master,

@@ -27,7 +27,13 @@ from privopt.mdp.datasets import (
 )
 from privopt.mdp.problem import EdgeList, MDPProblem, travel_cost_loss
 from privopt.mdp.result import PerturbationMatrix, Verification, repair
-from privopt.mdp.solvers import METHODS, build_lp, exponential_mechanism, solve
+from privopt.mdp.solvers import (
+    METHODS,
+    build_lp,
+    exponential_mechanism,
+    solve,
+    solve_epsilon_path,
+)
 
 __all__ = [
     "MDPProblem",
@@ -35,6 +41,7 @@ __all__ = [
     "PerturbationMatrix",
     "Verification",
     "solve",
+    "solve_epsilon_path",
     "exponential_mechanism",
     "build_lp",
     "repair",

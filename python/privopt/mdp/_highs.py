@@ -1,8 +1,8 @@
-"""Minimal HiGHS access used by the mDP solvers.
+"""Minimal HiGHS access used by the mDP LP solvers.
 
-Goes through :mod:`privopt.lp` (the project's LP layer) when it is installed; the direct
-``highspy`` path is the stand-in used before that layer landed and by the persistent
-(warm-started) Benders models, which need ``addRows``/``changeRowsBounds`` on a live instance.
+The monolithic LP and its lazy row generation talk to ``highspy`` directly: row generation
+appends rows to a live instance (``addRows``) and re-solves from the previous basis, and the ε
+path passes a basis on (``setBasis``). Benders goes through :mod:`privopt.lp.benders`.
 """
 
 from __future__ import annotations

@@ -8,12 +8,13 @@ measure of 𝒴, capped Property 3.2 path cuts, Benders cuts. Subproblem l:
 
 * optimality: ``w_l ≥ λᵀ T_l y + μᵀ1`` with λ ≤ 0 the row duals of the mDP rows and μ those
   of the unit-measure rows (HiGHS: dual = ∂objective/∂rhs);
-* feasibility (Sub_l infeasible at ȳ): duals (λ̃, μ̃) of the phase-1 LP
-  ``min 1ᵀs + 1ᵀs⁺ + 1ᵀs⁻ : G x − s ≤ T ȳ, E x + s⁺ − s⁻ = 1`` give ``λ̃ᵀ T_l y + μ̃ᵀ1 ≤ 0``.
+* feasibility (Sub_l infeasible at ȳ): a Farkas ray (λ̃, μ̃) gives ``λ̃ᵀ T_l y + μ̃ᵀ1 ≤ 0``.
 
-The master and every subproblem are persistent HiGHS models: cuts are appended with
-``addRows`` and only subproblem right-hand sides change (``changeRowsBounds``), so each solve
-is a warm-started dual simplex (spec §3.4 implementation notes).
+The iterations run on the project's Benders engine :func:`privopt.lp.benders.solve_benders`
+(persistent warm-started master and subproblem models, executors, incumbent, history); this
+module only builds the decomposition. The master pool (boundary mDP rows, capped Property 3.2
+path cuts) is handed to the engine as ``lazy_rows``; feasibility cuts come from verified
+Farkas rays with the engine's phase-1 fallback.
 """
 
 from __future__ import annotations
@@ -21,26 +22,28 @@ from __future__ import annotations
 import math
 import time
 from concurrent.futures import Executor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-import highspy
 import numpy as np
 import scipy.sparse as sp
 
 from privopt._validation import check_int, check_nonnegative, check_positive
-from privopt.errors import InvalidInput, NumericalTrouble, SolverLimit
+from privopt.errors import InvalidInput, SolverLimit
 from privopt.graphs import shortest_paths
-from privopt.mdp._highs import new_highs, pass_lp
+from privopt.lp import LinearProgram
+from privopt.lp.benders import BendersProblem, solve_benders
 from privopt.mdp._lpbuild import mdp_rows
-from privopt.mdp.partition import Partition, classify, partition
+from privopt.mdp.partition import Partition, classify, mp_component_sizes, partition
 from privopt.mdp.problem import EdgeList, _Block
 
-__all__ = ["solve_benders_block", "BendersModel", "INITIAL_CUTS"]
+__all__ = ["solve_benders_block", "BendersModel", "INITIAL_CUTS", "build_model",
+           "to_benders_problem"]
 
 INITIAL_CUTS = ("all", "same_subset", "none")
-_INF = highspy.kHighsInf
-_MS = highspy.HighsModelStatus
+# Tight tolerances (spec §7-8: coefficients reach e^20): HiGHS's default 1e-7 leaves mDP
+# violations that the release check (relative 1e-9) would have to repair.
+_TIGHT = {"primal_feasibility_tolerance": 1e-9, "dual_feasibility_tolerance": 1e-9}
 
 
 def _unit_rows(n_rec: int, k: int, n_cols: int, first_col: int = 0) -> sp.csr_array:
@@ -63,11 +66,7 @@ class _Sub:
     t_rows: np.ndarray         # rows of T_l with a nonzero (the only bounds that change)
     n_mdp: int                 # number of mDP rows m_l
     cost: np.ndarray           # c_𝒳ₗ (|𝒳_l|K,)
-    highs: Any = None          # the subproblem model
-    phase1: Any = None         # its phase-1 model (built lazily)
-    g: sp.csr_array | None = None
-    solves: int = 0
-    time_s: float = 0.0
+    g: sp.csr_array | None = None  # G_l: (m_l, |𝒳_l|K) mDP rows on the internal variables
 
 
 @dataclass
@@ -130,8 +129,12 @@ def build_model(block: _Block, labels: np.ndarray, *, initial_cuts: str = "all",
     mp_cost = np.concatenate([obj[y_rec].ravel(), np.ones(len(subs_with_x))])
     subs = [_build_sub(block, part, l, y_col, n_y) for l in subs_with_x]
     x = np.array([part.internal[l].size for l in range(part.n_subsets)])
+    mp_comp = mp_component_sizes(block, part)
     sizes = {**part.sizes(), "mp_vars": n_cols, "mp_pool_rows": int(pool_rows.shape[0]),
-             "initial_cut_rows": n_init, "max_sub_vars": int(x.max()) * k}
+             "initial_cut_rows": n_init, "max_sub_vars": int(x.max()) * k,
+             "mp_components": int(mp_comp.size),
+             "mp_component_mean": float(mp_comp.mean()) if mp_comp.size else 0.0,
+             "mp_component_max": int(mp_comp.max()) if mp_comp.size else 0}
     return BendersModel(block, part, y_rec, y_pos, subs, mp_cost, mp_rows,
                         np.concatenate(lower), np.concatenate(upper), w_lower, pool_rows,
                         n_init, sizes)
@@ -192,89 +195,33 @@ def _build_sub(block: _Block, part: Partition, label: int, y_col: np.ndarray,
 
 
 # ----------------------------------------------------------------------------- solving
-def _sub_highs(sub: _Sub, lp_method: str) -> Any:
-    h = new_highs(method="simplex" if lp_method == "choose" else lp_method, presolve=False,
-                  threads=1)
-    a = sp.vstack([sub.g, _unit_rows(sub.records.size, sub.cost.size // max(sub.records.size, 1),
-                                     sub.cost.size)], format="csr")
-    lo = np.concatenate([np.full(sub.n_mdp, -_INF), np.ones(sub.records.size)])
-    up = np.concatenate([np.zeros(sub.n_mdp), np.ones(sub.records.size)])
-    pass_lp(h, sub.cost, a, lo, up)
-    return h
+def to_benders_problem(model: BendersModel) -> tuple[BendersProblem, tuple]:
+    """The decomposition as a :class:`privopt.lp.benders.BendersProblem` for the shared
+    engine, plus the master pool as ``lazy_rows`` (spec §3.1–3.2, clean cut form).
 
-
-def _phase1_highs(sub: _Sub) -> Any:
-    nx, m, r = sub.cost.size, sub.n_mdp, sub.records.size
-    k = nx // max(r, 1)
-    h = new_highs(method="simplex", presolve=False, threads=1)
-    g = sp.hstack([sub.g, -sp.identity(m, format="csr"), sp.csr_array((m, 2 * r))])
-    u = _unit_rows(r, k, nx)
-    eq = sp.hstack([u, sp.csr_array((r, m)), sp.identity(r, format="csr"),
-                    -sp.identity(r, format="csr")])
-    a = sp.vstack([g, eq], format="csr")
-    cost = np.concatenate([np.zeros(nx), np.ones(m + 2 * r)])
-    lo = np.concatenate([np.full(m, -_INF), np.ones(r)])
-    up = np.concatenate([np.zeros(m), np.ones(r)])
-    pass_lp(h, cost, a, lo, up)
-    return h
-
-
-def _solve_sub(sub: _Sub, rhs: np.ndarray, lp_method: str) -> dict[str, Any]:
-    """Solve Sub_l at right-hand side ``rhs = T_l ȳ`` (only rows in t_rows are nonzero)."""
-    start = time.perf_counter()
-    if sub.highs is None:
-        sub.highs = _sub_highs(sub, lp_method)
-    h = sub.highs
-    rows = sub.t_rows
-    if rows.size:
-        h.changeRowsBounds(rows.size, rows, np.full(rows.size, -_INF), rhs[rows])
-    h.run()
-    status = h.getModelStatus()
-    if status == _MS.kOptimal:
-        sol = h.getSolution()
-        duals = np.asarray(sol.row_dual)
-        out = {"feasible": True, "x": np.asarray(sol.col_value),
-               "value": float(h.getInfo().objective_function_value),
-               "lam": duals[:sub.n_mdp], "mu": duals[sub.n_mdp:]}
-    elif status in (_MS.kInfeasible, _MS.kUnboundedOrInfeasible):
-        if sub.phase1 is None:
-            sub.phase1 = _phase1_highs(sub)
-        p = sub.phase1
-        if rows.size:
-            p.changeRowsBounds(rows.size, rows, np.full(rows.size, -_INF), rhs[rows])
-        p.run()
-        if p.getModelStatus() != _MS.kOptimal:
-            raise NumericalTrouble(f"phase-1 LP of subproblem {sub.label}: "
-                                   f"{p.modelStatusToString(p.getModelStatus())}")
-        duals = np.asarray(p.getSolution().row_dual)
-        out = {"feasible": False, "value": float(p.getInfo().objective_function_value),
-               "lam": duals[:sub.n_mdp], "mu": duals[sub.n_mdp:]}
-    else:
-        raise NumericalTrouble(f"subproblem {sub.label}: HiGHS returned "
-                               f"{h.modelStatusToString(status)}")
-    sub.solves += 1
-    out["time_s"] = time.perf_counter() - start
-    sub.time_s += out["time_s"]
-    return out
-
-
-def _cut_row(sub: _Sub, res: dict[str, Any], w_col: int | None
-             ) -> tuple[np.ndarray, np.ndarray, float]:
-    """Cut ``(λᵀT) y [− w] ≤ −μᵀ1`` as (cols, vals, upper); tiny coefficients are dropped
-    in the valid direction (a negative one moves to the bound since 0 ≤ y ≤ 1)."""
-    coef = sub.t.T @ res["lam"]
-    cols = np.flatnonzero(coef)
-    vals = coef[cols]
-    upper = -float(np.sum(res["mu"]))
-    scale = max(1.0, float(np.abs(vals).max()) if vals.size else 1.0)
-    tiny = np.abs(vals) < 1e-11 * scale
-    if np.any(tiny):
-        upper -= float(np.sum(np.minimum(vals[tiny], 0.0)))
-        cols, vals = cols[~tiny], vals[~tiny]
-    if w_col is not None:
-        cols = np.append(cols, w_col)
-        vals = np.append(vals, -1.0)
-    return cols.astype(np.int32), vals, upper
+    Master variables x = ȳ (boundary perturbation vectors, row-major); one subproblem per
+    subset with internal records, ``min c_𝒳ₗᵀx_l : G_l x_l ≤ T_l y, E_l x_l = 1, x_l ≥ 0``,
+    i.e. engine coupling ``−T_l`` on the mDP rows (their upper bound 0 becomes ``T_l y``) and
+    none on the unit-measure rows. ``θ_l`` (the paper's w_l) starts at the valid bound
+    Σ_{i∈𝒳_l} min_k p_i c_ik (spec §3.5-2).
+    """
+    n_y = model.n_y
+    master = LinearProgram(n_y, objective=model.mp_cost[:n_y])
+    if model.mp_rows.shape[0]:
+        master.add_rows(model.mp_rows[:, :n_y], lower=model.mp_lower, upper=model.mp_upper,
+                        name="unit measure of boundary records")
+    prob = BendersProblem(master)
+    for t, sub in enumerate(model.subs):
+        r = sub.records.size
+        lp = LinearProgram(sub.cost.size, objective=sub.cost)
+        lp.add_rows(sub.g, upper=0.0, name="mDP rows touching internal records")
+        lp.add_rows(_unit_rows(r, sub.cost.size // r, sub.cost.size), lower=1.0, upper=1.0,
+                    name="unit measure")
+        coupling = sp.vstack([-sub.t, sp.csr_array((r, n_y))], format="csr")
+        prob.add_subproblem(lp, coupling, theta_lower=float(model.w_lower[t]),
+                            name=f"subset {sub.label}")
+    pool = model.pool[:, :n_y]
+    return prob, (pool, -np.inf, 0.0)
 
 
 def solve_benders_block(block: _Block, *, m: int = 25, partitioner: str = "k-m-dv",
@@ -284,9 +231,10 @@ def solve_benders_block(block: _Block, *, m: int = 25, partitioner: str = "k-m-d
                         abs_gap: float = 0.0, max_iterations: int = 5000,
                         time_limit: float | None = None, executor: Executor | None = None,
                         lp_method: str = "choose", threads: int | None = None,
-                        progress: Any = None, scale_m: bool = True, n_total: int | None = None,
+                        progress: Any = False, scale_m: bool = True, n_total: int | None = None,
                         ) -> tuple[np.ndarray, float, dict[str, Any], list[dict[str, Any]]]:
-    """Benders decomposition (spec §3.4) of one connected block.
+    """Benders decomposition (spec §3.4) of one connected block on the shared engine
+    :func:`privopt.lp.benders.solve_benders`.
 
     Parameters
     ----------
@@ -297,20 +245,26 @@ def solve_benders_block(block: _Block, *, m: int = 25, partitioner: str = "k-m-d
         pairs with ε D > ``cut_cap`` and keeping at most ``max_initial_cut_rows`` rows.
         ``cut_cap`` defaults to 20 (coefficients ≤ e^20 ≈ 4.9e8, the largest edge ratio at
         the paper's ε = 10, η = 2): with the spec's τ = 30 (e^30 ≈ 1e13) HiGHS 1.15 reports
-        the master "Unbounded" (measured).
-    rel_gap, abs_gap : stop when (UB* − LB) ≤ rel_gap·|UB*| or ≤ abs_gap (paper: abs 0.01).
+        the master "Unbounded" (measured). They and the mDP rows among boundary records enter
+        the master lazily (engine ``lazy_rows``), when a master point violates them.
+    rel_gap, abs_gap : stop when (UB* − LB) ≤ rel_gap·|UB*| (truly relative: mDP losses can
+        be ~1e-4) or ≤ abs_gap (the paper's ξ = 0.01 is ``abs_gap=0.01``).
     max_iterations, time_limit : limits; on a limit :class:`SolverLimit` is raised with
         ``best`` = (Z, LB, info, history) when an incumbent exists.
     executor : a ``concurrent.futures`` executor for the subproblems: None = serial;
-        a ``ThreadPoolExecutor`` keeps persistent warm-started models (HiGHS releases the
-        GIL); any other executor (processes, ``dask.distributed.Client.get_executor()``)
-        receives the subproblem data and solves from scratch.
+        threads, processes (spawn context) or ``dask.distributed.Client.get_executor()``;
+        every worker keeps warm-started subproblem models (see :mod:`privopt.lp.benders`).
+    lp_method, threads : accepted for API symmetry; the engine runs dual simplex (warm starts,
+        Farkas rays).
+    progress : tqdm bar (True / False / None = after 5 s).
 
     Returns
     -------
     (Z (n, K) incumbent, lower bound, info dict, history list)
     """
-    check_positive("rel_gap", rel_gap) if rel_gap else None
+    del lp_method, threads  # the engine fixes dual simplex without presolve per subproblem
+    if rel_gap:
+        check_positive("rel_gap", rel_gap)
     check_nonnegative("abs_gap", abs_gap)
     max_iterations = check_int("max_iterations", max_iterations, minimum=1)
     start = time.perf_counter()
@@ -322,131 +276,50 @@ def solve_benders_block(block: _Block, *, m: int = 25, partitioner: str = "k-m-d
     model = build_model(block, labels, initial_cuts=initial_cuts, cut_cap=cut_cap,
                         max_initial_cut_rows=max_initial_cut_rows)
     setup_s = time.perf_counter() - start
-    k, n_y = block.k, model.n_y
-    mp = new_highs(method="simplex" if lp_method == "choose" else lp_method,
-                   threads=threads, presolve=False)
-    n_w = len(model.subs)
-    col_lo = np.concatenate([np.zeros(n_y), model.w_lower])
-    pass_lp(mp, model.mp_cost, model.mp_rows, model.mp_lower, model.mp_upper, col_lo, _INF)
-    from concurrent.futures import ThreadPoolExecutor
+    if not model.subs:
+        # Every record is a boundary record: the master is the whole LP of the block.
+        from privopt.mdp.solvers import _solve_block_rowgen
 
-    stateful = executor is None or isinstance(executor, ThreadPoolExecutor)
-    light = [] if stateful else [replace(sub, highs=None, phase1=None) for sub in model.subs]
-    pool_active = np.zeros(model.pool.shape[0], dtype=bool)
-    best_ub, best_z, lb = math.inf, None, -math.inf
-    history: list[dict[str, Any]] = []
-    n_cuts = 0
-    converged = False
-    for it in range(1, max_iterations + 1):
-        t0 = time.perf_counter()
-        sol, value = _solve_master(mp, model.pool, pool_active)
-        lb = max(lb, value)
-        ybar, wbar = sol[:n_y], sol[n_y:]
-        t1 = time.perf_counter()
-        rhs = [sub.t @ ybar for sub in model.subs]
-        if executor is None:
-            results = [_solve_sub(s, r, lp_method) for s, r in zip(model.subs, rhs)]
-        elif stateful:
-            results = list(executor.map(_solve_sub, model.subs, rhs,
-                                        [lp_method] * len(model.subs)))
-        else:
-            # Process / Dask executors: ship the subproblem data (no live HiGHS objects);
-            # each worker builds its model afresh (no warm start across iterations).
-            results = list(executor.map(_solve_sub, light, rhs, [lp_method] * len(light)))
-        t2 = time.perf_counter()
-        all_feasible = all(r["feasible"] for r in results)
-        cut_cols, cut_vals, cut_up, cut_ptr = [], [], [], [0]
-        n_feas = n_opt = 0
-        for t, (sub, res) in enumerate(zip(model.subs, results)):
-            if not res["feasible"]:
-                cols, vals, up = _cut_row(sub, res, None)
-                n_feas += 1
-            elif wbar[t] < res["value"] - 1e-9 * max(1.0, abs(res["value"])):
-                cols, vals, up = _cut_row(sub, res, n_y + t)
-                n_opt += 1
-            else:
-                continue
-            cut_cols.append(cols)
-            cut_vals.append(vals)
-            cut_up.append(up)
-            cut_ptr.append(cut_ptr[-1] + cols.size)
-        ub = math.nan
-        if all_feasible:
-            ub = float(model.mp_cost[:n_y] @ ybar) + sum(r["value"] for r in results)
-            if ub < best_ub:
-                best_ub = ub
-                best_z = _assemble(model, ybar, results)
-        gap = best_ub - lb
-        rec = {"iteration": it, "lb": lb, "ub": ub, "best_ub": best_ub,
-               "master_time": t1 - t0, "sub_time": t2 - t1,
-               "sub_time_max": max((r["time_s"] for r in results), default=0.0),
-               "feasibility_cuts": n_feas, "optimality_cuts": n_opt,
-               "master_rows": int(mp.getNumRow())}
-        history.append(rec)
-        if progress is not None:
-            progress(rec)
-        if math.isfinite(best_ub) and (gap <= rel_gap * abs(best_ub) or gap <= abs_gap):
-            converged = True
-            break
-        if len(cut_up) == 0:
-            # No cut and not converged can only be a tolerance artefact: the incumbent is
-            # within solver tolerance of the master bound.
-            converged = math.isfinite(best_ub)
-            break
-        n_cuts += len(cut_up)
-        mp.addRows(len(cut_up), np.full(len(cut_up), -_INF), np.array(cut_up),
-                   int(cut_ptr[-1]), np.array(cut_ptr[:-1], dtype=np.int32),
-                   np.concatenate(cut_cols), np.concatenate(cut_vals))
-        if time_limit is not None and time.perf_counter() - start > time_limit:
-            break
-    info = {"records": block.n, "iterations": len(history), "setup_s": setup_s,
+        z, value, info = _solve_block_rowgen(block, lp_method="simplex", threads=None,
+                                             time_limit=time_limit)
+        info = {**info, "setup_s": setup_s, "converged": True, "lower_bound": value,
+                "upper_bound": value, **model.sizes}
+        return z, value, info, []
+    prob, lazy = to_benders_problem(model)
+    res = solve_benders(prob, rel_gap=rel_gap, abs_gap=abs_gap, gap_floor=1e-300,
+                        max_iterations=max_iterations, time_limit=time_limit,
+                        executor=executor, progress=progress, lazy_rows=lazy,
+                        highs_options=_TIGHT)
+    history = [{"iteration": h.iteration, "lb": h.lb, "best_ub": h.ub,
+                "ub": h.iterate_ub if math.isfinite(h.iterate_ub) else math.nan,
+                "gap": h.gap, "master_time": h.master_time, "sub_time": h.sub_time,
+                "sub_time_sum": h.sub_time_sum, "feasibility_cuts": h.n_feasibility_cuts,
+                "optimality_cuts": h.n_optimality_cuts} for h in res.history]
+    # "stalled" = no violated cut while the gap is open: a tolerance artefact, the incumbent
+    # is within solver tolerance of the master bound.
+    converged = res.status in ("optimal", "stalled")
+    z = _assemble(model, res.x_master, res.sub_solutions)
+    info = {"records": block.n, "iterations": res.iterations, "setup_s": setup_s,
             "time_s": time.perf_counter() - start,
             "master_time_s": sum(h["master_time"] for h in history),
             "sub_time_s": sum(h["sub_time"] for h in history),
-            "sub_time_parallel_s": sum(h["sub_time_max"] for h in history),
-            "cuts": n_cuts, "pool_rows_used": int(pool_active.sum()),
-            "lower_bound": lb, "upper_bound": best_ub,
+            "sub_time_sum_s": sum(h["sub_time_sum"] for h in history),
+            "cuts": res.n_cuts, "pool_rows_used": res.n_lazy_rows,
+            "lower_bound": res.lower_bound, "upper_bound": res.upper_bound,
+            "status": res.status, "executor": res.executor_mode,
             "converged": converged, **model.sizes}
     if not converged:
-        best = None if best_z is None else (best_z, lb, info, history)
-        raise SolverLimit(f"Benders stopped after {len(history)} iterations with gap "
-                          f"{best_ub - lb:.3g} (LB {lb:.10g}, UB {best_ub:.10g})",
-                          status="limit", best=best)
-    return best_z, lb, info, history
+        raise SolverLimit(f"Benders stopped ({res.status}) after {res.iterations} iterations "
+                          f"with gap {res.upper_bound - res.lower_bound:.3g} "
+                          f"(LB {res.lower_bound:.10g}, UB {res.upper_bound:.10g})",
+                          status="limit", best=(z, res.lower_bound, info, history))
+    return z, res.lower_bound, info, history
 
 
-def _solve_master(mp: Any, pool: sp.csr_array, active: np.ndarray,
-                  tol: float = 1e-10) -> tuple[np.ndarray, float]:
-    """Solve the master, adding violated pool rows and re-solving (warm) until ȳ satisfies
-    every pool row; returns (solution, objective)."""
-    while True:
-        mp.run()
-        st = mp.getModelStatus()
-        if st != _MS.kOptimal:
-            # A warm start can derail on badly scaled cut rows; retry once from scratch.
-            mp.clearSolver()
-            mp.run()
-            st = mp.getModelStatus()
-        if st != _MS.kOptimal:
-            raise NumericalTrouble(f"Benders master: HiGHS returned {mp.modelStatusToString(st)}")
-        sol = np.asarray(mp.getSolution().col_value)
-        if pool.shape[0] == 0:
-            break
-        new = np.flatnonzero((pool @ sol > tol) & ~active)
-        if new.size == 0:
-            break
-        active[new] = True
-        add = pool[new]
-        mp.addRows(new.size, np.full(new.size, -_INF), np.zeros(new.size), add.nnz,
-                   add.indptr[:-1].astype(np.int32), add.indices.astype(np.int32), add.data)
-    return sol, float(mp.getInfo().objective_function_value)
-
-
-def _assemble(model: BendersModel, ybar: np.ndarray, results: list[dict[str, Any]]
-              ) -> np.ndarray:
+def _assemble(model: BendersModel, ybar: np.ndarray, xs: list[np.ndarray]) -> np.ndarray:
     k = model.block.k
     z = np.zeros((model.block.n, k))
     z[model.y_records] = ybar.reshape(-1, k)
-    for sub, res in zip(model.subs, results):
-        z[sub.records] = res["x"].reshape(-1, k)
+    for sub, x in zip(model.subs, xs, strict=True):
+        z[sub.records] = x.reshape(-1, k)
     return z

@@ -13,7 +13,7 @@ from privopt._validation import check_int
 from privopt.errors import InvalidInput
 from privopt.mdp.problem import _Block
 
-__all__ = ["PARTITIONERS", "partition", "Partition", "classify"]
+__all__ = ["PARTITIONERS", "partition", "Partition", "classify", "mp_component_sizes"]
 
 PARTITIONERS = ("k-m-dv", "k-m-rec", "k-m-adj", "bsc")
 
@@ -114,6 +114,22 @@ class Partition:
                 "mean_internal_nonempty": float(nz.mean()) if nz.size else 0.0,
                 "mean_internal_all": float(x.mean()), "max_internal": int(x.max()),
                 "boundary_records": int(self.boundary.sum())}
+
+
+def mp_component_sizes(block: _Block, part: Partition) -> np.ndarray:
+    """Sizes of the master-program components (paper Table 2, spec §5.3): connected components
+    of the graph on the boundary records whose edges join different subsets, size > 1 only.
+    A size metric, not a decomposition of the master (spec §7-10)."""
+    import scipy.sparse as sp
+    from privopt.graphs import connected_components
+
+    e = block.edges
+    cross = part.labels[e.i] != part.labels[e.j]
+    g = sp.csr_array((np.ones(int(cross.sum())), (e.i[cross], e.j[cross])),
+                     shape=(block.n, block.n))
+    _, comp = connected_components(g)
+    sizes = np.bincount(comp[part.boundary]) if part.boundary.any() else np.zeros(0, np.int64)
+    return sizes[sizes > 1]
 
 
 def classify(block: _Block, labels: np.ndarray) -> Partition:

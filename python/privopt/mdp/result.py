@@ -284,17 +284,11 @@ class PerturbationMatrix:
 
 
 def _uniforms(n: int, rng: Any) -> np.ndarray:
-    try:
-        from privopt.dp import as_random_source  # foundation random sources when present
-    except ImportError:  # pragma: no cover - before privopt.dp lands
-        as_random_source = None
-    if as_random_source is not None:
-        src = as_random_source(rng)
-        if hasattr(src, "random"):
-            return np.asarray(src.random(n), dtype=np.float64)
-    if isinstance(rng, np.random.Generator):
-        return rng.random(n)
-    return np.random.default_rng(rng).random(n)
+    """n uniforms on [0, 1) from privopt.dp's random sources (None, seed, Generator,
+    "secure" or a RandomSource), 53 random bits each."""
+    from privopt.dp import as_random_source
+
+    return np.asarray(as_random_source(rng).uniform(n), dtype=np.float64).reshape(n)
 
 
 def _check_shape(pm: PerturbationMatrix, problem: MDPProblem) -> None:

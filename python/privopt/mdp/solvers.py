@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import highspy
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import log_softmax
@@ -20,7 +21,7 @@ from privopt.mdp._lpbuild import mdp_rows, mdp_rows_subset, unit_rows
 from privopt.mdp.problem import MDPProblem, _Block
 from privopt.mdp.result import PerturbationMatrix, repair, verify_matrix
 
-__all__ = ["solve", "exponential_mechanism", "build_lp", "METHODS"]
+__all__ = ["solve", "solve_epsilon_path", "exponential_mechanism", "build_lp", "METHODS"]
 
 METHODS = ("lp", "benders", "expmech")
 
@@ -108,6 +109,7 @@ def _violated_rows(z: np.ndarray, block: _Block, active: np.ndarray, tol: float
 
 def _solve_block_rowgen(block: _Block, *, lp_method: str, threads: int | None,
                         time_limit: float | None, tol: float = 1e-10,
+                        warm: dict[str, Any] | None = None,
                         ) -> tuple[np.ndarray, float, dict[str, Any]]:
     """Exact LP by lazy row generation (beyond the paper): solve with the unit-measure rows
     and the shortest-path-DAG rows only, add every violated mDP row, re-solve warm (dual
@@ -122,6 +124,11 @@ def _solve_block_rowgen(block: _Block, *, lp_method: str, threads: int | None,
     m_full = len(block.edges) * k
     active = np.zeros(m_full, dtype=bool)
     rows = _initial_rows(block)
+    if warm is not None and "rows" in warm:
+        # ε-path warm start: the previous ε's active rows (in its model order, so that its
+        # final basis maps row by row) plus this ε's shortest-path-DAG rows.
+        prev = np.asarray(warm["rows"], dtype=np.int64)
+        rows = np.concatenate([prev, np.setdiff1d(rows, prev)])
     active[rows] = True
     a = sp.vstack([unit_rows(n, k), mdp_rows_subset(block.edges, block.epsilon, k, rows,
                                                     n_cols)], format="csr")
@@ -134,6 +141,15 @@ def _solve_block_rowgen(block: _Block, *, lp_method: str, threads: int | None,
     h = new_highs(method="simplex" if lp_method == "choose" else lp_method, threads=threads,
                   time_limit=time_limit)
     pass_lp(h, block.objective.ravel(), a, lo, up)
+    if warm is not None and warm.get("basis") is not None:
+        basis = warm["basis"]
+        n_prev = len(basis.row_status)
+        if n_prev <= h.getNumRow() and len(basis.col_status) == n_cols:
+            # New rows (this ε's DAG rows not active before) enter basic: still a basis.
+            extra = h.getNumRow() - n_prev
+            basis.row_status = list(basis.row_status) + [highspy.HighsBasisStatus.kBasic] * extra
+            h.setBasis(basis)
+    model_rows = [rows]
     build = time.perf_counter() - start
     rounds: list[dict[str, Any]] = []
     iterations = 0
@@ -147,6 +163,7 @@ def _solve_block_rowgen(block: _Block, *, lp_method: str, threads: int | None,
         if new.size == 0:
             break
         active[new] = True
+        model_rows.append(new)
         add = mdp_rows_subset(block.edges, block.epsilon, k, new, n_cols)
         h.addRows(new.size, np.full(new.size, -highspy.kHighsInf), np.zeros(new.size),
                   add.nnz, add.indptr[:-1].astype(np.int32), add.indices.astype(np.int32),
@@ -158,15 +175,57 @@ def _solve_block_rowgen(block: _Block, *, lp_method: str, threads: int | None,
 
                 raise SolverLimit("mDP row generation: time limit reached", status="limit")
             h.setOptionValue("time_limit", float(left))
-    return z, sol.objective, {"records": n, "rows": int(h.getNumRow()),
-                              "full_rows": m_full + n, "vars": n_cols, "build_s": build,
-                              "solve_s": time.perf_counter() - start - build,
-                              "iterations": iterations, "rounds": rounds}
+    info = {"records": n, "rows": int(h.getNumRow()), "full_rows": m_full + n,
+            "vars": n_cols, "build_s": build, "solve_s": time.perf_counter() - start - build,
+            "iterations": iterations, "rounds": rounds}
+    if warm is not None:
+        # Hand the row set and basis on to the next ε (kept out of the saved history).
+        warm["rows"] = np.concatenate(model_rows)
+        warm["basis"] = h.getBasis()
+    return z, sol.objective, info
+
+
+def solve_epsilon_path(problem: MDPProblem, epsilons: Any, *, warm_start: bool = True,
+                       **options: Any) -> list[PerturbationMatrix]:
+    """Optimal matrices for several ε on the same records, outputs, cost and η (method "lp",
+    row generation), each solve warm-started from the previous one (beyond the paper).
+
+    Neighbouring ε have nearly the same binding mDP rows and optimal basis: the next solve
+    starts from the previous ε's active rows and final simplex basis (the coefficients
+    e^{εd} change, the structure does not). ``warm_start=False`` solves each ε from scratch.
+
+    Parameters
+    ----------
+    problem : the records, outputs, cost, prior and η; its own ε is ignored.
+    epsilons : iterable of ε ≥ 0 (solved in the given order; sorted order warms best).
+    options : passed to :func:`solve` (``lp_method``, ``threads``, ``time_limit``,
+        ``repair_rtol``).
+
+    Returns
+    -------
+    list of :class:`PerturbationMatrix`, one per ε, each verified like :func:`solve`'s.
+    """
+    import copy
+
+    from privopt._validation import check_nonnegative
+
+    eps_list = [check_nonnegative("epsilons", e) for e in np.atleast_1d(
+        np.asarray(epsilons, dtype=np.float64))]
+    if not eps_list:
+        raise InvalidInput("epsilons must not be empty")
+    warm: dict[int, dict[str, Any]] | None = {} if warm_start else None
+    out = []
+    for eps in eps_list:
+        prob = copy.copy(problem)
+        prob.epsilon = eps  # edges and components depend on η only
+        out.append(solve(prob, "lp", _warm=warm, **options))
+    return out
 
 
 def solve(problem: MDPProblem, method: str = "lp", *, lp_method: str = "choose",
           threads: int | None = None, time_limit: float | None = None,
           row_generation: bool = True, repair_rtol: float = 1e-9,
+          _warm: dict[int, dict[str, Any]] | None = None,
           **benders_options: Any) -> PerturbationMatrix:
     """Optimal (or baseline) ε-mDP perturbation matrix for ``problem``.
 
@@ -174,7 +233,8 @@ def solve(problem: MDPProblem, method: str = "lp", *, lp_method: str = "choose",
     ----------
     problem : the :class:`MDPProblem`.
     method : "lp" (exact monolithic LP with HiGHS), "benders" (spec §2–3 decomposition,
-        see :func:`privopt.mdp.benders.solve_benders` for ``benders_options``) or
+        see :func:`privopt.mdp.benders.solve_benders_block` for ``benders_options``;
+        it runs on :func:`privopt.lp.benders.solve_benders`) or
         "expmech" (Eq. 47 baseline).
     lp_method : HiGHS algorithm for LPs: "choose", "simplex", "ipm", "pdlp".
     row_generation : for ``method="lp"``: solve by lazy mDP-row generation (default; exact,
@@ -215,10 +275,14 @@ def solve(problem: MDPProblem, method: str = "lp", *, lp_method: str = "choose",
     for comp in np.flatnonzero(sizes > 1):
         index = np.flatnonzero(labels == comp)
         block = problem.subproblem(index)
-        if method == "lp":
-            solver = _solve_block_rowgen if row_generation else _solve_block_lp
-            zc, value, info = solver(block, lp_method=lp_method, threads=threads,
-                                     time_limit=time_limit)
+        if method == "lp" and row_generation:
+            warm = None if _warm is None else _warm.setdefault(int(comp), {})
+            zc, value, info = _solve_block_rowgen(block, lp_method=lp_method, threads=threads,
+                                                  time_limit=time_limit, warm=warm)
+            lb = value
+        elif method == "lp":
+            zc, value, info = _solve_block_lp(block, lp_method=lp_method, threads=threads,
+                                              time_limit=time_limit)
             lb = value
         else:
             from privopt.mdp.benders import solve_benders_block
