@@ -104,7 +104,7 @@ def dimension_averaged_gaps(X: np.ndarray, a: float, b: float) -> np.ndarray:
     n, d = X.shape
     acc = np.zeros(n - 1)
     for k in range(d):  # one column at a time keeps the peak memory at O(n)
-        col = np.array(X[:, k], dtype=np.float64)  # one contiguous copy, clipped and sorted in place
+        col = np.array(X[:, k], dtype=np.float64)  # contiguous copy, clipped and sorted in place
         np.clip(col, a, b, out=col)
         col.sort()
         acc += np.diff(col)

@@ -8,10 +8,10 @@ scikit-learn ≥ 1.9 here, so this is a re-implementation of its algorithm with 
   (n is the true size, as diffprivlib uses it);
 - per iteration ε/iters, split count : each dimension's sum = ∛(4dρ²) : 1;
 - count noise: two-sided geometric (discrete Laplace) folded at 0.5 onto [0.5, ∞), as
-  ``GeometricFolded``; sum noise: Laplace with sensitivity b − a, then clipped to
-  [ñ·a, ñ·b]. **Deviation:** diffprivlib's ``LaplaceBoundedDomain`` samples a truncated
-  Laplace with a recalibrated (larger) scale; clipping a plain Laplace draw is post-processing
-  of an ε-DP release, equally private, with a point mass at the bounds instead;
+  ``GeometricFolded``; sum noise: the bounded Laplace mechanism on the domain [ñ·a, ñ·b] with
+  sensitivity b − a, as ``LaplaceBoundedDomain`` (Holohan et al. 2020): the sum clipped to the
+  domain, the scale recalibrated by diffprivlib's bisection (:func:`bounded_laplace_scale`),
+  and Laplace draws rejected until one falls inside the domain;
 - initial centres uniform in the box shrunk by a proximity margin, accepted when at least
   2·margin apart, the margin halved after 100 failures (diffprivlib's heuristic); clusters that
   receive no point keep their centre.
@@ -30,7 +30,13 @@ from privopt._validation import check_epsilon, check_finite_array, check_int
 from privopt.cluster._dpm import nearest_centre
 from privopt.errors import InvalidInput
 
-__all__ = ["kmeans_centres", "dp_lloyd", "dp_lloyd_iterations"]
+__all__ = [
+    "kmeans_centres",
+    "dp_lloyd",
+    "dp_lloyd_iterations",
+    "bounded_laplace_scale",
+    "bounded_laplace",
+]
 
 
 def kmeans_centres(X: Any, n_clusters: int, *, random_state: Any = None) -> np.ndarray:
@@ -43,6 +49,66 @@ def dp_lloyd_iterations(epsilon: float, n_clusters: int, n: int, d: int, rho: fl
     """diffprivlib's iteration count: int(max(min(ε/ε_m, 7), 2))."""
     eps_m = math.sqrt(500 * n_clusters**3 / n**2 * (d + np.cbrt(4 * d * rho**2)) ** 3)
     return int(max(min(epsilon / eps_m, 7), 2))
+
+
+def bounded_laplace_scale(
+    epsilon: float, sensitivity: float, lower: float, upper: float, delta: float = 0.0
+) -> float:
+    """Scale of the bounded Laplace mechanism on [lower, upper] (Holohan et al. 2020), found as
+    diffprivlib's ``LaplaceBoundedDomain`` finds it: the fixed point of
+
+        b = Δ / (ε − ln Δ_C(b) − ln(1 − δ)),
+        Δ_C(b) = (2 − e^{−Δ/b} − e^{−(D−Δ)/b}) / (1 − e^{−D/b}),  D = upper − lower,
+
+    by bisection from b = Δ/(ε − ln(1 − δ)). The result is ≥ Δ/ε (truncation costs privacy, which
+    the larger scale pays back)."""
+    diam, dq = upper - lower, sensitivity
+
+    def delta_c(shape: float) -> float:
+        if shape == 0:
+            return 2.0
+        return (2 - math.exp(-dq / shape) - math.exp(-(diam - dq) / shape)) / (
+            1 - math.exp(-diam / shape)
+        )
+
+    def f(shape: float) -> float:
+        return dq / (epsilon - math.log(delta_c(shape)) - math.log(1 - delta))
+
+    left = dq / (epsilon - math.log(1 - delta))
+    right = f(left)
+    old = (right - left) * 2
+    while old > right - left:
+        old = right - left
+        middle = (right + left) / 2
+        fm = f(middle)
+        if fm >= middle:
+            left = middle
+        if fm <= middle:
+            right = middle
+    return (right + left) / 2
+
+
+def bounded_laplace(
+    values: np.ndarray, scale: float, lower: float, upper: float, source
+) -> np.ndarray:
+    """Bounded Laplace draws: each value clipped to [lower, upper], plus Laplace(scale) noise
+    conditioned (by rejection, as diffprivlib) on the result lying in [lower, upper]; float64 array
+    of the shape of ``values``."""
+    values = np.clip(np.asarray(values, dtype=np.float64), lower, upper)
+    out = np.empty_like(values)
+    pending = np.arange(values.size)
+    batch = 1
+    while pending.size:
+        draws = values.ravel()[pending, None] + dp.sample_laplace(
+            scale, (pending.size, batch), rng=source
+        )
+        ok = (draws >= lower) & (draws <= upper)
+        hit = ok.any(axis=1)
+        first = np.argmax(ok, axis=1)
+        out.ravel()[pending[hit]] = draws[hit, first[hit]]
+        pending = pending[~hit]
+        batch = min(100_000, batch * 2)
+    return out
 
 
 def _initial_centres(k: int, d: int, a: float, b: float, source) -> np.ndarray:
@@ -119,6 +185,6 @@ def dp_lloyd(
         for c in np.flatnonzero(counts):
             noisy = counts[c] + int(dp.sample_discrete_laplace(eps_count, rng=source))
             noisy = noisy if noisy >= 0.5 else 1 - noisy  # fold at 0.5 onto [0.5, ∞)
-            noise = dp.sample_laplace((b - a) / eps_dim, d, rng=source)
-            centres[c] = np.clip(sums[c] + noise, noisy * a, noisy * b) / noisy
+            scale = bounded_laplace_scale(eps_dim, b - a, noisy * a, noisy * b)
+            centres[c] = bounded_laplace(sums[c], scale, noisy * a, noisy * b, source) / noisy
     return centres
