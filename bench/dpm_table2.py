@@ -166,6 +166,10 @@ def main() -> None:
         algos = {
             "KMeans": lambda s, X=X: kmeans_centres(X, 64, random_state=s),
             "DP-Lloyd": lambda s, X=X: dp_lloyd(X, 64, (-100, 100), 1.0, rng=s),
+            # diffprivlib's swapped count/sum shares (spends > ε; parity with its numbers)
+            "DP-Lloyd, diffprivlib split": lambda s, X=X: dp_lloyd(
+                X, 64, (-100, 100), 1.0, rng=s, split="diffprivlib"
+            ),
             "DPM": lambda s, X=X, delta=delta: (
                 DPM(
                     bounds=(-100, 100), epsilon=1.0, delta=delta, random_state=s, n_jobs=args.n_jobs

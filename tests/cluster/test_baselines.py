@@ -13,6 +13,7 @@ from privopt.cluster.baselines import (
     dp_lloyd,
     dp_lloyd_iterations,
 )
+from privopt.errors import InvalidInput
 from scipy import stats
 
 
@@ -49,3 +50,15 @@ def test_dp_lloyd_iterations_and_budget():
     centres = dp_lloyd(X, 2, (-100, 100), 2.0, rng=1, accountant=acct)
     assert centres.shape == (2, 3) and np.all(np.abs(centres) <= 100)
     assert acct.epsilon_spent == pytest.approx(2.0)
+
+
+def test_diffprivlib_split_spends_what_diffprivlib_spends():
+    # diffprivlib 0.6.6 unpacks _split_epsilon's pair in swapped order: the count gets 1 unit and
+    # each of the d sums ∛(4dρ²) units of ε/iters/(d + ∛(4dρ²)).
+    X = np.random.default_rng(1).normal(0, 5, size=(2000, 4))
+    c = np.cbrt(4 * 4 * 0.225**2)
+    acct = dp.PrivacyAccountant()
+    dp_lloyd(X, 3, (-100, 100), 1.0, rng=0, accountant=acct, split="diffprivlib")
+    assert acct.epsilon_spent == pytest.approx((1 + 4 * c) / (4 + c))
+    with pytest.raises(InvalidInput, match="split"):
+        dp_lloyd(X, 3, (-100, 100), 1.0, split="other")
