@@ -1,6 +1,7 @@
 // Tests of the DPM split-scoring kernel against the spec's oracles (spec 004 §11.1).
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -172,6 +173,36 @@ void test_nearest_centres() {
     nearest_centres(x.data(), 4, 2, c.data(), 2, out.data());
     CHECK(out[0] == 0 && out[1] == 1 && out[2] == 0 && out[3] == 0);  // tie at 5 → first centre
     CHECK_THROWS(nearest_centres(x.data(), 4, 2, c.data(), 0, out.data()));
+
+    // Against the naive row-by-centre loop on random data, with a duplicated centre (ties go to
+    // the first copy), several threads and rows enough to use them.
+    std::mt19937_64 gen(11);
+    std::normal_distribution<double> normal(0.0, 3.0);
+    const std::int64_t n = 30000, d = 7, k = 13;
+    std::vector<double> xs(static_cast<std::size_t>(n * d)), cs(static_cast<std::size_t>(k * d));
+    for (double& v : xs) v = normal(gen);
+    for (double& v : cs) v = normal(gen);
+    for (std::int64_t j = 0; j < d; ++j) cs[static_cast<std::size_t>(12 * d + j)] = cs[static_cast<std::size_t>(4 * d + j)];
+    std::vector<std::int64_t> fast(static_cast<std::size_t>(n));
+    nearest_centres(xs.data(), n, d, cs.data(), k, fast.data(), 3);
+    bool same = true;
+    for (std::int64_t i = 0; i < n; ++i) {
+        double best = std::numeric_limits<double>::infinity();
+        std::int64_t arg = 0;
+        for (std::int64_t c2 = 0; c2 < k; ++c2) {
+            double dist = 0;
+            for (std::int64_t j = 0; j < d; ++j) {
+                const double diff = xs[static_cast<std::size_t>(i * d + j)] - cs[static_cast<std::size_t>(c2 * d + j)];
+                dist += diff * diff;
+            }
+            if (dist < best) {
+                best = dist;
+                arg = c2;
+            }
+        }
+        same = same && fast[static_cast<std::size_t>(i)] == arg && arg != 12;
+    }
+    CHECK(same);
 }
 
 }  // namespace

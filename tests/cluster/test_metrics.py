@@ -47,3 +47,44 @@ def test_synth_10d_reproduction_target(synth_10d, shared_data_dir):
     assert M.clustering_accuracy(m.labels_, y) >= 0.95
     assert M.silhouette(X, m.cluster_centers_, sample_size=2000, random_state=0) >= 0.9
     assert M.normalised_kmeans_distance(m.cluster_centers_, refs, (-100, 100)) <= 0.03
+
+
+# Shapes of the evaluation's reference KMeans centre sets (spec 004 §12.1): name -> (k values, d).
+REFERENCE_SHAPES = {
+    "synth_10d": ({64}, 10),
+    "synth_big1": ({64}, 100),
+    "mnist_embs": ({10}, 40),
+    "fashion_embs": ({4, 5, 6, 8}, 40),
+    "uci_gas_emissions": ({2}, 11),
+    "uci_letters": (set(range(101, 129)), 16),
+}
+
+
+def test_shipped_reference_centres_load_and_match_the_generator(shared_data_dir):
+    if shared_data_dir is None:
+        pytest.skip("shared reference data (PRIVOPT_DATA) not available")
+    for name, (ks, d) in REFERENCE_SHAPES.items():
+        refs = M.load_reference_centres(
+            shared_data_dir / "dpm" / f"kmeans_reference_centres_{name}.npz"
+        )
+        assert len(refs) == 20
+        assert all(r.shape[1] == d and r.shape[0] in ks for r in refs)
+    # The Synth-10d references are KMeans optima of make_blobs(…, random_state=42): the true blob
+    # centres are at normalised KMeans distance ≈ 0 from them (paper: KMeans row 0.00 ± 0.00).
+    from sklearn.datasets import make_blobs
+
+    _, _, true_centres = make_blobs(
+        n_samples=1000,
+        n_features=10,
+        centers=64,
+        center_box=(-100, 100),
+        cluster_std=1,
+        random_state=42,
+        return_centers=True,
+    )
+    refs = M.load_reference_centres(
+        shared_data_dir / "dpm" / "kmeans_reference_centres_synth_10d.npz"
+    )
+    assert M.normalised_kmeans_distance(true_centres, refs, (-100, 100)) < 1e-3
+    with pytest.raises(InvalidInput, match="not found"):
+        M.load_reference_centres(shared_data_dir / "dpm" / "missing.npz")

@@ -104,7 +104,9 @@ def dimension_averaged_gaps(X: np.ndarray, a: float, b: float) -> np.ndarray:
     n, d = X.shape
     acc = np.zeros(n - 1)
     for k in range(d):  # one column at a time keeps the peak memory at O(n)
-        col = np.sort(np.clip(X[:, k], a, b))
+        col = np.array(X[:, k], dtype=np.float64)  # contiguous copy, clipped and sorted in place
+        np.clip(col, a, b, out=col)
+        col.sort()
         acc += np.diff(col)
     return acc / d
 
