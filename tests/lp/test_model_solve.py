@@ -439,3 +439,13 @@ def test_pickle_round_trip_drops_cached_matrix():
     clone = pickle.loads(pickle.dumps(lp))
     assert clone._csc_cache is None
     assert solve(clone).objective == before
+
+
+def test_changing_thread_count_between_solves():
+    """HiGHS's scheduler is process-wide; solves asking for different thread counts in a row
+    (and with none) all succeed (HiGHS 1.16 fails a run whose count differs, unless reset)."""
+    lp = LinearProgram(2, objective=[1.0, 1.0], upper=10.0, integrality=[True, True])
+    lp.add_rows(np.array([[2.0, 2.0]]), lower=3.0)
+    for threads in (None, 1, 2, None, 1, 1):
+        res = solve(lp, threads=threads)
+        assert res.status == "Optimal" and res.objective == pytest.approx(2.0)

@@ -19,6 +19,7 @@ which no ``x`` with ``A x = r`` can satisfy.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,6 +75,33 @@ class LPResult:
 
 # --------------------------------------------------------------------------- options
 
+# HiGHS runs on one process-wide task scheduler, sized by the first run. Since HiGHS 1.16 a run
+# whose "threads" option differs from that size fails ("Not Set" model status) until the
+# scheduler is reset, so privopt remembers the size it asked for and resets on a change.
+_SCHEDULER_LOCK = threading.Lock()
+_scheduler_threads: int | None = None  # None: sized by HiGHS's default (or not yet started)
+
+
+def set_threads(h: Any, threads: int | None) -> None:
+    """Set HiGHS's ``threads`` option on ``h``, resizing the process-wide scheduler if needed.
+
+    ``None`` leaves the option at HiGHS's default, which runs on whatever scheduler exists.
+    A count different from the one last requested resets the scheduler; do not change the count
+    while other threads of the process are inside a HiGHS run.
+    """
+    global _scheduler_threads
+    if threads is None:
+        return
+    threads = check_int("threads", threads, minimum=1)
+    import highspy
+
+    with _SCHEDULER_LOCK:
+        if _scheduler_threads != threads:
+            highspy.Highs.resetGlobalScheduler(True)
+            _scheduler_threads = threads
+    _set(h, "threads", threads)
+
+
 def _set(h: Any, name: str, value: Any) -> None:
     import highspy
 
@@ -97,9 +125,7 @@ def configure(h: Any, *, method: str = "simplex", time_limit: float | None = Non
         it = check_int("iteration_limit", iteration_limit, minimum=0)
         for opt in ("simplex_iteration_limit", "ipm_iteration_limit", "pdlp_iteration_limit"):
             _set(h, opt, it)
-    if threads is not None:
-        # HiGHS sizes its task scheduler once per process; the option caps what a run uses.
-        _set(h, "threads", check_int("threads", threads, minimum=1))
+    set_threads(h, threads)
     if mip_rel_gap is not None:
         gap = float(mip_rel_gap)
         if not (gap >= 0 and math.isfinite(gap)):

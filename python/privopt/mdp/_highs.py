@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from privopt.errors import InfeasibleModel, NumericalTrouble, SolverLimit, UnboundedModel
+from privopt.lp.solve import set_threads
 
 __all__ = ["LPSolution", "new_highs", "pass_lp", "run"]
 
@@ -43,8 +44,7 @@ def new_highs(*, method: str = "choose", threads: int | None = None,
     h.setOptionValue("dual_feasibility_tolerance", tol)
     if not presolve:
         h.setOptionValue("presolve", "off")
-    if threads is not None:
-        h.setOptionValue("threads", int(threads))
+    set_threads(h, threads)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
     return h
