@@ -125,7 +125,8 @@ def measure(repeats: int = 5, nnz: int = 1_000_000) -> dict[str, float]:
         sp.vstack([big, linkm], format="csr").tocsc()
         t_scipy.append(time.perf_counter() - t0)
     return {"nnz": lp.nnz, "n_vars": lp.n_vars, "n_rows": lp.n_rows,
-            "assembly": min(t_asm), "assembly_csc": min(t_csc), "assembly_csc_2threads": min(t_csc2),
+            "assembly": min(t_asm), "assembly_csc": min(t_csc),
+            "assembly_csc_2threads": min(t_csc2),
             "pass_ours": min(t_pass),
             "passModel": min(t_base), "scipy_vstack_tocsc": min(t_scipy)}
 

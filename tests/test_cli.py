@@ -2,9 +2,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import privopt
+import pytest
 from privopt.cli import main
 
 

@@ -3,7 +3,6 @@
 from pathlib import Path
 
 import numpy as np
-
 import privopt
 from privopt import _core
 

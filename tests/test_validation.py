@@ -2,7 +2,6 @@ import math
 
 import numpy as np
 import pytest
-
 from privopt import _validation as v
 from privopt.errors import InvalidInput
 

@@ -32,5 +32,6 @@ def get_include() -> str:
 
 def get_cmake_dir() -> str:
     """Directory holding ``privoptConfig.cmake``; put it on ``CMAKE_PREFIX_PATH`` or pass it as
-    ``-Dprivopt_DIR=...`` so that ``find_package(privopt)`` finds the installed ``privopt::core``."""
+    ``-Dprivopt_DIR=...`` so that ``find_package(privopt)`` finds the installed
+    ``privopt::core``."""
     return str(Path(__file__).parent / "share" / "cmake" / "privopt")

@@ -100,7 +100,7 @@ def check_finite_array(name: str, value: Any, *, ndim: int | None = None,
         raise InvalidInput(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if shape is not None:
         if arr.ndim != len(shape) or any(
-            want is not None and want != got for want, got in zip(shape, arr.shape)
+            want is not None and want != got for want, got in zip(shape, arr.shape, strict=True)
         ):
             want_text = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
             raise InvalidInput(f"{name} must have shape {want_text}, got {arr.shape}")

@@ -15,7 +15,7 @@ __all__ = ["Section", "Report", "new_figure", "markdown_table"]
 
 @dataclass
 class Section:
-    """One part of a report: a heading, Markdown text, and figures (paths relative to the report)."""
+    """One part of a report: a heading, Markdown text, and figures (paths relative to it)."""
 
     title: str
     body: str = ""

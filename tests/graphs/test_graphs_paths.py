@@ -9,10 +9,9 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.sparse import csgraph
-
 from privopt.errors import InvalidInput
 from privopt.graphs import connected_components, graph_from_edges, shortest_paths
+from scipy.sparse import csgraph
 
 
 def _random_graph(rng: np.random.Generator, n: int, density: float) -> sp.csr_array:

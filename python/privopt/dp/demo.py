@@ -45,7 +45,8 @@ def demo_section(out_dir: Path, seed: int) -> Section:
     fig, axes = new_figure(1, 2, figsize=(9, 3.2))
     for ax, draws, pmf, name in (
             (axes[0], lap, lambda k: discrete_laplace_pmf(k, eps), f"discrete Laplace, ε={eps}"),
-            (axes[1], gau, lambda k: discrete_gaussian_pmf(k, sigma), f"discrete Gaussian, σ={sigma}")):
+            (axes[1], gau, lambda k: discrete_gaussian_pmf(k, sigma),
+             f"discrete Gaussian, σ={sigma}")):
         k = np.arange(-20, 21)
         counts = np.array([(draws == v).sum() for v in k]) / draws.size
         ax.bar(k, counts, color="#9ecae1", label=f"{_DRAWS:,} draws")
