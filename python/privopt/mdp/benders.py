@@ -195,7 +195,17 @@ def _build_sub(block: _Block, part: Partition, label: int, y_col: np.ndarray,
 
 
 # ----------------------------------------------------------------------------- solving
-def to_benders_problem(model: BendersModel) -> tuple[BendersProblem, tuple]:
+def _row_absmax(a: sp.csr_array) -> np.ndarray:
+    a = sp.csr_array(a)
+    out = np.zeros(a.shape[0])
+    nz = np.diff(a.indptr) > 0
+    if nz.any():
+        out[nz] = np.maximum.reduceat(np.abs(a.data), a.indptr[:-1][nz])
+    return out
+
+
+def to_benders_problem(model: BendersModel, *, scale_rows: bool = True,
+                       ) -> tuple[BendersProblem, tuple]:
     """The decomposition as a :class:`privopt.lp.benders.BendersProblem` for the shared
     engine, plus the master pool as ``lazy_rows`` (spec §3.1–3.2, clean cut form).
 
@@ -206,18 +216,30 @@ def to_benders_problem(model: BendersModel) -> tuple[BendersProblem, tuple]:
     Σ_{i∈𝒳_l} min_k p_i c_ik (spec §3.5-2).
     """
     n_y = model.n_y
-    master = LinearProgram(n_y, objective=model.mp_cost[:n_y])
+    # y ≤ 1 is implied by the unit-measure rows; stated as a bound it lets the engine drop
+    # negligible cut coefficients validly (privopt.lp.benders._Master.clean_cut).
+    master = LinearProgram(n_y, objective=model.mp_cost[:n_y], upper=1.0)
     if model.mp_rows.shape[0]:
         master.add_rows(model.mp_rows[:, :n_y], lower=model.mp_lower, upper=model.mp_upper,
                         name="unit measure of boundary records")
     prob = BendersProblem(master)
     for t, sub in enumerate(model.subs):
         r = sub.records.size
+        g, coupling = sub.g, -sub.t
+        if scale_rows:
+            # Divide every mDP row of Sub_l by its largest coefficient (over x and y), i.e.
+            # write z_ik ≤ e^{εd} z_jk as e^{-εd} z_ik ≤ z_jk: all coefficients ≤ 1. Unscaled,
+            # HiGHS's dual simplex and the elastic phase-1 LP return "Unknown"/"Unbounded" on
+            # these subproblems at ε·η = 20 (measured, grid N = 500); the scaled LP is the
+            # same LP, so duals and cuts stay exact.
+            big = np.maximum(_row_absmax(g), _row_absmax(coupling))
+            scale = sp.diags_array(1.0 / np.where(big > 0, big, 1.0))
+            g, coupling = sp.csr_array(scale @ g), sp.csr_array(scale @ coupling)
         lp = LinearProgram(sub.cost.size, objective=sub.cost)
-        lp.add_rows(sub.g, upper=0.0, name="mDP rows touching internal records")
+        lp.add_rows(g, upper=0.0, name="mDP rows touching internal records")
         lp.add_rows(_unit_rows(r, sub.cost.size // r, sub.cost.size), lower=1.0, upper=1.0,
                     name="unit measure")
-        coupling = sp.vstack([-sub.t, sp.csr_array((r, n_y))], format="csr")
+        coupling = sp.vstack([coupling, sp.csr_array((r, n_y))], format="csr")
         prob.add_subproblem(lp, coupling, theta_lower=float(model.w_lower[t]),
                             name=f"subset {sub.label}")
     pool = model.pool[:, :n_y]
