@@ -747,13 +747,18 @@ class _Master:
             # "Not Set" on such masters (measured: metric DP, grid N = 500, ε = 10, 12k rows;
             # the same LP solves with presolve off). Retry from scratch without presolve, then
             # with primal simplex.
-            for strategy in (1, 4):
+            # Further fallbacks: HiGHS's alternative scaling, then interior point (with
+            # crossover) — each solved the failing masters in isolation.
+            for opts in ((("presolve", "off"),),
+                         (("presolve", "off"), ("simplex_strategy", 4)),
+                         (("simplex_scale_strategy", 4),),
+                         (("solver", "ipm"),)):
                 self.h.clearSolver()
-                self.h.setOptionValue("presolve", "off")
-                self.h.setOptionValue("simplex_strategy", strategy)
+                for name, value in opts:
+                    self.h.setOptionValue(name, value)
                 self.h.run()
-                self.h.setOptionValue("presolve", "on")
-                self.h.setOptionValue("simplex_strategy", 1)
+                for name, value in _MASTER_DEFAULTS:
+                    self.h.setOptionValue(name, value)
                 st = self.h.getModelStatus()
                 if st in (S.kOptimal, S.kTimeLimit, S.kInfeasible):
                     break
@@ -774,6 +779,10 @@ class _Master:
                                  "(or initial cuts), or the problem itself is unbounded",
                                  status=text)
         raise NumericalTrouble(f"Benders master solve failed: {text}", status=text)
+
+
+_MASTER_DEFAULTS = (("presolve", "on"), ("simplex_strategy", 1), ("simplex_scale_strategy", 2),
+                    ("solver", "simplex"))
 
 
 class _LazyRows:
