@@ -371,3 +371,17 @@ def test_cut_only_when_it_separates_beyond_tolerance():
     assert near.phi == pytest.approx(3.0, rel=1e-9)
     res = solve_benders(prob, rel_gap=1e-9, progress=False)
     assert res.objective == pytest.approx(4.0, rel=1e-9)  # x = 4, u = 0
+
+
+def test_in_out_separation_equals_monolithic():
+    # In-out separation around a feasible core point (full capacity) gives the same optimum.
+    problem = capacity_expansion_lp(2, n_regions=3)
+    mono = solve(problem.to_monolithic())
+    core = problem.master.col_upper.copy()
+    res = solve_benders(problem, rel_gap=1e-9, core_point=core, in_out=0.5, progress=False)
+    assert res.status == "optimal"
+    assert rel_err(res.objective, mono.objective) <= REL
+    check_incumbent_feasible(problem, res)
+    for bad in (dict(core_point=core[:-1]), dict(core_point=core, in_out=0.0)):
+        with pytest.raises(InvalidInput):
+            solve_benders(problem, progress=False, **bad)

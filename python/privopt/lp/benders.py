@@ -863,7 +863,8 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
                   raise_on_limit: bool = False, abs_gap: float = 0.0,
                   gap_floor: float = 1.0, lazy_rows: Any = None,
                   lazy_tolerance: float = 1e-10,
-                  highs_options: dict[str, Any] | None = None) -> BendersResult:
+                  highs_options: dict[str, Any] | None = None,
+                  core_point: np.ndarray | None = None, in_out: float = 0.5) -> BendersResult:
     """Solve a :class:`BendersProblem` by Benders decomposition.
 
     Parameters
@@ -898,6 +899,14 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
     lazy_tolerance : absolute violation above which a lazy row is added.
     highs_options : extra HiGHS options for the master and every subproblem, e.g.
         ``{"primal_feasibility_tolerance": 1e-9}`` when coefficients span many decades.
+    core_point : a master point at which every subproblem is feasible (and that satisfies the
+        master rows), e.g. a known feasible solution. Enables the in-out separation
+        (Ben-Ameur & Neto 2007; Fischetti, Ljubić & Sinnl 2017): subproblems are solved at
+        ``x_sep = in_out·x̄ + (1 − in_out)·core`` instead of the master point x̄. A
+        feasibility cut at x_sep also cuts x̄ off (the feasible set is convex and contains the
+        core); a fully feasible x_sep is an upper bound and becomes the new core. When the
+        cuts at x_sep do not cut x̄ off, the next round separates at x̄ itself.
+    in_out : the weight of the master point in x_sep, in (0, 1].
 
     Returns
     -------
@@ -943,6 +952,16 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
     lazy = None if lazy_rows is None else _LazyRows(lazy_rows, master.n_x)
     subs = problem._subs if not options else [replace(d, options=options)
                                                for d in problem._subs]
+    core = None
+    lam = 1.0
+    if core_point is not None:
+        core = np.asarray(core_point, dtype=np.float64).ravel()
+        if core.size != problem.n_master or not np.isfinite(core).all():
+            raise InvalidInput(f"core_point must be {problem.n_master} finite numbers")
+        in_out = float(in_out)
+        if not (0.0 < in_out <= 1.0):
+            raise InvalidInput(f"in_out must be in (0, 1], got {in_out!r}")
+        lam = in_out
     dispatcher = _Dispatcher(subs, executor)
     bar = _progress_bar(progress, max_iterations)
     history: list[BendersIteration] = []
@@ -972,10 +991,19 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
             if lb_valid:
                 lb = max(lb, master_obj)
             t1 = time.perf_counter()
+            x_master_point = x
+            if core is not None and lam < 1.0:
+                x = lam * x_master_point + (1.0 - lam) * core
             results = dispatcher.solve_all([x[d.t_cols] for d in subs], keep_solutions)
             sub_time = time.perf_counter() - t1
             cuts, n_opt, n_feas, iterate_ub, newly = _make_cuts(
-                results, subs, master, theta, cut_tolerance, multi_cut, problem.names)
+                results, subs, master, theta, cut_tolerance, multi_cut, problem.names,
+                x_master_point)
+            if core is not None:
+                if math.isfinite(iterate_ub) and lam < 1.0:
+                    core = x.copy()  # feasible: move the core towards the master points
+                # separate at x̄ itself next when these cuts leave x̄ untouched
+                lam = 1.0 if (not cuts and lam < 1.0) else in_out
             master.add_cuts(cuts)
             master.activate(newly)
             n_cuts_total += len(cuts)
@@ -998,7 +1026,7 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
             if gap <= rel_gap or best_ub - lb <= abs_gap:
                 status = "optimal"
                 break
-            if not cuts:
+            if not cuts and (core is None or lam == in_out or in_out == 1.0):
                 status = "stalled"
                 break
             if time_limit is not None and time.perf_counter() - t_start >= time_limit:
@@ -1033,14 +1061,15 @@ def _gap(lb: float, ub: float, floor: float = 1.0) -> float:
 
 
 def _make_cuts(results: list[_Outcome], subs: Sequence[_SubData], master: _Master,
-               theta: np.ndarray, tol: float, multi_cut: bool, names: list[str]):
+               theta: np.ndarray, tol: float, multi_cut: bool, names: list[str],
+               x_master: np.ndarray):
     """Cut rows (cols, vals, lower, upper) from the subproblem outcomes; also the sum of the
     phi_k (inf if some subproblem is infeasible) and the theta indices that become bounded."""
     cuts: list[tuple] = []
     n_opt = n_feas = 0
     phi_sum = 0.0
     all_feasible = True
-    agg_alpha, agg_cols, agg_vals = 0.0, [], []
+    agg_alpha, agg_cols, agg_vals, agg_at_x = 0.0, [], [], 0.0
     theta0 = master.theta_cols.start
     newly: list[int] = []
     for k, (res, d) in enumerate(zip(results, subs, strict=False)):
@@ -1049,7 +1078,10 @@ def _make_cuts(results: list[_Outcome], subs: Sequence[_SubData], master: _Maste
             phi, alpha, beta = res.phi, res.rhs, res.beta
             phi_sum += phi
             if multi_cut:
-                if (not master.active[k]) or theta[k] < phi - tol * max(1.0, abs(phi)):
+                # the cut's value at the master point (= phi when solved there; in-out
+                # separation solves at another point)
+                at_x = alpha - float(beta @ x_master[d.t_cols])
+                if (not master.active[k]) or theta[k] < at_x - tol * max(1.0, abs(at_x)):
                     cols, vals, alpha = master.clean_cut(d.t_cols, beta, alpha, normalise=False)
                     cuts.append((np.append(cols, theta0 + k), np.append(vals, 1.0),
                                  alpha, _INF))
@@ -1057,6 +1089,7 @@ def _make_cuts(results: list[_Outcome], subs: Sequence[_SubData], master: _Maste
                     newly.append(k)
             else:
                 agg_alpha += alpha
+                agg_at_x -= float(beta @ x_master[d.t_cols])
                 agg_cols.append(d.t_cols)
                 agg_vals.append(beta)
         elif kind == "infeasible":
@@ -1070,7 +1103,8 @@ def _make_cuts(results: list[_Outcome], subs: Sequence[_SubData], master: _Maste
             raise NumericalTrouble(f"subproblem {names[k]} failed: {res.message}",
                                    status=res.message)
     if not multi_cut and all_feasible:
-        if (not master.active[0]) or theta[0] < phi_sum - tol * max(1.0, abs(phi_sum)):
+        at_x = agg_alpha + agg_at_x
+        if (not master.active[0]) or theta[0] < at_x - tol * max(1.0, abs(at_x)):
             cols = np.concatenate(agg_cols) if agg_cols else np.zeros(0, np.int64)
             vals = np.concatenate(agg_vals) if agg_vals else np.zeros(0)
             ucols, inv = np.unique(cols, return_inverse=True)
