@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -311,3 +312,76 @@ def test_elastic_feasibility_cut_is_valid_without_a_ray():
         assert beta @ x0 < gamma - 1e-9
         assert beta @ x_star[data.t_cols] >= gamma - 1e-8
         assert beta @ x_cap[data.t_cols] >= gamma - 1e-8
+
+
+def test_clean_cut_keeps_cuts_valid():
+    # Master cuts are made safe for HiGHS (no |coef| > 1e12, none ≤ 1e-9) by moving the
+    # right-hand side over the column box: every box point satisfying the original cut
+    # satisfies the cleaned one.
+    from privopt.lp.benders import _Master
+
+    master = LinearProgram(6, objective=np.ones(6), lower=0.0, upper=1.0)
+    m = _Master(BendersProblem(master), True)
+    rng = np.random.default_rng(3)
+    cols = np.arange(6)
+    for trial in range(40):
+        vals = rng.choice([-1, 1], 6) * 10.0 ** rng.uniform(-14, 16, 6)
+        pts = rng.uniform(0, 1, (400, 6))
+        pts[:100] = (pts[:100] < 0.5).astype(float)  # box vertices too
+        rhs = float(np.quantile(pts @ vals, 0.3))
+        for normalise in (False, True):
+            c, v, r = m.clean_cut(cols, vals, rhs, normalise=normalise)
+            a = np.abs(v)
+            assert np.all(a <= 1e12) and np.all(a > 1e-9)
+            scale = np.abs(vals).max() if normalise else 1.0
+            ok = pts @ vals >= rhs
+            lhs = pts[:, c] @ v
+            assert np.all(lhs[ok] >= r - 1e-9 * max(1.0, abs(r)) - 1e-12 * np.abs(
+                pts[ok] @ vals) / scale)
+
+
+def test_rejected_master_rows_raise():
+    # HiGHS refuses a whole addRows batch with a coefficient > 1e15; the engine must not
+    # carry on without the cuts (it used to, and then returned the same master point forever).
+    from privopt.errors import NumericalTrouble
+    from privopt.lp.benders import _Master
+
+    m = _Master(_demand_problem(), True)
+    with pytest.raises(NumericalTrouble):
+        m.add_cuts([(np.array([0]), np.array([1e16]), 1.0, np.inf)])
+
+
+def test_cut_only_when_it_separates_beyond_tolerance():
+    # x + u >= 4 with u in [0, 1]: feasible iff x >= 3. At x = 2 the subproblem is infeasible
+    # and the feasibility cut (normalised) cuts x = 2 off by more than the tolerance; at
+    # x = 3 - 1e-12 (infeasible by far less than the feasibility tolerance) it is solved as
+    # feasible, with a valid optimality cut.
+    sub = LinearProgram(1, objective=[3.0], upper=1.0)
+    sub.add_rows(np.array([[1.0]]), lower=[4.0])
+    master = LinearProgram(1, objective=[1.0], upper=10.0)
+    prob = BendersProblem(master)
+    prob.add_subproblem(sub, np.array([[1.0]]), theta_lower=0.0)
+    data = replace(prob._subs[0], options=(("primal_feasibility_tolerance", 1e-9),))
+    far = _SubSolver(data).solve(np.array([2.0]), True)
+    assert far.kind == "infeasible"
+    assert (far.rhs - far.beta @ [2.0]) / np.abs(far.beta).max() > 1e-9
+    assert far.beta @ [3.0] >= far.rhs - 1e-12
+    near = _SubSolver(data).solve(np.array([3.0 - 1e-12]), True)
+    assert near.kind == "optimal"
+    assert near.phi == pytest.approx(3.0, rel=1e-9)
+    res = solve_benders(prob, rel_gap=1e-9, progress=False)
+    assert res.objective == pytest.approx(4.0, rel=1e-9)  # x = 4, u = 0
+
+
+def test_in_out_separation_equals_monolithic():
+    # In-out separation around a feasible core point (full capacity) gives the same optimum.
+    problem = capacity_expansion_lp(2, n_regions=3)
+    mono = solve(problem.to_monolithic())
+    core = problem.master.col_upper.copy()
+    res = solve_benders(problem, rel_gap=1e-9, core_point=core, in_out=0.5, progress=False)
+    assert res.status == "optimal"
+    assert rel_err(res.objective, mono.objective) <= REL
+    check_incumbent_feasible(problem, res)
+    for bad in (dict(core_point=core[:-1]), dict(core_point=core, in_out=0.0)):
+        with pytest.raises(InvalidInput):
+            solve_benders(problem, progress=False, **bad)

@@ -241,6 +241,8 @@ class _SubSolver:
         self.col_upper = lp.col_upper
         self.rows = np.arange(lp.n_rows, dtype=np.int32)
         self._W = None
+        self._h_elastic = None
+        self.feas_tol = float(dict(data.options).get("primal_feasibility_tolerance", 1e-7))
         self.n_calls = 0
 
     def W(self) -> sp.csc_array:
@@ -265,23 +267,41 @@ class _SubSolver:
 
     def _elastic(self, lo: np.ndarray, up: np.ndarray) -> tuple[float, np.ndarray, Any]:
         """Solve the elastic (phase-1) LP ``min 1ᵀ(s⁺ + s⁻)``, ``lo ≤ W y + s⁺ − s⁻ ≤ up``, y in
-        its box; returns (optimum, primal values, HiGHS solution) or (nan, ...) on failure."""
+        its box; returns (optimum, primal values, HiGHS solution) or (nan, ...) on failure.
+
+        The model is built once per subproblem and kept (only its row bounds change); a solve
+        that ends without a verdict is retried from scratch with primal simplex and then with
+        HiGHS's alternative scaling strategy (badly scaled rows, e.g. e^20 in metric DP)."""
         import highspy
 
-        W = sp.csc_array(self.W())
-        m, n = W.shape
-        lp = LinearProgram(n, lower=self.col_lower, upper=self.col_upper)
-        lp.add_variables(2 * m, objective=1.0)
-        eye = sp.identity(m, format="csc")
-        lp.add_rows(sp.hstack([W, eye, -eye], format="csc"), lower=lo, upper=up)
-        h = lp.to_highs()
-        configure(h, method="simplex", presolve=False)
-        h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            return math.nan, np.zeros(0), None
-        sol = h.getSolution()
-        return (float(h.getInfo().objective_function_value),
-                np.asarray(sol.col_value, dtype=np.float64), sol)
+        S = highspy.HighsModelStatus
+        m = self.lp.n_rows
+        if self._h_elastic is None:
+            W = sp.csc_array(self.W())
+            n = W.shape[1]
+            lp = LinearProgram(n, lower=self.col_lower, upper=self.col_upper)
+            lp.add_variables(2 * m, objective=1.0)
+            eye = sp.identity(m, format="csc")
+            lp.add_rows(sp.hstack([W, eye, -eye], format="csc"), lower=lo, upper=up)
+            self._h_elastic = lp.to_highs()
+            configure(self._h_elastic, method="simplex", presolve=False)
+            _set_options(self._h_elastic, self.data.options)
+        h = self._h_elastic
+        if m:
+            h.changeRowsBounds(m, self.rows, lo, up)
+        for opts in ((), (("simplex_strategy", 4),), (("simplex_scale_strategy", 4),)):
+            if opts:
+                h.clearSolver()
+            for name, value in opts:
+                h.setOptionValue(name, value)
+            h.run()
+            for name, _ in opts:
+                h.setOptionValue(name, 1 if name == "simplex_strategy" else 2)
+            if h.getModelStatus() == S.kOptimal:
+                sol = h.getSolution()
+                return (float(h.getInfo().objective_function_value),
+                        np.asarray(sol.col_value, dtype=np.float64), sol)
+        return math.nan, np.zeros(0), None
 
     def _elastic_cut(self, sol: Any) -> tuple[float, np.ndarray]:
         """Feasibility cut ``βᵀx ≥ γ`` from the elastic LP's duals (spec 000 §3.2, phase-1
@@ -307,53 +327,81 @@ class _SubSolver:
         self.h.setOptionValue("simplex_strategy", 1)
         return self.h.getModelStatus()
 
+    def _ray_cut(self, ray: np.ndarray) -> tuple[float, np.ndarray]:
+        """Feasibility cut ``βᵀx ≥ γ`` from a verified Farkas ray (orientation of
+        :func:`~privopt.lp.solve.farkas_margin`), built from the nominal bounds."""
+        ray = ray / np.abs(ray).max()
+        ray = np.where(np.abs(ray) <= 1e-12, 0.0, ray)
+        row_b = np.where(ray > 0, self.row_lower, np.where(ray < 0, self.row_upper, 0.0))
+        z = self.W().T @ ray
+        z = np.where(np.abs(z) <= 1e-9 * max(1.0, np.abs(self.W().data).max(initial=1.0)),
+                     0.0, z)
+        col_max = np.where(z > 0, self.col_upper, np.where(z < 0, self.col_lower, 0.0))
+        with np.errstate(invalid="ignore"):
+            box_max = float(np.where(z != 0, z * col_max, 0.0).sum())
+        return float(ray @ row_b) - box_max, self.data.t_matrix.T @ ray
+
     def _solve(self, x_coupled: np.ndarray, want_solution: bool) -> _Outcome:
         import highspy
 
         t0 = time.perf_counter()
         d = self.data
+        S = highspy.HighsModelStatus
         shift = d.t_matrix @ x_coupled if d.t_cols.size else np.zeros(self.lp.n_rows)
         lo = self.row_lower - shift
         up = self.row_upper - shift
-        if self.lp.n_rows:
-            self.h.changeRowsBounds(self.lp.n_rows, self.rows, lo, up)
+        m = self.lp.n_rows
+        if m:
+            self.h.changeRowsBounds(m, self.rows, lo, up)
         self.h.run()
         st = self.h.getModelStatus()
-        S = highspy.HighsModelStatus
-        retried = False
         if st not in (S.kOptimal, S.kInfeasible, S.kUnboundedOrInfeasible, S.kUnbounded):
-            st, retried = self._retry_from_scratch(), True
-        ray = None
+            st = self._retry_from_scratch()
         if st not in (S.kOptimal, S.kUnbounded):
+            # Infeasible, or no verdict. A feasibility cut comes from a verified Farkas ray or,
+            # without one, from the elastic phase-1 LP (spec 000 §3.2), which also decides
+            # when HiGHS gave no verdict. The cut is only returned if it separates x̄ by more
+            # than the feasibility tolerance once normalised to max |β| = 1 (what the master
+            # sees): on badly scaled rows (e^20 in metric DP) HiGHS calls points infeasible
+            # whose violation is at tolerance level, and a cut the master already satisfies
+            # within its tolerance returns the same master point forever (measured: grid
+            # N = 500, ε = 10, 900 iterations without progress). Such a point is treated as
+            # feasible: the subproblem is solved with the row bounds widened by the elastic
+            # slacks. The duals stay dual feasible and the cut below is built from the
+            # *nominal* bounds, so it stays valid; phi and the released y_k are off by the
+            # slack (the caller verifies its final point).
+            cut = None
             if st in (S.kInfeasible, S.kUnboundedOrInfeasible):
                 ray = dual_ray_of(self.h, self.W(), lo, up, self.col_lower, self.col_upper)
-            if ray is None:
-                # "Infeasible" without a certificate, or no verdict at all: on badly scaled
-                # rows (e^20 in metric DP) HiGHS can call a point infeasible whose elastic LP
-                # has a total violation of 1e-11. The elastic LP decides: (nearly) feasible ->
-                # solve with the row bounds moved by its slacks (the duals stay dual
-                # feasible, so the cut built from the *nominal* bounds below stays valid; only
-                # its tightness and phi are off by the tiny slack); infeasible -> the
-                # phase-1 feasibility cut, which needs no ray.
+                if ray is not None:
+                    cut = self._ray_cut(ray)
+            value, v, esol = math.nan, None, None
+            if cut is None:
                 value, v, esol = self._elastic(lo, up)
-                n, m = self.lp.n_vars, self.lp.n_rows
-                if esol is not None and value <= 1e-9:
-                    # W y = r − s⁺ + s⁻ with r in [lo, up]: widen the bounds by the slacks
-                    # (plus 1e-9: with 1e-12 HiGHS still called the widened LP infeasible).
-                    s_lo = lo - v[n:n + m] - 1e-9
-                    s_up = up + v[n + m:] + 1e-9
-                    self.h.changeRowsBounds(m, self.rows, s_lo, s_up)
-                    st = self._retry_from_scratch() if not retried else self._run()
-                    if st != S.kOptimal:
-                        # A fresh instance (no solver state at all) as the last resort.
-                        self._fresh_highs()
-                        self.h.changeRowsBounds(m, self.rows, s_lo, s_up)
-                        st = self._run()
-                    # (the next call resets every row bound; the solution is read below)
-                elif esol is not None:
-                    gamma, beta = self._elastic_cut(esol)
+                if esol is None:
+                    return _Outcome("error", message="no verdict: neither a verifiable Farkas "
+                                    "ray nor an elastic phase-1 solution",
+                                    seconds=time.perf_counter() - t0)
+                if value > self.feas_tol:
+                    cut = self._elastic_cut(esol)
+            if cut is not None:
+                gamma, beta = cut
+                scale = max(float(np.abs(beta).max(initial=0.0)), 1e-300)
+                violation = (gamma - float(beta @ x_coupled)) / scale
+                if violation > self.feas_tol:
                     return _Outcome("infeasible", rhs=gamma, beta=beta,
                                     seconds=time.perf_counter() - t0)
+                if esol is None:
+                    value, v, esol = self._elastic(lo, up)
+                if esol is None:
+                    return _Outcome("error", message="infeasible at tolerance level and the "
+                                    "elastic phase-1 LP failed", seconds=time.perf_counter() - t0)
+            st = self._solve_widened(lo, up, v)
+            if st != S.kOptimal:
+                return _Outcome("error", message="nearly feasible point: the subproblem with "
+                                "bounds widened by the elastic slacks failed: "
+                                + self.h.modelStatusToString(st),
+                                seconds=time.perf_counter() - t0)
         if st == S.kOptimal:
             sol = self.h.getSolution()
             pi = np.asarray(sol.row_dual, dtype=np.float64)
@@ -369,26 +417,28 @@ class _SubSolver:
             y = np.asarray(sol.col_value, dtype=np.float64) if want_solution else None
             return _Outcome("optimal", phi=phi, rhs=alpha, beta=beta, y=y,
                             seconds=time.perf_counter() - t0)
-        if st in (S.kInfeasible, S.kUnboundedOrInfeasible):
-            if ray is None:
-                return _Outcome("error", message="infeasible without a verifiable Farkas ray",
-                                seconds=time.perf_counter() - t0)
-            ray = ray / np.abs(ray).max()
-            ray = np.where(np.abs(ray) <= 1e-12, 0.0, ray)
-            row_b = np.where(ray > 0, self.row_lower, np.where(ray < 0, self.row_upper, 0.0))
-            z = self.W().T @ ray
-            z = np.where(np.abs(z) <= 1e-9 * max(1.0, np.abs(self.W().data).max(initial=1.0)),
-                         0.0, z)
-            col_max = np.where(z > 0, self.col_upper, np.where(z < 0, self.col_lower, 0.0))
-            with np.errstate(invalid="ignore"):
-                box_max = float(np.where(z != 0, z * col_max, 0.0).sum())
-            gamma = float(ray @ row_b) - box_max
-            beta = d.t_matrix.T @ ray
-            return _Outcome("infeasible", rhs=gamma, beta=beta, seconds=time.perf_counter() - t0)
-        if st == S.kUnbounded:
-            return _Outcome("unbounded", seconds=time.perf_counter() - t0)
-        return _Outcome("error", message=self.h.modelStatusToString(st),
-                        seconds=time.perf_counter() - t0)
+        return _Outcome("unbounded", seconds=time.perf_counter() - t0)
+
+    def _solve_widened(self, lo: np.ndarray, up: np.ndarray, v: np.ndarray) -> Any:
+        """Solve with row bounds widened by the elastic slacks ``v`` (W y = r − s⁺ + s⁻ with
+        r in [lo, up]), plus 1e-9 (with 1e-12 HiGHS still called the widened LP infeasible);
+        from the previous basis, then from scratch with primal simplex, then on a fresh
+        instance. The next call resets every row bound."""
+        import highspy
+
+        S = highspy.HighsModelStatus
+        n, m = self.lp.n_vars, self.lp.n_rows
+        s_lo = lo - v[n:n + m] - 1e-9
+        s_up = up + v[n + m:] + 1e-9
+        self.h.changeRowsBounds(m, self.rows, s_lo, s_up)
+        st = self._run()
+        if st != S.kOptimal:
+            st = self._retry_from_scratch()
+        if st != S.kOptimal:
+            self._fresh_highs()
+            self.h.changeRowsBounds(m, self.rows, s_lo, s_up)
+            st = self._run()
+        return st
 
 
 def _set_options(h: Any, options: Any) -> None:
@@ -599,6 +649,59 @@ class _Master:
         self._apply_theta_bounds()
         self.n_cut_rows = 0
 
+    def clean_cut(self, cols: np.ndarray, vals: np.ndarray, rhs: float, *, normalise: bool,
+                  drop: float = 1e-9, big: float = 1e12) -> tuple[np.ndarray, np.ndarray, float]:
+        """A cut ``valsᵀ x[cols] ≥ rhs`` made safe for HiGHS, still valid.
+
+        ``normalise`` (feasibility cuts, no θ) divides it by its largest ``|coefficient|``:
+        metric-DP rays carry e^20-sized entries, and the master's absolute feasibility
+        tolerance then means the same thing on every cut. Entries with ``|v| ≤ drop``, which
+        HiGHS would silently remove (``small_matrix_value``; removing a positive entry of a
+        ``≥`` row would strengthen the cut), are dropped with the right-hand side lowered by
+        their largest contribution over the master column box, ``max(v·l, v·u)``; an entry
+        whose bound there is infinite is kept, moved away from zero (still valid: on
+        ``x ≥ 0`` a larger positive coefficient weakens a ``≥`` row)."""
+        cols = np.asarray(cols)
+        vals = np.asarray(vals, dtype=np.float64)
+        if normalise:
+            scale = float(np.abs(vals).max(initial=0.0))
+            if scale > 0:
+                vals = vals / scale
+                rhs = rhs / scale
+        if np.abs(vals).max(initial=0.0) > big:
+            # Coefficients HiGHS cannot take (duals of nearly degenerate subproblems reach
+            # 1e15 on e^20-scaled rows): on the box l ≤ x ≤ u, v·x ≤ C·x + max over the box of
+            # (v − C)·x, so capping v at ±C and lowering the right-hand side by that maximum
+            # keeps the cut valid (a negative coefficient on x ≥ 0 is capped for free).
+            lo_b = self.lp.col_lower[cols]
+            up_b = self.lp.col_upper[cols]
+            capped = np.clip(vals, -big, big)
+            excess = vals - capped
+            with np.errstate(invalid="ignore"):
+                contrib = np.where(excess > 0, excess * up_b,
+                                   np.where(excess < 0, excess * lo_b, 0.0))
+            if np.isfinite(contrib).all():
+                rhs = float(rhs - contrib.sum())
+                vals = capped
+        small = np.abs(vals) <= drop
+        if not small.any():
+            return cols, vals, rhs
+        lo = self.lp.col_lower[cols[small]]
+        up = self.lp.col_upper[cols[small]]
+        v = vals[small]
+        with np.errstate(invalid="ignore"):
+            contrib = np.where(v > 0, v * up, np.where(v < 0, v * lo, 0.0))
+        ok = np.isfinite(contrib)
+        rhs = float(rhs - contrib[ok].sum())
+        keep = ~small
+        kept_small = np.flatnonzero(small)[~ok]
+        keep[kept_small] = True
+        vals = vals.copy()
+        # positive entry on x ≥ 0 without an upper bound: a larger coefficient is weaker
+        pos = kept_small[(vals[kept_small] > 0) & (self.lp.col_lower[cols[kept_small]] >= 0)]
+        vals[pos] = 2 * drop
+        return cols[keep], vals[keep], rhs
+
     def _apply_theta_bounds(self) -> None:
         cols = np.arange(self.theta_cols.start, self.theta_cols.stop, dtype=np.int32)
         lo = np.where(self.active, self.theta_lower, 0.0)
@@ -619,7 +722,15 @@ class _Master:
         val = np.concatenate([r[1] for r in rows]).astype(np.float64)
         lo = np.array([r[2] for r in rows], dtype=np.float64)
         up = np.array([r[3] for r in rows], dtype=np.float64)
-        self.h.addRows(len(rows), lo, up, idx.size, starts, idx, val)
+        n0 = self.h.getNumRow()
+        status = self.h.addRows(len(rows), lo, up, idx.size, starts, idx, val)
+        if self.h.getNumRow() != n0 + len(rows):
+            # HiGHS rejects the whole batch for one bad row (e.g. a coefficient above
+            # large_matrix_value = 1e15): silently losing cuts made the master return the
+            # same point forever (measured, metric DP at ε·η = 20).
+            raise NumericalTrouble(f"HiGHS rejected {len(rows)} master rows ({status}); "
+                                   f"largest |coefficient| {np.abs(val).max(initial=0):.3g}",
+                                   status=str(status))
         self.n_cut_rows += len(rows)
 
     def solve(self, time_left: float | None = None) -> tuple[np.ndarray, np.ndarray, float]:
@@ -632,10 +743,25 @@ class _Master:
         st = self.h.getModelStatus()
         if st not in (S.kOptimal, S.kTimeLimit, S.kInfeasible):
             # A warm start from the previous basis can derail on badly scaled cut rows
-            # (coefficients up to e^20 in metric DP): retry once from scratch.
-            self.h.clearSolver()
-            self.h.run()
-            st = self.h.getModelStatus()
+            # (coefficients up to e^20 in metric DP), and HiGHS 1.15's presolve aborts with
+            # "Not Set" on such masters (measured: metric DP, grid N = 500, ε = 10, 12k rows;
+            # the same LP solves with presolve off). Retry from scratch without presolve, then
+            # with primal simplex.
+            # Further fallbacks: HiGHS's alternative scaling, then interior point (with
+            # crossover) — each solved the failing masters in isolation.
+            for opts in ((("presolve", "off"),),
+                         (("presolve", "off"), ("simplex_strategy", 4)),
+                         (("simplex_scale_strategy", 4),),
+                         (("solver", "ipm"),)):
+                self.h.clearSolver()
+                for name, value in opts:
+                    self.h.setOptionValue(name, value)
+                self.h.run()
+                for name, value in _MASTER_DEFAULTS:
+                    self.h.setOptionValue(name, value)
+                st = self.h.getModelStatus()
+                if st in (S.kOptimal, S.kTimeLimit, S.kInfeasible):
+                    break
         text = self.h.modelStatusToString(st)
         if st == S.kTimeLimit:
             raise _MasterTimeout(text)
@@ -653,6 +779,10 @@ class _Master:
                                  "(or initial cuts), or the problem itself is unbounded",
                                  status=text)
         raise NumericalTrouble(f"Benders master solve failed: {text}", status=text)
+
+
+_MASTER_DEFAULTS = (("presolve", "on"), ("simplex_strategy", 1), ("simplex_scale_strategy", 2),
+                    ("solver", "simplex"))
 
 
 class _LazyRows:
@@ -733,7 +863,8 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
                   raise_on_limit: bool = False, abs_gap: float = 0.0,
                   gap_floor: float = 1.0, lazy_rows: Any = None,
                   lazy_tolerance: float = 1e-10,
-                  highs_options: dict[str, Any] | None = None) -> BendersResult:
+                  highs_options: dict[str, Any] | None = None,
+                  core_point: np.ndarray | None = None, in_out: float = 0.5) -> BendersResult:
     """Solve a :class:`BendersProblem` by Benders decomposition.
 
     Parameters
@@ -768,6 +899,14 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
     lazy_tolerance : absolute violation above which a lazy row is added.
     highs_options : extra HiGHS options for the master and every subproblem, e.g.
         ``{"primal_feasibility_tolerance": 1e-9}`` when coefficients span many decades.
+    core_point : a master point at which every subproblem is feasible (and that satisfies the
+        master rows), e.g. a known feasible solution. Enables the in-out separation
+        (Ben-Ameur & Neto 2007; Fischetti, Ljubić & Sinnl 2017): subproblems are solved at
+        ``x_sep = in_out·x̄ + (1 − in_out)·core`` instead of the master point x̄. A
+        feasibility cut at x_sep also cuts x̄ off (the feasible set is convex and contains the
+        core); a fully feasible x_sep is an upper bound and becomes the new core. When the
+        cuts at x_sep do not cut x̄ off, the next round separates at x̄ itself.
+    in_out : the weight of the master point in x_sep, in (0, 1].
 
     Returns
     -------
@@ -813,6 +952,16 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
     lazy = None if lazy_rows is None else _LazyRows(lazy_rows, master.n_x)
     subs = problem._subs if not options else [replace(d, options=options)
                                                for d in problem._subs]
+    core = None
+    lam = 1.0
+    if core_point is not None:
+        core = np.asarray(core_point, dtype=np.float64).ravel()
+        if core.size != problem.n_master or not np.isfinite(core).all():
+            raise InvalidInput(f"core_point must be {problem.n_master} finite numbers")
+        in_out = float(in_out)
+        if not (0.0 < in_out <= 1.0):
+            raise InvalidInput(f"in_out must be in (0, 1], got {in_out!r}")
+        lam = in_out
     dispatcher = _Dispatcher(subs, executor)
     bar = _progress_bar(progress, max_iterations)
     history: list[BendersIteration] = []
@@ -842,10 +991,19 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
             if lb_valid:
                 lb = max(lb, master_obj)
             t1 = time.perf_counter()
+            x_master_point = x
+            if core is not None and lam < 1.0:
+                x = lam * x_master_point + (1.0 - lam) * core
             results = dispatcher.solve_all([x[d.t_cols] for d in subs], keep_solutions)
             sub_time = time.perf_counter() - t1
             cuts, n_opt, n_feas, iterate_ub, newly = _make_cuts(
-                results, subs, master, theta, cut_tolerance, multi_cut, problem.names)
+                results, subs, master, theta, cut_tolerance, multi_cut, problem.names,
+                x_master_point)
+            if core is not None:
+                if math.isfinite(iterate_ub) and lam < 1.0:
+                    core = x.copy()  # feasible: move the core towards the master points
+                # separate at x̄ itself next when these cuts leave x̄ untouched
+                lam = 1.0 if (not cuts and lam < 1.0) else in_out
             master.add_cuts(cuts)
             master.activate(newly)
             n_cuts_total += len(cuts)
@@ -868,7 +1026,7 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
             if gap <= rel_gap or best_ub - lb <= abs_gap:
                 status = "optimal"
                 break
-            if not cuts:
+            if not cuts and (core is None or lam == in_out or in_out == 1.0):
                 status = "stalled"
                 break
             if time_limit is not None and time.perf_counter() - t_start >= time_limit:
@@ -903,14 +1061,15 @@ def _gap(lb: float, ub: float, floor: float = 1.0) -> float:
 
 
 def _make_cuts(results: list[_Outcome], subs: Sequence[_SubData], master: _Master,
-               theta: np.ndarray, tol: float, multi_cut: bool, names: list[str]):
+               theta: np.ndarray, tol: float, multi_cut: bool, names: list[str],
+               x_master: np.ndarray):
     """Cut rows (cols, vals, lower, upper) from the subproblem outcomes; also the sum of the
     phi_k (inf if some subproblem is infeasible) and the theta indices that become bounded."""
     cuts: list[tuple] = []
     n_opt = n_feas = 0
     phi_sum = 0.0
     all_feasible = True
-    agg_alpha, agg_cols, agg_vals = 0.0, [], []
+    agg_alpha, agg_cols, agg_vals, agg_at_x = 0.0, [], [], 0.0
     theta0 = master.theta_cols.start
     newly: list[int] = []
     for k, (res, d) in enumerate(zip(results, subs, strict=False)):
@@ -919,18 +1078,23 @@ def _make_cuts(results: list[_Outcome], subs: Sequence[_SubData], master: _Maste
             phi, alpha, beta = res.phi, res.rhs, res.beta
             phi_sum += phi
             if multi_cut:
-                if (not master.active[k]) or theta[k] < phi - tol * max(1.0, abs(phi)):
-                    cuts.append((np.append(d.t_cols, theta0 + k), np.append(beta, 1.0),
+                # the cut's value at the master point (= phi when solved there; in-out
+                # separation solves at another point)
+                at_x = alpha - float(beta @ x_master[d.t_cols])
+                if (not master.active[k]) or theta[k] < at_x - tol * max(1.0, abs(at_x)):
+                    cols, vals, alpha = master.clean_cut(d.t_cols, beta, alpha, normalise=False)
+                    cuts.append((np.append(cols, theta0 + k), np.append(vals, 1.0),
                                  alpha, _INF))
                     n_opt += 1
                     newly.append(k)
             else:
                 agg_alpha += alpha
+                agg_at_x -= float(beta @ x_master[d.t_cols])
                 agg_cols.append(d.t_cols)
                 agg_vals.append(beta)
         elif kind == "infeasible":
             all_feasible = False
-            cuts.append((d.t_cols, res.beta, res.rhs, _INF))
+            cuts.append((*master.clean_cut(d.t_cols, res.beta, res.rhs, normalise=True), _INF))
             n_feas += 1
         elif kind == "unbounded":
             raise UnboundedModel(f"subproblem {names[k]} is unbounded at a master point: the "
@@ -939,11 +1103,13 @@ def _make_cuts(results: list[_Outcome], subs: Sequence[_SubData], master: _Maste
             raise NumericalTrouble(f"subproblem {names[k]} failed: {res.message}",
                                    status=res.message)
     if not multi_cut and all_feasible:
-        if (not master.active[0]) or theta[0] < phi_sum - tol * max(1.0, abs(phi_sum)):
+        at_x = agg_alpha + agg_at_x
+        if (not master.active[0]) or theta[0] < at_x - tol * max(1.0, abs(at_x)):
             cols = np.concatenate(agg_cols) if agg_cols else np.zeros(0, np.int64)
             vals = np.concatenate(agg_vals) if agg_vals else np.zeros(0)
             ucols, inv = np.unique(cols, return_inverse=True)
             uvals = np.bincount(inv, weights=vals, minlength=ucols.size)
+            ucols, uvals, agg_alpha = master.clean_cut(ucols, uvals, agg_alpha, normalise=False)
             cuts.append((np.append(ucols, theta0), np.append(uvals, 1.0), agg_alpha, _INF))
             n_opt += 1
             newly.append(0)

@@ -195,7 +195,17 @@ def _build_sub(block: _Block, part: Partition, label: int, y_col: np.ndarray,
 
 
 # ----------------------------------------------------------------------------- solving
-def to_benders_problem(model: BendersModel) -> tuple[BendersProblem, tuple]:
+def _row_absmax(a: sp.csr_array) -> np.ndarray:
+    a = sp.csr_array(a)
+    out = np.zeros(a.shape[0])
+    nz = np.diff(a.indptr) > 0
+    if nz.any():
+        out[nz] = np.maximum.reduceat(np.abs(a.data), a.indptr[:-1][nz])
+    return out
+
+
+def to_benders_problem(model: BendersModel, *, scale_rows: bool = True,
+                       ) -> tuple[BendersProblem, tuple]:
     """The decomposition as a :class:`privopt.lp.benders.BendersProblem` for the shared
     engine, plus the master pool as ``lazy_rows`` (spec §3.1–3.2, clean cut form).
 
@@ -206,18 +216,30 @@ def to_benders_problem(model: BendersModel) -> tuple[BendersProblem, tuple]:
     Σ_{i∈𝒳_l} min_k p_i c_ik (spec §3.5-2).
     """
     n_y = model.n_y
-    master = LinearProgram(n_y, objective=model.mp_cost[:n_y])
+    # y ≤ 1 is implied by the unit-measure rows; stated as a bound it lets the engine drop
+    # negligible cut coefficients validly (privopt.lp.benders._Master.clean_cut).
+    master = LinearProgram(n_y, objective=model.mp_cost[:n_y], upper=1.0)
     if model.mp_rows.shape[0]:
         master.add_rows(model.mp_rows[:, :n_y], lower=model.mp_lower, upper=model.mp_upper,
                         name="unit measure of boundary records")
     prob = BendersProblem(master)
     for t, sub in enumerate(model.subs):
         r = sub.records.size
+        g, coupling = sub.g, -sub.t
+        if scale_rows:
+            # Divide every mDP row of Sub_l by its largest coefficient (over x and y), i.e.
+            # write z_ik ≤ e^{εd} z_jk as e^{-εd} z_ik ≤ z_jk: all coefficients ≤ 1. Unscaled,
+            # HiGHS's dual simplex and the elastic phase-1 LP return "Unknown"/"Unbounded" on
+            # these subproblems at ε·η = 20 (measured, grid N = 500); the scaled LP is the
+            # same LP, so duals and cuts stay exact.
+            big = np.maximum(_row_absmax(g), _row_absmax(coupling))
+            scale = sp.diags_array(1.0 / np.where(big > 0, big, 1.0))
+            g, coupling = sp.csr_array(scale @ g), sp.csr_array(scale @ coupling)
         lp = LinearProgram(sub.cost.size, objective=sub.cost)
-        lp.add_rows(sub.g, upper=0.0, name="mDP rows touching internal records")
+        lp.add_rows(g, upper=0.0, name="mDP rows touching internal records")
         lp.add_rows(_unit_rows(r, sub.cost.size // r, sub.cost.size), lower=1.0, upper=1.0,
                     name="unit measure")
-        coupling = sp.vstack([-sub.t, sp.csr_array((r, n_y))], format="csr")
+        coupling = sp.vstack([coupling, sp.csr_array((r, n_y))], format="csr")
         prob.add_subproblem(lp, coupling, theta_lower=float(model.w_lower[t]),
                             name=f"subset {sub.label}")
     pool = model.pool[:, :n_y]
@@ -232,6 +254,7 @@ def solve_benders_block(block: _Block, *, m: int = 25, partitioner: str = "k-m-d
                         time_limit: float | None = None, executor: Executor | None = None,
                         lp_method: str = "choose", threads: int | None = None,
                         progress: Any = False, scale_m: bool = True, n_total: int | None = None,
+                        in_out: float = 1.0,
                         ) -> tuple[np.ndarray, float, dict[str, Any], list[dict[str, Any]]]:
     """Benders decomposition (spec §3.4) of one connected block on the shared engine
     :func:`privopt.lp.benders.solve_benders`.
@@ -257,6 +280,9 @@ def solve_benders_block(block: _Block, *, m: int = 25, partitioner: str = "k-m-d
     lp_method, threads : accepted for API symmetry; the engine runs dual simplex (warm starts,
         Farkas rays).
     progress : tqdm bar (True / False / None = after 5 s).
+    in_out : < 1 enables the engine's in-out separation around the uniform mechanism (a
+        point at which every subproblem is feasible), e.g. 0.5; 1 (default) separates at the
+        master points as in the paper.
 
     Returns
     -------
@@ -286,10 +312,16 @@ def solve_benders_block(block: _Block, *, m: int = 25, partitioner: str = "k-m-d
                 "upper_bound": value, **model.sizes}
         return z, value, info, []
     prob, lazy = to_benders_problem(model)
+    # In-out separation (beyond the paper) around the uniform mechanism Z = 1/K, which meets
+    # every ratio constraint, so every Sub_l is feasible at its boundary rows. Without it, at
+    # ε·η = 20 nearly every master point leaves some internal record unable to meet its unit
+    # measure and the feasibility cuts come one by one: grid / road N = 500 reached no
+    # feasible point in 120 s.
+    core = np.full(model.n_y, 1.0 / block.k) if in_out < 1.0 else None
     res = solve_benders(prob, rel_gap=rel_gap, abs_gap=abs_gap, gap_floor=1e-300,
                         max_iterations=max_iterations, time_limit=time_limit,
                         executor=executor, progress=progress, lazy_rows=lazy,
-                        highs_options=_TIGHT)
+                        highs_options=_TIGHT, core_point=core, in_out=in_out)
     history = [{"iteration": h.iteration, "lb": h.lb, "best_ub": h.ub,
                 "ub": h.iterate_ub if math.isfinite(h.iterate_ub) else math.nan,
                 "gap": h.gap, "master_time": h.master_time, "sub_time": h.sub_time,
