@@ -3,9 +3,40 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from pathlib import Path
 
 import matplotlib
+import pytest
 
 # Plots in tests never need a display.
 matplotlib.use("Agg")
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+def shared_data_root() -> Path | None:
+    """The project's real data sets: ``$PRIVOPT_DATA``, else ``<repo>/../shared/data``."""
+    env = os.environ.get("PRIVOPT_DATA")
+    root = Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
+    return root if root.is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Callable[[str], Path]:
+    """``shared_data("kanon")`` -> that folder of the real data sets, or a skip.
+
+    Why a skip: the real data (Rome roads, census/FARS tables, IPUMS records, reference
+    centres) is not shipped with privopt, so users' clones do not have it; the tests that need
+    it cannot run there. CI keeps ``../shared`` beside its clone, so there they always run. The
+    skip goes away wherever the data is present (or ``PRIVOPT_DATA`` points to it).
+    """
+
+    def folder(subdir: str) -> Path:
+        root = shared_data_root()
+        path = None if root is None else root / subdir
+        if path is None or not path.exists():
+            pytest.skip(f"real data folder {subdir!r} absent (not shipped with privopt; "
+                        "set PRIVOPT_DATA or put ../shared/data beside the clone)")
+        return path
+
+    return folder

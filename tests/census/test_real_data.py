@@ -2,31 +2,14 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import numpy as np
 import pytest
 from privopt.census import CensusCounts, release
 
 
-def _records() -> Path | None:
-    env = os.environ.get("PRIVOPT_DATA")
-    roots = ([Path(env)] if env else []) + [
-        p / "shared" / "data" for p in Path(__file__).resolve().parents
-    ]
-    for r in roots:
-        f = r / "kanon" / "census" / "20k_4attr.csv"
-        if f.is_file():
-            return f
-    return None
-
-
 @pytest.fixture(scope="module")
-def ipums() -> CensusCounts:
-    path = _records()
-    if path is None:
-        pytest.skip("shared reference data (PRIVOPT_DATA or ../shared/data) not available")
+def ipums(shared_data) -> CensusCounts:
+    path = shared_data("kanon/census/20k_4attr.csv")
     import pandas as pd
 
     frame = pd.read_csv(path)

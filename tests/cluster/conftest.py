@@ -2,27 +2,12 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
 
 EIGHT_CENTRES = np.array([(x, y) for x in (-60, -20, 20, 60) for y in (-40, 40)], dtype=float)
 TWELVE = np.array([0.5, 1.2, 1.4, 2.6, 3.1, 3.3, 3.4, 6.0, 7.7, 8.2, 9.9, 9.95])
-
-
-def data_dir() -> Path | None:
-    """The shared reference data folder (``PRIVOPT_DATA`` or ../shared/data), if present."""
-    env = os.environ.get("PRIVOPT_DATA")
-    candidates = [Path(env)] if env else []
-    here = Path(__file__).resolve()
-    candidates += [p / "shared" / "data" for p in here.parents]
-    for c in candidates:
-        if (c / "dpm").is_dir():
-            return c
-    return None
 
 
 @pytest.fixture(scope="session")
@@ -36,8 +21,9 @@ def twelve_points():
 
 
 @pytest.fixture(scope="session")
-def shared_data_dir():
-    return data_dir()
+def shared_data_dir(shared_data):
+    """The real data root holding ``dpm/`` (skips without it: see tests/conftest.py)."""
+    return shared_data("dpm").parent
 
 
 @pytest.fixture(scope="session")

@@ -37,8 +37,6 @@ def test_normalised_kmeans_distance_formula():
 
 def test_synth_10d_reproduction_target(synth_10d, shared_data_dir):
     root = shared_data_dir
-    if root is None:
-        pytest.skip("shared reference data (PRIVOPT_DATA) not available")
     X, y = synth_10d
     refs = M.load_reference_centres(root / "dpm" / "kmeans_reference_centres_synth_10d.npz")
     assert len(refs) == 20 and refs[0].shape == (64, 10)
@@ -61,8 +59,6 @@ REFERENCE_SHAPES = {
 
 
 def test_shipped_reference_centres_load_and_match_the_generator(shared_data_dir):
-    if shared_data_dir is None:
-        pytest.skip("shared reference data (PRIVOPT_DATA) not available")
     for name, (ks, d) in REFERENCE_SHAPES.items():
         refs = M.load_reference_centres(
             shared_data_dir / "dpm" / f"kmeans_reference_centres_{name}.npz"

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 from privopt.errors import InvalidInput
 from privopt.kanon import anonymize, datasets
 
-ROOT = Path(os.environ.get("PRIVOPT_DATA", Path(__file__).parents[3] / "shared" / "data"))
-KANON = ROOT / "kanon"
-needs_data = pytest.mark.skipif(not KANON.is_dir(), reason="shared reference data not present")
+
+@pytest.fixture
+def kanon_dir(shared_data):
+    return shared_data("kanon")
+
+
+@pytest.fixture
+def adult_dir(shared_data):
+    return shared_data("adult")
 
 
 def test_fixtures_shape():
@@ -24,17 +27,15 @@ def test_missing_path_is_invalid_input(tmp_path):
         datasets.load_census(tmp_path / "nope.csv")
 
 
-@needs_data
-def test_fars_file_equals_embedded_fixture():
+def test_fars_file_equals_embedded_fixture(kanon_dir):
     import pandas as pd
 
-    assert pd.read_csv(KANON / "fars_20.csv").equals(datasets.fars_20())
+    assert pd.read_csv(kanon_dir / "fars_20.csv").equals(datasets.fars_20())
 
 
-@needs_data
-def test_census_8attr_with_categorical_attributes():
-    attrs = datasets.read_attribute_file(KANON / "census_8attr_attributes.txt")
-    df = datasets.load_census(KANON / "census_1k_8attr.csv", n=300)
+def test_census_8attr_with_categorical_attributes(kanon_dir):
+    attrs = datasets.read_attribute_file(kanon_dir / "census_8attr_attributes.txt")
+    df = datasets.load_census(kanon_dir / "census_1k_8attr.csv", n=300)
     res = anonymize(df, 3, attrs["names"], categorical=attrs["categorical"])
     assert res.class_sizes.min() >= 3
     gcp_per_row = res.gcp / len(df)
@@ -43,9 +44,8 @@ def test_census_8attr_with_categorical_attributes():
     assert all(v.isdigit() for v in cell.split("|"))
 
 
-@needs_data
-def test_census_4attr_greedy_beats_initial():
-    df = datasets.load_census(KANON / "census" / "20k_4attr.csv", n=3000)
+def test_census_4attr_greedy_beats_initial(kanon_dir):
+    df = datasets.load_census(kanon_dir / "census" / "20k_4attr.csv", n=3000)
     assert anonymize(df, 3).objective < anonymize(df, 3, method="initial").objective
 
 
@@ -77,19 +77,17 @@ def test_adult_loader_without_any_source_is_invalid_input(monkeypatch):
         datasets.load_adult()
 
 
-@needs_data
-def test_adult_file_loads():
-    df = datasets.load_adult(ROOT / "adult" / "adult.data")
+def test_adult_file_loads(adult_dir):
+    df = datasets.load_adult(adult_dir / "adult.data")
     assert df.shape == (30162, 15)
     res = anonymize(df.iloc[:600], 5, ["age", "education-num", "sex", "race"],
                     categorical=["sex", "race"])
     assert res.class_sizes.min() >= 5
 
 
-@needs_data
-def test_census_4attr_split_carry_beats_greedy():
+def test_census_4attr_split_carry_beats_greedy(kanon_dir):
     # the paper's ordering on real data (Figs. 5-6): S&C < GS < IFS, with Table 8's first sizes
-    df = datasets.load_census(KANON / "census" / "20k_4attr.csv", n=600)
+    df = datasets.load_census(kanon_dir / "census" / "20k_4attr.csv", n=600)
     sc = anonymize(df, 3, method="split_carry", S=3)
     assert sc.objective < anonymize(df, 3).objective
     assert sc.info["n_subproblems"] == 67 and sc.info["sub_sizes"][0] == 9
