@@ -187,3 +187,68 @@ def test_epsilon_path_warm_start_equals_cold_solves() -> None:
         sum(c.summary["iterations"] for c in cold[1:])
     with pytest.raises(InvalidInput, match="epsilons"):
         solve_epsilon_path(prob, [1.0, -1.0])
+
+
+def _component_block(prob: MDPProblem):
+    n_comp, labels = prob.components
+    big = int(np.argmax(np.bincount(labels)))
+    return prob.subproblem(np.flatnonzero(labels == big))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_safe_lower_bound_is_valid_for_any_multipliers(seed: int) -> None:
+    """The safe dual bound is a lower bound for every choice of multipliers (weak duality
+    over z ∈ [0, 1]), and tight at the solver's duals; checked against scipy's HiGHS."""
+    from privopt.mdp._lpbuild import mdp_rows, unit_rows
+    from privopt.mdp.solvers import _safe_lower_bound
+
+    rng = np.random.default_rng(seed)
+    prob = MDPProblem(rng.uniform(0, 3, (12, 2)), epsilon=rng.uniform(0.5, 3), eta=1.2,
+                      outputs=5, seed=seed)
+    block = _component_block(prob)
+    n, k = block.n, block.k
+    a = sp_vstack_csr([unit_rows(n, k), mdp_rows(block.edges, block.epsilon, n, k)])
+    c = block.objective.ravel()
+    m = a.shape[0] - n
+    opt = linprog(c, A_ub=a[n:].toarray(), b_ub=np.zeros(m), A_eq=a[:n].toarray(),
+                  b_eq=np.ones(n), bounds=(0, None), method="highs")
+    assert opt.status == 0
+    for _ in range(50):
+        y = rng.normal(0, 1, a.shape[0]) * rng.choice([1e-6, 1e-2, 1.0])
+        assert _safe_lower_bound(c, a, n, y) <= opt.fun + 1e-12
+    # At the optimal duals (scipy's sign convention: marginals of A_ub are <= 0) it is tight.
+    y = np.concatenate([opt.eqlin.marginals, opt.ineqlin.marginals])
+    assert _safe_lower_bound(c, a, n, y) == pytest.approx(opt.fun, rel=1e-7, abs=1e-12)
+
+
+def sp_vstack_csr(parts):
+    import scipy.sparse as sp
+
+    return sp.csr_array(sp.vstack(parts, format="csr"))
+
+
+@pytest.mark.parametrize("initial_rows", ["none", "dag"])
+@pytest.mark.parametrize("polish", [True, False])
+def test_row_generation_variants_certify_at_paper_coefficients(initial_rows: str,
+                                                               polish: bool) -> None:
+    """ε·η = 20 as in the paper (ratios up to e^20): every variant releases a verified matrix
+    whose loss is within its rigorous bound's gap of the plain LP, and the gap is small."""
+    pts = np.random.default_rng(5).uniform(0, 6, (60, 2))
+    prob = MDPProblem(pts, epsilon=10.0, eta=2.0, outputs=15, seed=1)
+    full = solve(prob, row_generation=False)
+    pm = solve(prob, initial_rows=initial_rows, polish=polish)
+    assert pm.verify(prob).ok(1e-9)
+    assert pm.lower_bound <= full.expected_loss * (1 + 1e-12)
+    assert pm.lower_bound <= pm.expected_loss * (1 + 1e-12)
+    assert pm.relative_gap <= 1e-6
+    assert pm.expected_loss == pytest.approx(full.expected_loss, rel=1e-6)
+    for part in pm.summary["components"]:
+        assert part["lower_bound"] <= part["relaxation_objective"] * (1 + 1e-9) + 1e-15
+        # polish=True re-solves unscaled once per component; False never does.
+        assert (len(part["polish"]) >= 1) == polish
+
+
+def test_row_generation_rejects_unknown_initial_rows() -> None:
+    prob = MDPProblem(np.array([[0.0], [0.5], [1.0]]), epsilon=1.0, eta=1.0)
+    with pytest.raises(InvalidInput, match="initial_rows"):
+        solve(prob, initial_rows="all")

@@ -83,7 +83,7 @@ from privopt.errors import (
     UnboundedModel,
 )
 from privopt.lp.model import LinearProgram, _block_to_csc
-from privopt.lp.solve import configure, dual_ray_of
+from privopt.lp.solve import configure, dual_ray_of, run_with_fallbacks
 
 __all__ = ["BendersProblem", "BendersResult", "BendersIteration", "solve_benders", "Cut"]
 
@@ -739,29 +739,11 @@ class _Master:
         S = highspy.HighsModelStatus
         if time_left is not None:
             self.h.setOptionValue("time_limit", max(time_left, 1e-3))
-        self.h.run()
-        st = self.h.getModelStatus()
-        if st not in (S.kOptimal, S.kTimeLimit, S.kInfeasible):
-            # A warm start from the previous basis can derail on badly scaled cut rows
-            # (coefficients up to e^20 in metric DP), and HiGHS 1.15's presolve aborts with
-            # "Not Set" on such masters (measured: metric DP, grid N = 500, ε = 10, 12k rows;
-            # the same LP solves with presolve off). Retry from scratch without presolve, then
-            # with primal simplex.
-            # Further fallbacks: HiGHS's alternative scaling, then interior point (with
-            # crossover) — each solved the failing masters in isolation.
-            for opts in ((("presolve", "off"),),
-                         (("presolve", "off"), ("simplex_strategy", 4)),
-                         (("simplex_scale_strategy", 4),),
-                         (("solver", "ipm"),)):
-                self.h.clearSolver()
-                for name, value in opts:
-                    self.h.setOptionValue(name, value)
-                self.h.run()
-                for name, value in _MASTER_DEFAULTS:
-                    self.h.setOptionValue(name, value)
-                st = self.h.getModelStatus()
-                if st in (S.kOptimal, S.kTimeLimit, S.kInfeasible):
-                    break
+        # A warm start from the previous basis can derail on badly scaled cut rows
+        # (coefficients up to e^20 in metric DP), and HiGHS's presolve aborts with "Not Set"
+        # on such masters (measured: metric DP, grid N = 500, ε = 10, 12k rows; the same LP
+        # solves with presolve off): the shared fallbacks retry from scratch.
+        st, _ = run_with_fallbacks(self.h, accept=(S.kOptimal, S.kTimeLimit, S.kInfeasible))
         text = self.h.modelStatusToString(st)
         if st == S.kTimeLimit:
             raise _MasterTimeout(text)
@@ -780,9 +762,6 @@ class _Master:
                                  status=text)
         raise NumericalTrouble(f"Benders master solve failed: {text}", status=text)
 
-
-_MASTER_DEFAULTS = (("presolve", "on"), ("simplex_strategy", 1), ("simplex_scale_strategy", 2),
-                    ("solver", "simplex"))
 
 
 class _LazyRows:

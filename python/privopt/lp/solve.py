@@ -249,6 +249,49 @@ def _extract(h: Any, lp: LinearProgram, elapsed: float) -> LPResult:
                           "mip_node_count": int(info.mip_node_count)})
 
 
+#: Option sets tried, in order, after a HiGHS run ends without a verdict ("Solve error",
+#: "Not Set", "Unknown"). Each one solved such failing LPs in isolation (metric DP: presolve
+#: aborting on coefficients up to e^20, dual simplex derailing from a warm basis, scaling).
+FALLBACK_OPTIONS: tuple[tuple[tuple[str, Any], ...], ...] = (
+    (("presolve", "off"),),
+    (("presolve", "off"), ("simplex_strategy", 4)),
+    (("simplex_scale_strategy", 4),),
+    (("solver", "ipm"),),
+)
+
+
+def run_with_fallbacks(h: Any, accept: Any = None) -> tuple[Any, list[str]]:
+    """``h.run()``; when the model status is not in ``accept`` (default: optimal, infeasible,
+    unbounded, time or iteration limit), re-run from scratch with each of
+    :data:`FALLBACK_OPTIONS` until one gives an accepted status. Options are restored to
+    their previous values after each try.
+
+    Returns (model status, names of the fallbacks tried).
+    """
+    import highspy
+
+    ms = highspy.HighsModelStatus
+    if accept is None:
+        accept = (ms.kOptimal, ms.kInfeasible, ms.kUnbounded, ms.kUnboundedOrInfeasible,
+                  ms.kTimeLimit, ms.kIterationLimit)
+    h.run()
+    status = h.getModelStatus()
+    tried: list[str] = []
+    for opts in FALLBACK_OPTIONS:
+        if status in accept:
+            break
+        saved = [(name, h.getOptionValue(name)[1]) for name, _ in opts]
+        h.clearSolver()
+        for name, value in opts:
+            h.setOptionValue(name, value)
+        h.run()
+        status = h.getModelStatus()
+        tried.append(", ".join(f"{name}={value}" for name, value in opts))
+        for name, value in saved:
+            h.setOptionValue(name, value)
+    return status, tried
+
+
 def _has_feasible_point(h: Any) -> bool:
     return int(h.getInfo().primal_solution_status) == 2  # kSolutionStatusFeasible
 

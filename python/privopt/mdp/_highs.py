@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from privopt.errors import InfeasibleModel, NumericalTrouble, SolverLimit, UnboundedModel
-from privopt.lp.solve import set_threads
+from privopt.lp.solve import run_with_fallbacks, set_threads
 
 __all__ = ["LPSolution", "new_highs", "pass_lp", "run"]
 
@@ -76,14 +76,9 @@ def pass_lp(h: highspy.Highs, c: np.ndarray, a: sp.sparray, row_lower: np.ndarra
 def run(h: highspy.Highs, *, what: str = "LP") -> LPSolution:
     """Solve; raise the privopt error matching a non-optimal status."""
     start = time.perf_counter()
-    ok = h.run()
-    status = h.getModelStatus()
-    if ok == highspy.HighsStatus.kError and status == highspy.HighsModelStatus.kNotset:
-        # HiGHS 1.15's presolved dual simplex can abort on these badly scaled LPs
-        # (coefficients up to e^{εη}); the unpresolved model solves fine.
-        h.setOptionValue("presolve", "off")
-        h.run()
-        status = h.getModelStatus()
+    # HiGHS's presolved dual simplex can abort on these badly scaled LPs (coefficients up to
+    # e^{εη}; grid N = 500, ε = 2: "Solve error"): retried with the shared fallbacks.
+    status, _ = run_with_fallbacks(h)
     elapsed = time.perf_counter() - start
     text = h.modelStatusToString(status)
     ms = highspy.HighsModelStatus

@@ -146,8 +146,9 @@ class PerturbationMatrix:
     matrix : (N, K) float64, rows sum to 1.
     epsilon, eta : the privacy parameters.
     expected_loss : Σ_i Σ_k p_i c_ik Z_ik.
-    lower_bound : certified lower bound on the LP optimum (= expected_loss for exact solves,
-        before repair), or NaN for heuristics.
+    lower_bound : rigorous lower bound on the LP optimum: for method "lp" the safe dual bound
+        of the full LP (independent of the solver's optimality claim), for "benders" the
+        master's bound; NaN for heuristics.
     method : how it was computed ("lp", "benders", "expmech").
     output_index : (K,) record index of each output, or None for external output points.
     history : solver history: per-iteration bounds, times, sizes (list of dicts) and a
