@@ -26,6 +26,14 @@ def test_cli_csv_latlon(tmp_path, capsys) -> None:
     assert pm.matrix.shape == (15, 5)
     assert info["expected_loss"] == pytest.approx(pm.expected_loss)
     assert (out / "report.md").is_file() and (out / "mdp_row.png").is_file()
+    assert 0 <= info["relative_gap"] <= 1e-6
+    # Polished and unpolished solves agree to their certified gaps.
+    for polish in ("yes", "no"):
+        assert main(["mdp", str(pts), "--metric", "haversine", "--epsilon", "2", "--eta",
+                     "1.0", "-k", "5", "--polish", polish, "--out", str(tmp_path / polish)]) == 0
+        other = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert other["lower_bound"] <= info["expected_loss"] * (1 + 1e-12)
+        assert info["lower_bound"] <= other["expected_loss"] * (1 + 1e-12)
 
 
 def test_cli_npy_benders_and_bad_input(tmp_path, capsys) -> None:
