@@ -32,8 +32,13 @@ PAPER_TABLE3 = {"road": "290.7 s (k-m-DV, 16 cores, gap 0.01)",
 
 def make_problem(dataset: str, n: int, k: int | None, seed: int, data: Path | None,
                  eps: float = 10.0, eta: float | None = None):
-    from privopt.mdp import (MDPProblem, gaussian_3d, load_rome_nodes, load_text_embeddings,
-                             rome_grid)
+    from privopt.mdp import (
+        MDPProblem,
+        gaussian_3d,
+        load_rome_nodes,
+        load_text_embeddings,
+        rome_grid,
+    )
 
     out = None if k is None or k >= n else int(k)
     if dataset == "grid":

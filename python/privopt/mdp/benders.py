@@ -103,7 +103,7 @@ def build_model(block: _Block, labels: np.ndarray, *, initial_cuts: str = "all",
     y_pos = np.full(block.n, -1, dtype=np.int64)
     y_pos[y_rec] = np.arange(y_rec.size)
     n_y = y_rec.size * k
-    subs_with_x = [l for l in range(part.n_subsets) if part.internal[l].size]
+    subs_with_x = [sub for sub in range(part.n_subsets) if part.internal[sub].size]
     n_cols = n_y + len(subs_with_x)
     y_col = np.where(y_pos >= 0, y_pos * k, -1)
     # Master rows: unit measure of 𝒴 up front; the mDP rows among boundary records (edge
@@ -125,10 +125,10 @@ def build_model(block: _Block, labels: np.ndarray, *, initial_cuts: str = "all",
     pool_rows = sp.vstack(pool, format="csr")
     mp_rows = sp.vstack(blocks, format="csr")
     obj = block.objective
-    w_lower = np.array([obj[part.internal[l]].min(axis=1).sum() for l in subs_with_x])
+    w_lower = np.array([obj[part.internal[sub]].min(axis=1).sum() for sub in subs_with_x])
     mp_cost = np.concatenate([obj[y_rec].ravel(), np.ones(len(subs_with_x))])
-    subs = [_build_sub(block, part, l, y_col, n_y) for l in subs_with_x]
-    x = np.array([part.internal[l].size for l in range(part.n_subsets)])
+    subs = [_build_sub(block, part, sub, y_col, n_y) for sub in subs_with_x]
+    x = np.array([part.internal[sub].size for sub in range(part.n_subsets)])
     mp_comp = mp_component_sizes(block, part)
     sizes = {**part.sizes(), "mp_vars": n_cols, "mp_pool_rows": int(pool_rows.shape[0]),
              "initial_cut_rows": n_init, "max_sub_vars": int(x.max()) * k,

@@ -121,6 +121,7 @@ def mp_component_sizes(block: _Block, part: Partition) -> np.ndarray:
     of the graph on the boundary records whose edges join different subsets, size > 1 only.
     A size metric, not a decomposition of the master (spec §7-10)."""
     import scipy.sparse as sp
+
     from privopt.graphs import connected_components
 
     e = block.edges
@@ -142,6 +143,6 @@ def classify(block: _Block, labels: np.ndarray) -> Partition:
     cross = labels[e.i] != labels[e.j]
     boundary[e.i[cross]] = True
     m = int(labels.max()) + 1
-    internal = [np.flatnonzero((labels == l) & ~boundary) for l in range(m)]
-    bsets = [np.flatnonzero((labels == l) & boundary) for l in range(m)]
+    internal = [np.flatnonzero((labels == sub) & ~boundary) for sub in range(m)]
+    bsets = [np.flatnonzero((labels == sub) & boundary) for sub in range(m)]
     return Partition(labels, boundary, internal, bsets)

@@ -187,7 +187,8 @@ def _cascade_rows(z: np.ndarray, block: _Block, active: np.ndarray,
 def _solve_block_rowgen(block: _Block, *, lp_method: str, threads: int | None,
                         time_limit: float | None, tol: float = 1e-10,
                         initial_rows: str = "none", polish: bool | str = "auto",
-                        target_gap: float = 1e-6, cascade: bool = True, warm: dict[str, Any] | None = None,
+                        target_gap: float = 1e-6, cascade: bool = True,
+                        warm: dict[str, Any] | None = None,
                         ) -> tuple[np.ndarray, float, dict[str, Any]]:
     """Exact LP by lazy row generation with a rigorous bound (beyond the paper).
 
