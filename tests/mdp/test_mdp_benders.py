@@ -190,6 +190,9 @@ def test_limits_and_bad_options() -> None:
     prob = random_2d(24, seed=7, eps=0.9, eta=1.5, side=5.0)
     with pytest.raises(SolverLimit):
         solve(prob, "benders", m=4, initial_cuts="none", max_iterations=1, rel_gap=1e-12)
+    # solve()'s time_limit reaches the decomposition (it used to bound HiGHS calls only).
+    with pytest.raises(SolverLimit, match="time"):
+        solve(prob, "benders", m=4, initial_cuts="none", rel_gap=0.0, time_limit=1e-9)
     with pytest.raises(InvalidInput, match="partitioner"):
         solve(prob, "benders", partitioner="louvain")
     with pytest.raises(InvalidInput, match="initial_cuts"):

@@ -953,6 +953,8 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
             t0 = time.perf_counter()
             time_left = None if time_limit is None else time_limit - (t0 - t_start)
             try:
+                if time_left is not None and time_left <= 0:
+                    raise _MasterTimeout("time limit reached")
                 x, theta, master_obj = master.solve(time_left)
                 while lazy is not None:
                     rows = lazy.violated(x, lazy_tolerance)
@@ -961,6 +963,11 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
                     master.add_cuts(rows)
                     time_left = None if time_limit is None else \
                         time_limit - (time.perf_counter() - t_start)
+                    if time_left is not None and time_left <= 0:
+                        # HiGHS checks its limit only every so many iterations: a master
+                        # re-solve of a few pivots ignores a 1 ms limit, and the lazy-row
+                        # loop ran on for minutes past time_limit (grid N = 500).
+                        raise _MasterTimeout("time limit reached while adding lazy rows")
                     x, theta, master_obj = master.solve(time_left)
             except _MasterTimeout:
                 status = "time_limit"

@@ -308,8 +308,9 @@ def solve_benders_block(block: _Block, *, m: int = 25, partitioner: str = "k-m-d
 
         z, value, info = _solve_block_rowgen(block, lp_method="simplex", threads=None,
                                              time_limit=time_limit)
+        # value is the rigorous (safe dual) bound; the incumbent is the repaired matrix.
         info = {**info, "setup_s": setup_s, "converged": True, "lower_bound": value,
-                "upper_bound": value, **model.sizes}
+                "upper_bound": float(np.sum(block.objective * z)), **model.sizes}
         return z, value, info, []
     prob, lazy = to_benders_problem(model)
     # In-out separation (beyond the paper) around the uniform mechanism Z = 1/K, which meets

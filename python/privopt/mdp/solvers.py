@@ -412,7 +412,8 @@ def solve(problem: MDPProblem, method: str = "lp", *, lp_method: str = "choose",
         primal, less repair; 2–4× the time). The lower bound is rigorous either way (safe
         dual bound, :func:`_safe_lower_bound`); the certified gap is
         ``PerturbationMatrix.relative_gap``.
-    threads, time_limit : HiGHS options (time limit per LP, seconds).
+    threads, time_limit : HiGHS threads; time limit in seconds (per LP for method "lp", for
+        the whole decomposition for "benders").
     repair_rtol : released matrices satisfy every mDP ratio to this relative tolerance;
         when solver tolerances leave larger violations, :func:`privopt.mdp.result.repair`
         restores them and the utility cost is recorded in ``summary``.
@@ -461,8 +462,15 @@ def solve(problem: MDPProblem, method: str = "lp", *, lp_method: str = "choose",
         else:
             from privopt.mdp.benders import solve_benders_block
 
+            # time_limit bounds the whole solve: what is left of it goes to each component.
+            left = None if time_limit is None else time_limit - (time.perf_counter() - start)
+            if left is not None and left <= 0:
+                from privopt.errors import SolverLimit
+
+                raise SolverLimit("mDP Benders: time limit reached", status="limit")
             zc, lb, info, hist = solve_benders_block(block, lp_method=lp_method,
-                                                     threads=threads, **benders_options)
+                                                     threads=threads, time_limit=left,
+                                                     **benders_options)
             for h in hist:
                 h["component"] = int(comp)
             history.extend(hist)
