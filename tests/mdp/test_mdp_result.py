@@ -83,6 +83,35 @@ def test_repair_restores_mdp_exactly(solved, noise: float) -> None:
     assert cost <= alpha * uniform_loss + 10 * noise
 
 
+@pytest.mark.parametrize("noise", [1e-9, 1e-6, 1e-3])
+def test_repair_with_the_lift_partner(solved, noise: float) -> None:
+    """With the objective given, repair may mix with Z's own lift instead of the uniform
+    mechanism: still exactly ε-mDP, and never costlier than the uniform partner."""
+    from privopt.mdp.lift import column_lift
+
+    prob, pm = solved
+    rng = np.random.default_rng(2)
+    noisy = np.clip(pm.matrix + noise * rng.standard_normal(pm.matrix.shape), 0, None)
+    uniform, _ = repair(noisy, prob.edges, prob.epsilon)
+    fixed, alpha = repair(noisy, prob.edges, prob.epsilon, objective=prob.objective)
+    v = PerturbationMatrix(fixed, prob.epsilon, prob.eta, 0.0).verify(prob)
+    assert v.max_relative_violation <= 1e-12
+    assert v.max_row_sum_error <= 1e-12 and v.min_entry >= 0
+    assert 0 < alpha <= 1
+    assert np.sum(prob.objective * fixed) <= np.sum(prob.objective * uniform) + 1e-15
+    # The lift itself: w >= z and w_i >= e^{-rate d} w_j on every edge (brute force).
+    w, parent = column_lift(noisy, prob.edges, 0.5)
+    assert np.all(w >= noisy * (1 - 1e-12))
+    e = prob.edges
+    assert np.all(w[e.i] >= np.exp(-0.5 * e.d)[:, None] * w[e.j] * (1 - 1e-12))
+    for i in range(prob.n_records):
+        for k in range(prob.n_outputs):
+            p = parent[i, k]
+            if p != i and p >= 0:  # the value came along the arc p -> i
+                d = prob.distances[p, i]
+                assert w[i, k] == pytest.approx(np.exp(-0.5 * d) * w[p, k], rel=1e-9)
+
+
 def test_repair_of_coincident_records() -> None:
     pts = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0]])
     prob = MDPProblem(pts, epsilon=1.0, eta=1.0)
