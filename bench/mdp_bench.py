@@ -196,8 +196,8 @@ def cmd_expmech(args) -> None:
             else:
                 rows.append([ds, f"{eps:g}", lp.get("error", ""), em.get("error", ""), "", ""])
             print(rows[-1], flush=True)
-    print(f"\n## utility ({args.cost} loss): optimal LP vs ExpMech (paper Fig. 7: 47 %, 47 %, 22 %, "
-          "24 % lower)\n")
+    print(f"\n## utility ({args.cost} loss): optimal LP vs ExpMech "
+          "(paper Fig. 7: 47 %, 47 %, 22 %, 24 % lower)\n")
     print(table(rows, ["dataset", "ε", "LP loss", "ExpMech loss", "LP lower by",
                        "LP time (s)"]))
 
