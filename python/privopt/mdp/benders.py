@@ -286,7 +286,8 @@ def solve_benders_block(block: _Block, *, m: int = 25, partitioner: str = "k-m-d
 
     Returns
     -------
-    (Z (n, K) incumbent, lower bound, info dict, history list)
+    (Z (n, K) incumbent, rigorous lower bound (the master's safe dual bound), info dict,
+    history list); ``info["lower_bound"]`` is the solver-side bound the gap rule used.
     """
     del lp_method, threads  # the engine fixes dual simplex without presolve per subproblem
     if rel_gap:
@@ -339,14 +340,17 @@ def solve_benders_block(block: _Block, *, m: int = 25, partitioner: str = "k-m-d
             "sub_time_sum_s": sum(h["sub_time_sum"] for h in history),
             "cuts": res.n_cuts, "pool_rows_used": res.n_lazy_rows,
             "lower_bound": res.lower_bound, "upper_bound": res.upper_bound,
-            "status": res.status, "executor": res.executor_mode,
+            "certified_lower_bound": res.certified_lower_bound, "status": res.status, "executor": res.executor_mode,
             "converged": converged, **model.sizes}
     if not converged:
         raise SolverLimit(f"Benders stopped ({res.status}) after {res.iterations} iterations "
                           f"with gap {res.upper_bound - res.lower_bound:.3g} "
                           f"(LB {res.lower_bound:.10g}, UB {res.upper_bound:.10g})",
-                          status="limit", best=(z, res.lower_bound, info, history))
-    return z, res.lower_bound, info, history
+                          status="limit",
+                          best=(z, res.certified_lower_bound, info, history))
+    # The rigorous bound (master safe dual bound) is what the result reports; the stopping
+    # rule used HiGHS's master value (info["lower_bound"]).
+    return z, res.certified_lower_bound, info, history
 
 
 def _assemble(model: BendersModel, ybar: np.ndarray, xs: list[np.ndarray]) -> np.ndarray:
