@@ -47,6 +47,12 @@ def test_benders_equals_monolithic(seed, kw):
     assert res.status == "optimal"
     assert rel_err(res.objective, mono.objective) <= REL
     assert res.lower_bound <= res.upper_bound + 1e-7 * max(1, abs(res.upper_bound))
+    # The certified (safe dual) bound is below the optimum and, on these well-scaled LPs,
+    # within the gap of it.
+    scale = max(1.0, abs(mono.objective))
+    assert res.certified_lower_bound <= mono.objective + 1e-9 * scale
+    assert res.certified_lower_bound >= mono.objective - 1e-6 * scale
+    assert res.certified_lower_bound <= res.lower_bound
     check_incumbent_feasible(problem, res)
     lbs = np.array([h.lb for h in res.history if np.isfinite(h.lb)])
     assert np.all(np.diff(lbs) >= -1e-7 * max(1.0, abs(mono.objective)))  # LB never decreases
