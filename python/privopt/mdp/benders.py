@@ -340,7 +340,8 @@ def solve_benders_block(block: _Block, *, m: int = 25, partitioner: str = "k-m-d
             "sub_time_sum_s": sum(h["sub_time_sum"] for h in history),
             "cuts": res.n_cuts, "pool_rows_used": res.n_lazy_rows,
             "lower_bound": res.lower_bound, "upper_bound": res.upper_bound,
-            "certified_lower_bound": res.certified_lower_bound, "status": res.status, "executor": res.executor_mode,
+            "certified_lower_bound": res.certified_lower_bound, "status": res.status,
+            "executor": res.executor_mode,
             "converged": converged, **model.sizes}
     if not converged:
         raise SolverLimit(f"Benders stopped ({res.status}) after {res.iterations} iterations "
