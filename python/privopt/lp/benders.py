@@ -824,7 +824,7 @@ class _Master:
             col_b = np.where(np.isfinite(col_b), col_b, 0.0)
         return float(pi @ row_b + d @ col_b) + float(lp.offset_)
 
-    def certify(self) -> float:
+    def certify(self, time_limit: float | None = None) -> float:
         """Safe bound of the current master from better multipliers: the same LP with every
         row divided by its largest |coefficient| is re-solved from the current basis (its
         dual tolerance then bounds what a dual is worth), and its duals, scaled back, go into
@@ -845,10 +845,12 @@ class _Master:
         scaled = sp.csc_array(sp.diags(f) @ a)
         h2 = highspy.Highs()
         h2.setOptionValue("output_flag", False)
-        # Tolerances and threads as the master's; no time limit (a re-solve from an optimal
-        # basis, after the run's own limit may have been used up).
+        # Tolerances and threads as the master's; its own time limit (the run's may be used
+        # up; a re-solve from an optimal basis is usually quick, but not always).
         for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance", "threads"):
             h2.setOptionValue(name, self.h.getOptionValue(name)[1])
+        if time_limit is not None:
+            h2.setOptionValue("time_limit", float(time_limit))
         copy = highspy.HighsLp()
         copy.num_col_, copy.num_row_ = lp.num_col_, lp.num_row_
         copy.col_cost_, copy.offset_ = np.asarray(lp.col_cost_), lp.offset_
@@ -1141,7 +1143,11 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
             bar.close()
     # The rigorous bound once more from the final master with better multipliers (rows
     # scaled to coefficient ≤ 1): grid N = 500 masters carry cut coefficients up to 1e12.
-    final_safe = master.certify() if math.isfinite(lb) and master.active.all() else -_INF
+    final_safe = -_INF
+    if math.isfinite(lb) and master.active.all():
+        # Bounded too when the run is: 10 % of time_limit, at least 1 s (road N = 500, BSC:
+        # unbounded, this re-solve overran a 60 s run by more than 30 s).
+        final_safe = master.certify(None if time_limit is None else max(1.0, 0.1 * time_limit))
 
     result = BendersResult(
         x_master=incumbent_x if incumbent_x is not None else np.full(problem.n_master, np.nan),
