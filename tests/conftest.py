@@ -27,16 +27,24 @@ def shared_data() -> Callable[[str], Path]:
 
     Why a skip: the real data (Rome roads, census/FARS tables, IPUMS records, reference
     centres) is not shipped with privopt, so users' clones do not have it; the tests that need
-    it cannot run there. CI keeps ``../shared`` beside its clone, so there they always run. The
-    skip goes away wherever the data is present (or ``PRIVOPT_DATA`` points to it).
+    it cannot run there. CI keeps ``../shared`` beside its clone and sets
+    ``PRIVOPT_REQUIRE_DATA=1``, so there they always run and a missing folder fails. The skip
+    goes away wherever the data is present (or ``PRIVOPT_DATA`` points to it).
     """
 
     def folder(subdir: str) -> Path:
         root = shared_data_root()
         path = None if root is None else root / subdir
         if path is None or not path.exists():
-            pytest.skip(f"real data folder {subdir!r} absent (not shipped with privopt; "
-                        "set PRIVOPT_DATA or put ../shared/data beside the clone)")
+            message = (f"real data folder {subdir!r} absent (not shipped with privopt; "
+                       "set PRIVOPT_DATA or put ../shared/data beside the clone)")
+            if os.environ.get("PRIVOPT_REQUIRE_DATA") == "1":
+                # CI sets this: there the data must be present, so its absence is a failure,
+                # never a silent skip.
+                pytest.fail(message)
+            # Skip only in users' clones, which have no data folder; it goes away as soon as
+            # the data is there (or PRIVOPT_DATA points to it).
+            pytest.skip(message)
         return path
 
     return folder
