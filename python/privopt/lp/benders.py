@@ -83,7 +83,12 @@ from privopt.errors import (
     UnboundedModel,
 )
 from privopt.lp.model import LinearProgram, _block_to_csc
-from privopt.lp.solve import configure, dual_ray_of, run_with_fallbacks
+from privopt.lp.solve import (
+    configure,
+    dual_ray_of,
+    run_with_fallbacks,
+    safe_dual_bound,
+)
 
 __all__ = ["BendersProblem", "BendersResult", "BendersIteration", "solve_benders", "Cut"]
 
@@ -310,16 +315,16 @@ class _SubSolver:
         verification; it is violated at x̄ by φ₁(x̄) > 0."""
         n = self.lp.n_vars
         pi = np.asarray(sol.row_dual, dtype=np.float64)
-        row_b = np.where(pi > 0, self.row_lower, np.where(pi < 0, self.row_upper, 0.0))
-        pi = np.where(np.isfinite(row_b), pi, 0.0)
-        row_b = np.where(np.isfinite(row_b), row_b, 0.0)
+        # Dust on an infinite bound is zeroed (beta must use the same π as the constant).
+        bound = np.where(pi > 0, self.row_lower, np.where(pi < 0, self.row_upper, 0.0))
+        pi = np.where(np.isfinite(bound), pi, 0.0)
         dj = np.asarray(sol.col_dual, dtype=np.float64)[:n]
         # The elastic LP's y columns cost 0 (its objective is the slacks' sum); the slack
         # columns (≥ 0, reduced costs 1 ∓ π ≥ 0 at its optimum) are left out as before.
-        return (self._dual_constant(pi, row_b, dj, cost=np.zeros(n)) - self.lp.offset,
+        return (self._dual_constant(pi, dj, cost=np.zeros(n)) - self.lp.offset,
                 self.data.t_matrix.T @ pi)
 
-    def _dual_constant(self, pi: np.ndarray, row_b: np.ndarray, dj_solver: np.ndarray,
+    def _dual_constant(self, pi: np.ndarray, dj_solver: np.ndarray,
                        cost: np.ndarray | None = None) -> float:
         """``Σ π_i B_i + Σ_j min over [l_j, u_j] of d_j y_j`` (+ offset) with the reduced
         costs recomputed as ``d = c − Wᵀπ`` for the π actually used: HiGHS's own ``col_dual``
@@ -330,17 +335,9 @@ class _SubSolver:
         solver's ``d_j`` is used for that column, as before (0 within its tolerance at an
         optimum; give variables their valid finite bounds to avoid this)."""
         c = self.lp.objective if cost is None else cost
-        d = c - self.W().T @ pi
-        col_b = np.where(d > 0, self.col_lower, np.where(d < 0, self.col_upper, 0.0))
-        unsafe = ~np.isfinite(col_b)
-        if np.any(unsafe):
-            # No finite bound on the side d points to: fall back to the solver's reduced cost
-            # for those columns (0 within its tolerance at an optimum).
-            d = np.where(unsafe, dj_solver[: d.size], d)
-            col_b = np.where(unsafe, np.where(d > 0, self.col_lower,
-                                              np.where(d < 0, self.col_upper, 0.0)), col_b)
-            col_b = np.where(np.isfinite(col_b), col_b, 0.0)
-        return float(pi @ row_b + d @ col_b) + self.lp.offset
+        return safe_dual_bound(c, self.W(), self.row_lower, self.row_upper, self.col_lower,
+                               self.col_upper, pi, solver_col_dual=dj_solver,
+                               offset=self.lp.offset)
 
     def _retry_from_scratch(self) -> Any:
         """Re-solve without the previous basis, with primal simplex this once (a dual-simplex
@@ -429,10 +426,9 @@ class _SubSolver:
         if st == S.kOptimal:
             sol = self.h.getSolution()
             pi = np.asarray(sol.row_dual, dtype=np.float64)
-            row_b = np.where(pi > 0, self.row_lower, np.where(pi < 0, self.row_upper, 0.0))
-            pi = np.where(np.isfinite(row_b), pi, 0.0)  # dual dust on an infinite bound
-            row_b = np.where(np.isfinite(row_b), row_b, 0.0)
-            alpha = self._dual_constant(pi, row_b, np.asarray(sol.col_dual, dtype=np.float64))
+            bound = np.where(pi > 0, self.row_lower, np.where(pi < 0, self.row_upper, 0.0))
+            pi = np.where(np.isfinite(bound), pi, 0.0)  # dual dust on an infinite bound
+            alpha = self._dual_constant(pi, np.asarray(sol.col_dual, dtype=np.float64))
             beta = d.t_matrix.T @ pi
             phi = float(self.h.getInfo().objective_function_value)
             y = np.asarray(sol.col_value, dtype=np.float64) if want_solution else None
@@ -808,21 +804,11 @@ class _Master:
         cost points to an infinite bound (θ with d < 0, dust) keep the solver's reduced cost
         (0 within tolerance)."""
         lp = self.h.getLp() if lp is None else lp
-        a = _highs_matrix(lp)
-        pi = np.asarray(sol.row_dual if pi is None else pi, dtype=np.float64)
-        rl, ru = np.asarray(lp.row_lower_), np.asarray(lp.row_upper_)
-        row_b = np.where(pi > 0, rl, np.where(pi < 0, ru, 0.0))
-        pi = np.where(np.isfinite(row_b), pi, 0.0)
-        row_b = np.where(np.isfinite(row_b), row_b, 0.0)
-        d = np.asarray(lp.col_cost_) - a.T @ pi
-        cl, cu = np.asarray(lp.col_lower_), np.asarray(lp.col_upper_)
-        col_b = np.where(d > 0, cl, np.where(d < 0, cu, 0.0))
-        unsafe = ~np.isfinite(col_b)
-        if np.any(unsafe):
-            d = np.where(unsafe, np.asarray(sol.col_dual, dtype=np.float64), d)
-            col_b = np.where(d > 0, cl, np.where(d < 0, cu, 0.0))
-            col_b = np.where(np.isfinite(col_b), col_b, 0.0)
-        return float(pi @ row_b + d @ col_b) + float(lp.offset_)
+        return safe_dual_bound(
+            np.asarray(lp.col_cost_), _highs_matrix(lp), np.asarray(lp.row_lower_),
+            np.asarray(lp.row_upper_), np.asarray(lp.col_lower_), np.asarray(lp.col_upper_),
+            sol.row_dual if pi is None else pi, solver_col_dual=sol.col_dual,
+            offset=float(lp.offset_))
 
     def certify(self, time_limit: float | None = None) -> float:
         """Safe bound of the current master from better multipliers: the same LP with every
@@ -842,27 +828,19 @@ class _Master:
         nz = np.diff(a.indptr) > 0
         rowmax[nz] = np.maximum.reduceat(np.abs(a.data), a.indptr[:-1][nz])
         f = np.where(rowmax > 0, 1.0 / np.where(rowmax > 0, rowmax, 1.0), 1.0)
-        scaled = sp.csc_array(sp.diags(f) @ a)
-        h2 = highspy.Highs()
-        h2.setOptionValue("output_flag", False)
+        # The same LP with scaled rows, passed through the project's LinearProgram.
+        copy = LinearProgram(lp.num_col_, objective=np.asarray(lp.col_cost_),
+                             lower=np.asarray(lp.col_lower_), upper=np.asarray(lp.col_upper_),
+                             offset=float(lp.offset_))
+        copy.add_rows(sp.csr_array(sp.diags(f) @ a), lower=np.asarray(lp.row_lower_) * f,
+                      upper=np.asarray(lp.row_upper_) * f)
+        h2 = copy.to_highs()
         # Tolerances and threads as the master's; its own time limit (the run's may be used
         # up; a re-solve from an optimal basis is usually quick, but not always).
         for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance", "threads"):
             h2.setOptionValue(name, self.h.getOptionValue(name)[1])
         if time_limit is not None:
             h2.setOptionValue("time_limit", float(time_limit))
-        copy = highspy.HighsLp()
-        copy.num_col_, copy.num_row_ = lp.num_col_, lp.num_row_
-        copy.col_cost_, copy.offset_ = np.asarray(lp.col_cost_), lp.offset_
-        copy.col_lower_, copy.col_upper_ = np.asarray(lp.col_lower_), np.asarray(lp.col_upper_)
-        copy.row_lower_ = np.asarray(lp.row_lower_) * f
-        copy.row_upper_ = np.asarray(lp.row_upper_) * f
-        copy.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        copy.a_matrix_.start_ = scaled.indptr.astype(np.int32)
-        copy.a_matrix_.index_ = scaled.indices.astype(np.int32)
-        copy.a_matrix_.value_ = scaled.data.astype(np.float64)
-        copy.a_matrix_.num_col_, copy.a_matrix_.num_row_ = lp.num_col_, lp.num_row_
-        h2.passModel(copy)
         h2.setBasis(self.h.getBasis())
         st, _ = run_with_fallbacks(h2)
         if st != highspy.HighsModelStatus.kOptimal:

@@ -37,7 +37,8 @@ from privopt.errors import (
 )
 from privopt.lp.model import LinearProgram
 
-__all__ = ["LPResult", "solve", "farkas_margin", "phase1_farkas_ray", "METHODS"]
+__all__ = ["LPResult", "solve", "farkas_margin", "phase1_farkas_ray", "METHODS",
+           "safe_dual_bound", "run_with_fallbacks"]
 
 METHODS = ("simplex", "ipm", "pdlp", "choose")
 
@@ -247,6 +248,33 @@ def _extract(h: Any, lp: LinearProgram, elapsed: float) -> LPResult:
                     info={"primal_solution_status": int(info.primal_solution_status),
                           "dual_solution_status": int(info.dual_solution_status),
                           "mip_node_count": int(info.mip_node_count)})
+
+
+def safe_dual_bound(cost: np.ndarray, A: Any, row_lower: np.ndarray, row_upper: np.ndarray,
+                    col_lower: np.ndarray, col_upper: np.ndarray, row_dual: np.ndarray, *,
+                    solver_col_dual: np.ndarray | None = None, offset: float = 0.0) -> float:
+    """Rigorous lower bound on ``min cᵀx, row_lower ≤ A x ≤ row_upper, col bounds`` from any
+    row multipliers (the safe dual bound of Neumaier & Shcherbina, 2004):
+    ``Σ π_i B_i + Σ_j min over [l_j, u_j] of d_j x_j`` with ``B_i`` the row bound picked by
+    the sign of ``π_i`` (π zeroed where that bound is infinite) and ``d = c − Aᵀπ`` recomputed
+    for the π used. It does not trust the solver's optimality claim. Where ``d_j`` points to
+    an infinite column bound the term would be −∞; there ``solver_col_dual`` (if given) is used
+    instead, which is only as valid as the solver's duals (0 within tolerance at an optimum).
+    """
+    pi = np.asarray(row_dual, dtype=np.float64)
+    row_b = np.where(pi > 0, row_lower, np.where(pi < 0, row_upper, 0.0))
+    pi = np.where(np.isfinite(row_b), pi, 0.0)
+    row_b = np.where(np.isfinite(row_b), row_b, 0.0)
+    d = np.asarray(cost, dtype=np.float64) - A.T @ pi
+    col_b = np.where(d > 0, col_lower, np.where(d < 0, col_upper, 0.0))
+    unsafe = ~np.isfinite(col_b)
+    if np.any(unsafe):
+        if solver_col_dual is None:
+            return -math.inf
+        d = np.where(unsafe, np.asarray(solver_col_dual, dtype=np.float64)[: d.size], d)
+        col_b = np.where(d > 0, col_lower, np.where(d < 0, col_upper, 0.0))
+        col_b = np.where(np.isfinite(col_b), col_b, 0.0)
+    return float(pi @ row_b + d @ col_b) + float(offset)
 
 
 #: Option sets tried, in order, after a HiGHS run ends without a verdict ("Solve error",

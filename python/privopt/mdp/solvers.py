@@ -123,10 +123,13 @@ def _safe_lower_bound(c: np.ndarray, a: sp.csr_array, n_unit: int,
     (the safe dual bound of Neumaier & Shcherbina, 2004). It does not trust the solver's
     optimality claim: wrong-sign duals and dual infeasibilities only loosen it.
     """
-    lam = row_dual[:n_unit]
-    mu = np.minimum(row_dual[n_unit:], 0.0)
-    r = c - a.T @ np.concatenate([lam, mu])
-    return float(lam.sum() + r[r < 0.0].sum())
+    from privopt.lp.solve import safe_dual_bound
+
+    m = a.shape[0] - n_unit
+    # Unit rows are equalities (= 1), mDP rows ≤ 0; every z lies in [0, 1].
+    return safe_dual_bound(c, a, np.concatenate([np.ones(n_unit), np.full(m, -np.inf)]),
+                           np.concatenate([np.ones(n_unit), np.zeros(m)]), 0.0, 1.0,
+                           row_dual)
 
 
 def _row_scales(block: _Block, rows: np.ndarray) -> np.ndarray:
