@@ -252,3 +252,39 @@ def test_row_generation_rejects_unknown_initial_rows() -> None:
     prob = MDPProblem(np.array([[0.0], [0.5], [1.0]]), epsilon=1.0, eta=1.0)
     with pytest.raises(InvalidInput, match="initial_rows"):
         solve(prob, initial_rows="all")
+
+
+@pytest.mark.parametrize("case", range(5))
+def test_column_generation_equals_all_columns(case: int) -> None:
+    """Row generation with generated columns (default) reaches the same optimum as with all
+    N·K columns and as plain HiGHS; its bound covers the columns it never held."""
+    rng = np.random.default_rng(40 + case)
+    n = 36
+    pts = rng.uniform(0, 5, (n, 2))
+    eps = [10.0, 0.7, 2.0, 4.0, 1.5][case]
+    outputs = [None, None, 9, rng.uniform(0, 5, (7, 2)), None][case]
+    prob = MDPProblem(pts, epsilon=eps, eta=1.5, outputs=outputs, seed=case,
+                      prior=rng.dirichlet(np.ones(n)))
+    if case == 4:  # an arbitrary cost table: cheap outputs far away, so columns price in
+        prob = MDPProblem(pts, epsilon=eps, eta=1.5, cost=rng.uniform(0, 3, (n, n)),
+                          prior=rng.dirichlet(np.ones(n)))
+    gen = solve(prob)
+    every = solve(prob, columns="all")
+    full = solve(prob, row_generation=False)
+    for pm in (gen, every):
+        assert pm.verify(prob).ok(1e-9)
+        assert pm.lower_bound <= full.expected_loss * (1 + 1e-9) + 1e-15
+        assert pm.expected_loss == pytest.approx(full.expected_loss, rel=1e-7, abs=1e-12)
+    parts = gen.summary["components"]
+    assert all(p["model_vars"] <= p["vars"] for p in parts)
+    assert all(p["model_vars"] == p["vars"] for p in every.summary["components"])
+    if case == 0:  # K = N, ε·η = 15: entries far below the row tolerance never enter
+        assert sum(p["model_vars"] for p in parts) < sum(p["vars"] for p in parts)
+    if case == 4:  # pricing, not only rows, brought columns in
+        assert sum(r["priced"] for p in parts for r in p["rounds"]) > 0
+
+
+def test_row_generation_rejects_unknown_columns() -> None:
+    prob = MDPProblem(np.array([[0.0], [0.5], [1.0]]), epsilon=1.0, eta=1.0)
+    with pytest.raises(InvalidInput, match="columns"):
+        solve(prob, columns="some")

@@ -62,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="LP: pass all rows to HiGHS at once (no row generation)")
     p.add_argument("--polish", choices=["auto", "yes", "no"], default="auto",
                    help="LP: re-solve the final rows unscaled (less repair; 'auto': only when "
-                        "the certified gap exceeds 1e-6)")
+                        "the certified gap exceeds 1e-5)")
     p.add_argument("--seed", type=int, default=0, help="seed for choosing outputs")
     p.add_argument("--out", default="mdp_out", help="output directory")
     p.set_defaults(func=_run)
