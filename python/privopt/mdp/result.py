@@ -107,8 +107,8 @@ def repair(z: np.ndarray, edges: EdgeList, epsilon: float, *, rtol: float = 1e-1
        the cheaper of the two results is returned. Row generation leaves entries below its
        1e-10 row tolerance unenforced (far from the output); the lift supplies them at the
        exact decay, and the renormalisation only leaves ratio errors of the size of the
-       lifted mass (K = N = 500, ε = 10 without polish: certified gap 4.2e-5 -> see
-       docs/mdp.md).
+       lifted mass (K = N = 500, ε = 10, no polish, certified gap: grid 4.2e-5 -> 2.9e-6,
+       road 3.7e-6 -> 7.0e-8).
 
     Returns
     -------
