@@ -119,6 +119,12 @@ def test_repair_of_coincident_records() -> None:
     fixed, _ = repair(z, prob.edges, prob.epsilon)
     np.testing.assert_allclose(fixed[0], fixed[1])
     assert PerturbationMatrix(fixed, 1.0, 1.0, 0.0).verify(prob).ok(1e-12)
+    # With the objective the lift partner and the lift-first candidate are tried as well:
+    # both must keep the coincident records' rows equal.
+    for zz in (z, np.array([[0.9, 0.1, 0.0], [0.5, 0.5, 0.0], [0.0, 0.2, 0.8]])):
+        fixed, _ = repair(zz, prob.edges, prob.epsilon, objective=prob.objective)
+        np.testing.assert_allclose(fixed[0], fixed[1], rtol=1e-12)
+        assert PerturbationMatrix(fixed, 1.0, 1.0, 0.0).verify(prob).ok(1e-12)
 
 
 def test_plots(solved, tmp_path) -> None:
@@ -151,8 +157,8 @@ def test_repair_lifts_entries_left_out_far_from_the_output() -> None:
     from privopt.mdp.problem import EdgeList
 
     sub = EdgeList(prob.edges.i[keep], prob.edges.j[keep], prob.edges.d[keep])
-    mixed, _ = _mix(cut / cut.sum(axis=1, keepdims=True), sub, prob.epsilon, 1e-12,
-                    prob.objective)
+    mixed, _ = _mix(cut / cut.sum(axis=1, keepdims=True), prob.edges, sub, prob.epsilon,
+                    1e-12, prob.objective)
     loss = float(np.sum(prob.objective * fixed))
     assert loss <= float(np.sum(prob.objective * mixed))
     # Within 1e-8 relative of the optimum the entries were cut from (whose own solver

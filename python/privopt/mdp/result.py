@@ -133,22 +133,24 @@ def repair(z: np.ndarray, edges: EdgeList, epsilon: float, *, rtol: float = 1e-1
     sub = EdgeList(edges.i[keep], edges.j[keep], edges.d[keep])
     if _mixing_weight(z, sub, epsilon, rtol, None) == 0.0:
         return z, 0.0
-    best = _mix(z, sub, epsilon, rtol, objective)
+    best = _mix(z, edges, sub, epsilon, rtol, objective)
     if objective is not None and epsilon > 0:
         from privopt.mdp.lift import column_lift
 
         # Step 4: lift Z onto the cone first (exact up to rounding), renormalise, then mix.
         w, _ = column_lift(z, edges, epsilon)
         w /= w.sum(axis=1, keepdims=True)
-        lifted = _mix(w, sub, epsilon, rtol, objective)
+        lifted = _mix(w, edges, sub, epsilon, rtol, objective)
         if float(np.sum(objective * lifted[0])) < float(np.sum(objective * best[0])):
             best = lifted
     return best
 
 
-def _mix(z: np.ndarray, sub: EdgeList, epsilon: float, rtol: float,
+def _mix(z: np.ndarray, edges: EdgeList, sub: EdgeList, epsilon: float, rtol: float,
          objective: np.ndarray | None) -> tuple[np.ndarray, float]:
-    """Step 3 of :func:`repair`: ``(1 − α) Z + α P`` with the cheaper partner P."""
+    """Step 3 of :func:`repair`: ``(1 − α) Z + α P`` with the cheaper partner P; ``sub``
+    are the edges with e^{εd} > 1 (the others join records whose rows are already equal; the
+    lift partner is built over all ``edges`` so that it keeps those rows equal too)."""
     k = z.shape[1]
     alpha_u = min(1.0, 2.0 * _mixing_weight(z, sub, epsilon, rtol, None))
     if alpha_u == 0.0:
@@ -156,7 +158,7 @@ def _mix(z: np.ndarray, sub: EdgeList, epsilon: float, rtol: float,
     if objective is not None and epsilon > 0:
         from privopt.mdp.lift import column_lift
 
-        w, _ = column_lift(z, sub, _LIFT_RATE * epsilon)
+        w, _ = column_lift(z, edges, _LIFT_RATE * epsilon)
         partner = w / w.sum(axis=1, keepdims=True)
         alpha_p = min(1.0, 2.0 * _mixing_weight(z, sub, epsilon, rtol, partner))
         base = float(np.sum(objective * z))
