@@ -4,7 +4,8 @@ Every method runs in its own subprocess (so that peak RSS is per method and a ti
 stop it); tables are printed in Markdown. Timings are wall clock on this machine.
 
     python bench/mdp_bench.py paper   [--data DIR] [--instances 2] [--methods ...]
-    python bench/mdp_bench.py scaling [--sizes 250 500 1000 2000] [--k 100 N] [--method-limit rowgen=1200]
+    python bench/mdp_bench.py scaling [--sizes 250 500 1000 2000] [--k 100 N]
+                                      [--method-limit rowgen=1200] [--plain-max-rows 1.5e7]
     python bench/mdp_bench.py expmech [--eps 2 4 6 8 10]
     python bench/mdp_bench.py sizes   [--data DIR] [--instances 2]
     python bench/mdp_bench.py table4  [--data DIR] [--instances 1] [--in-out 0.5]
