@@ -145,6 +145,7 @@ def test_repair_lifts_entries_left_out_far_from_the_output() -> None:
     """Row generation leaves entries below its row tolerance at 0 far from each output;
     repair then lifts every column onto the cone (exact decay) before mixing, which costs
     far less than mixing alone, and the result is exactly ε-mDP."""
+    from privopt.mdp.problem import EdgeList
     from privopt.mdp.result import _mix
 
     prob = random_2d(40, seed=3, eps=8.0, eta=1.5, side=5.0)
@@ -154,8 +155,6 @@ def test_repair_lifts_entries_left_out_far_from_the_output() -> None:
     assert PerturbationMatrix(fixed, prob.epsilon, prob.eta, 0.0).verify(prob).ok(1e-12)
     assert np.abs(fixed.sum(axis=1) - 1).max() <= 1e-12
     keep = np.exp(prob.epsilon * prob.edges.d) > 1.0
-    from privopt.mdp.problem import EdgeList
-
     sub = EdgeList(prob.edges.i[keep], prob.edges.j[keep], prob.edges.d[keep])
     mixed, _ = _mix(cut / cut.sum(axis=1, keepdims=True), prob.edges, sub, prob.epsilon,
                     1e-12, prob.objective)

@@ -131,9 +131,9 @@ def repair(z: np.ndarray, edges: EdgeList, epsilon: float, *, rtol: float = 1e-1
         z = sums[lab] / np.bincount(lab, minlength=n_comp)[lab, None]
     keep = ~zero
     sub = EdgeList(edges.i[keep], edges.j[keep], edges.d[keep])
-    if _mixing_weight(z, sub, epsilon, rtol, None) == 0.0:
-        return z, 0.0
     best = _mix(z, edges, sub, epsilon, rtol, objective)
+    if best[1] == 0.0:  # nothing violated
+        return best
     if objective is not None and epsilon > 0:
         from privopt.mdp.lift import column_lift
 

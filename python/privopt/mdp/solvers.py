@@ -170,12 +170,6 @@ def _cascade_rows(z: np.ndarray, block: _Block, active: np.ndarray,
     return np.unique(rows[~active[rows]])
 
 
-def _row_vars(block: _Block, rows: np.ndarray) -> np.ndarray:
-    """Flat variable indices (i·K + k) mentioned by the mDP rows ``rows`` (row e·K + k)."""
-    e, kk = np.divmod(rows, block.k)
-    return np.concatenate([block.edges.i[e] * block.k + kk, block.edges.j[e] * block.k + kk])
-
-
 def _model_columns(a: sp.csr_array, cols: np.ndarray, columns: str) -> sp.csr_array:
     """``a`` (flat column space) restricted to the model columns ``cols``, in model order."""
     return a if columns == "all" else sp.csr_array(sp.csc_array(a)[:, cols])
@@ -259,6 +253,8 @@ def _solve_block_rowgen(block: _Block, *, lp_method: str, threads: int | None,
         a = mdp_rows_subset(block.edges, block.epsilon, k, new, n_cols)
         return sp.csr_array(sp.diags(_row_scales(block, new)) @ a)
 
+    blocks = [unit_rows(n, k), scaled_rows(rows)]  # in flat column space (for the bound)
+    model_rows = [rows]
     # Model columns: flat indices i·K + k in model order, and the inverse map (−1: not in it).
     if columns == "all":
         cols = np.arange(n_cols, dtype=np.int64)
@@ -267,13 +263,10 @@ def _solve_block_rowgen(block: _Block, *, lp_method: str, threads: int | None,
         first = np.arange(n, dtype=np.int64) * k + np.argmin(block.objective, axis=1)
         prev = (np.asarray(warm["cols"], dtype=np.int64)
                 if warm is not None and "cols" in warm else np.zeros(0, dtype=np.int64))
-        cols = np.concatenate([prev, np.setdiff1d(np.union1d(first, _row_vars(block, rows)),
+        cols = np.concatenate([prev, np.setdiff1d(np.union1d(first, blocks[1].indices),
                                                   prev)])
     pos = np.full(n_cols, -1, dtype=np.int64)
     pos[cols] = np.arange(cols.size)
-
-    blocks = [unit_rows(n, k), scaled_rows(rows)]  # in flat column space (for the bound)
-    model_rows = [rows]
     # Dual simplex by default: rounds after the first re-solve from the previous basis.
     # When HiGHS's presolve aborts on these badly scaled LPs, _highs.run retries without it.
     simplex = "simplex" if lp_method == "choose" else lp_method
@@ -312,11 +305,10 @@ def _solve_block_rowgen(block: _Block, *, lp_method: str, threads: int | None,
         # weights for every row after addRows (road N = 500, ε = 2: 6–8 s per round that adds
         # under 300 rows, 0.1–0.6 s with Devex; the whole solve 51.8 s -> 21.8 s).
         h.setOptionValue("simplex_dual_edge_weight_strategy", 1)
-        if new.size:
-            add_cols(_row_vars(block, new))
+        add = scaled_rows(new)
+        add_cols(add.indices)  # the variables these rows mention
         active[new] = True
         model_rows.append(new)
-        add = scaled_rows(new)
         blocks.append(add)
         h.addRows(new.size, np.full(new.size, -highspy.kHighsInf), np.zeros(new.size),
                   add.nnz, add.indptr[:-1].astype(np.int32),
