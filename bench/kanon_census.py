@@ -60,8 +60,9 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[5000])
     ap.add_argument("--k", type=int, nargs="+", default=[3])
     ap.add_argument("--S", type=int, nargs="+", default=[3])
-    ap.add_argument("--methods", nargs="+",
-                    default=["initial", "greedy", "k_member", "mondrian", "split_carry"])
+    ap.add_argument(
+        "--methods", nargs="+", default=["initial", "greedy", "k_member", "mondrian", "split_carry"]
+    )
     ap.add_argument("--anonypy", action="store_true", help="also run anonypy's Mondrian")
     args = ap.parse_args()
     for m in ("greedy", "k_member", "split_carry"):  # compile / load the kernels untimed
@@ -73,34 +74,41 @@ def main() -> None:
         for k in args.k:
             losses = {}
             for method in args.methods:
-                for S in (args.S if method == "split_carry" else [None]):
+                for S in args.S if method == "split_carry" else [None]:
                     opts = {"S": S} if S else {}
                     res = anonymize(df, k, method=method, **opts)
                     losses[(method, S)] = res.objective
                     note = ""
                     if method == "split_carry":
-                        note = (f"{res.info['n_subproblems']} subs, sizes "
-                                f"{res.info['size_counts']}, bound {res.info['lemma2_bound']}, "
-                                f"time-limited {res.info['time_limited']}, fallbacks "
-                                f"{res.info['fallbacks']}, restricted "
-                                f"{res.info['restricted_subproblems']}, paper-model "
-                                f"{res.info['paper_model_subproblems']}, slowest sub "
-                                f"{max(res.info['sub_times']):.2f} s")
+                        note = (
+                            f"{res.info['n_subproblems']} subs, sizes "
+                            f"{res.info['size_counts']}, bound {res.info['lemma2_bound']}, "
+                            f"time-limited {res.info['time_limited']}, fallbacks "
+                            f"{res.info['fallbacks']}, restricted "
+                            f"{res.info['restricted_subproblems']}, paper-model "
+                            f"{res.info['paper_model_subproblems']}, slowest sub "
+                            f"{max(res.info['sub_times']):.2f} s"
+                        )
                     g = losses.get(("greedy", None))
                     rel = f"{res.objective / g:.3f}" if g else ""
-                    print(f"| {n} | {k} | {method} | {S or ''} | {res.objective:.4f} | {rel} | "
-                          f"{res.timings['solve']:.2f} | {pycanon_k(res)} | {note} |",
-                          flush=True)
+                    print(
+                        f"| {n} | {k} | {method} | {S or ''} | {res.objective:.4f} | {rel} | "
+                        f"{res.timings['solve']:.2f} | {pycanon_k(res)} | {note} |",
+                        flush=True,
+                    )
             if args.anonypy:
                 t = time.perf_counter()
                 loss = anonypy_mondrian_loss(df, k)
                 if loss is not None:
-                    print(f"| {n} | {k} | anonypy Mondrian |  | {loss:.4f} |  | "
-                          f"{time.perf_counter() - t:.2f} |  | outside cross-check |")
+                    print(
+                        f"| {n} | {k} | anonypy Mondrian |  | {loss:.4f} |  | "
+                        f"{time.perf_counter() - t:.2f} |  | outside cross-check |"
+                    )
             if ("mondrian", None) in losses and ("initial", None) in losses:
                 ratio = losses[("mondrian", None)] / losses[("initial", None)]
-                print(f"| {n} | {k} | Mondrian / IFS loss |  | {ratio:.2f}x |  |  |  | "
-                      "paper 9-56x |")
+                print(
+                    f"| {n} | {k} | Mondrian / IFS loss |  | {ratio:.2f}x |  |  |  | paper 9-56x |"
+                )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Fig. 3-shaped run: CENSUS 1,000 x 8 attributes (6 categorical), GCP vs k; opt-in.
 
-    python bench/kanon_census8.py --data ../shared/data/kanon [--k 3 5 7 9 11 13 15]
+python bench/kanon_census8.py --data ../shared/data/kanon [--k 3 5 7 9 11 13 15]
 """
 
 from __future__ import annotations
@@ -24,10 +24,12 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for k in args.k:
         for method in ["greedy", "k_member", "initial", "mondrian"]:
-            res = anonymize(df, k, attrs["names"], categorical=attrs["categorical"],
-                            method=method)
-            print(f"| {k} | {method} | {res.gcp:.2f} | {res.objective:.2f} | "
-                  f"{res.timings['solve']:.2f} |", flush=True)
+            res = anonymize(df, k, attrs["names"], categorical=attrs["categorical"], method=method)
+            print(
+                f"| {k} | {method} | {res.gcp:.2f} | {res.objective:.2f} | "
+                f"{res.timings['solve']:.2f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -39,12 +39,21 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--data", default=None, help="CENSUS CSV to use for n <= its rows")
-    ap.add_argument("--adult", default=None,
-                    help="adult.data path: use UCI Adult (6 QIs, 3 categorical) replicated to n")
-    ap.add_argument("--uniform", action="store_true",
-                    help="continuous uniform rows (no duplicates): Greedy's O(n^2) worst case")
-    ap.add_argument("--pycanon", action="store_true",
-                    help="also check the greedy table with pycanon (slow at 10^6 rows)")
+    ap.add_argument(
+        "--adult",
+        default=None,
+        help="adult.data path: use UCI Adult (6 QIs, 3 categorical) replicated to n",
+    )
+    ap.add_argument(
+        "--uniform",
+        action="store_true",
+        help="continuous uniform rows (no duplicates): Greedy's O(n^2) worst case",
+    )
+    ap.add_argument(
+        "--pycanon",
+        action="store_true",
+        help="also check the greedy table with pycanon (slow at 10^6 rows)",
+    )
     args = ap.parse_args()
     real = datasets.load_census(args.data) if args.data else None
     adult = None
@@ -52,8 +61,10 @@ def main() -> None:
         qi = ["age", "education-num", "hours-per-week", "sex", "race", "marital-status"]
         adult = datasets.load_adult(args.adult)[qi]
     anonymize(datasets.fars_20(), 3)  # compile / load the Numba kernel outside the timings
-    print("| n | source | greedy (s) | IFS (s) | greedy objective | IFS objective | "
-          "pycanon k (greedy) |")
+    print(
+        "| n | source | greedy (s) | IFS (s) | greedy objective | IFS objective | "
+        "pycanon k (greedy) |"
+    )
     print("|---|---|---|---|---|---|---|")
     for n in args.sizes:
         if args.uniform:
@@ -83,9 +94,11 @@ def main() -> None:
         for lab in (g, i):
             b = class_boxes(p, lab)
             verify_boxes(p.x, b.lo, b.hi, b.labels, args.k)
-        print(f"| {n} | {src} | {tg:.2f} | {ti:.3f} | {information_loss(p, g).objective:.2f} | "
-              f"{information_loss(p, i).objective:.2f} | {pycanon_k(df, p, g, args.pycanon)} |",
-              flush=True)
+        print(
+            f"| {n} | {src} | {tg:.2f} | {ti:.3f} | {information_loss(p, g).objective:.2f} | "
+            f"{information_loss(p, i).objective:.2f} | {pycanon_k(df, p, g, args.pycanon)} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -90,9 +90,23 @@ def baseline_pass(lp: LinearProgram) -> float:
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     t0 = time.perf_counter()
-    h.passModel(lp.n_vars, lp.n_rows, csc.nnz, int(highspy.MatrixFormat.kColwise),
-                int(highspy.ObjSense.kMinimize), 0.0, cost, lo, up, rl, ru, csc.start,
-                csc.index, csc.value, integ)
+    h.passModel(
+        lp.n_vars,
+        lp.n_rows,
+        csc.nnz,
+        int(highspy.MatrixFormat.kColwise),
+        int(highspy.ObjSense.kMinimize),
+        0.0,
+        cost,
+        lo,
+        up,
+        rl,
+        ru,
+        csc.start,
+        csc.index,
+        csc.value,
+        integ,
+    )
     return time.perf_counter() - t0
 
 
@@ -124,11 +138,17 @@ def measure(repeats: int = 5, nnz: int = 1_000_000) -> dict[str, float]:
         linkm = sp.csr_array((link[2], (link[0], link[1])), shape=(n_link_rows, n))
         sp.vstack([big, linkm], format="csr").tocsc()
         t_scipy.append(time.perf_counter() - t0)
-    return {"nnz": lp.nnz, "n_vars": lp.n_vars, "n_rows": lp.n_rows,
-            "assembly": min(t_asm), "assembly_csc": min(t_csc),
-            "assembly_csc_2threads": min(t_csc2),
-            "pass_ours": min(t_pass),
-            "passModel": min(t_base), "scipy_vstack_tocsc": min(t_scipy)}
+    return {
+        "nnz": lp.nnz,
+        "n_vars": lp.n_vars,
+        "n_rows": lp.n_rows,
+        "assembly": min(t_asm),
+        "assembly_csc": min(t_csc),
+        "assembly_csc_2threads": min(t_csc2),
+        "pass_ours": min(t_pass),
+        "passModel": min(t_base),
+        "scipy_vstack_tocsc": min(t_scipy),
+    }
 
 
 def main() -> None:
@@ -137,20 +157,26 @@ def main() -> None:
     ap.add_argument("--nnz", type=int, default=1_000_000)
     args = ap.parse_args()
     r = measure(args.repeats, args.nnz)
-    print(f"LP: {r['n_vars']} variables, {r['n_rows']} rows, {r['nnz']} nonzeros "
-          f"(10 CSR diagonal blocks + 1 linking triple); best of {args.repeats}, seconds")
+    print(
+        f"LP: {r['n_vars']} variables, {r['n_rows']} rows, {r['nnz']} nonzeros "
+        f"(10 CSR diagonal blocks + 1 linking triple); best of {args.repeats}, seconds"
+    )
     print(f"{'step':<34}{'seconds':>10}{'ratio to passModel':>20}")
     print("-" * 64)
     base = r["passModel"]
-    for label, key in [("privopt assembly (blocks -> rows)", "assembly"),
-                       ("privopt assembly (blocks -> CSC)", "assembly_csc"),
-                       ("  same, merge on 2 threads", "assembly_csc_2threads"),
-                       ("privopt pass_to (row-wise)", "pass_ours"),
-                       ("HiGHS passModel baseline (CSC)", "passModel"),
-                       ("scipy block_diag+vstack+tocsc", "scipy_vstack_tocsc")]:
+    for label, key in [
+        ("privopt assembly (blocks -> rows)", "assembly"),
+        ("privopt assembly (blocks -> CSC)", "assembly_csc"),
+        ("  same, merge on 2 threads", "assembly_csc_2threads"),
+        ("privopt pass_to (row-wise)", "pass_ours"),
+        ("HiGHS passModel baseline (CSC)", "passModel"),
+        ("scipy block_diag+vstack+tocsc", "scipy_vstack_tocsc"),
+    ]:
         print(f"{label:<34}{r[key]:>10.4f}{r[key] / base:>20.2f}")
-    print(f"end to end, assembly + pass_to vs passModel alone: "
-          f"{(r['assembly'] + r['pass_ours']) / base:.2f}x")
+    print(
+        f"end to end, assembly + pass_to vs passModel alone: "
+        f"{(r['assembly'] + r['pass_ours']) / base:.2f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -36,8 +36,10 @@ def shared_data() -> Callable[[str], Path]:
         root = shared_data_root()
         path = None if root is None else root / subdir
         if path is None or not path.exists():
-            message = (f"real data folder {subdir!r} absent (not shipped with privopt; "
-                       "set PRIVOPT_DATA or put ../shared/data beside the clone)")
+            message = (
+                f"real data folder {subdir!r} absent (not shipped with privopt; "
+                "set PRIVOPT_DATA or put ../shared/data beside the clone)"
+            )
             if os.environ.get("PRIVOPT_REQUIRE_DATA") == "1":
                 # CI sets this: there the data must be present, so its absence is a failure,
                 # never a silent skip.

@@ -22,8 +22,9 @@ def test_help_lists_demo(capsys):
 
 def test_console_script_entry_point_runs():
     # The module form uses the same entry point as the installed `privopt` script.
-    out = subprocess.run([sys.executable, "-m", "privopt", "--version"], capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "privopt", "--version"], capture_output=True, text=True, check=True
+    )
     assert out.stdout.startswith("privopt ")
 
 

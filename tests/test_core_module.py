@@ -12,8 +12,9 @@ def test_core_version_matches_package():
 
 
 def test_core_shortest_paths_on_path_graph():
-    dist = _core.graphs.shortest_paths(np.array([0, 1, 2, 2]), np.array([1, 2]),
-                                       np.array([1.0, 2.0]), np.array([0, 2]), np.inf)
+    dist = _core.graphs.shortest_paths(
+        np.array([0, 1, 2, 2]), np.array([1, 2]), np.array([1.0, 2.0]), np.array([0, 2]), np.inf
+    )
     np.testing.assert_array_equal(dist, [[0.0, 1.0, 3.0], [np.inf, np.inf, 0.0]])
 
 

@@ -69,8 +69,9 @@ def check_delta(value: Any, name: str = "delta") -> float:
     return out
 
 
-def check_int(name: str, value: Any, *, minimum: int | None = None,
-              maximum: int | None = None) -> int:
+def check_int(
+    name: str, value: Any, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
     """Return ``value`` as a Python int, requiring an integral value within the bounds."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         if isinstance(value, (float, np.floating)) and float(value).is_integer():
@@ -85,9 +86,14 @@ def check_int(name: str, value: Any, *, minimum: int | None = None,
     return out
 
 
-def check_finite_array(name: str, value: Any, *, ndim: int | None = None,
-                       shape: tuple[int | None, ...] | None = None,
-                       dtype: Any = np.float64) -> np.ndarray:
+def check_finite_array(
+    name: str,
+    value: Any,
+    *,
+    ndim: int | None = None,
+    shape: tuple[int | None, ...] | None = None,
+    dtype: Any = np.float64,
+) -> np.ndarray:
     """Return ``value`` as a numpy array of ``dtype``, rejecting NaN/inf and wrong shapes.
 
     ``shape`` may contain ``None`` for a free dimension.

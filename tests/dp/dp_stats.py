@@ -31,8 +31,9 @@ def pooled_chisquare(samples: np.ndarray, support: np.ndarray, pmf: np.ndarray) 
     samples = np.asarray(samples).ravel()
     n = samples.size
     assert 1.0 - pmf.sum() < 1e-9, "support misses probability mass"
-    assert samples.min() >= support[0] and samples.max() <= support[-1], \
+    assert samples.min() >= support[0] and samples.max() <= support[-1], (
         "a draw outside the support"
+    )
     counts = np.bincount(np.searchsorted(support, samples), minlength=support.size)
     expected = pmf / pmf.sum() * n
     obs_bins, exp_bins = [], []

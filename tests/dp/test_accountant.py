@@ -45,8 +45,15 @@ def test_parallel_groups_count_their_max():
     assert acct.delta_spent == pytest.approx(4e-6, rel=1e-15)
     rem_eps, rem_delta = acct.remaining()
     assert rem_eps == pytest.approx(0.5) and rem_delta == pytest.approx(6e-6)
-    assert [e.group for e in acct.entries] == [None, "regions", "regions", "regions", None,
-                                               "ages", "ages"]
+    assert [e.group for e in acct.entries] == [
+        None,
+        "regions",
+        "regions",
+        "regions",
+        None,
+        "ages",
+        "ages",
+    ]
 
 
 def test_parallel_spend_within_group_max_is_free_of_budget_growth():
@@ -94,8 +101,15 @@ def test_ledger_text():
     text = acct.ledger()
     assert str(acct) == text
     lines = text.splitlines()
-    assert lines[0].split() == ["#", "label", "mechanism", "epsilon", "delta", "sensitivity",
-                                "group"]
+    assert lines[0].split() == [
+        "#",
+        "label",
+        "mechanism",
+        "epsilon",
+        "delta",
+        "sensitivity",
+        "group",
+    ]
     assert "county counts" in lines[2] and "discrete Laplace" in lines[2] and "0.5" in lines[2]
     assert "state sums" in lines[3] and "states" in lines[3] and "1e-06" in lines[3]
     assert "spent:     epsilon=0.75  delta=1e-06" in text
@@ -105,16 +119,19 @@ def test_ledger_text():
     assert "entries=2" in repr(acct)
 
 
-@pytest.mark.parametrize(("kwargs", "name"), [
-    ({"epsilon": 0.0, "label": "x"}, "epsilon"),
-    ({"epsilon": -1.0, "label": "x"}, "epsilon"),
-    ({"epsilon": math.nan, "label": "x"}, "epsilon"),
-    ({"epsilon": math.inf, "label": "x"}, "epsilon"),
-    ({"epsilon": 1.0, "delta": 1.0, "label": "x"}, "delta"),
-    ({"epsilon": 1.0, "delta": -0.1, "label": "x"}, "delta"),
-    ({"epsilon": 1.0, "label": ""}, "label"),
-    ({"epsilon": 1.0, "label": "x", "sensitivity": -1}, "sensitivity"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"epsilon": 0.0, "label": "x"}, "epsilon"),
+        ({"epsilon": -1.0, "label": "x"}, "epsilon"),
+        ({"epsilon": math.nan, "label": "x"}, "epsilon"),
+        ({"epsilon": math.inf, "label": "x"}, "epsilon"),
+        ({"epsilon": 1.0, "delta": 1.0, "label": "x"}, "delta"),
+        ({"epsilon": 1.0, "delta": -0.1, "label": "x"}, "delta"),
+        ({"epsilon": 1.0, "label": ""}, "label"),
+        ({"epsilon": 1.0, "label": "x", "sensitivity": -1}, "sensitivity"),
+    ],
+)
 def test_invalid_spend(kwargs, name):
     acct = PrivacyAccountant()
     with pytest.raises(InvalidInput, match=name):

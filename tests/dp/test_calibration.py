@@ -15,9 +15,10 @@ from privopt.dp import (
 from scipy.special import logsumexp
 
 
-@pytest.mark.parametrize(("epsilon", "delta", "sens"),
-                         [(1.0, 1e-5, 1.0), (0.1, 1e-6, 2.0), (0.5, 1e-3, 1.0), (8.0, 1e-10, 1.0),
-                          (50.0, 1e-5, 0.1)])
+@pytest.mark.parametrize(
+    ("epsilon", "delta", "sens"),
+    [(1.0, 1e-5, 1.0), (0.1, 1e-6, 2.0), (0.5, 1e-3, 1.0), (8.0, 1e-10, 1.0), (50.0, 1e-5, 0.1)],
+)
 def test_analytic_sigma_is_the_smallest_feasible(epsilon, delta, sens):
     sigma = analytic_gaussian_sigma(epsilon, delta, sens)
     assert gaussian_delta(sigma, epsilon, sens) <= delta
@@ -30,8 +31,7 @@ def test_analytic_beats_classic_and_matches_published_value():
     for eps in (0.1, 0.5, 0.9):
         assert analytic_gaussian_sigma(eps, 1e-5) < classic_gaussian_sigma(eps, 1e-5)
     # Classic formula for ε = 0.5, δ = 1e-5: √(2 ln 125000)/0.5.
-    assert classic_gaussian_sigma(0.5, 1e-5) == pytest.approx(
-        math.sqrt(2 * math.log(1.25e5)) / 0.5)
+    assert classic_gaussian_sigma(0.5, 1e-5) == pytest.approx(math.sqrt(2 * math.log(1.25e5)) / 0.5)
     # Balle & Wang's reference implementation gives σ ≈ 3.7306 at ε = 1, δ = 1e-5, Δ = 1.
     assert analytic_gaussian_sigma(1.0, 1e-5) == pytest.approx(3.7306, abs=1e-4)
 
@@ -46,9 +46,17 @@ def _exact_discrete_delta(sigma, epsilon, sens):
     return math.exp(logsumexp(lf[k > c1]) - lz) - math.exp(epsilon + logsumexp(lf[k > c2]) - lz)
 
 
-@pytest.mark.parametrize(("sigma", "epsilon", "sens"),
-                         [(3.73, 1.0, 1), (1.0, 0.5, 1), (40.0, 0.2, 5), (373.0, 1.0, 100),
-                          (1200.0, 2.0, 1025), (0.6, 3.0, 2)])
+@pytest.mark.parametrize(
+    ("sigma", "epsilon", "sens"),
+    [
+        (3.73, 1.0, 1),
+        (1.0, 0.5, 1),
+        (40.0, 0.2, 5),
+        (373.0, 1.0, 100),
+        (1200.0, 2.0, 1025),
+        (0.6, 3.0, 2),
+    ],
+)
 def test_discrete_delta_bound_is_an_upper_bound_and_tight(sigma, epsilon, sens):
     exact = _exact_discrete_delta(sigma, epsilon, sens)
     bound = discrete_gaussian_delta(sigma, epsilon, sens)

@@ -30,8 +30,9 @@ def _grid_laplace_bin_masses(edges_k: np.ndarray, r: float) -> np.ndarray:
     def cdf(k: np.ndarray) -> np.ndarray:
         # P(Z ≥ j) = q^j/(1+q) for j ≥ 1 (geometric sum), so P(Z < k) = 1 - q^k/(1+q) for
         # k ≥ 0, and by symmetry P(Z < k) = P(Z ≥ 1-k) = q^(1-k)/(1+q) for k < 0.
-        return np.where(k >= 0, 1.0 - np.exp(-r * np.abs(k)) / (1 + q),
-                        np.exp(-r * np.abs(k)) * q / (1 + q))
+        return np.where(
+            k >= 0, 1.0 - np.exp(-r * np.abs(k)) / (1 + q), np.exp(-r * np.abs(k)) * q / (1 + q)
+        )
 
     return np.diff(cdf(edges_k.astype(np.float64)))
 

@@ -28,8 +28,10 @@ def _support(scale: float) -> np.ndarray:
     return np.arange(-half, half + 1)
 
 
-@pytest.mark.parametrize(("epsilon", "sensitivity", "seed"),
-                         [(1.0, 1, 1), (0.1, 1, 2), (0.37, 2, 3), (4.0, 1, 4), (2.0, 0.3, 5)])
+@pytest.mark.parametrize(
+    ("epsilon", "sensitivity", "seed"),
+    [(1.0, 1, 1), (0.1, 1, 2), (0.37, 2, 3), (4.0, 1, 4), (2.0, 0.3, 5)],
+)
 def test_discrete_laplace_histogram(epsilon, sensitivity, seed):
     x = sample_discrete_laplace(epsilon, N, sensitivity=sensitivity, rng=seed)
     support = _support(sensitivity / epsilon)
@@ -101,8 +103,7 @@ def test_laplace_kernel_matches_reference(s, t):
     """Same words in, same samples out: the Numba kernel is the CKS algorithm verbatim."""
     words = _words(s % 1000 + t % 1000, 4000)
     out = np.empty(400, dtype=np.int64)
-    i, pos, status = _kernels.discrete_laplace_kernel(words, 0, s, t, (t - 1).bit_length(),
-                                                      out, 0)
+    i, pos, status = _kernels.discrete_laplace_kernel(words, 0, s, t, (t - 1).bit_length(), out, 0)
     assert i > 0
     reader = _reference.BitReader(as_random_source(0), words, 0)
     ref = [_reference.ref_discrete_laplace(reader, s, t) for _ in range(i)]
@@ -118,8 +119,18 @@ def test_gaussian_kernel_matches_reference(sigma):
     words = _words(int(sigma * 10), 8000)
     out = np.empty(300, dtype=np.int64)
     i, pos, status = _kernels.discrete_gaussian_kernel(
-        words, 0, n, t, (t - 1).bit_length(), t * d, (2**63 - 1) // (t * d),
-        np.uint64(dd >> 64), np.uint64(dd & (2**64 - 1)), out, 0)
+        words,
+        0,
+        n,
+        t,
+        (t - 1).bit_length(),
+        t * d,
+        (2**63 - 1) // (t * d),
+        np.uint64(dd >> 64),
+        np.uint64(dd & (2**64 - 1)),
+        out,
+        0,
+    )
     assert i > 0
     reader = _reference.BitReader(as_random_source(0), words, 0)
     ref = [_reference.ref_discrete_gaussian(reader, n, d, t) for _ in range(i)]
@@ -135,10 +146,16 @@ def test_buffer_refill_and_bigint_fallback_keep_the_stream():
     dd = 2 * n * t * t * d
     # ylim = 3 forces the fall-back for every candidate with |y| > 3; tiny refills force
     # many buffer boundaries inside samples.
-    args = (n, t, (t - 1).bit_length(), t * d, 3, np.uint64(dd >> 64),
-            np.uint64(dd & (2**64 - 1)))
-    got = _run(_kernels.discrete_gaussian_kernel, args, _reference.ref_discrete_gaussian,
-               (n, d, t), 500, as_random_source(9), bits_per_sample=1)
+    args = (n, t, (t - 1).bit_length(), t * d, 3, np.uint64(dd >> 64), np.uint64(dd & (2**64 - 1)))
+    got = _run(
+        _kernels.discrete_gaussian_kernel,
+        args,
+        _reference.ref_discrete_gaussian,
+        (n, d, t),
+        500,
+        as_random_source(9),
+        bits_per_sample=1,
+    )
     reader = _reference.BitReader(as_random_source(9))
     want = [_reference.ref_discrete_gaussian(reader, n, d, t) for _ in range(500)]
     np.testing.assert_array_equal(got, want)

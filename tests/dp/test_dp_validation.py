@@ -28,12 +28,14 @@ BAD_DELTA = [-0.1, 1.0, 1.5, math.nan, math.inf]
 
 @pytest.mark.parametrize("bad", BAD_POSITIVE)
 def test_bad_epsilon(bad):
-    for call in (lambda: sample_discrete_laplace(bad),
-                 lambda: laplace_mechanism([1.0], bad),
-                 lambda: gaussian_mechanism([1.0], bad, 1e-5),
-                 lambda: analytic_gaussian_sigma(bad, 1e-5),
-                 lambda: exponential_mechanism([1.0, 2.0], bad),
-                 lambda: exponential_mechanism_probabilities([1.0], bad)):
+    for call in (
+        lambda: sample_discrete_laplace(bad),
+        lambda: laplace_mechanism([1.0], bad),
+        lambda: gaussian_mechanism([1.0], bad, 1e-5),
+        lambda: analytic_gaussian_sigma(bad, 1e-5),
+        lambda: exponential_mechanism([1.0, 2.0], bad),
+        lambda: exponential_mechanism_probabilities([1.0], bad),
+    ):
         with pytest.raises(InvalidInput, match="epsilon"):
             call()
 

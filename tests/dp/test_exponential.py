@@ -25,32 +25,44 @@ def brute_force_probabilities(scores, epsilon, sensitivity, monotonic):
 
 
 @pytest.mark.parametrize("monotonic", [False, True])
-@pytest.mark.parametrize(("scores", "epsilon", "sensitivity"), [
-    ([0.0, 1.0, 2.0, 3.0], 1.0, 1.0),
-    ([5.0, -2.0, 5.0, 0.5, 7.25], 0.3, 2.0),
-    ([1e6, 0.0, -1e6, 999_990.0, 999_999.5], 1e-3, 1.0),   # spans 2e6, weights e^{±500}
-    ([1e6, -1e6, 0.0], 1.0, 1.0),                          # exp(5e5): overflows naively
-])
+@pytest.mark.parametrize(
+    ("scores", "epsilon", "sensitivity"),
+    [
+        ([0.0, 1.0, 2.0, 3.0], 1.0, 1.0),
+        ([5.0, -2.0, 5.0, 0.5, 7.25], 0.3, 2.0),
+        ([1e6, 0.0, -1e6, 999_990.0, 999_999.5], 1e-3, 1.0),  # spans 2e6, weights e^{±500}
+        ([1e6, -1e6, 0.0], 1.0, 1.0),  # exp(5e5): overflows naively
+    ],
+)
 def test_probabilities_match_brute_force(scores, epsilon, sensitivity, monotonic):
-    p = exponential_mechanism_probabilities(scores, epsilon, sensitivity=sensitivity,
-                                            monotonic=monotonic)
+    p = exponential_mechanism_probabilities(
+        scores, epsilon, sensitivity=sensitivity, monotonic=monotonic
+    )
     assert np.all(np.isfinite(p))
-    np.testing.assert_allclose(p, brute_force_probabilities(scores, epsilon, sensitivity,
-                                                            monotonic), rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(
+        p,
+        brute_force_probabilities(scores, epsilon, sensitivity, monotonic),
+        rtol=1e-12,
+        atol=1e-300,
+    )
     assert abs(p.sum() - 1) < 1e-12
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=8),
-       st.floats(1e-3, 10.0), st.floats(0.1, 10.0))
+@given(
+    st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=8),
+    st.floats(1e-3, 10.0),
+    st.floats(0.1, 10.0),
+)
 def test_probabilities_property(scores, epsilon, sensitivity):
     p = exponential_mechanism_probabilities(scores, epsilon, sensitivity=sensitivity)
     assert np.all(np.isfinite(p)) and np.all(p >= 0)
     assert abs(p.sum() - 1) < 1e-12
     # The best score is always among the most likely candidates.
     assert p[int(np.argmax(scores))] == p.max()
-    np.testing.assert_allclose(p, brute_force_probabilities(scores, epsilon, sensitivity, False),
-                               rtol=1e-9, atol=1e-300)
+    np.testing.assert_allclose(
+        p, brute_force_probabilities(scores, epsilon, sensitivity, False), rtol=1e-9, atol=1e-300
+    )
 
 
 def test_sampling_histogram():

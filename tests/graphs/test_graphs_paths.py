@@ -34,8 +34,7 @@ def test_matches_scipy_dijkstra(seed: int, directed: bool) -> None:
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.integers(1, 25), st.floats(0.0, 0.5), st.integers(0, 10_000),
-       st.floats(0.0, 8.0))
+@given(st.integers(1, 25), st.floats(0.0, 0.5), st.integers(0, 10_000), st.floats(0.0, 8.0))
 def test_cutoff_and_sources_property(n: int, density: float, seed: int, cutoff: float) -> None:
     rng = np.random.default_rng(seed)
     g = _random_graph(rng, n, density)
@@ -48,8 +47,7 @@ def test_cutoff_and_sources_property(n: int, density: float, seed: int, cutoff: 
 
 def test_scalar_source_and_explicit_zero_arcs() -> None:
     # Explicit zeros in a sparse matrix are arcs of length 0.
-    g = sp.csr_array((np.array([0.0, 2.0]), np.array([1, 2]), np.array([0, 1, 2, 2])),
-                     shape=(3, 3))
+    g = sp.csr_array((np.array([0.0, 2.0]), np.array([1, 2]), np.array([0, 1, 2, 2])), shape=(3, 3))
     assert shortest_paths(g, 0).tolist() == [0.0, 0.0, 2.0]
     assert shortest_paths(g, 2).tolist() == [math.inf, math.inf, 0.0]
 

@@ -74,11 +74,13 @@ def mixed_tables(draw):
     cols = {}
     for j in range(draw(st.integers(1, 3))):
         if draw(st.booleans()):
-            cols[f"cat{j}"] = draw(st.lists(st.sampled_from(["x", "y", "z"]), min_size=n,
-                                            max_size=n))
+            cols[f"cat{j}"] = draw(
+                st.lists(st.sampled_from(["x", "y", "z"]), min_size=n, max_size=n)
+            )
         else:
-            cols[f"num{j}"] = draw(st.lists(st.floats(-5, 5, allow_nan=False), min_size=n,
-                                            max_size=n))
+            cols[f"num{j}"] = draw(
+                st.lists(st.floats(-5, 5, allow_nan=False), min_size=n, max_size=n)
+            )
     df = pd.DataFrame(cols)
     df = df.loc[:, df.nunique() > 1]
     return df, k, draw(st.sampled_from(["initial", "greedy", "mondrian", "k_member"]))

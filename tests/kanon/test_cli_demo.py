@@ -14,8 +14,22 @@ def test_cli_writes_table_and_report(tmp_path, capsys):
     src = tmp_path / "in.csv"
     datasets.fars_20().assign(note="x").to_csv(src, index=False)
     out = tmp_path / "anon.csv"
-    rc = main(["kanon", str(src), "--k", "3", "--qi", "AGE,SEX,INJ_SEV,DRINKING",
-               "--weights", "0.25,0.25,0.25,0.25", "--method", "split_carry", "--out", str(out)])
+    rc = main(
+        [
+            "kanon",
+            str(src),
+            "--k",
+            "3",
+            "--qi",
+            "AGE,SEX,INJ_SEV,DRINKING",
+            "--weights",
+            "0.25,0.25,0.25,0.25",
+            "--method",
+            "split_carry",
+            "--out",
+            str(out),
+        ]
+    )
     assert rc == 0
     table = pd.read_csv(out)
     assert table.shape == (20, 5) and (table["note"] == "x").all()
@@ -67,6 +81,20 @@ def test_cli_split_carry_time_limit_default(tmp_path, monkeypatch, extra, expect
     monkeypatch.setattr(sc, "split_and_carry", spy)
     src = tmp_path / "in.csv"
     datasets.fars_20().to_csv(src, index=False)
-    assert main(["kanon", str(src), "--k", "3", "--method", "split_carry",
-                 "--out", str(tmp_path / "o.csv"), *extra]) == 0
+    assert (
+        main(
+            [
+                "kanon",
+                str(src),
+                "--k",
+                "3",
+                "--method",
+                "split_carry",
+                "--out",
+                str(tmp_path / "o.csv"),
+                *extra,
+            ]
+        )
+        == 0
+    )
     assert seen["sub_time_limit"] == expected

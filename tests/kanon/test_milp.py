@@ -58,7 +58,8 @@ def test_optimum_depends_on_bounds(fars):
     # §8.3: with AGE in [0, 120] the equal-weight optimum changes
     res = anonymize(fars, 3, method="milp", bounds={"AGE": (0, 120)})
     assert canon(res.partition()) == canon(
-        [[0, 2, 15, 17], [1, 11, 12], [3, 4, 18], [5, 8, 9], [6, 13, 19], [7, 10, 14, 16]])
+        [[0, 2, 15, 17], [1, 11, 12], [3, 4, 18], [5, 8, 9], [6, 13, 19], [7, 10, 14, 16]]
+    )
 
 
 @pytest.mark.parametrize("formulation", ["set_partition", "paper"])
@@ -84,10 +85,13 @@ def test_paper_model_cardinality_ge_vs_eq():
         solve_rows(x, lo, hi, coef, integer, 4, formulation="paper", equality_cardinality=True)
 
 
-@pytest.mark.parametrize("S, sizes, sub_objs", [
-    (3, [9, 17], [1.324597, 4.453629]),            # Tables 5-6
-    (2, [6, 9, 11], [0.925403, 1.082661, 3.491935]),
-])
+@pytest.mark.parametrize(
+    "S, sizes, sub_objs",
+    [
+        (3, [9, 17], [1.324597, 4.453629]),  # Tables 5-6
+        (2, [6, 9, 11], [0.925403, 1.082661, 3.491935]),
+    ],
+)
 def test_split_and_carry_worked_example(fars, S, sizes, sub_objs):
     res = anonymize(fars, 3, weights=QUARTER, method="split_carry", S=S)
     assert res.info["sub_sizes"] == sizes
@@ -134,8 +138,7 @@ def test_optimum_matches_brute_force_and_bounds_heuristics(case):
 
 
 def test_categorical_milp_uses_one_hot_objective():
-    df = pd.DataFrame({"age": [30, 31, 32, 33, 50, 52],
-                       "ms": ["m", "s", "m", "s", "w", "w"]})
+    df = pd.DataFrame({"age": [30, 31, 32, 33, 50, 52], "ms": ["m", "s", "m", "s", "w", "w"]})
     res = anonymize(df, 2, method="milp", categorical=["ms"])
     assert res.objective == pytest.approx(brute_force_optimum(df, 2), abs=1e-9)
 
@@ -147,7 +150,7 @@ def test_split_and_carry_lemma2_bound_with_the_big_m_model():
 
     lab = np.array([0, 0, 1, 0, 0, 0, 1, 0, 1, 2, 2])
     out = _split_large_classes(lab, 2)
-    assert np.bincount(out).tolist() == [2, 3, 2, 2, 2]   # 6 rows of class 0 -> 2 + 2 + 2
+    assert np.bincount(out).tolist() == [2, 3, 2, 2, 2]  # 6 rows of class 0 -> 2 + 2 + 2
     assert out[[0, 1]].tolist() == [out[0]] * 2 and len(set(out[[0, 3, 5]])) == 3
     df = datasets.synthetic_census(24, seed=5)
     res = anonymize(df, 2, method="split_carry", S=2, formulation="paper", sub_time_limit=1)

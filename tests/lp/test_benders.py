@@ -33,13 +33,16 @@ def check_incumbent_feasible(problem: BendersProblem, res) -> None:
     assert mono.objective @ z + mono.offset == pytest.approx(res.objective, rel=1e-9, abs=1e-9)
 
 
-@pytest.mark.parametrize("seed,kw", [
-    (0, dict(n_subproblems=3, n_master=10, sub_vars=30, sub_rows=20)),
-    (1, dict(n_subproblems=5)),
-    (2, dict(n_subproblems=4, theta_lower=False)),
-    (3, dict(n_subproblems=8, n_master=40, sub_vars=120, sub_rows=60, density=0.05)),
-    (4, dict(n_subproblems=10, n_master=60, sub_vars=300, sub_rows=150, density=0.02)),
-])
+@pytest.mark.parametrize(
+    "seed,kw",
+    [
+        (0, dict(n_subproblems=3, n_master=10, sub_vars=30, sub_rows=20)),
+        (1, dict(n_subproblems=5)),
+        (2, dict(n_subproblems=4, theta_lower=False)),
+        (3, dict(n_subproblems=8, n_master=40, sub_vars=120, sub_rows=60, density=0.05)),
+        (4, dict(n_subproblems=10, n_master=60, sub_vars=300, sub_rows=150, density=0.02)),
+    ],
+)
 def test_benders_equals_monolithic(seed, kw):
     problem = random_block_lp(seed, **kw)
     mono = solve(problem.to_monolithic())
@@ -61,8 +64,9 @@ def test_benders_equals_monolithic(seed, kw):
 
 
 def test_few_thousand_variables():
-    problem = random_block_lp(7, n_subproblems=12, n_master=80, sub_vars=250, sub_rows=120,
-                              density=0.02)
+    problem = random_block_lp(
+        7, n_subproblems=12, n_master=80, sub_vars=250, sub_rows=120, density=0.02
+    )
     mono_lp = problem.to_monolithic()
     assert mono_lp.n_vars > 3000
     res = solve_benders(problem, rel_gap=1e-9, progress=False)
@@ -89,10 +93,13 @@ def test_feasibility_cuts_when_first_master_point_is_infeasible(seed):
     check_incumbent_feasible(problem, res)
 
 
-@pytest.mark.parametrize("maker", [
-    lambda: random_block_lp(11, n_subproblems=2),
-    lambda: capacity_expansion_lp(4, n_regions=2),
-])
+@pytest.mark.parametrize(
+    "maker",
+    [
+        lambda: random_block_lp(11, n_subproblems=2),
+        lambda: capacity_expansion_lp(4, n_regions=2),
+    ],
+)
 def test_cuts_are_valid_and_tight(maker):
     """phi_k(x) >= alpha - beta^T x at random master points, with equality at the cut point;
     a feasibility cut is violated at its own point and satisfied wherever phi_k is finite."""
@@ -120,8 +127,7 @@ def test_cuts_are_valid_and_tight(maker):
 def test_initial_cuts_bound_theta():
     problem = random_block_lp(2, n_subproblems=3, theta_lower=False)
     # theta_k >= -1e4 is valid (|phi_k| is far smaller) and bounds every theta from the start
-    cuts = [Cut(np.eye(problem.n_master + 3)[problem.n_master + k], lower=-1e4)
-            for k in range(3)]
+    cuts = [Cut(np.eye(problem.n_master + 3)[problem.n_master + k], lower=-1e4) for k in range(3)]
     res = solve_benders(problem, rel_gap=1e-9, progress=False, initial_cuts=cuts)
     assert np.isfinite(res.history[0].lb)
     assert rel_err(res.objective, solve(problem.to_monolithic()).objective) <= REL
@@ -148,11 +154,13 @@ def test_dask_local_cluster_same_optimum():
     distributed = pytest.importorskip("distributed")
     problem = capacity_expansion_lp(1, n_regions=4)
     ref = solve_benders(problem, rel_gap=1e-9, progress=False)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        res = solve_benders(problem, rel_gap=1e-9, progress=False,
-                            executor=client.get_executor())
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        res = solve_benders(problem, rel_gap=1e-9, progress=False, executor=client.get_executor())
     assert res.executor_mode == "dask"
     assert rel_err(res.objective, ref.objective) <= 1e-9
     assert sum(h.n_cold_starts for h in res.history) <= 2 * problem.n_subproblems
@@ -160,8 +168,9 @@ def test_dask_local_cluster_same_optimum():
 
 def test_infeasible_problem_raises():
     problem = capacity_expansion_lp(0, n_regions=2)
-    problem.master = LinearProgram(problem.n_master, objective=problem.master.objective,
-                                   upper=0.1)  # far too little capacity for any demand
+    problem.master = LinearProgram(
+        problem.n_master, objective=problem.master.objective, upper=0.1
+    )  # far too little capacity for any demand
     with pytest.raises(InfeasibleModel):
         solve_benders(problem, progress=False)
 
@@ -182,8 +191,7 @@ def test_iteration_limit_returns_bounds_or_raises():
     assert res.status == "iteration_limit" and res.iterations == 3
     assert res.lower_bound <= res.upper_bound
     with pytest.raises(SolverLimit) as err:
-        solve_benders(problem, rel_gap=0, max_iterations=3, progress=False,
-                      raise_on_limit=True)
+        solve_benders(problem, rel_gap=0, max_iterations=3, progress=False, raise_on_limit=True)
     assert err.value.best.iterations == 3
     with pytest.raises(SolverLimit):  # x = 0 is infeasible for every region: no incumbent yet
         solve_benders(capacity_expansion_lp(0), max_iterations=1, progress=False)
@@ -203,19 +211,22 @@ def test_progress_bar_and_plot(tmp_path, capsys):
     assert arrays["lb"].size == res.iterations
 
 
-@pytest.mark.parametrize("bad", [
-    lambda p: p.add_subproblem(LinearProgram(2), np.ones((3, 2))),  # rows mismatch
-    lambda p: p.add_subproblem(LinearProgram(1), np.ones((0, 99))),  # too wide
-    lambda p: p.add_subproblem(LinearProgram(1, sense="max"), sp.csr_array((0, 2))),
-    lambda p: p.add_subproblem(LinearProgram(1, integrality=[True]), sp.csr_array((0, 2))),
-    lambda p: p.add_subproblem(LinearProgram(1), sp.csr_array((0, 2)), theta_lower=np.nan),
-    lambda p: solve_benders(p),  # no subproblems
-    lambda p: BendersProblem(LinearProgram(1, sense="max")),
-    lambda p: solve_benders(random_block_lp(0, n_subproblems=1), rel_gap=-1),
-    lambda p: solve_benders(random_block_lp(0, n_subproblems=1), executor="threads"),
-    lambda p: solve_benders(random_block_lp(0, n_subproblems=1), max_iterations=0),
-    lambda p: solve_benders(random_block_lp(0, n_subproblems=1), initial_cuts=[(np.ones(99),)]),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda p: p.add_subproblem(LinearProgram(2), np.ones((3, 2))),  # rows mismatch
+        lambda p: p.add_subproblem(LinearProgram(1), np.ones((0, 99))),  # too wide
+        lambda p: p.add_subproblem(LinearProgram(1, sense="max"), sp.csr_array((0, 2))),
+        lambda p: p.add_subproblem(LinearProgram(1, integrality=[True]), sp.csr_array((0, 2))),
+        lambda p: p.add_subproblem(LinearProgram(1), sp.csr_array((0, 2)), theta_lower=np.nan),
+        lambda p: solve_benders(p),  # no subproblems
+        lambda p: BendersProblem(LinearProgram(1, sense="max")),
+        lambda p: solve_benders(random_block_lp(0, n_subproblems=1), rel_gap=-1),
+        lambda p: solve_benders(random_block_lp(0, n_subproblems=1), executor="threads"),
+        lambda p: solve_benders(random_block_lp(0, n_subproblems=1), max_iterations=0),
+        lambda p: solve_benders(random_block_lp(0, n_subproblems=1), initial_cuts=[(np.ones(99),)]),
+    ],
+)
 def test_bad_input(bad):
     with pytest.raises(InvalidInput):
         bad(BendersProblem(LinearProgram(2)))
@@ -223,12 +234,18 @@ def test_bad_input(bad):
 
 def test_integer_master_equals_monolithic_milp():
     """Capacities bought in whole units (integer master): Benders matches the monolithic MILP."""
-    base = capacity_expansion_lp(6, n_regions=3, n_facilities=6, facilities_per_region=3,
-                                 customers_per_region=6)
+    base = capacity_expansion_lp(
+        6, n_regions=3, n_facilities=6, facilities_per_region=3, customers_per_region=6
+    )
     m = base.master
-    problem = BendersProblem(LinearProgram(m.n_vars, objective=m.objective,
-                                           upper=np.floor(m.col_upper),
-                                           integrality=np.ones(m.n_vars, bool)))
+    problem = BendersProblem(
+        LinearProgram(
+            m.n_vars,
+            objective=m.objective,
+            upper=np.floor(m.col_upper),
+            integrality=np.ones(m.n_vars, bool),
+        )
+    )
     for k in range(base.n_subproblems):
         sub, T = base.subproblem(k)
         problem.add_subproblem(sub, T, theta_lower=0.0)
@@ -243,8 +260,9 @@ def test_time_limit_stops_the_run():
     # The limit is over within the first iteration: either the master solve is cut short (no
     # feasible point yet: SolverLimit) or the run stops right after iteration 1.
     try:
-        res = solve_benders(problem, rel_gap=0, time_limit=1e-9, progress=False,
-                            max_iterations=1000)
+        res = solve_benders(
+            problem, rel_gap=0, time_limit=1e-9, progress=False, max_iterations=1000
+        )
     except SolverLimit as err:
         assert err.status == "time_limit"
         res = err.best
@@ -264,8 +282,7 @@ def _demand_problem() -> BendersProblem:
 def test_lazy_rows_equal_rows_in_the_master():
     # A binding lazy row x <= 2 and a slack one x <= 100: only the first enters the master.
     P = sp.csr_array(np.array([[1.0], [1.0]]))
-    res = solve_benders(_demand_problem(), lazy_rows=(P, -np.inf, [2.0, 100.0]),
-                        progress=False)
+    res = solve_benders(_demand_problem(), lazy_rows=(P, -np.inf, [2.0, 100.0]), progress=False)
     assert res.objective == pytest.approx(2.0 + 3.0 * 2.0, rel=1e-9)
     assert res.x_master[0] == pytest.approx(2.0)
     assert res.n_lazy_rows == 1
@@ -275,9 +292,9 @@ def test_lazy_rows_equal_rows_in_the_master():
     cap = sp.csr_array(rng.uniform(0, 1, (3, prob.n_master)))
     ref = solve(prob.to_monolithic().copy())
     mono = prob.to_monolithic()
-    mono.add_rows(cap, upper=0.5 * np.abs(cap @ ref.x[:prob.n_master]))  # binding rows
+    mono.add_rows(cap, upper=0.5 * np.abs(cap @ ref.x[: prob.n_master]))  # binding rows
     want = solve(mono).objective
-    upper = 0.5 * np.abs(cap @ ref.x[:prob.n_master])
+    upper = 0.5 * np.abs(cap @ ref.x[: prob.n_master])
     got = solve_benders(prob, lazy_rows=(cap, -np.inf, upper), rel_gap=1e-9, progress=False)
     assert rel_err(got.objective, want) <= REL
 
@@ -288,14 +305,22 @@ def test_abs_gap_gap_floor_and_highs_options():
     loose = solve_benders(prob, rel_gap=0.0, abs_gap=1e9, progress=False)
     assert loose.status == "optimal" and loose.upper_bound - loose.lower_bound <= 1e9
     assert loose.iterations <= exact.iterations
-    rel = solve_benders(prob, rel_gap=1e-6, gap_floor=1e-300, progress=False,
-                        highs_options={"primal_feasibility_tolerance": 1e-9})
-    assert rel.gap == pytest.approx((rel.upper_bound - rel.lower_bound)
-                                    / abs(rel.upper_bound))
+    rel = solve_benders(
+        prob,
+        rel_gap=1e-6,
+        gap_floor=1e-300,
+        progress=False,
+        highs_options={"primal_feasibility_tolerance": 1e-9},
+    )
+    assert rel.gap == pytest.approx((rel.upper_bound - rel.lower_bound) / abs(rel.upper_bound))
     assert rel_err(rel.objective, exact.objective) <= 1e-5
-    for bad in (dict(abs_gap=-1.0), dict(gap_floor=0.0),
-                dict(lazy_rows=(np.ones((1, 99)), 0, 1)), dict(lazy_rows=np.ones(3)),
-                dict(highs_options={"no_such_option": 1})):
+    for bad in (
+        dict(abs_gap=-1.0),
+        dict(gap_floor=0.0),
+        dict(lazy_rows=(np.ones((1, 99)), 0, 1)),
+        dict(lazy_rows=np.ones(3)),
+        dict(highs_options={"no_such_option": 1}),
+    ):
         with pytest.raises(InvalidInput):
             solve_benders(prob, progress=False, **bad)
 
@@ -306,7 +331,7 @@ def test_elastic_feasibility_cut_is_valid_without_a_ray():
     # holds at the monolithic optimum and at full capacity (both feasible).
     problem = capacity_expansion_lp(2, n_regions=3)
     mono = solve(problem.to_monolithic())
-    x_star = mono.x[:problem.n_master]
+    x_star = mono.x[: problem.n_master]
     x_cap = problem.master.col_upper
     for data in problem._subs:
         solver = _SubSolver(data)
@@ -330,7 +355,7 @@ def test_clean_cut_keeps_cuts_valid():
     m = _Master(BendersProblem(master), True)
     rng = np.random.default_rng(3)
     cols = np.arange(6)
-    for trial in range(40):
+    for _trial in range(40):
         vals = rng.choice([-1, 1], 6) * 10.0 ** rng.uniform(-14, 16, 6)
         pts = rng.uniform(0, 1, (400, 6))
         pts[:100] = (pts[:100] < 0.5).astype(float)  # box vertices too
@@ -342,8 +367,9 @@ def test_clean_cut_keeps_cuts_valid():
             scale = np.abs(vals).max() if normalise else 1.0
             ok = pts @ vals >= rhs
             lhs = pts[:, c] @ v
-            assert np.all(lhs[ok] >= r - 1e-9 * max(1.0, abs(r)) - 1e-12 * np.abs(
-                pts[ok] @ vals) / scale)
+            assert np.all(
+                lhs[ok] >= r - 1e-9 * max(1.0, abs(r)) - 1e-12 * np.abs(pts[ok] @ vals) / scale
+            )
 
 
 def test_rejected_master_rows_raise():

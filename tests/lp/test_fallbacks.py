@@ -18,8 +18,9 @@ class _FlakyHighs(highspy.Highs):
         self.seen: list[tuple] = []
 
     def run(self):  # noqa: D102
-        self.seen.append(tuple(self.getOptionValue(n)[1]
-                               for n in ("presolve", "simplex_strategy", "solver")))
+        self.seen.append(
+            tuple(self.getOptionValue(n)[1] for n in ("presolve", "simplex_strategy", "solver"))
+        )
         self.failed_now = self.fail > 0
         self.fail -= 1
         return super().run()

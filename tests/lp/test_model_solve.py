@@ -26,8 +26,9 @@ def random_lp(seed: int, m: int = 30, n: int = 40, density: float = 0.3):
     Feasibility: the row bounds are built around the activity of a point x0 inside the box.
     """
     rng = np.random.default_rng(seed)
-    A = sp.random(m, n, density=density, random_state=rng, format="csr",
-                  data_rvs=lambda k: rng.normal(size=k))
+    A = sp.random(
+        m, n, density=density, random_state=rng, format="csr", data_rvs=lambda k: rng.normal(size=k)
+    )
     lo = rng.uniform(-2, 0, n)
     up = lo + rng.uniform(0.5, 3, n)
     up[rng.random(n) < 0.2] = np.inf  # some columns unbounded above
@@ -49,9 +50,15 @@ def linprog_reference(A, rl, ru, lo, up, c):
     lb_rows = ~eq & np.isfinite(rl)
     A_ub = sp.vstack([A[ub_rows], -A[lb_rows]]).tocsr()
     b_ub = np.concatenate([ru[ub_rows], -rl[lb_rows]])
-    res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A[eq], b_eq=rl[eq],
-                  bounds=list(zip(lo, np.where(np.isinf(up), None, up), strict=True)),
-                  method="highs-ds")
+    res = linprog(
+        c,
+        A_ub=A_ub,
+        b_ub=b_ub,
+        A_eq=A[eq],
+        b_eq=rl[eq],
+        bounds=list(zip(lo, np.where(np.isinf(up), None, up), strict=True)),
+        method="highs-ds",
+    )
     assert res.status == 0
     return res.fun
 
@@ -162,8 +169,7 @@ def test_infeasible_has_verified_farkas_ray(presolve, method):
         solve(lp, presolve=presolve, method=method)
     y = err.value.farkas_ray
     assert y is not None and y.shape == (lp.n_rows,)
-    margin = farkas_margin(lp.matrix(), lp.row_lower, lp.row_upper, lp.col_lower,
-                           lp.col_upper, y)
+    margin = farkas_margin(lp.matrix(), lp.row_lower, lp.row_upper, lp.col_lower, lp.col_upper, y)
     assert margin > 1e-6
 
 
@@ -174,10 +180,10 @@ def test_infeasible_ray_on_equality_system():
     with pytest.raises(InfeasibleModel) as err:
         solve(lp)
     y = err.value.farkas_ray
-    assert farkas_margin(lp.matrix(), lp.row_lower, lp.row_upper, lp.col_lower,
-                         lp.col_upper, y) > 0
-    assert farkas_margin(lp.matrix(), lp.row_lower, lp.row_upper, lp.col_lower,
-                         lp.col_upper, -y) < 0
+    assert farkas_margin(lp.matrix(), lp.row_lower, lp.row_upper, lp.col_lower, lp.col_upper, y) > 0
+    assert (
+        farkas_margin(lp.matrix(), lp.row_lower, lp.row_upper, lp.col_lower, lp.col_upper, -y) < 0
+    )
 
 
 def test_unbounded():
@@ -229,8 +235,11 @@ def test_knapsack_milp_vs_brute_force(seed):
     lp = LinearProgram(n, objective=v, upper=1, integrality=np.ones(n, bool), sense="max")
     lp.add_rows(sp.csr_array(w[None, :]), upper=cap)
     res = solve(lp, mip_rel_gap=0)
-    best = max(v @ np.array(bits) for bits in itertools.product((0, 1), repeat=n)
-               if w @ np.array(bits) <= cap)
+    best = max(
+        v @ np.array(bits)
+        for bits in itertools.product((0, 1), repeat=n)
+        if w @ np.array(bits) <= cap
+    )
     assert res.objective == pytest.approx(best)
     assert np.allclose(res.x, np.round(res.x)) and w @ res.x <= cap + 1e-9
     assert np.isnan(res.row_duals).all() and res.mip_gap == pytest.approx(0, abs=1e-9)
@@ -245,30 +254,33 @@ def test_infeasible_milp():
         solve(lp)
 
 
-@pytest.mark.parametrize("bad", [
-    lambda: LinearProgram(-1),
-    lambda: LinearProgram(2, objective=[1.0, np.nan]),
-    lambda: LinearProgram(2, objective=[1.0]),
-    lambda: LinearProgram(2, lower=[0, 2], upper=[1, 1]),
-    lambda: LinearProgram(2, sense="maximize"),
-    lambda: LinearProgram(2, integrality=[0.5, 1]),
-    lambda: LinearProgram(2).add_rows(np.ones((1, 3))),
-    lambda: LinearProgram(2).add_rows(np.array([[1.0, np.nan]])),
-    lambda: LinearProgram(2).add_rows(sp.csr_array(np.array([[1.0, np.inf]]))),
-    lambda: LinearProgram(2).add_rows(np.ones(2)),
-    lambda: LinearProgram(2).add_rows(np.ones((2, 2)), lower=[0, 1, 2]),
-    lambda: LinearProgram(2).add_rows(np.ones((1, 2)), lower=2, upper=1),
-    lambda: LinearProgram(2).add_rows(np.ones((1, 2)), upper=np.nan),
-    lambda: LinearProgram(2).add_rows(([0], [2], [1.0]), n_rows=1),
-    lambda: LinearProgram(2).add_rows(([0], [1], [1.0])),
-    lambda: LinearProgram(2).add_rows(([0, 1], [1], [1.0]), n_rows=2),
-    lambda: LinearProgram(2).add_rows(np.ones((1, 2)), columns=[0, 0]),
-    lambda: LinearProgram(2).add_rows(np.ones((1, 1)), columns=[5]),
-    lambda: solve(LinearProgram(2), method="barrier"),
-    lambda: solve(LinearProgram(2), time_limit=-1),
-    lambda: solve(LinearProgram(2), mip_start=[0.0]),
-    lambda: solve("not a model"),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda: LinearProgram(-1),
+        lambda: LinearProgram(2, objective=[1.0, np.nan]),
+        lambda: LinearProgram(2, objective=[1.0]),
+        lambda: LinearProgram(2, lower=[0, 2], upper=[1, 1]),
+        lambda: LinearProgram(2, sense="maximize"),
+        lambda: LinearProgram(2, integrality=[0.5, 1]),
+        lambda: LinearProgram(2).add_rows(np.ones((1, 3))),
+        lambda: LinearProgram(2).add_rows(np.array([[1.0, np.nan]])),
+        lambda: LinearProgram(2).add_rows(sp.csr_array(np.array([[1.0, np.inf]]))),
+        lambda: LinearProgram(2).add_rows(np.ones(2)),
+        lambda: LinearProgram(2).add_rows(np.ones((2, 2)), lower=[0, 1, 2]),
+        lambda: LinearProgram(2).add_rows(np.ones((1, 2)), lower=2, upper=1),
+        lambda: LinearProgram(2).add_rows(np.ones((1, 2)), upper=np.nan),
+        lambda: LinearProgram(2).add_rows(([0], [2], [1.0]), n_rows=1),
+        lambda: LinearProgram(2).add_rows(([0], [1], [1.0])),
+        lambda: LinearProgram(2).add_rows(([0, 1], [1], [1.0]), n_rows=2),
+        lambda: LinearProgram(2).add_rows(np.ones((1, 2)), columns=[0, 0]),
+        lambda: LinearProgram(2).add_rows(np.ones((1, 1)), columns=[5]),
+        lambda: solve(LinearProgram(2), method="barrier"),
+        lambda: solve(LinearProgram(2), time_limit=-1),
+        lambda: solve(LinearProgram(2), mip_start=[0.0]),
+        lambda: solve("not a model"),
+    ],
+)
 def test_bad_input_raises_invalid_input(bad):
     with pytest.raises(InvalidInput):
         bad()
@@ -308,8 +320,7 @@ def test_numba_merge_equals_reference_and_scipy():
         dense_parts.append(part)
     ref = merge_row_blocks_reference(lp._blocks, lp.n_rows, lp.n_vars)
     for threads in (1, 2, 3):
-        fast = merge_row_blocks(lp._blocks, lp.n_rows, lp.n_vars, use_numba=True,
-                                threads=threads)
+        fast = merge_row_blocks(lp._blocks, lp.n_rows, lp.n_vars, use_numba=True, threads=threads)
         for f in ("start", "index", "value"):
             assert np.array_equal(getattr(fast, f), getattr(ref, f))
     assert np.allclose(fast.to_scipy().toarray(), np.vstack(dense_parts), atol=1e-12)
@@ -327,8 +338,12 @@ def test_pass_to_rowwise_and_colwise_give_the_same_model():
     rng = np.random.default_rng(7)
     lp = LinearProgram(40, objective=rng.normal(size=40), lower=-1.0, upper=1.0)
     cmap = rng.choice(40, 25, replace=False)
-    lp.add_rows(sp.random(30, 25, density=0.2, random_state=rng, format="csr"), columns=cmap,
-                lower=-1.0, upper=1.0)
+    lp.add_rows(
+        sp.random(30, 25, density=0.2, random_state=rng, format="csr"),
+        columns=cmap,
+        lower=-1.0,
+        upper=1.0,
+    )
     lp.add_rows(sp.random(10, 40, density=0.3, random_state=rng, format="csr"), upper=2.0)
     loaded = []
     for cached in (False, True):
@@ -339,8 +354,12 @@ def test_pass_to_rowwise_and_colwise_give_the_same_model():
         h.setOptionValue("output_flag", False)
         lp.pass_to(h)
         a = h.getLp().a_matrix_
-        loaded.append(sp.csc_array((np.asarray(a.value_), np.asarray(a.index_),
-                                    np.asarray(a.start_)), shape=(lp.n_rows, lp.n_vars)))
+        loaded.append(
+            sp.csc_array(
+                (np.asarray(a.value_), np.asarray(a.index_), np.asarray(a.start_)),
+                shape=(lp.n_rows, lp.n_vars),
+            )
+        )
         h.run()
         loaded.append(h.getInfo().objective_function_value)
     assert abs(loaded[1] - loaded[3]) <= 1e-9 * max(1.0, abs(loaded[1]))
@@ -359,8 +378,9 @@ def test_property_assembly_matches_dense(data):
     for _ in range(data.draw(st.integers(1, 5))):
         m = data.draw(st.integers(0, 4))
         w = data.draw(st.integers(0, lp.n_vars))
-        vals = data.draw(st.lists(st.sampled_from([0.0, 1.0, -2.5, 3.0]), min_size=m * w,
-                                  max_size=m * w))
+        vals = data.draw(
+            st.lists(st.sampled_from([0.0, 1.0, -2.5, 3.0]), min_size=m * w, max_size=m * w)
+        )
         block = np.array(vals, dtype=float).reshape(m, w)
         fmt = data.draw(st.sampled_from(["dense", "csr", "csc", "coo", "triple"]))
         if fmt == "dense":
@@ -408,14 +428,17 @@ class _FakeHighs:
         return Info()
 
 
-@pytest.mark.parametrize("name,error", [
-    ("kSolveError", "NumericalTrouble"),
-    ("kPostsolveError", "NumericalTrouble"),
-    ("kUnknown", "NumericalTrouble"),
-    ("kModelError", "InvalidInput"),
-    ("kIterationLimit", "SolverLimit"),
-    ("kInterrupt", "SolverLimit"),
-])
+@pytest.mark.parametrize(
+    "name,error",
+    [
+        ("kSolveError", "NumericalTrouble"),
+        ("kPostsolveError", "NumericalTrouble"),
+        ("kUnknown", "NumericalTrouble"),
+        ("kModelError", "InvalidInput"),
+        ("kIterationLimit", "SolverLimit"),
+        ("kInterrupt", "SolverLimit"),
+    ],
+)
 def test_status_mapping(name, error):
     import highspy
     import privopt.errors as errors
@@ -423,8 +446,13 @@ def test_status_mapping(name, error):
 
     lp = LinearProgram(1)
     with pytest.raises(getattr(errors, error)) as err:
-        classify(_FakeHighs(getattr(highspy.HighsModelStatus, name)), lp, 0.0,
-                 method="simplex", presolve=True)
+        classify(
+            _FakeHighs(getattr(highspy.HighsModelStatus, name)),
+            lp,
+            0.0,
+            method="simplex",
+            presolve=True,
+        )
     if error == "SolverLimit":
         assert err.value.best is None  # no feasible point reported
 

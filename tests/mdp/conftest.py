@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from mdp_instances import random_2d
-
 from privopt.mdp import MDPProblem
 
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 import pytest
 from mdp_instances import line_problem, random_2d
-
 from privopt.errors import InvalidInput, SolverLimit
-from privopt.mdp import MDPProblem, gaussian_3d, km_to_latlon, rome_grid, solve
 from privopt.lp.benders import _SubSolver
+from privopt.mdp import MDPProblem, gaussian_3d, km_to_latlon, rome_grid, solve
 from privopt.mdp.benders import build_model, solve_benders_block, to_benders_problem
 from privopt.mdp.partition import PARTITIONERS, classify, mp_component_sizes, partition
 
@@ -28,8 +28,9 @@ def _agree(prob: MDPProblem, **kw) -> None:
     assert pm.verify(prob).ok(1e-9)
 
 
-@pytest.mark.parametrize("n, eps, want", [(9, 0.5, 1.312145614), (9, 1.0, 0.7013662913),
-                                          (12, 0.7, 1.1000777717)])
+@pytest.mark.parametrize(
+    "n, eps, want", [(9, 0.5, 1.312145614), (9, 1.0, 0.7013662913), (12, 0.7, 1.1000777717)]
+)
 def test_line_instances_contiguous_blocks(n: int, eps: float, want: float) -> None:
     prob = line_problem(n, eps)
     labels = np.arange(n) // 3
@@ -60,8 +61,9 @@ def test_every_partitioner_matches_lp(method: str) -> None:
 
 @pytest.mark.parametrize("m", [1, 2, 6])
 def test_partition_invariance_in_m(m: int) -> None:
-    prob = MDPProblem(np.random.default_rng(2).uniform(0, 4, (18, 2)), epsilon=1.2,
-                      eta=1.6, outputs=8, seed=1)
+    prob = MDPProblem(
+        np.random.default_rng(2).uniform(0, 4, (18, 2)), epsilon=1.2, eta=1.6, outputs=8, seed=1
+    )
     _agree(prob, m=m)
     if m == 1:
         pm = solve(prob, "benders", m=1, **TIGHT)
@@ -84,8 +86,9 @@ def test_dataset_types_match_lp(name: str) -> None:
     elif name == "gaussian":
         prob = MDPProblem(gaussian_3d(20, sigma=1.0, seed=1), epsilon=1.0, eta=1.5)
     elif name == "haversine":
-        prob = MDPProblem(km_to_latlon(rome_grid(4, 4, 0.7)), epsilon=1.5, eta=1.5,
-                          metric="haversine")
+        prob = MDPProblem(
+            km_to_latlon(rome_grid(4, 4, 0.7)), epsilon=1.5, eta=1.5, metric="haversine"
+        )
     elif name == "precomputed":
         pts = np.random.default_rng(3).uniform(0, 3, (16, 2))
         d = np.abs(pts[:, None, 0] - pts[None, :, 0]) + np.abs(pts[:, None, 1] - pts[None, :, 1])
@@ -94,8 +97,7 @@ def test_dataset_types_match_lp(name: str) -> None:
         rng = np.random.default_rng(4)
         road = sp.random_array((40, 40), density=0.12, rng=rng, format="csr")
         road.data = rng.uniform(0.2, 1.0, road.data.size)
-        prob = MDPProblem(np.arange(0, 40, 2), epsilon=1.0, eta=0.9, metric="graph",
-                          graph=road)
+        prob = MDPProblem(np.arange(0, 40, 2), epsilon=1.0, eta=0.9, metric="graph", graph=road)
     _agree(prob, m=3)
 
 
@@ -105,8 +107,8 @@ def test_bounds_monotone_and_bracket_optimum() -> None:
     pm = solve(prob, "benders", m=4, initial_cuts="none", **TIGHT)
     lbs = [h["lb"] for h in pm.history]
     ubs = [h["best_ub"] for h in pm.history]
-    assert all(b >= a - 1e-12 for a, b in zip(lbs, lbs[1:]))
-    assert all(b <= a + 1e-12 for a, b in zip(ubs, ubs[1:]) if math.isfinite(a))
+    assert all(b >= a - 1e-12 for a, b in itertools.pairwise(lbs))
+    assert all(b <= a + 1e-12 for a, b in itertools.pairwise(ubs) if math.isfinite(a))
     if pm.summary["n_components"] == 1:
         assert all(lb <= exact + 1e-8 for lb in lbs)
         assert all(ub >= exact - 1e-8 for ub in ubs)
@@ -139,7 +141,8 @@ def test_cut_validity_and_tightness() -> None:
             if res.kind == "optimal":
                 seen_opt += 1
                 assert res.rhs - res.beta @ ybar[data.t_cols] == pytest.approx(
-                    res.phi, rel=1e-7, abs=1e-9)
+                    res.phi, rel=1e-7, abs=1e-9
+                )
                 assert res.rhs - res.beta @ y_star[data.t_cols] <= at_star.phi + 1e-8
             else:
                 assert res.kind == "infeasible"
@@ -214,8 +217,9 @@ def test_thread_executor_same_answer() -> None:
 
 def test_direct_block_call_returns_history() -> None:
     prob = line_problem(9, 1.0)
-    z, lb, info, hist = solve_benders_block(prob.subproblem(np.arange(9)),
-                                            labels=np.arange(9) // 3, **TIGHT)
+    z, lb, info, hist = solve_benders_block(
+        prob.subproblem(np.arange(9)), labels=np.arange(9) // 3, **TIGHT
+    )
     assert z.shape == (9, 9) and info["converged"] and len(hist) == info["iterations"]
     assert {"lb", "best_ub", "master_time", "sub_time"} <= set(hist[0])
 
@@ -236,11 +240,15 @@ def test_process_executor_same_answer() -> None:
 def test_dask_executor_same_answer() -> None:
     distributed = pytest.importorskip("distributed")
     prob = line_problem(12, 0.7)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        pm = solve(prob, "benders", labels=np.arange(12) // 3,
-                   executor=client.get_executor(), **TIGHT)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        pm = solve(
+            prob, "benders", labels=np.arange(12) // 3, executor=client.get_executor(), **TIGHT
+        )
     assert pm.expected_loss == pytest.approx(1.1000777717, rel=1e-9)
 
 

@@ -7,14 +7,16 @@ import math
 import numpy as np
 import pytest
 from mdp_instances import line_problem, random_2d
-from scipy.optimize import linprog
-
 from privopt.errors import InvalidInput
 from privopt.mdp import MDPProblem, build_lp, exponential_mechanism, solve
+from scipy.optimize import linprog
 
 
-def brute_force_violation(z: np.ndarray, prob: MDPProblem, dist: np.ndarray | None = None,
-                          ) -> float:
+def brute_force_violation(
+    z: np.ndarray,
+    prob: MDPProblem,
+    dist: np.ndarray | None = None,
+) -> float:
     """max over pairs and k of z_ik − e^{ε D_ij} z_jk with explicit loops (reference)."""
     d = prob.distances if dist is None else dist
     worst = -math.inf
@@ -41,25 +43,34 @@ def linprog_reference(prob: MDPProblem) -> float:
                     rows.append(row)
                     rhs.append(0.0)
     a_eq = np.kron(np.eye(n), np.ones((1, k)))
-    res = linprog(prob.objective.ravel(), A_ub=np.array(rows) if rows else None,
-                  b_ub=np.array(rhs) if rows else None, A_eq=a_eq, b_eq=np.ones(n),
-                  bounds=(0, None), method="highs")
+    res = linprog(
+        prob.objective.ravel(),
+        A_ub=np.array(rows) if rows else None,
+        b_ub=np.array(rhs) if rows else None,
+        A_eq=a_eq,
+        b_eq=np.ones(n),
+        bounds=(0, None),
+        method="highs",
+    )
     assert res.status == 0
     return float(res.fun)
 
 
-@pytest.mark.parametrize("eps, want", [(0.5, 0.3775406688), (1.0, 0.2689414214),
-                                       (2.0, 0.1192029220)])
+@pytest.mark.parametrize(
+    "eps, want", [(0.5, 0.3775406688), (1.0, 0.2689414214), (2.0, 0.1192029220)]
+)
 def test_randomized_response_closed_form(eps: float, want: float) -> None:
     pm = solve(line_problem(2, eps))
     assert pm.expected_loss == pytest.approx(want, abs=1e-9)
     e = math.exp(eps)
-    np.testing.assert_allclose(pm.matrix, [[e / (1 + e), 1 / (1 + e)],
-                                           [1 / (1 + e), e / (1 + e)]], atol=1e-9)
+    np.testing.assert_allclose(
+        pm.matrix, [[e / (1 + e), 1 / (1 + e)], [1 / (1 + e), e / (1 + e)]], atol=1e-9
+    )
 
 
-@pytest.mark.parametrize("n, eps, want", [(9, 0.5, 1.312145614), (9, 1.0, 0.7013662913),
-                                          (12, 0.7, 1.1000777717)])
+@pytest.mark.parametrize(
+    "n, eps, want", [(9, 0.5, 1.312145614), (9, 1.0, 0.7013662913), (12, 0.7, 1.1000777717)]
+)
 def test_line_instances(n: int, eps: float, want: float) -> None:
     pm = solve(line_problem(n, eps))
     assert pm.expected_loss == pytest.approx(want, rel=1e-9)
@@ -79,13 +90,13 @@ def test_epsilon_zero_rows_equal() -> None:
     prob = line_problem(9, 0.0)
     pm = solve(prob)
     assert pm.expected_loss == pytest.approx(20 / 9, rel=1e-9)
-    np.testing.assert_allclose(pm.matrix, np.broadcast_to(pm.matrix[0], pm.matrix.shape),
-                               atol=1e-9)
+    np.testing.assert_allclose(pm.matrix, np.broadcast_to(pm.matrix[0], pm.matrix.shape), atol=1e-9)
 
 
 def test_no_edges_gives_cheapest_output() -> None:
-    prob = MDPProblem(np.random.default_rng(1).uniform(0, 6, (12, 2)), epsilon=1.0,
-                      eta=1e-3, outputs=4, seed=2)
+    prob = MDPProblem(
+        np.random.default_rng(1).uniform(0, 6, (12, 2)), epsilon=1.0, eta=1e-3, outputs=4, seed=2
+    )
     assert len(prob.edges) == 0
     pm = solve(prob)
     want = float(np.sum(prob.prior * prob.cost.min(axis=1)))
@@ -103,8 +114,14 @@ def test_one_record_is_trivial() -> None:
 @pytest.mark.parametrize("seed", range(3))
 def test_lp_matches_linprog_and_brute_force(seed: int) -> None:
     rng = np.random.default_rng(seed)
-    prob = MDPProblem(rng.uniform(0, 4, (10, 2)), epsilon=rng.uniform(0.3, 2.0), eta=1.5,
-                      outputs=6, seed=seed, prior=rng.dirichlet(np.ones(10)))
+    prob = MDPProblem(
+        rng.uniform(0, 4, (10, 2)),
+        epsilon=rng.uniform(0.3, 2.0),
+        eta=1.5,
+        outputs=6,
+        seed=seed,
+        prior=rng.dirichlet(np.ones(10)),
+    )
     pm = solve(prob)
     assert pm.expected_loss == pytest.approx(linprog_reference(prob), rel=1e-7, abs=1e-10)
     assert brute_force_violation(pm.matrix, prob) <= 1e-12
@@ -121,8 +138,13 @@ def test_component_split_property_3_1() -> None:
     assert both.components[0] >= 2
     total = 0.0
     for part in (a, b):
-        sub = MDPProblem(part, epsilon=1.0, eta=1.6,
-                         outputs=np.vstack([a, b]), prior=np.full(len(part), 1 / len(part)))
+        sub = MDPProblem(
+            part,
+            epsilon=1.0,
+            eta=1.6,
+            outputs=np.vstack([a, b]),
+            prior=np.full(len(part), 1 / len(part)),
+        )
         total += solve(sub).expected_loss * len(part) / 13
     assert pm.expected_loss == pytest.approx(total, rel=1e-8)
 
@@ -156,8 +178,14 @@ def test_row_generation_equals_full_lp(seed: int) -> None:
     rng = np.random.default_rng(seed)
     pts = rng.uniform(0, 5, (30, 2))
     outputs = [None, 7, rng.uniform(0, 5, (6, 2)), np.array([0, 3, 9])][seed]
-    prob = MDPProblem(pts, epsilon=rng.uniform(0.3, 3.0), eta=1.4, outputs=outputs, seed=seed,
-                      prior=rng.dirichlet(np.ones(30)))
+    prob = MDPProblem(
+        pts,
+        epsilon=rng.uniform(0.3, 3.0),
+        eta=1.4,
+        outputs=outputs,
+        seed=seed,
+        prior=rng.dirichlet(np.ones(30)),
+    )
     lazy = solve(prob)
     full = solve(prob, row_generation=False)
     assert lazy.expected_loss == pytest.approx(full.expected_loss, rel=1e-7)
@@ -170,21 +198,24 @@ def test_row_generation_equals_full_lp(seed: int) -> None:
 def test_epsilon_path_warm_start_equals_cold_solves() -> None:
     from privopt.mdp import solve_epsilon_path
 
-    prob = MDPProblem(np.random.default_rng(12).uniform(0, 5, (30, 2)), epsilon=1.0, eta=1.5,
-                      outputs=12, seed=0)
+    prob = MDPProblem(
+        np.random.default_rng(12).uniform(0, 5, (30, 2)), epsilon=1.0, eta=1.5, outputs=12, seed=0
+    )
     eps = [0.8, 0.9, 1.0, 1.2]
     warm = solve_epsilon_path(prob, eps)
     cold = solve_epsilon_path(prob, eps, warm_start=False)
     for e, w, c in zip(eps, warm, cold, strict=True):
-        single = MDPProblem(np.random.default_rng(12).uniform(0, 5, (30, 2)), epsilon=e,
-                            eta=1.5, outputs=12, seed=0)
+        single = MDPProblem(
+            np.random.default_rng(12).uniform(0, 5, (30, 2)), epsilon=e, eta=1.5, outputs=12, seed=0
+        )
         assert w.epsilon == e
         assert w.expected_loss == pytest.approx(c.expected_loss, rel=1e-8)
         assert w.expected_loss == pytest.approx(solve(single).expected_loss, rel=1e-8)
         assert w.verify(single).ok(1e-9)
     # Later ε start from the previous basis: fewer simplex iterations than from scratch.
-    assert sum(w.summary["iterations"] for w in warm[1:]) < \
-        sum(c.summary["iterations"] for c in cold[1:])
+    assert sum(w.summary["iterations"] for w in warm[1:]) < sum(
+        c.summary["iterations"] for c in cold[1:]
+    )
     with pytest.raises(InvalidInput, match="epsilons"):
         solve_epsilon_path(prob, [1.0, -1.0])
 
@@ -203,15 +234,23 @@ def test_safe_lower_bound_is_valid_for_any_multipliers(seed: int) -> None:
     from privopt.mdp.solvers import _safe_lower_bound
 
     rng = np.random.default_rng(seed)
-    prob = MDPProblem(rng.uniform(0, 3, (12, 2)), epsilon=rng.uniform(0.5, 3), eta=1.2,
-                      outputs=5, seed=seed)
+    prob = MDPProblem(
+        rng.uniform(0, 3, (12, 2)), epsilon=rng.uniform(0.5, 3), eta=1.2, outputs=5, seed=seed
+    )
     block = _component_block(prob)
     n, k = block.n, block.k
     a = sp_vstack_csr([unit_rows(n, k), mdp_rows(block.edges, block.epsilon, n, k)])
     c = block.objective.ravel()
     m = a.shape[0] - n
-    opt = linprog(c, A_ub=a[n:].toarray(), b_ub=np.zeros(m), A_eq=a[:n].toarray(),
-                  b_eq=np.ones(n), bounds=(0, None), method="highs")
+    opt = linprog(
+        c,
+        A_ub=a[n:].toarray(),
+        b_ub=np.zeros(m),
+        A_eq=a[:n].toarray(),
+        b_eq=np.ones(n),
+        bounds=(0, None),
+        method="highs",
+    )
     assert opt.status == 0
     for _ in range(50):
         y = rng.normal(0, 1, a.shape[0]) * rng.choice([1e-6, 1e-2, 1.0])
@@ -229,8 +268,9 @@ def sp_vstack_csr(parts):
 
 @pytest.mark.parametrize("initial_rows", ["none", "dag"])
 @pytest.mark.parametrize("polish", [True, False])
-def test_row_generation_variants_certify_at_paper_coefficients(initial_rows: str,
-                                                               polish: bool) -> None:
+def test_row_generation_variants_certify_at_paper_coefficients(
+    initial_rows: str, polish: bool
+) -> None:
     """ε·η = 20 as in the paper (ratios up to e^20): every variant releases a verified matrix
     whose loss is within its rigorous bound's gap of the plain LP, and the gap is small."""
     pts = np.random.default_rng(5).uniform(0, 6, (60, 2))
@@ -263,11 +303,17 @@ def test_column_generation_equals_all_columns(case: int) -> None:
     pts = rng.uniform(0, 5, (n, 2))
     eps = [10.0, 0.7, 2.0, 4.0, 1.5][case]
     outputs = [None, None, 9, rng.uniform(0, 5, (7, 2)), None][case]
-    prob = MDPProblem(pts, epsilon=eps, eta=1.5, outputs=outputs, seed=case,
-                      prior=rng.dirichlet(np.ones(n)))
+    prob = MDPProblem(
+        pts, epsilon=eps, eta=1.5, outputs=outputs, seed=case, prior=rng.dirichlet(np.ones(n))
+    )
     if case == 4:  # an arbitrary cost table: cheap outputs far away, so columns price in
-        prob = MDPProblem(pts, epsilon=eps, eta=1.5, cost=rng.uniform(0, 3, (n, n)),
-                          prior=rng.dirichlet(np.ones(n)))
+        prob = MDPProblem(
+            pts,
+            epsilon=eps,
+            eta=1.5,
+            cost=rng.uniform(0, 3, (n, n)),
+            prior=rng.dirichlet(np.ones(n)),
+        )
     gen = solve(prob)
     every = solve(prob, columns="all")
     full = solve(prob, row_generation=False)

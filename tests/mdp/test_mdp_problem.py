@@ -7,23 +7,28 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy.sparse import csgraph
-
+from mdp_instances import random_2d
 from privopt.errors import InvalidInput
 from privopt.mdp import MDPProblem, gaussian_3d, km_to_latlon, load_rome_nodes, rome_grid
 from privopt.mdp.metrics import haversine_km
-
-from mdp_instances import random_2d
+from scipy.sparse import csgraph
 
 
 def test_edges_match_brute_force(small_random: MDPProblem) -> None:
     p = small_random
-    want = {(i, j) for i in range(p.n_records) for j in range(p.n_records)
-            if i != j and math.dist(p.points[i], p.points[j]) <= p.eta}
+    want = {
+        (i, j)
+        for i in range(p.n_records)
+        for j in range(p.n_records)
+        if i != j and math.dist(p.points[i], p.points[j]) <= p.eta
+    }
     e = p.edges
-    assert set(zip(e.i.tolist(), e.j.tolist())) == want
-    np.testing.assert_allclose(e.d, [math.dist(p.points[i], p.points[j])
-                                     for i, j in zip(e.i, e.j)], rtol=1e-14)
+    assert set(zip(e.i.tolist(), e.j.tolist(), strict=True)) == want
+    np.testing.assert_allclose(
+        e.d,
+        [math.dist(p.points[i], p.points[j]) for i, j in zip(e.i, e.j, strict=True)],
+        rtol=1e-14,
+    )
 
 
 def test_grid_sizes_spec_item_12() -> None:
@@ -63,7 +68,9 @@ def test_graph_metric_and_precomputed_agree() -> None:
     np.testing.assert_allclose(p.distances, ref)
     ref_finite = np.where(np.isfinite(ref), ref, 1e9)
     q = MDPProblem(ref_finite, epsilon=1.0, eta=1.5, metric="precomputed")
-    assert set(zip(p.edges.i, p.edges.j)) == set(zip(q.edges.i, q.edges.j))
+    assert set(zip(p.edges.i, p.edges.j, strict=True)) == set(
+        zip(q.edges.i, q.edges.j, strict=True)
+    )
 
 
 def test_components_and_graph_distances(small_random: MDPProblem) -> None:
@@ -91,8 +98,9 @@ def test_generators_deterministic() -> None:
 
 def test_rome_loader(tmp_path) -> None:
     f = tmp_path / "nodes.csv"
-    f.write_text("osmid,y,x,street_count\n1,41.9,12.5,3\n2,41.8,12.4,3\n3,40.0,12.5,3\n"
-                 "4,41.8,12.4,2\n")
+    f.write_text(
+        "osmid,y,x,street_count\n1,41.9,12.5,3\n2,41.8,12.4,3\n3,40.0,12.5,3\n4,41.8,12.4,2\n"
+    )
     pts = load_rome_nodes(f, n=None)
     # Out-of-bbox node dropped, duplicate location merged; (lat, lon) order.
     np.testing.assert_array_equal(pts, [[41.8, 12.4], [41.9, 12.5]])
@@ -143,8 +151,9 @@ def test_travel_cost_loss_brute_force() -> None:
     rng = np.random.default_rng(0)
     a, b, w = rng.uniform(0, 5, (6, 4)), rng.uniform(0, 5, (3, 4)), rng.dirichlet(np.ones(4))
     c = travel_cost_loss(a, b, w)
-    ref = [[sum(w[t] * abs(a[i, t] - b[k, t]) for t in range(4)) for k in range(3)]
-           for i in range(6)]
+    ref = [
+        [sum(w[t] * abs(a[i, t] - b[k, t]) for t in range(4)) for k in range(3)] for i in range(6)
+    ]
     np.testing.assert_allclose(c, ref, rtol=1e-12)
     with pytest.raises(InvalidInput, match="output_to_dest"):
         travel_cost_loss(a, b[:, :2])

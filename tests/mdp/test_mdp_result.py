@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from mdp_instances import random_2d
-
 from privopt.errors import InvalidInput, PrivacyViolation
 from privopt.mdp import MDPProblem, PerturbationMatrix, repair, solve
 from privopt.mdp.datasets import km_to_latlon, rome_grid
@@ -29,12 +28,15 @@ def test_sample_frequencies_match_row(solved) -> None:
     assert 0 <= one < pm.n_outputs
     # Every privopt.dp random source works, the secure one included; seeds reproduce.
     assert pm.matrix[3, pm.sample(3, rng="secure")] > 0
-    assert np.array_equal(pm.sample_many(np.arange(20), rng=5),
-                          pm.sample_many(np.arange(20), rng=5))
+    assert np.array_equal(
+        pm.sample_many(np.arange(20), rng=5), pm.sample_many(np.arange(20), rng=5)
+    )
     secure = pm.sample_many(np.full(20_000, 7), rng="secure")
     freq = np.bincount(secure, minlength=pm.n_outputs) / secure.size
-    assert np.all(np.abs(freq - pm.matrix[7]) <= 5 * np.sqrt(
-        pm.matrix[7] * (1 - pm.matrix[7]) / secure.size) + 1e-12)
+    assert np.all(
+        np.abs(freq - pm.matrix[7])
+        <= 5 * np.sqrt(pm.matrix[7] * (1 - pm.matrix[7]) / secure.size) + 1e-12
+    )
     with pytest.raises(InvalidInput, match="record"):
         pm.sample(99)
     with pytest.raises(InvalidInput, match="records"):
@@ -156,8 +158,9 @@ def test_repair_lifts_entries_left_out_far_from_the_output() -> None:
     assert np.abs(fixed.sum(axis=1) - 1).max() <= 1e-12
     keep = np.exp(prob.epsilon * prob.edges.d) > 1.0
     sub = EdgeList(prob.edges.i[keep], prob.edges.j[keep], prob.edges.d[keep])
-    mixed, _ = _mix(cut / cut.sum(axis=1, keepdims=True), prob.edges, sub, prob.epsilon,
-                    1e-12, prob.objective)
+    mixed, _ = _mix(
+        cut / cut.sum(axis=1, keepdims=True), prob.edges, sub, prob.epsilon, 1e-12, prob.objective
+    )
     loss = float(np.sum(prob.objective * fixed))
     assert loss <= float(np.sum(prob.objective * mixed))
     # Within 1e-8 relative of the optimum the entries were cut from (whose own solver

@@ -144,8 +144,7 @@ def _bernoulli_exp128(words, st, nhi, nlo, dhi, dlo):
             return False
         nhi, nlo = _sub128(nhi, nlo, dhi, dlo)
     k = np.int64(1)
-    while (_bernoulli128(words, st, nhi, nlo, dhi, dlo)
-           and _bernoulli(words, st, np.int64(1), k)):
+    while _bernoulli128(words, st, nhi, nlo, dhi, dlo) and _bernoulli(words, st, np.int64(1), k):
         k += 1
     return k % 2 == 1 and st[1] == 0
 

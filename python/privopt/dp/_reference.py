@@ -17,8 +17,14 @@ import numpy as np
 
 from privopt.dp.randomness import RandomSource
 
-__all__ = ["BitReader", "ref_bernoulli", "ref_bernoulli_exp_small", "ref_bernoulli_exp",
-           "ref_discrete_laplace", "ref_discrete_gaussian"]
+__all__ = [
+    "BitReader",
+    "ref_bernoulli",
+    "ref_bernoulli_exp_small",
+    "ref_bernoulli_exp",
+    "ref_discrete_laplace",
+    "ref_discrete_gaussian",
+]
 
 
 class BitReader:

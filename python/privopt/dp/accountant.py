@@ -119,8 +119,15 @@ class PrivacyAccountant:
         return max(0.0, self.epsilon_budget - eps), max(0.0, self._delta_limit - delta)
 
     # -- recording -----------------------------------------------------------------------
-    def spend(self, epsilon: float, delta: float = 0.0, *, label: str, mechanism: str = "",
-              sensitivity: float | None = None) -> None:
+    def spend(
+        self,
+        epsilon: float,
+        delta: float = 0.0,
+        *,
+        label: str,
+        mechanism: str = "",
+        sensitivity: float | None = None,
+    ) -> None:
         """Record a release costing (ε, δ), after checking it fits the budget.
 
         Parameters
@@ -151,7 +158,8 @@ class PrivacyAccountant:
                 f"spending (epsilon={epsilon:g}, delta={delta:g}) on {label!r} would bring the "
                 f"total to (epsilon={eps_after:g}, delta={delta_after:g}), over the budget "
                 f"(epsilon={self.epsilon_budget:g}, delta={self._delta_limit:g}); "
-                f"already spent (epsilon={self.epsilon_spent:g}, delta={self.delta_spent:g})")
+                f"already spent (epsilon={self.epsilon_spent:g}, delta={self.delta_spent:g})"
+            )
         self.entries.append(entry)
 
     @contextmanager
@@ -164,8 +172,10 @@ class PrivacyAccountant:
         if not isinstance(label, str) or not label:
             raise InvalidInput(f"label must be a non-empty string, got {label!r}")
         if self._group is not None:
-            raise InvalidInput(f"parallel group {label!r} opened inside group {self._group!r}; "
-                               "parallel groups do not nest")
+            raise InvalidInput(
+                f"parallel group {label!r} opened inside group {self._group!r}; "
+                "parallel groups do not nest"
+            )
         self._group = label
         try:
             yield self
@@ -176,11 +186,22 @@ class PrivacyAccountant:
     def ledger(self) -> str:
         """The ledger as a fixed-width text table, with totals and the budget."""
         header = ["#", "label", "mechanism", "epsilon", "delta", "sensitivity", "group"]
-        rows = [[str(i), e.label, e.mechanism or "-", f"{e.epsilon:.6g}", f"{e.delta:.6g}",
-                 "-" if e.sensitivity is None else f"{e.sensitivity:.6g}", e.group or "-"]
-                for i, e in enumerate(self.entries, 1)]
-        widths = [max(len(h), *(len(r[c]) for r in rows)) if rows else len(h)
-                  for c, h in enumerate(header)]
+        rows = [
+            [
+                str(i),
+                e.label,
+                e.mechanism or "-",
+                f"{e.epsilon:.6g}",
+                f"{e.delta:.6g}",
+                "-" if e.sensitivity is None else f"{e.sensitivity:.6g}",
+                e.group or "-",
+            ]
+            for i, e in enumerate(self.entries, 1)
+        ]
+        widths = [
+            max(len(h), *(len(r[c]) for r in rows)) if rows else len(h)
+            for c, h in enumerate(header)
+        ]
 
         def line(cells: list[str]) -> str:
             return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
@@ -190,8 +211,10 @@ class PrivacyAccountant:
         out = [line(header), line(["-" * w for w in widths])]
         out += [line(r) for r in rows] or ["(no spends)"]
         out.append("")
-        out.append(f"spent:     epsilon={eps:.6g}  delta={delta:.6g}  "
-                   "(sequential sum; parallel groups count their max)")
+        out.append(
+            f"spent:     epsilon={eps:.6g}  delta={delta:.6g}  "
+            "(sequential sum; parallel groups count their max)"
+        )
         out.append(f"budget:    epsilon={self.epsilon_budget:.6g}  delta={self._delta_limit:.6g}")
         out.append(f"remaining: epsilon={rem_eps:.6g}  delta={rem_delta:.6g}")
         return "\n".join(out)
@@ -200,5 +223,7 @@ class PrivacyAccountant:
         return self.ledger()
 
     def __repr__(self) -> str:
-        return (f"PrivacyAccountant(epsilon_budget={self.epsilon_budget!r}, "
-                f"delta_budget={self.delta_budget!r}, entries={len(self.entries)})")
+        return (
+            f"PrivacyAccountant(epsilon_budget={self.epsilon_budget!r}, "
+            f"delta_budget={self.delta_budget!r}, entries={len(self.entries)})"
+        )

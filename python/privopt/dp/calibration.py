@@ -22,8 +22,12 @@ from scipy.special import log_ndtr, ndtr
 from privopt._validation import check_delta, check_epsilon, check_positive
 from privopt.errors import InvalidInput
 
-__all__ = ["analytic_gaussian_sigma", "classic_gaussian_sigma", "gaussian_delta",
-           "discrete_gaussian_delta"]
+__all__ = [
+    "analytic_gaussian_sigma",
+    "classic_gaussian_sigma",
+    "gaussian_delta",
+    "discrete_gaussian_delta",
+]
 
 
 def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:

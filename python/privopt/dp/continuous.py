@@ -34,8 +34,13 @@ from privopt.dp.calibration import analytic_gaussian_sigma, discrete_gaussian_de
 from privopt.dp.discrete import sample_discrete_gaussian, sample_discrete_laplace
 from privopt.errors import InvalidInput
 
-__all__ = ["sample_laplace", "sample_gaussian", "laplace_mechanism", "gaussian_mechanism",
-           "grid_step"]
+__all__ = [
+    "sample_laplace",
+    "sample_gaussian",
+    "laplace_mechanism",
+    "gaussian_mechanism",
+    "grid_step",
+]
 
 #: Grid resolution of the Laplace sampler/mechanism: g ≤ 2^-20 of the scale (and of Δ).
 LAPLACE_GRID_BITS = 20
@@ -53,8 +58,9 @@ def _to_grid(values: Any, g: float) -> tuple[np.ndarray, np.ndarray]:
     x = check_finite_array("values", values)
     scaled = x / g  # exact: g is a power of two (barring overflow, checked next)
     if x.size and not np.all(np.abs(scaled) < 2.0**62):
-        raise InvalidInput(f"values too large for the noise grid g={g!r}: |values|/g must be "
-                           "< 2**62")
+        raise InvalidInput(
+            f"values too large for the noise grid g={g!r}: |values|/g must be < 2**62"
+        )
     return x, np.rint(scaled).astype(np.int64)
 
 
@@ -103,8 +109,9 @@ def sample_gaussian(sigma: float, size: Any = None, *, rng: Any = None) -> Any:
     return g * z if size is not None else g * float(z)
 
 
-def laplace_mechanism(values: Any, epsilon: float, *, sensitivity: float = 1.0,
-                      rng: Any = None) -> np.ndarray:
+def laplace_mechanism(
+    values: Any, epsilon: float, *, sensitivity: float = 1.0, rng: Any = None
+) -> np.ndarray:
     """ε-DP release of real values with ℓ1-sensitivity Δ: Laplace noise on a grid.
 
     Guarantee: ε-differential privacy for the neighbouring relation under which ``values``
@@ -133,8 +140,9 @@ def laplace_mechanism(values: Any, epsilon: float, *, sensitivity: float = 1.0,
     return g * (idx + z).astype(np.float64)
 
 
-def gaussian_mechanism(values: Any, epsilon: float, delta: float, *,
-                       sensitivity: float = 1.0, rng: Any = None) -> np.ndarray:
+def gaussian_mechanism(
+    values: Any, epsilon: float, delta: float, *, sensitivity: float = 1.0, rng: Any = None
+) -> np.ndarray:
     """(ε, δ)-DP release of real values with ℓ2-sensitivity Δ: Gaussian noise on a grid.
 
     Guarantee: (ε, δ)-differential privacy for the neighbouring relation under which ``values``
@@ -165,8 +173,9 @@ def gaussian_mechanism(values: Any, epsilon: float, delta: float, *,
     return g * (idx + z).astype(np.float64)
 
 
-def gaussian_grid_calibration(epsilon: float, delta: float,
-                              sensitivity: float) -> tuple[float, float]:
+def gaussian_grid_calibration(
+    epsilon: float, delta: float, sensitivity: float
+) -> tuple[float, float]:
     """(σ_int, g) used by :func:`gaussian_mechanism`: grid step g and integer-grid σ."""
     sigma = analytic_gaussian_sigma(epsilon, delta, sensitivity)
     g = grid_step(min(sensitivity, sigma), GAUSSIAN_GRID_BITS)
@@ -177,4 +186,5 @@ def gaussian_grid_calibration(epsilon: float, delta: float,
             return sigma_int, g
         sigma_int *= 1.0 + 2.0**-14
     raise InvalidInput(  # pragma: no cover - the bound converges to the continuous δ
-        f"could not calibrate the discrete Gaussian for epsilon={epsilon}, delta={delta}")
+        f"could not calibrate the discrete Gaussian for epsilon={epsilon}, delta={delta}"
+    )

@@ -44,9 +44,9 @@ def demo_section(out_dir: Path, seed: int) -> Section:
 
     fig, axes = new_figure(1, 2, figsize=(9, 3.2))
     for ax, draws, pmf, name in (
-            (axes[0], lap, lambda k: discrete_laplace_pmf(k, eps), f"discrete Laplace, ε={eps}"),
-            (axes[1], gau, lambda k: discrete_gaussian_pmf(k, sigma),
-             f"discrete Gaussian, σ={sigma}")):
+        (axes[0], lap, lambda k: discrete_laplace_pmf(k, eps), f"discrete Laplace, ε={eps}"),
+        (axes[1], gau, lambda k: discrete_gaussian_pmf(k, sigma), f"discrete Gaussian, σ={sigma}"),
+    ):
         k = np.arange(-20, 21)
         counts = np.array([(draws == v).sum() for v in k]) / draws.size
         ax.bar(k, counts, color="#9ecae1", label=f"{_DRAWS:,} draws")
@@ -79,17 +79,25 @@ def demo_section(out_dir: Path, seed: int) -> Section:
     p = exponential_mechanism_probabilities([0.0, 1e6 - 2, 1e6], 1.0)
     table = markdown_table(
         ["sampler", "parameter", "draws", "TV distance to exact pmf"],
-        [["discrete Laplace", f"ε = {eps}", _DRAWS, f"{tv_lap:.4f}"],
-         ["discrete Gaussian", f"σ = {sigma}", _DRAWS, f"{tv_gau:.4f}"]])
+        [
+            ["discrete Laplace", f"ε = {eps}", _DRAWS, f"{tv_lap:.4f}"],
+            ["discrete Gaussian", f"σ = {sigma}", _DRAWS, f"{tv_gau:.4f}"],
+        ],
+    )
     body = (
         "Exact integer samplers (Canonne–Kamath–Steinke 2020) drawn from uniform random bits "
         "with integer arithmetic only; their histograms match the exact pmfs (the expected TV "
-        f"distance of {_DRAWS:,} draws from a law on ~60 points is about 0.005).\n\n" + table
+        f"distance of {_DRAWS:,} draws from a law on ~60 points is about 0.005).\n\n"
+        + table
         + "\n\nGaussian calibration for ε = 1, δ = 1e-6, Δ = 1: analytic σ = "
         f"{analytic_gaussian_sigma(1.0, 1e-6):.3f} vs the classic bound's "
         f"{classic_gaussian_sigma(0.99, 1e-6):.3f} (at ε = 0.99, where it is defined).\n\n"
         "Exponential mechanism with scores (0, 1e6−2, 1e6), ε = 1: probabilities "
         f"{', '.join(f'{x:.4g}' for x in p)} (computed in log space, no overflow).\n\n"
-        "Privacy accountant ledger (budget ε = 1, δ = 1e-6):\n\n```\n" + acct.ledger()
-        + "\n```\n\nA further spend is refused before it is recorded:\n`" + refused + "`\n")
+        "Privacy accountant ledger (budget ε = 1, δ = 1e-6):\n\n```\n"
+        + acct.ledger()
+        + "\n```\n\nA further spend is refused before it is recorded:\n`"
+        + refused
+        + "`\n"
+    )
     return Section("Differential-privacy primitives", body, [fig_name])

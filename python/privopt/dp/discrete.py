@@ -71,8 +71,10 @@ def discrete_laplace_rate(epsilon: float, sensitivity: float = 1) -> tuple[int, 
         g = math.gcd(s, t)
         s, t = s // g, t // g
     if t > _MAX_SCALE * s:
-        raise InvalidInput(f"sensitivity/epsilon = {float(1 / rate)!r} exceeds 2**56: the "
-                           "noise would not fit 64-bit integers")
+        raise InvalidInput(
+            f"sensitivity/epsilon = {float(1 / rate)!r} exceeds 2**56: the "
+            "noise would not fit 64-bit integers"
+        )
     return s, t
 
 
@@ -129,8 +131,15 @@ def _finish(out: np.ndarray, shape: tuple[int, ...] | None) -> Any:
     return int(out[0]) if shape is None else out.reshape(shape)
 
 
-def _run(kernel: Callable, args: tuple, reference: Callable, ref_args: tuple, count: int,
-         source: RandomSource, bits_per_sample: float) -> np.ndarray:
+def _run(
+    kernel: Callable,
+    args: tuple,
+    reference: Callable,
+    ref_args: tuple,
+    count: int,
+    source: RandomSource,
+    bits_per_sample: float,
+) -> np.ndarray:
     """Drive a kernel over refilled word buffers (see :mod:`privopt.dp._kernels`)."""
     out = np.empty(count, dtype=np.int64)
     i = 0
@@ -153,8 +162,9 @@ def _run(kernel: Callable, args: tuple, reference: Callable, ref_args: tuple, co
     return out
 
 
-def sample_discrete_laplace(epsilon: float, size: Any = None, *, sensitivity: float = 1,
-                            rng: Any = None) -> Any:
+def sample_discrete_laplace(
+    epsilon: float, size: Any = None, *, sensitivity: float = 1, rng: Any = None
+) -> Any:
     """Discrete Laplace (two-sided geometric) noise, P(k) ∝ exp(-ε|k|/Δ), k ∈ ℤ.
 
     Adding it to an integer query of ℓ1-sensitivity Δ gives ε-differential privacy (pure DP,
@@ -189,8 +199,15 @@ def sample_discrete_laplace(epsilon: float, size: Any = None, *, sensitivity: fl
     s, t = discrete_laplace_rate(epsilon, sensitivity)
     kt = (t - 1).bit_length()
     # Bits per draw: ~kt for the uniform, a handful for the Bernoulli(exp) steps.
-    out = _run(_kernels.discrete_laplace_kernel, (s, t, kt), ref_discrete_laplace, (s, t),
-               count, source, bits_per_sample=2 * kt + 24)
+    out = _run(
+        _kernels.discrete_laplace_kernel,
+        (s, t, kt),
+        ref_discrete_laplace,
+        (s, t),
+        count,
+        source,
+        bits_per_sample=2 * kt + 24,
+    )
     return _finish(out, shape)
 
 
@@ -225,14 +242,20 @@ def sample_discrete_gaussian(sigma: float, size: Any = None, *, rng: Any = None)
     if n >= _LIMIT or t * d >= _LIMIT or dd >= 2**126:
         # Beyond the 128-bit kernel (σ ≳ 1e9): exact but slow pure-Python path.
         reader = BitReader(source)
-        out = np.array([ref_discrete_gaussian(reader, n, d, t) for _ in range(count)],
-                       dtype=np.int64)
+        out = np.array(
+            [ref_discrete_gaussian(reader, n, d, t) for _ in range(count)], dtype=np.int64
+        )
         return _finish(out, shape)
     td = t * d
     ylim = (2**63 - 1) // td
     kt = (t - 1).bit_length()
-    out = _run(_kernels.discrete_gaussian_kernel,
-               (n, t, kt, td, ylim, np.uint64(dd >> 64), np.uint64(dd & (2**64 - 1))),
-               ref_discrete_gaussian, (n, d, t), count, source,
-               bits_per_sample=3 * kt + 48)
+    out = _run(
+        _kernels.discrete_gaussian_kernel,
+        (n, t, kt, td, ylim, np.uint64(dd >> 64), np.uint64(dd & (2**64 - 1))),
+        ref_discrete_gaussian,
+        (n, d, t),
+        count,
+        source,
+        bits_per_sample=3 * kt + 48,
+    )
     return _finish(out, shape)

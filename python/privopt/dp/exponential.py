@@ -47,9 +47,9 @@ def _logits(scores: Any, epsilon: float, sensitivity: float, monotonic: bool) ->
     return factor * (u - u.max())
 
 
-def exponential_mechanism_probabilities(scores: Any, epsilon: float, *,
-                                        sensitivity: float = 1.0,
-                                        monotonic: bool = False) -> np.ndarray:
+def exponential_mechanism_probabilities(
+    scores: Any, epsilon: float, *, sensitivity: float = 1.0, monotonic: bool = False
+) -> np.ndarray:
     """Selection probabilities of :func:`exponential_mechanism`, shape (n,), float64.
 
     Parameters
@@ -68,9 +68,15 @@ def exponential_mechanism_probabilities(scores: Any, epsilon: float, *,
     return np.exp(logits - logsumexp(logits))
 
 
-def exponential_mechanism(scores: Any, epsilon: float, *, sensitivity: float = 1.0,
-                          rng: Any = None, monotonic: bool = False,
-                          size: int | None = None) -> Any:
+def exponential_mechanism(
+    scores: Any,
+    epsilon: float,
+    *,
+    sensitivity: float = 1.0,
+    rng: Any = None,
+    monotonic: bool = False,
+    size: int | None = None,
+) -> Any:
     """Select an index with probability ∝ exp(ε·scoreᵢ/(2Δu)) (ε-DP, see module docstring).
 
     Parameters
@@ -91,8 +97,9 @@ def exponential_mechanism(scores: Any, epsilon: float, *, sensitivity: float = 1
     >>> exponential_mechanism([0.0, 1e6, -1e6], 1.0, rng=0)
     1
     """
-    p = exponential_mechanism_probabilities(scores, epsilon, sensitivity=sensitivity,
-                                            monotonic=monotonic)
+    p = exponential_mechanism_probabilities(
+        scores, epsilon, sensitivity=sensitivity, monotonic=monotonic
+    )
     cdf = np.cumsum(p)
     cdf /= cdf[-1]  # last entry exactly 1, so U < 1 always lands on a candidate
     if size is not None:

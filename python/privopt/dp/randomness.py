@@ -71,7 +71,7 @@ class RandomSource:
             words = self.random_words(2 * need + 16)
             cand = words >> np.uint64(64 - k) if k > 0 else np.zeros_like(words)
             cand = cand[cand < np.uint64(high)][:need]
-            out[filled:filled + cand.size] = cand.astype(np.int64)
+            out[filled : filled + cand.size] = cand.astype(np.int64)
             filled += cand.size
         return int(out[0]) if size is None else out.reshape(size)
 
@@ -149,11 +149,15 @@ def as_random_source(rng: Any = None) -> RandomSource:
     if isinstance(rng, str):
         if rng == "secure":
             return SecureSource()
-        raise InvalidInput(f'rng must be None, an int seed, a Generator, "secure" or a '
-                           f"RandomSource, got the string {rng!r}")
+        raise InvalidInput(
+            f'rng must be None, an int seed, a Generator, "secure" or a '
+            f"RandomSource, got the string {rng!r}"
+        )
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
         if rng < 0:
             raise InvalidInput(f"rng seed must be >= 0, got {rng}")
         return GeneratorSource(np.random.default_rng(int(rng)))
-    raise InvalidInput(f'rng must be None, an int seed, a Generator, "secure" or a '
-                       f"RandomSource, got {type(rng).__name__}")
+    raise InvalidInput(
+        f'rng must be None, an int seed, a Generator, "secure" or a '
+        f"RandomSource, got {type(rng).__name__}"
+    )

@@ -17,8 +17,9 @@ __all__ = ["shortest_paths", "connected_components", "graph_from_edges", "to_csr
 
 def _as_square_csr(graph: Any, name: str = "graph") -> sp.csr_array:
     if not (sp.issparse(graph) or isinstance(graph, np.ndarray)):
-        raise InvalidInput(f"{name} must be a scipy.sparse matrix or a 2-D numpy array, "
-                           f"got {type(graph).__name__}")
+        raise InvalidInput(
+            f"{name} must be a scipy.sparse matrix or a 2-D numpy array, got {type(graph).__name__}"
+        )
     if isinstance(graph, np.ndarray):
         # Dense input follows scipy.sparse.csgraph: zero entries are "no arc".
         graph = sp.csr_array(graph)
@@ -35,12 +36,14 @@ def _as_square_csr(graph: Any, name: str = "graph") -> sp.csr_array:
             row = int(np.searchsorted(csr.indptr, pos, side="right") - 1)
             raise InvalidInput(
                 f"{name} has an invalid arc length {data[pos]!r} on arc "
-                f"({row}, {int(csr.indices[pos])}); lengths must be finite and >= 0")
+                f"({row}, {int(csr.indices[pos])}); lengths must be finite and >= 0"
+            )
     return csr
 
 
-def to_csr_arrays(graph: Any, *, directed: bool = True
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def to_csr_arrays(
+    graph: Any, *, directed: bool = True
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validated ``(indptr, indices, weights)`` int64/int64/float64 arrays of ``graph``.
 
     With ``directed=False`` every arc is usable in both directions (as in
@@ -49,8 +52,11 @@ def to_csr_arrays(graph: Any, *, directed: bool = True
     csr = _as_square_csr(graph)
     if not directed:
         csr = _symmetrised(csr)
-    return (csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
-            np.ascontiguousarray(csr.data, dtype=np.float64))
+    return (
+        csr.indptr.astype(np.int64),
+        csr.indices.astype(np.int64),
+        np.ascontiguousarray(csr.data, dtype=np.float64),
+    )
 
 
 def _symmetrised(csr: sp.csr_array) -> sp.csr_array:
@@ -69,8 +75,9 @@ def _symmetrised(csr: sp.csr_array) -> sp.csr_array:
     return out
 
 
-def shortest_paths(graph: Any, sources: Any = None, *, directed: bool = True,
-                   cutoff: float = math.inf) -> np.ndarray:
+def shortest_paths(
+    graph: Any, sources: Any = None, *, directed: bool = True, cutoff: float = math.inf
+) -> np.ndarray:
     """Shortest-path distances from each source to every node (Dijkstra, C++ kernel).
 
     Parameters
@@ -110,8 +117,9 @@ def shortest_paths(graph: Any, sources: Any = None, *, directed: bool = True,
     else:
         if np.ndim(sources) == 0:
             scalar = True
-            src = np.array([check_int("sources", sources, minimum=0, maximum=n - 1)],
-                           dtype=np.int64)
+            src = np.array(
+                [check_int("sources", sources, minimum=0, maximum=n - 1)], dtype=np.int64
+            )
         else:
             arr = np.asarray(sources)
             if arr.ndim != 1:
@@ -140,8 +148,9 @@ def connected_components(graph: Any, *, directed: bool = False) -> tuple[int, np
     each component's smallest node.
     """
     csr = _as_square_csr(graph)
-    n_comp, labels = csgraph.connected_components(csr, directed=directed, connection="weak"
-                                                  if not directed else "strong")
+    n_comp, labels = csgraph.connected_components(
+        csr, directed=directed, connection="weak" if not directed else "strong"
+    )
     # Renumber by first occurrence so that labels are deterministic and ordered.
     _, first = np.unique(labels, return_index=True)
     order = np.argsort(first)
@@ -150,8 +159,9 @@ def connected_components(graph: Any, *, directed: bool = False) -> tuple[int, np
     return int(n_comp), remap[labels]
 
 
-def graph_from_edges(n_nodes: int, u: Any, v: Any, length: Any, *,
-                     directed: bool = False) -> sp.csr_array:
+def graph_from_edges(
+    n_nodes: int, u: Any, v: Any, length: Any, *, directed: bool = False
+) -> sp.csr_array:
     """Sparse n × n graph from edge lists (u[e], v[e], length[e]); parallel edges keep the
     shortest; undirected graphs get both directions."""
     n = check_int("n_nodes", n_nodes, minimum=1)

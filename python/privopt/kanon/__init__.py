@@ -17,8 +17,20 @@ from privopt.kanon.loss import LossBreakdown, class_boxes, information_loss
 from privopt.kanon.problem import KAnonProblem, build_problem
 
 __all__ = [
-    "anonymize", "KAnonResult", "METHODS", "render_table", "datasets",
-    "KAnonProblem", "build_problem", "LossBreakdown", "class_boxes", "information_loss",
-    "k_anonymity_level", "verify_k_anonymous", "verify_boxes",
-    "variance_sort", "initial_solution", "greedy_search",
+    "anonymize",
+    "KAnonResult",
+    "METHODS",
+    "render_table",
+    "datasets",
+    "KAnonProblem",
+    "build_problem",
+    "LossBreakdown",
+    "class_boxes",
+    "information_loss",
+    "k_anonymity_level",
+    "verify_k_anonymous",
+    "verify_boxes",
+    "variance_sort",
+    "initial_solution",
+    "greedy_search",
 ]

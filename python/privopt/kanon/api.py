@@ -31,15 +31,18 @@ def render_table(df, problem: KAnonProblem, boxes: ClassBoxes):
             codes = problem.x[:, j].astype(np.int64)
             present = np.zeros((int(lab.max()) + 1, len(problem.labels[j])), dtype=bool)
             present[lab, codes] = True
-            text = ["|".join(str(problem.labels[j][c]) for c in np.flatnonzero(row))
-                    for row in present]
+            text = [
+                "|".join(str(problem.labels[j][c]) for c in np.flatnonzero(row)) for row in present
+            ]
             out[name] = np.asarray(text, dtype=object)[lab]
         else:
             integ = bool(problem.integer[j])
             # one string per class, then broadcast: rendering is O(classes), not O(n)
             first = np.unique(lab, return_index=True)[1]
-            text = [f"[{_fmt_number(boxes.lo[i, j], integ)}-{_fmt_number(boxes.hi[i, j], integ)}]"
-                    for i in first]
+            text = [
+                f"[{_fmt_number(boxes.lo[i, j], integ)}-{_fmt_number(boxes.hi[i, j], integ)}]"
+                for i in first
+            ]
             out[name] = np.asarray(text, dtype=object)[lab]
         out[name] = out[name].astype(object)
     return out
@@ -108,8 +111,13 @@ class KAnonResult:
         """Re-check k-anonymity of :attr:`table`, box containment, and that every categorical
         cell's value set contains the row's own value; raise PrivacyViolation."""
         verify_k_anonymous(self.table, self.quasi_identifiers, self.k)
-        verify_boxes(self.problem.x, self.lower.to_numpy(dtype=float),
-                     self.upper.to_numpy(dtype=float), self.classes, self.k)
+        verify_boxes(
+            self.problem.x,
+            self.lower.to_numpy(dtype=float),
+            self.upper.to_numpy(dtype=float),
+            self.classes,
+            self.k,
+        )
         p = self.problem
         for j in np.flatnonzero(p.categorical):
             name = p.names[j]
@@ -118,26 +126,37 @@ class KAnonResult:
             # one split per distinct cell text (O(classes)), then a row-wise membership test
             sets = {c: frozenset(c.split("|")) for c in set(cells)}
             # (a label that itself contains "|" can only be checked as a substring)
-            bad = [i for i, (c, v) in enumerate(zip(cells, own, strict=True))
-                   if v not in sets[c] and ("|" not in v or v not in c)]
+            bad = [
+                i
+                for i, (c, v) in enumerate(zip(cells, own, strict=True))
+                if v not in sets[c] and ("|" not in v or v not in c)
+            ]
             if bad:
-                raise PrivacyViolation(f"row {bad[0]}: {name} value {own[bad[0]]!r} is not in "
-                                       f"its released set {cells[bad[0]]!r}")
+                raise PrivacyViolation(
+                    f"row {bad[0]}: {name} value {own[bad[0]]!r} is not in "
+                    f"its released set {cells[bad[0]]!r}"
+                )
 
     def loss_table(self):
         """Per-attribute loss: weight, objective share (Σ_i w_j D_ij) and NCP sum."""
         import pandas as pd
 
-        return pd.DataFrame({"weight": self.problem.weights,
-                             "objective": self.loss.per_attribute,
-                             "ncp": self.loss.ncp_per_attribute},
-                            index=pd.Index(self.problem.names, name="attribute"))
+        return pd.DataFrame(
+            {
+                "weight": self.problem.weights,
+                "objective": self.loss.per_attribute,
+                "ncp": self.loss.ncp_per_attribute,
+            },
+            index=pd.Index(self.problem.names, name="attribute"),
+        )
 
     def summary(self) -> str:
         sizes = self.class_sizes
-        return (f"{self.method}: n={len(self.classes)}, k={self.k}, {len(sizes)} classes "
-                f"(sizes {sizes.min()}..{sizes.max()}), objective={self.objective:.6f}, "
-                f"GCP={self.gcp:.6f}, solve {self.timings.get('solve', float('nan')):.3f} s")
+        return (
+            f"{self.method}: n={len(self.classes)}, k={self.k}, {len(sizes)} classes "
+            f"(sizes {sizes.min()}..{sizes.max()}), objective={self.objective:.6f}, "
+            f"GCP={self.gcp:.6f}, solve {self.timings.get('solve', float('nan')):.3f} s"
+        )
 
     def plot_class_sizes(self, ax=None):
         """Bar chart of the class-size histogram; returns the matplotlib Axes."""
@@ -215,10 +234,19 @@ METHODS: dict[str, Callable] = {
 }
 
 
-def anonymize(df, k: int, quasi_identifiers: Sequence | None = None, *, weights=None,
-              method: str = "greedy", categorical: Sequence | None = None,
-              bounds: Mapping | None = None, categorical_denominator: str = "dom_minus_1",
-              normalize_weights: bool = False, **options) -> KAnonResult:
+def anonymize(
+    df,
+    k: int,
+    quasi_identifiers: Sequence | None = None,
+    *,
+    weights=None,
+    method: str = "greedy",
+    categorical: Sequence | None = None,
+    bounds: Mapping | None = None,
+    categorical_denominator: str = "dom_minus_1",
+    normalize_weights: bool = False,
+    **options,
+) -> KAnonResult:
     """k-anonymize a table by local-recoding generalization to intervals (Liang & Samavi 2020).
 
     Parameters
@@ -264,11 +292,20 @@ def anonymize(df, k: int, quasi_identifiers: Sequence | None = None, *, weights=
         raise InvalidInput(f"method must be one of {sorted(METHODS)}, got {method!r}")
     unknown = set(options) - METHOD_OPTIONS[method]
     if unknown:
-        raise InvalidInput(f"method {method!r} takes no option(s) {sorted(unknown)}; "
-                           f"accepted: {sorted(METHOD_OPTIONS[method])}")
-    problem = build_problem(df, k, quasi_identifiers, weights=weights, categorical=categorical,
-                            bounds=bounds, categorical_denominator=categorical_denominator,
-                            normalize_weights=normalize_weights)
+        raise InvalidInput(
+            f"method {method!r} takes no option(s) {sorted(unknown)}; "
+            f"accepted: {sorted(METHOD_OPTIONS[method])}"
+        )
+    problem = build_problem(
+        df,
+        k,
+        quasi_identifiers,
+        weights=weights,
+        categorical=categorical,
+        bounds=bounds,
+        categorical_denominator=categorical_denominator,
+        normalize_weights=normalize_weights,
+    )
     t1 = time.perf_counter()
     labels, info = METHODS[method](problem, **options)
     t2 = time.perf_counter()
@@ -277,8 +314,17 @@ def anonymize(df, k: int, quasi_identifiers: Sequence | None = None, *, weights=
     table = render_table(df, problem, boxes)
     lower = pd.DataFrame(boxes.lo, columns=problem.names, index=df.index)
     upper = pd.DataFrame(boxes.hi, columns=problem.names, index=df.index)
-    result = KAnonResult(table=table, classes=boxes.labels, lower=lower, upper=upper, loss=loss,
-                         method=method, k=problem.k, problem=problem, info=info)
+    result = KAnonResult(
+        table=table,
+        classes=boxes.labels,
+        lower=lower,
+        upper=upper,
+        loss=loss,
+        method=method,
+        k=problem.k,
+        problem=problem,
+        info=info,
+    )
     result.verify()  # issue item 4: a result that fails the check is never returned
     result.timings = {"solve": t2 - t1, "total": time.perf_counter() - t0}
     return result

@@ -111,8 +111,9 @@ def _kmember_kernel(x, k, coef, w, is_cat, den, cat_off, n_cat, first):  # pragm
                 cost = 0.0
                 for j in range(m):
                     if is_cat[j]:
-                        dd = distinct[j] + (1.0 if cnt[cat_off[j] + np.int64(x[p, j])] == 0
-                                            else 0.0)
+                        dd = distinct[j] + (
+                            1.0 if cnt[cat_off[j] + np.int64(x[p, j])] == 0 else 0.0
+                        )
                         cost += w[j] * (dd - 1.0) / den[j]
                     else:
                         v = x[p, j]
@@ -170,9 +171,17 @@ def k_member(problem: KAnonProblem, seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     off, n_cat = _cat_layout(problem)
     coef = problem.weights / problem.ranges
-    cls = _kmember_kernel(np.ascontiguousarray(problem.x), problem.k, coef, problem.weights,
-                          problem.categorical, problem.cat_denominator, off, n_cat,
-                          int(rng.integers(problem.n)))
+    cls = _kmember_kernel(
+        np.ascontiguousarray(problem.x),
+        problem.k,
+        coef,
+        problem.weights,
+        problem.categorical,
+        problem.cat_denominator,
+        off,
+        n_cat,
+        int(rng.integers(problem.n)),
+    )
     x = problem.x
     for r in np.flatnonzero(cls < 0):
         done = cls >= 0

@@ -29,8 +29,14 @@ def k_anonymity_level(table, quasi_identifiers: Sequence) -> int:
     return int(sizes.min())
 
 
-def verify_boxes(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, labels: np.ndarray, k: int,
-                 categorical: np.ndarray | None = None) -> None:
+def verify_boxes(
+    x: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    labels: np.ndarray,
+    k: int,
+    categorical: np.ndarray | None = None,
+) -> None:
     """Check a numeric generalization; raise :class:`PrivacyViolation` on the first failure.
 
     Checks that boxes contain their rows (``lo <= x <= hi``, numeric columns), that rows of one
@@ -62,5 +68,6 @@ def verify_k_anonymous(table, quasi_identifiers: Sequence, k: int) -> None:
     """Raise :class:`PrivacyViolation` unless every QI combination of ``table`` occurs ≥ k times."""
     level = k_anonymity_level(table, quasi_identifiers)
     if level < k:
-        raise PrivacyViolation(f"table is only {level}-anonymous on {list(quasi_identifiers)}, "
-                               f"k={k} required")
+        raise PrivacyViolation(
+            f"table is only {level}-anonymous on {list(quasi_identifiers)}, k={k} required"
+        )

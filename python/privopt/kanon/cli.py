@@ -31,15 +31,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--qi", help="comma-separated quasi-identifier columns (default: all)")
     p.add_argument("--weights", help="comma-separated positive weights, one per QI")
     p.add_argument("--categorical", help="comma-separated categorical QI columns")
-    p.add_argument("--method", default="greedy", choices=sorted(METHODS),
-                   help="algorithm (default: greedy)")
+    p.add_argument(
+        "--method", default="greedy", choices=sorted(METHODS), help="algorithm (default: greedy)"
+    )
     p.add_argument("--S", type=int, default=3, help="k-sets per Split & Carry chunk (default 3)")
-    p.add_argument("--time-limit", type=float, default=None,
-                   help="seconds: whole MILP (milp; default none) or per sub-problem "
-                   "(split_carry; default 10)")
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="seconds: whole MILP (milp; default none) or per sub-problem "
+        "(split_carry; default 10)",
+    )
     p.add_argument("--out", required=True, help="output CSV for the generalized table")
-    p.add_argument("--report-dir", default=None,
-                   help="directory for report.md and the histogram (default: <out>_report)")
+    p.add_argument(
+        "--report-dir",
+        default=None,
+        help="directory for report.md and the histogram (default: <out>_report)",
+    )
     p.set_defaults(func=run)
 
 
@@ -65,8 +73,15 @@ def run(args: argparse.Namespace) -> int:
             options["sub_time_limit"] = args.time_limit
     elif args.method == "milp":
         options = {"time_limit": args.time_limit}
-    res = anonymize(df, args.k, _split(args.qi), weights=weights,
-                    categorical=_split(args.categorical), method=args.method, **options)
+    res = anonymize(
+        df,
+        args.k,
+        _split(args.qi),
+        weights=weights,
+        categorical=_split(args.categorical),
+        method=args.method,
+        **options,
+    )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     res.table.to_csv(out, index=False)
@@ -101,9 +116,11 @@ def report_section(res, out_dir: Path, title: str, stem: str = "kanon_class_size
     lt = res.loss_table()
     rows = [[str(a), float(r.weight), float(r.objective), float(r.ncp)] for a, r in lt.iterrows()]
     sizes = res.class_sizes
-    body = (f"{res.summary()}\n\n"
-            f"Method `{res.method}`, k = {res.k}, {len(sizes)} equivalence classes, sizes "
-            f"{sizes.min()}–{sizes.max()}; verified k-anonymous. Objective (eq. 34) "
-            f"{res.objective:.6f}, total GCP {res.gcp:.6f}.\n\n"
-            + markdown_table(["attribute", "weight", "objective share", "NCP sum"], rows))
+    body = (
+        f"{res.summary()}\n\n"
+        f"Method `{res.method}`, k = {res.k}, {len(sizes)} equivalence classes, sizes "
+        f"{sizes.min()}–{sizes.max()}; verified k-anonymous. Objective (eq. 34) "
+        f"{res.objective:.6f}, total GCP {res.gcp:.6f}.\n\n"
+        + markdown_table(["attribute", "weight", "objective share", "NCP sum"], rows)
+    )
     return Section(title=title, body=body, figures=[fig_name])

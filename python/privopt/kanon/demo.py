@@ -7,8 +7,7 @@ from pathlib import Path
 __all__ = ["demo_section", "PAPER_FARS_K3"]
 
 #: Paper figures for FARS-20, k = 3, weights 1/4 (spec §8; Tables 4b, 5–7).
-PAPER_FARS_K3 = {"milp": 4.816532, "split_carry": 4.816532, "greedy": 7.127016,
-                 "initial": 7.943548}
+PAPER_FARS_K3 = {"milp": 4.816532, "split_carry": 4.816532, "greedy": 7.127016, "initial": 7.943548}
 
 
 def demo_section(out_dir: Path, seed: int):
@@ -23,14 +22,24 @@ def demo_section(out_dir: Path, seed: int):
         opts = {"seed": seed} if method == "k_member" else {}
         res = anonymize(df, 3, weights=[0.25] * 4, method=method, **opts)
         paper = PAPER_FARS_K3.get(method)
-        rows.append([method, res.objective, "" if paper is None else paper, res.gcp,
-                     len(res.class_sizes), f"{res.timings['solve']:.3f}"])
+        rows.append(
+            [
+                method,
+                res.objective,
+                "" if paper is None else paper,
+                res.gcp,
+                len(res.class_sizes),
+                f"{res.timings['solve']:.3f}",
+            ]
+        )
         if method == "milp":
             best = res
     sec = report_section(best, Path(out_dir), title="k-anonymity by optimization (FARS-20)")
-    sec.body = ("All methods on the paper's 20-record FARS example (AGE, SEX, INJ_SEV, "
-                "DRINKING), k = 3, weights 1/4 each; every output verified k-anonymous.\n\n"
-                + markdown_table(["method", "objective", "paper", "GCP", "classes",
-                                  "time (s)"], rows)
-                + "\nThe exact optimum (MILP) in detail:\n\n" + sec.body)
+    sec.body = (
+        "All methods on the paper's 20-record FARS example (AGE, SEX, INJ_SEV, "
+        "DRINKING), k = 3, weights 1/4 each; every output verified k-anonymous.\n\n"
+        + markdown_table(["method", "objective", "paper", "GCP", "classes", "time (s)"], rows)
+        + "\nThe exact optimum (MILP) in detail:\n\n"
+        + sec.body
+    )
     return sec

@@ -189,8 +189,17 @@ def greedy_search(problem: KAnonProblem, order: np.ndarray | None = None) -> np.
     primary = int(key_order(problem)[0])
     if problem.categorical[primary]:
         primary = -1  # the monotone lower bound only holds for a numeric primary key
-    cls = _greedy_kernel(xs, problem.k, problem.weights / problem.ranges, problem.weights,
-                         problem.categorical, problem.cat_denominator, off, n_cat, primary)
+    cls = _greedy_kernel(
+        xs,
+        problem.k,
+        problem.weights / problem.ranges,
+        problem.weights,
+        problem.categorical,
+        problem.cat_denominator,
+        off,
+        n_cat,
+        primary,
+    )
     _assign_leftovers(problem, xs, cls)
     labels = np.empty(problem.n, dtype=np.int64)
     labels[order] = cls
@@ -208,8 +217,11 @@ def greedy_search_reference(problem: KAnonProblem) -> np.ndarray:
         total = 0.0
         for j in range(problem.m):
             if problem.categorical[j]:
-                total += problem.weights[j] * (len(np.unique(sub[:, j])) - 1) \
+                total += (
+                    problem.weights[j]
+                    * (len(np.unique(sub[:, j])) - 1)
                     / problem.cat_denominator[j]
+                )
             else:
                 total += coef[j] * (sub[:, j].max() - sub[:, j].min())
         return total

@@ -32,8 +32,8 @@ def variance_sort(problem: KAnonProblem) -> np.ndarray:
 def initial_ksets(order: np.ndarray, k: int) -> list[np.ndarray]:
     """Cut ``order`` into ⌊n/k⌋ consecutive k-sets; the last absorbs the n mod k leftovers."""
     q = len(order) // k
-    sets = [order[i * k:(i + 1) * k] for i in range(q - 1)]
-    sets.append(order[(q - 1) * k:])
+    sets = [order[i * k : (i + 1) * k] for i in range(q - 1)]
+    sets.append(order[(q - 1) * k :])
     return sets
 
 

@@ -107,11 +107,18 @@ def cell_losses(problem: KAnonProblem, boxes: ClassBoxes) -> tuple[np.ndarray, n
 
 def information_loss(problem: KAnonProblem, labels_or_boxes) -> LossBreakdown:
     """Loss of a partition (class id per row) or of precomputed :class:`ClassBoxes`."""
-    boxes = (labels_or_boxes if isinstance(labels_or_boxes, ClassBoxes)
-             else class_boxes(problem, labels_or_boxes))
+    boxes = (
+        labels_or_boxes
+        if isinstance(labels_or_boxes, ClassBoxes)
+        else class_boxes(problem, labels_or_boxes)
+    )
     d, ncp = cell_losses(problem, boxes)
     per_attr = problem.weights * d.sum(axis=0)
     ncp_attr = ncp.sum(axis=0)
-    return LossBreakdown(objective=float(per_attr.sum()), gcp=float(ncp_attr.sum()),
-                         weighted_gcp=float((problem.weights * ncp_attr).sum()),
-                         per_attribute=per_attr, ncp_per_attribute=ncp_attr)
+    return LossBreakdown(
+        objective=float(per_attr.sum()),
+        gcp=float(ncp_attr.sum()),
+        weighted_gcp=float((problem.weights * ncp_attr).sum()),
+        per_attribute=per_attr,
+        ncp_per_attribute=ncp_attr,
+    )

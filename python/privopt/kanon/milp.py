@@ -29,8 +29,14 @@ from privopt.kanon.initial import initial_solution
 from privopt.kanon.loss import normalize_labels
 from privopt.kanon.problem import KAnonProblem
 
-__all__ = ["solve_exact", "solve_rows", "paper_model", "set_partition_model", "MilpModel",
-           "labels_from_boxes"]
+__all__ = [
+    "solve_exact",
+    "solve_rows",
+    "paper_model",
+    "set_partition_model",
+    "MilpModel",
+    "labels_from_boxes",
+]
 
 
 @dataclass
@@ -59,16 +65,26 @@ class MilpModel:
         """The :class:`privopt.lp.LinearProgram` of this model."""
         from privopt.lp import LinearProgram
 
-        lp = LinearProgram(self.n_vars, objective=self.c, lower=self.lower, upper=self.upper,
-                           integrality=self.integrality)
+        lp = LinearProgram(
+            self.n_vars,
+            objective=self.c,
+            lower=self.lower,
+            upper=self.upper,
+            integrality=self.integrality,
+        )
         if self.n_rows:
-            lp.add_rows((self.rows, self.cols, self.vals), n_rows=self.n_rows,
-                        lower=self.row_lo, upper=self.row_hi)
+            lp.add_rows(
+                (self.rows, self.cols, self.vals),
+                n_rows=self.n_rows,
+                lower=self.row_lo,
+                upper=self.row_hi,
+            )
         return lp
 
 
-def paper_model(x, lo, hi, coef, integer, k, *, equality_cardinality=False,
-                integer_boxes=True, strengthen=True):
+def paper_model(
+    x, lo, hi, coef, integer, k, *, equality_cardinality=False, integer_boxes=True, strengthen=True
+):
     """Big-M model (22)–(28) for the rows of ``x`` (n, m') with global bounds ``lo, hi`` (m').
 
     Variable layout: ``y`` (n·m', row-major), ``z`` (n·m'), then ``v`` (one per pair i<l in
@@ -88,13 +104,13 @@ def paper_model(x, lo, hi, coef, integer, k, *, equality_cardinality=False,
     pi = np.repeat(np.arange(p), m)
     jj = np.tile(np.arange(m), p)
     i, ell = iu[pi], lu[pi]
-    my = np.maximum(x[i, jj], x[ell, jj]) - lo[jj]     # eq. 29
-    mz = hi[jj] - np.minimum(x[i, jj], x[ell, jj])     # eq. 31
+    my = np.maximum(x[i, jj], x[ell, jj]) - lo[jj]  # eq. 29
+    mz = hi[jj] - np.minimum(x[i, jj], x[ell, jj])  # eq. 31
     q = len(pi)
     rows, cols, vals, rlo, rhi = [], [], [], [], []
     for b, (off, big) in enumerate([(0, my), (0, my), (nm, mz), (nm, mz)]):
         r = b * q + np.arange(q)
-        sign = 1.0 if b % 2 == 0 else -1.0            # (22)/(24): +M v <= M ; (23)/(25): -M v >= -M
+        sign = 1.0 if b % 2 == 0 else -1.0  # (22)/(24): +M v <= M ; (23)/(25): -M v >= -M
         rows += [r, r, r]
         cols += [off + i * m + jj, off + ell * m + jj, 2 * nm + pi]
         vals += [np.ones(q), -np.ones(q), sign * big]
@@ -133,10 +149,17 @@ def paper_model(x, lo, hi, coef, integer, k, *, equality_cardinality=False,
     vals += [np.ones(p)] * 2
     rlo.append(np.full(n, k - 1.0))
     rhi.append(np.full(n, k - 1.0 if equality_cardinality else np.inf))
-    model = MilpModel(c=c, lower=lower, upper=upper, integrality=integrality,
-                      rows=np.concatenate(rows), cols=np.concatenate(cols),
-                      vals=np.concatenate(vals), row_lo=np.concatenate(rlo),
-                      row_hi=np.concatenate(rhi))
+    model = MilpModel(
+        c=c,
+        lower=lower,
+        upper=upper,
+        integrality=integrality,
+        rows=np.concatenate(rows),
+        cols=np.concatenate(cols),
+        vals=np.concatenate(vals),
+        row_lo=np.concatenate(rlo),
+        row_hi=np.concatenate(rhi),
+    )
     return model, (iu, lu)
 
 
@@ -150,14 +173,15 @@ def paper_start(x, labels, pairs) -> np.ndarray:
     np.minimum.at(cmin, lab, x)
     np.maximum.at(cmax, lab, x)
     iu, lu = pairs
-    return np.concatenate([cmin[lab].ravel(), cmax[lab].ravel(),
-                           (lab[iu] == lab[lu]).astype(np.float64)])
+    return np.concatenate(
+        [cmin[lab].ravel(), cmax[lab].ravel(), (lab[iu] == lab[lu]).astype(np.float64)]
+    )
 
 
 def labels_from_boxes(sol: np.ndarray, n: int, m: int, decimals: int = 6) -> np.ndarray:
     """Classes = groups of identical (y, z) vectors, rounded (spec §1.3)."""
-    y = sol[:n * m].reshape(n, m)
-    z = sol[n * m:2 * n * m].reshape(n, m)
+    y = sol[: n * m].reshape(n, m)
+    z = sol[n * m : 2 * n * m].reshape(n, m)
     key = np.round(np.hstack([y, z]), decimals)
     _, inv = np.unique(key, axis=0, return_inverse=True)
     return normalize_labels(inv.ravel())
@@ -199,14 +223,21 @@ def _count_patterns(mult: np.ndarray, smin: int, smax: int) -> int:
     for m_t in mult:
         new = np.zeros_like(poly)
         for c in range(min(int(m_t), smax) + 1):
-            new[c:] += poly[:smax + 1 - c]
+            new[c:] += poly[: smax + 1 - c]
         poly = new
-    return int(sum(poly[smin:smax + 1]))
+    return int(sum(poly[smin : smax + 1]))
 
 
-def _enumerate_patterns(mult: np.ndarray, smin: int, smax: int, xt=None, coef=None,
-                        max_cost: float | None = None, limit: int = 10**7,
-                        deadline: float | None = None) -> np.ndarray:
+def _enumerate_patterns(
+    mult: np.ndarray,
+    smin: int,
+    smax: int,
+    xt=None,
+    coef=None,
+    max_cost: float | None = None,
+    limit: int = 10**7,
+    deadline: float | None = None,
+) -> np.ndarray:
     """All type-count vectors (P, T) with 0 ≤ c_t ≤ mult_t and smin ≤ Σc ≤ smax.
 
     With ``max_cost``, only patterns whose group cost ``|G|·Σ_j coef_j·span_j`` can stay
@@ -215,21 +246,21 @@ def _enumerate_patterns(mult: np.ndarray, smin: int, smax: int, xt=None, coef=No
     n_types = len(mult)
     # the partial patterns are a dense (P, T) int64 array: cap P·T (≈ 400 MB) as well as P
     limit = min(limit, max(50_000_000 // max(n_types, 1), 1))
-    tail = np.concatenate([np.cumsum(mult[::-1])[::-1], [0]])   # rows left from type t on
+    tail = np.concatenate([np.cumsum(mult[::-1])[::-1], [0]])  # rows left from type t on
     pats = np.zeros((1, n_types), dtype=np.int64)
     size = np.zeros(1, dtype=np.int64)
     if max_cost is not None:
         cmin = np.full((1, xt.shape[1]), np.inf)
         cmax = np.full((1, xt.shape[1]), -np.inf)
     for t in range(n_types):
-        top = np.minimum(mult[t], smax - size)                    # per pattern
+        top = np.minimum(mult[t], smax - size)  # per pattern
         reps = top + 1
         pats = np.repeat(pats, reps, axis=0)
         size = np.repeat(size, reps)
         c = np.arange(len(pats)) - np.repeat(np.cumsum(reps) - reps, reps)
         pats[:, t] = c
         size = size + c
-        ok = size + tail[t + 1] >= smin                           # can still reach smin
+        ok = size + tail[t + 1] >= smin  # can still reach smin
         if max_cost is not None:
             cmin, cmax = np.repeat(cmin, reps, axis=0), np.repeat(cmax, reps, axis=0)
             used = c > 0
@@ -271,12 +302,15 @@ def set_partition_model(x, coef, k, *, max_columns=400_000, max_cost=None, deadl
     if max_cost is None:
         count = _count_patterns(mult, smin, smax)
         if count > max_columns:
-            raise TooManyColumns(f"set_partition formulation needs {count} columns for n={n}, "
-                                 f"k={k} (limit {max_columns}); use formulation='paper'")
-        pats = _enumerate_patterns(mult, smin, smax, deadline=deadline)   # (G, T)
+            raise TooManyColumns(
+                f"set_partition formulation needs {count} columns for n={n}, "
+                f"k={k} (limit {max_columns}); use formulation='paper'"
+            )
+        pats = _enumerate_patterns(mult, smin, smax, deadline=deadline)  # (G, T)
     else:
-        pats = _enumerate_patterns(mult, smin, smax, xt, coef, max_cost, limit=4 * max_columns,
-                                   deadline=deadline)
+        pats = _enumerate_patterns(
+            mult, smin, smax, xt, coef, max_cost, limit=4 * max_columns, deadline=deadline
+        )
         if len(pats) > max_columns:
             raise TooManyColumns(f"restricted set partition still has {len(pats)} columns")
     present = pats > 0
@@ -294,14 +328,20 @@ def set_partition_model(x, coef, k, *, max_columns=400_000, max_cost=None, deadl
     flat_g = np.repeat(gi, pats[gi, ti])
     pos = np.arange(len(flat_g)) - np.searchsorted(flat_g, flat_g)
     types[flat_g, pos] = flat_t
-    model = MilpModel(c=size * span, lower=np.zeros(len(pats)),
-                      upper=(n // size).astype(np.float64),
-                      integrality=np.ones(len(pats), dtype=bool), rows=ti, cols=gi,
-                      vals=pats[gi, ti].astype(np.float64), row_lo=mult.astype(np.float64),
-                      row_hi=mult.astype(np.float64))
+    model = MilpModel(
+        c=size * span,
+        lower=np.zeros(len(pats)),
+        upper=(n // size).astype(np.float64),
+        integrality=np.ones(len(pats), dtype=bool),
+        rows=ti,
+        cols=gi,
+        vals=pats[gi, ti].astype(np.float64),
+        row_lo=mult.astype(np.float64),
+        row_hi=mult.astype(np.float64),
+    )
     order = np.argsort(inv, kind="stable")
     first = np.searchsorted(inv[order], np.arange(len(mult)))
-    type_rows = [order[first[t]:first[t] + mult[t]] for t in range(len(mult))]
+    type_rows = [order[first[t] : first[t] + mult[t]] for t in range(len(mult))]
     return model, SetPartitionColumns(types=types, type_rows=type_rows)
 
 
@@ -347,8 +387,10 @@ def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose, restrict
         # Too many groups: keep those no costlier than the start's costliest class. Still
         # never worse than the start (its classes are columns), but no longer proven optimal.
         lab = best
-        costs = [_partition_objective(x[lab == c], coef, np.zeros((lab == c).sum(), int))
-                 for c in range(int(lab.max()) + 1)]
+        costs = [
+            _partition_objective(x[lab == c], coef, np.zeros((lab == c).sum(), int))
+            for c in range(int(lab.max()) + 1)
+        ]
         model, columns = set_partition_model(x, coef, k, max_cost=max(costs), deadline=t_end)
         restricted = True
     info = {"n_vars": model.n_vars, "n_rows": model.n_rows, "restricted": restricted}
@@ -378,16 +420,26 @@ def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose, restrict
     delta = min(ub - lb, 0.05 * abs(lb) + tol) if math.isfinite(ub) else 0.05 * abs(lb) + tol
     while True:
         keep = np.flatnonzero(rc <= delta + tol)
-        sub = MilpModel(c=model.c[keep], lower=model.lower[keep], upper=model.upper[keep],
-                        integrality=model.integrality[keep],
-                        **_restrict_columns(model, keep))
+        sub = MilpModel(
+            c=model.c[keep],
+            lower=model.lower[keep],
+            upper=model.upper[keep],
+            integrality=model.integrality[keep],
+            **_restrict_columns(model, keep),
+        )
         if expired() and best is not None:
             info["status"] = "time_limit"
             break
         try:
             # tight gap: the restricted optimum is the certificate of the δ test below
-            res = solve(sub.to_lp(), time_limit=remaining(), verbose=verbose, presolve=False,
-                        threads=1, mip_rel_gap=1e-7)
+            res = solve(
+                sub.to_lp(),
+                time_limit=remaining(),
+                verbose=verbose,
+                presolve=False,
+                threads=1,
+                mip_rel_gap=1e-7,
+            )
             cand = float(res.objective)
             if cand < ub:
                 ub = cand
@@ -397,8 +449,11 @@ def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose, restrict
         except SolverLimit as exc:
             info["status"] = "time_limit"
             inc = exc.best
-            if inc is not None and getattr(inc, "x", None) is not None \
-                    and float(inc.objective) < ub:
+            if (
+                inc is not None
+                and getattr(inc, "x", None) is not None
+                and float(inc.objective) < ub
+            ):
                 full = np.zeros(model.n_vars)
                 full[keep] = np.round(np.asarray(inc.x))
                 cand_lab = columns.labels(full, n)
@@ -421,19 +476,29 @@ def _restrict_columns(model: MilpModel, keep: np.ndarray) -> dict:
     new_index = np.full(model.n_vars, -1, dtype=np.int64)
     new_index[keep] = np.arange(len(keep))
     sel = new_index[model.cols] >= 0
-    return {"rows": model.rows[sel], "cols": new_index[model.cols[sel]],
-            "vals": model.vals[sel], "row_lo": model.row_lo, "row_hi": model.row_hi}
+    return {
+        "rows": model.rows[sel],
+        "cols": new_index[model.cols[sel]],
+        "vals": model.vals[sel],
+        "row_lo": model.row_lo,
+        "row_hi": model.row_hi,
+    }
 
 
-def _solve_paper(x, lo, hi, coef, integer, k, start_labels, time_limit,
-                 equality_cardinality, verbose):
+def _solve_paper(
+    x, lo, hi, coef, integer, k, start_labels, time_limit, equality_cardinality, verbose
+):
     from privopt.lp import solve
 
     n, m = x.shape
-    model, pairs = paper_model(x, lo, hi, coef, integer, k,
-                               equality_cardinality=equality_cardinality)
-    start = None if start_labels is None or equality_cardinality else \
-        paper_start(x, start_labels, pairs)
+    model, pairs = paper_model(
+        x, lo, hi, coef, integer, k, equality_cardinality=equality_cardinality
+    )
+    start = (
+        None
+        if start_labels is None or equality_cardinality
+        else paper_start(x, start_labels, pairs)
+    )
     info = {"n_vars": model.n_vars, "n_rows": model.n_rows}
     try:
         res = solve(model.to_lp(), time_limit=time_limit, mip_start=start, verbose=verbose)
@@ -447,9 +512,21 @@ def _solve_paper(x, lo, hi, coef, integer, k, start_labels, time_limit,
     return labels_from_boxes(np.asarray(res.x), n, m), info
 
 
-def solve_rows(x, lo, hi, coef, integer, k, *, start_labels=None, formulation="auto",
-               time_limit=None, equality_cardinality=False, verbose=False,
-               fallback_time_limit=None):
+def solve_rows(
+    x,
+    lo,
+    hi,
+    coef,
+    integer,
+    k,
+    *,
+    start_labels=None,
+    formulation="auto",
+    time_limit=None,
+    equality_cardinality=False,
+    verbose=False,
+    fallback_time_limit=None,
+):
     """Solve the MILP on the rows of ``x`` (n, m') with fixed global bounds; used by S&C too.
 
     Parameters
@@ -483,15 +560,17 @@ def solve_rows(x, lo, hi, coef, integer, k, *, start_labels=None, formulation="a
         raise InvalidInput(f"sub-problem has {n} rows < k={k}")
     t0 = time.perf_counter()
     if formulation not in ("auto", "set_partition", "paper"):
-        raise InvalidInput("formulation must be 'auto', 'set_partition' or 'paper', "
-                           f"got {formulation!r}")
+        raise InvalidInput(
+            f"formulation must be 'auto', 'set_partition' or 'paper', got {formulation!r}"
+        )
     if equality_cardinality and formulation != "paper":
         raise InvalidInput("equality_cardinality applies to formulation='paper' only")
     used = formulation
     if formulation in ("auto", "set_partition"):
         try:
-            labels, info = _solve_set_partition(x, coef, k, start_labels, time_limit, verbose,
-                                                restrict=(formulation == "auto"))
+            labels, info = _solve_set_partition(
+                x, coef, k, start_labels, time_limit, verbose, restrict=(formulation == "auto")
+            )
             used = "set_partition"
             if info.get("restricted"):
                 used = "set_partition_restricted"
@@ -506,8 +585,9 @@ def solve_rows(x, lo, hi, coef, integer, k, *, start_labels=None, formulation="a
             if time_limit is not None:  # the limit covers the failed enumeration too
                 time_limit = max(time_limit - (time.perf_counter() - t0), 1e-3)
     if used == "paper":
-        labels, info = _solve_paper(x, lo, hi, coef, integer, k, start_labels, time_limit,
-                                    equality_cardinality, verbose)
+        labels, info = _solve_paper(
+            x, lo, hi, coef, integer, k, start_labels, time_limit, equality_cardinality, verbose
+        )
     info["formulation"] = used
     info["solve_time"] = time.perf_counter() - t0
     info["fallback"] = False
@@ -515,15 +595,24 @@ def solve_rows(x, lo, hi, coef, integer, k, *, start_labels=None, formulation="a
         labels = None  # a numerically bad point: never return a non-k-anonymous partition
     if labels is None:
         if start_labels is None:
-            raise SolverLimit(f"no solution within time_limit={time_limit} s and no fall-back",
-                              status=info.get("status"))
+            raise SolverLimit(
+                f"no solution within time_limit={time_limit} s and no fall-back",
+                status=info.get("status"),
+            )
         info["fallback"] = True
         labels = normalize_labels(start_labels)
     return labels, info
 
 
-def solve_exact(problem: KAnonProblem, *, formulation: str = "auto", time_limit=None,
-                equality_cardinality: bool = False, mip_start: bool = True, verbose=False):
+def solve_exact(
+    problem: KAnonProblem,
+    *,
+    formulation: str = "auto",
+    time_limit=None,
+    equality_cardinality: bool = False,
+    mip_start: bool = True,
+    verbose=False,
+):
     """Exact MILP on the whole table (practical for n ≲ 20–50); returns (labels, info)."""
     x, lo, hi, coef, integer = problem.milp_columns()
     start = None
@@ -531,7 +620,17 @@ def solve_exact(problem: KAnonProblem, *, formulation: str = "auto", time_limit=
         # the better of the two cheap feasible solutions (IFS is the paper's start, §1.3)
         cands = [initial_solution(problem), greedy_search(problem)]
         start = min(cands, key=lambda lab: _partition_objective(x, coef, lab))
-    labels, info = solve_rows(x, lo, hi, coef, integer, problem.k, start_labels=start,
-                              formulation=formulation, time_limit=time_limit,
-                              equality_cardinality=equality_cardinality, verbose=verbose)
+    labels, info = solve_rows(
+        x,
+        lo,
+        hi,
+        coef,
+        integer,
+        problem.k,
+        start_labels=start,
+        formulation=formulation,
+        time_limit=time_limit,
+        equality_cardinality=equality_cardinality,
+        verbose=verbose,
+    )
     return labels, info

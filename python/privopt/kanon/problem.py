@@ -101,8 +101,13 @@ class KAnonProblem:
                 hi.append(self.upper[j])
                 coef.append(self.weights[j] / self.ranges[j])
                 integ.append(bool(self.integer[j]))
-        return (np.column_stack(cols), np.array(lo), np.array(hi), np.array(coef),
-                np.array(integ, dtype=bool))
+        return (
+            np.column_stack(cols),
+            np.array(lo),
+            np.array(hi),
+            np.array(coef),
+            np.array(integ, dtype=bool),
+        )
 
 
 def _check_weights(weights, names: list[str], normalize: bool) -> np.ndarray:
@@ -112,23 +117,31 @@ def _check_weights(weights, names: list[str], normalize: bool) -> np.ndarray:
     elif isinstance(weights, Mapping):
         unknown = set(weights) - set(names)
         if unknown:
-            raise InvalidInput(f"weights names columns that are not quasi-identifiers: "
-                               f"{sorted(map(str, unknown))}")
+            raise InvalidInput(
+                f"weights names columns that are not quasi-identifiers: {sorted(map(str, unknown))}"
+            )
         w = np.array([check_positive(f"weights[{c!r}]", weights.get(c, 1.0)) for c in names])
     else:
         seq = list(np.atleast_1d(np.asarray(weights, dtype=object)))
         if len(seq) != m:
-            raise InvalidInput(f"weights must have one entry per quasi-identifier ({m}), "
-                               f"got {len(seq)}")
+            raise InvalidInput(
+                f"weights must have one entry per quasi-identifier ({m}), got {len(seq)}"
+            )
         w = np.array([check_positive(f"weights[{i}]", v) for i, v in enumerate(seq)])
     return w / w.sum() if normalize else w
 
 
-def build_problem(df, k, quasi_identifiers: Sequence[str] | None = None, *, weights=None,
-                  categorical: Sequence[str] | None = None,
-                  bounds: Mapping[str, tuple[float, float]] | None = None,
-                  categorical_denominator: str = "dom_minus_1",
-                  normalize_weights: bool = False) -> KAnonProblem:
+def build_problem(
+    df,
+    k,
+    quasi_identifiers: Sequence[str] | None = None,
+    *,
+    weights=None,
+    categorical: Sequence[str] | None = None,
+    bounds: Mapping[str, tuple[float, float]] | None = None,
+    categorical_denominator: str = "dom_minus_1",
+    normalize_weights: bool = False,
+) -> KAnonProblem:
     """Validate a pandas DataFrame and extract the :class:`KAnonProblem`.
 
     Parameters
@@ -165,27 +178,35 @@ def build_problem(df, k, quasi_identifiers: Sequence[str] | None = None, *, weig
         raise InvalidInput("quasi_identifiers must name at least one column")
     missing = [c for c in names if c not in df.columns]
     if missing:
-        raise InvalidInput(f"quasi_identifiers names unknown columns {missing}; "
-                           f"table has {list(df.columns)}")
+        raise InvalidInput(
+            f"quasi_identifiers names unknown columns {missing}; table has {list(df.columns)}"
+        )
     if len(set(names)) != len(names):
         raise InvalidInput(f"quasi_identifiers has duplicates: {names}")
     if categorical is None:
-        cat_set = {c for c in names if not pd.api.types.is_numeric_dtype(df[c])
-                   or pd.api.types.is_bool_dtype(df[c])}
+        cat_set = {
+            c
+            for c in names
+            if not pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])
+        }
     else:
         cat_set = set(categorical)
         bad = cat_set - set(names)
         if bad:
-            raise InvalidInput(f"categorical names columns that are not quasi-identifiers: "
-                               f"{sorted(map(str, bad))}")
+            raise InvalidInput(
+                f"categorical names columns that are not quasi-identifiers: {sorted(map(str, bad))}"
+            )
     if categorical_denominator not in ("dom_minus_1", "dom"):
-        raise InvalidInput("categorical_denominator must be 'dom_minus_1' or 'dom', "
-                           f"got {categorical_denominator!r}")
+        raise InvalidInput(
+            "categorical_denominator must be 'dom_minus_1' or 'dom', "
+            f"got {categorical_denominator!r}"
+        )
     bounds = dict(bounds or {})
     unknown_b = set(bounds) - set(names)
     if unknown_b:
-        raise InvalidInput(f"bounds names columns that are not quasi-identifiers: "
-                           f"{sorted(map(str, unknown_b))}")
+        raise InvalidInput(
+            f"bounds names columns that are not quasi-identifiers: {sorted(map(str, unknown_b))}"
+        )
     w = _check_weights(weights, names, normalize_weights)
 
     m = len(names)
@@ -198,15 +219,19 @@ def build_problem(df, k, quasi_identifiers: Sequence[str] | None = None, *, weig
     for j, c in enumerate(names):
         col = df[c]
         if col.isna().any():
-            raise InvalidInput(f"quasi-identifier {c!r} contains missing values (NaN/None) at "
-                               f"row {int(np.flatnonzero(col.isna().to_numpy())[0])}")
+            raise InvalidInput(
+                f"quasi-identifier {c!r} contains missing values (NaN/None) at "
+                f"row {int(np.flatnonzero(col.isna().to_numpy())[0])}"
+            )
         if c in cat_set:
             if c in bounds:
                 raise InvalidInput(f"bounds given for categorical column {c!r}")
             labs, codes = np.unique(col.to_numpy(), return_inverse=True)
             if len(labs) < 2:
-                raise InvalidInput(f"quasi-identifier {c!r} is constant (one category): it "
-                                   "identifies no one; drop it from quasi_identifiers")
+                raise InvalidInput(
+                    f"quasi-identifier {c!r} is constant (one category): it "
+                    "identifies no one; drop it from quasi_identifiers"
+                )
             is_cat[j] = True
             labels.append(labs)
             x[:, j] = codes
@@ -225,18 +250,32 @@ def build_problem(df, k, quasi_identifiers: Sequence[str] | None = None, *, weig
             try:
                 blo, bhi = (float(b) for b in bounds[c])
             except (TypeError, ValueError):
-                raise InvalidInput(f"bounds[{c!r}] must be a pair (L, U), got "
-                                   f"{bounds[c]!r}") from None
+                raise InvalidInput(
+                    f"bounds[{c!r}] must be a pair (L, U), got {bounds[c]!r}"
+                ) from None
             if not (np.isfinite(blo) and np.isfinite(bhi) and blo <= lo and hi <= bhi):
-                raise InvalidInput(f"bounds[{c!r}]=({blo}, {bhi}) must be finite and contain "
-                                   f"the data range [{lo}, {hi}]")
+                raise InvalidInput(
+                    f"bounds[{c!r}]=({blo}, {bhi}) must be finite and contain "
+                    f"the data range [{lo}, {hi}]"
+                )
             lo, hi = blo, bhi
         if not hi > lo:
-            raise InvalidInput(f"quasi-identifier {c!r} is constant ({lo}) and no bounds were "
-                               "given: its loss would divide by zero (spec §7.1); drop it or "
-                               "pass bounds={name: (L, U)}")
+            raise InvalidInput(
+                f"quasi-identifier {c!r} is constant ({lo}) and no bounds were "
+                "given: its loss would divide by zero (spec §7.1); drop it or "
+                "pass bounds={name: (L, U)}"
+            )
         lower[j], upper[j] = lo, hi
         integer[j] = bool(np.all(vals == np.round(vals)))
-    return KAnonProblem(x=x, k=k, names=names, lower=lower, upper=upper,
-                        weights=w, categorical=is_cat, labels=labels, integer=integer,
-                        cat_denominator=den)
+    return KAnonProblem(
+        x=x,
+        k=k,
+        names=names,
+        lower=lower,
+        upper=upper,
+        weights=w,
+        categorical=is_cat,
+        labels=labels,
+        integer=integer,
+        cat_denominator=den,
+    )

@@ -39,7 +39,7 @@ def _split_large_classes(sub_lab: np.ndarray, k: int) -> np.ndarray:
     out = sub_lab.copy()
     nxt = int(sub_lab.max()) + 1
     for c in np.flatnonzero(sizes >= 2 * k):
-        members = np.flatnonzero(sub_lab == c)            # ascending = sorted order
+        members = np.flatnonzero(sub_lab == c)  # ascending = sorted order
         n_pieces = len(members) // k
         piece = np.minimum(np.arange(len(members)) // k, n_pieces - 1)
         out[members[piece > 0]] = nxt + piece[piece > 0] - 1
@@ -47,9 +47,16 @@ def _split_large_classes(sub_lab: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float | None = 10.0,
-                    time_limit: float | None = None, formulation: str = "auto",
-                    verbose: bool = False, progress=None):
+def split_and_carry(
+    problem: KAnonProblem,
+    *,
+    S: int = 3,
+    sub_time_limit: float | None = 10.0,
+    time_limit: float | None = None,
+    formulation: str = "auto",
+    verbose: bool = False,
+    progress=None,
+):
     """Split & Carry partition of ``problem``.
 
     Parameters
@@ -81,7 +88,7 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
     x, lo, hi, coef, integer = problem.milp_columns()
     order = variance_sort(problem)
     ksets = initial_ksets(order, k)
-    chunks = [ksets[i:i + S] for i in range(0, len(ksets), S)]   # ⌈⌊n/k⌋/S⌉ (§7.7)
+    chunks = [ksets[i : i + S] for i in range(0, len(ksets), S)]  # ⌈⌊n/k⌋/S⌉ (§7.7)
     if time_limit is not None:
         sub_time_limit = check_positive("time_limit", time_limit) / len(chunks)
     labels = np.full(problem.n, -1, dtype=np.int64)
@@ -95,11 +102,22 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
         new_rows = np.concatenate(chunk)
         rows = np.concatenate([carry_rows, new_rows])
         base = int(carry_lab.max()) + 1 if carry_lab.size else 0
-        start = np.concatenate([carry_lab] + [np.full(len(c), base + i)
-                                              for i, c in enumerate(chunk)])
-        sub_lab, info = solve_rows(x[rows], lo, hi, coef, integer, k, start_labels=start,
-                                   formulation=formulation, time_limit=sub_time_limit,
-                                   verbose=verbose, fallback_time_limit=10.0)
+        start = np.concatenate(
+            [carry_lab] + [np.full(len(c), base + i) for i, c in enumerate(chunk)]
+        )
+        sub_lab, info = solve_rows(
+            x[rows],
+            lo,
+            hi,
+            coef,
+            integer,
+            k,
+            start_labels=start,
+            formulation=formulation,
+            time_limit=sub_time_limit,
+            verbose=verbose,
+            fallback_time_limit=10.0,
+        )
         sizes.append(len(rows))
         objs.append(info.get("objective", math.nan))
         n_limited += info.get("status") == "time_limit"
@@ -110,10 +128,10 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
         sub_times.append(info.get("solve_time", 0.0))
         sub_lab = _split_large_classes(sub_lab, k)
         if t == len(chunks) - 1:
-            carried = np.zeros(len(rows), dtype=bool)       # nothing is carried out of the last
+            carried = np.zeros(len(rows), dtype=bool)  # nothing is carried out of the last
         else:
-            boundary = sub_lab[len(rows) - k:]              # last k rows of the chunk (§7.7)
-            carried = np.isin(sub_lab, boundary)            # their whole classes (§3.4)
+            boundary = sub_lab[len(rows) - k :]  # last k rows of the chunk (§7.7)
+            carried = np.isin(sub_lab, boundary)  # their whole classes (§3.4)
         fin = ~carried
         if fin.any():
             _, fin_lab = np.unique(sub_lab[fin], return_inverse=True)
@@ -124,11 +142,20 @@ def split_and_carry(problem: KAnonProblem, *, S: int = 3, sub_time_limit: float 
         carry_lab = carry_lab.ravel()
         if progress is not None:
             progress(t + 1, len(chunks))
-    info = {"S": S, "n_subproblems": len(chunks), "sub_sizes": sizes,
-            "size_counts": dict(sorted(Counter(sizes).items())),
-            "lemma2_bound": k * (2 * k - 1 + S), "time_limited": n_limited,
-            "fallbacks": n_fallback, "sub_objectives": objs, "sub_times": sub_times,
-            "milp_time": milp_time,
-            "sub_time_limit": sub_time_limit, "formulation": formulation,
-            "paper_model_subproblems": n_paper, "restricted_subproblems": n_restricted}
+    info = {
+        "S": S,
+        "n_subproblems": len(chunks),
+        "sub_sizes": sizes,
+        "size_counts": dict(sorted(Counter(sizes).items())),
+        "lemma2_bound": k * (2 * k - 1 + S),
+        "time_limited": n_limited,
+        "fallbacks": n_fallback,
+        "sub_objectives": objs,
+        "sub_times": sub_times,
+        "milp_time": milp_time,
+        "sub_time_limit": sub_time_limit,
+        "formulation": formulation,
+        "paper_model_subproblems": n_paper,
+        "restricted_subproblems": n_restricted,
+    }
     return labels, info

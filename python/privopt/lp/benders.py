@@ -97,6 +97,7 @@ _INF = math.inf
 
 # =========================================================================== problem
 
+
 @dataclass(frozen=True)
 class _SubData:
     """What a worker needs for one subproblem (picklable, shipped once)."""
@@ -150,12 +151,20 @@ class BendersProblem:
         """The ``k``-th subproblem LP and its coupling ``T_k`` (n_rows × n_master)."""
         d = self._subs[k]
         m = d.lp.n_rows
-        T = sp.csr_array((d.t_matrix.data, d.t_cols[d.t_matrix.indices], d.t_matrix.indptr),
-                         shape=(m, self.n_master))
+        T = sp.csr_array(
+            (d.t_matrix.data, d.t_cols[d.t_matrix.indices], d.t_matrix.indptr),
+            shape=(m, self.n_master),
+        )
         return d.lp, T
 
-    def add_subproblem(self, lp: LinearProgram, coupling: Any, *, theta_lower: float = -_INF,
-                       name: str | None = None) -> int:
+    def add_subproblem(
+        self,
+        lp: LinearProgram,
+        coupling: Any,
+        *,
+        theta_lower: float = -_INF,
+        name: str | None = None,
+    ) -> int:
         """Add subproblem ``min q^T y s.t. L - T x <= W y <= U - T x`` and return its index.
 
         Parameters
@@ -171,11 +180,13 @@ class BendersProblem:
             raise InvalidInput(f"lp must be a LinearProgram, got {type(lp).__name__}")
         if lp.sense != "min" or lp.is_mip:
             raise InvalidInput("a subproblem must be a continuous minimisation LP")
-        T = _block_to_csc(coupling, lp.n_rows if isinstance(coupling, tuple) else None,
-                          self.n_master)
+        T = _block_to_csc(
+            coupling, lp.n_rows if isinstance(coupling, tuple) else None, self.n_master
+        )
         if T.shape[0] != lp.n_rows or T.shape[1] > self.n_master:
-            raise InvalidInput(f"coupling must have shape ({lp.n_rows}, <= {self.n_master}), "
-                               f"got {T.shape}")
+            raise InvalidInput(
+                f"coupling must have shape ({lp.n_rows}, <= {self.n_master}), got {T.shape}"
+            )
         T = sp.csc_array(T)
         T.eliminate_zeros()
         t_cols = np.flatnonzero(np.diff(T.indptr)).astype(np.int64)
@@ -193,12 +204,18 @@ class BendersProblem:
         lp = self.master.copy()
         for k in range(self.n_subproblems):
             sub, T = self.subproblem(k)
-            cols = lp.add_variables(sub.n_vars, objective=sub.objective, lower=sub.col_lower,
-                                    upper=sub.col_upper, name=self.names[k])
+            cols = lp.add_variables(
+                sub.n_vars,
+                objective=sub.objective,
+                lower=sub.col_lower,
+                upper=sub.col_upper,
+                name=self.names[k],
+            )
             block = sp.hstack([T, sub.matrix()], format="csc")
             colmap = np.concatenate([np.arange(self.n_master), np.arange(cols.start, cols.stop)])
-            lp.add_rows(block, lower=sub.row_lower, upper=sub.row_upper, columns=colmap,
-                        name=self.names[k])
+            lp.add_rows(
+                block, lower=sub.row_lower, upper=sub.row_upper, columns=colmap, name=self.names[k]
+            )
             lp.offset += sub.offset
         return lp
 
@@ -218,6 +235,7 @@ class Cut:
 
 # =========================================================================== subproblem side
 
+
 @dataclass
 class _Outcome:
     """What a worker sends back for one subproblem solve (small: beta is over coupled columns)."""
@@ -230,6 +248,7 @@ class _Outcome:
     message: str = ""
     seconds: float = 0.0
     cold: bool = False  # True when this call built the worker's HiGHS instance
+
 
 class _SubSolver:
     """One subproblem's persistent HiGHS instance; only row bounds change between calls."""
@@ -304,8 +323,11 @@ class _SubSolver:
                 h.setOptionValue(name, 1 if name == "simplex_strategy" else 2)
             if h.getModelStatus() == S.kOptimal:
                 sol = h.getSolution()
-                return (float(h.getInfo().objective_function_value),
-                        np.asarray(sol.col_value, dtype=np.float64), sol)
+                return (
+                    float(h.getInfo().objective_function_value),
+                    np.asarray(sol.col_value, dtype=np.float64),
+                    sol,
+                )
         return math.nan, np.zeros(0), None
 
     def _elastic_cut(self, sol: Any) -> tuple[float, np.ndarray]:
@@ -321,11 +343,14 @@ class _SubSolver:
         dj = np.asarray(sol.col_dual, dtype=np.float64)[:n]
         # The elastic LP's y columns cost 0 (its objective is the slacks' sum); the slack
         # columns (≥ 0, reduced costs 1 ∓ π ≥ 0 at its optimum) are left out as before.
-        return (self._dual_constant(pi, dj, cost=np.zeros(n)) - self.lp.offset,
-                self.data.t_matrix.T @ pi)
+        return (
+            self._dual_constant(pi, dj, cost=np.zeros(n)) - self.lp.offset,
+            self.data.t_matrix.T @ pi,
+        )
 
-    def _dual_constant(self, pi: np.ndarray, dj_solver: np.ndarray,
-                       cost: np.ndarray | None = None) -> float:
+    def _dual_constant(
+        self, pi: np.ndarray, dj_solver: np.ndarray, cost: np.ndarray | None = None
+    ) -> float:
         """``Σ π_i B_i + Σ_j min over [l_j, u_j] of d_j y_j`` (+ offset) with the reduced
         costs recomputed as ``d = c − Wᵀπ`` for the π actually used: HiGHS's own ``col_dual``
         belongs to the unmodified duals, and after dust on infinite bounds is zeroed (or with
@@ -335,9 +360,17 @@ class _SubSolver:
         solver's ``d_j`` is used for that column, as before (0 within its tolerance at an
         optimum; give variables their valid finite bounds to avoid this)."""
         c = self.lp.objective if cost is None else cost
-        return safe_dual_bound(c, self.W(), self.row_lower, self.row_upper, self.col_lower,
-                               self.col_upper, pi, solver_col_dual=dj_solver,
-                               offset=self.lp.offset)
+        return safe_dual_bound(
+            c,
+            self.W(),
+            self.row_lower,
+            self.row_upper,
+            self.col_lower,
+            self.col_upper,
+            pi,
+            solver_col_dual=dj_solver,
+            offset=self.lp.offset,
+        )
 
     def _retry_from_scratch(self) -> Any:
         """Re-solve without the previous basis, with primal simplex this once (a dual-simplex
@@ -355,8 +388,7 @@ class _SubSolver:
         ray = np.where(np.abs(ray) <= 1e-12, 0.0, ray)
         row_b = np.where(ray > 0, self.row_lower, np.where(ray < 0, self.row_upper, 0.0))
         z = self.W().T @ ray
-        z = np.where(np.abs(z) <= 1e-9 * max(1.0, np.abs(self.W().data).max(initial=1.0)),
-                     0.0, z)
+        z = np.where(np.abs(z) <= 1e-9 * max(1.0, np.abs(self.W().data).max(initial=1.0)), 0.0, z)
         col_max = np.where(z > 0, self.col_upper, np.where(z < 0, self.col_lower, 0.0))
         with np.errstate(invalid="ignore"):
             box_max = float(np.where(z != 0, z * col_max, 0.0).sum())
@@ -400,9 +432,12 @@ class _SubSolver:
             if cut is None:
                 value, v, esol = self._elastic(lo, up)
                 if esol is None:
-                    return _Outcome("error", message="no verdict: neither a verifiable Farkas "
-                                    "ray nor an elastic phase-1 solution",
-                                    seconds=time.perf_counter() - t0)
+                    return _Outcome(
+                        "error",
+                        message="no verdict: neither a verifiable Farkas "
+                        "ray nor an elastic phase-1 solution",
+                        seconds=time.perf_counter() - t0,
+                    )
                 if value > self.feas_tol:
                     cut = self._elastic_cut(esol)
             if cut is not None:
@@ -410,19 +445,26 @@ class _SubSolver:
                 scale = max(float(np.abs(beta).max(initial=0.0)), 1e-300)
                 violation = (gamma - float(beta @ x_coupled)) / scale
                 if violation > self.feas_tol:
-                    return _Outcome("infeasible", rhs=gamma, beta=beta,
-                                    seconds=time.perf_counter() - t0)
+                    return _Outcome(
+                        "infeasible", rhs=gamma, beta=beta, seconds=time.perf_counter() - t0
+                    )
                 if esol is None:
                     value, v, esol = self._elastic(lo, up)
                 if esol is None:
-                    return _Outcome("error", message="infeasible at tolerance level and the "
-                                    "elastic phase-1 LP failed", seconds=time.perf_counter() - t0)
+                    return _Outcome(
+                        "error",
+                        message="infeasible at tolerance level and the elastic phase-1 LP failed",
+                        seconds=time.perf_counter() - t0,
+                    )
             st = self._solve_widened(lo, up, v)
             if st != S.kOptimal:
-                return _Outcome("error", message="nearly feasible point: the subproblem with "
-                                "bounds widened by the elastic slacks failed: "
-                                + self.h.modelStatusToString(st),
-                                seconds=time.perf_counter() - t0)
+                return _Outcome(
+                    "error",
+                    message="nearly feasible point: the subproblem with "
+                    "bounds widened by the elastic slacks failed: "
+                    + self.h.modelStatusToString(st),
+                    seconds=time.perf_counter() - t0,
+                )
         if st == S.kOptimal:
             sol = self.h.getSolution()
             pi = np.asarray(sol.row_dual, dtype=np.float64)
@@ -432,8 +474,9 @@ class _SubSolver:
             beta = d.t_matrix.T @ pi
             phi = float(self.h.getInfo().objective_function_value)
             y = np.asarray(sol.col_value, dtype=np.float64) if want_solution else None
-            return _Outcome("optimal", phi=phi, rhs=alpha, beta=beta, y=y,
-                            seconds=time.perf_counter() - t0)
+            return _Outcome(
+                "optimal", phi=phi, rhs=alpha, beta=beta, y=y, seconds=time.perf_counter() - t0
+            )
         return _Outcome("unbounded", seconds=time.perf_counter() - t0)
 
     def _solve_widened(self, lo: np.ndarray, up: np.ndarray, v: np.ndarray) -> Any:
@@ -445,8 +488,8 @@ class _SubSolver:
 
         S = highspy.HighsModelStatus
         n, m = self.lp.n_vars, self.lp.n_rows
-        s_lo = lo - v[n:n + m] - 1e-9
-        s_up = up + v[n + m:] + 1e-9
+        s_lo = lo - v[n : n + m] - 1e-9
+        s_up = up + v[n + m :] + 1e-9
         self.h.changeRowsBounds(m, self.rows, s_lo, s_up)
         st = self._run()
         if st != S.kOptimal:
@@ -493,8 +536,9 @@ def _cached_solver(token: str, k: int, source: Any) -> _SubSolver:
     return solver
 
 
-def _remote_solve(token: str, k: int, source: Any, x_coupled: np.ndarray,
-                  want_solution: bool) -> _Outcome:
+def _remote_solve(
+    token: str, k: int, source: Any, x_coupled: np.ndarray, want_solution: bool
+) -> _Outcome:
     """Module-level task: solve subproblem ``k`` of run ``token`` at ``x_coupled``.
 
     ``source`` is the subproblem data (Dask resolves a scattered future to it) or the path of a
@@ -534,15 +578,22 @@ class _Dispatcher:
         if self.mode == "serial":
             return [s.solve(x, want_solution) for s, x in zip(self._local, xs, strict=False)]
         if self.mode == "threads":
-            futs = [self.executor.submit(s.solve, x, want_solution)
-                    for s, x in zip(self._local, xs, strict=False)]
+            futs = [
+                self.executor.submit(s.solve, x, want_solution)
+                for s, x in zip(self._local, xs, strict=False)
+            ]
         elif self.mode == "dask":
-            futs = [self.executor.submit(_remote_solve, self.token, k, src, x, want_solution,
-                                         pure=False)
-                    for k, (src, x) in enumerate(zip(self._sources, xs, strict=False))]
+            futs = [
+                self.executor.submit(
+                    _remote_solve, self.token, k, src, x, want_solution, pure=False
+                )
+                for k, (src, x) in enumerate(zip(self._sources, xs, strict=False))
+            ]
         else:
-            futs = [self.executor.submit(_remote_solve, self.token, k, src, x, want_solution)
-                    for k, (src, x) in enumerate(zip(self._sources, xs, strict=False))]
+            futs = [
+                self.executor.submit(_remote_solve, self.token, k, src, x, want_solution)
+                for k, (src, x) in enumerate(zip(self._sources, xs, strict=False))
+            ]
         return [f.result() for f in futs]
 
     def close(self) -> None:
@@ -559,6 +610,7 @@ def _dask_client(executor: Any) -> Any:
 
 
 # =========================================================================== results
+
 
 @dataclass
 class BendersIteration:
@@ -649,6 +701,7 @@ class BendersResult:
 
 # =========================================================================== driver
 
+
 class _Master:
     """The persistent master HiGHS with theta columns; cuts appended with addRows."""
 
@@ -656,11 +709,13 @@ class _Master:
         self.n_x = problem.n_master
         self.n_theta = problem.n_subproblems if multi_cut else 1
         lp = problem.master.copy()
-        lower = (np.asarray(problem.theta_lower) if multi_cut
-                 else np.array([float(np.sum(problem.theta_lower))]))
+        lower = (
+            np.asarray(problem.theta_lower)
+            if multi_cut
+            else np.array([float(np.sum(problem.theta_lower))])
+        )
         self.theta_lower = lower
-        self.theta_cols = lp.add_variables(self.n_theta, objective=1.0, lower=lower,
-                                           name="theta")
+        self.theta_cols = lp.add_variables(self.n_theta, objective=1.0, lower=lower, name="theta")
         self.lp = lp
         self.cost_x = problem.master.objective
         self.offset = problem.master.offset
@@ -671,8 +726,16 @@ class _Master:
         self._apply_theta_bounds()
         self.n_cut_rows = 0
 
-    def clean_cut(self, cols: np.ndarray, vals: np.ndarray, rhs: float, *, normalise: bool,
-                  drop: float = 1e-9, big: float = 1e12) -> tuple[np.ndarray, np.ndarray, float]:
+    def clean_cut(
+        self,
+        cols: np.ndarray,
+        vals: np.ndarray,
+        rhs: float,
+        *,
+        normalise: bool,
+        drop: float = 1e-9,
+        big: float = 1e12,
+    ) -> tuple[np.ndarray, np.ndarray, float]:
         """A cut ``valsᵀ x[cols] ≥ rhs`` made safe for HiGHS, still valid.
 
         ``normalise`` (feasibility cuts, no θ) divides it by its largest ``|coefficient|``:
@@ -700,8 +763,9 @@ class _Master:
             capped = np.clip(vals, -big, big)
             excess = vals - capped
             with np.errstate(invalid="ignore"):
-                contrib = np.where(excess > 0, excess * up_b,
-                                   np.where(excess < 0, excess * lo_b, 0.0))
+                contrib = np.where(
+                    excess > 0, excess * up_b, np.where(excess < 0, excess * lo_b, 0.0)
+                )
             if np.isfinite(contrib).all():
                 rhs = float(rhs - contrib.sum())
                 vals = capped
@@ -750,9 +814,11 @@ class _Master:
             # HiGHS rejects the whole batch for one bad row (e.g. a coefficient above
             # large_matrix_value = 1e15): silently losing cuts made the master return the
             # same point forever (measured, metric DP at ε·η = 20).
-            raise NumericalTrouble(f"HiGHS rejected {len(rows)} master rows ({status}); "
-                                   f"largest |coefficient| {np.abs(val).max(initial=0):.3g}",
-                                   status=str(status))
+            raise NumericalTrouble(
+                f"HiGHS rejected {len(rows)} master rows ({status}); "
+                f"largest |coefficient| {np.abs(val).max(initial=0):.3g}",
+                status=str(status),
+            )
         self.n_cut_rows += len(rows)
 
     def solve(self, time_left: float | None = None) -> tuple[np.ndarray, np.ndarray, float]:
@@ -779,18 +845,20 @@ class _Master:
             else:
                 obj = float(info.objective_function_value)
                 self.last_safe_bound = min(obj, self._safe_bound(sol))
-            return v[: self.n_x], v[self.n_x:], obj
+            return v[: self.n_x], v[self.n_x :], obj
         if st == S.kInfeasible:
-            raise InfeasibleModel("Benders master is infeasible: the problem has no feasible "
-                                  "point (feasibility cuts exclude every master point)",
-                                  status=text)
+            raise InfeasibleModel(
+                "Benders master is infeasible: the problem has no feasible "
+                "point (feasibility cuts exclude every master point)",
+                status=text,
+            )
         if st in (S.kUnbounded, S.kUnboundedOrInfeasible):
-            raise UnboundedModel("Benders master is unbounded: give finite theta_lower bounds "
-                                 "(or initial cuts), or the problem itself is unbounded",
-                                 status=text)
+            raise UnboundedModel(
+                "Benders master is unbounded: give finite theta_lower bounds "
+                "(or initial cuts), or the problem itself is unbounded",
+                status=text,
+            )
         raise NumericalTrouble(f"Benders master solve failed: {text}", status=text)
-
-
 
     def _safe_bound(self, sol: Any, lp: Any = None, pi: np.ndarray | None = None) -> float:
         """Rigorous lower bound on the master LP from row multipliers ``pi`` (default: the
@@ -805,10 +873,16 @@ class _Master:
         (0 within tolerance)."""
         lp = self.h.getLp() if lp is None else lp
         return safe_dual_bound(
-            np.asarray(lp.col_cost_), _highs_matrix(lp), np.asarray(lp.row_lower_),
-            np.asarray(lp.row_upper_), np.asarray(lp.col_lower_), np.asarray(lp.col_upper_),
-            sol.row_dual if pi is None else pi, solver_col_dual=sol.col_dual,
-            offset=float(lp.offset_))
+            np.asarray(lp.col_cost_),
+            _highs_matrix(lp),
+            np.asarray(lp.row_lower_),
+            np.asarray(lp.row_upper_),
+            np.asarray(lp.col_lower_),
+            np.asarray(lp.col_upper_),
+            sol.row_dual if pi is None else pi,
+            solver_col_dual=sol.col_dual,
+            offset=float(lp.offset_),
+        )
 
     def certify(self, time_limit: float | None = None) -> float:
         """Safe bound of the current master from better multipliers: the same LP with every
@@ -829,11 +903,18 @@ class _Master:
         rowmax[nz] = np.maximum.reduceat(np.abs(a.data), a.indptr[:-1][nz])
         f = np.where(rowmax > 0, 1.0 / np.where(rowmax > 0, rowmax, 1.0), 1.0)
         # The same LP with scaled rows, passed through the project's LinearProgram.
-        copy = LinearProgram(lp.num_col_, objective=np.asarray(lp.col_cost_),
-                             lower=np.asarray(lp.col_lower_), upper=np.asarray(lp.col_upper_),
-                             offset=float(lp.offset_))
-        copy.add_rows(sp.csr_array(sp.diags(f) @ a), lower=np.asarray(lp.row_lower_) * f,
-                      upper=np.asarray(lp.row_upper_) * f)
+        copy = LinearProgram(
+            lp.num_col_,
+            objective=np.asarray(lp.col_cost_),
+            lower=np.asarray(lp.col_lower_),
+            upper=np.asarray(lp.col_upper_),
+            offset=float(lp.offset_),
+        )
+        copy.add_rows(
+            sp.csr_array(sp.diags(f) @ a),
+            lower=np.asarray(lp.row_lower_) * f,
+            upper=np.asarray(lp.row_upper_) * f,
+        )
         h2 = copy.to_highs()
         # Tolerances and threads as the master's; its own time limit (the run's may be used
         # up; a re-solve from an optimal basis is usually quick, but not always).
@@ -870,27 +951,37 @@ class _LazyRows:
         mat, lower, upper = spec
         P = sp.csr_array(mat if sp.issparse(mat) else np.atleast_2d(np.asarray(mat, float)))
         if P.shape[1] > n_x:
-            raise InvalidInput(f"lazy_rows matrix must have at most {n_x} columns (master "
-                               f"variables), got shape {P.shape}")
+            raise InvalidInput(
+                f"lazy_rows matrix must have at most {n_x} columns (master "
+                f"variables), got shape {P.shape}"
+            )
         m = P.shape[0]
         self.P = sp.csr_array((P.data, P.indices, P.indptr), shape=(m, n_x))
         self.lower = np.broadcast_to(np.asarray(lower, dtype=np.float64), (m,)).copy()
         self.upper = np.broadcast_to(np.asarray(upper, dtype=np.float64), (m,)).copy()
-        if np.isnan(self.lower).any() or np.isnan(self.upper).any() or \
-                (self.lower > self.upper).any():
+        if (
+            np.isnan(self.lower).any()
+            or np.isnan(self.upper).any()
+            or (self.lower > self.upper).any()
+        ):
             raise InvalidInput("lazy_rows bounds must satisfy lower <= upper (no NaN)")
         self.active = np.zeros(m, dtype=bool)
 
     def violated(self, x: np.ndarray, tol: float) -> list[tuple]:
         """Rows violated at ``x`` by more than ``tol`` (absolute), marked active."""
         act = self.P @ x
-        bad = np.flatnonzero(((act > self.upper + tol) | (act < self.lower - tol))
-                             & ~self.active)
+        bad = np.flatnonzero(((act > self.upper + tol) | (act < self.lower - tol)) & ~self.active)
         self.active[bad] = True
         sub = self.P[bad]
-        return [(sub.indices[sub.indptr[r]:sub.indptr[r + 1]],
-                 sub.data[sub.indptr[r]:sub.indptr[r + 1]], self.lower[b], self.upper[b])
-                for r, b in enumerate(bad)]
+        return [
+            (
+                sub.indices[sub.indptr[r] : sub.indptr[r + 1]],
+                sub.data[sub.indptr[r] : sub.indptr[r + 1]],
+                self.lower[b],
+                self.upper[b],
+            )
+            for r, b in enumerate(bad)
+        ]
 
 
 class _MasterTimeout(Exception):
@@ -905,8 +996,9 @@ def _prepare_initial_cuts(cuts: Sequence[Any], master: _Master) -> list[tuple]:
             try:
                 cut = Cut(*cut)
             except TypeError:
-                raise InvalidInput(f"initial_cuts[{i}] must be a Cut or (coef, lower, upper)"
-                                   ) from None
+                raise InvalidInput(
+                    f"initial_cuts[{i}] must be a Cut or (coef, lower, upper)"
+                ) from None
         if sp.issparse(cut.coef):
             row = sp.csr_array(cut.coef)
             if row.shape[0] != 1:
@@ -921,8 +1013,9 @@ def _prepare_initial_cuts(cuts: Sequence[Any], master: _Master) -> list[tuple]:
             vals = dense[cols]
             n = dense.size
         if n > width or not np.isfinite(vals).all():
-            raise InvalidInput(f"initial_cuts[{i}].coef must be finite with at most {width} "
-                               f"entries")
+            raise InvalidInput(
+                f"initial_cuts[{i}].coef must be finite with at most {width} entries"
+            )
         lo, up = float(cut.lower), float(cut.upper)
         if math.isnan(lo) or math.isnan(up) or lo > up:
             raise InvalidInput(f"initial_cuts[{i}] has invalid bounds [{lo}, {up}]")
@@ -930,16 +1023,27 @@ def _prepare_initial_cuts(cuts: Sequence[Any], master: _Master) -> list[tuple]:
     return rows
 
 
-def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
-                  max_iterations: int = 500, time_limit: float | None = None,
-                  executor: Executor | None = None, progress: bool | None = None,
-                  initial_cuts: Sequence[Any] | None = None, multi_cut: bool = True,
-                  cut_tolerance: float = 1e-9, keep_solutions: bool = True,
-                  raise_on_limit: bool = False, abs_gap: float = 0.0,
-                  gap_floor: float = 1.0, lazy_rows: Any = None,
-                  lazy_tolerance: float = 1e-10,
-                  highs_options: dict[str, Any] | None = None,
-                  core_point: np.ndarray | None = None, in_out: float = 0.5) -> BendersResult:
+def solve_benders(
+    problem: BendersProblem,
+    *,
+    rel_gap: float = 1e-4,
+    max_iterations: int = 500,
+    time_limit: float | None = None,
+    executor: Executor | None = None,
+    progress: bool | None = None,
+    initial_cuts: Sequence[Any] | None = None,
+    multi_cut: bool = True,
+    cut_tolerance: float = 1e-9,
+    keep_solutions: bool = True,
+    raise_on_limit: bool = False,
+    abs_gap: float = 0.0,
+    gap_floor: float = 1.0,
+    lazy_rows: Any = None,
+    lazy_tolerance: float = 1e-10,
+    highs_options: dict[str, Any] | None = None,
+    core_point: np.ndarray | None = None,
+    in_out: float = 0.5,
+) -> BendersResult:
     """Solve a :class:`BendersProblem` by Benders decomposition.
 
     Parameters
@@ -1009,8 +1113,9 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
     if time_limit is not None:
         time_limit = check_positive("time_limit", time_limit, allow_inf=True)
     if executor is not None and not isinstance(executor, Executor):
-        raise InvalidInput(f"executor must be a concurrent.futures.Executor, got "
-                           f"{type(executor).__name__}")
+        raise InvalidInput(
+            f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}"
+        )
 
     options = tuple((highs_options or {}).items())
     t_start = time.perf_counter()
@@ -1025,8 +1130,7 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
         touched = np.unique(np.concatenate([r[0] for r in rows])) - master.n_x
         master.activate(touched[touched >= 0])
     lazy = None if lazy_rows is None else _LazyRows(lazy_rows, master.n_x)
-    subs = problem._subs if not options else [replace(d, options=options)
-                                               for d in problem._subs]
+    subs = problem._subs if not options else [replace(d, options=options) for d in problem._subs]
     core = None
     lam = 1.0
     if core_point is not None:
@@ -1057,8 +1161,9 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
                     if not rows:
                         break
                     master.add_cuts(rows)
-                    time_left = None if time_limit is None else \
-                        time_limit - (time.perf_counter() - t_start)
+                    time_left = (
+                        None if time_limit is None else time_limit - (time.perf_counter() - t_start)
+                    )
                     if time_left is not None and time_left <= 0:
                         # HiGHS checks its limit only every so many iterations: a master
                         # re-solve of a few pivots ignores a 1 ms limit, and the lazy-row
@@ -1080,8 +1185,15 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
             results = dispatcher.solve_all([x[d.t_cols] for d in subs], keep_solutions)
             sub_time = time.perf_counter() - t1
             cuts, n_opt, n_feas, iterate_ub, newly = _make_cuts(
-                results, subs, master, theta, cut_tolerance, multi_cut, problem.names,
-                x_master_point)
+                results,
+                subs,
+                master,
+                theta,
+                cut_tolerance,
+                multi_cut,
+                problem.names,
+                x_master_point,
+            )
             if core is not None:
                 if math.isfinite(iterate_ub) and lam < 1.0:
                     core = x.copy()  # feasible: move the core towards the master points
@@ -1097,14 +1209,27 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
                     incumbent_x = x.copy()
                     incumbent_y = [r.y for r in results] if keep_solutions else None
             gap = _gap(lb, best_ub, gap_floor)
-            history.append(BendersIteration(it, lb if lb_valid else -_INF, best_ub, iterate_ub,
-                                            gap, len(cuts), n_opt, n_feas, master_time,
-                                            sub_time, float(sum(r.seconds for r in results)),
-                                            int(sum(r.cold for r in results))))
+            history.append(
+                BendersIteration(
+                    it,
+                    lb if lb_valid else -_INF,
+                    best_ub,
+                    iterate_ub,
+                    gap,
+                    len(cuts),
+                    n_opt,
+                    n_feas,
+                    master_time,
+                    sub_time,
+                    float(sum(r.seconds for r in results)),
+                    int(sum(r.cold for r in results)),
+                )
+            )
             if bar is not None:
                 # refresh=False: an explicit refresh would show the bar before tqdm's delay
-                bar.set_postfix(lb=f"{lb:.6g}", ub=f"{best_ub:.6g}", gap=f"{gap:.2e}",
-                                refresh=False)
+                bar.set_postfix(
+                    lb=f"{lb:.6g}", ub=f"{best_ub:.6g}", gap=f"{gap:.2e}", refresh=False
+                )
                 bar.update(1)
             if gap <= rel_gap or best_ub - lb <= abs_gap:
                 status = "optimal"
@@ -1129,19 +1254,31 @@ def solve_benders(problem: BendersProblem, *, rel_gap: float = 1e-4,
 
     result = BendersResult(
         x_master=incumbent_x if incumbent_x is not None else np.full(problem.n_master, np.nan),
-        objective=best_ub, lower_bound=lb, upper_bound=best_ub,
+        objective=best_ub,
+        lower_bound=lb,
+        upper_bound=best_ub,
         gap=_gap(lb, best_ub, gap_floor),
-        status=status, iterations=len(history), history=history, sub_solutions=incumbent_y,
-        solve_time=time.perf_counter() - t_start, n_cuts=n_cuts_total,
+        status=status,
+        iterations=len(history),
+        history=history,
+        sub_solutions=incumbent_y,
+        solve_time=time.perf_counter() - t_start,
+        n_cuts=n_cuts_total,
         executor_mode=dispatcher.mode,
         n_lazy_rows=0 if lazy is None else int(lazy.active.sum()),
-        certified_lower_bound=min(lb, max(safe_lb, final_safe)))
+        certified_lower_bound=min(lb, max(safe_lb, final_safe)),
+    )
     if incumbent_x is None:
-        raise SolverLimit(f"Benders stopped ({status}) after {len(history)} iterations without "
-                          f"a feasible master point", status=status, best=result)
+        raise SolverLimit(
+            f"Benders stopped ({status}) after {len(history)} iterations without "
+            f"a feasible master point",
+            status=status,
+            best=result,
+        )
     if raise_on_limit and status != "optimal":
-        raise SolverLimit(f"Benders stopped ({status}) with gap {result.gap:.3g}",
-                          status=status, best=result)
+        raise SolverLimit(
+            f"Benders stopped ({status}) with gap {result.gap:.3g}", status=status, best=result
+        )
     return result
 
 
@@ -1151,9 +1288,16 @@ def _gap(lb: float, ub: float, floor: float = 1.0) -> float:
     return (ub - lb) / max(floor, abs(ub))
 
 
-def _make_cuts(results: list[_Outcome], subs: Sequence[_SubData], master: _Master,
-               theta: np.ndarray, tol: float, multi_cut: bool, names: list[str],
-               x_master: np.ndarray):
+def _make_cuts(
+    results: list[_Outcome],
+    subs: Sequence[_SubData],
+    master: _Master,
+    theta: np.ndarray,
+    tol: float,
+    multi_cut: bool,
+    names: list[str],
+    x_master: np.ndarray,
+):
     """Cut rows (cols, vals, lower, upper) from the subproblem outcomes; also the sum of the
     phi_k (inf if some subproblem is infeasible) and the theta indices that become bounded."""
     cuts: list[tuple] = []
@@ -1174,8 +1318,7 @@ def _make_cuts(results: list[_Outcome], subs: Sequence[_SubData], master: _Maste
                 at_x = alpha - float(beta @ x_master[d.t_cols])
                 if (not master.active[k]) or theta[k] < at_x - tol * max(1.0, abs(at_x)):
                     cols, vals, alpha = master.clean_cut(d.t_cols, beta, alpha, normalise=False)
-                    cuts.append((np.append(cols, theta0 + k), np.append(vals, 1.0),
-                                 alpha, _INF))
+                    cuts.append((np.append(cols, theta0 + k), np.append(vals, 1.0), alpha, _INF))
                     n_opt += 1
                     newly.append(k)
             else:
@@ -1188,11 +1331,14 @@ def _make_cuts(results: list[_Outcome], subs: Sequence[_SubData], master: _Maste
             cuts.append((*master.clean_cut(d.t_cols, res.beta, res.rhs, normalise=True), _INF))
             n_feas += 1
         elif kind == "unbounded":
-            raise UnboundedModel(f"subproblem {names[k]} is unbounded at a master point: the "
-                                 f"whole problem is unbounded (or theta_lower is wrong)")
+            raise UnboundedModel(
+                f"subproblem {names[k]} is unbounded at a master point: the "
+                f"whole problem is unbounded (or theta_lower is wrong)"
+            )
         else:
-            raise NumericalTrouble(f"subproblem {names[k]} failed: {res.message}",
-                                   status=res.message)
+            raise NumericalTrouble(
+                f"subproblem {names[k]} failed: {res.message}", status=res.message
+            )
     if not multi_cut and all_feasible:
         at_x = agg_alpha + agg_at_x
         if (not master.active[0]) or theta[0] < at_x - tol * max(1.0, abs(at_x)):
@@ -1213,5 +1359,6 @@ def _progress_bar(progress: bool | None, total: int) -> Any:
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, desc="Benders", unit="it", delay=0.0 if progress else 5.0,
-                leave=bool(progress))
+    return tqdm(
+        total=total, desc="Benders", unit="it", delay=0.0 if progress else 5.0, leave=bool(progress)
+    )

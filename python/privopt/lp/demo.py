@@ -21,8 +21,9 @@ def demo_section(out_dir: Path, seed: int) -> Section:
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    problem = capacity_expansion_lp(seed, n_regions=8, n_facilities=16,
-                                    facilities_per_region=6, customers_per_region=25)
+    problem = capacity_expansion_lp(
+        seed, n_regions=8, n_facilities=16, facilities_per_region=6, customers_per_region=25
+    )
     mono_lp = problem.to_monolithic()
     t0 = time.perf_counter()
     mono = solve(mono_lp)
@@ -41,13 +42,17 @@ def demo_section(out_dir: Path, seed: int) -> Section:
     rel = abs(res.objective - mono.objective) / max(1.0, abs(mono.objective))
     table = markdown_table(
         ["method", "objective", "seconds", "iterations"],
-        [["monolithic HiGHS (dual simplex)", mono.objective, round(t_mono, 3), mono.iterations],
-         ["Benders (multi-cut)", res.objective, round(res.solve_time, 3), res.iterations]])
+        [
+            ["monolithic HiGHS (dual simplex)", mono.objective, round(t_mono, 3), mono.iterations],
+            ["Benders (multi-cut)", res.objective, round(res.solve_time, 3), res.iterations],
+        ],
+    )
     body = (
         f"A generated two-stage capacity-expansion LP: {problem.n_master} master variables "
         f"(capacities), {problem.n_subproblems} regional subproblems, "
         f"{mono_lp.n_vars} variables and {mono_lp.n_rows} rows in total. Benders "
         f"decomposition (`privopt.lp.benders.solve_benders`) added {n_feas} feasibility cuts "
         f"(the first master point buys no capacity) and {n_opt} optimality cuts; its optimum "
-        f"matches the monolithic one to a relative {rel:.1e}.\n\n" + table)
+        f"matches the monolithic one to a relative {rel:.1e}.\n\n" + table
+    )
     return Section("LP and Benders engine", body, [fig_name])

@@ -16,9 +16,16 @@ from privopt.lp.model import LinearProgram
 __all__ = ["random_block_lp", "capacity_expansion_lp"]
 
 
-def random_block_lp(seed: int, *, n_subproblems: int = 4, n_master: int = 20,
-                    sub_vars: int = 50, sub_rows: int = 30, density: float = 0.15,
-                    theta_lower: bool = True) -> BendersProblem:
+def random_block_lp(
+    seed: int,
+    *,
+    n_subproblems: int = 4,
+    n_master: int = 20,
+    sub_vars: int = 50,
+    sub_rows: int = 30,
+    density: float = 0.15,
+    theta_lower: bool = True,
+) -> BendersProblem:
     """A feasible, bounded random two-stage LP with mixed row types.
 
     Master ``x in [0, 1]^n_master`` with a few random rows; subproblem ``k`` has
@@ -31,18 +38,36 @@ def random_block_lp(seed: int, *, n_subproblems: int = 4, n_master: int = 20,
     K = check_int("n_subproblems", n_subproblems, minimum=1)
     x0 = rng.uniform(0.2, 0.8, n_master)
     master = LinearProgram(n_master, objective=rng.normal(size=n_master), lower=0.0, upper=1.0)
-    A0 = sp.random(max(1, n_master // 4), n_master, density=0.3, random_state=rng,
-                   format="csr", data_rvs=lambda k: rng.normal(size=k))
+    A0 = sp.random(
+        max(1, n_master // 4),
+        n_master,
+        density=0.3,
+        random_state=rng,
+        format="csr",
+        data_rvs=lambda k: rng.normal(size=k),
+    )
     master.add_rows(A0, upper=A0 @ x0 + rng.uniform(0.1, 1.0, A0.shape[0]))
     problem = BendersProblem(master)
     for _ in range(K):
         y0 = rng.uniform(0.2, 1.8, sub_vars)
         c = rng.normal(size=sub_vars)
         sub = LinearProgram(sub_vars, objective=c, lower=0.0, upper=2.0)
-        W = sp.random(sub_rows, sub_vars, density=density, random_state=rng, format="csr",
-                      data_rvs=lambda k: rng.normal(size=k))
-        T = sp.random(sub_rows, n_master, density=density, random_state=rng, format="csr",
-                      data_rvs=lambda k: rng.normal(size=k))
+        W = sp.random(
+            sub_rows,
+            sub_vars,
+            density=density,
+            random_state=rng,
+            format="csr",
+            data_rvs=lambda k: rng.normal(size=k),
+        )
+        T = sp.random(
+            sub_rows,
+            n_master,
+            density=density,
+            random_state=rng,
+            format="csr",
+            data_rvs=lambda k: rng.normal(size=k),
+        )
         act = W @ y0 + T @ x0
         kind = rng.integers(0, 4, sub_rows)
         lo = np.where(kind == 0, -np.inf, act - rng.uniform(0.0, 0.5, sub_rows))
@@ -54,9 +79,14 @@ def random_block_lp(seed: int, *, n_subproblems: int = 4, n_master: int = 20,
     return problem
 
 
-def capacity_expansion_lp(seed: int, *, n_regions: int = 4, n_facilities: int = 12,
-                          facilities_per_region: int = 5,
-                          customers_per_region: int = 20) -> BendersProblem:
+def capacity_expansion_lp(
+    seed: int,
+    *,
+    n_regions: int = 4,
+    n_facilities: int = 12,
+    facilities_per_region: int = 5,
+    customers_per_region: int = 20,
+) -> BendersProblem:
     """Two-stage capacity expansion: buy capacity ``x_j`` (master), then serve each region's
     demand from its facilities (subproblem per region).
 
@@ -91,7 +121,11 @@ def capacity_expansion_lp(seed: int, *, n_regions: int = 4, n_facilities: int = 
         cap_rows = sp.csr_array((np.ones(nv), (jj, np.arange(nv))), shape=(per, nv))
         sub.add_rows(demand_rows, lower=d, name="demand")
         sub.add_rows(cap_rows, upper=0.0, name="capacity")
-        T = sp.vstack([sp.csr_array((n_cust, F)),
-                       sp.csr_array((-np.ones(per), (np.arange(per), fac)), shape=(per, F))])
+        T = sp.vstack(
+            [
+                sp.csr_array((n_cust, F)),
+                sp.csr_array((-np.ones(per), (np.arange(per), fac)), shape=(per, F)),
+            ]
+        )
         problem.add_subproblem(sub, T, theta_lower=0.0)
     return problem

@@ -26,8 +26,14 @@ import scipy.sparse as sp
 from privopt._validation import check_int
 from privopt.errors import InvalidInput
 
-__all__ = ["LinearProgram", "RowBlock", "merge_row_blocks", "concatenate_row_blocks", "CscArrays",
-           "CsrArrays"]
+__all__ = [
+    "LinearProgram",
+    "RowBlock",
+    "merge_row_blocks",
+    "concatenate_row_blocks",
+    "CscArrays",
+    "CsrArrays",
+]
 
 _INF = math.inf
 
@@ -125,8 +131,10 @@ def _integrality_vector(value: Any, n: int) -> np.ndarray:
         return np.ones(n, dtype=bool)
     arr = np.asarray(value)
     if arr.shape != (n,) or arr.dtype.kind not in "biu":
-        raise InvalidInput(f"integrality must be a bool or a bool array of shape ({n},), "
-                           f"got dtype {arr.dtype} shape {arr.shape}")
+        raise InvalidInput(
+            f"integrality must be a bool or a bool array of shape ({n},), "
+            f"got dtype {arr.dtype} shape {arr.shape}"
+        )
     if arr.dtype.kind != "b" and not np.isin(arr, (0, 1)).all():
         raise InvalidInput("integrality entries must be 0/1 or bool")
     return arr.astype(bool)
@@ -148,18 +156,25 @@ def _block_to_csr(A: Any, n_rows: int | None, width: int) -> sp.csr_array:
         rows = np.asarray(A[0])
         cols = np.asarray(A[1])
         vals = np.asarray(A[2], dtype=np.float64)
-        if rows.ndim != 1 or cols.ndim != 1 or vals.ndim != 1 or not (
-                rows.size == cols.size == vals.size):
-            raise InvalidInput(f"A triple arrays must be 1-D of equal length, got shapes "
-                               f"{rows.shape}, {cols.shape}, {vals.shape}")
+        if (
+            rows.ndim != 1
+            or cols.ndim != 1
+            or vals.ndim != 1
+            or not (rows.size == cols.size == vals.size)
+        ):
+            raise InvalidInput(
+                f"A triple arrays must be 1-D of equal length, got shapes "
+                f"{rows.shape}, {cols.shape}, {vals.shape}"
+            )
         for nm, idx, hi in (("rows", rows, m), ("cols", cols, width)):
             if idx.size == 0:
                 continue
             if idx.dtype.kind not in "iu":
                 raise InvalidInput(f"A {nm} indices must be integers, got dtype {idx.dtype}")
             if idx.min() < 0 or idx.max() >= hi:
-                raise InvalidInput(f"A {nm} indices must lie in [0, {hi}), got range "
-                                   f"[{idx.min()}, {idx.max()}]")
+                raise InvalidInput(
+                    f"A {nm} indices must lie in [0, {hi}), got range [{idx.min()}, {idx.max()}]"
+                )
         if rows.size and bool(np.all(rows[1:] >= rows[:-1])):
             # Already in row order (the usual way rows are generated): CSR without a sort.
             indptr = np.zeros(m + 1, dtype=np.int64)
@@ -179,8 +194,10 @@ def _block_to_csr(A: Any, n_rows: int | None, width: int) -> sp.csr_array:
         try:
             dense = np.asarray(A, dtype=np.float64)
         except (TypeError, ValueError):
-            raise InvalidInput(f"A must be a scipy.sparse matrix, a 2-D array or a (rows, cols, "
-                               f"vals) triple, got {type(A).__name__}") from None
+            raise InvalidInput(
+                f"A must be a scipy.sparse matrix, a 2-D array or a (rows, cols, "
+                f"vals) triple, got {type(A).__name__}"
+            ) from None
         if dense.ndim != 2:
             raise InvalidInput(f"A must be 2-dimensional, got shape {dense.shape}")
         mat = sp.csr_array(dense)
@@ -216,7 +233,7 @@ def _group_counts(groups: Sequence[Sequence[RowBlock]], n_cols: int) -> list[np.
         for b in group:
             if b.data.size:
                 first, cnt = _block_column_counts(b, n_cols)
-                counts[1 + first:1 + first + cnt.size] += cnt
+                counts[1 + first : 1 + first + cnt.size] += cnt
         out.append(counts)
     return out
 
@@ -241,8 +258,9 @@ def _numba_kernels():
         import numba
 
         @numba.njit(cache=True, nogil=True)
-        def to_buckets(indptr, indices, data, col_map, col_offset, row_start, shift, bfill,
-                       b_row, b_col, b_val):
+        def to_buckets(
+            indptr, indices, data, col_map, col_offset, row_start, shift, bfill, b_row, b_col, b_val
+        ):
             # Pass 1: stable distribution of a CSR block's entries into column chunks of
             # 2**shift columns (few output streams: cache friendly).
             for i in range(indptr.size - 1):
@@ -274,8 +292,14 @@ def _numba_kernels():
     return _KERNELS
 
 
-def merge_row_blocks(blocks: Sequence[RowBlock], n_rows: int, n_cols: int, *,
-                     use_numba: bool | None = None, threads: int | None = None) -> CscArrays:
+def merge_row_blocks(
+    blocks: Sequence[RowBlock],
+    n_rows: int,
+    n_cols: int,
+    *,
+    use_numba: bool | None = None,
+    threads: int | None = None,
+) -> CscArrays:
     """Merge CSR row blocks into one CSC matrix: a stable counting sort by model column.
 
     A direct scatter of 10^6 entries to their columns is dominated by cache misses, so the sort
@@ -319,8 +343,19 @@ def merge_row_blocks(blocks: Sequence[RowBlock], n_rows: int, n_cols: int, *,
 
     def pass1(g: int) -> None:
         for b in groups[g]:
-            to_buckets(b.indptr, b.indices, b.data, b.col_map, np.int64(b.col_offset),
-                       np.int64(b.row_start), np.int64(shift), bfills[g], b_row, b_col, b_val)
+            to_buckets(
+                b.indptr,
+                b.indices,
+                b.data,
+                b.col_map,
+                np.int64(b.col_offset),
+                np.int64(b.row_start),
+                np.int64(shift),
+                bfills[g],
+                b_row,
+                b_col,
+                b_val,
+            )
 
     index = np.empty(nnz, dtype=np.int32)
     value = np.empty(nnz, dtype=np.float64)
@@ -362,21 +397,27 @@ def concatenate_row_blocks(blocks: Sequence[RowBlock], n_rows: int, n_cols: int)
     pos = 0
     for b in blocks:
         k = b.data.size
-        start[b.row_start:b.row_start + b.n_rows] = b.indptr[:-1] + pos
+        start[b.row_start : b.row_start + b.n_rows] = b.indptr[:-1] + pos
         if k:
             if b.col_offset >= 0:
-                np.add(b.indices, b.col_offset, out=index[pos:pos + k], dtype=np.int32,
-                       casting="unsafe")
+                np.add(
+                    b.indices,
+                    b.col_offset,
+                    out=index[pos : pos + k],
+                    dtype=np.int32,
+                    casting="unsafe",
+                )
             else:
-                np.take(b.col_map, b.indices, out=index[pos:pos + k], mode="clip")
-            value[pos:pos + k] = b.data
+                np.take(b.col_map, b.indices, out=index[pos : pos + k], mode="clip")
+            value[pos : pos + k] = b.data
         pos += k
     start[n_rows] = pos
     return CsrArrays(n_rows, n_cols, start, index, value)
 
 
-def merge_row_blocks_reference(blocks: Sequence[RowBlock], n_rows: int, n_cols: int, *,
-                               start: np.ndarray | None = None) -> CscArrays:
+def merge_row_blocks_reference(
+    blocks: Sequence[RowBlock], n_rows: int, n_cols: int, *, start: np.ndarray | None = None
+) -> CscArrays:
     """Pure NumPy/SciPy version of :func:`merge_row_blocks` (test oracle, and the path for
     small models): each block to CSC, then a vectorised scatter of whole columns."""
     if start is None:
@@ -388,8 +429,9 @@ def merge_row_blocks_reference(blocks: Sequence[RowBlock], n_rows: int, n_cols: 
     for b in blocks:
         if not b.data.size:
             continue
-        csc = sp.csr_array((b.data, b.indices, b.indptr),
-                           shape=(b.n_rows, b.col_map.size)).tocsc()  # sorted rows per column
+        csc = sp.csr_array(
+            (b.data, b.indices, b.indptr), shape=(b.n_rows, b.col_map.size)
+        ).tocsc()  # sorted rows per column
         cnt = np.diff(csc.indptr)
         shift = fill[b.col_map] - csc.indptr[:-1]
         dest = np.repeat(shift, cnt) + np.arange(csc.data.size, dtype=np.int64)
@@ -425,9 +467,18 @@ class LinearProgram:
     (-5.0, [3.0, 1.0])
     """
 
-    def __init__(self, n_vars: int = 0, *, objective: Any = None, lower: Any = 0.0,
-                 upper: Any = _INF, integrality: Any = None, sense: str = "min",
-                 names: Sequence[str] | None = None, offset: float = 0.0) -> None:
+    def __init__(
+        self,
+        n_vars: int = 0,
+        *,
+        objective: Any = None,
+        lower: Any = 0.0,
+        upper: Any = _INF,
+        integrality: Any = None,
+        sense: str = "min",
+        names: Sequence[str] | None = None,
+        offset: float = 0.0,
+    ) -> None:
         if sense not in ("min", "max"):
             raise InvalidInput(f"sense must be 'min' or 'max', got {sense!r}")
         self.sense = sense
@@ -447,8 +498,14 @@ class LinearProgram:
         self.row_blocks: dict[str, slice] = {}
         self._csc_cache: CscArrays | None = None
         n = check_int("n_vars", n_vars, minimum=0)
-        self.add_variables(n, objective=0.0 if objective is None else objective, lower=lower,
-                           upper=upper, integrality=integrality, names=names)
+        self.add_variables(
+            n,
+            objective=0.0 if objective is None else objective,
+            lower=lower,
+            upper=upper,
+            integrality=integrality,
+            names=names,
+        )
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -529,9 +586,17 @@ class LinearProgram:
         return None if self._names is None else list(self._names)
 
     # ---------------------------------------------------------------- building
-    def add_variables(self, n: int, *, objective: Any = 0.0, lower: Any = 0.0, upper: Any = _INF,
-                      integrality: Any = False, names: Sequence[str] | None = None,
-                      name: str | None = None) -> slice:
+    def add_variables(
+        self,
+        n: int,
+        *,
+        objective: Any = 0.0,
+        lower: Any = 0.0,
+        upper: Any = _INF,
+        integrality: Any = False,
+        names: Sequence[str] | None = None,
+        name: str | None = None,
+    ) -> slice:
         """Append a block of ``n`` variables; returns their column slice.
 
         ``objective``, ``lower``, ``upper`` are scalars or arrays of shape (n,); ``integrality``
@@ -554,16 +619,25 @@ class LinearProgram:
         if self._names is not None or names is not None:
             if self._names is None:
                 self._names = [f"x{i}" for i in range(start)]
-            self._names += (names if names is not None
-                            else [f"x{i}" for i in range(start, start + n)])
+            self._names += (
+                names if names is not None else [f"x{i}" for i in range(start, start + n)]
+            )
         sl = slice(start, start + n)
         if name is not None:
             self.col_blocks[name] = sl
         self._csc_cache = None
         return sl
 
-    def add_rows(self, A: Any, *, lower: Any = -_INF, upper: Any = _INF, name: str | None = None,
-                 n_rows: int | None = None, columns: slice | np.ndarray | None = None) -> slice:
+    def add_rows(
+        self,
+        A: Any,
+        *,
+        lower: Any = -_INF,
+        upper: Any = _INF,
+        name: str | None = None,
+        n_rows: int | None = None,
+        columns: slice | np.ndarray | None = None,
+    ) -> slice:
         """Append a block of rows ``lower <= A x <= upper``; returns their row slice.
 
         Parameters
@@ -600,7 +674,8 @@ class LinearProgram:
             if mat.shape[1] > width or (col_map is not None and mat.shape[1] != width):
                 raise InvalidInput(
                     f"A has {mat.shape[1]} columns, expected "
-                    f"{'at most ' if col_map is None else ''}{width}")
+                    f"{'at most ' if col_map is None else ''}{width}"
+                )
         m = mat.shape[0]
         lo = _bound_vector("lower", lower, m, default=-_INF)
         up = _bound_vector("upper", upper, m, default=_INF)
@@ -608,11 +683,22 @@ class LinearProgram:
         if col_map is None:
             col_map = np.arange(mat.shape[1], dtype=np.int64)
         contiguous = col_map.size == 0 or (
-            col_map[-1] - col_map[0] == col_map.size - 1 and bool(np.all(np.diff(col_map) == 1)))
+            col_map[-1] - col_map[0] == col_map.size - 1 and bool(np.all(np.diff(col_map) == 1))
+        )
         col_offset = int(col_map[0]) if contiguous and col_map.size else (0 if contiguous else -1)
         indices = mat.indices if mat.indices.dtype == np.int32 else mat.indices.astype(np.int32)
-        block = RowBlock(self._n_rows, m, mat.indptr.astype(np.int64, copy=False), indices,
-                         mat.data, col_map, lo, up, name, col_offset)
+        block = RowBlock(
+            self._n_rows,
+            m,
+            mat.indptr.astype(np.int64, copy=False),
+            indices,
+            mat.data,
+            col_map,
+            lo,
+            up,
+            name,
+            col_offset,
+        )
         self._blocks.append(block)
         sl = slice(self._n_rows, self._n_rows + m)
         self._n_rows += m
@@ -626,8 +712,9 @@ class LinearProgram:
         """The constraint matrix as merged CSC arrays (cached until the model changes);
         ``threads`` as in :func:`merge_row_blocks`."""
         if self._csc_cache is None:
-            self._csc_cache = merge_row_blocks(self._blocks, self._n_rows, self.n_vars,
-                                               threads=threads)
+            self._csc_cache = merge_row_blocks(
+                self._blocks, self._n_rows, self.n_vars, threads=threads
+            )
         return self._csc_cache
 
     def to_csr(self) -> CsrArrays:
@@ -653,12 +740,24 @@ class LinearProgram:
             arrays, fmt = self.to_csr(), highspy.MatrixFormat.kRowwise
         sense = highspy.ObjSense.kMaximize if self.sense == "max" else highspy.ObjSense.kMinimize
         status = h.passModel(
-            self.n_vars, self.n_rows, arrays.nnz, int(fmt), int(sense),
-            self.offset, self._cost, self._lower, self._upper, self.row_lower, self.row_upper,
-            arrays.start, arrays.index, arrays.value,
+            self.n_vars,
+            self.n_rows,
+            arrays.nnz,
+            int(fmt),
+            int(sense),
+            self.offset,
+            self._cost,
+            self._lower,
+            self._upper,
+            self.row_lower,
+            self.row_upper,
+            arrays.start,
+            arrays.index,
+            arrays.value,
             # HiGHS reads n_vars integrality entries even for an LP: always pass a full array
             # (all zeros = kContinuous keeps it an LP).
-            self._integrality.astype(np.int32))
+            self._integrality.astype(np.int32),
+        )
         if status == highspy.HighsStatus.kError:
             raise InvalidInput("HiGHS rejected the model in passModel (see its log with verbose)")
 
@@ -686,8 +785,10 @@ class LinearProgram:
         lp.a_matrix_.index_ = csc.index
         lp.a_matrix_.value_ = csc.value
         if self.is_mip:
-            lp.integrality_ = [highspy.HighsVarType.kInteger if v else
-                               highspy.HighsVarType.kContinuous for v in self._integrality]
+            lp.integrality_ = [
+                highspy.HighsVarType.kInteger if v else highspy.HighsVarType.kContinuous
+                for v in self._integrality
+            ]
         return lp
 
     def to_highs(self, *, verbose: bool = False) -> Any:
@@ -728,5 +829,7 @@ class LinearProgram:
 
     def __repr__(self) -> str:
         kind = "MILP" if self.is_mip else "LP"
-        return (f"LinearProgram({kind}, sense={self.sense!r}, n_vars={self.n_vars}, "
-                f"n_rows={self.n_rows}, nnz={self.nnz})")
+        return (
+            f"LinearProgram({kind}, sense={self.sense!r}, n_vars={self.n_vars}, "
+            f"n_rows={self.n_rows}, nnz={self.nnz})"
+        )

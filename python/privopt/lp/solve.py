@@ -37,8 +37,15 @@ from privopt.errors import (
 )
 from privopt.lp.model import LinearProgram
 
-__all__ = ["LPResult", "solve", "farkas_margin", "phase1_farkas_ray", "METHODS",
-           "safe_dual_bound", "run_with_fallbacks"]
+__all__ = [
+    "LPResult",
+    "solve",
+    "farkas_margin",
+    "phase1_farkas_ray",
+    "METHODS",
+    "safe_dual_bound",
+    "run_with_fallbacks",
+]
 
 METHODS = ("simplex", "ipm", "pdlp", "choose")
 
@@ -110,10 +117,17 @@ def _set(h: Any, name: str, value: Any) -> None:
         raise InvalidInput(f"HiGHS rejected option {name}={value!r}")
 
 
-def configure(h: Any, *, method: str = "simplex", time_limit: float | None = None,
-              iteration_limit: int | None = None, threads: int | None = None,
-              presolve: bool = True, mip_rel_gap: float | None = None,
-              verbose: bool = False) -> None:
+def configure(
+    h: Any,
+    *,
+    method: str = "simplex",
+    time_limit: float | None = None,
+    iteration_limit: int | None = None,
+    threads: int | None = None,
+    presolve: bool = True,
+    mip_rel_gap: float | None = None,
+    verbose: bool = False,
+) -> None:
     """Validate the :func:`solve` options and set them on a ``highspy.Highs``."""
     if method not in METHODS:
         raise InvalidInput(f"method must be one of {METHODS}, got {method!r}")
@@ -136,8 +150,15 @@ def configure(h: Any, *, method: str = "simplex", time_limit: float | None = Non
 
 # --------------------------------------------------------------------------- certificates
 
-def farkas_margin(A: Any, row_lower: np.ndarray, row_upper: np.ndarray, col_lower: np.ndarray,
-                  col_upper: np.ndarray, y: np.ndarray) -> float:
+
+def farkas_margin(
+    A: Any,
+    row_lower: np.ndarray,
+    row_upper: np.ndarray,
+    col_lower: np.ndarray,
+    col_upper: np.ndarray,
+    y: np.ndarray,
+) -> float:
     """How strongly ``y`` certifies infeasibility of ``row_lower <= A x <= row_upper``,
     ``col_lower <= x <= col_upper``.
 
@@ -164,13 +185,16 @@ def farkas_margin(A: Any, row_lower: np.ndarray, row_upper: np.ndarray, col_lowe
 
 
 def _certificate_tolerance(A: Any, row_lower, row_upper, col_lower, col_upper) -> float:
-    finite = [np.abs(v[np.isfinite(v)]).max(initial=0.0)
-              for v in (row_lower, row_upper, col_lower, col_upper)]
+    finite = [
+        np.abs(v[np.isfinite(v)]).max(initial=0.0)
+        for v in (row_lower, row_upper, col_lower, col_upper)
+    ]
     return 1e-9 * (1.0 + max(finite))
 
 
-def orient_farkas(A: Any, row_lower, row_upper, col_lower, col_upper,
-                  y: np.ndarray) -> np.ndarray | None:
+def orient_farkas(
+    A: Any, row_lower, row_upper, col_lower, col_upper, y: np.ndarray
+) -> np.ndarray | None:
     """Return ``y`` or ``-y``, whichever is a verified certificate (see :func:`farkas_margin`),
     else ``None``."""
     tol = _certificate_tolerance(A, row_lower, row_upper, col_lower, col_upper)
@@ -218,6 +242,7 @@ def dual_ray_of(h: Any, A: Any, row_lower, row_upper, col_lower, col_upper) -> n
 
 # --------------------------------------------------------------------------- results
 
+
 def _status_text(h: Any) -> str:
     return h.modelStatusToString(h.getModelStatus())
 
@@ -237,22 +262,44 @@ def _extract(h: Any, lp: LinearProgram, elapsed: float) -> LPResult:
     else:
         yd = np.full(lp.n_rows, np.nan)
         dd = np.full(lp.n_vars, np.nan)
-    iters = sum(max(0, int(v)) for v in (info.simplex_iteration_count, info.ipm_iteration_count,
-                                         info.pdlp_iteration_count))
+    iters = sum(
+        max(0, int(v))
+        for v in (info.simplex_iteration_count, info.ipm_iteration_count, info.pdlp_iteration_count)
+    )
     objective = float(info.objective_function_value)
     mip_gap = float(info.mip_gap) if lp.is_mip else math.nan
     mip_bound = float(info.mip_dual_bound) if lp.is_mip else math.nan
-    return LPResult(x=x, objective=objective, row_duals=yd, col_duals=dd, row_activity=act,
-                    status=_status_text(h), solve_time=elapsed, iterations=iters,
-                    mip_gap=mip_gap, mip_dual_bound=mip_bound,
-                    info={"primal_solution_status": int(info.primal_solution_status),
-                          "dual_solution_status": int(info.dual_solution_status),
-                          "mip_node_count": int(info.mip_node_count)})
+    return LPResult(
+        x=x,
+        objective=objective,
+        row_duals=yd,
+        col_duals=dd,
+        row_activity=act,
+        status=_status_text(h),
+        solve_time=elapsed,
+        iterations=iters,
+        mip_gap=mip_gap,
+        mip_dual_bound=mip_bound,
+        info={
+            "primal_solution_status": int(info.primal_solution_status),
+            "dual_solution_status": int(info.dual_solution_status),
+            "mip_node_count": int(info.mip_node_count),
+        },
+    )
 
 
-def safe_dual_bound(cost: np.ndarray, A: Any, row_lower: np.ndarray, row_upper: np.ndarray,
-                    col_lower: np.ndarray, col_upper: np.ndarray, row_dual: np.ndarray, *,
-                    solver_col_dual: np.ndarray | None = None, offset: float = 0.0) -> float:
+def safe_dual_bound(
+    cost: np.ndarray,
+    A: Any,
+    row_lower: np.ndarray,
+    row_upper: np.ndarray,
+    col_lower: np.ndarray,
+    col_upper: np.ndarray,
+    row_dual: np.ndarray,
+    *,
+    solver_col_dual: np.ndarray | None = None,
+    offset: float = 0.0,
+) -> float:
     """Rigorous lower bound on ``min cᵀx, row_lower ≤ A x ≤ row_upper, col bounds`` from any
     row multipliers (the safe dual bound of Neumaier & Shcherbina, 2004):
     ``Σ π_i B_i + Σ_j min over [l_j, u_j] of d_j x_j`` with ``B_i`` the row bound picked by
@@ -300,8 +347,14 @@ def run_with_fallbacks(h: Any, accept: Any = None) -> tuple[Any, list[str]]:
 
     ms = highspy.HighsModelStatus
     if accept is None:
-        accept = (ms.kOptimal, ms.kInfeasible, ms.kUnbounded, ms.kUnboundedOrInfeasible,
-                  ms.kTimeLimit, ms.kIterationLimit)
+        accept = (
+            ms.kOptimal,
+            ms.kInfeasible,
+            ms.kUnbounded,
+            ms.kUnboundedOrInfeasible,
+            ms.kTimeLimit,
+            ms.kIterationLimit,
+        )
     h.run()
     status = h.getModelStatus()
     tried: list[str] = []
@@ -342,15 +395,19 @@ def _raise_infeasible(h: Any, lp: LinearProgram, status: str, method: str, preso
         if presolve or method != "simplex":
             _rerun_plain_simplex(h)
         if h.getModelStatus() == highspy.HighsModelStatus.kInfeasible:
-            ray = dual_ray_of(h, lp.matrix(), lp.row_lower, lp.row_upper, lp.col_lower,
-                              lp.col_upper)
+            ray = dual_ray_of(
+                h, lp.matrix(), lp.row_lower, lp.row_upper, lp.col_lower, lp.col_upper
+            )
         else:
-            ray = phase1_farkas_ray(lp.matrix(), lp.row_lower, lp.row_upper, lp.col_lower,
-                                    lp.col_upper)
+            ray = phase1_farkas_ray(
+                lp.matrix(), lp.row_lower, lp.row_upper, lp.col_lower, lp.col_upper
+            )
     raise InfeasibleModel(
         f"{'MILP' if lp.is_mip else 'LP'} with {lp.n_vars} variables and {lp.n_rows} rows is "
         f"infeasible{'' if ray is not None or lp.is_mip else ' (no certificate obtained)'}",
-        status=status, farkas_ray=ray)
+        status=status,
+        farkas_ray=ray,
+    )
 
 
 def _raise_unbounded(h: Any, lp: LinearProgram, status: str) -> None:
@@ -361,8 +418,11 @@ def _raise_unbounded(h: Any, lp: LinearProgram, status: str) -> None:
             ray = np.asarray(values, dtype=np.float64)
     except Exception:  # noqa: BLE001 - a missing ray only loses diagnostics
         ray = None
-    raise UnboundedModel(f"the objective of the {lp.n_vars}-variable model is unbounded",
-                         status=status, primal_ray=ray)
+    raise UnboundedModel(
+        f"the objective of the {lp.n_vars}-variable model is unbounded",
+        status=status,
+        primal_ray=ray,
+    )
 
 
 def _resolve_ambiguous(h: Any, lp: LinearProgram, method: str, presolve: bool) -> None:
@@ -382,13 +442,15 @@ def _resolve_ambiguous(h: Any, lp: LinearProgram, method: str, presolve: bool) -
     configure(hf, method="simplex", presolve=False)
     hf.run()
     if hf.getModelStatus() == S.kOptimal:
-        raise UnboundedModel("the objective is unbounded (a feasible point exists and HiGHS "
-                             "reported unbounded-or-infeasible)", status=_status_text(h))
+        raise UnboundedModel(
+            "the objective is unbounded (a feasible point exists and HiGHS "
+            "reported unbounded-or-infeasible)",
+            status=_status_text(h),
+        )
     _raise_infeasible(hf, feas, _status_text(hf), "simplex", False)
 
 
-def classify(h: Any, lp: LinearProgram, elapsed: float, *, method: str,
-             presolve: bool) -> LPResult:
+def classify(h: Any, lp: LinearProgram, elapsed: float, *, method: str, presolve: bool) -> LPResult:
     """Turn the state of ``h`` after ``run()`` into an :class:`LPResult` or raise the matching
     :mod:`privopt.errors` exception."""
     import highspy
@@ -403,19 +465,36 @@ def classify(h: Any, lp: LinearProgram, elapsed: float, *, method: str,
         lo, up = lp.row_lower, lp.row_upper
         if np.any(lo > 0) or np.any(up < 0):
             raise InfeasibleModel("model without variables has a row excluding 0", status=text)
-        return LPResult(np.zeros(0), lp.offset, np.zeros(lp.n_rows), np.zeros(0),
-                        np.zeros(lp.n_rows), text, elapsed, 0)
+        return LPResult(
+            np.zeros(0),
+            lp.offset,
+            np.zeros(lp.n_rows),
+            np.zeros(0),
+            np.zeros(lp.n_rows),
+            text,
+            elapsed,
+            0,
+        )
     if st == S.kInfeasible:
         _raise_infeasible(h, lp, text, method, presolve)
     if st == S.kUnbounded:
         _raise_unbounded(h, lp, text)
     if st == S.kUnboundedOrInfeasible:
         if lp.is_mip:
-            raise InfeasibleModel("MILP is infeasible or unbounded (HiGHS could not tell)",
-                                  status=text)
+            raise InfeasibleModel(
+                "MILP is infeasible or unbounded (HiGHS could not tell)", status=text
+            )
         _resolve_ambiguous(h, lp, method, presolve)
-    if st in (S.kTimeLimit, S.kIterationLimit, S.kSolutionLimit, S.kObjectiveBound,
-              S.kObjectiveTarget, S.kInterrupt, S.kMemoryLimit, S.kHighsInterrupt):
+    if st in (
+        S.kTimeLimit,
+        S.kIterationLimit,
+        S.kSolutionLimit,
+        S.kObjectiveBound,
+        S.kObjectiveTarget,
+        S.kInterrupt,
+        S.kMemoryLimit,
+        S.kHighsInterrupt,
+    ):
         best = _extract(h, lp, elapsed) if _has_feasible_point(h) else None
         raise SolverLimit(f"HiGHS stopped early: {text}", status=text, best=best)
     if st in (S.kModelError, S.kLoadError):
@@ -425,10 +504,19 @@ def classify(h: Any, lp: LinearProgram, elapsed: float, *, method: str,
 
 # --------------------------------------------------------------------------- entry point
 
-def solve(lp: LinearProgram, *, method: str = "simplex", time_limit: float | None = None,
-          iteration_limit: int | None = None, threads: int | None = None, presolve: bool = True,
-          mip_rel_gap: float | None = None, mip_start: Any = None,
-          verbose: bool = False) -> LPResult:
+
+def solve(
+    lp: LinearProgram,
+    *,
+    method: str = "simplex",
+    time_limit: float | None = None,
+    iteration_limit: int | None = None,
+    threads: int | None = None,
+    presolve: bool = True,
+    mip_rel_gap: float | None = None,
+    mip_start: Any = None,
+    verbose: bool = False,
+) -> LPResult:
     """Solve an LP or MILP with HiGHS.
 
     Parameters
@@ -459,13 +547,22 @@ def solve(lp: LinearProgram, *, method: str = "simplex", time_limit: float | Non
     if not isinstance(lp, LinearProgram):
         raise InvalidInput(f"lp must be a LinearProgram, got {type(lp).__name__}")
     h = lp.to_highs(verbose=verbose)
-    configure(h, method=method, time_limit=time_limit, iteration_limit=iteration_limit,
-              threads=threads, presolve=presolve, mip_rel_gap=mip_rel_gap, verbose=verbose)
+    configure(
+        h,
+        method=method,
+        time_limit=time_limit,
+        iteration_limit=iteration_limit,
+        threads=threads,
+        presolve=presolve,
+        mip_rel_gap=mip_rel_gap,
+        verbose=verbose,
+    )
     if mip_start is not None:
         start = np.asarray(mip_start, dtype=np.float64)
         if start.shape != (lp.n_vars,) or not np.isfinite(start).all():
-            raise InvalidInput(f"mip_start must be a finite array of shape ({lp.n_vars},), "
-                               f"got shape {start.shape}")
+            raise InvalidInput(
+                f"mip_start must be a finite array of shape ({lp.n_vars},), got shape {start.shape}"
+            )
         h.setSolution(lp.n_vars, np.arange(lp.n_vars, dtype=np.int32), start)
     t0 = time.perf_counter()
     h.run()

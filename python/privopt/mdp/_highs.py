@@ -32,14 +32,20 @@ class LPSolution:
     iterations: int
 
 
-def new_highs(*, method: str = "choose", threads: int | None = None,
-              time_limit: float | None = None, presolve: bool = True,
-              tol: float = 1e-9) -> highspy.Highs:
+def new_highs(
+    *,
+    method: str = "choose",
+    threads: int | None = None,
+    time_limit: float | None = None,
+    presolve: bool = True,
+    tol: float = 1e-9,
+) -> highspy.Highs:
     """A silent HiGHS instance with tight tolerances (spec §7-8: coefficients reach e^20)."""
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
-    h.setOptionValue("solver", {"simplex": "simplex", "ipm": "ipm", "pdlp": "pdlp",
-                                "choose": "choose"}[method])
+    h.setOptionValue(
+        "solver", {"simplex": "simplex", "ipm": "ipm", "pdlp": "pdlp", "choose": "choose"}[method]
+    )
     h.setOptionValue("primal_feasibility_tolerance", tol)
     h.setOptionValue("dual_feasibility_tolerance", tol)
     if not presolve:
@@ -50,9 +56,15 @@ def new_highs(*, method: str = "choose", threads: int | None = None,
     return h
 
 
-def pass_lp(h: highspy.Highs, c: np.ndarray, a: sp.sparray, row_lower: np.ndarray,
-            row_upper: np.ndarray, col_lower: np.ndarray | float = 0.0,
-            col_upper: np.ndarray | float = _INF) -> None:
+def pass_lp(
+    h: highspy.Highs,
+    c: np.ndarray,
+    a: sp.sparray,
+    row_lower: np.ndarray,
+    row_upper: np.ndarray,
+    col_lower: np.ndarray | float = 0.0,
+    col_upper: np.ndarray | float = _INF,
+) -> None:
     """Load ``min cᵀx, row_lower ≤ A x ≤ row_upper, col bounds`` from CSC arrays."""
     a = sp.csc_array(a)
     n, m = a.shape[1], a.shape[0]
@@ -85,9 +97,14 @@ def run(h: highspy.Highs, *, what: str = "LP") -> LPSolution:
     if status == ms.kOptimal:
         sol = h.getSolution()
         info = h.getInfo()
-        return LPSolution(np.asarray(sol.col_value), float(info.objective_function_value),
-                          np.asarray(sol.row_dual), text, elapsed,
-                          int(info.simplex_iteration_count) + int(info.ipm_iteration_count))
+        return LPSolution(
+            np.asarray(sol.col_value),
+            float(info.objective_function_value),
+            np.asarray(sol.row_dual),
+            text,
+            elapsed,
+            int(info.simplex_iteration_count) + int(info.ipm_iteration_count),
+        )
     if status == ms.kInfeasible:
         raise InfeasibleModel(f"{what} is infeasible", status=text)
     if status in (ms.kUnbounded, ms.kUnboundedOrInfeasible):

@@ -10,8 +10,15 @@ from privopt.mdp.problem import EdgeList
 __all__ = ["mdp_rows", "unit_rows"]
 
 
-def mdp_rows(edges: EdgeList, epsilon: float, n_records: int, k: int, *,
-             col_of: np.ndarray | None = None, n_cols: int | None = None) -> sp.csr_array:
+def mdp_rows(
+    edges: EdgeList,
+    epsilon: float,
+    n_records: int,
+    k: int,
+    *,
+    col_of: np.ndarray | None = None,
+    n_cols: int | None = None,
+) -> sp.csr_array:
     """Rows ``z_ik - exp(ε d_ij) z_jk ≤ 0`` for every edge and output, row index ``e·K + k``.
 
     Variables are ``z`` flattened row-major (column ``i·K + k``) unless ``col_of`` maps a record
@@ -38,12 +45,14 @@ def mdp_rows(edges: EdgeList, epsilon: float, n_records: int, k: int, *,
 
 def unit_rows(n_records: int, k: int) -> sp.csr_array:
     """Unit-measure rows ``Σ_k z_ik = 1`` (one per record) as an (N, N·K) matrix."""
-    return sp.csr_array(sp.kron(sp.identity(n_records, format="csr"),
-                                np.ones((1, k)), format="csr"))
+    return sp.csr_array(
+        sp.kron(sp.identity(n_records, format="csr"), np.ones((1, k)), format="csr")
+    )
 
 
-def mdp_rows_subset(edges: EdgeList, epsilon: float, k: int, rows: np.ndarray,
-                    n_cols: int) -> sp.csr_array:
+def mdp_rows_subset(
+    edges: EdgeList, epsilon: float, k: int, rows: np.ndarray, n_cols: int
+) -> sp.csr_array:
     """The mDP rows with flat indices ``rows`` (row ``e·K + k``) as a (len(rows), n_cols) CSR
     matrix, variables row-major; used by lazy row generation."""
     e, kk = np.divmod(rows, k)

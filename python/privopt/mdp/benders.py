@@ -37,8 +37,13 @@ from privopt.mdp._lpbuild import mdp_rows
 from privopt.mdp.partition import Partition, classify, mp_component_sizes, partition
 from privopt.mdp.problem import EdgeList, _Block
 
-__all__ = ["solve_benders_block", "BendersModel", "INITIAL_CUTS", "build_model",
-           "to_benders_problem"]
+__all__ = [
+    "solve_benders_block",
+    "BendersModel",
+    "INITIAL_CUTS",
+    "build_model",
+    "to_benders_problem",
+]
 
 INITIAL_CUTS = ("all", "same_subset", "none")
 # Tight tolerances (spec §7-8: coefficients reach e^20): HiGHS's default 1e-7 leaves mDP
@@ -61,11 +66,11 @@ class _Sub:
     """Persistent data of one subproblem Sub_l."""
 
     label: int
-    records: np.ndarray        # internal records 𝒳_l (block-local indices)
-    t: sp.csr_array            # T_l: (m_l, |𝒴|K) map of y to the mDP-row right-hand sides
-    t_rows: np.ndarray         # rows of T_l with a nonzero (the only bounds that change)
-    n_mdp: int                 # number of mDP rows m_l
-    cost: np.ndarray           # c_𝒳ₗ (|𝒳_l|K,)
+    records: np.ndarray  # internal records 𝒳_l (block-local indices)
+    t: sp.csr_array  # T_l: (m_l, |𝒴|K) map of y to the mDP-row right-hand sides
+    t_rows: np.ndarray  # rows of T_l with a nonzero (the only bounds that change)
+    n_mdp: int  # number of mDP rows m_l
+    cost: np.ndarray  # c_𝒳ₗ (|𝒳_l|K,)
     g: sp.csr_array | None = None  # G_l: (m_l, |𝒳_l|K) mDP rows on the internal variables
 
 
@@ -75,15 +80,15 @@ class BendersModel:
 
     block: _Block
     part: Partition
-    y_records: np.ndarray      # boundary records 𝒴 in MP order
-    y_pos: np.ndarray          # record → position in 𝒴 (−1 if internal)
+    y_records: np.ndarray  # boundary records 𝒴 in MP order
+    y_pos: np.ndarray  # record → position in 𝒴 (−1 if internal)
     subs: list[_Sub]
     mp_cost: np.ndarray
     mp_rows: sp.csr_array
     mp_lower: np.ndarray
     mp_upper: np.ndarray
     w_lower: np.ndarray
-    pool: sp.csr_array         # rows "pool @ (y, w) ≤ 0" added to the master when violated
+    pool: sp.csr_array  # rows "pool @ (y, w) ≤ 0" added to the master when violated
     n_initial_cuts: int = 0
     sizes: dict[str, Any] = field(default_factory=dict)
 
@@ -92,8 +97,14 @@ class BendersModel:
         return int(self.y_records.size) * self.block.k
 
 
-def build_model(block: _Block, labels: np.ndarray, *, initial_cuts: str = "all",
-                cut_cap: float = 20.0, max_initial_cut_rows: int = 2_000_000) -> BendersModel:
+def build_model(
+    block: _Block,
+    labels: np.ndarray,
+    *,
+    initial_cuts: str = "all",
+    cut_cap: float = 20.0,
+    max_initial_cut_rows: int = 2_000_000,
+) -> BendersModel:
     """Master and subproblem data for ``block`` partitioned by ``labels`` (spec §2.4–3.1)."""
     if initial_cuts not in INITIAL_CUTS:
         raise InvalidInput(f"initial_cuts must be one of {INITIAL_CUTS}, got {initial_cuts!r}")
@@ -117,8 +128,9 @@ def build_model(block: _Block, labels: np.ndarray, *, initial_cuts: str = "all",
     pool = [mdp_rows(_sub_edges(e, both), eps, block.n, k, col_of=y_col, n_cols=n_cols)]
     n_init = 0
     if initial_cuts != "none" and y_rec.size > 1 and eps > 0:
-        ce = _initial_cut_edges(block, part, y_rec, initial_cuts, cut_cap / eps,
-                                max_initial_cut_rows // max(k, 1))
+        ce = _initial_cut_edges(
+            block, part, y_rec, initial_cuts, cut_cap / eps, max_initial_cut_rows // max(k, 1)
+        )
         if len(ce):
             pool.append(mdp_rows(ce, eps, block.n, k, col_of=y_col, n_cols=n_cols))
             n_init = len(ce) * k
@@ -130,18 +142,36 @@ def build_model(block: _Block, labels: np.ndarray, *, initial_cuts: str = "all",
     subs = [_build_sub(block, part, sub, y_col, n_y) for sub in subs_with_x]
     x = np.array([part.internal[sub].size for sub in range(part.n_subsets)])
     mp_comp = mp_component_sizes(block, part)
-    sizes = {**part.sizes(), "mp_vars": n_cols, "mp_pool_rows": int(pool_rows.shape[0]),
-             "initial_cut_rows": n_init, "max_sub_vars": int(x.max()) * k,
-             "mp_components": int(mp_comp.size),
-             "mp_component_mean": float(mp_comp.mean()) if mp_comp.size else 0.0,
-             "mp_component_max": int(mp_comp.max()) if mp_comp.size else 0}
-    return BendersModel(block, part, y_rec, y_pos, subs, mp_cost, mp_rows,
-                        np.concatenate(lower), np.concatenate(upper), w_lower, pool_rows,
-                        n_init, sizes)
+    sizes = {
+        **part.sizes(),
+        "mp_vars": n_cols,
+        "mp_pool_rows": int(pool_rows.shape[0]),
+        "initial_cut_rows": n_init,
+        "max_sub_vars": int(x.max()) * k,
+        "mp_components": int(mp_comp.size),
+        "mp_component_mean": float(mp_comp.mean()) if mp_comp.size else 0.0,
+        "mp_component_max": int(mp_comp.max()) if mp_comp.size else 0,
+    }
+    return BendersModel(
+        block,
+        part,
+        y_rec,
+        y_pos,
+        subs,
+        mp_cost,
+        mp_rows,
+        np.concatenate(lower),
+        np.concatenate(upper),
+        w_lower,
+        pool_rows,
+        n_init,
+        sizes,
+    )
 
 
-def _initial_cut_edges(block: _Block, part: Partition, y_rec: np.ndarray, mode: str,
-                       cutoff: float, max_pairs: int) -> EdgeList:
+def _initial_cut_edges(
+    block: _Block, part: Partition, y_rec: np.ndarray, mode: str, cutoff: float, max_pairs: int
+) -> EdgeList:
     """Property 3.2 path constraints between non-adjacent boundary records with ε D ≤ τ
     (spec §3.1: capped, D from the full mDP graph via the C++ Dijkstra kernel)."""
     e = block.edges
@@ -173,8 +203,7 @@ def _eta_of(block: _Block) -> float:
     return float(block.edges.d.max()) if len(block.edges) else -1.0
 
 
-def _build_sub(block: _Block, part: Partition, label: int, y_col: np.ndarray,
-               n_y: int) -> _Sub:
+def _build_sub(block: _Block, part: Partition, label: int, y_col: np.ndarray, n_y: int) -> _Sub:
     k, e = block.k, block.edges
     x_rec = part.internal[label]
     x_pos = np.full(block.n, -1, dtype=np.int64)
@@ -204,8 +233,11 @@ def _row_absmax(a: sp.csr_array) -> np.ndarray:
     return out
 
 
-def to_benders_problem(model: BendersModel, *, scale_rows: bool = True,
-                       ) -> tuple[BendersProblem, tuple]:
+def to_benders_problem(
+    model: BendersModel,
+    *,
+    scale_rows: bool = True,
+) -> tuple[BendersProblem, tuple]:
     """The decomposition as a :class:`privopt.lp.benders.BendersProblem` for the shared
     engine, plus the master pool as ``lazy_rows`` (spec §3.1–3.2, clean cut form).
 
@@ -220,8 +252,12 @@ def to_benders_problem(model: BendersModel, *, scale_rows: bool = True,
     # negligible cut coefficients validly (privopt.lp.benders._Master.clean_cut).
     master = LinearProgram(n_y, objective=model.mp_cost[:n_y], upper=1.0)
     if model.mp_rows.shape[0]:
-        master.add_rows(model.mp_rows[:, :n_y], lower=model.mp_lower, upper=model.mp_upper,
-                        name="unit measure of boundary records")
+        master.add_rows(
+            model.mp_rows[:, :n_y],
+            lower=model.mp_lower,
+            upper=model.mp_upper,
+            name="unit measure of boundary records",
+        )
     prob = BendersProblem(master)
     for t, sub in enumerate(model.subs):
         r = sub.records.size
@@ -237,25 +273,43 @@ def to_benders_problem(model: BendersModel, *, scale_rows: bool = True,
             g, coupling = sp.csr_array(scale @ g), sp.csr_array(scale @ coupling)
         lp = LinearProgram(sub.cost.size, objective=sub.cost)
         lp.add_rows(g, upper=0.0, name="mDP rows touching internal records")
-        lp.add_rows(_unit_rows(r, sub.cost.size // r, sub.cost.size), lower=1.0, upper=1.0,
-                    name="unit measure")
+        lp.add_rows(
+            _unit_rows(r, sub.cost.size // r, sub.cost.size),
+            lower=1.0,
+            upper=1.0,
+            name="unit measure",
+        )
         coupling = sp.vstack([coupling, sp.csr_array((r, n_y))], format="csr")
-        prob.add_subproblem(lp, coupling, theta_lower=float(model.w_lower[t]),
-                            name=f"subset {sub.label}")
+        prob.add_subproblem(
+            lp, coupling, theta_lower=float(model.w_lower[t]), name=f"subset {sub.label}"
+        )
     pool = model.pool[:, :n_y]
     return prob, (pool, -np.inf, 0.0)
 
 
-def solve_benders_block(block: _Block, *, m: int = 25, partitioner: str = "k-m-dv",
-                        labels: np.ndarray | None = None, seed: int = 0, n_init: int = 1,
-                        initial_cuts: str = "all", cut_cap: float = 20.0,
-                        max_initial_cut_rows: int = 2_000_000, rel_gap: float = 1e-4,
-                        abs_gap: float = 0.0, max_iterations: int = 5000,
-                        time_limit: float | None = None, executor: Executor | None = None,
-                        lp_method: str = "choose", threads: int | None = None,
-                        progress: Any = False, scale_m: bool = True, n_total: int | None = None,
-                        in_out: float = 1.0,
-                        ) -> tuple[np.ndarray, float, dict[str, Any], list[dict[str, Any]]]:
+def solve_benders_block(
+    block: _Block,
+    *,
+    m: int = 25,
+    partitioner: str = "k-m-dv",
+    labels: np.ndarray | None = None,
+    seed: int = 0,
+    n_init: int = 1,
+    initial_cuts: str = "all",
+    cut_cap: float = 20.0,
+    max_initial_cut_rows: int = 2_000_000,
+    rel_gap: float = 1e-4,
+    abs_gap: float = 0.0,
+    max_iterations: int = 5000,
+    time_limit: float | None = None,
+    executor: Executor | None = None,
+    lp_method: str = "choose",
+    threads: int | None = None,
+    progress: Any = False,
+    scale_m: bool = True,
+    n_total: int | None = None,
+    in_out: float = 1.0,
+) -> tuple[np.ndarray, float, dict[str, Any], list[dict[str, Any]]]:
     """Benders decomposition (spec §3.4) of one connected block on the shared engine
     :func:`privopt.lp.benders.solve_benders`.
 
@@ -300,18 +354,30 @@ def solve_benders_block(block: _Block, *, m: int = 25, partitioner: str = "k-m-d
         if scale_m and n_total:
             mm = max(1, round(mm * block.n / n_total))
         labels = partition(block, mm, partitioner, seed=seed, n_init=n_init)
-    model = build_model(block, labels, initial_cuts=initial_cuts, cut_cap=cut_cap,
-                        max_initial_cut_rows=max_initial_cut_rows)
+    model = build_model(
+        block,
+        labels,
+        initial_cuts=initial_cuts,
+        cut_cap=cut_cap,
+        max_initial_cut_rows=max_initial_cut_rows,
+    )
     setup_s = time.perf_counter() - start
     if not model.subs:
         # Every record is a boundary record: the master is the whole LP of the block.
         from privopt.mdp.solvers import _solve_block_rowgen
 
-        z, value, info = _solve_block_rowgen(block, lp_method="simplex", threads=None,
-                                             time_limit=time_limit)
+        z, value, info = _solve_block_rowgen(
+            block, lp_method="simplex", threads=None, time_limit=time_limit
+        )
         # value is the rigorous (safe dual) bound; the incumbent is the repaired matrix.
-        info = {**info, "setup_s": setup_s, "converged": True, "lower_bound": value,
-                "upper_bound": float(np.sum(block.objective * z)), **model.sizes}
+        info = {
+            **info,
+            "setup_s": setup_s,
+            "converged": True,
+            "lower_bound": value,
+            "upper_bound": float(np.sum(block.objective * z)),
+            **model.sizes,
+        }
         return z, value, info, []
     prob, lazy = to_benders_problem(model)
     # In-out separation (beyond the paper) around the uniform mechanism Z = 1/K, which meets
@@ -320,35 +386,65 @@ def solve_benders_block(block: _Block, *, m: int = 25, partitioner: str = "k-m-d
     # measure and the feasibility cuts come one by one: grid / road N = 500 reached no
     # feasible point in 120 s.
     core = np.full(model.n_y, 1.0 / block.k) if in_out < 1.0 else None
-    res = solve_benders(prob, rel_gap=rel_gap, abs_gap=abs_gap, gap_floor=1e-300,
-                        max_iterations=max_iterations, time_limit=time_limit,
-                        executor=executor, progress=progress, lazy_rows=lazy,
-                        highs_options=_TIGHT, core_point=core, in_out=in_out)
-    history = [{"iteration": h.iteration, "lb": h.lb, "best_ub": h.ub,
-                "ub": h.iterate_ub if math.isfinite(h.iterate_ub) else math.nan,
-                "gap": h.gap, "master_time": h.master_time, "sub_time": h.sub_time,
-                "sub_time_sum": h.sub_time_sum, "feasibility_cuts": h.n_feasibility_cuts,
-                "optimality_cuts": h.n_optimality_cuts} for h in res.history]
+    res = solve_benders(
+        prob,
+        rel_gap=rel_gap,
+        abs_gap=abs_gap,
+        gap_floor=1e-300,
+        max_iterations=max_iterations,
+        time_limit=time_limit,
+        executor=executor,
+        progress=progress,
+        lazy_rows=lazy,
+        highs_options=_TIGHT,
+        core_point=core,
+        in_out=in_out,
+    )
+    history = [
+        {
+            "iteration": h.iteration,
+            "lb": h.lb,
+            "best_ub": h.ub,
+            "ub": h.iterate_ub if math.isfinite(h.iterate_ub) else math.nan,
+            "gap": h.gap,
+            "master_time": h.master_time,
+            "sub_time": h.sub_time,
+            "sub_time_sum": h.sub_time_sum,
+            "feasibility_cuts": h.n_feasibility_cuts,
+            "optimality_cuts": h.n_optimality_cuts,
+        }
+        for h in res.history
+    ]
     # "stalled" = no violated cut while the gap is open: a tolerance artefact, the incumbent
     # is within solver tolerance of the master bound.
     converged = res.status in ("optimal", "stalled")
     z = _assemble(model, res.x_master, res.sub_solutions)
-    info = {"records": block.n, "iterations": res.iterations, "setup_s": setup_s,
-            "time_s": time.perf_counter() - start,
-            "master_time_s": sum(h["master_time"] for h in history),
-            "sub_time_s": sum(h["sub_time"] for h in history),
-            "sub_time_sum_s": sum(h["sub_time_sum"] for h in history),
-            "cuts": res.n_cuts, "pool_rows_used": res.n_lazy_rows,
-            "lower_bound": res.lower_bound, "upper_bound": res.upper_bound,
-            "certified_lower_bound": res.certified_lower_bound, "status": res.status,
-            "executor": res.executor_mode,
-            "converged": converged, **model.sizes}
+    info = {
+        "records": block.n,
+        "iterations": res.iterations,
+        "setup_s": setup_s,
+        "time_s": time.perf_counter() - start,
+        "master_time_s": sum(h["master_time"] for h in history),
+        "sub_time_s": sum(h["sub_time"] for h in history),
+        "sub_time_sum_s": sum(h["sub_time_sum"] for h in history),
+        "cuts": res.n_cuts,
+        "pool_rows_used": res.n_lazy_rows,
+        "lower_bound": res.lower_bound,
+        "upper_bound": res.upper_bound,
+        "certified_lower_bound": res.certified_lower_bound,
+        "status": res.status,
+        "executor": res.executor_mode,
+        "converged": converged,
+        **model.sizes,
+    }
     if not converged:
-        raise SolverLimit(f"Benders stopped ({res.status}) after {res.iterations} iterations "
-                          f"with gap {res.upper_bound - res.lower_bound:.3g} "
-                          f"(LB {res.lower_bound:.10g}, UB {res.upper_bound:.10g})",
-                          status="limit",
-                          best=(z, res.certified_lower_bound, info, history))
+        raise SolverLimit(
+            f"Benders stopped ({res.status}) after {res.iterations} iterations "
+            f"with gap {res.upper_bound - res.lower_bound:.3g} "
+            f"(LB {res.lower_bound:.10g}, UB {res.upper_bound:.10g})",
+            status="limit",
+            best=(z, res.certified_lower_bound, info, history),
+        )
     # The rigorous bound (master safe dual bound) is what the result reports; the stopping
     # rule used HiGHS's master value (info["lower_bound"]).
     return z, res.certified_lower_bound, info, history

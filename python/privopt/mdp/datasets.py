@@ -61,8 +61,13 @@ def gaussian_3d(n: int = 500, *, sigma: float = 4.0, seed: int | None = 0) -> np
     return np.random.default_rng(seed).normal(0.0, s, size=(k, 3))
 
 
-def load_rome_nodes(path: str | Path, n: int | None = 500, *, seed: int | None = 0,
-                    bbox: tuple[float, float, float, float] | None = ROME_BBOX) -> np.ndarray:
+def load_rome_nodes(
+    path: str | Path,
+    n: int | None = 500,
+    *,
+    seed: int | None = 0,
+    bbox: tuple[float, float, float, float] | None = ROME_BBOX,
+) -> np.ndarray:
     """Road nodes of Rome from ``nodes_rome.csv`` (columns osmid, y = lat, x = lon, ...).
 
     Parameters
@@ -85,12 +90,21 @@ def load_rome_nodes(path: str | Path, n: int | None = 500, *, seed: int | None =
         cols = (header.index("y"), header.index("x"))
     except ValueError:
         raise InvalidInput(f"{p}: expected columns 'y' (lat) and 'x' (lon), got {header}") from None
-    latlon = np.loadtxt(p, delimiter=",", skiprows=1, usecols=cols, dtype=np.float64,
-                        comments=None, converters=None, ndmin=2)
+    latlon = np.loadtxt(
+        p,
+        delimiter=",",
+        skiprows=1,
+        usecols=cols,
+        dtype=np.float64,
+        comments=None,
+        converters=None,
+        ndmin=2,
+    )
     if bbox is not None:
         s, w, nn, e = bbox
-        keep = ((latlon[:, 0] >= s) & (latlon[:, 0] <= nn) & (latlon[:, 1] >= w)
-                & (latlon[:, 1] <= e))
+        keep = (
+            (latlon[:, 0] >= s) & (latlon[:, 0] <= nn) & (latlon[:, 1] >= w) & (latlon[:, 1] <= e)
+        )
         latlon = latlon[keep]
     # Distinct locations only (coincident nodes add d = 0 equality constraints, no information).
     latlon = np.unique(latlon, axis=0)
@@ -101,8 +115,9 @@ def load_rome_nodes(path: str | Path, n: int | None = 500, *, seed: int | None =
     return latlon[idx]
 
 
-def load_text_embeddings(directory: str | Path, n: int | None = 500, *,
-                         seed: int | None = 0) -> tuple[list[str], np.ndarray]:
+def load_text_embeddings(
+    directory: str | Path, n: int | None = 500, *, seed: int | None = 0
+) -> tuple[list[str], np.ndarray]:
     """Words and their embeddings from ``words2000.txt`` + ``words2000_minilm384.npy``
     (shared/data/text). Returns (words, float64 (n, 384)); Euclidean metric."""
     d = Path(directory)

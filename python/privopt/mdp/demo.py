@@ -18,8 +18,14 @@ def demo_section(out_dir: Path, seed: int) -> Section:
     save a bounds plot and one row's distribution."""
     from privopt.mdp import MDPProblem, km_to_latlon, rome_grid, solve
 
-    prob = MDPProblem(km_to_latlon(rome_grid(6, 8)), epsilon=2.0, eta=2.0,
-                      metric="haversine", outputs=16, seed=seed)
+    prob = MDPProblem(
+        km_to_latlon(rome_grid(6, 8)),
+        epsilon=2.0,
+        eta=2.0,
+        metric="haversine",
+        outputs=16,
+        seed=seed,
+    )
     rows = []
     results = {}
     for label, method, opts in [
@@ -33,27 +39,34 @@ def demo_section(out_dir: Path, seed: int) -> Section:
         elapsed = time.perf_counter() - t
         results[label] = pm
         v = pm.verify(prob)
-        rows.append([label, pm.expected_loss, pm.lower_bound, elapsed,
-                     v.max_relative_violation])
-    body = (f"{prob.n_records} grid cells in Rome (Haversine km), ε = 2/km, η = 2 km, "
-            f"K = {prob.n_outputs} outputs, |E| = {len(prob.edges)} ordered neighbour pairs. "
-            "Loss = expected distance (km) to the reported output.\n\n"
-            + markdown_table(["method", "expected loss (km)", "lower bound", "time (s)",
-                              "max rel. mDP violation"], rows))
+        rows.append([label, pm.expected_loss, pm.lower_bound, elapsed, v.max_relative_violation])
+    body = (
+        f"{prob.n_records} grid cells in Rome (Haversine km), ε = 2/km, η = 2 km, "
+        f"K = {prob.n_outputs} outputs, |E| = {len(prob.edges)} ordered neighbour pairs. "
+        "Loss = expected distance (km) to the reported output.\n\n"
+        + markdown_table(
+            ["method", "expected loss (km)", "lower bound", "time (s)", "max rel. mDP violation"],
+            rows,
+        )
+    )
     exp_loss = results["ExpMech (Eq. 47)"].expected_loss
     lp_loss = results["LP, row generation"].expected_loss
-    body += (f"\nThe optimal LP mechanism has {100 * (1 - lp_loss / exp_loss):.1f} % lower loss "
-             "than ExpMech (ExpMech protects all pairs, the LP only mDP-graph paths).\n")
+    body += (
+        f"\nThe optimal LP mechanism has {100 * (1 - lp_loss / exp_loss):.1f} % lower loss "
+        "than ExpMech (ExpMech protects all pairs, the LP only mDP-graph paths).\n"
+    )
     bd = results["Benders k-m-DV, M = 4"]
     ax = bd.plot_bounds()
     ax.set_title("Benders bounds per iteration")
     ax.figure.savefig(Path(out_dir) / "mdp_bounds.png", dpi=100, bbox_inches="tight")
-    ax2 = results["LP, row generation"].plot_row(prob, int(np.argmin(
-        np.abs(prob.points[:, 0] - prob.points[:, 0].mean()))))
+    ax2 = results["LP, row generation"].plot_row(
+        prob, int(np.argmin(np.abs(prob.points[:, 0] - prob.points[:, 0].mean())))
+    )
     ax2.set_title("Pr[output | true cell] (optimal LP)")
     ax2.figure.savefig(Path(out_dir) / "mdp_row.png", dpi=100, bbox_inches="tight")
     import matplotlib.pyplot as plt
 
     plt.close("all")
-    return Section("Metric DP: optimal perturbation matrices", body,
-                   ["mdp_bounds.png", "mdp_row.png"])
+    return Section(
+        "Metric DP: optimal perturbation matrices", body, ["mdp_bounds.png", "mdp_row.png"]
+    )

@@ -22,8 +22,7 @@ __all__ = ["column_lift"]
 _ARCS_PER_CALL = 4_000_000
 
 
-def column_lift(z: np.ndarray, edges: EdgeList, rate: float
-                ) -> tuple[np.ndarray, np.ndarray]:
+def column_lift(z: np.ndarray, edges: EdgeList, rate: float) -> tuple[np.ndarray, np.ndarray]:
     """Least lift of every column of ``z`` (N × K, entries ≥ 0) at decay rate ``rate``.
 
     Returns
@@ -40,13 +39,13 @@ def column_lift(z: np.ndarray, edges: EdgeList, rate: float
     step = max(1, _ARCS_PER_CALL // max(len(edges), 1))
     for k0 in range(0, k, step):
         kc = min(step, k - k0)
-        w[:, k0:k0 + kc], parent[:, k0:k0 + kc] = _lift_chunk(
-            np.clip(z[:, k0:k0 + kc], 0.0, None), edges, arc)
+        w[:, k0 : k0 + kc], parent[:, k0 : k0 + kc] = _lift_chunk(
+            np.clip(z[:, k0 : k0 + kc], 0.0, None), edges, arc
+        )
     return w, parent
 
 
-def _lift_chunk(z: np.ndarray, edges: EdgeList, arc: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray]:
+def _lift_chunk(z: np.ndarray, edges: EdgeList, arc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     from scipy.sparse.csgraph import dijkstra
 
     n, kc = z.shape
@@ -55,11 +54,20 @@ def _lift_chunk(z: np.ndarray, edges: EdgeList, arc: np.ndarray
     kk, ii = np.nonzero(zt > 0.0)
     source = n * kc
     g = sp.csr_array(
-        (np.concatenate([np.broadcast_to(arc, (kc, arc.size)).ravel(),
-                         np.maximum(-np.log(zt[kk, ii]), 1e-300)]),
-         (np.concatenate([(edges.i[None, :] + copies).ravel(), np.full(kk.size, source)]),
-          np.concatenate([(edges.j[None, :] + copies).ravel(), kk * n + ii]))),
-        shape=(source + 1, source + 1))
+        (
+            np.concatenate(
+                [
+                    np.broadcast_to(arc, (kc, arc.size)).ravel(),
+                    np.maximum(-np.log(zt[kk, ii]), 1e-300),
+                ]
+            ),
+            (
+                np.concatenate([(edges.i[None, :] + copies).ravel(), np.full(kk.size, source)]),
+                np.concatenate([(edges.j[None, :] + copies).ravel(), kk * n + ii]),
+            ),
+        ),
+        shape=(source + 1, source + 1),
+    )
     dist, pred = dijkstra(g, indices=source, return_predecessors=True)
     w = np.exp(-dist[:-1]).reshape(kc, n).T
     pred = pred[:-1].reshape(kc, n)

@@ -24,8 +24,8 @@ def euclidean(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     out = np.empty((a.shape[0], b.shape[0]))
     step = max(1, 2_000_000 // max(1, b.shape[0] * a.shape[1]))
     for s in range(0, a.shape[0], step):
-        diff = a[s:s + step, None, :] - b[None, :, :]
-        out[s:s + step] = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
+        diff = a[s : s + step, None, :] - b[None, :, :]
+        out[s : s + step] = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
     return out
 
 
@@ -34,8 +34,10 @@ def haversine_km(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     (m, 2) → (n, m). Latitude first (the paper's code swaps them, spec §7-15)."""
     lat1, lon1 = np.radians(a[:, 0])[:, None], np.radians(a[:, 1])[:, None]
     lat2, lon2 = np.radians(b[:, 0])[None, :], np.radians(b[:, 1])[None, :]
-    h = (np.sin((lat2 - lat1) / 2) ** 2
-         + np.cos(lat1) * np.cos(lat2) * np.sin((lon2 - lon1) / 2) ** 2)
+    h = (
+        np.sin((lat2 - lat1) / 2) ** 2
+        + np.cos(lat1) * np.cos(lat2) * np.sin((lon2 - lon1) / 2) ** 2
+    )
     return 2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0)))
 
 
@@ -48,11 +50,15 @@ def check_points(name: str, points: Any, metric: str) -> np.ndarray:
         raise InvalidInput(f"{name} must be a non-empty (n, d) array, got shape {arr.shape}")
     if metric == "haversine":
         if arr.shape[1] != 2:
-            raise InvalidInput(f"{name} must be (n, 2) (lat, lon) in degrees for the Haversine "
-                               f"metric, got shape {arr.shape}")
+            raise InvalidInput(
+                f"{name} must be (n, 2) (lat, lon) in degrees for the Haversine "
+                f"metric, got shape {arr.shape}"
+            )
         if np.any(np.abs(arr[:, 0]) > 90) or np.any(np.abs(arr[:, 1]) > 180):
-            raise InvalidInput(f"{name}: latitudes must lie in [-90, 90] and longitudes in "
-                               "[-180, 180] (order is (lat, lon))")
+            raise InvalidInput(
+                f"{name}: latitudes must lie in [-90, 90] and longitudes in "
+                "[-180, 180] (order is (lat, lon))"
+            )
     return arr
 
 
@@ -62,5 +68,6 @@ def pairwise(a: np.ndarray, b: np.ndarray, metric: str) -> np.ndarray:
         return euclidean(a, b)
     if metric == "haversine":
         return haversine_km(a, b)
-    raise InvalidInput(f"metric {metric!r} has no coordinate formula; use one of "
-                       "'euclidean', 'haversine'")
+    raise InvalidInput(
+        f"metric {metric!r} has no coordinate formula; use one of 'euclidean', 'haversine'"
+    )

@@ -42,8 +42,9 @@ def _kmeans2_quiet(data: np.ndarray, m: int, rng: np.random.Generator):
         return kmeans2(data, m, minit="++", seed=rng, iter=50)
 
 
-def partition(block: _Block, m: int = 25, method: str = "k-m-dv", *, seed: int = 0,
-              n_init: int = 1) -> np.ndarray:
+def partition(
+    block: _Block, m: int = 25, method: str = "k-m-dv", *, seed: int = 0, n_init: int = 1
+) -> np.ndarray:
     """Labels (n,) in 0..M'-1 (M' ≤ m, empty clusters dropped) of the block's records.
 
     Parameters
@@ -110,10 +111,14 @@ class Partition:
         max of |𝒳_l|, and the number of boundary records."""
         x = np.array([a.size for a in self.internal])
         nz = x[x > 0]
-        return {"subsets": int(x.size), "subsets_with_internal": int(nz.size),
-                "mean_internal_nonempty": float(nz.mean()) if nz.size else 0.0,
-                "mean_internal_all": float(x.mean()), "max_internal": int(x.max()),
-                "boundary_records": int(self.boundary.sum())}
+        return {
+            "subsets": int(x.size),
+            "subsets_with_internal": int(nz.size),
+            "mean_internal_nonempty": float(nz.mean()) if nz.size else 0.0,
+            "mean_internal_all": float(x.mean()),
+            "max_internal": int(x.max()),
+            "boundary_records": int(self.boundary.sum()),
+        }
 
 
 def mp_component_sizes(block: _Block, part: Partition) -> np.ndarray:
@@ -126,8 +131,9 @@ def mp_component_sizes(block: _Block, part: Partition) -> np.ndarray:
 
     e = block.edges
     cross = part.labels[e.i] != part.labels[e.j]
-    g = sp.csr_array((np.ones(int(cross.sum())), (e.i[cross], e.j[cross])),
-                     shape=(block.n, block.n))
+    g = sp.csr_array(
+        (np.ones(int(cross.sum())), (e.i[cross], e.j[cross])), shape=(block.n, block.n)
+    )
     _, comp = connected_components(g)
     sizes = np.bincount(comp[part.boundary]) if part.boundary.any() else np.zeros(0, np.int64)
     return sizes[sizes > 1]

@@ -87,9 +87,19 @@ class MDPProblem:
     (2, 2, 2)
     """
 
-    def __init__(self, records: Any, *, epsilon: float, eta: float, metric: str = "euclidean",
-                 graph: Any = None, prior: Any = None, outputs: Any = None, cost: Any = None,
-                 seed: int | None = None) -> None:
+    def __init__(
+        self,
+        records: Any,
+        *,
+        epsilon: float,
+        eta: float,
+        metric: str = "euclidean",
+        graph: Any = None,
+        prior: Any = None,
+        outputs: Any = None,
+        cost: Any = None,
+        seed: int | None = None,
+    ) -> None:
         if metric not in METRICS:
             raise InvalidInput(f"metric must be one of {METRICS}, got {metric!r}")
         self.metric = metric
@@ -99,8 +109,9 @@ class MDPProblem:
         self.output_points: np.ndarray | None = None
         self.distances = self._record_distances(records, graph)
         n = self.distances.shape[0]
-        self.prior = (np.full(n, 1.0 / n) if prior is None
-                      else check_probability_vector("prior", prior))
+        self.prior = (
+            np.full(n, 1.0 / n) if prior is None else check_probability_vector("prior", prior)
+        )
         if self.prior.shape != (n,):
             raise InvalidInput(f"prior must have shape ({n},), got {self.prior.shape}")
         self.output_index, self.output_distances = self._outputs(outputs, seed)
@@ -119,11 +130,14 @@ class MDPProblem:
         if self.metric == "precomputed":
             d = check_finite_array("records (distance matrix)", records, ndim=2)
             if d.shape[0] != d.shape[1] or d.shape[0] == 0:
-                raise InvalidInput(f"a precomputed distance matrix must be square (N, N) with "
-                                   f"N >= 1, got shape {d.shape}")
+                raise InvalidInput(
+                    f"a precomputed distance matrix must be square (N, N) with "
+                    f"N >= 1, got shape {d.shape}"
+                )
             if np.any(d < 0) or np.any(np.diag(d) != 0):
-                raise InvalidInput("a precomputed distance matrix must be >= 0 with a zero "
-                                   "diagonal")
+                raise InvalidInput(
+                    "a precomputed distance matrix must be >= 0 with a zero diagonal"
+                )
             if not np.allclose(d, d.T, rtol=1e-12, atol=0):
                 raise InvalidInput("a precomputed distance matrix must be symmetric")
             return np.ascontiguousarray(np.minimum(d, d.T))
@@ -132,8 +146,10 @@ class MDPProblem:
                 raise InvalidInput("metric='graph' needs graph= (a sparse weighted graph)")
             nodes = np.asarray(records)
             if nodes.ndim != 1 or nodes.size == 0 or nodes.dtype.kind not in "iu":
-                raise InvalidInput("records must be a non-empty 1-D int array of graph node "
-                                   f"ids for metric='graph', got {nodes.dtype} {nodes.shape}")
+                raise InvalidInput(
+                    "records must be a non-empty 1-D int array of graph node "
+                    f"ids for metric='graph', got {nodes.dtype} {nodes.shape}"
+                )
             self.graph_nodes = nodes.astype(np.int64)
             self._road_graph = graph
             d = shortest_paths(graph, self.graph_nodes, directed=False)[:, self.graph_nodes]
@@ -164,12 +180,15 @@ class MDPProblem:
                 raise InvalidInput("outputs indices must be distinct")
             return arr.astype(np.int64), self.distances[:, arr]
         if self.points is None:
-            raise InvalidInput("output coordinates need a coordinate metric ('euclidean' or "
-                               "'haversine'); pass record indices instead")
+            raise InvalidInput(
+                "output coordinates need a coordinate metric ('euclidean' or "
+                "'haversine'); pass record indices instead"
+            )
         pts = check_points("outputs", outputs, self.metric)
         if pts.shape[1] != self.points.shape[1]:
-            raise InvalidInput(f"outputs must have {self.points.shape[1]} coordinates, got "
-                               f"shape {pts.shape}")
+            raise InvalidInput(
+                f"outputs must have {self.points.shape[1]} coordinates, got shape {pts.shape}"
+            )
         self.output_points = pts
         return None, pairwise(self.points, pts, self.metric)
 
@@ -196,8 +215,9 @@ class MDPProblem:
             mask = self.distances <= self.eta
             np.fill_diagonal(mask, False)
             i, j = np.nonzero(mask)
-            self._edges = EdgeList(i.astype(np.int64), j.astype(np.int64),
-                                   self.distances[i, j].astype(np.float64))
+            self._edges = EdgeList(
+                i.astype(np.int64), j.astype(np.int64), self.distances[i, j].astype(np.float64)
+            )
         return self._edges
 
     def mdp_graph(self) -> sp.csr_array:
@@ -227,19 +247,21 @@ class MDPProblem:
         return _Block.from_problem(self, np.asarray(index, dtype=np.int64))
 
     def __repr__(self) -> str:
-        return (f"MDPProblem(N={self.n_records}, K={self.n_outputs}, metric={self.metric!r}, "
-                f"epsilon={self.epsilon:g}, eta={self.eta:g}, |E|={len(self.edges)})")
+        return (
+            f"MDPProblem(N={self.n_records}, K={self.n_outputs}, metric={self.metric!r}, "
+            f"epsilon={self.epsilon:g}, eta={self.eta:g}, |E|={len(self.edges)})"
+        )
 
 
 @dataclass
 class _Block:
     """LP data of a set of records (a component): local edges, objective, distances."""
 
-    index: np.ndarray          # (n,) global record indices
-    objective: np.ndarray      # (n, K) p_i c_ik
-    edges: EdgeList            # local indices
+    index: np.ndarray  # (n,) global record indices
+    objective: np.ndarray  # (n, K) p_i c_ik
+    edges: EdgeList  # local indices
     epsilon: float
-    distances: np.ndarray      # (n, n) metric distances (for partitioners)
+    distances: np.ndarray  # (n, n) metric distances (for partitioners)
     points: np.ndarray | None  # (n, d) coordinates when available
     cost: np.ndarray | None = None  # (n, K) utility loss c_ik (before the prior)
 
@@ -250,8 +272,15 @@ class _Block:
         np.fill_diagonal(mask, False)
         i, j = np.nonzero(mask)
         pts = None if prob.points is None else prob.points[index]
-        return cls(index, prob.objective[index], EdgeList(i.astype(np.int64),
-                   j.astype(np.int64), d[i, j]), prob.epsilon, d, pts, prob.cost[index])
+        return cls(
+            index,
+            prob.objective[index],
+            EdgeList(i.astype(np.int64), j.astype(np.int64), d[i, j]),
+            prob.epsilon,
+            d,
+            pts,
+            prob.cost[index],
+        )
 
     @property
     def n(self) -> int:
@@ -269,8 +298,7 @@ class _Block:
         return int(self.objective.shape[1])
 
 
-def travel_cost_loss(record_to_dest: Any, output_to_dest: Any, weights: Any = None
-                     ) -> np.ndarray:
+def travel_cost_loss(record_to_dest: Any, output_to_dest: Any, weights: Any = None) -> np.ndarray:
     """The paper's travel-cost utility loss (Eq. 48):
     ``c_ik = Σ_dest p_dest · |pd(r_i, dest) − pd(o_k, dest)|``.
 
@@ -286,12 +314,15 @@ def travel_cost_loss(record_to_dest: Any, output_to_dest: Any, weights: Any = No
     """
     a = check_finite_array("record_to_dest", record_to_dest, ndim=2)
     b = check_finite_array("output_to_dest", output_to_dest, shape=(None, a.shape[1]))
-    w = (np.full(a.shape[1], 1.0 / a.shape[1]) if weights is None
-         else check_probability_vector("weights", weights))
+    w = (
+        np.full(a.shape[1], 1.0 / a.shape[1])
+        if weights is None
+        else check_probability_vector("weights", weights)
+    )
     if w.shape != (a.shape[1],):
         raise InvalidInput(f"weights must have shape ({a.shape[1]},), got {w.shape}")
     out = np.empty((a.shape[0], b.shape[0]))
     step = max(1, 4_000_000 // max(1, b.size))
     for s in range(0, a.shape[0], step):
-        out[s:s + step] = np.abs(a[s:s + step, None, :] - b[None, :, :]) @ w
+        out[s : s + step] = np.abs(a[s : s + step, None, :] - b[None, :, :]) @ w
     return out

@@ -46,17 +46,21 @@ class Verification:
 
     def ok(self, rtol: float = 1e-9, *, row_atol: float = 1e-9) -> bool:
         """True when every mDP ratio holds to relative ``rtol`` and Z is row-stochastic."""
-        return (self.max_relative_violation <= rtol and self.max_row_sum_error <= row_atol
-                and self.min_entry >= 0.0)
+        return (
+            self.max_relative_violation <= rtol
+            and self.max_row_sum_error <= row_atol
+            and self.min_entry >= 0.0
+        )
 
 
-def _scan(z: np.ndarray, edges: EdgeList, epsilon: float
-          ) -> tuple[float, float, tuple[int, int, int] | None]:
+def _scan(
+    z: np.ndarray, edges: EdgeList, epsilon: float
+) -> tuple[float, float, tuple[int, int, int] | None]:
     k = z.shape[1]
     worst_rel, worst_abs, where = 0.0, 0.0, None
     step = max(1, _CHUNK_ENTRIES // max(k, 1))
     for s in range(0, len(edges), step):
-        i, j, d = edges.i[s:s + step], edges.j[s:s + step], edges.d[s:s + step]
+        i, j, d = edges.i[s : s + step], edges.j[s : s + step], edges.d[s : s + step]
         zi = z[i]
         viol = zi - np.exp(epsilon * d)[:, None] * z[j]
         np.maximum(viol, 0.0, out=viol)
@@ -74,12 +78,17 @@ def _scan(z: np.ndarray, edges: EdgeList, epsilon: float
 def verify_matrix(z: np.ndarray, edges: EdgeList, epsilon: float) -> Verification:
     """Check Z (N, K) against every mDP constraint of ``edges`` (vectorised, chunked)."""
     rel, ab, where = _scan(z, edges, epsilon)
-    return Verification(rel, ab, where, float(np.max(np.abs(z.sum(axis=1) - 1.0))),
-                        float(z.min()))
+    return Verification(rel, ab, where, float(np.max(np.abs(z.sum(axis=1) - 1.0))), float(z.min()))
 
 
-def repair(z: np.ndarray, edges: EdgeList, epsilon: float, *, rtol: float = 1e-12,
-           objective: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+def repair(
+    z: np.ndarray,
+    edges: EdgeList,
+    epsilon: float,
+    *,
+    rtol: float = 1e-12,
+    objective: np.ndarray | None = None,
+) -> tuple[np.ndarray, float]:
     """Post-process a nearly feasible Z into one that satisfies every mDP constraint.
 
     Steps (each keeps what the previous one achieved):
@@ -123,8 +132,7 @@ def repair(z: np.ndarray, edges: EdgeList, epsilon: float, *, rtol: float = 1e-1
         from scipy.sparse.csgraph import connected_components
 
         n = z.shape[0]
-        g = sp.csr_array((np.ones(int(zero.sum())), (edges.i[zero], edges.j[zero])),
-                         shape=(n, n))
+        g = sp.csr_array((np.ones(int(zero.sum())), (edges.i[zero], edges.j[zero])), shape=(n, n))
         n_comp, lab = connected_components(g, directed=False)
         sums = np.zeros((n_comp, z.shape[1]))
         np.add.at(sums, lab, z)
@@ -146,8 +154,14 @@ def repair(z: np.ndarray, edges: EdgeList, epsilon: float, *, rtol: float = 1e-1
     return best
 
 
-def _mix(z: np.ndarray, edges: EdgeList, sub: EdgeList, epsilon: float, rtol: float,
-         objective: np.ndarray | None) -> tuple[np.ndarray, float]:
+def _mix(
+    z: np.ndarray,
+    edges: EdgeList,
+    sub: EdgeList,
+    epsilon: float,
+    rtol: float,
+    objective: np.ndarray | None,
+) -> tuple[np.ndarray, float]:
     """Step 3 of :func:`repair`: ``(1 − α) Z + α P`` with the cheaper partner P; ``sub``
     are the edges with e^{εd} > 1 (the others join records whose rows are already equal; the
     lift partner is built over all ``edges`` so that it keeps those rows equal too)."""
@@ -173,15 +187,16 @@ def _mix(z: np.ndarray, edges: EdgeList, sub: EdgeList, epsilon: float, rtol: fl
     return (1.0 - alpha_u) * z + alpha_u / k, alpha_u
 
 
-def _mixing_weight(z: np.ndarray, edges: EdgeList, epsilon: float, rtol: float,
-                   partner: np.ndarray | None) -> float:
+def _mixing_weight(
+    z: np.ndarray, edges: EdgeList, epsilon: float, rtol: float, partner: np.ndarray | None
+) -> float:
     """Smallest α with every violated entry of Z fixed by mixing with ``partner``
     (None = the uniform mechanism); 1 where the partner has no slack."""
     k = z.shape[1]
     alpha = 0.0
     step = max(1, _CHUNK_ENTRIES // max(k, 1))
     for s in range(0, len(edges), step):
-        i, j, d = edges.i[s:s + step], edges.j[s:s + step], edges.d[s:s + step]
+        i, j, d = edges.i[s : s + step], edges.j[s : s + step], edges.d[s : s + step]
         ratio = np.exp(epsilon * d)[:, None]
         # Aim for a margin rtol·z_ik so that the relative check passes after rounding.
         viol = z[i] * (1.0 + rtol) - ratio * z[j]
@@ -285,26 +300,37 @@ class PerturbationMatrix:
         """Write an ``.npz`` with the matrix, parameters, output indices and history (JSON)."""
         path = Path(path)
         np.savez_compressed(
-            path, matrix=self.matrix, epsilon=self.epsilon, eta=self.eta,
-            expected_loss=self.expected_loss, lower_bound=self.lower_bound,
+            path,
+            matrix=self.matrix,
+            epsilon=self.epsilon,
+            eta=self.eta,
+            expected_loss=self.expected_loss,
+            lower_bound=self.lower_bound,
             method=self.method,
-            output_index=(np.array([], dtype=np.int64) if self.output_index is None
-                          else self.output_index),
+            output_index=(
+                np.array([], dtype=np.int64) if self.output_index is None else self.output_index
+            ),
             has_output_index=self.output_index is not None,
             history=json.dumps(self.history, default=_json_default),
-            summary=json.dumps(self.summary, default=_json_default))
+            summary=json.dumps(self.summary, default=_json_default),
+        )
         return path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
 
     @classmethod
     def load(cls, path: str | Path) -> PerturbationMatrix:
         """Read a matrix written by :meth:`save`."""
         with np.load(Path(path), allow_pickle=False) as f:
-            return cls(matrix=f["matrix"], epsilon=float(f["epsilon"]), eta=float(f["eta"]),
-                       expected_loss=float(f["expected_loss"]),
-                       lower_bound=float(f["lower_bound"]), method=str(f["method"]),
-                       output_index=f["output_index"] if bool(f["has_output_index"]) else None,
-                       history=json.loads(str(f["history"])),
-                       summary=json.loads(str(f["summary"])))
+            return cls(
+                matrix=f["matrix"],
+                epsilon=float(f["epsilon"]),
+                eta=float(f["eta"]),
+                expected_loss=float(f["expected_loss"]),
+                lower_bound=float(f["lower_bound"]),
+                method=str(f["method"]),
+                output_index=f["output_index"] if bool(f["has_output_index"]) else None,
+                history=json.loads(str(f["history"])),
+                summary=json.loads(str(f["summary"])),
+            )
 
     # ---------------------------------------------------------------- plots
     def plot_bounds(self, ax: Any = None) -> Any:
@@ -332,16 +358,21 @@ class PerturbationMatrix:
         if problem.points is None:
             raise InvalidInput("plot_row needs a problem with record coordinates")
         i = check_int("record", record, minimum=0, maximum=self.n_records - 1)
-        out_pts = (problem.output_points if problem.output_index is None
-                   else problem.points[problem.output_index])
-        xy = (lambda p: (p[:, 1], p[:, 0])) if problem.metric == "haversine" else \
-            (lambda p: (p[:, 0], p[:, 1] if p.shape[1] > 1 else np.zeros(len(p))))
+        out_pts = (
+            problem.output_points
+            if problem.output_index is None
+            else problem.points[problem.output_index]
+        )
+        xy = (
+            (lambda p: (p[:, 1], p[:, 0]))
+            if problem.metric == "haversine"
+            else (lambda p: (p[:, 0], p[:, 1] if p.shape[1] > 1 else np.zeros(len(p))))
+        )
         if ax is None:
             _, ax = new_figure(figsize=(5, 4))
         ax.scatter(*xy(problem.points), s=4, c="0.8", label="records")
-        sc = ax.scatter(*xy(out_pts), s=18, c=self.matrix[i], cmap="viridis",
-                        label="outputs (Pr)")
-        ax.scatter(*xy(problem.points[i:i + 1]), marker="*", s=160, c="r", label="true record")
+        sc = ax.scatter(*xy(out_pts), s=18, c=self.matrix[i], cmap="viridis", label="outputs (Pr)")
+        ax.scatter(*xy(problem.points[i : i + 1]), marker="*", s=160, c="r", label="true record")
         ax.figure.colorbar(sc, ax=ax, label=f"Pr[Q(r_{i}) = o_k]")
         if problem.metric == "haversine":
             ax.set_xlabel("longitude")
@@ -360,8 +391,10 @@ def _uniforms(n: int, rng: Any) -> np.ndarray:
 
 def _check_shape(pm: PerturbationMatrix, problem: MDPProblem) -> None:
     if pm.matrix.shape != (problem.n_records, problem.n_outputs):
-        raise InvalidInput(f"matrix shape {pm.matrix.shape} does not match the problem "
-                           f"({problem.n_records}, {problem.n_outputs})")
+        raise InvalidInput(
+            f"matrix shape {pm.matrix.shape} does not match the problem "
+            f"({problem.n_records}, {problem.n_outputs})"
+        )
 
 
 def _json_default(o: Any) -> Any:

@@ -37,9 +37,15 @@ def exponential_mechanism(problem: MDPProblem) -> PerturbationMatrix:
     logz = log_softmax(-0.5 * problem.epsilon * problem.output_distances, axis=1)
     z = np.exp(logz)
     loss = float(np.sum(problem.objective * z))
-    return PerturbationMatrix(z, problem.epsilon, problem.eta, loss, method="expmech",
-                              output_index=problem.output_index,
-                              summary={"time_s": time.perf_counter() - start})
+    return PerturbationMatrix(
+        z,
+        problem.epsilon,
+        problem.eta,
+        loss,
+        method="expmech",
+        output_index=problem.output_index,
+        summary={"time_s": time.perf_counter() - start},
+    )
 
 
 def build_lp(block: _Block) -> tuple[np.ndarray, sp.csr_array, np.ndarray, np.ndarray]:
@@ -53,8 +59,9 @@ def build_lp(block: _Block) -> tuple[np.ndarray, sp.csr_array, np.ndarray, np.nd
     return block.objective.ravel(), a, lower, upper
 
 
-def _solve_block_lp(block: _Block, *, lp_method: str, threads: int | None,
-                    time_limit: float | None) -> tuple[np.ndarray, float, dict[str, Any]]:
+def _solve_block_lp(
+    block: _Block, *, lp_method: str, threads: int | None, time_limit: float | None
+) -> tuple[np.ndarray, float, dict[str, Any]]:
     t0 = time.perf_counter()
     c, a, lo, up = build_lp(block)
     build = time.perf_counter() - t0
@@ -64,11 +71,25 @@ def _solve_block_lp(block: _Block, *, lp_method: str, threads: int | None,
     z = sol.x.reshape(block.n, block.k)
     # Rigorous bound from HiGHS's duals (unit rows are the last n here).
     m = a.shape[0] - block.n
-    lower = _safe_lower_bound(c, sp.vstack([a[m:], a[:m]], format="csr"), block.n,
-                              np.concatenate([sol.row_duals[m:], sol.row_duals[:m]]))
-    return z, lower, {"records": block.n, "rows": int(a.shape[0]), "vars": int(a.shape[1]),
-                      "build_s": build, "solve_s": sol.solve_time,
-                      "iterations": sol.iterations, "relaxation_objective": sol.objective}
+    lower = _safe_lower_bound(
+        c,
+        sp.vstack([a[m:], a[:m]], format="csr"),
+        block.n,
+        np.concatenate([sol.row_duals[m:], sol.row_duals[:m]]),
+    )
+    return (
+        z,
+        lower,
+        {
+            "records": block.n,
+            "rows": int(a.shape[0]),
+            "vars": int(a.shape[1]),
+            "build_s": build,
+            "solve_s": sol.solve_time,
+            "iterations": sol.iterations,
+            "relaxation_objective": sol.objective,
+        },
+    )
 
 
 #: Edges per chunk when scanning all |E|·K rows for violations (bounds temporary memory).
@@ -90,7 +111,7 @@ def _initial_rows(block: _Block) -> np.ndarray:
     out = []
     step = max(1, _SCAN_CHUNK // max(k, 1))
     for s in range(0, len(e), step):
-        i, j, d = e.i[s:s + step], e.j[s:s + step], e.d[s:s + step]
+        i, j, d = e.i[s : s + step], e.j[s : s + step], e.d[s : s + step]
         di, dj = dist[inv][:, i], dist[inv][:, j]  # (K, chunk)
         on_tree = np.abs(di + d[None, :] - dj) <= 1e-12 * np.maximum(1.0, dj)
         kk, ee = np.nonzero(on_tree)
@@ -98,21 +119,19 @@ def _initial_rows(block: _Block) -> np.ndarray:
     return np.sort(np.concatenate(out)) if out else np.zeros(0, dtype=np.int64)
 
 
-def _violated_rows(z: np.ndarray, block: _Block, active: np.ndarray, tol: float
-                   ) -> np.ndarray:
+def _violated_rows(z: np.ndarray, block: _Block, active: np.ndarray, tol: float) -> np.ndarray:
     e, k = block.edges, block.k
     out = []
     step = max(1, _SCAN_CHUNK // max(k, 1))
     for s in range(0, len(e), step):
-        i, j, d = e.i[s:s + step], e.j[s:s + step], e.d[s:s + step]
+        i, j, d = e.i[s : s + step], e.j[s : s + step], e.d[s : s + step]
         viol = z[i] - np.exp(block.epsilon * d)[:, None] * z[j]
         bad = np.flatnonzero((viol > tol).ravel()) + s * k
         out.append(bad[~active[bad]])
     return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
 
-def _safe_lower_bound(c: np.ndarray, a: sp.csr_array, n_unit: int,
-                      row_dual: np.ndarray) -> float:
+def _safe_lower_bound(c: np.ndarray, a: sp.csr_array, n_unit: int, row_dual: np.ndarray) -> float:
     """Rigorous lower bound on the *full* mDP LP of a block from any row multipliers.
 
     Rows ``0..n_unit-1`` of ``a`` are the unit-measure rows (= 1), the rest mDP rows (≤ 0);
@@ -127,9 +146,15 @@ def _safe_lower_bound(c: np.ndarray, a: sp.csr_array, n_unit: int,
 
     m = a.shape[0] - n_unit
     # Unit rows are equalities (= 1), mDP rows ≤ 0; every z lies in [0, 1].
-    return safe_dual_bound(c, a, np.concatenate([np.ones(n_unit), np.full(m, -np.inf)]),
-                           np.concatenate([np.ones(n_unit), np.zeros(m)]), 0.0, 1.0,
-                           row_dual)
+    return safe_dual_bound(
+        c,
+        a,
+        np.concatenate([np.ones(n_unit), np.full(m, -np.inf)]),
+        np.concatenate([np.ones(n_unit), np.zeros(m)]),
+        0.0,
+        1.0,
+        row_dual,
+    )
 
 
 def _row_scales(block: _Block, rows: np.ndarray) -> np.ndarray:
@@ -137,8 +162,9 @@ def _row_scales(block: _Block, rows: np.ndarray) -> np.ndarray:
     return np.exp(-block.epsilon * block.edges.d[rows // block.k])
 
 
-def _cascade_rows(z: np.ndarray, block: _Block, active: np.ndarray,
-                  lift_tol: float = 1e-13) -> np.ndarray:
+def _cascade_rows(
+    z: np.ndarray, block: _Block, active: np.ndarray, lift_tol: float = 1e-13
+) -> np.ndarray:
     """mDP rows that the violations of ``z`` will bring in over the next rounds, at once.
 
     Every column of a feasible Z satisfies ``z_i ≥ e^{−ε d_ji} z_j`` on each edge, hence
@@ -156,8 +182,11 @@ def _cascade_rows(z: np.ndarray, block: _Block, active: np.ndarray,
     n, k = z.shape
     e = block.edges
     lifted, parent = column_lift(z, e, block.epsilon)
-    ii, kk = np.nonzero((lifted - np.clip(z, 0.0, None) > lift_tol) & (parent >= 0)
-                        & (parent != np.arange(n)[:, None]))
+    ii, kk = np.nonzero(
+        (lifted - np.clip(z, 0.0, None) > lift_tol)
+        & (parent >= 0)
+        & (parent != np.arange(n)[:, None])
+    )
     pp = parent[ii, kk]
     # Edge index of the arc p -> i (block edges are sorted by (i, j) unless built otherwise).
     key = e.i * n + e.j
@@ -182,13 +211,20 @@ def _scatter(x: np.ndarray, cols: np.ndarray, n: int, k: int) -> np.ndarray:
     return z.reshape(n, k)
 
 
-def _solve_block_rowgen(block: _Block, *, lp_method: str, threads: int | None,
-                        time_limit: float | None, tol: float = 1e-10,
-                        initial_rows: str = "none", polish: bool | str = "auto",
-                        target_gap: float = 1e-5, cascade: bool = True,
-                        columns: str = "generate",
-                        warm: dict[str, Any] | None = None,
-                        ) -> tuple[np.ndarray, float, dict[str, Any]]:
+def _solve_block_rowgen(
+    block: _Block,
+    *,
+    lp_method: str,
+    threads: int | None,
+    time_limit: float | None,
+    tol: float = 1e-10,
+    initial_rows: str = "none",
+    polish: bool | str = "auto",
+    target_gap: float = 1e-5,
+    cascade: bool = True,
+    columns: str = "generate",
+    warm: dict[str, Any] | None = None,
+) -> tuple[np.ndarray, float, dict[str, Any]]:
     """Exact LP by lazy row generation with a rigorous bound (beyond the paper).
 
     The model holds the unit-measure rows and the mDP rows found so far, each mDP row divided
@@ -261,10 +297,12 @@ def _solve_block_rowgen(block: _Block, *, lp_method: str, threads: int | None,
     else:
         # The unit rows alone put each record on its cheapest output.
         first = np.arange(n, dtype=np.int64) * k + np.argmin(block.objective, axis=1)
-        prev = (np.asarray(warm["cols"], dtype=np.int64)
-                if warm is not None and "cols" in warm else np.zeros(0, dtype=np.int64))
-        cols = np.concatenate([prev, np.setdiff1d(np.union1d(first, blocks[1].indices),
-                                                  prev)])
+        prev = (
+            np.asarray(warm["cols"], dtype=np.int64)
+            if warm is not None and "cols" in warm
+            else np.zeros(0, dtype=np.int64)
+        )
+        cols = np.concatenate([prev, np.setdiff1d(np.union1d(first, blocks[1].indices), prev)])
     pos = np.full(n_cols, -1, dtype=np.int64)
     pos[cols] = np.arange(cols.size)
     # Dual simplex by default: rounds after the first re-solve from the previous basis.
@@ -273,9 +311,13 @@ def _solve_block_rowgen(block: _Block, *, lp_method: str, threads: int | None,
     h = new_highs(method=simplex, threads=threads, time_limit=time_limit)
     # HiGHS's smallest primal tolerance: scaled rows allow z_ik − e^{εd} z_jk up to e^{εd}·tol.
     h.setOptionValue("primal_feasibility_tolerance", 1e-10)
-    pass_lp(h, c[cols], _model_columns(sp.vstack(blocks, format="csr"), cols, columns),
-            np.concatenate([np.ones(n), np.full(rows.size, -np.inf)]),
-            np.concatenate([np.ones(n), np.zeros(rows.size)]))
+    pass_lp(
+        h,
+        c[cols],
+        _model_columns(sp.vstack(blocks, format="csr"), cols, columns),
+        np.concatenate([np.ones(n), np.full(rows.size, -np.inf)]),
+        np.concatenate([np.ones(n), np.zeros(rows.size)]),
+    )
     if warm is not None and warm.get("basis") is not None:
         basis = warm["basis"]
         n_prev, n_prev_cols = len(basis.row_status), len(basis.col_status)
@@ -284,8 +326,9 @@ def _solve_block_rowgen(block: _Block, *, lp_method: str, threads: int | None,
             # nonbasic at 0: still a basis.
             extra = h.getNumRow() - n_prev
             basis.row_status = list(basis.row_status) + [highspy.HighsBasisStatus.kBasic] * extra
-            basis.col_status = (list(basis.col_status) + [highspy.HighsBasisStatus.kLower]
-                                * (h.getNumCol() - n_prev_cols))
+            basis.col_status = list(basis.col_status) + [highspy.HighsBasisStatus.kLower] * (
+                h.getNumCol() - n_prev_cols
+            )
             h.setBasis(basis)
     build = time.perf_counter() - start
     rounds: list[dict[str, Any]] = []
@@ -310,9 +353,15 @@ def _solve_block_rowgen(block: _Block, *, lp_method: str, threads: int | None,
         active[new] = True
         model_rows.append(new)
         blocks.append(add)
-        h.addRows(new.size, np.full(new.size, -highspy.kHighsInf), np.zeros(new.size),
-                  add.nnz, add.indptr[:-1].astype(np.int32),
-                  pos[add.indices].astype(np.int32), add.data)
+        h.addRows(
+            new.size,
+            np.full(new.size, -highspy.kHighsInf),
+            np.zeros(new.size),
+            add.nnz,
+            add.indptr[:-1].astype(np.int32),
+            pos[add.indices].astype(np.int32),
+            add.data,
+        )
         left = time_left()
         if left is not None:
             h.setOptionValue("time_limit", float(left))
@@ -325,9 +374,16 @@ def _solve_block_rowgen(block: _Block, *, lp_method: str, threads: int | None,
         pos[flat] = cols.size + np.arange(flat.size)
         cols = np.concatenate([cols, flat])
         # Each new z_ik enters its record's unit row (model row i) only; mDP rows follow.
-        h.addCols(flat.size, c[flat], np.zeros(flat.size), np.full(flat.size, highspy.kHighsInf),
-                  flat.size, np.arange(flat.size, dtype=np.int32),
-                  (flat // k).astype(np.int32), np.ones(flat.size))
+        h.addCols(
+            flat.size,
+            c[flat],
+            np.zeros(flat.size),
+            np.full(flat.size, highspy.kHighsInf),
+            flat.size,
+            np.arange(flat.size, dtype=np.int32),
+            (flat // k).astype(np.int32),
+            np.ones(flat.size),
+        )
 
     def priced_cols(row_duals: np.ndarray) -> np.ndarray:
         # Absent z_ik are in no model row but their unit row: reduced cost c_ik − u_i.
@@ -345,9 +401,16 @@ def _solve_block_rowgen(block: _Block, *, lp_method: str, threads: int | None,
         if new.size and cascade:
             new = np.union1d(new, _cascade_rows(z, block, active))
         priced = priced_cols(sol.row_duals)
-        rounds.append({"rows": int(h.getNumRow()), "cols": int(h.getNumCol()),
-                       "objective": sol.objective, "solve_s": sol.solve_time,
-                       "added": int(new.size), "priced": int(priced.size)})
+        rounds.append(
+            {
+                "rows": int(h.getNumRow()),
+                "cols": int(h.getNumCol()),
+                "objective": sol.objective,
+                "solve_s": sol.solve_time,
+                "added": int(new.size),
+                "priced": int(priced.size),
+            }
+        )
         if new.size or priced.size:
             add_cols(priced)
             add_rows(new)
@@ -364,9 +427,13 @@ def _solve_block_rowgen(block: _Block, *, lp_method: str, threads: int | None,
         all_rows = np.concatenate(model_rows)
         unscale = np.concatenate([np.ones(n), 1.0 / _row_scales(block, all_rows)])
         hp = new_highs(method="simplex", threads=threads, time_limit=time_left())
-        pass_lp(hp, c[cols], _model_columns(sp.csr_array(sp.diags(unscale) @ a), cols, columns),
-                np.concatenate([np.ones(n), np.full(all_rows.size, -np.inf)]),
-                np.concatenate([np.ones(n), np.zeros(all_rows.size)]))
+        pass_lp(
+            hp,
+            c[cols],
+            _model_columns(sp.csr_array(sp.diags(unscale) @ a), cols, columns),
+            np.concatenate([np.ones(n), np.full(all_rows.size, -np.inf)]),
+            np.concatenate([np.ones(n), np.zeros(all_rows.size)]),
+        )
         hp.setOptionValue("simplex_dual_edge_weight_strategy", 1)  # see add_rows
         hp.setBasis(h.getBasis())
         try:
@@ -377,8 +444,14 @@ def _solve_block_rowgen(block: _Block, *, lp_method: str, threads: int | None,
         iterations += solp.iterations
         zp = _scatter(solp.x, cols, n, k)
         new = _violated_rows(zp, block, active, tol)
-        polishes.append({"objective": solp.objective, "iterations": solp.iterations,
-                         "added": int(new.size), "solve_s": time.perf_counter() - t0})
+        polishes.append(
+            {
+                "objective": solp.objective,
+                "iterations": solp.iterations,
+                "added": int(new.size),
+                "solve_s": time.perf_counter() - t0,
+            }
+        )
         priced = priced_cols(solp.row_duals)
         if new.size or priced.size:
             # The polished point leaves the model's rows: back to step 1 (one polish only).
@@ -391,12 +464,22 @@ def _solve_block_rowgen(block: _Block, *, lp_method: str, threads: int | None,
             z, alpha, loss = zp, alpha_p, loss_p
             gap = (loss - lower) / max(abs(loss), 1e-300)
         break
-    info = {"records": n, "rows": int(h.getNumRow()), "full_rows": m_full + n,
-            "vars": n_cols, "model_vars": int(cols.size), "build_s": build,
-            "solve_s": time.perf_counter() - start - build,
-            "iterations": iterations, "rounds": rounds, "polish": polishes,
-            "relaxation_objective": sol.objective, "lower_bound": lower,
-            "repair_alpha": alpha, "certified_gap": gap}
+    info = {
+        "records": n,
+        "rows": int(h.getNumRow()),
+        "full_rows": m_full + n,
+        "vars": n_cols,
+        "model_vars": int(cols.size),
+        "build_s": build,
+        "solve_s": time.perf_counter() - start - build,
+        "iterations": iterations,
+        "rounds": rounds,
+        "polish": polishes,
+        "relaxation_objective": sol.objective,
+        "lower_bound": lower,
+        "repair_alpha": alpha,
+        "certified_gap": gap,
+    }
     if warm is not None:
         # Hand the row set and basis on to the next ε (kept out of the saved history).
         warm["rows"] = np.concatenate(model_rows)
@@ -405,8 +488,9 @@ def _solve_block_rowgen(block: _Block, *, lp_method: str, threads: int | None,
     return z, lower, info
 
 
-def solve_epsilon_path(problem: MDPProblem, epsilons: Any, *, warm_start: bool = True,
-                       **options: Any) -> list[PerturbationMatrix]:
+def solve_epsilon_path(
+    problem: MDPProblem, epsilons: Any, *, warm_start: bool = True, **options: Any
+) -> list[PerturbationMatrix]:
     """Optimal matrices for several ε on the same records, outputs, cost and η (method "lp",
     row generation), each solve warm-started from the previous one (beyond the paper).
 
@@ -429,8 +513,10 @@ def solve_epsilon_path(problem: MDPProblem, epsilons: Any, *, warm_start: bool =
 
     from privopt._validation import check_nonnegative
 
-    eps_list = [check_nonnegative("epsilons", e) for e in np.atleast_1d(
-        np.asarray(epsilons, dtype=np.float64))]
+    eps_list = [
+        check_nonnegative("epsilons", e)
+        for e in np.atleast_1d(np.asarray(epsilons, dtype=np.float64))
+    ]
     if not eps_list:
         raise InvalidInput("epsilons must not be empty")
     warm: dict[int, dict[str, Any]] | None = {} if warm_start else None
@@ -442,12 +528,22 @@ def solve_epsilon_path(problem: MDPProblem, epsilons: Any, *, warm_start: bool =
     return out
 
 
-def solve(problem: MDPProblem, method: str = "lp", *, lp_method: str = "choose",
-          threads: int | None = None, time_limit: float | None = None,
-          row_generation: bool = True, initial_rows: str = "none", columns: str = "generate",
-          polish: bool | str = "auto", polish_gap: float = 1e-5, repair_rtol: float = 1e-9,
-          _warm: dict[int, dict[str, Any]] | None = None,
-          **benders_options: Any) -> PerturbationMatrix:
+def solve(
+    problem: MDPProblem,
+    method: str = "lp",
+    *,
+    lp_method: str = "choose",
+    threads: int | None = None,
+    time_limit: float | None = None,
+    row_generation: bool = True,
+    initial_rows: str = "none",
+    columns: str = "generate",
+    polish: bool | str = "auto",
+    polish_gap: float = 1e-5,
+    repair_rtol: float = 1e-9,
+    _warm: dict[int, dict[str, Any]] | None = None,
+    **benders_options: Any,
+) -> PerturbationMatrix:
     """Optimal (or baseline) ε-mDP perturbation matrix for ``problem``.
 
     Parameters
@@ -510,14 +606,22 @@ def solve(problem: MDPProblem, method: str = "lp", *, lp_method: str = "choose",
         block = problem.subproblem(index)
         if method == "lp" and row_generation:
             warm = None if _warm is None else _warm.setdefault(int(comp), {})
-            zc, value, info = _solve_block_rowgen(block, lp_method=lp_method, threads=threads,
-                                                  time_limit=time_limit, warm=warm,
-                                                  initial_rows=initial_rows, columns=columns,
-                                                  polish=polish, target_gap=polish_gap)
+            zc, value, info = _solve_block_rowgen(
+                block,
+                lp_method=lp_method,
+                threads=threads,
+                time_limit=time_limit,
+                warm=warm,
+                initial_rows=initial_rows,
+                columns=columns,
+                polish=polish,
+                target_gap=polish_gap,
+            )
             lb = value
         elif method == "lp":
-            zc, value, info = _solve_block_lp(block, lp_method=lp_method, threads=threads,
-                                              time_limit=time_limit)
+            zc, value, info = _solve_block_lp(
+                block, lp_method=lp_method, threads=threads, time_limit=time_limit
+            )
             lb = value
         else:
             from privopt.mdp.benders import solve_benders_block
@@ -528,9 +632,9 @@ def solve(problem: MDPProblem, method: str = "lp", *, lp_method: str = "choose",
                 from privopt.errors import SolverLimit
 
                 raise SolverLimit("mDP Benders: time limit reached", status="limit")
-            zc, lb, info, hist = solve_benders_block(block, lp_method=lp_method,
-                                                     threads=threads, time_limit=left,
-                                                     **benders_options)
+            zc, lb, info, hist = solve_benders_block(
+                block, lp_method=lp_method, threads=threads, time_limit=left, **benders_options
+            )
             for h in hist:
                 h["component"] = int(comp)
             history.extend(hist)
@@ -546,9 +650,13 @@ def solve(problem: MDPProblem, method: str = "lp", *, lp_method: str = "choose",
         check = verify_matrix(z, problem.edges, problem.epsilon)
     loss = float(np.sum(obj * z))
     summary = {
-        "method": method, "time_s": time.perf_counter() - start, "solve_time_s": solve_time,
-        "n_components": int(n_comp), "n_isolated": int(iso.size),
-        "largest_component": int(sizes.max()), "components": parts,
+        "method": method,
+        "time_s": time.perf_counter() - start,
+        "solve_time_s": solve_time,
+        "n_components": int(n_comp),
+        "n_isolated": int(iso.size),
+        "largest_component": int(sizes.max()),
+        "components": parts,
         "loss_before_repair": raw_loss,
         # Row generation repairs per component (its bound is certified against the repaired
         # loss); the largest weight used anywhere is reported.
@@ -557,6 +665,14 @@ def solve(problem: MDPProblem, method: str = "lp", *, lp_method: str = "choose",
         "max_relative_violation": check.max_relative_violation,
         "iterations": int(sum(p.get("iterations", 0) for p in parts)),
     }
-    return PerturbationMatrix(z, problem.epsilon, problem.eta, loss, lower_bound=lower,
-                              method=method, output_index=problem.output_index,
-                              history=history, summary=summary)
+    return PerturbationMatrix(
+        z,
+        problem.epsilon,
+        problem.eta,
+        loss,
+        lower_bound=lower,
+        method=method,
+        output_index=problem.output_index,
+        history=history,
+        summary=summary,
+    )
