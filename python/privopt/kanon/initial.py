@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from privopt.kanon.problem import KAnonProblem
@@ -9,14 +11,35 @@ from privopt.kanon.problem import KAnonProblem
 __all__ = ["key_order", "variance_sort", "initial_ksets", "initial_solution", "split_large_classes"]
 
 
+def _weighted_variances(problem: KAnonProblem) -> list:
+    """``Var(x_j)/w_j²`` per column (eq. 36): exact Fractions for integer data and rational
+    weights (``n²·Var = n·Σx² − (Σx)²`` in Python integers), else float64."""
+    from privopt.kanon.box_cost import exact_weights
+
+    x = problem.x
+    w = exact_weights(problem.weights)
+    if w is None or not np.all(x == np.round(x)) or not np.all(np.abs(x) < 2**53):
+        return list(x.var(axis=0) / problem.weights**2)
+    n = len(x)
+    out = []
+    for j in range(problem.m):
+        col = x[:, j].astype(np.int64).astype(object)  # Python ints: no overflow
+        s1, s2 = int(col.sum()), int((col * col).sum())
+        out.append(Fraction(n * s2 - s1 * s1, int(w[j]) ** 2))
+    return out
+
+
 def key_order(problem: KAnonProblem) -> np.ndarray:
-    """Attribute indices by ascending weighted variance ``Var(x_j)/w_j²`` (eq. 36), stable.
+    """Attribute indices by ascending weighted variance ``Var(x_j)/w_j²`` (eq. 36).
 
     The variance is the population one (ddof=0) of the raw column (codes for categoricals:
-    §7.5 sorts before one-hot encoding).
+    §7.5 sorts before one-hot encoding), compared exactly where the data are integers. Equal
+    variances are ordered by the columns' contents (their bytes), not their positions, so the
+    result does not depend on the order in which the table lists its columns.
     """
-    var = problem.x.var(axis=0) / problem.weights**2
-    return np.argsort(var, kind="stable")
+    var = _weighted_variances(problem)
+    content = [np.ascontiguousarray(problem.x[:, j]).tobytes() for j in range(problem.m)]
+    return np.array(sorted(range(problem.m), key=lambda j: (var[j], content[j])), dtype=np.int64)
 
 
 def variance_sort(problem: KAnonProblem) -> np.ndarray:
