@@ -35,6 +35,7 @@ from typing import Any, TextIO
 import numpy as np
 
 import privopt
+from privopt._progress import progress_scope
 from privopt.errors import PrivacyBudgetExceeded, PrivoptError
 
 __all__ = [
@@ -269,7 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in ("force", "quiet", "verbose", "debug"):
         setattr(args, name, bool(getattr(args, name, False)))
     args.progress = not args.quiet
-    with _stdout_for_results_only(), _sigterm_raises():
+    with _stdout_for_results_only(), _sigterm_raises(), progress_scope(args.progress):
         try:
             if not args.verbose:
                 _mute_highs_banner()
