@@ -9,9 +9,23 @@ from typing import Any
 import numpy as np
 
 from privopt.census.hierarchy import CensusCounts, Hierarchy
-from privopt.errors import InvalidInput, PrivacyViolation
+from privopt.errors import InvalidInput, NumericalTrouble, PrivacyViolation
 
-__all__ = ["CensusRelease", "consistency_violations", "l1_per_level"]
+__all__ = ["CensusRelease", "consistency_violations", "l1_per_level", "check_finite_result"]
+
+
+def check_finite_result(name: str, value: Any, *, cause: str = "") -> Any:
+    """Return ``value`` unchanged if every entry is finite, else raise NumericalTrouble naming
+    it (integer arrays are finite by construction and pass without a copy)."""
+    arr = np.asarray(value)
+    if arr.dtype.kind in "iub":
+        return value
+    finite = np.isfinite(arr.astype(np.float64))
+    if not np.all(finite):
+        bad = tuple(np.argwhere(~finite)[0].tolist()) if arr.ndim else ()
+        hint = f"; cause: {cause}" if cause else ""
+        raise NumericalTrouble(f"{name} is not finite at index {bad}{hint}")
+    return value
 
 
 def consistency_violations(hierarchy: Hierarchy, counts: np.ndarray) -> int:
@@ -65,16 +79,18 @@ class CensusRelease:
         """The four PGSR properties (spec 003 §1.3) as booleans (privacy is by construction)."""
         c = self.counts
         integral = bool(c.dtype.kind in "iu" or np.all(c == np.round(c)))
+        # Level sums exactly: Python ints for integer counts (no float rounding above 2^53).
+        sums = [
+            int(c[self.hierarchy.level_slice(lev)].sum(dtype=object))
+            if c.dtype.kind in "iu"
+            else float(c[self.hierarchy.level_slice(lev)].sum())
+            for lev in range(self.hierarchy.n_levels)
+        ]
         return {
             "integral": integral,
             "nonnegative": bool(np.all(c >= 0)),
             "consistent": consistency_violations(self.hierarchy, c) == 0,
-            "faithful": bool(
-                all(
-                    int(round(float(c[self.hierarchy.level_slice(lev)].sum()))) == self.G
-                    for lev in range(self.hierarchy.n_levels)
-                )
-            ),
+            "faithful": all(s == self.G for s in sums),
         }
 
     def verify(self) -> CensusRelease:
