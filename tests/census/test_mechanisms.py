@@ -155,3 +155,45 @@ def test_qp_solvers_agree(name):
     assert np.abs(a.counts - b.counts).max() <= 1 and np.mean(a.counts != b.counts) < 0.05
     with pytest.raises(InvalidInput, match="qp_solver"):
         MECHANISMS[name](data, measurements=m, qp_solver="gurobi")
+
+
+def test_topdown_refuses_totals_beyond_float64():
+    # TopDown's projection is float64: at G >= 2^53 it failed its own check() (issue 12
+    # defect 5). It now refuses; just below, every check holds; M_H^dp is exact there too.
+    h = Hierarchy.from_nested({"US": ["GA", "NY"]})
+    for G in (2**52 + 1, 2**53 - 1):
+        data = CensusCounts.from_leaf_counts(h, [[G - 5, 3], [1, 1]])
+        assert all(topdown(data, 1.0, rng=0).check().values())
+    big = CensusCounts.from_leaf_counts(h, [[2**53, 3], [1, 1]])
+    with pytest.raises(InvalidInput, match="2\\^53"):
+        topdown(big, 1.0, rng=0)
+    rel = m_h_dp(big, 1.0, rng=0).verify()
+    assert int(rel.counts[0].sum(dtype=object)) == 2**53 + 5
+
+
+def test_grouped_round_repairs_float_drift():
+    # Projections whose float sums overshoot or undershoot the integer targets still round to
+    # non-negative integers summing exactly to each target.
+    from privopt.census.mechanisms import _grouped_round
+
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        n, groups = int(rng.integers(1, 7)), int(rng.integers(1, 4))
+        group = np.unique(rng.integers(0, groups, size=n), return_inverse=True)[1]
+        target = rng.integers(0, 2 ** int(rng.integers(1, 52)), size=group.max() + 1)
+        x = rng.random(n)
+        for g in range(target.size):
+            m = group == g
+            x[m] = x[m] / x[m].sum() * target[g] * (1 + rng.normal() * 1e-9)
+        out = _grouped_round(x, group, target)
+        assert (out >= 0).all()
+        assert [int(out[group == g].sum()) for g in range(target.size)] == target.tolist()
+
+
+def test_non_finite_results_raise():
+    from privopt.census.release import check_finite_result
+    from privopt.errors import NumericalTrouble
+
+    assert check_finite_result("x", np.arange(3)) is not None
+    with pytest.raises(NumericalTrouble, match="x is not finite at index \\(1,\\)"):
+        check_finite_result("x", np.array([0.0, np.nan]))

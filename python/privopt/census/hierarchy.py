@@ -470,6 +470,7 @@ class CensusCounts:
         missing_id = records[gcols].isna().any(axis=1).to_numpy()
         if missing_id.any():
             row = records.index[int(np.argmax(missing_id))]
+            row = row.item() if isinstance(row, np.generic) else row
             raise InvalidInput(
                 f"group_column: row {row!r} has a missing group id; every individual must "
                 f"belong to a group"

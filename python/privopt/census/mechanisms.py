@@ -666,19 +666,20 @@ def _grouped_round(x: np.ndarray, group: np.ndarray, target: np.ndarray) -> np.n
 
 
 def _repair_group(out: np.ndarray, cells: np.ndarray, target: int) -> None:
-    """Make out[cells] sum to ``target`` (≥ 0) with non-negative entries: the excess (or the
-    shortfall) is taken from (or given to) the largest cells first, one unit per cell per pass."""
-    diff = target - int(out[cells].sum())
-    while diff != 0:
-        ranked = cells[np.argsort(-out[cells], kind="stable")]
-        if diff > 0:
-            step = ranked[:diff]
-            out[step] += 1
-            diff -= step.size
-        else:
-            step = ranked[out[ranked] > 0][:-diff]
-            out[step] -= 1
-            diff += step.size
+    """Make out[cells] sum to ``target`` (≥ 0) with non-negative entries, in exact integers:
+    scale proportionally (largest remainders get the leftover units), or split evenly when the
+    cells are all zero."""
+    vals = [int(v) for v in out[cells]]
+    total = sum(vals)
+    if total == 0:
+        q, r = divmod(target, len(vals))
+        new = [q + (i < r) for i in range(len(vals))]
+    else:
+        new = [v * target // total for v in vals]
+        rest = sorted(range(len(vals)), key=lambda i: -((vals[i] * target) % total))
+        for i in rest[: target - sum(new)]:
+            new[i] += 1
+    out[cells] = new
 
 
 def topdown(
