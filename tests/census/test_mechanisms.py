@@ -190,10 +190,13 @@ def test_grouped_round_repairs_float_drift():
         assert [int(out[group == g].sum()) for g in range(target.size)] == target.tolist()
 
 
-def test_non_finite_results_raise():
-    from privopt.census.release import check_finite_result
+@pytest.mark.parametrize("name", ["M_H^r", "M_c^r"])
+def test_non_finite_qp_solution_raises(name, monkeypatch, running_example):
+    # A QP solver answering NaN must not become a release (NaN rounds to INT64_MIN).
+    import privopt.census.mechanisms as mech
     from privopt.errors import NumericalTrouble
 
-    assert check_finite_result("x", np.arange(3)) is not None
-    with pytest.raises(NumericalTrouble, match="x is not finite at index \\(1,\\)"):
-        check_finite_result("x", np.array([0.0, np.nan]))
+    monkeypatch.setattr(mech, "solve_qp", lambda target, *a, **k: np.full(target.size, np.nan))
+    m = _inject(running_example, name, np.zeros_like(running_example.counts))
+    with pytest.raises(NumericalTrouble, match=f"{name} QP solution is not finite"):
+        MECHANISMS[name](running_example, measurements=m)

@@ -25,10 +25,10 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import check_epsilon
+from privopt._validation import check_epsilon, check_finite_result
 from privopt.census.hierarchy import CensusCounts, Hierarchy, cumulate, decumulate
 from privopt.census.noise import DataFingerprint, Measurements, draw_level_noise, spend_levels
-from privopt.census.release import CensusRelease, check_finite_result
+from privopt.census.release import CensusRelease
 from privopt.census.solvers import (
     chain_order,
     chain_postprocess,
@@ -210,7 +210,8 @@ def _release(
     what: str,
     info: dict | None = None,
 ) -> CensusRelease:
-    check_finite_result(f"{name} counts", counts)
+    if counts.dtype.kind == "f":  # integer counts are finite by construction
+        check_finite_result(f"{name} counts", counts)
     return CensusRelease(
         mechanism=name,
         hierarchy=data.hierarchy,

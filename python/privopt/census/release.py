@@ -9,23 +9,9 @@ from typing import Any
 import numpy as np
 
 from privopt.census.hierarchy import CensusCounts, Hierarchy
-from privopt.errors import InvalidInput, NumericalTrouble, PrivacyViolation
+from privopt.errors import InvalidInput, PrivacyViolation
 
-__all__ = ["CensusRelease", "consistency_violations", "l1_per_level", "check_finite_result"]
-
-
-def check_finite_result(name: str, value: Any, *, cause: str = "") -> Any:
-    """Return ``value`` unchanged if every entry is finite, else raise NumericalTrouble naming
-    it (integer arrays are finite by construction and pass without a copy)."""
-    arr = np.asarray(value)
-    if arr.dtype.kind in "iub":
-        return value
-    finite = np.isfinite(arr.astype(np.float64))
-    if not np.all(finite):
-        bad = tuple(np.argwhere(~finite)[0].tolist()) if arr.ndim else ()
-        hint = f"; cause: {cause}" if cause else ""
-        raise NumericalTrouble(f"{name} is not finite at index {bad}{hint}")
-    return value
+__all__ = ["CensusRelease", "consistency_violations", "l1_per_level"]
 
 
 def consistency_violations(hierarchy: Hierarchy, counts: np.ndarray) -> int:
