@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from privopt import _core, dp
 from privopt.cluster import DPM
-from privopt.errors import InvalidInput
+from privopt.errors import InvalidInput, PrivacyBudgetExceeded
 
 ROOT = _core.cluster.Tree(
     np.array([-1]), np.array([0.0]), np.array([0]), np.array([0]), np.array([0])
@@ -115,3 +115,58 @@ def test_no_split_width_is_none_not_nan():
     if m.noisy_count_ < 2:
         assert m.split_width_ is None and m.percentile_estimate_ is None
     assert np.all(np.isfinite(m.cluster_centers_))
+
+
+def spend_counting_source(seed: int = 0):
+    """A seeded source that counts the words drawn from it (0 = no noise was drawn)."""
+
+    class Counting(dp.GeneratorSource):
+        drawn = 0
+
+        def random_words(self, n):
+            Counting.drawn += int(n)
+            return super().random_words(n)
+
+    return Counting(np.random.default_rng(seed))
+
+
+@pytest.mark.parametrize("short", ["epsilon", "delta"])
+def test_budget_one_spend_short_charges_nothing_and_draws_no_noise(eight_blobs, short):
+    # The budget covers every spend but the last (the averages) plus half of it: spending one by
+    # one would leave 16 entries behind. The plan is refused up front instead.
+    X, _ = eight_blobs
+    model = DPM(bounds=(-100, 100), epsilon=1.0, delta=1e-6)
+    sched = model.fit(X[:200]).schedule_
+    eps, delta = 1.0, 1e-6
+    if short == "epsilon":
+        eps -= sched.epsilon_average / 2
+    else:
+        delta -= sched.delta_average / 2
+    acct = dp.PrivacyAccountant(eps, delta)
+    source = spend_counting_source()
+    model.set_params(random_state=source)
+    with pytest.raises(PrivacyBudgetExceeded):
+        model.fit(X, accountant=acct)
+    assert acct.entries == [] and source.drawn == 0
+    # One spend's worth more and the same fit goes through, charging exactly its plan.
+    acct = dp.PrivacyAccountant(1.0, 1e-6)
+    model.fit(X, accountant=acct)
+    assert len(acct.entries) == len(sched.plan()) == 17
+    assert acct.epsilon_spent == pytest.approx(1.0, rel=1e-12)
+
+
+def test_failure_mid_fit_rolls_the_ledger_back(eight_blobs, monkeypatch):
+    X, _ = eight_blobs
+    acct = dp.PrivacyAccountant(5.0, 1e-5)
+    DPM(bounds=(-100, 100), epsilon=1.0, delta=1e-6, random_state=0).fit(X, accountant=acct)
+    before = list(acct.entries)
+
+    def broken(*args, **kwargs):
+        raise MemoryError("simulated failure of the averaging pass")
+
+    monkeypatch.setattr(DPM, "_average", broken)
+    model = DPM(bounds=(-100, 100), epsilon=1.0, delta=1e-6, random_state=0)
+    with pytest.raises(MemoryError):
+        model.fit(X, accountant=acct)
+    assert acct.entries == before  # the 16 spends made before the failure are gone
+    assert not hasattr(model, "cluster_centers_")

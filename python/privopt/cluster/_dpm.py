@@ -14,13 +14,14 @@ from privopt._validation import (
     check_delta,
     check_epsilon,
     check_finite_array,
+    check_finite_result,
     check_int,
     check_positive,
 )
 from privopt.cluster._backend import DaskData, InMemoryData, SplitTree, is_dask_array
 from privopt.cluster._budget import BudgetSchedule, budget_schedule
 from privopt.cluster._interval import codebook_monte_carlo, split_width
-from privopt.errors import InvalidInput, NumericalTrouble
+from privopt.errors import InvalidInput
 
 __all__ = ["DPM", "DEFAULT_SIGMA_GRID", "nearest_centre"]
 
@@ -93,12 +94,6 @@ def _check_noise_range(sched: BudgetSchedule, d: int, epsilon: float) -> None:
         )
     except InvalidInput as err:
         raise InvalidInput(f"epsilon={epsilon!r} cannot be used by DPM's noise: {err}") from None
-
-
-def _check_finite_result(name: str, value: Any) -> None:
-    """Raise NumericalTrouble when a released array holds NaN or inf."""
-    if not np.all(np.isfinite(np.asarray(value, dtype=np.float64))):
-        raise NumericalTrouble(f"DPM computed a non-finite {name}; nothing was returned")
 
 
 class DPM(ClusterMixin, BaseEstimator):
@@ -349,9 +344,10 @@ class DPM(ClusterMixin, BaseEstimator):
         ----------
         X : (n, d) array-like or Dask array of points, coordinates in the units of ``bounds``.
         y : ignored.
-        accountant : record the spends in this accountant (which enforces its own budget, raising
-            :class:`privopt.errors.PrivacyBudgetExceeded` before any noise is drawn past it);
-            default a fresh accountant with budget (ε, δ).
+        accountant : record the spends in this accountant, which enforces its own budget; default
+            a fresh accountant with budget (ε, δ). The fit is charged all or nothing: the whole
+            plan of spends is checked before any noise is drawn, and a fit that raises leaves the
+            accountant as it found it.
 
         Returns
         -------
@@ -361,6 +357,8 @@ class DPM(ClusterMixin, BaseEstimator):
         ------
         InvalidInput
             Bad data or hyper-parameters, named in the message.
+        PrivacyBudgetExceeded
+            The fit's plan does not fit the accountant's remaining budget (nothing is charged).
         NumericalTrouble
             A released value came out non-finite (not expected after the range checks).
         """
@@ -372,9 +370,15 @@ class DPM(ClusterMixin, BaseEstimator):
             accountant if accountant is not None else dp.PrivacyAccountant(p["epsilon"], p["delta"])
         )
         rng = dp.as_random_source(self.random_state)
-        fitted = self._release(data, sched, p, acct, rng)
-        for name in ("cluster_centers_", "cluster_sizes_"):
-            _check_finite_result(name, fitted[name])
+        # All or nothing: the whole plan is checked against the budget before any noise is
+        # drawn, and a failure anywhere in the release takes every spend of this fit back out
+        # (nothing computed from the noise has left the block then).
+        with acct.transaction(sched.plan()):
+            fitted = self._release(data, sched, p, acct, rng)
+            for name in ("cluster_centers_", "cluster_sizes_"):
+                check_finite_result(
+                    name, fitted[name], cause=f"bounds {self.bounds!r}, epsilon {self.epsilon!r}"
+                )
         for name, value in fitted.items():
             setattr(self, name, value)
         self.schedule_ = sched
