@@ -64,6 +64,11 @@ def _power_of_two_above(x: float) -> float:
     return math.ldexp(1.0, math.frexp(x)[1])
 
 
+def _noise_source(random_state: Any) -> dp.RandomSource:
+    """The randomness of a fit: the OS CSPRNG unless a seed or source was given explicitly."""
+    return dp.as_random_source("secure" if random_state is None else random_state)
+
+
 def _check_noise_range(sched: BudgetSchedule, d: int, epsilon: float) -> None:
     """Reject, before any spend, a budget whose noise the samplers of ``privopt.dp`` cannot draw.
 
@@ -136,8 +141,11 @@ class DPM(ClusterMixin, BaseEstimator):
     strict_termination : stop when a child's ñ < τ_e (paper) if True, ñ ≤ τ_e (reference) if False.
     clip : clip coordinates to ``bounds`` (True), or reject data outside them (False).
     n_jobs : threads of the counting passes (None = 1, −1 = all cores).
-    random_state : None, an int seed, a numpy Generator, ``"secure"`` or a
-        :class:`privopt.dp.RandomSource`; every random draw of ``fit`` comes from it.
+    random_state : None (default), ``"secure"``, an int seed, a numpy Generator or a
+        :class:`privopt.dp.RandomSource`; every random draw of ``fit`` comes from it. None and
+        ``"secure"`` draw from the operating system's CSPRNG, as a real release must: nobody can
+        predict or replay the noise. A seed or Generator makes the fit reproducible, for
+        testing only: anyone who knows the seed can recompute the noise and remove it.
 
     Attributes
     ----------
@@ -369,7 +377,7 @@ class DPM(ClusterMixin, BaseEstimator):
         acct = (
             accountant if accountant is not None else dp.PrivacyAccountant(p["epsilon"], p["delta"])
         )
-        rng = dp.as_random_source(self.random_state)
+        rng = _noise_source(self.random_state)
         # All or nothing: the whole plan is checked against the budget before any noise is
         # drawn, and a failure anywhere in the release takes every spend of this fit back out
         # (nothing computed from the noise has left the block then).

@@ -57,7 +57,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-depth", type=int, default=7, help="recursion depth tau_r (default 7)")
     p.add_argument("--window", default="paper", choices=["paper", "half_open", "reference"])
     p.add_argument("--no-clip", action="store_true", help="reject points outside the bounds")
-    p.add_argument("--seed", type=int, default=None, help="random seed (default: OS entropy)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed the noise, for reproducible tests only: anyone who knows the seed can "
+        "recompute and remove the noise. Default: the operating system's cryptographic source",
+    )
     p.add_argument("--out", default="dpm-out", help="output directory (default ./dpm-out)")
     p.set_defaults(func=run)
 
