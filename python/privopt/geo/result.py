@@ -196,7 +196,7 @@ def run_lrgeo(
     users: Any,
     costs: CostReferenceTable | TravelCosts,
     *,
-    method: str = "benders",
+    method: str = "auto",
     executor: Executor | None = None,
     rel_gap: float = 1e-6,
     rng: Any = None,

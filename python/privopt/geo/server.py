@@ -69,7 +69,7 @@ def solve_uploads(
     uploads: list[Upload],
     params: GeoParams,
     *,
-    method: str = "benders",
+    method: str = "auto",
     executor: Executor | None = None,
     rel_gap: float = 1e-6,
     time_limit: float | None = None,
