@@ -243,8 +243,8 @@ def grid_geography(
     Examples
     --------
     >>> g = grid_geography(5, 5)
-    >>> g.n_locations, float(g.distance_rows([6])[0, 0]), float(g.travel_costs([6])[0, 24])
-    (25, 1.0, 5.0)
+    >>> g.n_locations, float(g.distance_rows([6])[0, 7]), float(g.travel_costs([6])[0, 24])
+    (25, 1.0, 6.0)
     """
     r = check_int("rows", rows, minimum=1)
     c = check_int("cols", cols, minimum=1)
