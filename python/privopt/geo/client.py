@@ -43,7 +43,9 @@ class GeoIndGraph:
     def __init__(self, geography: Geography, gamma: float) -> None:
         self.geography, self.gamma = geography, float(gamma)
         self.graph: Graph | None = None
-        if math.isfinite(self.gamma):
+        # γ at or beyond the diameter makes G complete and D = d: a metric ball then replaces
+        # the graph (2 max_j d(v_0, v_j) bounds the diameter by the triangle inequality).
+        if math.isfinite(self.gamma) and self.gamma < 2 * float(geography.distance_rows([0]).max()):
             i, j, d = _pairs_within(geography, self.gamma)
             self.graph = Graph.from_edges(geography.n_locations, i, j, d)
 
