@@ -21,6 +21,7 @@ __all__ = ["main", "build_parser", "SUBCOMMANDS"]
 SUBCOMMANDS: list[str] = [
     "privopt.cli:_register_demo",
     "privopt.mdp.cli:register",
+    "privopt.geo.cli:register",
     "privopt.kanon.cli:register",
     "privopt.census.cli:register",
     "privopt.cluster.cli:register",
