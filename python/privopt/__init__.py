@@ -16,6 +16,7 @@ from importlib.metadata import distribution as _distribution
 from pathlib import Path
 
 from privopt import errors
+from privopt._show_versions import show_versions
 
 try:
     # The version is written once, in cpp/include/privopt/version.hpp; the build copies it into
@@ -24,7 +25,7 @@ try:
 except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0.0.0+unknown"
 
-__all__ = ["__version__", "errors", "get_include", "get_cmake_dir"]
+__all__ = ["__version__", "errors", "get_include", "get_cmake_dir", "show_versions"]
 
 
 def _installed_dir(*parts: str) -> Path:
