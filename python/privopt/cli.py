@@ -54,6 +54,7 @@ __all__ = [
 SUBCOMMANDS: list[str] = [
     "privopt.cli:_register_demo",
     "privopt.mdp.cli:register",
+    "privopt.geo.cli:register",
     "privopt.kanon.cli:register",
     "privopt.census.cli:register",
     "privopt.cluster.cli:register",
@@ -126,7 +127,14 @@ def build_parser() -> argparse.ArgumentParser:
         "prints one JSON summary on stdout; progress and messages go to stderr. Exit codes: "
         "0 success, 1 solver or runtime failure, 2 bad usage or input, 130/143 interrupted.",
     )
-    parser.add_argument("--version", action="version", version=f"privopt {privopt.__version__}")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        dest="version_verbose",
+        help="with --version: also the C++ core build, the dependencies and the platform "
+        "(what a bug report needs; same as privopt.show_versions())",
+    )
     _add_common_options(parser, top=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for path in SUBCOMMANDS:
@@ -264,6 +272,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``privopt`` console script; returns the process exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.version:
+        print(f"privopt {privopt.__version__}")
+        if args.version_verbose:
+            privopt.show_versions()
+        parser.exit()
     if not getattr(args, "func", None):
         parser.print_help()
         return 0

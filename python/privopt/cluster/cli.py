@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
@@ -51,8 +50,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--seed",
         type=int,
         default=None,
-        help="seed for reproducible runs, for testing only (default: the OS CSPRNG, for "
-        "real releases)",
+        help="seed the noise, for reproducible tests only: anyone who knows the seed can "
+        "recompute and remove the noise. Default: the operating system's cryptographic source",
     )
     p.add_argument("--out", default="dpm-out", help="output directory (default ./dpm-out)")
     p.set_defaults(func=run)
@@ -90,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
             "split_width": model.split_width_,
         }
     )
-    if not math.isfinite(model.split_width_):
+    if model.split_width_ is None:
         print("note: the noisy count was below 2, so the data stayed one cluster", file=sys.stderr)
     return 0
 
@@ -117,7 +116,7 @@ def _write_outputs(out: Path, args: argparse.Namespace, X: np.ndarray, delta: fl
         f"Input `{args.input}`: n = {len(X)}, d = {X.shape[1]}; bounds {tuple(args.bounds)}; "
         f"epsilon = {args.epsilon:g}, delta = {delta:.3g}"
         f"{' (default 1/n^1.5)' if args.delta is None else ''}.\n\n"
-        f"**{model.n_clusters_} clusters**, split width beta = {model.split_width_:g} "
+        f"**{model.n_clusters_} clusters**, split width beta = {model.split_width_} "
         f"({model.n_splits_} candidates per dimension).\n\n"
         + markdown_table(
             ["cluster", "noisy size"] + [f"x{k}" for k in range(min(3, X.shape[1]))], rows
