@@ -119,20 +119,24 @@ class CensusRelease:
         )
 
     def save(self, path: str | Path) -> Path:
-        """Write the released counts as CSV (``.csv``) or Parquet (``.parquet``, needs pyarrow)."""
+        """Write the released counts as CSV (``.csv``) or Parquet (``.parquet``, needs pyarrow),
+        atomically (temporary file beside it, then renamed)."""
+        from privopt._atomic import atomic_file
+
         p = Path(path)
-        frame = self.to_frame()
-        if p.suffix == ".parquet":
-            try:
-                frame.to_parquet(p, index=False)
-            except ImportError as exc:
-                raise InvalidInput(
-                    f"writing {p.name} needs pyarrow or fastparquet: {exc}"
-                ) from None
-        elif p.suffix == ".csv":
-            frame.to_csv(p, index=False)
-        else:
+        if p.suffix not in (".csv", ".parquet"):
             raise InvalidInput(f"path must end in .csv or .parquet, got {p.name!r}")
+        frame = self.to_frame()
+        with atomic_file(p) as tmp:
+            if p.suffix == ".parquet":
+                try:
+                    frame.to_parquet(tmp, index=False)
+                except ImportError as exc:
+                    raise InvalidInput(
+                        f"writing {p.name} needs pyarrow or fastparquet: {exc}"
+                    ) from None
+            else:
+                frame.to_csv(tmp, index=False)
         return p
 
     def __repr__(self) -> str:

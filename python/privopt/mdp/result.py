@@ -525,26 +525,36 @@ class PerturbationMatrix:
 
     # ---------------------------------------------------------------- persistence
     def save(self, path: str | Path) -> Path:
-        """Write an ``.npz`` with the matrix, parameters, output indices and history (JSON)."""
+        """Write an ``.npz`` with the matrix, parameters, output indices and history (JSON).
+
+        The file is written atomically (temporary file beside it, then renamed): a reader sees
+        the previous file or the new one, never a partial one.
+        """
+        from privopt._atomic import atomic_file
+
         path = Path(path)
-        np.savez_compressed(
-            path,
-            matrix=self.matrix,
-            epsilon=self.epsilon,
-            eta=self.eta,
-            expected_loss=self.expected_loss,
-            lower_bound=self.lower_bound,
-            method=self.method,
-            output_index=(
-                np.array([], dtype=np.int64) if self.output_index is None else self.output_index
-            ),
-            has_output_index=self.output_index is not None,
-            history=json.dumps(self.history, default=_json_default),
-            summary=json.dumps(self.summary, default=_json_default),
-            row_index=(np.array([], dtype=np.int64) if self.row_index is None else self.row_index),
-            has_row_index=self.row_index is not None,
-        )
-        return path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
+        target = path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
+        with atomic_file(target) as tmp:
+            np.savez_compressed(
+                tmp,
+                matrix=self.matrix,
+                epsilon=self.epsilon,
+                eta=self.eta,
+                expected_loss=self.expected_loss,
+                lower_bound=self.lower_bound,
+                method=self.method,
+                output_index=(
+                    np.array([], dtype=np.int64) if self.output_index is None else self.output_index
+                ),
+                has_output_index=self.output_index is not None,
+                history=json.dumps(self.history, default=_json_default),
+                summary=json.dumps(self.summary, default=_json_default),
+                row_index=(
+                    np.array([], dtype=np.int64) if self.row_index is None else self.row_index
+                ),
+                has_row_index=self.row_index is not None,
+            )
+        return target
 
     @classmethod
     def load(cls, path: str | Path) -> PerturbationMatrix:
