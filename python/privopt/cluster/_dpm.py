@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from privopt import _core, dp
+from privopt._progress import progress_bar
 from privopt._validation import (
     check_delta,
     check_epsilon,
@@ -566,7 +567,7 @@ class DPM(ClusterMixin, BaseEstimator):
         if n_splits == 0:  # no candidates (β > b − a or ñ_D < 2): one leaf (§10.15)
             leaves, active = active, []
         a, t, q, alpha = p["a"], p["t"], p["q"], p["alpha"]
-        for level in range(p["depth"]):
+        for level in progress_bar("auto", range(p["depth"]), desc="DPM tree depth", unit="level"):
             eps_exp, eps_cnt = sched.epsilon_split[level], sched.epsilon_count[level + 1]
             # Each level is charged in full (the worst case of Theorem 1), nodes or not; the
             # nodes of a level are disjoint, so they compose in parallel.
