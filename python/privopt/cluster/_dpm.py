@@ -544,9 +544,9 @@ class DPM(ClusterMixin, BaseEstimator):
                 data.gaps(), n_tilde, sched.epsilon_interval, width, p["grid"], p["percentile"], rng
             )
         # Reference construction: simulate the table, seeded from the run's randomness source.
-        from privopt.cluster._interval import dp_percentile
+        from privopt.cluster._interval import dp_percentile_in_place
 
-        p_tilde = dp_percentile(
+        p_tilde = dp_percentile_in_place(
             data.gaps(), p["percentile"], sched.epsilon_interval, (0.0, width), rng=rng
         )
         seed = dp.as_random_source(rng).random_words(4)
