@@ -17,6 +17,7 @@ budget is spent again.
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable
 from typing import Any
@@ -25,13 +26,20 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import check_epsilon, check_finite_result
+from privopt._validation import check_epsilon, check_finite_result, check_positive
 from privopt.census.hierarchy import CensusCounts, Hierarchy, cumulate, decumulate
-from privopt.census.noise import DataFingerprint, Measurements, draw_level_noise, spend_levels
+from privopt.census.noise import (
+    DataFingerprint,
+    Measurements,
+    check_accountant,
+    draw_level_noise,
+    spend_levels,
+)
 from privopt.census.release import CensusRelease
 from privopt.census.solvers import (
     chain_order,
     chain_postprocess,
+    check_window,
     level_cumulative,
     round_half_up,
     tree_postprocess,
@@ -170,6 +178,14 @@ def _get(
     **kw: Any,
 ) -> tuple[Measurements, float]:
     start = time.perf_counter()
+    data = _check_data(data)
+    check_accountant(accountant)
+    if measurements is not None and epsilon is not None:
+        if check_epsilon(epsilon) != getattr(measurements, "epsilon", epsilon):
+            raise InvalidInput(
+                f"epsilon = {epsilon} differs from the measurements' ε = "
+                f"{measurements.epsilon}: pass epsilon=None to post-process them"
+            )
     if measurements is None:
         if epsilon is None:
             raise InvalidInput("epsilon is required unless measurements are given")
@@ -272,6 +288,7 @@ def m_h_dp(
     >>> m_h_dp(data, 1.0, rng=0).verify().counts.shape
     (3, 3)
     """
+    check_window(window)
     meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     counts, info = tree_postprocess(
@@ -319,6 +336,7 @@ def m_c_dp(
 ) -> CensusRelease:
     """M_c^dp (spec 003 §3.3): noisy cumulative counts, per-region isotonic regression on
     [0, G], round half-up, ⊖, then the tree DP to restore consistency and faithfulness."""
+    check_window(window)
     meas, t0 = _get(measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     iso = np.clip(_pava_rows(meas.noisy.astype(np.float64)), 0, data.G)
@@ -354,6 +372,7 @@ def m_c_ch(
     the paper's scale L/ε, which is NOT ε-DP when a level has more than one region (the ledger
     and ``release.guarantee`` say so).
     """
+    check_window(window)
     meas, t0 = _get(
         measure_chain,
         "chain",
@@ -393,6 +412,10 @@ def _consistency_matrix(h: Hierarchy, N: int, width: int) -> sp.csr_matrix:
     cols = np.concatenate([(kids[:, None] * N + s).ravel(), (internal[:, None] * N + s).ravel()])
     vals = np.concatenate([np.ones(kids.size * N), -np.ones(internal.size * N)])
     return sp.csr_matrix((vals, (rows, cols)), shape=(internal.size * N, width))
+
+
+def _check_time_limit(time_limit: Any) -> float | None:
+    return None if time_limit is None else check_positive("time_limit", time_limit)
 
 
 def _qp_solver_name(solver: str) -> str:
@@ -539,6 +562,7 @@ def m_h_r(
     (``qp_solver``, see :func:`solve_qp`), each value rounded half-up independently — may violate
     consistency (#CV > 0)."""
     solver = _qp_solver_name(qp_solver)
+    time_limit = _check_time_limit(time_limit)
     meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     h, N, R = data.hierarchy, data.N, data.hierarchy.n_regions
@@ -580,6 +604,7 @@ def m_c_r(
     :func:`solve_qp`), rounded half-up, ⊖. A running maximum after rounding keeps n̂ ≥ 0
     against solver round-off."""
     solver = _qp_solver_name(qp_solver)
+    time_limit = _check_time_limit(time_limit)
     meas, t0 = _get(measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     h, N, R = data.hierarchy, data.N, data.hierarchy.n_regions
@@ -745,6 +770,14 @@ def release(
     data: CensusCounts, epsilon: float, mechanism: str = "M_H^dp", **kwargs: Any
 ) -> CensusRelease:
     """Run the named mechanism (a key of :data:`MECHANISMS`)."""
-    if mechanism not in MECHANISMS:
+    if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
         raise InvalidInput(f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}")
-    return MECHANISMS[mechanism](data, epsilon, **kwargs)
+    func = MECHANISMS[mechanism]
+    valid = [p for p in inspect.signature(func).parameters if p not in ("data", "epsilon")]
+    unknown = sorted(set(kwargs) - set(valid))
+    if unknown:
+        raise InvalidInput(
+            f"{mechanism} takes no argument {', '.join(map(repr, unknown))}; valid keyword "
+            f"arguments: {', '.join(valid)}"
+        )
+    return func(data, epsilon, **kwargs)

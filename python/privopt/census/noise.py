@@ -18,7 +18,13 @@ from privopt.errors import InvalidInput
 if TYPE_CHECKING:
     from privopt.census.hierarchy import CensusCounts
 
-__all__ = ["DataFingerprint", "Measurements", "draw_level_noise", "spend_levels"]
+__all__ = [
+    "DataFingerprint",
+    "Measurements",
+    "check_accountant",
+    "draw_level_noise",
+    "spend_levels",
+]
 
 
 @dataclass(frozen=True)
@@ -109,13 +115,26 @@ def draw_level_noise(
     return out
 
 
+def check_accountant(accountant: Any) -> Any:
+    """``accountant`` as a :class:`privopt.dp.PrivacyAccountant` (a new, unlimited one for None);
+    anything else is refused with InvalidInput before any budget is spent or noise drawn."""
+    from privopt.dp import PrivacyAccountant
+
+    if accountant is None:
+        return PrivacyAccountant()
+    if not isinstance(accountant, PrivacyAccountant):
+        raise InvalidInput(
+            f"accountant must be a privopt.dp.PrivacyAccountant or None, got "
+            f"{type(accountant).__name__} {accountant!r:.40}"
+        )
+    return accountant
+
+
 def spend_levels(
     accountant: Any, epsilon: float, sensitivity: np.ndarray, *, label: str, mechanism: str
 ) -> list:
     """Record ε/L per level on ``accountant`` (a new one if None); returns the new entries."""
-    from privopt.dp import PrivacyAccountant
-
-    acct = PrivacyAccountant() if accountant is None else accountant
+    acct = check_accountant(accountant)
     L = len(sensitivity)
     before = len(acct.entries)
     for lev in range(L):

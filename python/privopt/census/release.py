@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,18 +123,27 @@ class CensusRelease:
     def save(self, path: str | Path) -> Path:
         """Write the released counts as CSV (``.csv``) or Parquet (``.parquet``, needs pyarrow)."""
         p = Path(path)
-        frame = self.to_frame()
-        if p.suffix == ".parquet":
-            try:
-                frame.to_parquet(p, index=False)
-            except ImportError as exc:
-                raise InvalidInput(
-                    f"writing {p.name} needs pyarrow or fastparquet: {exc}"
-                ) from None
-        elif p.suffix == ".csv":
-            frame.to_csv(p, index=False)
-        else:
+        if p.suffix not in (".csv", ".parquet"):
             raise InvalidInput(f"path must end in .csv or .parquet, got {p.name!r}")
+        frame = self.to_frame()
+        # Atomic: a temporary file beside the target, then a rename, so that a reader (or an
+        # interrupted run) sees the old complete file or the new one, never a half-written one.
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+        os.close(fd)
+        try:
+            if p.suffix == ".parquet":
+                try:
+                    frame.to_parquet(tmp, index=False)
+                except ImportError as exc:
+                    raise InvalidInput(
+                        f"writing {p.name} needs pyarrow or fastparquet: {exc}"
+                    ) from None
+            else:
+                frame.to_csv(tmp, index=False)
+            os.replace(tmp, p)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
         return p
 
     def __repr__(self) -> str:
