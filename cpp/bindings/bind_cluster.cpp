@@ -130,10 +130,12 @@ py::array_t<std::int64_t> route_points(const F64Array& X, const Tree& tree) {
     return out;
 }
 
-py::tuple slot_sums(const F64Array& X, double a, double b, const Tree& tree, std::int64_t n_slots) {
+py::tuple slot_sums(const F64Array& X, double a, double b, const Tree& tree, std::int64_t n_slots,
+                    double scale) {
     std::int64_t n = 0, d = 0;
     const double* x = matrix(X, n, d);
     if (n_slots < 0) throw std::invalid_argument("n_slots must be >= 0");
+    if (!(scale > 0) || !std::isfinite(scale)) throw std::invalid_argument("scale must be finite and > 0");
     const dpm::TreeView tv = tree.view();
     py::array_t<double> sums({n_slots, d});
     py::array_t<std::int64_t> sizes(n_slots);
@@ -143,7 +145,7 @@ py::tuple slot_sums(const F64Array& X, double a, double b, const Tree& tree, std
     std::int64_t* z = sizes.mutable_data();
     {
         py::gil_scoped_release release;
-        dpm::slot_sums(x, n, d, a, b, tv, n_slots, s, z);
+        dpm::slot_sums(x, n, d, a, b, tv, n_slots, s, z, scale);
     }
     return py::make_tuple(sums, sizes);
 }
@@ -191,7 +193,8 @@ void register_cluster(py::module_& m) {
     m.def("nearest_centres", &nearest_centres, py::arg("X"), py::arg("centres"), py::arg("n_threads") = 1,
           "Index of the nearest centre (squared Euclidean, first on ties) of each row of X; int64.");
     m.def("slot_sums", &slot_sums, py::arg("X"), py::arg("a"), py::arg("b"), py::arg("tree"),
-          py::arg("n_slots"), "Clipped coordinate sums (n_slots, d) and true sizes (n_slots,) per slot.");
+          py::arg("n_slots"), py::arg("scale") = 1.0,
+          "Clipped coordinate sums times scale (n_slots, d) and true sizes (n_slots,) per slot.");
 }
 
 }  // namespace privopt::bindings

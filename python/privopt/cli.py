@@ -21,6 +21,7 @@ __all__ = ["main", "build_parser", "SUBCOMMANDS"]
 SUBCOMMANDS: list[str] = [
     "privopt.cli:_register_demo",
     "privopt.mdp.cli:register",
+    "privopt.geo.cli:register",
     "privopt.kanon.cli:register",
     "privopt.census.cli:register",
     "privopt.cluster.cli:register",
@@ -51,7 +52,14 @@ def build_parser() -> argparse.ArgumentParser:
         prog="privopt",
         description="Optimal privacy mechanisms by mathematical optimization.",
     )
-    parser.add_argument("--version", action="version", version=f"privopt {privopt.__version__}")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        dest="version_verbose",
+        help="with --version: also the C++ core build, the dependencies and the platform "
+        "(what a bug report needs; same as privopt.show_versions())",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for path in SUBCOMMANDS:
         module, func = path.split(":")
@@ -63,6 +71,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``privopt`` console script; returns the process exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.version:
+        print(f"privopt {privopt.__version__}")
+        if args.version_verbose:
+            privopt.show_versions()
+        parser.exit()
     if not getattr(args, "func", None):
         parser.print_help()
         return 0

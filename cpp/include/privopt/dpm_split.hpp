@@ -396,15 +396,20 @@ inline SplitChoice decode_split(std::int64_t index, std::int64_t n_splits, doubl
 
 // ---------------------------------------------------------------------------------------------
 // Per-slot clipped coordinate sums (n_slots × d, accumulated into) and true sizes (n_slots).
+// Each clipped coordinate is multiplied by `scale` before it is added. With scale a power of two
+// (the caller picks 2^-e with max(|a|, |b|) < 2^e) the products are exact, so the sums equal the
+// scaled sums in data units bit for bit, yet stay below n in magnitude and cannot overflow.
 inline void slot_sums(const double* X, std::int64_t n, std::int64_t d, double a, double b,
-                      const TreeView& tree, std::int64_t n_slots, double* sums, std::int64_t* sizes) {
+                      const TreeView& tree, std::int64_t n_slots, double* sums, std::int64_t* sizes,
+                      double scale = 1.0) {
+    if (!(scale > 0) || !std::isfinite(scale)) throw std::invalid_argument("scale must be finite and > 0");
     tree.validate(d, n_slots);
     for (std::int64_t i = 0; i < n; ++i) {
         const double* x = X + i * d;
         const std::int64_t s = tree.route(x);
         if (s < 0) continue;
         double* out = sums + s * d;
-        for (std::int64_t k = 0; k < d; ++k) out[k] += clip(x[k], a, b);
+        for (std::int64_t k = 0; k < d; ++k) out[k] += clip(x[k], a, b) * scale;
         ++sizes[s];
     }
 }
@@ -413,13 +418,23 @@ inline void slot_sums(const double* X, std::int64_t n, std::int64_t d, double a,
 // The centres are transposed (d × k) so that the innermost loop runs over centres: the k running
 // sums are independent (vectorisable, no serial add chain), and each distance still adds its d
 // squared differences in coordinate order, so it is bit-identical to the naive loop.
+// Coordinates are multiplied by a power of two 2^-e with every |value| < 2^e first: exact, so the
+// ranking is unchanged, but the squared differences can neither overflow (values near 1e300) nor
+// underflow (values near 1e-300) and tie everything at inf or 0.
 inline void nearest_centres(const double* X, std::int64_t n, std::int64_t d, const double* centres,
                             std::int64_t k, std::int64_t* out, int n_threads = 1) {
     if (k < 1) throw std::invalid_argument("at least one centre is needed");
+    double reach = 0;
+    for (std::int64_t i = 0; i < n * d; ++i) reach = std::max(reach, std::fabs(X[i]));
+    for (std::int64_t i = 0; i < k * d; ++i) reach = std::max(reach, std::fabs(centres[i]));
+    if (!std::isfinite(reach)) throw std::invalid_argument("X and centres must be finite");
+    int e = 0;
+    std::frexp(reach, &e);  // reach < 2^e (reach = 0 gives e = 0: scale 1)
+    const double scale = std::ldexp(1.0, -e);
     std::vector<double> ct(static_cast<std::size_t>(d * k));
     for (std::int64_t c = 0; c < k; ++c)
         for (std::int64_t j = 0; j < d; ++j)
-            ct[static_cast<std::size_t>(j * k + c)] = centres[c * d + j];
+            ct[static_cast<std::size_t>(j * k + c)] = centres[c * d + j] * scale;
     detail::parallel_rows(n, std::max(1, n_threads), [&](std::int64_t begin, std::int64_t end, int) {
         std::vector<double> dist(static_cast<std::size_t>(k));
         double* dd = dist.data();
@@ -427,7 +442,7 @@ inline void nearest_centres(const double* X, std::int64_t n, std::int64_t d, con
             const double* x = X + i * d;
             std::fill(dist.begin(), dist.end(), 0.0);
             for (std::int64_t j = 0; j < d; ++j) {
-                const double xj = x[j];
+                const double xj = x[j] * scale;
                 const double* row = ct.data() + j * k;
                 for (std::int64_t c = 0; c < k; ++c) {
                     const double diff = xj - row[c];

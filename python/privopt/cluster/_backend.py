@@ -98,8 +98,10 @@ class InMemoryData:
             self.n_threads,
         )
 
-    def slot_sums(self, tree: SplitTree, slots: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
-        return _cc.slot_sums(self.X, self.a, self.b, tree.kernel_tree(slots), len(slots))
+    def slot_sums(
+        self, tree: SplitTree, slots: dict[int, int], scale: float = 1.0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return _cc.slot_sums(self.X, self.a, self.b, tree.kernel_tree(slots), len(slots), scale)
 
 
 class DaskData:
@@ -159,7 +161,9 @@ class DaskData:
             chunk_counts, self.a, self.b, beta, window, self._tree_arrays(tree, slots), len(slots)
         )
 
-    def slot_sums(self, tree: SplitTree, slots: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    def slot_sums(
+        self, tree: SplitTree, slots: dict[int, int], scale: float = 1.0
+    ) -> tuple[np.ndarray, np.ndarray]:
         return self._map_reduce(
-            chunk_sums, self.a, self.b, self._tree_arrays(tree, slots), len(slots)
+            chunk_sums, self.a, self.b, self._tree_arrays(tree, slots), len(slots), scale
         )

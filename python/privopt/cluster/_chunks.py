@@ -20,11 +20,13 @@ def chunk_counts(
     )
 
 
-def chunk_sums(block: np.ndarray, a: float, b: float, tree_arrays, n_slots: int):
+def chunk_sums(
+    block: np.ndarray, a: float, b: float, tree_arrays, n_slots: int, scale: float = 1.0
+):
     """(sums, sizes) of one row chunk; see ``_core.cluster.slot_sums``."""
     tree = _core.cluster.Tree(*tree_arrays)
     return _core.cluster.slot_sums(
-        np.ascontiguousarray(block, dtype=np.float64), a, b, tree, n_slots
+        np.ascontiguousarray(block, dtype=np.float64), a, b, tree, n_slots, scale
     )
 
 

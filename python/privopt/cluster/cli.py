@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +57,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-depth", type=int, default=7, help="recursion depth tau_r (default 7)")
     p.add_argument("--window", default="paper", choices=["paper", "half_open", "reference"])
     p.add_argument("--no-clip", action="store_true", help="reject points outside the bounds")
-    p.add_argument("--seed", type=int, default=None, help="random seed (default: OS entropy)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed the noise, for reproducible tests only: anyone who knows the seed can "
+        "recompute and remove the noise. Default: the operating system's cryptographic source",
+    )
     p.add_argument("--out", default="dpm-out", help="output directory (default ./dpm-out)")
     p.set_defaults(func=run)
 
@@ -98,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         f"Input `{args.input}`: n = {len(X)}, d = {X.shape[1]}; bounds {tuple(args.bounds)}; "
         f"epsilon = {args.epsilon:g}, delta = {delta:.3g}"
         f"{' (default 1/n^1.5)' if args.delta is None else ''}.\n\n"
-        f"**{model.n_clusters_} clusters**, split width beta = {model.split_width_:g} "
+        f"**{model.n_clusters_} clusters**, split width beta = {model.split_width_} "
         f"({model.n_splits_} candidates per dimension).\n\n"
         + markdown_table(
             ["cluster", "noisy size"] + [f"x{k}" for k in range(min(3, X.shape[1]))], rows
@@ -112,6 +117,6 @@ def run(args: argparse.Namespace) -> int:
     report.add(Section("DPM clustering", body, ["projection.png"]))
     path = report.write(out)
     print(f"{model.n_clusters_} clusters; centres, labels and report written to {path.parent}")
-    if not math.isfinite(model.split_width_):
+    if model.split_width_ is None:
         print("note: the noisy count was below 2, so the data stayed one cluster")
     return 0
