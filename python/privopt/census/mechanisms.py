@@ -17,6 +17,7 @@ budget is spent again.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import time
 from collections.abc import Callable
@@ -31,9 +32,9 @@ from privopt.census.hierarchy import CensusCounts, Hierarchy, cumulate, decumula
 from privopt.census.noise import (
     DataFingerprint,
     Measurements,
+    charge_levels,
     check_accountant,
     draw_level_noise,
-    spend_levels,
 )
 from privopt.census.release import CensusRelease
 from privopt.census.solvers import (
@@ -83,15 +84,15 @@ def measure_counts(
     h = data.hierarchy
     L = h.n_levels
     sens = np.full(L, 2.0)
-    ledger = spend_levels(
+    with charge_levels(
         accountant,
         eps,
         sens,
         label="census counts",
         mechanism="discrete Laplace on group-size counts (Δ=2)",
-    )
-    noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
-    noisy = data.counts + np.concatenate(noise, axis=0)
+    ) as ledger:
+        noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
+        noisy = data.counts + np.concatenate(noise, axis=0)
     return Measurements(
         "counts", noisy, eps, sens * L / eps, sens, ledger, source=DataFingerprint.of(data)
     )
@@ -106,15 +107,15 @@ def measure_cumulative(
     h = data.hierarchy
     L = h.n_levels
     sens = np.ones(L)
-    ledger = spend_levels(
+    with charge_levels(
         accountant,
         eps,
         sens,
         label="census cumulative counts",
         mechanism="discrete Laplace on cumulative counts (Δ=1)",
-    )
-    noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
-    noisy = cumulate(data.counts) + np.concatenate(noise, axis=0)
+    ) as ledger:
+        noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
+        noisy = cumulate(data.counts) + np.concatenate(noise, axis=0)
     return Measurements(
         "cumulative", noisy, eps, sens * L / eps, sens, ledger, source=DataFingerprint.of(data)
     )
@@ -150,11 +151,13 @@ def measure_chain(
         if chain_noise_scale == "strict"
         else "Δ=1 as in the paper (NOT ε-DP when a level has several regions)"
     )
-    ledger = spend_levels(accountant, eps, sens, label="census chain counts", mechanism=mech)
-    noise = draw_level_noise([(int(k) * data.N,) for k in h.level_sizes], eps, sens, rng)
-    noisy = truth.copy()
-    for lev in range(L):
-        noisy[level == lev] += noise[lev]
+    with charge_levels(
+        accountant, eps, sens, label="census chain counts", mechanism=mech
+    ) as ledger:
+        noise = draw_level_noise([(int(k) * data.N,) for k in h.level_sizes], eps, sens, rng)
+        noisy = truth.copy()
+        for lev in range(L):
+            noisy[level == lev] += noise[lev]
     return Measurements(
         "chain",
         noisy,
@@ -243,6 +246,23 @@ def _release(
 
 
 # ----------------------------------------------------------------------------- mechanisms
+def _all_or_nothing(mechanism: Callable[..., CensusRelease]) -> Callable[..., CensusRelease]:
+    """Run ``mechanism`` inside a transaction of its ``accountant``: if measuring or
+    post-processing raises, the spends of the call are removed (sound, as nothing derived from
+    the noise is released) and the error propagates."""
+
+    @functools.wraps(mechanism)
+    def charged(data: Any, epsilon: Any = None, **kwargs: Any) -> CensusRelease:
+        accountant = kwargs.get("accountant")
+        if accountant is None:
+            return mechanism(data, epsilon, **kwargs)
+        with check_accountant(accountant).transaction():
+            return mechanism(data, epsilon, **kwargs)
+
+    return charged
+
+
+@_all_or_nothing
 def m_h(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -256,6 +276,7 @@ def m_h(
     return _release("M_H", data, meas, meas.noisy.copy(), t0, 0.0, "counts Δ=2, λ=2L/ε")
 
 
+@_all_or_nothing
 def m_h_dp(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -325,6 +346,7 @@ def _pava_rows(y: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
     return out
 
 
+@_all_or_nothing
 def m_c_dp(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -356,6 +378,7 @@ def m_c_dp(
     )
 
 
+@_all_or_nothing
 def m_c_ch(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -548,6 +571,7 @@ def _solve_qp_highs(
     return np.asarray(h.getSolution().col_value)
 
 
+@_all_or_nothing
 def m_h_r(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -590,6 +614,7 @@ def m_h_r(
     )
 
 
+@_all_or_nothing
 def m_c_r(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -708,6 +733,7 @@ def _repair_group(out: np.ndarray, cells: np.ndarray, target: int) -> None:
     out[cells] = new
 
 
+@_all_or_nothing
 def topdown(
     data: CensusCounts,
     epsilon: float | None = None,
