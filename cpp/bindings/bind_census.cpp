@@ -35,10 +35,31 @@ std::vector<CplTable> to_tables(const I64Array& los, const std::vector<I64Array>
     std::vector<CplTable> out(costs.size());
     for (std::size_t c = 0; c < costs.size(); ++c) {
         check_1d("tables[i]", costs[c], -1);
-        out[c].lo = los.data()[c];
-        out[c].cost.assign(costs[c].data(), costs[c].data() + costs[c].size());
+        if (costs[c].size() == 0)
+            throw std::invalid_argument("tables[" + std::to_string(c) + "] is empty");
+        detail::check_magnitude(los.data()[c], "los[i]");
+        detail::check_magnitude(los.data()[c] + costs[c].size(), "los[i] + len(tables[i])");
+        out[c] = CplTable::from_values(los.data()[c], costs[c].data(), costs[c].size());
         if (!out[c].is_convex())
             throw std::invalid_argument("tables[" + std::to_string(c) + "] is not convex");
+    }
+    return out;
+}
+
+// phi's values on its domain from its slopes, anchored at the cost of the split of phi.lo.
+std::vector<std::int64_t> phi_values(const CplTable& phi, const MergeTrace& tr,
+                                     const std::vector<I64Array>& costs, const I64Array& los) {
+    std::vector<std::int64_t> out;
+    if (phi.empty()) return out;
+    std::vector<std::int64_t> x(tr.v0.size());
+    split_value(tr, phi.lo, x.data());
+    std::int64_t acc = 0;
+    for (std::size_t c = 0; c < x.size(); ++c)
+        acc = detail::checked_add(acc, costs[c].data()[x[c] - los.data()[c]], "phi");
+    out.push_back(acc);
+    for (std::int64_t v = phi.lo; v < phi.hi(); ++v) {
+        acc = detail::checked_add(acc, phi.up(v), "phi");
+        out.push_back(acc);
     }
     return out;
 }
@@ -47,6 +68,9 @@ py::tuple table_merge_py(const I64Array& los, const std::vector<I64Array>& costs
                          std::int64_t want_lo, std::int64_t want_hi, const std::string& method) {
     if (method != "heap" && method != "sort")
         throw std::invalid_argument("method must be 'heap' or 'sort', got '" + method + "'");
+    if (costs.empty()) throw std::invalid_argument("tables must not be empty");
+    detail::check_magnitude(want_lo, "want_lo");
+    detail::check_magnitude(want_hi, "want_hi");
     auto tables = to_tables(los, costs);
     std::vector<const CplTable*> ptrs;
     for (auto& t : tables) ptrs.push_back(&t);
@@ -57,52 +81,93 @@ py::tuple table_merge_py(const I64Array& los, const std::vector<I64Array>& costs
         phi = method == "heap" ? table_merge(ptrs.data(), ptrs.size(), want_lo, want_hi, &tr)
                                : table_merge_sorted(ptrs.data(), ptrs.size(), want_lo, want_hi, &tr);
     }
-    py::array_t<std::int64_t> cost(static_cast<py::ssize_t>(phi.cost.size()), phi.cost.data());
+    const auto values = phi_values(phi, tr, costs, los);
+    py::array_t<std::int64_t> cost(static_cast<py::ssize_t>(values.size()), values.data());
     py::array_t<std::int64_t> v0(static_cast<py::ssize_t>(tr.v0.size()), tr.v0.data());
     py::array_t<std::int32_t> up(static_cast<py::ssize_t>(tr.up.size()), tr.up.data());
     py::array_t<std::int32_t> down(static_cast<py::ssize_t>(tr.down.size()), tr.down.data());
     return py::make_tuple(phi.lo, cost, v0, tr.V0, up, down);
 }
 
+void check_limit(const char* name, std::int64_t v) {
+    if (v < 1) throw std::invalid_argument(std::string(name) + " must be >= 1");
+}
+
+// Number of values in [lo, hi] (0 when empty); both ends already checked to be <= 2^61.
+std::int64_t width(std::int64_t lo, std::int64_t hi) { return hi < lo ? 0 : hi - lo + 1; }
+
+void check_values(const char* name, const I64Array& a) {
+    const std::int64_t* d = a.data();
+    for (py::ssize_t i = 0; i < a.size(); ++i) detail::check_magnitude(d[i], name);
+}
+
 py::tuple tree_dp_py(const I64Array& child_ptr, const I64Array& child_idx, const I64Array& noisy,
                      const I64Array& weight, const I64Array& lo, const I64Array& hi,
-                     std::int64_t root, bool widen) {
+                     std::int64_t root, bool widen, std::int64_t max_table_size) {
     check_1d("noisy", noisy, -1);
     const py::ssize_t n = noisy.size();
+    if (n == 0) throw std::invalid_argument("the tree must have at least one node");
     check_1d("child_ptr", child_ptr, n + 1);
     check_1d("child_idx", child_idx, -1);
     check_1d("weight", weight, n);
     check_1d("lo", lo, n);
     check_1d("hi", hi, n);
-    if (child_ptr.data()[n] != child_idx.size())
-        throw std::invalid_argument("child_ptr[-1] must equal len(child_idx)");
+    check_limit("max_table_size", max_table_size);
+    if (root < 0 || root >= n) throw std::invalid_argument("root must lie in [0, len(noisy))");
+    if (child_ptr.data()[0] != 0 || child_ptr.data()[n] != child_idx.size())
+        throw std::invalid_argument("child_ptr must start at 0 and end at len(child_idx)");
+    for (py::ssize_t a = 0; a < n; ++a)
+        if (child_ptr.data()[a + 1] < child_ptr.data()[a])
+            throw std::invalid_argument("child_ptr must be non-decreasing");
+    for (py::ssize_t e = 0; e < child_idx.size(); ++e)
+        if (child_idx.data()[e] < 0 || child_idx.data()[e] >= n)
+            throw std::invalid_argument("child_idx has an entry outside [0, len(noisy))");
+    check_values("noisy", noisy);
+    check_values("lo", lo);
+    check_values("hi", hi);
     TreeDpProblem p{n, child_ptr.data(), child_idx.data(), noisy.data(), weight.data(),
                     lo.data(), hi.data(), root};
     TreeDpResult r;
     {
         py::gil_scoped_release release;
-        r = tree_dp(p, widen);
+        r = tree_dp(p, widen, max_table_size);
     }
     py::array_t<std::int64_t> values(static_cast<py::ssize_t>(r.values.size()), r.values.data());
-    return py::make_tuple(static_cast<std::int64_t>(r.status), r.bad_node, r.cost, values,
+    py::object cost = r.cost_overflow ? py::object(py::none()) : py::object(py::int_(r.cost));
+    return py::make_tuple(static_cast<std::int64_t>(r.status), r.bad_node, cost, values,
                           r.n_widened);
 }
 
 py::tuple chain_dp_py(const I64Array& noisy, const I64Array& lo, const I64Array& hi,
-                      const U8Array& equal_next) {
+                      const U8Array& equal_next, std::int64_t max_table_size,
+                      std::int64_t max_cells) {
     check_1d("noisy", noisy, -1);
     const py::ssize_t n = noisy.size();
     if (n == 0) throw std::invalid_argument("the chain must have at least one node");
     check_1d("lo", lo, n);
     check_1d("hi", hi, n);
     check_1d("equal_next", equal_next, n - 1);
+    check_limit("max_table_size", max_table_size);
+    check_limit("max_cells", max_cells);
+    check_values("noisy", noisy);
+    check_values("lo", lo);
+    check_values("hi", hi);
+    // The DP visits every value of every window once: bound the work before starting it.
+    std::int64_t cells = 0;
+    for (py::ssize_t i = 0; i < n; ++i) {
+        cells += width(lo.data()[i], hi.data()[i]);
+        if (cells > max_cells)
+            throw std::length_error("chain_dp: the windows hold more than max_cells = " +
+                                    std::to_string(max_cells) + " values");
+    }
     ChainDpResult r;
     {
         py::gil_scoped_release release;
-        r = chain_dp(n, noisy.data(), lo.data(), hi.data(), equal_next.data());
+        r = chain_dp(n, noisy.data(), lo.data(), hi.data(), equal_next.data(), max_table_size);
     }
     py::array_t<std::int64_t> values(static_cast<py::ssize_t>(r.values.size()), r.values.data());
-    return py::make_tuple(static_cast<std::int64_t>(r.status), r.bad_node, r.cost, values);
+    py::object cost = r.cost_overflow ? py::object(py::none()) : py::object(py::int_(r.cost));
+    return py::make_tuple(static_cast<std::int64_t>(r.status), r.bad_node, cost, values);
 }
 
 // Seconds per call of (heap TableMerge, sorted TableMerge, plain std::sort of the same up+down
@@ -125,8 +190,7 @@ py::tuple time_table_merge_py(const I64Array& los, const std::vector<I64Array>& 
             sink += table_merge_sorted(ptrs.data(), ptrs.size(), -big, big).size();
             auto c = clock::now();
             std::vector<std::int64_t> slopes;
-            for (auto& t : tables)
-                for (std::size_t i = 1; i < t.cost.size(); ++i) slopes.push_back(t.cost[i] - t.cost[i - 1]);
+            for (auto& t : tables) slopes.insert(slopes.end(), t.slope.begin(), t.slope.end());
             std::sort(slopes.begin(), slopes.end());
             sink += static_cast<std::int64_t>(slopes.size());
             auto d = clock::now();
@@ -148,11 +212,17 @@ void register_census(py::module_& m) {
           "(lo, phi, v0, V0, up, down).");
     m.def("tree_dp", &tree_dp_py, py::arg("child_ptr"), py::arg("child_idx"), py::arg("noisy"),
           py::arg("weight"), py::arg("lo"), py::arg("hi"), py::arg("root"), py::arg("widen") = true,
+          py::arg("max_table_size") = default_max_table_size,
           "Exact tree DP; returns (status, bad_node, cost, values, n_widened); status 0 optimal, "
-          "1 infeasible.");
+          "1 infeasible; cost is None when it does not fit in int64. Raises ValueError on bad "
+          "input or a table above max_table_size values, OverflowError when slopes would "
+          "leave int64.");
     m.def("chain_dp", &chain_dp_py, py::arg("noisy"), py::arg("lo"), py::arg("hi"),
-          py::arg("equal_next"),
-          "Exact chain DP; returns (status, bad_node, cost, values).");
+          py::arg("equal_next"), py::arg("max_table_size") = default_max_table_size,
+          py::arg("max_cells") = std::int64_t{1} << 34,
+          "Exact chain DP; returns (status, bad_node, cost, values); cost is None when it does "
+          "not fit in int64. Raises ValueError on bad input or windows above max_table_size "
+          "(one) / max_cells (all) values, OverflowError when slopes would leave int64.");
     m.def("time_table_merge", &time_table_merge_py, py::arg("los"), py::arg("tables"),
           py::arg("repeats") = 5,
           "Seconds per call: (heap TableMerge, sorted TableMerge, std::sort of the slopes).");

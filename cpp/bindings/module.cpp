@@ -7,6 +7,7 @@
 PYBIND11_MODULE(_core, m) {
     m.doc() = "privopt compiled kernels (plain C++ under cpp/include/privopt, bound here)";
     m.attr("__version__") = privopt::version;
+    privopt::bindings::register_build_info(m);
     auto graphs = m.def_submodule("graphs", "Shortest paths on CSR graphs");
     privopt::bindings::register_graphs(graphs);
     { auto census = m.def_submodule("census", "Census hierarchical-count DPs (spec 003)"); privopt::bindings::register_census(census); }

@@ -2,6 +2,7 @@
 // over monotone sequences on random tiny chains.
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -81,5 +82,26 @@ int main() {
         CHECK(cost == res.cost);
     }
     CHECK_THROWS(privopt::chain_dp(0, nullptr, nullptr, nullptr, nullptr));
+    // Values near the int64 limits: refused (invalid) or computed without wrapping.
+    {
+        const std::int64_t big = privopt::max_abs_value;
+        const std::int64_t far_value = std::int64_t{1} << 59;
+        std::vector<std::int64_t> c2{far_value, -far_value}, l2{0, 5}, h2{10, 5};
+        std::vector<std::uint8_t> e2{0};
+        auto far = privopt::chain_dp(2, c2.data(), l2.data(), h2.data(), e2.data());
+        CHECK(far.status == privopt::DpStatus::optimal && far.values[0] == 5 && far.cost_overflow);
+        std::vector<std::int64_t> huge{std::numeric_limits<std::int64_t>::min(), 0};
+        CHECK_THROWS(privopt::chain_dp(2, c2.data(), huge.data(), h2.data(), e2.data()));
+        std::vector<std::int64_t> wide_lo{-big, -big}, wide_hi{big, big};
+        CHECK_THROWS(privopt::chain_dp(2, c2.data(), wide_lo.data(), wide_hi.data(), e2.data()));
+    }
+    // The cost of a far optimum at G = 1e9 exceeds nothing: exact.
+    {
+        std::vector<std::int64_t> c3{-1000000000, 3000000000}, l3{0, 1000000000}, h3{10, 1000000000};
+        std::vector<std::uint8_t> e3{0};
+        auto r3 = privopt::chain_dp(2, c3.data(), l3.data(), h3.data(), e3.data());
+        CHECK(r3.status == privopt::DpStatus::optimal && r3.values[0] == 0 && !r3.cost_overflow);
+        CHECK(r3.cost == std::int64_t{1000000000} * 1000000000 + std::int64_t{2000000000} * 2000000000);
+    }
     return test_result("test_chain_dp");
 }

@@ -1,4 +1,6 @@
 // Dijkstra against brute-force Floyd-Warshall on random graphs, plus cutoff and bad input.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -67,6 +69,37 @@ int main() {
             else CHECK(std::isinf(cut[i]));
         }
     }
+    // Threads split the sources; every row equals the single-threaded one.
+    for (unsigned seed = 0; seed < 5; ++seed) {
+        const auto g = random_graph(50, 0.08, 100 + seed);
+        std::vector<std::int64_t> sources{3, 0, 49, 7, 7, 12, 30};
+        const auto n_src = static_cast<std::int64_t>(sources.size());
+        std::vector<double> one(sources.size() * 50), many(sources.size() * 50);
+        privopt::dijkstra_many(g.view(), sources.data(), n_src, 6.0, one.data(), 1);
+        for (int threads : {2, 3, 16}) {
+            privopt::dijkstra_many(g.view(), sources.data(), n_src, 6.0, many.data(), threads);
+            CHECK(one == many);
+        }
+    }
+    // A node limit settles the L nearest nodes, in order, and leaves every other node at +inf.
+    for (unsigned seed = 0; seed < 20; ++seed) {
+        const auto g = random_graph(40, 0.1, 200 + seed);
+        const auto ref = floyd_warshall(g);
+        privopt::DijkstraWorkspace ws(g.n);
+        const std::vector<std::int64_t> all = ws.run(g.view(), 5);
+        for (std::int64_t limit : {0, 1, 4, 17, 100}) {
+            const auto& part = ws.run(g.view(), 5, privopt::unreachable, limit);
+            const auto expect = std::min<std::int64_t>(limit, static_cast<std::int64_t>(all.size()));
+            CHECK(static_cast<std::int64_t>(part.size()) == expect);
+            for (std::size_t i = 0; i < part.size(); ++i) {
+                CHECK(part[i] == all[i]);
+                CHECK_NEAR(ws.distance(part[i]), ref[5 * 40 + static_cast<std::size_t>(part[i])], 1e-9);
+            }
+            std::int64_t finite = 0;
+            for (double d : ws.distances()) finite += std::isfinite(d) ? 1 : 0;
+            CHECK(finite == expect);
+        }
+    }
     // Predecessors trace a shortest path back to the source.
     const auto g = random_graph(40, 0.15, 99);
     privopt::DijkstraWorkspace ws(g.n);
@@ -98,5 +131,13 @@ int main() {
     privopt::DijkstraWorkspace small(2);
     std::vector<double> ok{1.0};
     CHECK_THROWS(small.run(privopt::CsrGraphView{2, indptr.data(), indices.data(), ok.data()}, 7));
+    // A workspace sized for another graph, and sources outside the graph, are rejected.
+    privopt::DijkstraWorkspace wrong(5);
+    CHECK_THROWS(wrong.run(privopt::CsrGraphView{2, indptr.data(), indices.data(), ok.data()}, 0));
+    std::vector<std::int64_t> bad_sources{0, 2};
+    std::vector<double> sink(4);
+    CHECK_THROWS(privopt::dijkstra_many(privopt::CsrGraphView{2, indptr.data(), indices.data(),
+                                                              ok.data()},
+                                        bad_sources.data(), 2, privopt::unreachable, sink.data(), 2));
     return test_result("test_dijkstra");
 }

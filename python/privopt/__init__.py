@@ -12,26 +12,75 @@ Mechanisms (metric DP, LR-Geo, k-anonymity, census counts, DPM clustering) build
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _dist_version
+from importlib.metadata import distribution as _distribution
 from pathlib import Path
 
 from privopt import errors
+from privopt._show_versions import show_versions
 
 try:
-    __version__ = _dist_version("privopt")
+    # The version is written once, in cpp/include/privopt/version.hpp; the build copies it into
+    # the package metadata, read here.
+    __version__: str = _distribution("privopt").version
 except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0.0.0+unknown"
 
-__all__ = ["__version__", "errors", "get_include", "get_cmake_dir"]
+__all__ = ["__version__", "errors", "get_include", "get_cmake_dir", "show_versions"]
+
+
+def _installed_dir(*parts: str) -> Path:
+    """Folder ``privopt/<parts>`` as installed by the build (headers, CMake package).
+
+    Next to this file in a wheel install; an editable install keeps the Python sources in the
+    source tree and the installed files in site-packages, so the distribution's file list is
+    asked too.
+    """
+    here = Path(__file__).parent.joinpath(*parts)
+    if here.is_dir():
+        return here
+    try:
+        dist = _distribution("privopt")
+    except PackageNotFoundError:
+        return here
+    prefix = "/".join(("privopt", *parts)) + "/"
+    for file in dist.files or ():
+        if str(file).replace("\\", "/").startswith(prefix):
+            return Path(str(dist.locate_file(prefix)))
+    return here
 
 
 def get_include() -> str:
-    """Directory of the installed C++ headers (``#include <privopt/core.hpp>``)."""
-    return str(Path(__file__).parent / "include")
+    """Directory of the installed C++ headers (``#include <privopt/core.hpp>``).
+
+    Returns
+    -------
+    str
+        Absolute path to pass to the compiler as ``-I``.
+
+    Examples
+    --------
+    >>> import os, privopt
+    >>> os.path.isfile(os.path.join(privopt.get_include(), "privopt", "core.hpp"))
+    True
+    """
+    return str(_installed_dir("include"))
 
 
 def get_cmake_dir() -> str:
-    """Directory holding ``privoptConfig.cmake``; put it on ``CMAKE_PREFIX_PATH`` or pass it as
-    ``-Dprivopt_DIR=...`` so that ``find_package(privopt)`` finds the installed
-    ``privopt::core``."""
-    return str(Path(__file__).parent / "share" / "cmake" / "privopt")
+    """Directory holding ``privoptConfig.cmake``.
+
+    Put it on ``CMAKE_PREFIX_PATH`` or pass it as ``-Dprivopt_DIR=...`` so that
+    ``find_package(privopt)`` finds the installed ``privopt::core``.
+
+    Returns
+    -------
+    str
+        Absolute path of the CMake package directory.
+
+    Examples
+    --------
+    >>> import os, privopt
+    >>> os.path.isfile(os.path.join(privopt.get_cmake_dir(), "privoptConfig.cmake"))
+    True
+    """
+    return str(_installed_dir("share", "cmake", "privopt"))

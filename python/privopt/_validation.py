@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from privopt.errors import InvalidInput
+from privopt.errors import InvalidInput, NumericalTrouble
 
 __all__ = [
     "check_epsilon",
@@ -21,12 +21,16 @@ __all__ = [
     "check_finite_array",
     "check_int",
     "check_probability_vector",
+    "check_finite_result",
 ]
 
 
 def _as_float(name: str, value: Any) -> float:
-    if isinstance(value, bool):
-        raise InvalidInput(f"{name} must be a real number, got the bool {value!r}")
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+        kind = type(value).__name__
+        raise InvalidInput(f"{name} must be a real number, got the {kind} {value!r}")
+    if np.iscomplexobj(value):  # float() would drop the imaginary part of a numpy complex
+        raise InvalidInput(f"{name} must be a real number, got the complex {value!r}")
     try:
         out = float(value)
     except (TypeError, ValueError):
@@ -86,6 +90,40 @@ def check_int(
     return out
 
 
+def _real_array(name: str, value: Any, dtype: Any) -> np.ndarray:
+    """``value`` as an array of ``dtype``; complex, text and bool input are refused, not cast.
+
+    numpy would drop an imaginary part, parse "1.5" or read True as 1 without a word: each is a
+    caller's mistake here, not a number.
+    """
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError):  # e.g. ragged nested lists
+        raise InvalidInput(f"{name} must be a numeric array, got {type(value).__name__}") from None
+    kind = raw.dtype.kind
+    if kind == "c" or (kind == "O" and any(isinstance(v, complex) for v in raw.flat)):
+        raise InvalidInput(f"{name} must be real, got complex values (dtype {raw.dtype})")
+    if kind in "USbMmV":
+        raise InvalidInput(f"{name} must be a numeric array, got dtype {raw.dtype}")
+    want = np.dtype(dtype)
+    try:
+        with np.errstate(invalid="raise", over="raise"):
+            arr = raw.astype(want, copy=False) if kind != "O" else np.asarray(raw, dtype=want)
+    except (TypeError, ValueError, OverflowError, FloatingPointError):
+        raise InvalidInput(
+            f"{name} must be a numeric array of {want} values, got {type(value).__name__}"
+        ) from None
+    if want.kind in "iu" and raw.dtype.kind not in "iu":
+        as_float = np.asarray(raw, dtype=np.float64)
+        if not np.array_equal(as_float, arr):  # 1.5 -> 1, NaN or 1e300 -> garbage
+            bad = np.argwhere(as_float != arr)[0]
+            raise InvalidInput(
+                f"{name} must hold integers, got {float(as_float[tuple(bad)])!r} at index "
+                f"{tuple(bad.tolist())}"
+            )
+    return arr
+
+
 def check_finite_array(
     name: str,
     value: Any,
@@ -96,12 +134,19 @@ def check_finite_array(
 ) -> np.ndarray:
     """Return ``value`` as a numpy array of ``dtype``, rejecting NaN/inf and wrong shapes.
 
-    ``shape`` may contain ``None`` for a free dimension.
+    ``shape`` may contain ``None`` for a free dimension. Complex, text and bool input are
+    rejected (never cast), as are non-integral values when ``dtype`` is an integer type.
+
+    Examples
+    --------
+    >>> check_finite_array("x", [1, 2.5])
+    array([1. , 2.5])
+    >>> check_finite_array("x", [1 + 2j])
+    Traceback (most recent call last):
+    ...
+    privopt.errors.InvalidInput: x must be real, got complex values (dtype complex128)
     """
-    try:
-        arr = np.asarray(value, dtype=dtype)
-    except (TypeError, ValueError):
-        raise InvalidInput(f"{name} must be a numeric array, got {type(value).__name__}") from None
+    arr = _real_array(name, value, dtype)
     if ndim is not None and arr.ndim != ndim:
         raise InvalidInput(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if shape is not None:
@@ -114,6 +159,49 @@ def check_finite_array(
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise InvalidInput(f"{name} contains a non-finite value at index {tuple(bad.tolist())}")
     return arr
+
+
+def check_finite_result(name: str, value: Any, *, cause: str = "") -> Any:
+    """Return ``value`` unchanged if it is finite, else raise :class:`NumericalTrouble`.
+
+    The last check before a public function returns a number or an array: a NaN or inf result
+    is never handed back as an answer.
+
+    Parameters
+    ----------
+    name : what the value is (e.g. ``"expected_loss"``), named in the message.
+    value : a real scalar or array-like of reals.
+    cause : optional hint naming the input that produced it (e.g. ``"coordinates up to
+        1e300"``), appended to the message.
+
+    Raises
+    ------
+    NumericalTrouble
+        ``value`` holds NaN or ±inf (the index of the first one is named).
+    InvalidInput
+        ``value`` is not numeric or is complex.
+
+    Examples
+    --------
+    >>> check_finite_result("loss", 0.25)
+    0.25
+    >>> check_finite_result("loss", float("inf"), cause="a disconnected graph")
+    Traceback (most recent call last):
+    ...
+    privopt.errors.NumericalTrouble: loss is not finite (inf); cause: a disconnected graph
+    """
+    arr = _real_array(name, value, np.float64)
+    finite = np.isfinite(arr)
+    if not np.all(finite):
+        hint = f"; cause: {cause}" if cause else ""
+        if arr.ndim == 0:
+            raise NumericalTrouble(f"{name} is not finite ({float(arr)!r}){hint}")
+        bad = tuple(np.argwhere(~finite)[0].tolist())
+        raise NumericalTrouble(
+            f"{name} is not finite: {float(arr[bad])!r} at index {bad} "
+            f"({int((~finite).sum())} of {arr.size} entries){hint}"
+        )
+    return value
 
 
 def check_probability_vector(name: str, value: Any, *, atol: float = 1e-9) -> np.ndarray:

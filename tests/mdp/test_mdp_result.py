@@ -166,3 +166,170 @@ def test_repair_lifts_entries_left_out_far_from_the_output() -> None:
     # Within 1e-8 relative of the optimum the entries were cut from (whose own solver
     # tolerances are of that order).
     assert loss == pytest.approx(pm.expected_loss, rel=1e-8)
+
+
+# ------------------------------------------------------------------ row index, scans, shared repair
+
+
+def test_row_indexed_block_verifies_and_samples_like_the_whole(solved, tmp_path) -> None:
+    prob, pm = solved
+    rows = np.array([12, 3, 7, 0])
+    block = PerturbationMatrix(
+        pm.matrix[rows], prob.epsilon, prob.eta, 0.0, output_index=pm.output_index, row_index=rows
+    )
+    # verify: exactly the constraints between the rows' records, renumbered.
+    from privopt.mdp.result import restrict_edges
+
+    sub = restrict_edges(prob.edges, rows, prob.n_records)
+    brute = [
+        (a, b)
+        for a in range(rows.size)
+        for b in range(rows.size)
+        if a != b and prob.distances[rows[a], rows[b]] <= prob.eta
+    ]
+    assert sorted(zip(sub.i.tolist(), sub.j.tolist(), strict=True)) == sorted(brute)
+    v = block.verify(prob)
+    assert v.ok(1e-9) and v.n_checked == len(brute) * prob.n_outputs
+    assert block.loss(prob) == pytest.approx(float(np.sum(prob.objective[rows] * pm.matrix[rows])))
+    # Sampling takes record ids of the whole problem; a record without a row is refused.
+    draws = block.sample_many(np.full(5_000, 7), rng=0)
+    assert np.all(pm.matrix[7, draws] > 0)
+    with pytest.raises(InvalidInput, match="no row"):
+        block.sample(5, rng=0)
+    back = PerturbationMatrix.load(block.save(tmp_path / "block.npz"))
+    np.testing.assert_array_equal(back.row_index, rows)
+    # A violation between two of the rows is found, in local row numbers.
+    a, b = int(prob.edges.i[0]), int(prob.edges.j[0])
+    pair = np.array([a, b])
+    bad = pm.matrix[pair].copy()
+    k = int(np.argmax(bad[0]))
+    bad[1, k] = 0.0
+    bad[1] /= bad[1].sum()
+    broken = PerturbationMatrix(bad, prob.epsilon, prob.eta, 0.0, row_index=pair)
+    v = broken.verify(prob)
+    assert v.max_relative_violation == pytest.approx(1.0)
+    assert v.worst_edge == (0, 1, k) and v.n_violated >= 1
+
+
+@pytest.mark.parametrize(
+    "rows, match",
+    [
+        (np.array([0, 0, 1, 2]), "repeat"),
+        (np.array([0, 1]), "shape"),
+        (np.array([0.0, 1.0, 2.0, 3.0]), "indices"),
+        (np.array([-1, 1, 2, 3]), "indices"),
+    ],
+)
+def test_bad_row_index(solved, rows, match: str) -> None:
+    _, pm = solved
+    with pytest.raises(InvalidInput, match=match):
+        PerturbationMatrix(pm.matrix[:4], 1.0, 1.0, 0.0, row_index=rows)
+
+
+def test_row_index_beyond_the_problem_is_refused(solved) -> None:
+    prob, pm = solved
+    block = PerturbationMatrix(pm.matrix[:2], 1.0, 1.0, 0.0, row_index=np.array([0, 99]))
+    with pytest.raises(InvalidInput, match="row_index"):
+        block.verify(prob)
+
+
+def test_scan_counts_match_brute_force() -> None:
+    from privopt.mdp.result import scan_violations, verify_matrix
+
+    prob = random_2d(12, seed=4, eps=1.5, eta=2.0, side=4.0)
+    rng = np.random.default_rng(0)
+    z = rng.dirichlet(np.ones(prob.n_outputs), size=prob.n_records)
+    e = prob.edges
+    viol = [
+        z[i, k] - np.exp(prob.epsilon * d) * z[j, k]
+        for i, j, d in zip(e.i, e.j, e.d, strict=True)
+        for k in range(prob.n_outputs)
+    ]
+    viol = np.array(viol)
+    scan = scan_violations(z, e, prob.epsilon, count_tol=1e-3, collect=True)
+    assert scan.n_checked == viol.size
+    assert scan.n_violated == int(np.sum(viol > 1e-3))
+    np.testing.assert_allclose(np.sort(scan.values), np.sort(viol[viol > 1e-3]))
+    assert scan.max_absolute == pytest.approx(max(0.0, viol.max()))
+    v = verify_matrix(z, e, prob.epsilon)
+    assert v.n_violated == int(np.sum(viol > 1e-9))
+    assert v.violation_ratio == pytest.approx(v.n_violated / viol.size)
+    # Rows j from another matrix: the cross-matrix check.
+    other = rng.dirichlet(np.ones(prob.n_outputs), size=prob.n_records)
+    cross = scan_violations(z, e, prob.epsilon, right=other)
+    want = sum(
+        z[i, k] - np.exp(prob.epsilon * d) * other[j, k] > 1e-9
+        for i, j, d in zip(e.i, e.j, e.d, strict=True)
+        for k in range(prob.n_outputs)
+    )
+    assert cross.n_violated == want
+
+
+def test_repair_shared_uses_one_weight_and_keeps_cross_ratios() -> None:
+    """Two users' matrices share exponential columns g·y (ratio ≤ e^{εd/2} across users):
+    one α for both keeps that, and equals repair() of the stacked block-diagonal matrix."""
+    from privopt.mdp.problem import EdgeList
+    from privopt.mdp.result import repair_shared, scan_violations
+
+    rng = np.random.default_rng(3)
+    pts = rng.uniform(0, 3, (10, 2))
+    eps, k = 1.2, 10
+    d = np.linalg.norm(pts[:, None] - pts[None], axis=2)
+    users = [np.array([0, 1, 2, 3, 4, 5]), np.array([4, 5, 6, 7, 8, 9])]
+    y = rng.uniform(0.05, 0.2, k)
+    mats, edges = [], []
+    for rows in users:
+        g = np.exp(-eps * d[rows] / 2)
+        z = g * y
+        z[:, :2] = rng.uniform(0, 1, (rows.size, 2))  # free entries, violating
+        z /= z.sum(axis=1, keepdims=True)
+        mats.append(z)
+        dd = d[np.ix_(rows, rows)]
+        i, j = np.nonzero((dd <= 1.5) & ~np.eye(rows.size, dtype=bool))
+        edges.append(EdgeList(i, j, dd[i, j]))
+    fixed, alpha = repair_shared(mats, edges, eps)
+    assert 0 < alpha <= 1
+    for z, e in zip(fixed, edges, strict=True):
+        assert scan_violations(z, e, eps).max_relative <= 1e-12
+        np.testing.assert_allclose(z.sum(axis=1), 1.0, atol=1e-12)
+    # Cross-user exponential entries (columns 2..) still within e^{εd} of each other.
+    a, b = fixed
+    for p, i in enumerate(users[0]):
+        for q, j in enumerate(users[1]):
+            assert np.all(a[p, 2:] <= np.exp(eps * d[i, j]) * b[q, 2:] * (1 + 1e-12))
+    # Stacked block-diagonal repair gives the same matrices.
+    off = users[0].size
+    stacked = EdgeList(
+        np.concatenate([edges[0].i, edges[1].i + off]),
+        np.concatenate([edges[0].j, edges[1].j + off]),
+        np.concatenate([edges[0].d, edges[1].d]),
+    )
+    whole, alpha_whole = repair(np.vstack(mats), stacked, eps)
+    assert alpha_whole == pytest.approx(alpha)
+    np.testing.assert_allclose(whole, np.vstack(fixed), rtol=1e-12)
+    with pytest.raises(InvalidInput):
+        repair_shared(mats, edges[:1], eps)
+
+
+def test_unseeded_sampling_draws_from_the_os_csprng(solved, monkeypatch) -> None:
+    from privopt.dp.randomness import GeneratorSource, SecureSource
+
+    _, pm = solved
+    calls = {"secure": 0, "generator": 0}
+    secure_words, generator_words = SecureSource.random_words, GeneratorSource.random_words
+
+    def spy_secure(self, n):
+        calls["secure"] += 1
+        return secure_words(self, n)
+
+    def spy_generator(self, n):
+        calls["generator"] += 1
+        return generator_words(self, n)
+
+    monkeypatch.setattr(SecureSource, "random_words", spy_secure)
+    monkeypatch.setattr(GeneratorSource, "random_words", spy_generator)
+    pm.sample(3)
+    pm.sample_many(np.arange(5))
+    assert calls == {"secure": 2, "generator": 0}
+    pm.sample(3, rng=1)  # a seed means reproducible draws from a numpy Generator
+    assert calls["generator"] == 1

@@ -7,7 +7,9 @@
 // symmetrically for V0 - k with the "down" slopes tau_c(x-1) - tau_c(x) (the paper prints the wrong
 // key for that direction; spec 003 §2.5).
 //
-// Two implementations with identical output (costs and traces):
+// Tables are slopes (cpl_table.hpp): phi's slopes are exactly the popped children slopes.
+//
+// Two implementations with identical output (slopes and traces):
 //  * table_merge        : k-way heap merge stopped once the requested parent range is covered,
 //                         O(sum_c |D_c| + |D_r| log |ch(r)|)  (spec 003 §2.5 "allowed optimisation");
 //  * table_merge_sorted : the paper's literal version, sort all slopes, O(M log M).
@@ -42,24 +44,38 @@ namespace detail {
 
 inline void merge_prepare(const CplTable* const* children, std::size_t k, std::int64_t want_lo,
                           std::int64_t want_hi, std::int64_t& lo_eff, std::int64_t& hi_eff,
-                          std::int64_t& V0, std::int64_t& base, std::vector<std::int64_t>& v0) {
+                          std::int64_t& V0, std::int64_t& bound, std::vector<std::int64_t>& v0) {
     if (k == 0) throw std::invalid_argument("table_merge: a node without children has no phi");
     std::int64_t sum_lo = 0, sum_hi = 0;
     V0 = 0;
-    base = 0;
+    bound = 0;
     v0.resize(k);
     for (std::size_t c = 0; c < k; ++c) {
         if (children[c] == nullptr || children[c]->empty())
             throw std::invalid_argument("table_merge: child " + std::to_string(c) +
                                         " has an empty table");
-        sum_lo += children[c]->lo;
-        sum_hi += children[c]->hi();
+        sum_lo = checked_add(sum_lo, children[c]->lo, "table_merge");
+        sum_hi = checked_add(sum_hi, children[c]->hi(), "table_merge");
         v0[c] = children[c]->argmin();
-        V0 += v0[c];
-        base += children[c]->at(v0[c]);
+        V0 += v0[c];  // between sum_lo and sum_hi
+        bound = std::max(bound, children[c]->slope_bound);  // phi's slopes are children's slopes
     }
     lo_eff = std::max(want_lo, sum_lo);
     hi_eff = std::min(want_hi, sum_hi);
+}
+
+/// An empty phi table on [lo_eff, hi_eff] (slopes filled by the caller).
+inline CplTable new_phi(std::int64_t lo_eff, std::int64_t hi_eff, std::int64_t bound,
+                        std::int64_t max_size) {
+    if (hi_eff - lo_eff >= max_size)
+        throw std::length_error("table_merge: a table of " + std::to_string(hi_eff - lo_eff + 1) +
+                                " values exceeds the limit of " + std::to_string(max_size));
+    CplTable phi;
+    phi.lo = lo_eff;
+    phi.n = hi_eff - lo_eff + 1;
+    phi.slope_bound = bound;
+    phi.slope.assign(static_cast<std::size_t>(phi.n - 1), 0);
+    return phi;
 }
 
 /// Binary min-heap of (slope, child) with a replace-top operation: the merge pops the smallest
@@ -108,27 +124,30 @@ class SlopeHeap {
 
 }  // namespace detail
 
+/// Largest table (number of domain values) TableMerge allocates unless told otherwise.
+inline constexpr std::int64_t default_max_table_size = std::int64_t{1} << 32;
+
 /// phi on [max(want_lo, sum lo_c), min(want_hi, sum hi_c)] (an empty table when that range is
-/// empty). `trace`, when given, receives what split_value needs.
+/// empty). `trace`, when given, receives what split_value needs. Throws std::length_error when
+/// phi would have more than `max_size` values.
 inline CplTable table_merge(const CplTable* const* children, std::size_t k, std::int64_t want_lo,
-                            std::int64_t want_hi, MergeTrace* trace = nullptr) {
-    std::int64_t lo_eff, hi_eff, V0, base;
+                            std::int64_t want_hi, MergeTrace* trace = nullptr,
+                            std::int64_t max_size = default_max_table_size) {
+    std::int64_t lo_eff, hi_eff, V0, bound;
     std::vector<std::int64_t> v0;
-    detail::merge_prepare(children, k, want_lo, want_hi, lo_eff, hi_eff, V0, base, v0);
-    CplTable phi;
+    detail::merge_prepare(children, k, want_lo, want_hi, lo_eff, hi_eff, V0, bound, v0);
     if (hi_eff < lo_eff) {
         if (trace) *trace = MergeTrace{std::move(v0), V0, {}, {}};
-        return phi;
+        return {};
     }
-    phi.lo = lo_eff;
-    phi.cost.assign(static_cast<std::size_t>(hi_eff - lo_eff + 1), cost_infinity);
-    auto record = [&](std::int64_t v, std::int64_t c) {
-        if (v >= lo_eff && v <= hi_eff) phi.cost[static_cast<std::size_t>(v - lo_eff)] = c;
+    CplTable phi = detail::new_phi(lo_eff, hi_eff, bound, max_size);
+    // phi's up-slope at v (phi(v+1) - phi(v)), recorded when [v, v+1] lies in the domain.
+    auto record = [&](std::int64_t v, std::int64_t s) {
+        if (v >= lo_eff && v < hi_eff) phi.slope[static_cast<std::size_t>(v - lo_eff)] = s;
     };
-    record(V0, base);
     std::vector<std::int32_t> up, down;
     // Heap items are (slope, child): ties by child order.
-    // Up: V0 -> hi_eff.
+    // Up: V0 -> hi_eff; step k moves V0 + k - 1 -> V0 + k at the k-th smallest up-slope.
     const std::int64_t n_up = std::max<std::int64_t>(0, hi_eff - V0);
     if (n_up > 0) {
         detail::SlopeHeap heap;
@@ -136,24 +155,22 @@ inline CplTable table_merge(const CplTable* const* children, std::size_t k, std:
         std::vector<std::int64_t> x(v0);
         for (std::size_t c = 0; c < k; ++c)
             if (x[c] < children[c]->hi())
-                heap.push({children[c]->at(x[c] + 1) - children[c]->at(x[c]),
-                           static_cast<std::int32_t>(c)});
+                heap.push({children[c]->up(x[c]), static_cast<std::int32_t>(c)});
         up.reserve(static_cast<std::size_t>(n_up));
-        std::int64_t acc = base;
         for (std::int64_t step = 1; step <= n_up; ++step) {
             const auto [slope, c] = heap.top();  // non-empty: V0 + step <= sum hi
-            acc += slope;
             up.push_back(c);
-            record(V0 + step, acc);
+            record(V0 + step - 1, slope);
             const CplTable& t = *children[static_cast<std::size_t>(c)];
             const std::int64_t nx = ++x[static_cast<std::size_t>(c)];
             if (nx < t.hi())
-                heap.replace_top({t.at(nx + 1) - t.at(nx), c});
+                heap.replace_top({t.up(nx), c});
             else
                 heap.pop();
         }
     }
-    // Down: V0 -> lo_eff.
+    // Down: V0 -> lo_eff; step k moves V0 - k + 1 -> V0 - k at the k-th smallest down-slope
+    // tau(x-1) - tau(x) = -up(x-1).
     const std::int64_t n_down = std::max<std::int64_t>(0, V0 - lo_eff);
     if (n_down > 0) {
         detail::SlopeHeap heap;
@@ -161,19 +178,16 @@ inline CplTable table_merge(const CplTable* const* children, std::size_t k, std:
         std::vector<std::int64_t> x(v0);
         for (std::size_t c = 0; c < k; ++c)
             if (x[c] > children[c]->lo)
-                heap.push({children[c]->at(x[c] - 1) - children[c]->at(x[c]),
-                           static_cast<std::int32_t>(c)});
+                heap.push({-children[c]->up(x[c] - 1), static_cast<std::int32_t>(c)});
         down.reserve(static_cast<std::size_t>(n_down));
-        std::int64_t acc = base;
         for (std::int64_t step = 1; step <= n_down; ++step) {
             const auto [slope, c] = heap.top();
-            acc += slope;
             down.push_back(c);
-            record(V0 - step, acc);
+            record(V0 - step, -slope);
             const CplTable& t = *children[static_cast<std::size_t>(c)];
             const std::int64_t nx = --x[static_cast<std::size_t>(c)];
             if (nx > t.lo)
-                heap.replace_top({t.at(nx - 1) - t.at(nx), c});
+                heap.replace_top({-t.up(nx - 1), c});
             else
                 heap.pop();
         }
@@ -182,49 +196,43 @@ inline CplTable table_merge(const CplTable* const* children, std::size_t k, std:
     return phi;
 }
 
-/// The paper's literal Algorithm 1: build all up/down slope lists, sort, prefix-sum.
+/// The paper's literal Algorithm 1: build all up/down slope lists, sort, take prefixes.
 /// Same output as table_merge; kept as a reference and for the sort-floor benchmark.
 inline CplTable table_merge_sorted(const CplTable* const* children, std::size_t k,
                                    std::int64_t want_lo, std::int64_t want_hi,
-                                   MergeTrace* trace = nullptr) {
-    std::int64_t lo_eff, hi_eff, V0, base;
+                                   MergeTrace* trace = nullptr,
+                                   std::int64_t max_size = default_max_table_size) {
+    std::int64_t lo_eff, hi_eff, V0, bound;
     std::vector<std::int64_t> v0;
-    detail::merge_prepare(children, k, want_lo, want_hi, lo_eff, hi_eff, V0, base, v0);
-    CplTable phi;
+    detail::merge_prepare(children, k, want_lo, want_hi, lo_eff, hi_eff, V0, bound, v0);
     if (hi_eff < lo_eff) {
         if (trace) *trace = MergeTrace{std::move(v0), V0, {}, {}};
-        return phi;
+        return {};
     }
     using Entry = std::tuple<std::int64_t, std::int32_t, std::int64_t>;  // (slope, child, x)
     std::vector<Entry> up_list, down_list;
     for (std::size_t c = 0; c < k; ++c) {
         const CplTable& t = *children[c];
         const auto ci = static_cast<std::int32_t>(c);
-        for (std::int64_t x = v0[c] + 1; x <= t.hi(); ++x) up_list.emplace_back(t.at(x) - t.at(x - 1), ci, x);
-        for (std::int64_t x = v0[c]; x > t.lo; --x) down_list.emplace_back(t.at(x - 1) - t.at(x), ci, -x);
+        for (std::int64_t x = v0[c]; x < t.hi(); ++x) up_list.emplace_back(t.up(x), ci, x);
+        for (std::int64_t x = v0[c]; x > t.lo; --x) down_list.emplace_back(-t.up(x - 1), ci, -x);
     }
     std::sort(up_list.begin(), up_list.end());
     std::sort(down_list.begin(), down_list.end());
-    phi.lo = lo_eff;
-    phi.cost.assign(static_cast<std::size_t>(hi_eff - lo_eff + 1), cost_infinity);
-    auto record = [&](std::int64_t v, std::int64_t c) {
-        if (v >= lo_eff && v <= hi_eff) phi.cost[static_cast<std::size_t>(v - lo_eff)] = c;
+    CplTable phi = detail::new_phi(lo_eff, hi_eff, bound, max_size);
+    auto record = [&](std::int64_t v, std::int64_t s) {
+        if (v >= lo_eff && v < hi_eff) phi.slope[static_cast<std::size_t>(v - lo_eff)] = s;
     };
-    record(V0, base);
     MergeTrace tr{std::move(v0), V0, {}, {}};
-    std::int64_t acc = base;
     const auto n_up = static_cast<std::size_t>(std::max<std::int64_t>(0, hi_eff - V0));
     for (std::size_t s = 0; s < n_up; ++s) {
-        acc += std::get<0>(up_list[s]);
         tr.up.push_back(std::get<1>(up_list[s]));
-        record(V0 + static_cast<std::int64_t>(s) + 1, acc);
+        record(V0 + static_cast<std::int64_t>(s), std::get<0>(up_list[s]));
     }
-    acc = base;
     const auto n_down = static_cast<std::size_t>(std::max<std::int64_t>(0, V0 - lo_eff));
     for (std::size_t s = 0; s < n_down; ++s) {
-        acc += std::get<0>(down_list[s]);
         tr.down.push_back(std::get<1>(down_list[s]));
-        record(V0 - static_cast<std::int64_t>(s) - 1, acc);
+        record(V0 - static_cast<std::int64_t>(s) - 1, -std::get<0>(down_list[s]));
     }
     if (trace) *trace = std::move(tr);
     return phi;

@@ -17,6 +17,8 @@ budget is spent again.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import time
 from collections.abc import Callable
 from typing import Any
@@ -25,13 +27,20 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import check_epsilon
+from privopt._validation import check_epsilon, check_finite_result, check_positive
 from privopt.census.hierarchy import CensusCounts, Hierarchy, cumulate, decumulate
-from privopt.census.noise import Measurements, draw_level_noise, spend_levels
+from privopt.census.noise import (
+    DataFingerprint,
+    Measurements,
+    charge_levels,
+    check_accountant,
+    draw_level_noise,
+)
 from privopt.census.release import CensusRelease
 from privopt.census.solvers import (
     chain_order,
     chain_postprocess,
+    check_window,
     level_cumulative,
     round_half_up,
     tree_postprocess,
@@ -75,16 +84,18 @@ def measure_counts(
     h = data.hierarchy
     L = h.n_levels
     sens = np.full(L, 2.0)
-    ledger = spend_levels(
+    with charge_levels(
         accountant,
         eps,
         sens,
         label="census counts",
         mechanism="discrete Laplace on group-size counts (Δ=2)",
+    ) as ledger:
+        noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
+        noisy = data.counts + np.concatenate(noise, axis=0)
+    return Measurements(
+        "counts", noisy, eps, sens * L / eps, sens, ledger, source=DataFingerprint.of(data)
     )
-    noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
-    noisy = data.counts + np.concatenate(noise, axis=0)
-    return Measurements("counts", noisy, eps, sens * L / eps, sens, ledger)
 
 
 def measure_cumulative(
@@ -96,16 +107,18 @@ def measure_cumulative(
     h = data.hierarchy
     L = h.n_levels
     sens = np.ones(L)
-    ledger = spend_levels(
+    with charge_levels(
         accountant,
         eps,
         sens,
         label="census cumulative counts",
         mechanism="discrete Laplace on cumulative counts (Δ=1)",
+    ) as ledger:
+        noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
+        noisy = cumulate(data.counts) + np.concatenate(noise, axis=0)
+    return Measurements(
+        "cumulative", noisy, eps, sens * L / eps, sens, ledger, source=DataFingerprint.of(data)
     )
-    noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
-    noisy = cumulate(data.counts) + np.concatenate(noise, axis=0)
-    return Measurements("cumulative", noisy, eps, sens * L / eps, sens, ledger)
 
 
 def measure_chain(
@@ -138,13 +151,22 @@ def measure_chain(
         if chain_noise_scale == "strict"
         else "Δ=1 as in the paper (NOT ε-DP when a level has several regions)"
     )
-    ledger = spend_levels(accountant, eps, sens, label="census chain counts", mechanism=mech)
-    noise = draw_level_noise([(int(k) * data.N,) for k in h.level_sizes], eps, sens, rng)
-    noisy = truth.copy()
-    for lev in range(L):
-        noisy[level == lev] += noise[lev]
+    with charge_levels(
+        accountant, eps, sens, label="census chain counts", mechanism=mech
+    ) as ledger:
+        noise = draw_level_noise([(int(k) * data.N,) for k in h.level_sizes], eps, sens, rng)
+        noisy = truth.copy()
+        for lev in range(L):
+            noisy[level == lev] += noise[lev]
     return Measurements(
-        "chain", noisy, eps, sens * L / eps, sens, ledger, {"chain_noise_scale": chain_noise_scale}
+        "chain",
+        noisy,
+        eps,
+        sens * L / eps,
+        sens,
+        ledger,
+        {"chain_noise_scale": chain_noise_scale},
+        source=DataFingerprint.of(data),
     )
 
 
@@ -159,18 +181,42 @@ def _get(
     **kw: Any,
 ) -> tuple[Measurements, float]:
     start = time.perf_counter()
+    data = _check_data(data)
+    check_accountant(accountant)
+    if measurements is not None and epsilon is not None:
+        if check_epsilon(epsilon) != getattr(measurements, "epsilon", epsilon):
+            raise InvalidInput(
+                f"epsilon = {epsilon} differs from the measurements' ε = "
+                f"{measurements.epsilon}: pass epsilon=None to post-process them"
+            )
     if measurements is None:
         if epsilon is None:
             raise InvalidInput("epsilon is required unless measurements are given")
         measurements = measure(data, epsilon, rng=rng, accountant=accountant, **kw)
-    elif not isinstance(measurements, Measurements) or measurements.kind != kind:
-        raise InvalidInput(f"measurements must be {kind!r} Measurements")
-    elif measurements.noisy.shape[0] not in (
-        data.hierarchy.n_regions,
-        data.hierarchy.n_regions * data.N,
-    ):
-        raise InvalidInput("measurements do not match the hierarchy")
+    else:
+        _check_measurements(measurements, kind, data)
     return measurements, time.perf_counter() - start
+
+
+def _check_measurements(measurements: Any, kind: str, data: CensusCounts) -> None:
+    """Measurements of the right kind, made on this data (fingerprint) and of its shape."""
+    if not isinstance(measurements, Measurements) or measurements.kind != kind:
+        raise InvalidInput(
+            f"measurements must be {kind!r} Measurements, got "
+            f"{getattr(measurements, 'kind', type(measurements).__name__)!r}"
+        )
+    if measurements.source is None:
+        raise InvalidInput(
+            "measurements do not record the data they measured (source is None): make them "
+            "with measure_counts / measure_cumulative / measure_chain"
+        )
+    measurements.source.check(data)
+    R, N = data.hierarchy.n_regions, data.N
+    want = (R * N,) if kind == "chain" else (R, N)
+    if np.shape(measurements.noisy) != want:
+        raise InvalidInput(
+            f"measurements.noisy must have shape {want}, got {np.shape(measurements.noisy)}"
+        )
 
 
 def _release(
@@ -183,6 +229,8 @@ def _release(
     what: str,
     info: dict | None = None,
 ) -> CensusRelease:
+    if counts.dtype.kind == "f":  # integer counts are finite by construction
+        check_finite_result(f"{name} counts", counts)
     return CensusRelease(
         mechanism=name,
         hierarchy=data.hierarchy,
@@ -198,6 +246,23 @@ def _release(
 
 
 # ----------------------------------------------------------------------------- mechanisms
+def _all_or_nothing(mechanism: Callable[..., CensusRelease]) -> Callable[..., CensusRelease]:
+    """Run ``mechanism`` inside a transaction of its ``accountant``: if measuring or
+    post-processing raises, the spends of the call are removed (sound, as nothing derived from
+    the noise is released) and the error propagates."""
+
+    @functools.wraps(mechanism)
+    def charged(data: Any, epsilon: Any = None, **kwargs: Any) -> CensusRelease:
+        accountant = kwargs.get("accountant")
+        if accountant is None:
+            return mechanism(data, epsilon, **kwargs)
+        with check_accountant(accountant).transaction():
+            return mechanism(data, epsilon, **kwargs)
+
+    return charged
+
+
+@_all_or_nothing
 def m_h(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -211,6 +276,7 @@ def m_h(
     return _release("M_H", data, meas, meas.noisy.copy(), t0, 0.0, "counts Δ=2, λ=2L/ε")
 
 
+@_all_or_nothing
 def m_h_dp(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -243,6 +309,7 @@ def m_h_dp(
     >>> m_h_dp(data, 1.0, rng=0).verify().counts.shape
     (3, 3)
     """
+    check_window(window)
     meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     counts, info = tree_postprocess(
@@ -279,6 +346,7 @@ def _pava_rows(y: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
     return out
 
 
+@_all_or_nothing
 def m_c_dp(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -290,6 +358,7 @@ def m_c_dp(
 ) -> CensusRelease:
     """M_c^dp (spec 003 §3.3): noisy cumulative counts, per-region isotonic regression on
     [0, G], round half-up, ⊖, then the tree DP to restore consistency and faithfulness."""
+    check_window(window)
     meas, t0 = _get(measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     iso = np.clip(_pava_rows(meas.noisy.astype(np.float64)), 0, data.G)
@@ -309,6 +378,7 @@ def m_c_dp(
     )
 
 
+@_all_or_nothing
 def m_c_ch(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -325,6 +395,7 @@ def m_c_ch(
     the paper's scale L/ε, which is NOT ε-DP when a level has more than one region (the ledger
     and ``release.guarantee`` say so).
     """
+    check_window(window)
     meas, t0 = _get(
         measure_chain,
         "chain",
@@ -364,6 +435,10 @@ def _consistency_matrix(h: Hierarchy, N: int, width: int) -> sp.csr_matrix:
     cols = np.concatenate([(kids[:, None] * N + s).ravel(), (internal[:, None] * N + s).ravel()])
     vals = np.concatenate([np.ones(kids.size * N), -np.ones(internal.size * N)])
     return sp.csr_matrix((vals, (rows, cols)), shape=(internal.size * N, width))
+
+
+def _check_time_limit(time_limit: Any) -> float | None:
+    return None if time_limit is None else check_positive("time_limit", time_limit)
 
 
 def _qp_solver_name(solver: str) -> str:
@@ -496,6 +571,7 @@ def _solve_qp_highs(
     return np.asarray(h.getSolution().col_value)
 
 
+@_all_or_nothing
 def m_h_r(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -510,6 +586,7 @@ def m_h_r(
     (``qp_solver``, see :func:`solve_qp`), each value rounded half-up independently — may violate
     consistency (#CV > 0)."""
     solver = _qp_solver_name(qp_solver)
+    time_limit = _check_time_limit(time_limit)
     meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     h, N, R = data.hierarchy, data.N, data.hierarchy.n_regions
@@ -523,6 +600,7 @@ def m_h_r(
     x = solve_qp(
         meas.noisy.ravel().astype(np.float64), A, rhs, rhs, time_limit=time_limit, solver=solver
     )
+    check_finite_result("M_H^r QP solution", x, cause=f"the {solver} QP solver")
     counts = np.maximum(round_half_up(x), 0).reshape(R, N)
     return _release(
         "M_H^r",
@@ -536,6 +614,7 @@ def m_h_r(
     )
 
 
+@_all_or_nothing
 def m_c_r(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -550,6 +629,7 @@ def m_c_r(
     :func:`solve_qp`), rounded half-up, ⊖. A running maximum after rounding keeps n̂ ≥ 0
     against solver round-off."""
     solver = _qp_solver_name(qp_solver)
+    time_limit = _check_time_limit(time_limit)
     meas, t0 = _get(measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     h, N, R = data.hierarchy, data.N, data.hierarchy.n_regions
@@ -571,6 +651,7 @@ def m_c_r(
     c = solve_qp(
         meas.noisy.ravel().astype(np.float64), A, lo, hi, time_limit=time_limit, solver=solver
     ).reshape(R, N)
+    check_finite_result("M_c^r QP solution", c, cause=f"the {solver} QP solver")
     counts = decumulate(np.maximum.accumulate(np.maximum(round_half_up(c), 0), axis=1))
     return _release(
         "M_c^r",
@@ -585,6 +666,10 @@ def m_c_r(
 
 
 # ----------------------------------------------------------------------------- TopDown
+#: TopDown's projection is float64: every integer up to G must be exact (G < 2⁵³).
+TOPDOWN_MAX_G = 1 << 53
+
+
 def _grouped_simplex_projection(v: np.ndarray, group: np.ndarray, target: np.ndarray) -> np.ndarray:
     """Euclidean projection of each group of ``v`` onto {x ≥ 0 : Σ x = target[g]} (Duchi et al.,
     vectorised). ``group`` holds group ids 0..n_groups-1."""
@@ -612,19 +697,43 @@ def _grouped_simplex_projection(v: np.ndarray, group: np.ndarray, target: np.nda
 
 def _grouped_round(x: np.ndarray, group: np.ndarray, target: np.ndarray) -> np.ndarray:
     """E2E geoimp_round: floor, then +1 to the cells with the largest fractional parts until
-    each group sums to its integer target (spec 003 §4 resolution)."""
-    fl = np.floor(x + 1e-9).astype(np.int64)
+    each group sums to its integer target (spec 003 §4 resolution). Sums are int64, and a
+    group that float rounding left over its target (or short by more than its size) is
+    repaired exactly, so every group sums to its target and no cell goes negative."""
+    fl = np.floor(np.maximum(x, 0.0) + 1e-9).astype(np.int64)
     frac = x - fl
-    deficit = target - np.bincount(group, weights=fl, minlength=target.size).astype(np.int64)
     order = np.lexsort((-frac, group))
     gs = group[order]
     starts = np.flatnonzero(np.concatenate([[True], gs[1:] != gs[:-1]]))
+    sums = np.zeros(target.size, dtype=np.int64)
+    sums[gs[starts]] = np.add.reduceat(fl[order], starts)
+    deficit = target - sums
     rank = np.arange(x.size) - np.repeat(starts, np.diff(np.concatenate([starts, [x.size]])))
     out = fl.copy()
     out[order] += (rank < deficit[gs]).astype(np.int64)
+    for g in np.flatnonzero((deficit < 0) | (deficit > np.bincount(group, minlength=target.size))):
+        _repair_group(out, np.flatnonzero(group == g), int(target[g]))
     return out
 
 
+def _repair_group(out: np.ndarray, cells: np.ndarray, target: int) -> None:
+    """Make out[cells] sum to ``target`` (≥ 0) with non-negative entries, in exact integers:
+    scale proportionally (largest remainders get the leftover units), or split evenly when the
+    cells are all zero."""
+    vals = [int(v) for v in out[cells]]
+    total = sum(vals)
+    if total == 0:
+        q, r = divmod(target, len(vals))
+        new = [q + (i < r) for i in range(len(vals))]
+    else:
+        new = [v * target // total for v in vals]
+        rest = sorted(range(len(vals)), key=lambda i: -((vals[i] * target) % total))
+        for i in rest[: target - sum(new)]:
+            new[i] += 1
+    out[cells] = new
+
+
+@_all_or_nothing
 def topdown(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -637,6 +746,12 @@ def topdown(
     §4): the M_H measurements, then level by level from the root, an L2 projection of each
     parent's children onto {x ≥ 0, Σ x = parent value} (per size) and a sum-preserving rounding.
     Consistent, integral, non-negative and faithful by construction."""
+    data = _check_data(data)
+    if data.G >= TOPDOWN_MAX_G:
+        raise InvalidInput(
+            f"TopDown projects in float64, exact only for G < 2^53; got G = {data.G} "
+            f"(use M_H^dp, which is exact in integers)"
+        )
     meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     h, N, G = data.hierarchy, data.N, data.G
@@ -681,6 +796,14 @@ def release(
     data: CensusCounts, epsilon: float, mechanism: str = "M_H^dp", **kwargs: Any
 ) -> CensusRelease:
     """Run the named mechanism (a key of :data:`MECHANISMS`)."""
-    if mechanism not in MECHANISMS:
+    if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
         raise InvalidInput(f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}")
-    return MECHANISMS[mechanism](data, epsilon, **kwargs)
+    func = MECHANISMS[mechanism]
+    valid = [p for p in inspect.signature(func).parameters if p not in ("data", "epsilon")]
+    unknown = sorted(set(kwargs) - set(valid))
+    if unknown:
+        raise InvalidInput(
+            f"{mechanism} takes no argument {', '.join(map(repr, unknown))}; valid keyword "
+            f"arguments: {', '.join(valid)}"
+        )
+    return func(data, epsilon, **kwargs)

@@ -1,18 +1,31 @@
 """Post-processing solvers over the C++ kernels: the tree DP (M_H^dp, M_c^dp) and the chain DP
-(M_c^ch), with value windows, widening and an optimality certificate (spec 003 §2.3-2.6, §3.4).
+(M_c^ch), with value windows that widen until the result is certified exact (spec 003 §2.3-2.6,
+§3.4).
 
-Windows. The kernels work on a window of integer values per node. ``window="paper"`` uses the
-paper's δ = 3·⌈2λ²⌉ around the noisy value (footnote 2); ``"exact"`` uses [0, G] (exact but only
-for small G); an int is a fixed δ; ``"auto"`` (default) starts from a smaller window (around the
-noisy value for the tree, around the continuous PAVA solution for the chain) and *certifies*.
+Windows. The kernels work on a window of integer values per node. ``window`` only picks where
+the windows start: ``"paper"`` uses the paper's δ = 3·⌈2λ²⌉ around the noisy value (footnote 2);
+``"exact"`` uses [0, G]; an int is the starting half-width δ; ``"auto"`` (default) a smaller δ.
+Tree windows are centred on the noisy values, chain windows (except ``"paper"``) on the rounded
+continuous optimum of Model 3 (weighted PAVA), next to which the integer optimum lies.
 
-Certificate [our resolution of spec 003 §2.6]. Both problems are separable convex programs over
-network-type constraints, where a solution with no improving unit move is optimal. If every
-node's value lies strictly inside its window (or on 0 / G, bounds of the exact problem too),
-every unit move of the exact problem is also a move of the windowed problem, so the windowed
-optimum is the exact optimum over [0, G]. When a value touches a window edge the windows are
-doubled and the DP re-run (at most ``max_rounds`` times; ``info["certified"]`` says whether the
-final answer is certified).
+Certificate [our resolution of spec 003 §2.6; see docs/certification.md]. Model 1 is the
+minimisation of a laminar convex function of the leaf values on {Σ leaves = G}, an M-convex
+function: a solution is optimal as soon as no exchange of one unit between two leaves improves
+it. Model 3 is a separable convex function on monotone sequences, an L♮-convex function: a
+solution is optimal as soon as no shift of a set of nodes by ±1 improves it (Murota, *Discrete
+Convex Analysis*, Thms 6.26 and 7.14). If every node's value lies strictly inside its window (or
+on 0 / G, bounds of the exact problem too), every such move of the exact problem is also a move
+of the windowed problem, which the DP solves exhaustively in integer arithmetic; so the windowed
+optimum is the exact optimum over [0, G]. Otherwise the windows of the nodes on an edge (and of
+their ancestors) are doubled and the DP re-run. A doubled window stops at [0, G], where no node can
+touch an edge, so the loop ends — certified — after at most ⌈log₂ G⌉ + 1 rounds per node; there
+is no round limit. When the windows would need more than ``max_cells`` values in all or
+``max_table`` in one node (tree windows are centred on the noisy values, so this happens when
+the noise scale λ reaches ~10⁷ while G is larger still), :class:`~privopt.errors.SolverLimit`
+is raised instead of returning anything uncertified.
+
+Costs are exact Python integers recomputed from the returned values (never an int64 that could
+wrap); the kernels store slopes only and refuse inputs whose slopes could leave int64.
 """
 
 from __future__ import annotations
@@ -24,18 +37,32 @@ import numpy as np
 from scipy.optimize import isotonic_regression
 
 from privopt._core import census as _kernels
+from privopt._validation import check_finite_array, check_int, check_positive
 from privopt.census.hierarchy import Hierarchy
-from privopt.errors import InfeasibleModel, InvalidInput
+from privopt.errors import InfeasibleModel, InvalidInput, SolverLimit
 
 __all__ = [
+    "DEFAULT_MAX_CELLS",
+    "DEFAULT_MAX_TABLE",
+    "MAX_ABS_VALUE",
     "paper_delta",
     "tree_postprocess",
     "chain_postprocess",
     "chain_order",
+    "check_window",
     "round_half_up",
     "solve_tree",
     "solve_chain",
+    "sum_of_squares",
 ]
+
+#: Window values one DP round may use (tree: internal nodes, ~4 bytes of merge trace each;
+#: chain: every node, ~1 ns of work each).
+DEFAULT_MAX_CELLS = 1 << 30
+#: Values of one node's window (an internal table holds 8 bytes per value while it is live).
+DEFAULT_MAX_TABLE = 1 << 27
+#: Largest |noisy value| and G the kernels accept (2⁶¹: differences and slopes fit in int64).
+MAX_ABS_VALUE = 1 << 61
 
 
 def paper_delta(scale: float) -> int:
@@ -48,6 +75,33 @@ def round_half_up(x: np.ndarray) -> np.ndarray:
     return np.floor(np.asarray(x, dtype=np.float64) + 0.5).astype(np.int64)
 
 
+def sum_of_squares(d: np.ndarray) -> int:
+    """Σ d² of an int64 array as an exact Python int (no int64 wrap-around).
+
+    Each square is split as q·2³² + r so that both partial sums fit in int64; entries with
+    |d| ≥ 2³¹ (whose square does not fit) are summed as Python ints.
+
+    Example
+    -------
+    >>> sum_of_squares(np.array([3, -4, 2**40]))
+    1208925819614629174706201
+    """
+    d = np.asarray(d, dtype=np.int64).ravel()
+    big = np.abs(d) >= (1 << 31)
+    small = d[~big]
+    sq = small * small  # < 2^62
+    total = int((sq >> 32).sum()) << 32
+    total += int((sq & 0xFFFFFFFF).sum())
+    return total + sum(int(v) * int(v) for v in d[big].tolist())
+
+
+def _check_range(name: str, arr: np.ndarray, G: int) -> None:
+    if G > MAX_ABS_VALUE:
+        raise InvalidInput(f"G = {G} is above the largest supported total 2^61")
+    if arr.size and int(np.abs(arr).max()) > MAX_ABS_VALUE:
+        raise InvalidInput(f"{name} has a value of magnitude above 2^61 (largest supported)")
+
+
 def _window_bounds(
     center: np.ndarray, delta: np.ndarray | int, G: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -56,7 +110,30 @@ def _window_bounds(
 
 
 def _touches(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, G: int) -> np.ndarray:
+    """Nodes on (or beyond) a window edge that is not a bound of the exact problem."""
     return ((values <= lo) & (lo > 0)) | ((values >= hi) & (hi < G))
+
+
+def _certified_info(cost: int, rounds: int, delta: np.ndarray | int, window: Any) -> dict:
+    """info of a certified DP result: the windowed DP is exhaustive, so cost is its own bound."""
+    return {
+        "cost": cost,
+        "lower_bound": cost,
+        "relative_gap": 0.0,
+        "status": "optimal",
+        "certified": True,
+        "rounds": rounds,
+        "delta": int(np.max(delta)),
+        "window": str(window),
+    }
+
+
+def _kernel_error(what: str, exc: Exception) -> Exception:
+    if "limit" in str(exc):  # a table above the kernel's size limit (std::length_error)
+        return SolverLimit(f"{what}: {exc}")
+    if isinstance(exc, OverflowError):
+        return InvalidInput(f"{what}: values too large for exact integer arithmetic ({exc})")
+    return InvalidInput(f"{what}: {exc}")
 
 
 # ------------------------------------------------------------------------------------ tree DP
@@ -82,9 +159,25 @@ def solve_tree(
     hi: np.ndarray,
     root: int,
     widen: bool = True,
-) -> tuple[int, int, int, np.ndarray, int]:
-    """Thin call of the C++ tree DP; returns (status, bad_node, cost, values, n_widened)."""
-    return _kernels.tree_dp(child_ptr, child_idx, noisy, weight, lo, hi, int(root), bool(widen))
+    max_table: int = DEFAULT_MAX_TABLE,
+) -> tuple[int, int, int | None, np.ndarray, int]:
+    """Thin call of the C++ tree DP; returns (status, bad_node, cost or None, values,
+    n_widened)."""
+    return _kernels.tree_dp(
+        child_ptr, child_idx, noisy, weight, lo, hi, int(root), bool(widen), max_table
+    )
+
+
+def _with_ancestors(h: Hierarchy, N: int, nodes: np.ndarray) -> np.ndarray:
+    """T^dp node ids (s·R + r) of ``nodes`` and of all their region ancestors (same size)."""
+    R = h.n_regions
+    out = [nodes]
+    size, region = np.divmod(nodes, R)
+    for _ in range(h.n_levels - 1):
+        keep = region > 0
+        size, region = size[keep], h.parent[region[keep]]
+        out.append(size * R + region)
+    return np.unique(np.concatenate(out))
 
 
 def tree_postprocess(
@@ -94,25 +187,50 @@ def tree_postprocess(
     *,
     scale: float,
     window: str | int = "auto",
-    max_rounds: int = 8,
+    max_cells: int = DEFAULT_MAX_CELLS,
+    max_table: int = DEFAULT_MAX_TABLE,
 ) -> tuple[np.ndarray, dict[str, Any]]:
-    """Consistent, integral, non-negative, faithful counts closest (L2) to ``noisy``.
+    """Consistent, integral, non-negative, faithful counts closest (L2) to ``noisy``, certified.
 
-    Solves Model 1 (spec 003 §2.1, (H1)-(H4)) by the tree DP over T^dp.
+    Solves Model 1 (spec 003 §2.1, (H1)-(H4)) exactly by the tree DP over T^dp.
 
     Parameters
     ----------
     hierarchy : region tree (R regions).
-    noisy : (R, N) int64 noisy counts ñ.
+    noisy : (R, N) integer noisy counts ñ.
     G : public total number of groups.
-    scale : noise scale λ (sets the window; not a privacy parameter here).
-    window : ``"auto"``, ``"paper"``, ``"exact"`` or an int δ (see module docstring).
+    scale : noise scale λ (sets the starting window; not a privacy parameter here).
+    window : ``"auto"``, ``"paper"``, ``"exact"`` or an int δ: the starting windows (see the
+        module docstring); every choice ends certified.
+    max_cells : the most window values (internal nodes) one DP round may use.
+    max_table : the most values of one node's window.
 
     Returns
     -------
-    (counts, info): (R, N) int64 counts and a dict (cost, rounds, certified, delta, widened).
+    (counts, info): (R, N) int64 counts and a dict — ``cost`` (exact int, Σ (counts − ñ)²),
+    ``lower_bound`` (= cost: the windowed DP is exhaustive and certified exact), ``relative_gap``
+    (0.0), ``status`` (``"optimal"``), ``certified`` (True), ``rounds``, ``delta`` (largest
+    window half-width of the final round), ``widened`` (internal windows the kernel replaced by
+    their children's range in the final round), ``window``.
+
+    Raises
+    ------
+    InvalidInput : bad shapes, non-integers, |values| or G above 2⁶¹.
+    SolverLimit : the windows would need more than ``max_cells`` values (or ``max_table`` in
+        one node).
+
+    Example
+    -------
+    >>> from privopt.census import Hierarchy
+    >>> h = Hierarchy.from_nested({"US": ["GA", "NY"]})
+    >>> counts, info = tree_postprocess(h, np.array([[4], [3], [-1]]), 3, scale=1.0)
+    >>> counts.ravel().tolist(), info["cost"], info["certified"]
+    ([3, 3, 0], 2, True)
     """
-    noisy = np.asarray(noisy, dtype=np.int64)
+    noisy = _as_int_matrix("noisy", noisy, hierarchy.n_regions)
+    G = _check_G(G)
+    scale = check_positive("scale", scale)
+    _check_range("noisy", noisy, G)
     R, N = noisy.shape
     child_ptr, child_idx = _tdp_structure(hierarchy, N)
     flat = noisy.T.ravel()  # T^dp node s·R + r (size-major)
@@ -120,52 +238,105 @@ def tree_postprocess(
     noisy_all = np.concatenate([flat, [0]]).astype(np.int64)
     weight = np.ones(n_nodes, dtype=np.int64)
     weight[-1] = 0  # ⊤ carries G exactly, no own cost (spec 003 §2.3)
-    delta = _initial_delta(window, scale, G, int(np.diff(hierarchy.child_ptr).max(initial=1)))
-    certified = False
-    for rounds in range(1, max_rounds + 1):  # noqa: B007 (reported after the loop)
+    internal = np.diff(child_ptr[:-1]) > 0  # T^dp nodes without ⊤ that have children
+    d0 = _initial_delta(window, scale, G, int(np.diff(hierarchy.child_ptr).max(initial=1)))
+    delta = np.full(flat.size, d0, dtype=np.int64)
+    rounds = 0
+    while True:
+        rounds += 1
         lo, hi = _window_bounds(flat, delta, G)
-        lo_all = np.concatenate([lo, [G]]).astype(np.int64)
-        hi_all = np.concatenate([hi, [G]]).astype(np.int64)
-        status, bad, cost, values, widened = solve_tree(
-            child_ptr, child_idx, noisy_all, weight, lo_all, hi_all, n_nodes - 1
-        )
-        exact = delta >= G
-        if status == 0:
-            certified = exact or not np.any(_touches(values[:-1], lo, hi, G))
-            if certified:
-                break
-        elif exact:
-            raise InfeasibleModel(f"no consistent release exists (node {bad}); check G = {G}")
-        delta = min(2 * delta, G)
-    if status != 0:
-        raise InfeasibleModel(f"tree DP infeasible after {max_rounds} window doublings")
-    info = {
-        "cost": int(cost),
-        "rounds": rounds,
-        "certified": bool(certified),
-        "delta": int(delta),
-        "widened": int(widened),
-        "window": str(window),
-    }
-    return np.ascontiguousarray(values[:-1].reshape(N, R).T), info
-
-
-def _initial_delta(window: str | int, scale: float, G: int, max_fanout: int) -> int:
-    if isinstance(window, str):
-        if window == "paper":
-            return min(paper_delta(scale), G)
-        if window == "exact":
-            return G
-        if window == "auto":
-            return min(
-                paper_delta(scale), max(8, math.ceil(4 * scale * math.sqrt(1 + max_fanout))), G
+        width = hi[internal] - lo[internal] + 1
+        if width.sum() > max_cells or width.max(initial=0) > max_table:
+            raise SolverLimit(
+                f"census tree DP: after {rounds - 1} widening rounds the windows need "
+                f"{int(width.sum())} values ({int(width.max(initial=0))} in one node), above "
+                f"max_cells = {max_cells} / max_table = {max_table} (noise scale {scale:g} "
+                f"against G = {G})"
             )
-        raise InvalidInput(f"window must be 'auto', 'paper', 'exact' or an int, got {window!r}")
+        try:
+            status, _, _, values, widened = solve_tree(
+                child_ptr,
+                child_idx,
+                noisy_all,
+                weight,
+                np.concatenate([lo, [G]]),
+                np.concatenate([hi, [G]]),
+                n_nodes - 1,
+                max_table=max_table,
+            )
+        except (ValueError, OverflowError) as exc:
+            raise _kernel_error("census tree DP", exc) from None
+        if status != 0:  # ⊤ cannot reach G inside the windows: widen everything
+            if np.all(delta >= G):
+                raise InfeasibleModel(f"no consistent release exists; check G = {G}")
+            delta = np.minimum(2 * delta, G)
+            continue
+        touch = np.flatnonzero(_touches(values[:-1], lo, hi, G))
+        if touch.size == 0:
+            break
+        grow = _with_ancestors(hierarchy, N, touch)
+        delta[grow] = np.minimum(2 * delta[grow], G)
+    counts = np.ascontiguousarray(values[:-1].reshape(N, R).T)
+    info = _certified_info(sum_of_squares(counts - noisy), rounds, delta, window)
+    info["widened"] = int(widened)
+    return counts, info
+
+
+def _as_int_matrix(name: str, value: Any, n_rows: int) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.ndim != 2 or arr.shape[0] != n_rows or arr.shape[1] < 1:
+        raise InvalidInput(f"{name} must have shape ({n_rows}, N), got {arr.shape}")
+    return _as_int(name, arr)
+
+
+def _as_int(name: str, arr: np.ndarray) -> np.ndarray:
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise InvalidInput(f"{name} must hold finite integers")
+        if arr.size and float(np.abs(arr).max()) > MAX_ABS_VALUE:
+            raise InvalidInput(f"{name} has a value of magnitude above 2^61")
+    elif arr.dtype.kind not in "iu":
+        raise InvalidInput(f"{name} must be an integer array, got dtype {arr.dtype}")
+    if arr.dtype.kind == "u" and arr.size and int(arr.max()) > MAX_ABS_VALUE:
+        raise InvalidInput(f"{name} has a value above 2^61")
+    return arr.astype(np.int64)
+
+
+def _check_G(G: Any) -> int:
+    return check_int("G", G, minimum=0, maximum=MAX_ABS_VALUE)
+
+
+def check_window(window: Any) -> str | int:
+    """``window`` if it is ``"auto"``, ``"paper"``, ``"exact"`` or an int ≥ 1, else InvalidInput."""
+    if isinstance(window, str):
+        if window not in ("auto", "paper", "exact"):
+            raise InvalidInput(f"window must be 'auto', 'paper', 'exact' or an int, got {window!r}")
+        return window
     if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
         raise InvalidInput(
             f"window must be 'auto', 'paper', 'exact' or an int >= 1, got {window!r}"
         )
-    return min(int(window), G)
+    return int(window)
+
+
+def _initial_delta(window: str | int, scale: float, G: int, max_fanout: int) -> int:
+    """Starting window half-width δ ≥ 1 (capped at G)."""
+    window = check_window(window)
+    if isinstance(window, str):
+        if window == "paper":
+            return max(1, min(paper_delta(scale), G))
+        if window == "exact":
+            return max(1, G)
+        if window == "auto":
+            return max(
+                1,
+                min(
+                    paper_delta(scale),
+                    max(8, math.ceil(4 * scale * math.sqrt(1 + max_fanout))),
+                    G,
+                ),
+            )
+    return max(1, min(window, G))
 
 
 # ------------------------------------------------------------------------------------ chain DP
@@ -205,10 +376,17 @@ def level_decumulate(c: np.ndarray, level: np.ndarray, L: int) -> np.ndarray:
 
 
 def solve_chain(
-    noisy: np.ndarray, lo: np.ndarray, hi: np.ndarray, equal_next: np.ndarray
-) -> tuple[int, int, int, np.ndarray]:
-    """Thin call of the C++ chain DP; returns (status, bad_node, cost, values)."""
-    return _kernels.chain_dp(noisy, lo, hi, equal_next)
+    noisy: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    equal_next: np.ndarray,
+    max_cells: int = DEFAULT_MAX_CELLS,
+    max_table: int = DEFAULT_MAX_TABLE,
+) -> tuple[int, int, int | None, np.ndarray]:
+    """Thin call of the C++ chain DP; returns (status, bad_node, cost or None, values)."""
+    return _kernels.chain_dp(
+        noisy, lo, hi, equal_next, max_table_size=max_table, max_cells=max_cells
+    )
 
 
 def chain_pava(noisy: np.ndarray, equal_next: np.ndarray, G: int) -> np.ndarray:
@@ -234,56 +412,65 @@ def chain_postprocess(
     *,
     scale: np.ndarray,
     window: str | int = "auto",
-    max_rounds: int = 12,
+    max_cells: int = DEFAULT_MAX_CELLS,
+    max_table: int = DEFAULT_MAX_TABLE,
 ) -> tuple[np.ndarray, dict[str, Any]]:
-    """Model 3 (spec 003 §3.4, (C6)-(C10)) by the exact chain DP, decoded to counts.
+    """Model 3 (spec 003 §3.4, (C6)-(C10)) by the exact chain DP, certified, decoded to counts.
 
     Parameters
     ----------
-    noisy_chain : (R·N,) int64 noisy level-cumulative chain values c̃ (chain order).
+    noisy_chain : (R·N,) integer noisy level-cumulative chain values c̃ (chain order).
     scale : (L,) noise scale per level (for ``window="paper"``).
+    window : starting windows (module docstring); every choice ends certified.
+    max_cells : the most window values (all chain nodes) one DP round may use.
+    max_table : the most values of one node's window.
 
     Returns
     -------
-    (counts (R, N) int64, info dict)
+    (counts (R, N) int64, info dict): ``cost`` (exact int, Σ (ĉ − c̃)² along the chain),
+    ``lower_bound`` (= cost), ``relative_gap`` (0.0), ``status`` (``"optimal"``), ``certified``,
+    ``rounds``, ``delta`` (largest window half-width of the final round), ``window``.
     """
     region, size, level, equal_next = chain_order(hierarchy, N)
-    c = np.asarray(noisy_chain, dtype=np.int64)
-    if window == "auto":
-        center = round_half_up(chain_pava(c, equal_next, G))
-        delta: Any = 16
-    else:
+    c = np.asarray(noisy_chain)
+    if c.ndim != 1 or c.size != region.size:
+        raise InvalidInput(f"noisy_chain must have shape ({region.size},), got {c.shape}")
+    c = _as_int("noisy_chain", c)
+    G = _check_G(G)
+    scale = check_finite_array("scale", scale, shape=(hierarchy.n_levels,))
+    if np.any(scale <= 0):
+        raise InvalidInput(f"scale must be > 0 per level, got {scale.tolist()}")
+    _check_range("noisy_chain", c, G)
+    if window == "paper":  # the paper's windows: around the noisy values
         center = c
-        d = _initial_delta(window, 1.0, G, 1)
-        delta = (
-            np.array([paper_delta(s) for s in scale])[level]
-            if window == "paper"
-            else np.full(c.size, d)
-        )
-        delta = np.minimum(delta, G)
-    certified = False
-    for rounds in range(1, max_rounds + 1):  # noqa: B007 (reported after the loop)
+        delta = np.array([max(1, paper_delta(s)) for s in scale], dtype=np.int64)[level]
+    else:  # around the rounded continuous optimum (PAVA), where the integer optimum lies
+        center = round_half_up(chain_pava(c, equal_next, G))
+        d = 16 if window == "auto" else _initial_delta(window, 1.0, G, 1)
+        delta = np.full(c.size, d, dtype=np.int64)
+    delta = np.minimum(delta, max(G, 1))
+    rounds = 0
+    while True:
+        rounds += 1
         lo, hi = _window_bounds(center, delta, G)
         lo[-1] = hi[-1] = G  # (C7): the last chain node is ⊤'s size-N root, cumulative = G
-        status, bad, cost, values = solve_chain(c, lo, hi, equal_next)
-        exact = bool(np.all(np.asarray(delta) >= G))
-        if status == 0:
-            certified = exact or not np.any(_touches(values[:-1], lo[:-1], hi[:-1], G))
-            if certified:
-                break
-        elif exact:
-            raise InfeasibleModel(f"no feasible chain (node {bad}); check G = {G}")
-        delta = np.minimum(np.asarray(delta) * 2, G)
-    if status != 0:
-        raise InfeasibleModel(f"chain DP infeasible after {max_rounds} window doublings")
+        try:
+            status, _, _, values = solve_chain(c, lo, hi, equal_next, max_cells, max_table)
+        except (ValueError, OverflowError) as exc:
+            if "max_cells" in str(exc) or "limit" in str(exc):
+                raise SolverLimit(
+                    f"census chain DP: after {rounds - 1} widening rounds the windows need more "
+                    f"than max_cells = {max_cells} values (or max_table = {max_table} in one "
+                    f"node) against G = {G}"
+                ) from None
+            raise _kernel_error("census chain DP", exc) from None
+        exact = bool(np.all(delta >= G))
+        if status == 0 and not np.any(_touches(values[:-1], lo[:-1], hi[:-1], G)):
+            break
+        if status != 0 and exact:
+            raise InfeasibleModel(f"no feasible chain; check G = {G}")
+        delta = np.minimum(delta * 2, max(G, 1))
     n_chain = level_decumulate(values, level, hierarchy.n_levels)
     counts = np.zeros((hierarchy.n_regions, N), dtype=np.int64)
     counts[region, size] = n_chain
-    info = {
-        "cost": int(cost),
-        "rounds": rounds,
-        "certified": bool(certified),
-        "delta": int(np.max(delta)),
-        "window": str(window),
-    }
-    return counts, info
+    return counts, _certified_info(sum_of_squares(values - c), rounds, delta, window)

@@ -26,7 +26,9 @@ integers by integer arithmetic only, so no floating-point artefact can leak the 
                                 so ε-DP up to δ ≈ n·2⁻⁵¹ (see :mod:`privopt.dp.exponential`).
 ``PrivacyAccountant``           basic composition: sequential spends add, spends inside
                                 ``parallel(...)`` (disjoint data) count their max; raises
-                                ``PrivacyBudgetExceeded`` before recording an overspend.
+                                ``PrivacyBudgetExceeded`` before recording an overspend;
+                                all-or-nothing plans (``check_plan``, ``spend_all``) and
+                                ``transaction()``, rolled back on error.
 ==============================  ==============================================================
 
 Neighbouring relation: the primitives are agnostic; the *caller* states it by the sensitivity
@@ -45,7 +47,7 @@ Example
 
 from __future__ import annotations
 
-from privopt.dp.accountant import LedgerEntry, PrivacyAccountant
+from privopt.dp.accountant import LedgerEntry, PlannedSpend, PrivacyAccountant
 from privopt.dp.calibration import (
     analytic_gaussian_sigma,
     classic_gaussian_sigma,
@@ -88,6 +90,7 @@ __all__ = [
     "exponential_mechanism",
     "exponential_mechanism_probabilities",
     "PrivacyAccountant",
+    "PlannedSpend",
     "LedgerEntry",
     "PrivacyBudgetExceeded",
 ]

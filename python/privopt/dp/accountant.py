@@ -11,19 +11,24 @@ McSherry 2009):
 
 The budget is checked *before* a spend is recorded: a spend that would go over raises
 :class:`privopt.errors.PrivacyBudgetExceeded` and leaves the ledger exactly as it was.
+
+A mechanism that spends in several steps charges *all or nothing* (never part of its cost
+before a refusal): it checks its whole plan first (:meth:`PrivacyAccountant.check_plan`, or
+records it in one step with :meth:`PrivacyAccountant.spend_all`), and runs inside
+:meth:`PrivacyAccountant.transaction`, which removes the spends it recorded if it fails.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from privopt._validation import check_delta, check_epsilon, check_nonnegative, check_positive
 from privopt.errors import InvalidInput, PrivacyBudgetExceeded
 
-__all__ = ["LedgerEntry", "PrivacyAccountant"]
+__all__ = ["LedgerEntry", "PlannedSpend", "PrivacyAccountant"]
 
 # Sums of floats drift: 0.1 + 0.2 > 0.3. A spend that exceeds the budget by no more than this
 # relative slack is accepted, so that splitting a budget into k equal parts never fails.
@@ -51,8 +56,41 @@ class LedgerEntry:
     group: str | None
 
 
+@dataclass(frozen=True)
+class PlannedSpend:
+    """One spend of a plan, checked against the budget together with the others.
+
+    The fields are the arguments of :meth:`PrivacyAccountant.spend`; ``group`` names the
+    parallel group the spend belongs to (as inside ``parallel(group)``), None for sequential.
+
+    Examples
+    --------
+    >>> PlannedSpend(0.5, label="total count", mechanism="discrete Laplace", sensitivity=1)
+    PlannedSpend(epsilon=0.5, delta=0.0, label='total count', mechanism='discrete Laplace', \
+sensitivity=1, group=None)
+    """
+
+    epsilon: float
+    delta: float = 0.0
+    label: str = ""
+    mechanism: str = ""
+    sensitivity: float | None = None
+    group: str | None = None
+
+
 def _exceeds(total: float, budget: float) -> bool:
     return total > budget * (1 + _REL_TOL)
+
+
+def _fields(entry: LedgerEntry) -> tuple:
+    return (
+        entry.label,
+        entry.mechanism,
+        entry.epsilon,
+        entry.delta,
+        entry.sensitivity,
+        entry.group,
+    )
 
 
 class PrivacyAccountant:
@@ -145,22 +183,147 @@ class PrivacyAccountant:
         PrivacyBudgetExceeded
             The spend would take the totals over the budget; nothing is recorded.
         """
-        epsilon = check_epsilon(epsilon)
-        delta = check_delta(delta)
+        entry = self._entry(
+            PlannedSpend(epsilon, delta, label, mechanism, sensitivity, self._group)
+        )
+        self._check_fits(
+            [entry],
+            what=f"spending (epsilon={entry.epsilon:g}, delta={entry.delta:g}) on {entry.label!r}",
+        )
+        self.entries.append(entry)
+
+    @staticmethod
+    def _entry(planned: PlannedSpend) -> LedgerEntry:
+        """Validate one spend and turn it into a ledger entry."""
+        epsilon = check_epsilon(planned.epsilon)
+        delta = check_delta(planned.delta)
+        sensitivity = planned.sensitivity
         if sensitivity is not None:
             sensitivity = check_nonnegative("sensitivity", sensitivity)
+        label, group = planned.label, planned.group
         if not isinstance(label, str) or not label:
             raise InvalidInput(f"label must be a non-empty string, got {label!r}")
-        entry = LedgerEntry(label, str(mechanism), epsilon, delta, sensitivity, self._group)
-        eps_after, delta_after = self._totals([*self.entries, entry])
+        if group is not None and (not isinstance(group, str) or not group):
+            raise InvalidInput(f"group must be None or a non-empty string, got {group!r}")
+        return LedgerEntry(label, str(planned.mechanism), epsilon, delta, sensitivity, group)
+
+    def _check_fits(self, new: list[LedgerEntry], *, what: str) -> tuple[float, float]:
+        """Raise PrivacyBudgetExceeded unless the ledger plus ``new`` fits; return the totals."""
+        eps_after, delta_after = self._totals([*self.entries, *new])
         if _exceeds(eps_after, self.epsilon_budget) or _exceeds(delta_after, self._delta_limit):
             raise PrivacyBudgetExceeded(
-                f"spending (epsilon={epsilon:g}, delta={delta:g}) on {label!r} would bring the "
+                f"{what} would bring the "
                 f"total to (epsilon={eps_after:g}, delta={delta_after:g}), over the budget "
                 f"(epsilon={self.epsilon_budget:g}, delta={self._delta_limit:g}); "
                 f"already spent (epsilon={self.epsilon_spent:g}, delta={self.delta_spent:g})"
             )
-        self.entries.append(entry)
+        return eps_after, delta_after
+
+    # -- all-or-nothing ------------------------------------------------------------------
+    def _plan_entries(self, plan: Iterable[PlannedSpend]) -> list[LedgerEntry]:
+        """Validate a plan; inside ``parallel(...)``, its ungrouped spends join that group."""
+        if isinstance(plan, PlannedSpend) or not isinstance(plan, Iterable):
+            raise InvalidInput(f"plan must be an iterable of PlannedSpend, got {plan!r}")
+        entries = []
+        for i, item in enumerate(plan):
+            if not isinstance(item, PlannedSpend):
+                raise InvalidInput(f"plan[{i}] must be a PlannedSpend, got {item!r}")
+            if item.group is None and self._group is not None:
+                item = replace(item, group=self._group)
+            entries.append(self._entry(item))
+        return entries
+
+    def check_plan(self, plan: Iterable[PlannedSpend]) -> tuple[float, float]:
+        """Check that every spend of ``plan`` together fits the remaining budget; record nothing.
+
+        Parameters
+        ----------
+        plan : the spends a mechanism will make, in any order (parallel spends name their
+            ``group``).
+
+        Returns
+        -------
+        (epsilon, delta) : the totals the ledger would reach after the whole plan.
+
+        Raises
+        ------
+        InvalidInput
+            A spend of the plan is malformed (bad ε, δ, sensitivity, label or group).
+        PrivacyBudgetExceeded
+            The plan as a whole does not fit, even if each spend alone would.
+
+        Examples
+        --------
+        >>> acct = PrivacyAccountant(epsilon_budget=1.0)
+        >>> plan = [PlannedSpend(0.5, label=f"level {i}") for i in (1, 2, 3)]
+        >>> acct.check_plan(plan)
+        Traceback (most recent call last):
+        ...
+        privopt.errors.PrivacyBudgetExceeded: the plan of 3 spends (epsilon=1.5, delta=0) ...
+        >>> acct.check_plan(plan[:2])
+        (1.0, 0.0)
+        """
+        entries = self._plan_entries(plan)
+        eps = sum(e.epsilon for e in entries)
+        delta = sum(e.delta for e in entries)
+        what = f"the plan of {len(entries)} spends (epsilon={eps:g}, delta={delta:g})"
+        return self._check_fits(entries, what=what)
+
+    def spend_all(self, plan: Iterable[PlannedSpend]) -> list[LedgerEntry]:
+        """Check ``plan`` as a whole and record all its spends, or none of them.
+
+        Returns the new ledger entries. Raises as :meth:`check_plan`; on a raise the ledger is
+        unchanged.
+
+        Examples
+        --------
+        >>> acct = PrivacyAccountant(epsilon_budget=1.0)
+        >>> new = acct.spend_all([PlannedSpend(0.4, label="a"), PlannedSpend(0.4, label="b")])
+        >>> len(new), round(acct.epsilon_spent, 12)
+        (2, 0.8)
+        """
+        entries = self._plan_entries(plan)
+        what = f"the plan of {len(entries)} spends"
+        self._check_fits(entries, what=what)
+        self.entries.extend(entries)
+        return entries
+
+    @contextmanager
+    def transaction(
+        self, plan: Iterable[PlannedSpend] | None = None
+    ) -> Iterator[PrivacyAccountant]:
+        """Context whose spends are kept only if the block completes without an exception.
+
+        With ``plan``, the plan is first checked as a whole (:meth:`check_plan`), so a mechanism
+        that would run out of budget half-way is refused before it draws any noise. On an
+        exception inside the block, every spend recorded in it is removed and the exception
+        propagates. Transactions nest: an inner failure that the outer block catches removes
+        only the inner spends.
+
+        Removing a spend is sound only if nothing computed from the noise left the block: the
+        mechanism must release its output after the block, not inside it.
+
+        Examples
+        --------
+        >>> acct = PrivacyAccountant(epsilon_budget=1.0)
+        >>> try:
+        ...     with acct.transaction():
+        ...         acct.spend(0.6, label="first")
+        ...         acct.spend(0.6, label="second")  # over budget: both are undone
+        ... except Exception as err:
+        ...     type(err).__name__
+        'PrivacyBudgetExceeded'
+        >>> acct.entries
+        []
+        """
+        if plan is not None:
+            self.check_plan(plan)
+        mark = len(self.entries)
+        try:
+            yield self
+        except BaseException:
+            del self.entries[mark:]
+            raise
 
     @contextmanager
     def parallel(self, label: str) -> Iterator[PrivacyAccountant]:

@@ -2,10 +2,16 @@
 
 A graph is a square ``scipy.sparse`` matrix ``A`` (n × n): every *stored* entry ``A[u, v] = w``
 is an arc u → v of length ``w ≥ 0`` (explicit zeros are arcs of length 0, as in a CSR array).
-Distances are computed by the header-only C++ Dijkstra kernel ``privopt/dijkstra.hpp``
-(bound as :func:`privopt._core.graphs.shortest_paths`, GIL released).
+Distances are computed by the header-only C++ Dijkstra kernel ``privopt/dijkstra.hpp`` with the
+GIL released.
+
+- :class:`Graph` validates a graph once and keeps it as CSR arrays in C++: bounded searches
+  (:meth:`Graph.distances` with a cutoff and a node limit, :meth:`Graph.ball`) and
+  many-source distances on several threads (:meth:`Graph.many`).
+- :func:`shortest_paths` is the one-shot form (validates the graph on every call).
 """
 
+from privopt.graphs._graph import Graph, Settled
 from privopt.graphs._paths import (
     connected_components,
     graph_from_edges,
@@ -13,4 +19,11 @@ from privopt.graphs._paths import (
     to_csr_arrays,
 )
 
-__all__ = ["shortest_paths", "connected_components", "graph_from_edges", "to_csr_arrays"]
+__all__ = [
+    "Graph",
+    "Settled",
+    "shortest_paths",
+    "connected_components",
+    "graph_from_edges",
+    "to_csr_arrays",
+]

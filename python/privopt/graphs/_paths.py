@@ -80,6 +80,10 @@ def shortest_paths(
 ) -> np.ndarray:
     """Shortest-path distances from each source to every node (Dijkstra, C++ kernel).
 
+    A one-shot wrapper of :class:`privopt.graphs.Graph`: it validates (and, undirected,
+    symmetrises) ``graph`` on every call; to search one graph many times, build a ``Graph``
+    once.
+
     Parameters
     ----------
     graph : scipy.sparse matrix or 2-D ndarray, shape (n, n)
@@ -109,34 +113,13 @@ def shortest_paths(
     >>> shortest_paths(g, 0).tolist()
     [0.0, 1.0, 3.0]
     """
-    indptr, indices, weights = to_csr_arrays(graph, directed=directed)
-    n = indptr.size - 1
-    scalar = False
-    if sources is None:
-        src = np.arange(n, dtype=np.int64)
-    else:
-        if np.ndim(sources) == 0:
-            scalar = True
-            src = np.array(
-                [check_int("sources", sources, minimum=0, maximum=n - 1)], dtype=np.int64
-            )
-        else:
-            arr = np.asarray(sources)
-            if arr.ndim != 1:
-                raise InvalidInput(f"sources must be an int or a 1-D array, got shape {arr.shape}")
-            if arr.size and arr.dtype.kind not in "iu":
-                raise InvalidInput(f"sources must be integer node ids, got dtype {arr.dtype}")
-            src = arr.astype(np.int64)
-            if src.size and (src.min() < 0 or src.max() >= n):
-                bad = src[(src < 0) | (src >= n)][0]
-                raise InvalidInput(f"sources contains node {int(bad)} outside [0, {n})")
-    cut = float(cutoff)
-    if math.isnan(cut) or cut < 0:
-        raise InvalidInput(f"cutoff must be >= 0, got {cutoff!r}")
-    from privopt._core import graphs as _kernels
+    from privopt.graphs._graph import Graph
 
-    out = _kernels.shortest_paths(indptr, indices, weights, src, cut)
-    return out[0] if scalar else out
+    g = Graph(graph, directed=directed)
+    if sources is not None and np.ndim(sources) == 0:
+        s = check_int("sources", sources, minimum=0, maximum=g.n_nodes - 1)
+        return g.many(np.array([s], dtype=np.int64), cutoff=cutoff)[0]
+    return g.many(sources, cutoff=cutoff)
 
 
 def connected_components(graph: Any, *, directed: bool = False) -> tuple[int, np.ndarray]:

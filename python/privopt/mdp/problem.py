@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 from privopt._validation import (
     check_finite_array,
+    check_finite_result,
     check_int,
     check_nonnegative,
     check_positive,
@@ -22,6 +23,10 @@ from privopt.graphs import connected_components, shortest_paths
 from privopt.mdp.metrics import METRICS, check_points, pairwise
 
 __all__ = ["MDPProblem", "EdgeList", "travel_cost_loss"]
+
+#: HiGHS treats an objective coefficient of magnitude >= 1e20 as infinite (option
+#: ``infinite_cost``): an LP objective that large would be solved as a different problem.
+LP_INFINITE_COST = 1e20
 
 
 @dataclass(frozen=True)
@@ -76,8 +81,13 @@ class MDPProblem:
     Raises
     ------
     InvalidInput
-        NaN/inf coordinates, ε < 0, η ≤ 0, K = 0 or K > N for a subset, shape mismatches,
-        negative costs, a non-symmetric precomputed matrix, records out of the graph.
+        NaN/inf or complex coordinates, ε < 0, η ≤ 0, K = 0 or K > N for a subset, shape
+        mismatches, negative costs, a non-symmetric precomputed matrix, records out of the
+        graph; a graph metric with records that cannot reach every output (a disconnected
+        graph) unless a finite ``cost`` is given, naming the components; distances that
+        overflow float64 or an objective ``p_i c_ik`` ≥ 1e20 (the LP solver's infinity).
+        Euclidean distances are computed on coordinates scaled by a power of two, so
+        coordinates near 1e±300 give their exact distances.
 
     Examples
     --------
@@ -103,6 +113,8 @@ class MDPProblem:
         if metric not in METRICS:
             raise InvalidInput(f"metric must be one of {METRICS}, got {metric!r}")
         self.metric = metric
+        self._edges: EdgeList | None = None
+        self._components: tuple[int, np.ndarray] | None = None
         self.epsilon = check_nonnegative("epsilon", epsilon)
         self.eta = check_positive("eta", eta, allow_inf=True)
         self.points: np.ndarray | None = None
@@ -117,13 +129,13 @@ class MDPProblem:
         self.output_index, self.output_distances = self._outputs(outputs, seed)
         k = self.output_distances.shape[1]
         if cost is None:
+            self._check_outputs_reachable()
             self.cost = self.output_distances
         else:
             self.cost = check_finite_array("cost", cost, shape=(n, k))
             if np.any(self.cost < 0):
                 raise InvalidInput("cost must be >= 0 (utility loss)")
-        self._edges: EdgeList | None = None
-        self._components: tuple[int, np.ndarray] | None = None
+        self._check_objective_range()
 
     # ------------------------------------------------------------------ construction helpers
     def _record_distances(self, records: Any, graph: Any) -> np.ndarray:
@@ -160,7 +172,57 @@ class MDPProblem:
         if graph is not None:
             raise InvalidInput("graph= is only used with metric='graph'")
         self.points = check_points("records", records, self.metric)
-        return pairwise(self.points, self.points, self.metric)
+        return self._pairwise(self.points, self.points, "records")
+
+    def _pairwise(self, a: np.ndarray, b: np.ndarray, name: str) -> np.ndarray:
+        """Coordinate distances, computed on copies scaled by a power of two.
+
+        The scaling is exact, so ordinary coordinates give the same bits as without it, while
+        coordinates near 1e300 (whose squared differences overflow) or 1e-300 (whose squares
+        underflow to 0, making distinct records coincide) keep their true distances.
+        """
+        largest = max(float(np.max(np.abs(a))), float(np.max(np.abs(b))))
+        exponent = math.frexp(largest)[1] if self.metric == "euclidean" and largest > 0 else 0
+        if exponent == 0:
+            d = pairwise(a, b, self.metric)
+        else:
+            d = pairwise(np.ldexp(a, -exponent), np.ldexp(b, -exponent), self.metric)
+            with np.errstate(over="ignore"):
+                d = np.ldexp(d, exponent)
+        if not np.all(np.isfinite(d)):
+            raise InvalidInput(
+                f"{name}: distances overflow float64 (largest |coordinate| {largest:.3g}); "
+                "express the coordinates in a larger unit (and epsilon, eta per that unit)"
+            )
+        return d
+
+    def _check_outputs_reachable(self) -> None:
+        """A graph metric whose records cannot reach every output has an infinite default cost:
+        refuse it, naming the graph components, rather than return an infinite loss."""
+        unreachable = ~np.isfinite(self.output_distances)
+        if not np.any(unreachable):
+            return
+        n_comp, labels = connected_components(self._road_graph)
+        record_comp = labels[self.graph_nodes]
+        groups = {int(c): np.flatnonzero(record_comp == c) for c in np.unique(record_comp)}
+        shown = "; ".join(
+            f"component {c}: records {_short_list(idx)}" for c, idx in list(groups.items())[:5]
+        )
+        raise InvalidInput(
+            f"graph is disconnected ({n_comp} components): {int(unreachable.sum())} "
+            f"(record, output) pairs have no path, so the default cost (the distance) is infinite. "
+            f"Records by component: {shown}{' ...' if len(groups) > 5 else ''}. Solve each "
+            "component as its own MDPProblem (its records and outputs), or pass a finite cost="
+        )
+
+    def _check_objective_range(self) -> None:
+        largest = float(np.max(self.prior[:, None] * self.cost)) if self.cost.size else 0.0
+        if largest >= LP_INFINITE_COST:
+            raise InvalidInput(
+                f"cost: the LP objective p_i*c_ik reaches {largest:.3g}, at or above "
+                f"{LP_INFINITE_COST:g}, which the LP solver treats as infinite; express the "
+                "distances (or cost) in a larger unit (and epsilon, eta per that unit)"
+            )
 
     def _outputs(self, outputs: Any, seed: int | None) -> tuple[np.ndarray | None, np.ndarray]:
         n = self.distances.shape[0]
@@ -190,7 +252,7 @@ class MDPProblem:
                 f"outputs must have {self.points.shape[1]} coordinates, got shape {pts.shape}"
             )
         self.output_points = pts
-        return None, pairwise(self.points, pts, self.metric)
+        return None, self._pairwise(self.points, pts, "outputs")
 
     # ------------------------------------------------------------------ derived quantities
     @property
@@ -298,6 +360,11 @@ class _Block:
         return int(self.objective.shape[1])
 
 
+def _short_list(index: np.ndarray, limit: int = 8) -> str:
+    head = ", ".join(str(int(i)) for i in index[:limit])
+    return f"[{head}{', ...' if index.size > limit else ''}] ({index.size})"
+
+
 def travel_cost_loss(record_to_dest: Any, output_to_dest: Any, weights: Any = None) -> np.ndarray:
     """The paper's travel-cost utility loss (Eq. 48):
     ``c_ik = Σ_dest p_dest · |pd(r_i, dest) − pd(o_k, dest)|``.
@@ -311,6 +378,13 @@ def travel_cost_loss(record_to_dest: Any, output_to_dest: Any, weights: Any = No
     Returns
     -------
     (N, K) float64 cost table, to pass as ``MDPProblem(..., cost=...)``.
+
+    Raises
+    ------
+    InvalidInput
+        Non-finite, complex or mis-shaped distances, or bad weights.
+    NumericalTrouble
+        A cost overflows float64 (path distances near 1e308).
     """
     a = check_finite_array("record_to_dest", record_to_dest, ndim=2)
     b = check_finite_array("output_to_dest", output_to_dest, shape=(None, a.shape[1]))
@@ -323,6 +397,7 @@ def travel_cost_loss(record_to_dest: Any, output_to_dest: Any, weights: Any = No
         raise InvalidInput(f"weights must have shape ({a.shape[1]},), got {w.shape}")
     out = np.empty((a.shape[0], b.shape[0]))
     step = max(1, 4_000_000 // max(1, b.size))
-    for s in range(0, a.shape[0], step):
-        out[s : s + step] = np.abs(a[s : s + step, None, :] - b[None, :, :]) @ w
-    return out
+    with np.errstate(over="ignore", invalid="ignore"):
+        for s in range(0, a.shape[0], step):
+            out[s : s + step] = np.abs(a[s : s + step, None, :] - b[None, :, :]) @ w
+    return check_finite_result("travel_cost_loss", out, cause="path distances near 1e308")

@@ -13,7 +13,16 @@ from privopt._validation import check_int
 from privopt.errors import InvalidInput, PrivacyViolation
 from privopt.mdp.problem import EdgeList, MDPProblem
 
-__all__ = ["PerturbationMatrix", "Verification", "repair"]
+__all__ = [
+    "PerturbationMatrix",
+    "Verification",
+    "ViolationScan",
+    "repair",
+    "repair_shared",
+    "restrict_edges",
+    "scan_violations",
+    "verify_matrix",
+]
 
 #: Edges processed per chunk when scanning |E|·K constraints (bounds temporary memory).
 _CHUNK_ENTRIES = 4_000_000
@@ -25,7 +34,7 @@ _LIFT_RATE = 0.15
 
 @dataclass(frozen=True)
 class Verification:
-    """Worst violations of a perturbation matrix against the mDP LP constraints.
+    """Violations of a perturbation matrix against the mDP LP constraints.
 
     Attributes
     ----------
@@ -36,6 +45,9 @@ class Verification:
     worst_edge : (i, j, k) of the worst relative violation, or None.
     max_row_sum_error : max_i |Σ_k z_ik − 1|.
     min_entry : smallest entry of Z.
+    n_checked : number of constraints scanned, |E|·K.
+    n_violated : number of constraints with ``z_ik − e^{εd_ij} z_jk > count_tol``.
+    count_tol : the absolute tolerance τ of that count (spec 001 §11: 1e-9).
     """
 
     max_relative_violation: float
@@ -43,6 +55,15 @@ class Verification:
     worst_edge: tuple[int, int, int] | None
     max_row_sum_error: float
     min_entry: float
+    n_checked: int = 0
+    n_violated: int = 0
+    count_tol: float = 1e-9
+
+    @property
+    def violation_ratio(self) -> float:
+        """n_violated / n_checked (0 when nothing was checked): the GV ratio of spec 001
+        Eq. 34 over the scanned constraints."""
+        return self.n_violated / self.n_checked if self.n_checked else 0.0
 
     def ok(self, rtol: float = 1e-9, *, row_atol: float = 1e-9) -> bool:
         """True when every mDP ratio holds to relative ``rtol`` and Z is row-stochastic."""
@@ -53,16 +74,67 @@ class Verification:
         )
 
 
-def _scan(
-    z: np.ndarray, edges: EdgeList, epsilon: float
-) -> tuple[float, float, tuple[int, int, int] | None]:
+@dataclass(frozen=True)
+class ViolationScan:
+    """What one pass over the constraints ``z_ik ≤ e^{εd_ij} z_jk`` found.
+
+    Attributes
+    ----------
+    max_relative : worst ``max(0, z_ik − e^{εd} z_jk) / z_ik``.
+    max_absolute : worst ``max(0, z_ik − e^{εd} z_jk)`` (the GVE maximum, spec 001 Eq. 35).
+    worst : (i, j, k) of the worst relative violation, or None.
+    n_checked : constraints scanned (|E|·K).
+    n_violated : constraints with ``z_ik − e^{εd} z_jk > count_tol``.
+    values : the violations above ``count_tol`` (the GVE distribution), when collected.
+    """
+
+    max_relative: float
+    max_absolute: float
+    worst: tuple[int, int, int] | None
+    n_checked: int
+    n_violated: int
+    values: np.ndarray | None = None
+
+
+def scan_violations(
+    z: np.ndarray,
+    edges: EdgeList,
+    epsilon: float,
+    *,
+    count_tol: float = 1e-9,
+    collect: bool = False,
+    right: np.ndarray | None = None,
+) -> ViolationScan:
+    """Scan every constraint ``z_ik − e^{ε d_e} z'_jk ≤ 0`` of ``edges`` (vectorised, chunked).
+
+    Parameters
+    ----------
+    z : (N, K) rows ``i`` of the constraints.
+    edges : pairs (i, j) with their distances d (any distance: a neighbour threshold is the
+        caller's choice).
+    epsilon : ε (1 / distance unit).
+    count_tol : a constraint counts as violated when ``z_ik − e^{εd} z'_jk > count_tol``.
+    collect : also return the violating values (GVE distribution).
+    right : (N', K) rows ``j`` when they come from another matrix (default ``z``), e.g. the
+        rows of another user in LR-Geo's cross-user check.
+
+    Returns
+    -------
+    ViolationScan
+    """
+    zr = z if right is None else right
     k = z.shape[1]
-    worst_rel, worst_abs, where = 0.0, 0.0, None
+    worst_rel, worst_abs, where, n_bad = 0.0, 0.0, None, 0
+    values: list[np.ndarray] = []
     step = max(1, _CHUNK_ENTRIES // max(k, 1))
     for s in range(0, len(edges), step):
         i, j, d = edges.i[s : s + step], edges.j[s : s + step], edges.d[s : s + step]
         zi = z[i]
-        viol = zi - np.exp(epsilon * d)[:, None] * z[j]
+        viol = zi - np.exp(epsilon * d)[:, None] * zr[j]
+        over = viol > count_tol
+        n_bad += int(np.count_nonzero(over))
+        if collect and over.any():
+            values.append(viol[over])
         np.maximum(viol, 0.0, out=viol)
         if not viol.any():
             continue
@@ -72,13 +144,41 @@ def _scan(
             e, kk = divmod(flat, k)
             worst_rel, where = float(rel.flat[flat]), (int(i[e]), int(j[e]), int(kk))
         worst_abs = max(worst_abs, float(viol.max()))
-    return worst_rel, worst_abs, where
+    collected = (np.concatenate(values) if values else np.zeros(0)) if collect else None
+    return ViolationScan(worst_rel, worst_abs, where, len(edges) * k, n_bad, collected)
 
 
-def verify_matrix(z: np.ndarray, edges: EdgeList, epsilon: float) -> Verification:
+def _scan(
+    z: np.ndarray, edges: EdgeList, epsilon: float
+) -> tuple[float, float, tuple[int, int, int] | None]:
+    scan = scan_violations(z, edges, epsilon)
+    return scan.max_relative, scan.max_absolute, scan.worst
+
+
+def verify_matrix(
+    z: np.ndarray, edges: EdgeList, epsilon: float, *, count_tol: float = 1e-9
+) -> Verification:
     """Check Z (N, K) against every mDP constraint of ``edges`` (vectorised, chunked)."""
-    rel, ab, where = _scan(z, edges, epsilon)
-    return Verification(rel, ab, where, float(np.max(np.abs(z.sum(axis=1) - 1.0))), float(z.min()))
+    scan = scan_violations(z, edges, epsilon, count_tol=count_tol)
+    return Verification(
+        scan.max_relative,
+        scan.max_absolute,
+        scan.worst,
+        float(np.max(np.abs(z.sum(axis=1) - 1.0))),
+        float(z.min()),
+        scan.n_checked,
+        scan.n_violated,
+        count_tol,
+    )
+
+
+def restrict_edges(edges: EdgeList, rows: np.ndarray, n_records: int) -> EdgeList:
+    """The edges between the records ``rows`` (global ids, distinct), renumbered to positions
+    in ``rows`` (the local row numbers of a row-indexed matrix)."""
+    local = np.full(n_records, -1, dtype=np.int64)
+    local[rows] = np.arange(rows.size)
+    keep = (local[edges.i] >= 0) & (local[edges.j] >= 0)
+    return EdgeList(local[edges.i[keep]], local[edges.j[keep]], edges.d[keep])
 
 
 def repair(
@@ -123,22 +223,7 @@ def repair(
     -------
     (Z', α) — the repaired matrix and the mixing weight (0 when nothing needed repair).
     """
-    z = np.clip(z, 0.0, None)
-    z = z / z.sum(axis=1, keepdims=True)
-    # Edges with e^{εd} = 1 (coincident records, or ε = 0) are equalities: average those classes.
-    zero = np.exp(epsilon * edges.d) == 1.0
-    if np.any(zero):
-        import scipy.sparse as sp
-        from scipy.sparse.csgraph import connected_components
-
-        n = z.shape[0]
-        g = sp.csr_array((np.ones(int(zero.sum())), (edges.i[zero], edges.j[zero])), shape=(n, n))
-        n_comp, lab = connected_components(g, directed=False)
-        sums = np.zeros((n_comp, z.shape[1]))
-        np.add.at(sums, lab, z)
-        z = sums[lab] / np.bincount(lab, minlength=n_comp)[lab, None]
-    keep = ~zero
-    sub = EdgeList(edges.i[keep], edges.j[keep], edges.d[keep])
+    z, sub = _stochastic_equalised(z, edges, epsilon)
     best = _mix(z, edges, sub, epsilon, rtol, objective)
     if best[1] == 0.0:  # nothing violated
         return best
@@ -152,6 +237,29 @@ def repair(
         if float(np.sum(objective * lifted[0])) < float(np.sum(objective * best[0])):
             best = lifted
     return best
+
+
+def _stochastic_equalised(
+    z: np.ndarray, edges: EdgeList, epsilon: float
+) -> tuple[np.ndarray, EdgeList]:
+    """Steps 1–2 of :func:`repair`: clip at 0, renormalise rows, and give records joined by
+    edges with e^{εd} = 1 (coincident records, or ε = 0) their class's mean row. Returns the
+    matrix and the edges with e^{εd} > 1 (the ones that mixing must fix)."""
+    z = np.clip(z, 0.0, None)
+    z = z / z.sum(axis=1, keepdims=True)
+    zero = np.exp(epsilon * edges.d) == 1.0
+    if np.any(zero):
+        import scipy.sparse as sp
+        from scipy.sparse.csgraph import connected_components
+
+        n = z.shape[0]
+        g = sp.csr_array((np.ones(int(zero.sum())), (edges.i[zero], edges.j[zero])), shape=(n, n))
+        n_comp, lab = connected_components(g, directed=False)
+        sums = np.zeros((n_comp, z.shape[1]))
+        np.add.at(sums, lab, z)
+        z = sums[lab] / np.bincount(lab, minlength=n_comp)[lab, None]
+    keep = ~zero
+    return z, EdgeList(edges.i[keep], edges.j[keep], edges.d[keep])
 
 
 def _mix(
@@ -213,6 +321,73 @@ def _mixing_weight(
     return alpha
 
 
+def repair_shared(
+    matrices: list[np.ndarray],
+    edges: list[EdgeList],
+    epsilon: float,
+    *,
+    rtol: float = 1e-12,
+    partners: list[np.ndarray] | None = None,
+) -> tuple[list[np.ndarray], float]:
+    """Repair several matrices with **one** mixing weight α and the uniform partner.
+
+    Each matrix is clipped at 0, its rows renormalised and coincident records' rows averaged
+    (steps 1–2 of :func:`repair`), then every matrix becomes
+    ``(1 − α) Z_m + α/K`` with the smallest α that fixes the violations of *all* of them
+    (step 3 of :func:`repair`, uniform partner). One α for all keeps every ratio that held
+    *across* the matrices: if ``a ≤ r·b`` with r ≥ 1 then ``(1−α)a + α/K ≤ r((1−α)b + α/K)``.
+    LR-Geo needs this for its users' exponential entries (Thm 4.4, spec 001 §5), which a
+    per-matrix weight or the lift partner would break.
+
+    Parameters
+    ----------
+    matrices : list of (N_m, K) arrays, the same K for all.
+    edges : list of the mDP edges of each matrix (local row numbers).
+    epsilon : ε.
+    rtol : relative margin aimed for on every repaired constraint.
+    partners : optional feasible partners P_m (same shapes, rows summing to 1) to mix with
+        instead of the uniform mechanism: ``(1 − α) Z_m + α P_m``. Ratios across matrices are
+        kept where both Z and P satisfy them (LR-Geo passes an ExpMech at ε/2, which is
+        ε/2-Geo-Ind for all pairs and far cheaper than the uniform mechanism).
+
+    Returns
+    -------
+    (repaired matrices, α) — α = 0 when nothing needed repair.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> e = EdgeList(np.array([0, 1]), np.array([1, 0]), np.array([1.0, 1.0]))
+    >>> z = np.array([[1.0, 0.0], [0.0, 1.0]])     # violates e^{ε d} on both rows
+    >>> fixed, alpha = repair_shared([z, z.copy()], [e, e], np.log(3.0))
+    >>> bool(np.all(fixed[0] <= 3.0 * fixed[0][::-1] + 1e-15)), alpha > 0
+    (True, True)
+    """
+    if len(matrices) != len(edges) or not matrices:
+        raise InvalidInput("repair_shared needs one edge list per matrix (and >= 1 matrix)")
+    k = matrices[0].shape[1]
+    if any(m.ndim != 2 or m.shape[1] != k for m in matrices):
+        raise InvalidInput(f"every matrix must have K = {k} columns")
+    if partners is not None and (
+        len(partners) != len(matrices)
+        or any(p.shape != z.shape for p, z in zip(partners, matrices, strict=True))
+    ):
+        raise InvalidInput("partners must match the matrices one to one, shape for shape")
+    clean, alpha = [], 0.0
+    for m, (z, e) in enumerate(zip(matrices, edges, strict=True)):
+        # Coincident records get their mean row: their exponential entries are equal already.
+        z, sub = _stochastic_equalised(z, e, epsilon)
+        clean.append(z)
+        partner = None if partners is None else partners[m]
+        alpha = max(alpha, _mixing_weight(z, sub, epsilon, rtol, partner))
+    alpha = min(1.0, 2.0 * alpha)
+    if alpha == 0.0:
+        return clean, 0.0
+    if partners is None:
+        return [(1.0 - alpha) * z + alpha / k for z in clean], alpha
+    return [(1.0 - alpha) * z + alpha * p for z, p in zip(clean, partners, strict=True)], alpha
+
+
 @dataclass
 class PerturbationMatrix:
     """An ε-mDP perturbation matrix Z (N × K): ``Z[i, k] = Pr[Q(r_i) = o_k]``.
@@ -234,6 +409,10 @@ class PerturbationMatrix:
     output_index : (K,) record index of each output, or None for external output points.
     history : solver history: per-iteration bounds, times, sizes (list of dicts) and a
         ``summary`` dict (times, iterations, repair weight and its utility cost, ...).
+    row_index : (N,) distinct record indices of the rows when the matrix covers only a subset
+        of a problem's records (LR-Geo: a user's block Z_{N_m}, rows = the LR set N_m), or None
+        when row i is record i. :meth:`sample`, :meth:`loss` and :meth:`verify` then take and
+        check record indices of the whole problem.
     """
 
     matrix: np.ndarray
@@ -245,10 +424,51 @@ class PerturbationMatrix:
     output_index: np.ndarray | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
+    row_index: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.row_index is not None:
+            rows = np.asarray(self.row_index)
+            if rows.ndim != 1 or rows.size != self.matrix.shape[0]:
+                raise InvalidInput(
+                    f"row_index must have shape ({self.matrix.shape[0]},), got {rows.shape}"
+                )
+            if rows.size and (rows.dtype.kind not in "iu" or rows.min() < 0):
+                raise InvalidInput("row_index must hold record indices >= 0")
+            if np.unique(rows).size != rows.size:
+                raise InvalidInput("row_index must not repeat a record")
+            self.row_index = rows.astype(np.int64)
 
     @property
     def n_records(self) -> int:
+        """Number of rows (records covered)."""
         return int(self.matrix.shape[0])
+
+    def rows_of(self, records: Any) -> np.ndarray:
+        """Row positions of record indices (themselves when there is no ``row_index``).
+
+        Raises
+        ------
+        InvalidInput
+            A record the matrix has no row for.
+        """
+        idx = np.asarray(records)
+        if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
+            raise InvalidInput("records must be a 1-D int array of record indices")
+        if self.row_index is None:
+            if idx.size and (idx.min() < 0 or idx.max() >= self.n_records):
+                raise InvalidInput(f"records must lie in [0, {self.n_records})")
+            return idx.astype(np.int64)
+        order = np.argsort(self.row_index)
+        pos = np.searchsorted(self.row_index[order], idx)
+        pos = np.minimum(pos, self.row_index.size - 1)
+        found = self.row_index[order][pos] == idx
+        if not np.all(found):
+            raise InvalidInput(
+                f"records {idx[~found][:5].tolist()} have no row (row_index covers "
+                f"{self.row_index.size} records)"
+            )
+        return order[pos]
 
     @property
     def n_outputs(self) -> int:
@@ -261,33 +481,41 @@ class PerturbationMatrix:
 
     # ---------------------------------------------------------------- sampling
     def sample(self, record: int, rng: Any = None) -> int:
-        """Draw an output index k for the true record index ``record`` (uses privopt.dp's
-        random sources: None, an int seed, a Generator or "secure")."""
-        i = check_int("record", record, minimum=0, maximum=self.n_records - 1)
-        return int(self.sample_many(np.array([i]), rng)[0])
+        """Draw an output index k for the true record ``record``.
+
+        ``rng``: None (default) draws from the operating system's cryptographic source
+        (:class:`privopt.dp.SecureSource`), as a real release must; an int seed or a numpy
+        Generator make draws reproducible (for tests); "secure" or any
+        :class:`privopt.dp.RandomSource` are used as given.
+        """
+        check_int("record", record, minimum=0)
+        return int(self.sample_many(np.array([int(record)]), rng)[0])
 
     def sample_many(self, records: Any, rng: Any = None) -> np.ndarray:
         """Vectorised :meth:`sample` for an int array of record indices → output indices."""
-        idx = np.asarray(records)
-        if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
-            raise InvalidInput("records must be a 1-D int array of record indices")
-        if idx.size and (idx.min() < 0 or idx.max() >= self.n_records):
-            raise InvalidInput(f"records must lie in [0, {self.n_records})")
-        u = _uniforms(idx.size, rng)
-        cdf = np.cumsum(self.matrix[idx], axis=1)
+        rows = self.rows_of(records)
+        u = _uniforms(rows.size, rng)
+        cdf = np.cumsum(self.matrix[rows], axis=1)
         cdf[:, -1] = np.inf  # rows sum to 1 up to rounding: the last output absorbs it
         # First k with cdf_k > u; zero-probability outputs never get chosen (cdf flat there).
         return (cdf <= u[:, None]).sum(axis=1).astype(np.int64)
 
     # ---------------------------------------------------------------- checks
     def loss(self, problem: MDPProblem) -> float:
-        """Expected utility loss Σ p_i c_ik Z_ik under ``problem``'s prior and cost."""
-        return float(np.sum(problem.objective * self.matrix))
-
-    def verify(self, problem: MDPProblem) -> Verification:
-        """Worst violation of every mDP constraint of ``problem`` (see :class:`Verification`)."""
+        """Expected utility loss Σ p_i c_ik Z_ik under ``problem``'s prior and cost (over the
+        rows' records)."""
         _check_shape(self, problem)
-        return verify_matrix(self.matrix, problem.edges, problem.epsilon)
+        obj = problem.objective if self.row_index is None else problem.objective[self.row_index]
+        return float(np.sum(obj * self.matrix))
+
+    def verify(self, problem: MDPProblem, *, count_tol: float = 1e-9) -> Verification:
+        """Violations of every mDP constraint of ``problem`` between the matrix's rows (see
+        :class:`Verification`; ``count_tol`` is the tolerance of its violation count)."""
+        _check_shape(self, problem)
+        edges = problem.edges
+        if self.row_index is not None:
+            edges = restrict_edges(edges, self.row_index, problem.n_records)
+        return verify_matrix(self.matrix, edges, problem.epsilon, count_tol=count_tol)
 
     def check(self, problem: MDPProblem, rtol: float = 1e-9) -> None:
         """Raise :class:`PrivacyViolation` unless :meth:`verify` passes at ``rtol``."""
@@ -297,24 +525,36 @@ class PerturbationMatrix:
 
     # ---------------------------------------------------------------- persistence
     def save(self, path: str | Path) -> Path:
-        """Write an ``.npz`` with the matrix, parameters, output indices and history (JSON)."""
+        """Write an ``.npz`` with the matrix, parameters, output indices and history (JSON).
+
+        The file is written atomically (temporary file beside it, then renamed): a reader sees
+        the previous file or the new one, never a partial one.
+        """
+        from privopt._atomic import atomic_file
+
         path = Path(path)
-        np.savez_compressed(
-            path,
-            matrix=self.matrix,
-            epsilon=self.epsilon,
-            eta=self.eta,
-            expected_loss=self.expected_loss,
-            lower_bound=self.lower_bound,
-            method=self.method,
-            output_index=(
-                np.array([], dtype=np.int64) if self.output_index is None else self.output_index
-            ),
-            has_output_index=self.output_index is not None,
-            history=json.dumps(self.history, default=_json_default),
-            summary=json.dumps(self.summary, default=_json_default),
-        )
-        return path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
+        target = path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
+        with atomic_file(target) as tmp:
+            np.savez_compressed(
+                tmp,
+                matrix=self.matrix,
+                epsilon=self.epsilon,
+                eta=self.eta,
+                expected_loss=self.expected_loss,
+                lower_bound=self.lower_bound,
+                method=self.method,
+                output_index=(
+                    np.array([], dtype=np.int64) if self.output_index is None else self.output_index
+                ),
+                has_output_index=self.output_index is not None,
+                history=json.dumps(self.history, default=_json_default),
+                summary=json.dumps(self.summary, default=_json_default),
+                row_index=(
+                    np.array([], dtype=np.int64) if self.row_index is None else self.row_index
+                ),
+                has_row_index=self.row_index is not None,
+            )
+        return target
 
     @classmethod
     def load(cls, path: str | Path) -> PerturbationMatrix:
@@ -330,6 +570,9 @@ class PerturbationMatrix:
                 output_index=f["output_index"] if bool(f["has_output_index"]) else None,
                 history=json.loads(str(f["history"])),
                 summary=json.loads(str(f["summary"])),
+                row_index=(
+                    f["row_index"] if "has_row_index" in f and bool(f["has_row_index"]) else None
+                ),
             )
 
     # ---------------------------------------------------------------- plots
@@ -357,7 +600,9 @@ class PerturbationMatrix:
 
         if problem.points is None:
             raise InvalidInput("plot_row needs a problem with record coordinates")
-        i = check_int("record", record, minimum=0, maximum=self.n_records - 1)
+        check_int("record", record, minimum=0)
+        i = int(record)
+        row = int(self.rows_of(np.array([i]))[0])
         out_pts = (
             problem.output_points
             if problem.output_index is None
@@ -371,7 +616,9 @@ class PerturbationMatrix:
         if ax is None:
             _, ax = new_figure(figsize=(5, 4))
         ax.scatter(*xy(problem.points), s=4, c="0.8", label="records")
-        sc = ax.scatter(*xy(out_pts), s=18, c=self.matrix[i], cmap="viridis", label="outputs (Pr)")
+        sc = ax.scatter(
+            *xy(out_pts), s=18, c=self.matrix[row], cmap="viridis", label="outputs (Pr)"
+        )
         ax.scatter(*xy(problem.points[i : i + 1]), marker="*", s=160, c="r", label="true record")
         ax.figure.colorbar(sc, ax=ax, label=f"Pr[Q(r_{i}) = o_k]")
         if problem.metric == "haversine":
@@ -382,19 +629,26 @@ class PerturbationMatrix:
 
 
 def _uniforms(n: int, rng: Any) -> np.ndarray:
-    """n uniforms on [0, 1) from privopt.dp's random sources (None, seed, Generator,
-    "secure" or a RandomSource), 53 random bits each."""
+    """n uniforms on [0, 1) with 53 random bits each: from the OS CSPRNG when ``rng`` is None
+    (a release must not be predictable, issue 15), else from privopt.dp's source for ``rng``."""
     from privopt.dp import as_random_source
 
-    return np.asarray(as_random_source(rng).uniform(n), dtype=np.float64).reshape(n)
+    source = as_random_source("secure" if rng is None else rng)
+    return np.asarray(source.uniform(n), dtype=np.float64).reshape(n)
 
 
 def _check_shape(pm: PerturbationMatrix, problem: MDPProblem) -> None:
-    if pm.matrix.shape != (problem.n_records, problem.n_outputs):
-        raise InvalidInput(
-            f"matrix shape {pm.matrix.shape} does not match the problem "
-            f"({problem.n_records}, {problem.n_outputs})"
-        )
+    if pm.row_index is None:
+        want = (problem.n_records, problem.n_outputs)
+    else:
+        want = (pm.row_index.size, problem.n_outputs)
+        if pm.row_index.size and pm.row_index.max() >= problem.n_records:
+            raise InvalidInput(
+                f"row_index holds record {int(pm.row_index.max())}, the problem has "
+                f"{problem.n_records} records"
+            )
+    if pm.matrix.shape != want:
+        raise InvalidInput(f"matrix shape {pm.matrix.shape} does not match the problem {want}")
 
 
 def _json_default(o: Any) -> Any:

@@ -1,0 +1,236 @@
+"""A prepared weighted graph: validated and stored as CSR once, searched many times."""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any, NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from privopt._validation import check_int
+from privopt.errors import InvalidInput
+
+__all__ = ["Graph", "Settled"]
+
+
+class Settled(NamedTuple):
+    """Nodes settled by a bounded Dijkstra search, in settled order.
+
+    Attributes
+    ----------
+    nodes : int64 array, shape (s,)
+        Node ids in order of non-decreasing distance from the source (ties: smaller id
+        first); ``nodes[0]`` is the source.
+    distances : float64 array, shape (s,)
+        Their shortest-path distances from the source (same unit as the arc lengths).
+    """
+
+    nodes: np.ndarray
+    distances: np.ndarray
+
+
+def _check_cutoff(name: str, value: Any) -> float:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"{name} must be a number >= 0, got {value!r}") from None
+    if math.isnan(out) or out < 0:
+        raise InvalidInput(f"{name} must be >= 0 (inf for none), got {value!r}")
+    return out
+
+
+class Graph:
+    """A weighted graph validated once and kept as CSR arrays in the C++ kernel.
+
+    Every search runs the header-only C++ Dijkstra (``privopt/dijkstra.hpp``) on the stored
+    arrays with the GIL released: nothing is re-validated or re-symmetrised per call, which
+    makes a call cost the search plus a few microseconds (``bench/graph_bench.py``).
+
+    Parameters
+    ----------
+    adjacency : scipy.sparse matrix or 2-D ndarray, shape (n, n)
+        Arc lengths ``A[u, v] = w >= 0`` (any unit, e.g. km). Every stored entry of a sparse
+        matrix is an arc (explicit zeros are arcs of length 0); dense zeros mean "no arc".
+    directed : bool
+        ``False`` (default) lets every arc be travelled both ways (scipy's undirected semantics:
+        of two opposite arcs the shorter counts).
+
+    Raises
+    ------
+    InvalidInput
+        Non-square or empty matrix, negative / NaN / infinite lengths.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> g = Graph(sp.csr_array(([1.0, 2.0, 4.0], ([0, 1, 0], [1, 2, 2])), shape=(3, 3)))
+    >>> g.distances(2)
+    Settled(nodes=array([2, 1, 0]), distances=array([0., 2., 3.]))
+    >>> g.distances(0, max_nodes=2).nodes.tolist()
+    [0, 1]
+    >>> g.many([0, 2]).tolist()
+    [[0.0, 1.0, 3.0], [3.0, 2.0, 0.0]]
+    """
+
+    def __init__(self, adjacency: Any, *, directed: bool = False) -> None:
+        from privopt.graphs._paths import _as_square_csr, _symmetrised
+
+        csr = _as_square_csr(adjacency)
+        if not directed:
+            csr = _symmetrised(csr)
+        self._init_arrays(csr.indptr, csr.indices, csr.data, bool(directed))
+
+    def _init_arrays(
+        self, indptr: np.ndarray, indices: np.ndarray, weights: np.ndarray, directed: bool
+    ) -> None:
+        from privopt._core import graphs as kernels
+
+        self.directed = directed
+        self._indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        self._indices = np.ascontiguousarray(indices, dtype=np.int64)
+        self._weights = np.ascontiguousarray(weights, dtype=np.float64)
+        for a in (self._indptr, self._indices, self._weights):
+            a.setflags(write=False)
+        try:
+            self._kernel = kernels.PreparedGraph(self._indptr, self._indices, self._weights)
+        except ValueError as exc:  # the kernel's own check (reached only through from_csr)
+            raise InvalidInput(f"graph: {exc}") from None
+        self.n_nodes = int(self._kernel.n_nodes)
+
+    @classmethod
+    def from_edges(
+        cls, n_nodes: int, u: Any, v: Any, length: Any, *, directed: bool = False
+    ) -> Graph:
+        """Graph from edge lists ``(u[e], v[e], length[e])`` (parallel edges keep the shortest);
+        see :func:`privopt.graphs.graph_from_edges`."""
+        from privopt.graphs._paths import graph_from_edges
+
+        # graph_from_edges already stores both directions of an undirected edge.
+        csr = graph_from_edges(n_nodes, u, v, length, directed=directed)
+        g = cls.__new__(cls)
+        g._init_arrays(csr.indptr, csr.indices, csr.data, bool(directed))
+        return g
+
+    @property
+    def n_arcs(self) -> int:
+        """Number of stored arcs (an undirected edge counts twice)."""
+        return int(self._kernel.n_arcs)
+
+    @property
+    def csr(self) -> sp.csr_array:
+        """The stored arcs as a read-only scipy CSR array (both directions when undirected)."""
+        return sp.csr_array(
+            (self._weights, self._indices, self._indptr), shape=(self.n_nodes, self.n_nodes)
+        )
+
+    def _source(self, name: str, value: Any) -> int:
+        return check_int(name, value, minimum=0, maximum=self.n_nodes - 1)
+
+    def distances(
+        self, source: int, *, cutoff: float = math.inf, max_nodes: int | None = None
+    ) -> Settled:
+        """Bounded Dijkstra from ``source``: the nodes it settles, in order, with distances.
+
+        Parameters
+        ----------
+        source : int
+            Node id in ``[0, n)``.
+        cutoff : float
+            Settle only nodes within this distance (inclusive); ``inf`` for no limit.
+        max_nodes : int, optional
+            Stop after this many settled nodes (the source included): the ``L`` nearest.
+
+        Returns
+        -------
+        Settled
+            ``(nodes, distances)``, both of shape (s,), s ≤ ``max_nodes``.
+        """
+        # Fast path for the common, valid call (this runs once per user per request).
+        if type(source) is not int or not 0 <= source < self.n_nodes:
+            source = self._source("source", source)
+        if type(cutoff) is not float or not cutoff >= 0:
+            cutoff = _check_cutoff("cutoff", cutoff)
+        limit = -1 if max_nodes is None else check_int("max_nodes", max_nodes, minimum=0)
+        return Settled(*self._kernel.settled(source, cutoff, limit))
+
+    def ball(self, center: int, radius: float) -> Settled:
+        """The nodes within graph distance ``radius`` of ``center`` (inclusive), nearest first:
+        ``distances(center, cutoff=radius)``."""
+        return self.distances(center, cutoff=_check_cutoff("radius", radius))
+
+    def many(
+        self, sources: Any = None, *, cutoff: float = math.inf, threads: int | None = 1
+    ) -> np.ndarray:
+        """Distances from many sources to every node (one Dijkstra per source, in parallel).
+
+        Parameters
+        ----------
+        sources : 1-D int array of shape (s,), optional
+            Source nodes; default all nodes.
+        cutoff : float
+            Entries farther than this read ``inf``.
+        threads : int or None
+            C++ threads (``None``: one per CPU); rows are independent, so the result does not
+            depend on it.
+
+        Returns
+        -------
+        ndarray of float64, shape (s, n); ``inf`` where unreachable or beyond ``cutoff``.
+        """
+        if sources is None:
+            src = np.arange(self.n_nodes, dtype=np.int64)
+        else:
+            arr = np.asarray(sources)
+            if arr.ndim != 1:
+                raise InvalidInput(f"sources must be a 1-D array, got shape {arr.shape}")
+            if arr.size and arr.dtype.kind not in "iu":
+                raise InvalidInput(f"sources must be integer node ids, got dtype {arr.dtype}")
+            src = arr.astype(np.int64)
+            if src.size and (src.min() < 0 or src.max() >= self.n_nodes):
+                bad = src[(src < 0) | (src >= self.n_nodes)][0]
+                raise InvalidInput(f"sources contains node {int(bad)} outside [0, {self.n_nodes})")
+        cut = _check_cutoff("cutoff", cutoff)
+        n_threads = (
+            os.cpu_count() or 1 if threads is None else check_int("threads", threads, minimum=1)
+        )
+        return self._kernel.many(src, cut, n_threads)
+
+    def components(self) -> tuple[int, np.ndarray]:
+        """(number of connected components, labels (n,)); weakly connected when directed."""
+        from privopt.graphs._paths import connected_components
+
+        return connected_components(self.csr, directed=False)
+
+    def kernel_seconds(
+        self,
+        sources: Any,
+        *,
+        cutoff: float = math.inf,
+        max_nodes: int | None = None,
+        reps: int = 1000,
+    ) -> float:
+        """Mean seconds per search of the C++ kernel alone, cycling through ``sources``
+        (the baseline against which benchmarks measure the per-call overhead)."""
+        src = np.asarray(sources, dtype=np.int64)
+        limit = -1 if max_nodes is None else check_int("max_nodes", max_nodes, minimum=0)
+        return float(
+            self._kernel.kernel_seconds(
+                src, _check_cutoff("cutoff", cutoff), limit, check_int("reps", reps, minimum=1)
+            )
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as its CSR arrays (the C++ object is rebuilt on load), for process executors.
+        return (_from_arrays, (self._indptr, self._indices, self._weights, self.directed))
+
+    def __repr__(self) -> str:
+        kind = "directed" if self.directed else "undirected"
+        return f"Graph(n_nodes={self.n_nodes}, n_arcs={self.n_arcs}, {kind})"
+
+
+def _from_arrays(indptr: np.ndarray, indices: np.ndarray, weights: np.ndarray, directed: bool):
+    g = Graph.__new__(Graph)
+    g._init_arrays(indptr, indices, weights, directed)
+    return g
