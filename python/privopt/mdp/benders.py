@@ -34,6 +34,7 @@ from privopt.errors import InvalidInput, SolverLimit
 from privopt.graphs import shortest_paths
 from privopt.lp import LinearProgram
 from privopt.lp.benders import BendersProblem, solve_benders
+from privopt.mdp._exact import _solve_block_rowgen
 from privopt.mdp._lpbuild import mdp_rows
 from privopt.mdp.partition import Partition, classify, mp_component_sizes, partition
 from privopt.mdp.problem import EdgeList, _Block
@@ -380,8 +381,6 @@ def solve_benders_block(
     setup_s = time.perf_counter() - start
     if not model.subs:
         # Every record is a boundary record: the master is the whole LP of the block.
-        from privopt.mdp.solvers import _solve_block_rowgen
-
         z, value, info = _solve_block_rowgen(
             block, lp_method="simplex", threads=None, time_limit=time_limit
         )
