@@ -79,6 +79,7 @@ from privopt.errors import (
     InfeasibleModel,
     InvalidInput,
     NumericalTrouble,
+    SolverError,
     SolverLimit,
     UnboundedModel,
 )
@@ -554,8 +555,17 @@ def _remote_solve(
 class _Dispatcher:
     """Solves all subproblems at given master points; data shipped at construction."""
 
-    def __init__(self, subs: Sequence[_SubData], executor: Executor | None) -> None:
+    def __init__(
+        self,
+        subs: Sequence[_SubData],
+        executor: Executor | None,
+        retries: int = 2,
+        names: Sequence[str] | None = None,
+    ) -> None:
         self.executor = executor
+        self.subs = list(subs)
+        self.retries = retries
+        self.names = list(names) if names is not None else [f"sub{k}" for k in range(len(subs))]
         self.token = uuid.uuid4().hex
         self.mode = "serial"
         self._local: list[_SubSolver] | None = None
@@ -586,19 +596,56 @@ class _Dispatcher:
                 self.executor.submit(s.solve, x, want_solution)
                 for s, x in zip(self._local, xs, strict=False)
             ]
-        elif self.mode == "dask":
-            futs = [
-                self.executor.submit(
-                    _remote_solve, self.token, k, src, x, want_solution, pure=False
-                )
-                for k, (src, x) in enumerate(zip(self._sources, xs, strict=False))
-            ]
         else:
             futs = [
-                self.executor.submit(_remote_solve, self.token, k, src, x, want_solution)
+                self._submit(k, src, x, want_solution)
                 for k, (src, x) in enumerate(zip(self._sources, xs, strict=False))
             ]
+            return [self._result(k, f, xs[k], want_solution) for k, f in enumerate(futs)]
         return [f.result() for f in futs]
+
+    def _submit(self, k: int, source: Any, x: np.ndarray, want_solution: bool) -> Any:
+        if self.mode == "dask":
+            # Pure tasks: Dask re-runs them itself when their worker dies.
+            return self.executor.submit(
+                _remote_solve,
+                self.token,
+                k,
+                source,
+                x,
+                want_solution,
+                pure=False,
+                retries=self.retries,
+            )
+        return self.executor.submit(_remote_solve, self.token, k, source, x, want_solution)
+
+    def _result(self, k: int, fut: Any, x: np.ndarray, want_solution: bool) -> _Outcome:
+        """The task's outcome; a task lost with its worker (or its scattered data) is
+        resubmitted with the subproblem data itself, up to ``retries`` times."""
+        for attempt in range(self.retries + 1):
+            try:
+                return fut.result()
+            except Exception as exc:  # noqa: BLE001 - a lost worker, cancelled future, ...
+                if attempt == self.retries:
+                    raise SolverError(
+                        f"subproblem {self.names[k]} failed after {self.retries} retries: "
+                        f"{type(exc).__name__}: {exc}"
+                    ) from exc
+                try:
+                    fut = self._submit(k, self._recover_source(k), x, want_solution)
+                except Exception as sub_exc:  # noqa: BLE001 - e.g. a broken process pool
+                    raise SolverError(
+                        f"subproblem {self.names[k]} failed and could not be resubmitted: "
+                        f"{type(sub_exc).__name__}: {sub_exc}"
+                    ) from exc
+        raise AssertionError("unreachable")
+
+    def _recover_source(self, k: int) -> Any:
+        """Subproblem ``k``'s data for a resubmission: scattered anew on Dask (the copy may
+        have died with its worker), else the same file."""
+        if self.mode == "dask":
+            self._sources[k] = self._client.scatter(self.subs[k], hash=False)
+        return self._sources[k]
 
     def close(self) -> None:
         if self._client is not None and self._sources:
@@ -1094,6 +1141,7 @@ def solve_benders(
     core_point: np.ndarray | None = None,
     in_out: float = 0.5,
     stall_in_out: float | None = None,
+    retries: int = 2,
 ) -> BendersResult:
     """Solve a :class:`BendersProblem` by Benders decomposition.
 
@@ -1138,6 +1186,10 @@ def solve_benders(
         core); a fully feasible x_sep is an upper bound and becomes the new core. When the
         cuts at x_sep do not cut x̄ off, the next round separates at x̄ itself.
     in_out : the weight of the master point in x_sep, in (0, 1].
+    retries : a subproblem task lost with its worker (Dask: ``retries=`` of the task, then
+        resubmission with the data itself; other executors: resubmission) is retried this
+        many times, then :class:`~privopt.errors.SolverError` names the subproblem. Tasks are
+        pure (the same point gives the same cut), so a retry changes nothing in the result.
     stall_in_out : with a ``core_point`` and ``in_out=1``: the in-out weight switched to when
         the classical iteration stalls, i.e. no cut separates x̄ once made safe for HiGHS
         (duals of degenerate subproblems reach 1e12 on metric-DP rows at ε·η ≥ 15; capped,
@@ -1166,6 +1218,7 @@ def solve_benders(
     if not (gap_floor > 0 and math.isfinite(gap_floor)):
         raise InvalidInput(f"gap_floor must be a finite number > 0, got {gap_floor!r}")
     max_iterations = check_int("max_iterations", max_iterations, minimum=1)
+    retries = check_int("retries", retries, minimum=0)
     if time_limit is not None:
         time_limit = check_positive("time_limit", time_limit, allow_inf=True)
     if executor is not None and not isinstance(executor, Executor):
@@ -1199,7 +1252,7 @@ def solve_benders(
         if stall_in_out is not None and not (0.0 < float(stall_in_out) < 1.0):
             raise InvalidInput(f"stall_in_out must be in (0, 1), got {stall_in_out!r}")
         lam = in_out
-    dispatcher = _Dispatcher(subs, executor)
+    dispatcher = _Dispatcher(subs, executor, retries, problem.names)
     bar = _progress_bar(progress, max_iterations)
     history: list[BendersIteration] = []
     best_ub, lb, safe_lb = _INF, -_INF, -_INF
