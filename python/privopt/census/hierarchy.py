@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_int
+from privopt._validation import check_finite_array, check_int
 from privopt.errors import InvalidInput
 
 __all__ = ["Hierarchy", "CensusCounts", "cumulate", "decumulate"]
@@ -29,12 +29,18 @@ __all__ = ["Hierarchy", "CensusCounts", "cumulate", "decumulate"]
 
 def cumulate(n: np.ndarray) -> np.ndarray:
     """⊕ (spec 003 §3.1): cumulative counts ``c_s = Σ_{k≤s} n_k`` along the last axis."""
-    return np.cumsum(n, axis=-1)
+    return np.cumsum(_counts_array("n", n), axis=-1)
 
 
 def decumulate(c: np.ndarray) -> np.ndarray:
     """⊖ (spec 003 §3.1): ``n_1 = c_1``, ``n_s = c_s − c_{s−1}`` along the last axis."""
-    return np.diff(c, axis=-1, prepend=0)
+    return np.diff(_counts_array("c", c), axis=-1, prepend=0)
+
+
+def _counts_array(name: str, value: Any) -> np.ndarray:
+    """Finite real counts, integer dtype kept (complex, text, NaN refused)."""
+    kind = np.asarray(value).dtype.kind
+    return check_finite_array(name, value, dtype=np.int64 if kind in "iu" else np.float64)
 
 
 def _path(row: Sequence[Any]) -> list[Any]:

@@ -55,9 +55,11 @@ def nearest_centre(X: np.ndarray, centres: np.ndarray, *, n_jobs: int | None = N
     (n,) int64.
     """
     threads = 1 if n_jobs is None else (os.cpu_count() or 1) if n_jobs < 0 else max(1, n_jobs)
-    return _core.cluster.nearest_centres(
-        np.asarray(X, dtype=np.float64), np.asarray(centres, dtype=np.float64), threads
-    )
+    X = check_finite_array("X", X, ndim=2)
+    centres = check_finite_array("centres", centres, shape=(None, X.shape[1]))
+    if centres.shape[0] == 0:
+        raise InvalidInput("centres must hold at least one centre")
+    return _core.cluster.nearest_centres(X, centres, threads)
 
 
 def _power_of_two_above(x: float) -> float:

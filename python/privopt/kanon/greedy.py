@@ -18,6 +18,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from privopt._validation import check_instance, check_permutation
 from privopt.kanon.initial import key_order, variance_sort
 from privopt.kanon.problem import KAnonProblem
 
@@ -183,7 +184,10 @@ def greedy_search(problem: KAnonProblem, order: np.ndarray | None = None) -> np.
     -------
     (n,) int64 class ids; every class has between k and k + (n mod k) rows.
     """
-    order = variance_sort(problem) if order is None else np.asarray(order)
+    check_instance("problem", problem, KAnonProblem)
+    order = (
+        variance_sort(problem) if order is None else check_permutation("order", order, problem.n)
+    )
     xs = np.ascontiguousarray(problem.x[order])
     off, n_cat = _cat_layout(problem)
     primary = int(key_order(problem)[0])

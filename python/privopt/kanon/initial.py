@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from privopt._validation import check_instance, check_permutation
 from privopt.kanon.problem import KAnonProblem
 
 __all__ = ["key_order", "variance_sort", "initial_ksets", "initial_solution"]
@@ -24,6 +25,7 @@ def variance_sort(problem: KAnonProblem) -> np.ndarray:
 
     Ties (identical rows) keep the original index order (§2 step 3, [CODE]).
     """
+    check_instance("problem", problem, KAnonProblem)
     keys = key_order(problem)
     # np.lexsort uses the LAST key as primary, hence the reversal.
     return np.lexsort([problem.x[:, j] for j in keys[::-1]])
@@ -39,7 +41,10 @@ def initial_ksets(order: np.ndarray, k: int) -> list[np.ndarray]:
 
 def initial_solution(problem: KAnonProblem, order: np.ndarray | None = None) -> np.ndarray:
     """Class id per row (n,) of the Initial Feasible Solution (IFS)."""
-    order = variance_sort(problem) if order is None else order
+    check_instance("problem", problem, KAnonProblem)
+    order = (
+        variance_sort(problem) if order is None else check_permutation("order", order, problem.n)
+    )
     labels = np.empty(problem.n, dtype=np.int64)
     for c, rows in enumerate(initial_ksets(order, problem.k)):
         labels[rows] = c

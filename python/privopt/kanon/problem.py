@@ -240,9 +240,18 @@ def build_problem(
             continue
         if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
             raise InvalidInput(f"quasi-identifier {c!r} is not numeric; list it in categorical")
+        if pd.api.types.is_complex_dtype(col):
+            raise InvalidInput(f"quasi-identifier {c!r} holds complex numbers; give real values")
         vals = col.to_numpy(dtype=np.float64)
         if not np.all(np.isfinite(vals)):
             raise InvalidInput(f"quasi-identifier {c!r} contains an infinite value")
+        with np.errstate(over="ignore"):
+            spread = vals.max() - vals.min()
+        if not np.isfinite(spread):  # ±1e308: every range-based loss would be NaN
+            raise InvalidInput(
+                f"quasi-identifier {c!r}: its range {vals.min():g}..{vals.max():g} overflows "
+                "float64; rescale the column"
+            )
         labels.append(None)
         x[:, j] = vals
         lo, hi = float(vals.min()), float(vals.max())

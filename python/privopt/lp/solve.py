@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import check_int, check_positive
+from privopt._validation import check_finite_array, check_int, check_positive
 from privopt.errors import (
     InfeasibleModel,
     InvalidInput,
@@ -168,13 +168,22 @@ def farkas_margin(
     (floating-point dust on an infinite bound would otherwise give ±inf). ``-inf`` when ``y`` is
     not a certificate in this orientation.
     """
-    y = np.asarray(y, dtype=np.float64)
+    A = sp.csc_array(A)
+    m, n = A.shape
+    y = check_finite_array("y", y, shape=(m,))
+    for name, arr, size in (
+        ("row_lower", row_lower, m),
+        ("row_upper", row_upper, m),
+        ("col_lower", col_lower, n),
+        ("col_upper", col_upper, n),
+    ):
+        if np.shape(arr) != (size,):
+            raise InvalidInput(f"{name} must have shape ({size},), got {np.shape(arr)}")
     scale = np.abs(y).max(initial=0.0)
     if not scale > 0 or not np.isfinite(scale):
         return -math.inf
     y = y / scale
     y = np.where(np.abs(y) <= 1e-12, 0.0, y)
-    A = sp.csc_array(A)
     z = A.T @ y
     amax = np.abs(A.data).max(initial=1.0)
     z = np.where(np.abs(z) <= 1e-9 * amax, 0.0, z)
