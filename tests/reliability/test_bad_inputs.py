@@ -611,9 +611,9 @@ for kw, frag in [
         frag,
     )
 for data, frag in [
-    (X + 1j, "complex"),
+    (X + 1j, "(?i)complex"),
     (np.full((3, 2), NAN), "NaN|infinity|non-finite"),
-    (np.zeros((0, 2)), "at least"),
+    (np.zeros((0, 2)), "at least|minimum of 2"),
     (["a", "b"], ""),
 ]:
     case(
@@ -627,7 +627,7 @@ case(
     "DPM.predict",
     "wrong width",
     lambda: DPM(bounds=(0.0, 1.0), delta=1e-6, random_state=0).fit(X).predict(np.zeros((2, 3))),
-    "columns",
+    "columns|features",
     exc=ValueError,
 )
 case(
