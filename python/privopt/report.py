@@ -8,6 +8,7 @@ matplotlib's non-interactive Agg backend (see :func:`new_figure`) and saved with
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,7 +82,7 @@ def save_figure(fig: Any, path: str | Path, **savefig: Any) -> Path:
     return target
 
 
-def markdown_table(header: list[str], rows: list[list[object]]) -> str:
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """A GitHub-flavoured Markdown table; floats are printed with 6 significant digits."""
 
     def fmt(v: object) -> str:

@@ -339,7 +339,7 @@ def _initial_delta(window: str | int, scale: float, G: int, max_fanout: int) -> 
                     G,
                 ),
             )
-    return max(1, min(window, G))
+    return max(1, min(int(window), G))
 
 
 # ------------------------------------------------------------------------------------ chain DP

@@ -200,9 +200,10 @@ class DaskData:
     def slot_sums(
         self, tree: SplitTree, slots: dict[int, int], scale: float = 1.0
     ) -> tuple[np.ndarray, np.ndarray]:
-        return self._map_reduce(
+        sums, counts = self._map_reduce(
             self.X, chunk_sums, self.a, self.b, self._tree_arrays(tree, slots), len(slots), scale
         )
+        return sums, counts
 
 
 def fill_column(X: Any, k: int, out: np.ndarray, batch: int = 8) -> None:

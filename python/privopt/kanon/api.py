@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -74,10 +75,10 @@ class KAnonResult:
         Method-specific details (MILP status and gap, Split & Carry sub-problem sizes, ...).
     """
 
-    table: object
+    table: Any
     classes: np.ndarray
-    lower: object
-    upper: object
+    lower: Any
+    upper: Any
     loss: LossBreakdown
     method: str
     k: int

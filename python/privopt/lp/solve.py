@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import check_finite_array, check_int, check_positive
+from privopt._validation import check_int, check_positive
 from privopt.errors import (
     InfeasibleModel,
     InvalidInput,
@@ -170,7 +170,9 @@ def farkas_margin(
     """
     A = sp.csc_array(A)
     m, n = A.shape
-    y = check_finite_array("y", y, shape=(m,))
+    y = np.asarray(y, dtype=np.float64)
+    if y.shape != (m,):
+        raise InvalidInput(f"y must have shape ({m},), got {y.shape}")
     for name, arr, size in (
         ("row_lower", row_lower, m),
         ("row_upper", row_upper, m),
@@ -302,8 +304,8 @@ def safe_dual_bound(
     A: Any,
     row_lower: np.ndarray,
     row_upper: np.ndarray,
-    col_lower: np.ndarray,
-    col_upper: np.ndarray,
+    col_lower: np.ndarray | float,
+    col_upper: np.ndarray | float,
     row_dual: np.ndarray,
     *,
     solver_col_dual: np.ndarray | None = None,
@@ -502,7 +504,7 @@ def classify(h: Any, lp: LinearProgram, elapsed: float, *, method: str, presolve
         S.kObjectiveTarget,
         S.kInterrupt,
         S.kMemoryLimit,
-        S.kHighsInterrupt,
+        S.kHighsInterrupt,  # type: ignore[attr-defined]  # present, absent from the stubs
     ):
         best = _extract(h, lp, elapsed) if _has_feasible_point(h) else None
         raise SolverLimit(f"HiGHS stopped early: {text}", status=text, best=best)

@@ -419,6 +419,7 @@ def solve_benders_block(
     # "stalled" = no violated cut while the gap is open: a tolerance artefact, the incumbent
     # is within solver tolerance of the master bound.
     converged = res.status in ("optimal", "stalled")
+    assert res.sub_solutions is not None  # solve_benders returns them with every status
     z = _assemble(model, res.x_master, res.sub_solutions)
     info = {
         "records": block.n,
