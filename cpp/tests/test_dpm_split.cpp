@@ -161,6 +161,12 @@ void test_tree_routing_and_sums() {
     CHECK_NEAR(sums[2], 16.0, 1e-12);  // 6 + clip(20) = 16
     CHECK_NEAR(sums[3], -1.0, 1e-12);
     CHECK_THROWS(slot_sums(x.data(), 4, 2, -10, 10, tree, 1, sums.data(), sizes.data()));
+    // A power-of-two scale gives the sums in data units times the scale, exactly.
+    std::vector<double> scaled(4, 0.0);
+    std::vector<std::int64_t> sizes2(2, 0);
+    slot_sums(x.data(), 4, 2, -10, 10, tree, 2, scaled.data(), sizes2.data(), 0.0625);
+    for (std::size_t i = 0; i < 4; ++i) CHECK(scaled[i] * 16.0 == sums[i]);
+    CHECK_THROWS(slot_sums(x.data(), 4, 2, -10, 10, tree, 2, scaled.data(), sizes2.data(), 0.0));
     const std::int64_t bad_left[] = {0, 0, 3, 0, 0};
     const TreeView bad{5, feature, threshold, bad_left, right, slot};
     CHECK_THROWS(route_points(x.data(), 4, 2, bad, out.data()));
@@ -203,6 +209,17 @@ void test_nearest_centres() {
         same = same && fast[static_cast<std::size_t>(i)] == arg && arg != 12;
     }
     CHECK(same);
+
+    // The same points and centres scaled by 2^±1000 keep their labels: the squared differences
+    // would overflow (or underflow) without the kernel's own power-of-two rescaling.
+    for (const double s : {std::ldexp(1.0, 1000), std::ldexp(1.0, -1000)}) {
+        std::vector<double> xs2(xs), cs2(cs);
+        for (double& v : xs2) v *= s;
+        for (double& v : cs2) v *= s;
+        std::vector<std::int64_t> scaled(static_cast<std::size_t>(n));
+        nearest_centres(xs2.data(), n, d, cs2.data(), k, scaled.data(), 2);
+        CHECK(scaled == fast);
+    }
 }
 
 }  // namespace

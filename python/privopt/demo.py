@@ -22,6 +22,7 @@ DEMO_SECTIONS: list[str] = [
     "privopt.dp.demo:demo_section",
     "privopt.lp.demo:demo_section",
     "privopt.mdp.demo:demo_section",
+    "privopt.geo.report:demo_section",
     "privopt.kanon.demo:demo_section",
     "privopt.census.demo:demo_section",
     "privopt.cluster.demo:demo_section",

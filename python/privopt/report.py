@@ -2,15 +2,19 @@
 
 A :class:`Report` collects sections (a title, Markdown body, figure files) and writes
 ``report.md`` into an output directory. Plots are written by the mechanisms themselves with
-matplotlib's non-interactive Agg backend (see :func:`new_figure`).
+matplotlib's non-interactive Agg backend (see :func:`new_figure`) and saved with
+:func:`save_figure`. Every file is written atomically (:mod:`privopt._atomic`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-__all__ = ["Section", "Report", "new_figure", "markdown_table"]
+from privopt._atomic import atomic_file, write_text_atomic
+
+__all__ = ["Section", "Report", "new_figure", "save_figure", "markdown_table"]
 
 
 @dataclass
@@ -43,11 +47,10 @@ class Report:
         return "\n".join(parts)
 
     def write(self, out_dir: str | Path) -> Path:
+        """Write ``<out_dir>/report.md`` atomically (the directory is created if missing)."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        path = out / "report.md"
-        path.write_text(self.to_markdown(), encoding="utf-8")
-        return path
+        return write_text_atomic(out / "report.md", self.to_markdown())
 
 
 def new_figure(*args, **kwargs):
@@ -58,6 +61,17 @@ def new_figure(*args, **kwargs):
     import matplotlib.pyplot as plt
 
     return plt.subplots(*args, **kwargs)
+
+
+def save_figure(fig: Any, path: str | Path, **savefig: Any) -> Path:
+    """``fig.savefig(path, **savefig)``, atomically: a reader never sees a half-written image.
+
+    The format follows ``path``'s suffix (e.g. ``.png``).
+    """
+    target = Path(path)
+    with atomic_file(target) as tmp:
+        fig.savefig(tmp, format=target.suffix.lstrip(".") or None, **savefig)
+    return target
 
 
 def markdown_table(header: list[str], rows: list[list[object]]) -> str:

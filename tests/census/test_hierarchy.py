@@ -138,3 +138,29 @@ def test_ragged_records_with_padding():
     bad = pd.DataFrame({"state": [None], "county": ["x"]})
     with pytest.raises(InvalidInput, match="only end"):
         Hierarchy.from_frame(bad, ["state", "county"], pad_leaves=True)
+
+
+def test_from_records_refuses_missing_group_ids():
+    # Rows with a NaN group id were silently dropped (issue 12 defect 5): now the row is named.
+    rec = pd.DataFrame(
+        {"state": ["GA", "GA", "NY", "NY"], "hh": ["a", "a", np.nan, "b"]},
+        index=[10, 11, 12, 13],
+    )
+    with pytest.raises(InvalidInput, match="row 12"):
+        CensusCounts.from_records(rec, ["state"], "hh")
+    cells = pd.DataFrame({"state": ["GA", "NY"], "sex": [1, None], "age": [30, 40]})
+    with pytest.raises(InvalidInput, match="row 1 "):
+        CensusCounts.from_records(cells, ["state"], ["sex", "age"])
+
+
+def test_hierarchy_fingerprint_covers_parents_names_and_levels():
+    a = Hierarchy.from_nested({"US": ["GA", "NY"]}, level_names=["nation", "state"])
+    assert (
+        a.fingerprint
+        == Hierarchy.from_parents([-1, 0, 0], ["US", "GA", "NY"], ["nation", "state"]).fingerprint
+    )
+    assert a.fingerprint != Hierarchy.from_nested({"US": ["GA", "NY"]}).fingerprint
+    assert (
+        a.fingerprint
+        != Hierarchy.from_nested({"US": ["NY", "GA"]}, ["nation", "state"]).fingerprint
+    )

@@ -3,43 +3,36 @@ the M_c^dp oracle (spec 003 §8 O5), baselines, bad input."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
-from census_helpers import random_counts, random_hierarchy
+from census_helpers import inject, inject_noise, random_counts, random_hierarchy
 from privopt.census import (
     MECHANISMS,
     CensusCounts,
     Hierarchy,
     Measurements,
-    cumulate,
     m_c_ch,
     m_c_dp,
     m_h_dp,
     release,
     topdown,
 )
-from privopt.census.solvers import chain_order, level_cumulative
 from privopt.errors import InvalidInput, PrivacyViolation
 
 CONSISTENT = ["M_H^dp", "M_c^dp", "M_c^ch", "TopDown"]
 
 
-def _measurements(kind: str, noisy: np.ndarray, L: int) -> Measurements:
-    return Measurements(kind, np.asarray(noisy, dtype=np.int64), 1.0, np.full(L, 2.0), np.ones(L))
+KIND = {
+    "M_c^dp": "cumulative",
+    "M_c^r": "cumulative",
+    "M_c^ch": "chain",
+}
 
 
 def _inject(data: CensusCounts, name: str, noise: np.ndarray) -> Measurements:
-    L = data.hierarchy.n_levels
-    if name in ("M_c^dp", "M_c^r"):
-        return _measurements("cumulative", cumulate(data.counts) + noise, L)
-    if name == "M_c^ch":
-        region, size, level, _ = chain_order(data.hierarchy, data.N)
-        m = _measurements(
-            "chain", level_cumulative(data.counts[region, size], level, L) + noise[region, size], L
-        )
-        m.info["chain_noise_scale"] = "strict"
-        return m
-    return _measurements("counts", data.counts + noise, L)
+    return inject_noise(data, KIND.get(name, "counts"), noise)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -69,7 +62,7 @@ def test_zero_noise_returns_truth(name):
 def test_o5_m_c_dp_running_example(running_example):
     # c̃ rows in region order US, GA, NY (spec 003 §8 O5): optimal step-3 cost 6.
     cum = np.array([[2, 5, 4, 7, 6], [3, 2, 4, 6, 5], [0, 2, 3, 2, 4]])
-    rel = m_c_dp(running_example, measurements=_measurements("cumulative", cum, 2)).verify()
+    rel = m_c_dp(running_example, measurements=inject(running_example, "cumulative", cum)).verify()
     n_bar = np.array([[2, 3, 0, 1, 0], [3, 0, 1, 2, 0], [0, 2, 1, 0, 1]])
     assert rel.info["cost"] == 6 == int(((rel.counts - n_bar) ** 2).sum())
 
@@ -109,19 +102,21 @@ def test_bad_input(running_example):
         release(running_example, 1.0, mechanism="nope")
     with pytest.raises(InvalidInput, match="chain_noise_scale"):
         m_c_ch(running_example, 1.0, chain_noise_scale="loose")
-    m = _measurements("cumulative", np.zeros((3, 5)), 2)
+    m = inject(running_example, "cumulative", np.zeros((3, 5)))
     with pytest.raises(InvalidInput, match="'counts' Measurements"):
         m_h_dp(running_example, measurements=m)
     with pytest.raises(InvalidInput, match="window"):
         m_h_dp(
             running_example,
-            measurements=_measurements("counts", running_example.counts, 2),
+            measurements=inject(running_example, "counts", running_example.counts),
             window="huge",
         )
 
 
 def test_release_frame_and_save(tmp_path, running_example):
-    rel = m_h_dp(running_example, measurements=_measurements("counts", running_example.counts, 2))
+    rel = m_h_dp(
+        running_example, measurements=inject(running_example, "counts", running_example.counts)
+    )
     f = rel.to_frame()
     assert list(f.columns) == ["region", "level", "size", "count"] and len(f) == 15
     assert rel.save(tmp_path / "out.csv").exists()
@@ -133,7 +128,9 @@ def test_release_frame_and_save(tmp_path, running_example):
 def test_release_parquet(tmp_path, running_example):
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
-    rel = m_h_dp(running_example, measurements=_measurements("counts", running_example.counts, 2))
+    rel = m_h_dp(
+        running_example, measurements=inject(running_example, "counts", running_example.counts)
+    )
     back = pd.read_parquet(rel.save(tmp_path / "out.parquet"))
     assert back.equals(rel.to_frame())
 
@@ -160,3 +157,48 @@ def test_qp_solvers_agree(name):
     assert np.abs(a.counts - b.counts).max() <= 1 and np.mean(a.counts != b.counts) < 0.05
     with pytest.raises(InvalidInput, match="qp_solver"):
         MECHANISMS[name](data, measurements=m, qp_solver="gurobi")
+
+
+def test_topdown_refuses_totals_beyond_float64():
+    # TopDown's projection is float64: at G >= 2^53 it failed its own check() (issue 12
+    # defect 5). It now refuses; just below, every check holds; M_H^dp is exact there too.
+    h = Hierarchy.from_nested({"US": ["GA", "NY"]})
+    for G in (2**52 + 1, 2**53 - 1):
+        data = CensusCounts.from_leaf_counts(h, [[G - 5, 3], [1, 1]])
+        assert all(topdown(data, 1.0, rng=0).check().values())
+    big = CensusCounts.from_leaf_counts(h, [[2**53, 3], [1, 1]])
+    with pytest.raises(InvalidInput, match="2\\^53"):
+        topdown(big, 1.0, rng=0)
+    rel = m_h_dp(big, 1.0, rng=0).verify()
+    assert int(rel.counts[0].sum(dtype=object)) == 2**53 + 5
+
+
+def test_grouped_round_repairs_float_drift():
+    # Projections whose float sums overshoot or undershoot the integer targets still round to
+    # non-negative integers summing exactly to each target.
+    from privopt.census.mechanisms import _grouped_round
+
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        n, groups = int(rng.integers(1, 7)), int(rng.integers(1, 4))
+        group = np.unique(rng.integers(0, groups, size=n), return_inverse=True)[1]
+        target = rng.integers(0, 2 ** int(rng.integers(1, 52)), size=group.max() + 1)
+        x = rng.random(n)
+        for g in range(target.size):
+            m = group == g
+            x[m] = x[m] / x[m].sum() * target[g] * (1 + rng.normal() * 1e-9)
+        out = _grouped_round(x, group, target)
+        assert (out >= 0).all()
+        assert [int(out[group == g].sum()) for g in range(target.size)] == target.tolist()
+
+
+@pytest.mark.parametrize("name", ["M_H^r", "M_c^r"])
+def test_non_finite_qp_solution_raises(name, monkeypatch, running_example):
+    # A QP solver answering NaN must not become a release (NaN rounds to INT64_MIN).
+    import privopt.census.mechanisms as mech
+    from privopt.errors import NumericalTrouble
+
+    monkeypatch.setattr(mech, "solve_qp", lambda target, *a, **k: np.full(target.size, np.nan))
+    m = _inject(running_example, name, np.zeros_like(running_example.counts))
+    with pytest.raises(NumericalTrouble, match=re.escape(f"{name} QP solution is not finite")):
+        MECHANISMS[name](running_example, measurements=m)

@@ -4,9 +4,10 @@ noise, and the optimality ordering of the post-processings on shared measurement
 from __future__ import annotations
 
 import numpy as np
+from census_helpers import inject_noise
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from privopt.census import MECHANISMS, CensusCounts, Hierarchy, Measurements, cumulate
+from privopt.census import MECHANISMS, CensusCounts, Hierarchy, Measurements
 from privopt.census.solvers import chain_order, level_cumulative
 
 
@@ -34,17 +35,7 @@ def instances(draw):
 
 
 def _measure(data: CensusCounts, kind: str, noise: np.ndarray) -> Measurements:
-    L = data.hierarchy.n_levels
-    if kind == "cumulative":
-        noisy = cumulate(data.counts) + noise
-    elif kind == "chain":
-        region, size, level, _ = chain_order(data.hierarchy, data.N)
-        noisy = level_cumulative(data.counts[region, size], level, L) + noise[region, size]
-    else:
-        noisy = data.counts + noise
-    m = Measurements(kind, np.asarray(noisy, dtype=np.int64), 1.0, np.full(L, 2.0), np.ones(L))
-    m.info["chain_noise_scale"] = "strict"
-    return m
+    return inject_noise(data, kind, noise)
 
 
 @settings(max_examples=40, deadline=None)

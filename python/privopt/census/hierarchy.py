@@ -13,6 +13,8 @@ size ``s`` in region ``r`` (s = 1..N), consistent over the hierarchy, with the p
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -281,6 +283,25 @@ class Hierarchy:
         return cls.from_parents(parent, names, [root_name] + cols, pad_leaves=pad_leaves)
 
     # ----------------------------------------------------------------- properties
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """SHA-256 (hex) of the tree: parents, region names and level names.
+
+        Example
+        -------
+        >>> a = Hierarchy.from_nested({"US": ["GA", "NY"]})
+        >>> a.fingerprint == Hierarchy.from_nested({"US": ["GA", "NY"]}).fingerprint
+        True
+        >>> a.fingerprint == Hierarchy.from_nested({"US": ["GA", "VA"]}).fingerprint
+        False
+        """
+        digest = hashlib.sha256(np.ascontiguousarray(self.parent, dtype=np.int64).tobytes())
+        for part in (self.names, self.level_names):
+            text = "\x1f".join(map(str, part))
+            digest.update(len(text).to_bytes(8, "little"))
+            digest.update(text.encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()
+
     @property
     def n_regions(self) -> int:
         return int(self.parent.size)
@@ -445,6 +466,14 @@ class CensusCounts:
         if not gcols or missing:
             raise InvalidInput(
                 f"group_column {missing or group_column!r} is not a column of records"
+            )
+        missing_id = records[gcols].isna().any(axis=1).to_numpy()
+        if missing_id.any():
+            row = records.index[int(np.argmax(missing_id))]
+            row = row.item() if isinstance(row, np.generic) else row
+            raise InvalidInput(
+                f"group_column: row {row!r} has a missing group id; every individual must "
+                f"belong to a group"
             )
         hierarchy = Hierarchy.from_frame(records, level_columns, root_name, pad_leaves=pad_leaves)
         if len(gcols) > 1:  # a group = one combination of the group columns inside one leaf

@@ -25,9 +25,9 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import check_epsilon
+from privopt._validation import check_epsilon, check_finite_result
 from privopt.census.hierarchy import CensusCounts, Hierarchy, cumulate, decumulate
-from privopt.census.noise import Measurements, draw_level_noise, spend_levels
+from privopt.census.noise import DataFingerprint, Measurements, draw_level_noise, spend_levels
 from privopt.census.release import CensusRelease
 from privopt.census.solvers import (
     chain_order,
@@ -84,7 +84,9 @@ def measure_counts(
     )
     noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
     noisy = data.counts + np.concatenate(noise, axis=0)
-    return Measurements("counts", noisy, eps, sens * L / eps, sens, ledger)
+    return Measurements(
+        "counts", noisy, eps, sens * L / eps, sens, ledger, source=DataFingerprint.of(data)
+    )
 
 
 def measure_cumulative(
@@ -105,7 +107,9 @@ def measure_cumulative(
     )
     noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
     noisy = cumulate(data.counts) + np.concatenate(noise, axis=0)
-    return Measurements("cumulative", noisy, eps, sens * L / eps, sens, ledger)
+    return Measurements(
+        "cumulative", noisy, eps, sens * L / eps, sens, ledger, source=DataFingerprint.of(data)
+    )
 
 
 def measure_chain(
@@ -144,7 +148,14 @@ def measure_chain(
     for lev in range(L):
         noisy[level == lev] += noise[lev]
     return Measurements(
-        "chain", noisy, eps, sens * L / eps, sens, ledger, {"chain_noise_scale": chain_noise_scale}
+        "chain",
+        noisy,
+        eps,
+        sens * L / eps,
+        sens,
+        ledger,
+        {"chain_noise_scale": chain_noise_scale},
+        source=DataFingerprint.of(data),
     )
 
 
@@ -163,14 +174,30 @@ def _get(
         if epsilon is None:
             raise InvalidInput("epsilon is required unless measurements are given")
         measurements = measure(data, epsilon, rng=rng, accountant=accountant, **kw)
-    elif not isinstance(measurements, Measurements) or measurements.kind != kind:
-        raise InvalidInput(f"measurements must be {kind!r} Measurements")
-    elif measurements.noisy.shape[0] not in (
-        data.hierarchy.n_regions,
-        data.hierarchy.n_regions * data.N,
-    ):
-        raise InvalidInput("measurements do not match the hierarchy")
+    else:
+        _check_measurements(measurements, kind, data)
     return measurements, time.perf_counter() - start
+
+
+def _check_measurements(measurements: Any, kind: str, data: CensusCounts) -> None:
+    """Measurements of the right kind, made on this data (fingerprint) and of its shape."""
+    if not isinstance(measurements, Measurements) or measurements.kind != kind:
+        raise InvalidInput(
+            f"measurements must be {kind!r} Measurements, got "
+            f"{getattr(measurements, 'kind', type(measurements).__name__)!r}"
+        )
+    if measurements.source is None:
+        raise InvalidInput(
+            "measurements do not record the data they measured (source is None): make them "
+            "with measure_counts / measure_cumulative / measure_chain"
+        )
+    measurements.source.check(data)
+    R, N = data.hierarchy.n_regions, data.N
+    want = (R * N,) if kind == "chain" else (R, N)
+    if np.shape(measurements.noisy) != want:
+        raise InvalidInput(
+            f"measurements.noisy must have shape {want}, got {np.shape(measurements.noisy)}"
+        )
 
 
 def _release(
@@ -183,6 +210,8 @@ def _release(
     what: str,
     info: dict | None = None,
 ) -> CensusRelease:
+    if counts.dtype.kind == "f":  # integer counts are finite by construction
+        check_finite_result(f"{name} counts", counts)
     return CensusRelease(
         mechanism=name,
         hierarchy=data.hierarchy,
@@ -523,6 +552,7 @@ def m_h_r(
     x = solve_qp(
         meas.noisy.ravel().astype(np.float64), A, rhs, rhs, time_limit=time_limit, solver=solver
     )
+    check_finite_result("M_H^r QP solution", x, cause=f"the {solver} QP solver")
     counts = np.maximum(round_half_up(x), 0).reshape(R, N)
     return _release(
         "M_H^r",
@@ -571,6 +601,7 @@ def m_c_r(
     c = solve_qp(
         meas.noisy.ravel().astype(np.float64), A, lo, hi, time_limit=time_limit, solver=solver
     ).reshape(R, N)
+    check_finite_result("M_c^r QP solution", c, cause=f"the {solver} QP solver")
     counts = decumulate(np.maximum.accumulate(np.maximum(round_half_up(c), 0), axis=1))
     return _release(
         "M_c^r",
@@ -585,6 +616,10 @@ def m_c_r(
 
 
 # ----------------------------------------------------------------------------- TopDown
+#: TopDown's projection is float64: every integer up to G must be exact (G < 2⁵³).
+TOPDOWN_MAX_G = 1 << 53
+
+
 def _grouped_simplex_projection(v: np.ndarray, group: np.ndarray, target: np.ndarray) -> np.ndarray:
     """Euclidean projection of each group of ``v`` onto {x ≥ 0 : Σ x = target[g]} (Duchi et al.,
     vectorised). ``group`` holds group ids 0..n_groups-1."""
@@ -612,17 +647,40 @@ def _grouped_simplex_projection(v: np.ndarray, group: np.ndarray, target: np.nda
 
 def _grouped_round(x: np.ndarray, group: np.ndarray, target: np.ndarray) -> np.ndarray:
     """E2E geoimp_round: floor, then +1 to the cells with the largest fractional parts until
-    each group sums to its integer target (spec 003 §4 resolution)."""
-    fl = np.floor(x + 1e-9).astype(np.int64)
+    each group sums to its integer target (spec 003 §4 resolution). Sums are int64, and a
+    group that float rounding left over its target (or short by more than its size) is
+    repaired exactly, so every group sums to its target and no cell goes negative."""
+    fl = np.floor(np.maximum(x, 0.0) + 1e-9).astype(np.int64)
     frac = x - fl
-    deficit = target - np.bincount(group, weights=fl, minlength=target.size).astype(np.int64)
     order = np.lexsort((-frac, group))
     gs = group[order]
     starts = np.flatnonzero(np.concatenate([[True], gs[1:] != gs[:-1]]))
+    sums = np.zeros(target.size, dtype=np.int64)
+    sums[gs[starts]] = np.add.reduceat(fl[order], starts)
+    deficit = target - sums
     rank = np.arange(x.size) - np.repeat(starts, np.diff(np.concatenate([starts, [x.size]])))
     out = fl.copy()
     out[order] += (rank < deficit[gs]).astype(np.int64)
+    for g in np.flatnonzero((deficit < 0) | (deficit > np.bincount(group, minlength=target.size))):
+        _repair_group(out, np.flatnonzero(group == g), int(target[g]))
     return out
+
+
+def _repair_group(out: np.ndarray, cells: np.ndarray, target: int) -> None:
+    """Make out[cells] sum to ``target`` (≥ 0) with non-negative entries, in exact integers:
+    scale proportionally (largest remainders get the leftover units), or split evenly when the
+    cells are all zero."""
+    vals = [int(v) for v in out[cells]]
+    total = sum(vals)
+    if total == 0:
+        q, r = divmod(target, len(vals))
+        new = [q + (i < r) for i in range(len(vals))]
+    else:
+        new = [v * target // total for v in vals]
+        rest = sorted(range(len(vals)), key=lambda i: -((vals[i] * target) % total))
+        for i in rest[: target - sum(new)]:
+            new[i] += 1
+    out[cells] = new
 
 
 def topdown(
@@ -637,6 +695,12 @@ def topdown(
     §4): the M_H measurements, then level by level from the root, an L2 projection of each
     parent's children onto {x ≥ 0, Σ x = parent value} (per size) and a sum-preserving rounding.
     Consistent, integral, non-negative and faithful by construction."""
+    data = _check_data(data)
+    if data.G >= TOPDOWN_MAX_G:
+        raise InvalidInput(
+            f"TopDown projects in float64, exact only for G < 2^53; got G = {data.G} "
+            f"(use M_H^dp, which is exact in integers)"
+        )
     meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     h, N, G = data.hierarchy, data.N, data.G

@@ -9,11 +9,58 @@ groups: parallel composition inside a level, sequential across levels, Thm 1).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-__all__ = ["Measurements", "draw_level_noise", "spend_levels"]
+from privopt.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from privopt.census.hierarchy import CensusCounts
+
+__all__ = ["DataFingerprint", "Measurements", "draw_level_noise", "spend_levels"]
+
+
+@dataclass(frozen=True)
+class DataFingerprint:
+    """The public facts of the dataset a set of measurements was drawn from.
+
+    Post-processing reads the hierarchy, G and N from the data it is given; measurements of
+    another dataset (another hierarchy of the same shape, another G) would be silently
+    post-processed against the wrong facts, so every :class:`Measurements` carries this and the
+    mechanisms reject a mismatch.
+
+    Attributes
+    ----------
+    hierarchy : SHA-256 of the region tree (parents, names, level names).
+    G : public total number of groups.
+    N : largest group size.
+    level_sizes : |R_ℓ| per level.
+    """
+
+    hierarchy: str
+    G: int
+    N: int
+    level_sizes: tuple[int, ...]
+
+    @classmethod
+    def of(cls, data: CensusCounts) -> DataFingerprint:
+        """The fingerprint of ``data`` (a :class:`~privopt.census.CensusCounts`)."""
+        h = data.hierarchy
+        return cls(h.fingerprint, data.G, data.N, tuple(int(k) for k in h.level_sizes))
+
+    def check(self, data: CensusCounts) -> None:
+        """Raise InvalidInput naming the first fact of ``data`` that differs."""
+        other = DataFingerprint.of(data)
+        for name in ("hierarchy", "G", "N", "level_sizes"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine != theirs:
+                what = "a different hierarchy" if name == "hierarchy" else f"{name} = {mine}"
+                raise InvalidInput(
+                    f"measurements were made on {what}, but data has "
+                    f"{'another' if name == 'hierarchy' else theirs}: post-process measurements "
+                    f"only with the data they measured"
+                )
 
 
 @dataclass(eq=False)
@@ -29,6 +76,9 @@ class Measurements:
     scale : (L,) noise scale λ per level.
     sensitivity : (L,) L1 sensitivity Δ per level.
     ledger : the accountant's ledger entries of the spends.
+    info : extra facts (``chain_noise_scale`` of chain measurements).
+    source : :class:`DataFingerprint` of the data measured; the mechanisms accept the
+        measurements only with data of the same fingerprint.
     """
 
     kind: str
@@ -38,6 +88,7 @@ class Measurements:
     sensitivity: np.ndarray
     ledger: list = field(default_factory=list)
     info: dict = field(default_factory=dict)
+    source: DataFingerprint | None = None
 
 
 def draw_level_noise(

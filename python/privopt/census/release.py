@@ -65,16 +65,18 @@ class CensusRelease:
         """The four PGSR properties (spec 003 §1.3) as booleans (privacy is by construction)."""
         c = self.counts
         integral = bool(c.dtype.kind in "iu" or np.all(c == np.round(c)))
+        # Level sums exactly: Python ints for integer counts (no float rounding above 2^53).
+        sums = [
+            int(c[self.hierarchy.level_slice(lev)].sum(dtype=object))
+            if c.dtype.kind in "iu"
+            else float(c[self.hierarchy.level_slice(lev)].sum())
+            for lev in range(self.hierarchy.n_levels)
+        ]
         return {
             "integral": integral,
             "nonnegative": bool(np.all(c >= 0)),
             "consistent": consistency_violations(self.hierarchy, c) == 0,
-            "faithful": bool(
-                all(
-                    int(round(float(c[self.hierarchy.level_slice(lev)].sum()))) == self.G
-                    for lev in range(self.hierarchy.n_levels)
-                )
-            ),
+            "faithful": all(s == self.G for s in sums),
         }
 
     def verify(self) -> CensusRelease:
@@ -117,20 +119,24 @@ class CensusRelease:
         )
 
     def save(self, path: str | Path) -> Path:
-        """Write the released counts as CSV (``.csv``) or Parquet (``.parquet``, needs pyarrow)."""
+        """Write the released counts as CSV (``.csv``) or Parquet (``.parquet``, needs pyarrow),
+        atomically (temporary file beside it, then renamed)."""
+        from privopt._atomic import atomic_file
+
         p = Path(path)
-        frame = self.to_frame()
-        if p.suffix == ".parquet":
-            try:
-                frame.to_parquet(p, index=False)
-            except ImportError as exc:
-                raise InvalidInput(
-                    f"writing {p.name} needs pyarrow or fastparquet: {exc}"
-                ) from None
-        elif p.suffix == ".csv":
-            frame.to_csv(p, index=False)
-        else:
+        if p.suffix not in (".csv", ".parquet"):
             raise InvalidInput(f"path must end in .csv or .parquet, got {p.name!r}")
+        frame = self.to_frame()
+        with atomic_file(p) as tmp:
+            if p.suffix == ".parquet":
+                try:
+                    frame.to_parquet(tmp, index=False)
+                except ImportError as exc:
+                    raise InvalidInput(
+                        f"writing {p.name} needs pyarrow or fastparquet: {exc}"
+                    ) from None
+            else:
+                frame.to_csv(tmp, index=False)
         return p
 
     def __repr__(self) -> str:

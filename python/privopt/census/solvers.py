@@ -4,8 +4,9 @@
 
 Windows. The kernels work on a window of integer values per node. ``window`` only picks where
 the windows start: ``"paper"`` uses the paper's δ = 3·⌈2λ²⌉ around the noisy value (footnote 2);
-``"exact"`` uses [0, G]; an int is a fixed starting δ; ``"auto"`` (default) a smaller δ (around
-the noisy value for the tree, around the continuous PAVA solution for the chain).
+``"exact"`` uses [0, G]; an int is the starting half-width δ; ``"auto"`` (default) a smaller δ.
+Tree windows are centred on the noisy values, chain windows (except ``"paper"``) on the rounded
+continuous optimum of Model 3 (weighted PAVA), next to which the integer optimum lies.
 
 Certificate [our resolution of spec 003 §2.6; see docs/certification.md]. Model 1 is the
 minimisation of a laminar convex function of the leaf values on {Σ leaves = G}, an M-convex
@@ -18,9 +19,10 @@ of the windowed problem, which the DP solves exhaustively in integer arithmetic;
 optimum is the exact optimum over [0, G]. Otherwise the windows of the nodes on an edge (and of
 their ancestors) are doubled and the DP re-run. A doubled window stops at [0, G], where no node can
 touch an edge, so the loop ends — certified — after at most ⌈log₂ G⌉ + 1 rounds per node; there
-is no round limit. When the windows would need more than ``max_cells`` values (only with noise
-far beyond G), :class:`~privopt.errors.SolverLimit` is raised instead of returning anything
-uncertified.
+is no round limit. When the windows would need more than ``max_cells`` values in all or
+``max_table`` in one node (tree windows are centred on the noisy values, so this happens when
+the noise scale λ reaches ~10⁷ while G is larger still), :class:`~privopt.errors.SolverLimit`
+is raised instead of returning anything uncertified.
 
 Costs are exact Python integers recomputed from the returned values (never an int64 that could
 wrap); the kernels store slopes only and refuse inputs whose slopes could leave int64.
@@ -40,6 +42,7 @@ from privopt.errors import InfeasibleModel, InvalidInput, SolverLimit
 
 __all__ = [
     "DEFAULT_MAX_CELLS",
+    "DEFAULT_MAX_TABLE",
     "MAX_ABS_VALUE",
     "paper_delta",
     "tree_postprocess",
@@ -51,8 +54,11 @@ __all__ = [
     "sum_of_squares",
 ]
 
-#: Window values one DP run may hold (tree: internal-node tables; chain: every node's window).
+#: Window values one DP round may use (tree: internal nodes, ~4 bytes of merge trace each;
+#: chain: every node, ~1 ns of work each).
 DEFAULT_MAX_CELLS = 1 << 30
+#: Values of one node's window (an internal table holds 8 bytes per value while it is live).
+DEFAULT_MAX_TABLE = 1 << 27
 #: Largest |noisy value| and G the kernels accept (2⁶¹: differences and slopes fit in int64).
 MAX_ABS_VALUE = 1 << 61
 
@@ -151,10 +157,13 @@ def solve_tree(
     hi: np.ndarray,
     root: int,
     widen: bool = True,
+    max_table: int = DEFAULT_MAX_TABLE,
 ) -> tuple[int, int, int | None, np.ndarray, int]:
     """Thin call of the C++ tree DP; returns (status, bad_node, cost or None, values,
     n_widened)."""
-    return _kernels.tree_dp(child_ptr, child_idx, noisy, weight, lo, hi, int(root), bool(widen))
+    return _kernels.tree_dp(
+        child_ptr, child_idx, noisy, weight, lo, hi, int(root), bool(widen), max_table
+    )
 
 
 def _with_ancestors(h: Hierarchy, N: int, nodes: np.ndarray) -> np.ndarray:
@@ -177,6 +186,7 @@ def tree_postprocess(
     scale: float,
     window: str | int = "auto",
     max_cells: int = DEFAULT_MAX_CELLS,
+    max_table: int = DEFAULT_MAX_TABLE,
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Consistent, integral, non-negative, faithful counts closest (L2) to ``noisy``, certified.
 
@@ -191,6 +201,7 @@ def tree_postprocess(
     window : ``"auto"``, ``"paper"``, ``"exact"`` or an int δ: the starting windows (see the
         module docstring); every choice ends certified.
     max_cells : the most window values (internal nodes) one DP round may use.
+    max_table : the most values of one node's window.
 
     Returns
     -------
@@ -203,7 +214,8 @@ def tree_postprocess(
     Raises
     ------
     InvalidInput : bad shapes, non-integers, |values| or G above 2⁶¹.
-    SolverLimit : the windows would need more than ``max_cells`` values.
+    SolverLimit : the windows would need more than ``max_cells`` values (or ``max_table`` in
+        one node).
 
     Example
     -------
@@ -230,11 +242,13 @@ def tree_postprocess(
     while True:
         rounds += 1
         lo, hi = _window_bounds(flat, delta, G)
-        cells = int((hi[internal] - lo[internal] + 1).sum())
-        if cells > max_cells:
+        width = hi[internal] - lo[internal] + 1
+        if width.sum() > max_cells or width.max(initial=0) > max_table:
             raise SolverLimit(
-                f"census tree DP: the windows need {cells} values after {rounds - 1} widening "
-                f"rounds, above max_cells = {max_cells} (noise far beyond G = {G}?)"
+                f"census tree DP: after {rounds - 1} widening rounds the windows need "
+                f"{int(width.sum())} values ({int(width.max(initial=0))} in one node), above "
+                f"max_cells = {max_cells} / max_table = {max_table} (noise scale {scale:g} "
+                f"against G = {G})"
             )
         try:
             status, _, _, values, widened = solve_tree(
@@ -245,6 +259,7 @@ def tree_postprocess(
                 np.concatenate([lo, [G]]),
                 np.concatenate([hi, [G]]),
                 n_nodes - 1,
+                max_table=max_table,
             )
         except (ValueError, OverflowError) as exc:
             raise _kernel_error("census tree DP", exc) from None
@@ -356,9 +371,12 @@ def solve_chain(
     hi: np.ndarray,
     equal_next: np.ndarray,
     max_cells: int = DEFAULT_MAX_CELLS,
+    max_table: int = DEFAULT_MAX_TABLE,
 ) -> tuple[int, int, int | None, np.ndarray]:
     """Thin call of the C++ chain DP; returns (status, bad_node, cost or None, values)."""
-    return _kernels.chain_dp(noisy, lo, hi, equal_next, max_cells=max_cells)
+    return _kernels.chain_dp(
+        noisy, lo, hi, equal_next, max_table_size=max_table, max_cells=max_cells
+    )
 
 
 def chain_pava(noisy: np.ndarray, equal_next: np.ndarray, G: int) -> np.ndarray:
@@ -385,6 +403,7 @@ def chain_postprocess(
     scale: np.ndarray,
     window: str | int = "auto",
     max_cells: int = DEFAULT_MAX_CELLS,
+    max_table: int = DEFAULT_MAX_TABLE,
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Model 3 (spec 003 §3.4, (C6)-(C10)) by the exact chain DP, certified, decoded to counts.
 
@@ -394,6 +413,7 @@ def chain_postprocess(
     scale : (L,) noise scale per level (for ``window="paper"``).
     window : starting windows (module docstring); every choice ends certified.
     max_cells : the most window values (all chain nodes) one DP round may use.
+    max_table : the most values of one node's window.
 
     Returns
     -------
@@ -408,30 +428,27 @@ def chain_postprocess(
     c = _as_int("noisy_chain", c)
     G = _check_G(G)
     _check_range("noisy_chain", c, G)
-    if window == "auto":
-        center = round_half_up(chain_pava(c, equal_next, G))
-        delta = np.full(c.size, min(16, max(G, 1)), dtype=np.int64)
-    else:
+    if window == "paper":  # the paper's windows: around the noisy values
         center = c
-        d = _initial_delta(window, 1.0, G, 1)
-        delta = (
-            np.array([max(1, paper_delta(s)) for s in scale], dtype=np.int64)[level]
-            if window == "paper"
-            else np.full(c.size, d, dtype=np.int64)
-        )
-        delta = np.minimum(delta, max(G, 1))
+        delta = np.array([max(1, paper_delta(s)) for s in scale], dtype=np.int64)[level]
+    else:  # around the rounded continuous optimum (PAVA), where the integer optimum lies
+        center = round_half_up(chain_pava(c, equal_next, G))
+        d = 16 if window == "auto" else _initial_delta(window, 1.0, G, 1)
+        delta = np.full(c.size, d, dtype=np.int64)
+    delta = np.minimum(delta, max(G, 1))
     rounds = 0
     while True:
         rounds += 1
         lo, hi = _window_bounds(center, delta, G)
         lo[-1] = hi[-1] = G  # (C7): the last chain node is ⊤'s size-N root, cumulative = G
         try:
-            status, _, _, values = solve_chain(c, lo, hi, equal_next, max_cells)
+            status, _, _, values = solve_chain(c, lo, hi, equal_next, max_cells, max_table)
         except (ValueError, OverflowError) as exc:
-            if "max_cells" in str(exc):
+            if "max_cells" in str(exc) or "limit" in str(exc):
                 raise SolverLimit(
-                    f"census chain DP: the windows need more than max_cells = {max_cells} "
-                    f"values after {rounds - 1} widening rounds (noise far beyond G = {G}?)"
+                    f"census chain DP: after {rounds - 1} widening rounds the windows need more "
+                    f"than max_cells = {max_cells} values (or max_table = {max_table} in one "
+                    f"node) against G = {G}"
                 ) from None
             raise _kernel_error("census chain DP", exc) from None
         exact = bool(np.all(delta >= G))

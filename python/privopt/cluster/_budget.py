@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from privopt.dp import PlannedSpend
+
 __all__ = ["BudgetSchedule", "budget_schedule", "level_weights"]
 
 
@@ -57,6 +59,26 @@ class BudgetSchedule:
     @property
     def delta_total(self) -> float:
         return self.delta_count * self.epsilon_count.size + self.delta_average
+
+    def plan(self) -> list[PlannedSpend]:
+        """Every spend of one fit, in order, for the accountant's all-or-nothing check.
+
+        A fit charges each level in full whether or not nodes remain (Theorem 1 is a worst-case
+        bound), so the plan does not depend on the data.
+        """
+        spends = [PlannedSpend(self.epsilon_count[0], self.delta_count, label="root count")]
+        spends.append(PlannedSpend(self.epsilon_interval, label="split width"))
+        for level, eps in enumerate(self.epsilon_split):
+            spends.append(PlannedSpend(eps, label=f"split selection, level {level}"))
+            spends.append(
+                PlannedSpend(
+                    self.epsilon_count[level + 1],
+                    self.delta_count,
+                    label=f"noisy counts, level {level + 1}",
+                )
+            )
+        spends.append(PlannedSpend(self.epsilon_average, self.delta_average, label="averages"))
+        return spends
 
 
 def budget_schedule(

@@ -10,10 +10,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from privopt import _core, dp
+from privopt._progress import progress_bar
 from privopt._validation import (
     check_delta,
     check_epsilon,
     check_finite_array,
+    check_finite_result,
     check_int,
     check_positive,
 )
@@ -22,7 +24,7 @@ from privopt.cluster._budget import BudgetSchedule, budget_schedule
 from privopt.cluster._interval import codebook_monte_carlo, split_width
 from privopt.errors import InvalidInput
 
-__all__ = ["DPM", "DEFAULT_SIGMA_GRID", "nearest_centre"]
+__all__ = ["DPM", "DEFAULT_SIGMA_GRID", "nearest_centre", "sklearn_expected_failed_checks"]
 
 #: σ candidates of IntervalSizeEst as in the reference code: 0.5, 1.0, …, 29.5 (spec §0, D1).
 DEFAULT_SIGMA_GRID = np.arange(0.5, 30.0, 0.5)
@@ -31,6 +33,12 @@ _WINDOWS = ("paper", "half_open", "reference")
 
 #: Largest number of split candidates per node (d·numSplits) accepted; see ``DPM._data``.
 MAX_CANDIDATES = 200_000
+
+#: Largest noise scale accepted (see ``_check_noise_range``).
+_MAX_NOISE_SCALE = 1e300
+
+#: Narrowest bounds accepted: the split grid's bucket index scales by 1/(b − a).
+_MIN_WIDTH = 1e-290
 
 
 def nearest_centre(X: np.ndarray, centres: np.ndarray, *, n_jobs: int | None = None) -> np.ndarray:
@@ -52,14 +60,151 @@ def nearest_centre(X: np.ndarray, centres: np.ndarray, *, n_jobs: int | None = N
     )
 
 
+def _power_of_two_above(x: float) -> float:
+    """The power of two 2^e with x < 2^e ≤ 2x, for x > 0 (exact)."""
+    return math.ldexp(1.0, math.frexp(x)[1])
+
+
+#: scikit-learn checks that need a fitted estimator: DPM() without bounds cannot pass them.
+_CHECKS_NEEDING_A_FIT = (
+    "check_fit_score_takes_y",
+    "check_estimators_overwrite_params",
+    "check_dont_overwrite_parameters",
+    "check_estimators_fit_returns_self",
+    "check_readonly_memmap_input",
+    "check_n_features_in_after_fitting",
+    "check_positive_only_tag_during_fit",
+    "check_estimators_dtypes",
+    "check_dtype_object",
+    "check_pipeline_consistency",
+    "check_estimators_nan_inf",
+    "check_estimators_pickle",
+    "check_f_contiguous_array_estimator",
+    "check_clustering",
+    "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance",
+    "check_fit2d_1feature",
+    "check_dict_unchanged",
+    "check_fit_idempotent",
+    "check_fit_check_is_fitted",
+    "check_n_features_in",
+    "check_fit2d_predict1d",
+    "check_array_api_input",
+)
+
+
+def sklearn_expected_failed_checks(estimator: DPM) -> dict[str, str]:
+    """The scikit-learn estimator checks that do not apply to ``estimator``, with the reason.
+
+    For ``expected_failed_checks=`` of :func:`sklearn.utils.estimator_checks.check_estimator`
+    or ``parametrize_with_checks``. With ``bounds`` every check applies (none is listed).
+    Without them, ``fit`` refuses every input, because an (ε, δ)-DP release needs the public
+    range of the coordinates, so each check that needs a fitted estimator is listed; the checks
+    of input validation, parameters and the unfitted state still run and pass.
+
+    Examples
+    --------
+    >>> sklearn_expected_failed_checks(DPM(bounds=(0, 1)))
+    {}
+    >>> len(sklearn_expected_failed_checks(DPM())) > 0
+    True
+    """
+    if estimator.bounds is not None:
+        return {}
+    reason = (
+        "needs a fitted estimator, and DPM() without bounds refuses to fit: an (epsilon, "
+        "delta)-DP release needs the public range (a, b) of the coordinates"
+    )
+    return dict.fromkeys(_CHECKS_NEEDING_A_FIT, reason)
+
+
+class _NotNumeric(InvalidInput, TypeError):
+    """X holds something that is not a number (objects, a sparse matrix): a privopt InvalidInput
+    that is also the TypeError scikit-learn's conventions expect."""
+
+
+def _points(X: Any, *, min_samples: int = 2) -> np.ndarray:
+    """X as a finite, real (n, d) float64 array, d ≥ 1, n ≥ ``min_samples``.
+
+    scikit-learn's ``check_array`` does the checks, so the messages are the ones its users know;
+    they are raised as :class:`InvalidInput` naming X.
+    """
+    from sklearn.utils.validation import check_array
+
+    try:
+        arr = check_array(
+            X,
+            dtype=np.float64,
+            order="C",
+            ensure_all_finite=False,  # checked below, with a shorter message naming the entry
+            ensure_min_samples=max(1, min_samples),
+            ensure_min_features=1,
+            estimator="DPM",
+            input_name="X",
+        )
+    except TypeError as err:
+        raise _NotNumeric(f"X: {err}") from None
+    except ValueError as err:
+        raise InvalidInput(f"X: {err}") from None
+    # A finite sum proves every entry finite without an (n, d) temporary; an overflowing sum of
+    # finite values falls through to the entry-wise check.
+    if not math.isfinite(float(np.sum(arr))):
+        bad = np.argwhere(~np.isfinite(arr))
+        if bad.size:
+            i, j = bad[0].tolist()
+            value = float(arr[i, j])
+            raise InvalidInput(f"X contains NaN or inf: X[{i}, {j}] = {value!r} ({len(bad)} such)")
+    return arr
+
+
+def _noise_source(random_state: Any) -> dp.RandomSource:
+    """The randomness of a fit: the OS CSPRNG unless a seed or source was given explicitly."""
+    return dp.as_random_source("secure" if random_state is None else random_state)
+
+
+def _check_noise_range(sched: BudgetSchedule, d: int, epsilon: float) -> None:
+    """Reject, before any spend, a budget whose noise the samplers of ``privopt.dp`` cannot draw.
+
+    The Gaussian σ of the averages (in the units of ``DPM._average``, where Δ₂ ≤ √d) is at most
+    √d·√(2 ln(1.25/δ))/min(ε, 1) (the classic bound caps the analytic σ); it must stay far from
+    overflow. Then every count and average calibration is run once on zeros with a throwaway
+    source: it depends on public parameters only, and raises the samplers' own InvalidInput
+    (ε/Δ out of their range) here rather than after the first spend.
+    """
+    sigma = math.sqrt(d) * math.sqrt(2.0 * math.log(1.25 / sched.delta_average))
+    worst = max(1.0 / sched.epsilon_interval, sigma / min(sched.epsilon_average, 1.0))
+    if not worst < _MAX_NOISE_SCALE:
+        raise InvalidInput(
+            f"epsilon={epsilon!r} is too small: a noise scale of {worst:.3g} is beyond the "
+            f"float64 range of the samplers (at most {_MAX_NOISE_SCALE:g})"
+        )
+    throwaway = dp.GeneratorSource(np.random.default_rng(0))
+    zero = np.zeros(1)
+    try:
+        for eps in sched.epsilon_count:
+            dp.laplace_mechanism(zero, float(eps), rng=throwaway)
+        dp.gaussian_mechanism(
+            zero,
+            sched.epsilon_average,
+            sched.delta_average,
+            sensitivity=math.sqrt(d),
+            rng=throwaway,
+        )
+    except InvalidInput as err:
+        raise InvalidInput(f"epsilon={epsilon!r} cannot be used by DPM's noise: {err}") from None
+
+
 class DPM(ClusterMixin, BaseEstimator):
     """Differentially private clustering by separation (DPM, Liebenow et al., CCS 2024).
 
     Splits the data recursively with axis-aligned cuts chosen by the exponential mechanism among
     candidates that are near the per-dimension median (centreness) and in sparse regions
     (emptiness); stops when a chosen split would leave a child with a noisy size below
-    τ_e = ñ_D/2^τ_r, or at depth τ_r. The centres are Gaussian-noised averages of the leaves. The
-    number of clusters is not an input; it is at most 2^τ_r.
+    τ_e = ñ_D/2^τ_r, or at depth τ_r. The centres are Gaussian-noised averages of the leaves,
+    clipped to the public box [a, b]^d: clipping is post-processing of a private release, so it
+    costs no privacy, and it makes every centre a point the data could hold (the noise alone can
+    push the centre of a leaf near the edge outside the box). The number of clusters is not an
+    input; it is at most 2^τ_r.
 
     Guarantee: (ε, δ)-differential privacy under add/remove-one-point neighbours, with every
     coordinate of the data clipped to the public ``bounds`` (Theorem 1; spec §6). The budget is
@@ -89,16 +234,20 @@ class DPM(ClusterMixin, BaseEstimator):
     strict_termination : stop when a child's ñ < τ_e (paper) if True, ñ ≤ τ_e (reference) if False.
     clip : clip coordinates to ``bounds`` (True), or reject data outside them (False).
     n_jobs : threads of the counting passes (None = 1, −1 = all cores).
-    random_state : None, an int seed, a numpy Generator, ``"secure"`` or a
-        :class:`privopt.dp.RandomSource`; every random draw of ``fit`` comes from it.
+    random_state : None (default), ``"secure"``, an int seed, a numpy Generator or a
+        :class:`privopt.dp.RandomSource`; every random draw of ``fit`` comes from it. None and
+        ``"secure"`` draw from the operating system's CSPRNG, as a real release must: nobody can
+        predict or replay the noise. A seed or Generator makes the fit reproducible, for
+        testing only: anyone who knows the seed can recompute the noise and remove it.
 
     Attributes
     ----------
-    cluster_centers_ : (k, d) noisy leaf averages.
+    cluster_centers_ : (k, d) noisy leaf averages clipped to [a, b], in the units of X; finite.
     n_clusters_ : k.
     labels_ : (n,) index of the nearest centre of each training point (not private).
     cluster_sizes_ : (k,) noisy leaf sizes ñ_i (the weights of Algorithm 1).
-    split_width_ : β (spec §5), NaN when ñ_D < 2.
+    split_width_ : β (spec §5) in the units of X; None when ñ_D < 2 (no width estimated).
+    percentile_estimate_ : the DP gap percentile p̃ of Algorithm 2; None when ñ_D < 2.
     n_splits_ : split candidates per dimension, ⌊(b − a)/β⌋.
     noisy_count_ : ñ_D.
     min_size_ : τ_e used.
@@ -170,6 +319,11 @@ class DPM(ClusterMixin, BaseEstimator):
             raise InvalidInput(f"bounds must be a pair (a, b), got {self.bounds!r}") from None
         if not (math.isfinite(a) and math.isfinite(b) and a < b):
             raise InvalidInput(f"bounds must be finite with a < b, got {self.bounds!r}")
+        if not _MIN_WIDTH <= b - a < math.inf:
+            raise InvalidInput(
+                f"bounds {self.bounds!r} span b - a = {b - a!r}, outside the float64 range the "
+                f"split grid needs ([{_MIN_WIDTH:g}, 1.8e308)): rescale the data"
+            )
         eps = check_epsilon(self.epsilon)
         if self.delta is None:
             raise InvalidInput("delta must be given (the paper uses delta = 1/n**1.5)")
@@ -247,10 +401,9 @@ class DPM(ClusterMixin, BaseEstimator):
             if not finite:
                 raise InvalidInput("X contains a non-finite value (NaN or inf)")
             data: InMemoryData | DaskData = DaskData(X, a, b)
-        else:
-            arr = check_finite_array("X", X, ndim=2)
-            lo, hi = (arr.min(), arr.max()) if arr.size else (a, b)
-            data = InMemoryData(arr, a, b, self.n_jobs)
+        else:  # already checked by _points
+            lo, hi = (X.min(), X.max()) if X.size else (a, b)
+            data = InMemoryData(X, a, b, self.n_jobs)
         if data.d < 1:
             raise InvalidInput(
                 f"X must have at least one column (d >= 1), got shape {(data.n, data.d)}"
@@ -262,10 +415,17 @@ class DPM(ClusterMixin, BaseEstimator):
                 f"X has values in [{lo}, {hi}] outside bounds {self.bounds!r} "
                 "(pass clip=True to clip them)"
             )
+        # Dimension-summed gaps (Alg. 2) and the averaging sensitivity are sums over d terms.
+        if not (math.isfinite(data.d * (b - a)) and math.isfinite(math.sqrt(data.d) * max(-a, b))):
+            raise InvalidInput(
+                f"bounds {self.bounds!r} are too large for d = {data.d} columns in float64: "
+                "rescale the data"
+            )
         # Checked before any spend: the largest possible candidate set, at β = min(σ)/2, must
         # keep the per-level count arrays (slots × d × W) in memory.
         grid = DEFAULT_SIGMA_GRID if self.sigma_grid is None else np.asarray(self.sigma_grid)
-        worst = data.d * math.floor((b - a) / (0.5 * float(np.min(grid))))
+        per_dim = (b - a) / (0.5 * float(np.min(grid)))
+        worst = data.d * math.floor(per_dim) if per_dim < 2.0**62 else math.inf
         if worst > MAX_CANDIDATES:
             raise InvalidInput(
                 f"up to d·⌊(b−a)/(min(sigma_grid)/2)⌋ = {worst} split candidates per node, more "
@@ -277,45 +437,63 @@ class DPM(ClusterMixin, BaseEstimator):
     def fit(self, X: Any, y: Any = None, *, accountant: dp.PrivacyAccountant | None = None) -> DPM:
         """Cluster X under (ε, δ)-DP.
 
+        Every check that can fail on public inputs (hyper-parameters, shapes, the float64 range
+        of the noise) runs before the first spend.
+
         Parameters
         ----------
         X : (n, d) array-like or Dask array of points, coordinates in the units of ``bounds``.
         y : ignored.
-        accountant : record the spends in this accountant (which enforces its own budget, raising
-            :class:`privopt.errors.PrivacyBudgetExceeded` before any noise is drawn past it);
-            default a fresh accountant with budget (ε, δ).
+        accountant : record the spends in this accountant, which enforces its own budget; default
+            a fresh accountant with budget (ε, δ). The fit is charged all or nothing: the whole
+            plan of spends is checked before any noise is drawn, and a fit that raises leaves the
+            accountant as it found it.
 
         Returns
         -------
         self
+
+        Raises
+        ------
+        InvalidInput
+            Bad data or hyper-parameters, named in the message.
+        PrivacyBudgetExceeded
+            The fit's plan does not fit the accountant's remaining budget (nothing is charged).
+        NumericalTrouble
+            A released value came out non-finite (not expected after the range checks).
         """
+        points = X if is_dask_array(X) else _points(X)
         p = self._validated()
-        data = self._data(X, p["a"], p["b"])
+        data = self._data(points, p["a"], p["b"])
         sched = budget_schedule(p["epsilon"], p["delta"], p["depth"], p["split"], p["dsplit"])
+        _check_noise_range(sched, data.d, p["epsilon"])
         acct = (
             accountant if accountant is not None else dp.PrivacyAccountant(p["epsilon"], p["delta"])
         )
-        rng = dp.as_random_source(self.random_state)
+        rng = _noise_source(self.random_state)
+        # All or nothing: the whole plan is checked against the budget before any noise is
+        # drawn, and a failure anywhere in the release takes every spend of this fit back out
+        # (nothing computed from the noise has left the block then).
+        with acct.transaction(sched.plan()):
+            fitted = self._release(data, sched, p, acct, rng)
+            for name in ("cluster_centers_", "cluster_sizes_"):
+                check_finite_result(
+                    name, fitted[name], cause=f"bounds {self.bounds!r}, epsilon {self.epsilon!r}"
+                )
+        for name, value in fitted.items():
+            setattr(self, name, value)
+        self.n_features_in_ = data.d
         self.schedule_ = sched
         self.accountant_ = acct
+        self.ledger_ = acct.ledger()
+        self.labels_ = self.predict(X)
+        return self
 
-        # Alg. 1 line 5: the root count (level 0).
-        acct.spend(
-            sched.epsilon_count[0],
-            sched.delta_count,
-            label="noisy count, level 0 (root)",
-            mechanism="Laplace",
-            sensitivity=1.0,
-        )
-        n_tilde = float(
-            dp.laplace_mechanism(np.array([data.n], dtype=float), sched.epsilon_count[0], rng=rng)[
-                0
-            ]
-        )
-        self.noisy_count_ = n_tilde
+    def _release(self, data, sched: BudgetSchedule, p, acct, rng) -> dict[str, Any]:
+        """Algorithm 1: every spend and every noisy release; returns the fitted attributes."""
+        n_tilde = self._root_count(data, sched, acct, rng)
         depth = p["depth"]
         tau_e = n_tilde / 2**depth if p["min_size"] is None else p["min_size"]
-        self.min_size_ = tau_e
 
         # Alg. 1 line 7 / Alg. 2: β.
         acct.spend(
@@ -325,20 +503,39 @@ class DPM(ClusterMixin, BaseEstimator):
             mechanism="exponential (quantile)",
             sensitivity=2.0,
         )
-        beta, n_splits = math.nan, 0
-        self.percentile_estimate_ = math.nan
+        beta, p_tilde, n_splits = None, None, 0
         if math.floor(n_tilde) >= 2:  # ñ_D < 2: no codebook, the root is the only leaf (§10.15)
             beta, p_tilde = self._split_width(data, n_tilde, sched, p, rng)
-            self.percentile_estimate_ = p_tilde
             n_splits = int(_core.cluster.num_splits(p["a"], p["b"], beta)) if beta > 0 else 0
-        self.split_width_, self.n_splits_ = beta, n_splits
 
         tree, leaves = self._build(data, n_tilde, tau_e, beta, n_splits, sched, p, acct, rng)
-        self.tree_ = tree
-        self._average(data, tree, leaves, sched, p, acct, rng)
-        self.ledger_ = acct.ledger()
-        self.labels_ = self.predict(X)
-        return self
+        centres, sizes = self._average(data, tree, leaves, sched, p, acct, rng)
+        return {
+            "noisy_count_": n_tilde,
+            "min_size_": tau_e,
+            "split_width_": beta,
+            "percentile_estimate_": p_tilde,
+            "n_splits_": n_splits,
+            "tree_": tree,
+            "cluster_centers_": centres,
+            "cluster_sizes_": sizes,
+            "n_clusters_": len(centres),
+        }
+
+    @staticmethod
+    def _root_count(data, sched: BudgetSchedule, acct, rng) -> float:
+        """Alg. 1 line 5: the noisy root count ñ_D (level 0)."""
+        acct.spend(
+            sched.epsilon_count[0],
+            sched.delta_count,
+            label="noisy count, level 0 (root)",
+            mechanism="Laplace",
+            sensitivity=1.0,
+        )
+        noisy = dp.laplace_mechanism(
+            np.array([data.n], dtype=float), sched.epsilon_count[0], rng=rng
+        )
+        return float(noisy[0])
 
     def _split_width(self, data, n_tilde, sched: BudgetSchedule, p, rng) -> tuple[float, float]:
         width = p["b"] - p["a"]
@@ -347,9 +544,9 @@ class DPM(ClusterMixin, BaseEstimator):
                 data.gaps(), n_tilde, sched.epsilon_interval, width, p["grid"], p["percentile"], rng
             )
         # Reference construction: simulate the table, seeded from the run's randomness source.
-        from privopt.cluster._interval import dp_percentile
+        from privopt.cluster._interval import dp_percentile_in_place
 
-        p_tilde = dp_percentile(
+        p_tilde = dp_percentile_in_place(
             data.gaps(), p["percentile"], sched.epsilon_interval, (0.0, width), rng=rng
         )
         seed = dp.as_random_source(rng).random_words(4)
@@ -370,7 +567,7 @@ class DPM(ClusterMixin, BaseEstimator):
         if n_splits == 0:  # no candidates (β > b − a or ñ_D < 2): one leaf (§10.15)
             leaves, active = active, []
         a, t, q, alpha = p["a"], p["t"], p["q"], p["alpha"]
-        for level in range(p["depth"]):
+        for level in progress_bar("auto", range(p["depth"]), desc="DPM tree depth", unit="level"):
             eps_exp, eps_cnt = sched.epsilon_split[level], sched.epsilon_count[level + 1]
             # Each level is charged in full (the worst case of Theorem 1), nodes or not; the
             # nodes of a level are disjoint, so they compose in parallel.
@@ -422,10 +619,14 @@ class DPM(ClusterMixin, BaseEstimator):
             active = next_active
         return tree, leaves + active
 
-    def _average(self, data, tree, leaves, sched: BudgetSchedule, p, acct, rng) -> None:
-        """DPAvg: Gaussian noise on each leaf's clipped sum, divided by the leaf's stored ñ."""
-        d = data.d
-        l2 = max(abs(p["a"]), abs(p["b"])) * math.sqrt(d)  # max ‖x‖₂ over [a, b]^d
+    def _average(
+        self, data, tree, leaves, sched: BudgetSchedule, p, acct, rng
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """DPAvg: Gaussian noise on each leaf's clipped sum, divided by the leaf's stored ñ, then
+        clipped to the bounds; returns (centres (k, d), noisy sizes (k,))."""
+        d, a, b = data.d, p["a"], p["b"]
+        reach = max(abs(a), abs(b))
+        l2 = reach * math.sqrt(d)  # max ‖x‖₂ over [a, b]^d
         acct.spend(
             sched.epsilon_average,
             sched.delta_average,
@@ -433,23 +634,27 @@ class DPM(ClusterMixin, BaseEstimator):
             mechanism="Gaussian (analytic)",
             sensitivity=l2,
         )
+        # The sums and their noise are computed in units of 2^e ≥ max(|a|, |b|): scaling by a
+        # power of two is exact (sums, Δ₂, σ and the noise grid all scale bit for bit), and keeps
+        # the sums below n and σ in range for any bounds float64 can hold.
+        unit = _power_of_two_above(reach)
         slots = {node: s for s, (node, _) in enumerate(leaves)}
-        sums, _ = data.slot_sums(tree, slots)
+        sums, _ = data.slot_sums(tree, slots, 1.0 / unit)
         # One Gaussian release of the (k, d) matrix of sums: a point moves one leaf's sum by at
         # most Δ₂ in ℓ2 (leaves are disjoint), so Δ₂ is the sensitivity of the whole matrix.
         noisy_sums = dp.gaussian_mechanism(
-            sums, sched.epsilon_average, sched.delta_average, sensitivity=l2, rng=rng
+            sums, sched.epsilon_average, sched.delta_average, sensitivity=l2 / unit, rng=rng
         )
         centres, weights = [], []
         for s, (_, nt) in enumerate(leaves):
             if nt > 0:  # ñ_i ≤ 0 only for a root with ñ_D ≤ 0 (spec §10.15)
-                centres.append(noisy_sums[s] / nt)
+                # Clipping to the public box is post-processing: free, and every centre lands
+                # where a point could be.
+                centres.append(np.clip(noisy_sums[s] / nt, a / unit, b / unit) * unit)
                 weights.append(nt)
         if not centres:  # data-independent fallback: the centre of the box
-            centres, weights = [np.full(d, 0.5 * (p["a"] + p["b"]))], [0.0]
-        self.cluster_centers_ = np.vstack(centres)
-        self.cluster_sizes_ = np.asarray(weights)
-        self.n_clusters_ = len(centres)
+            centres, weights = [np.full(d, 0.5 * a + 0.5 * b)], [0.0]
+        return np.vstack(centres), np.asarray(weights)
 
     # ------------------------------------------------------------------ prediction
     def predict(self, X: Any) -> Any:
@@ -467,9 +672,10 @@ class DPM(ClusterMixin, BaseEstimator):
             return Xr.map_blocks(
                 lambda blk: nearest_centre(blk, centres), drop_axis=1, dtype=np.int64
             )
-        arr = check_finite_array("X", X, ndim=2)
-        if arr.shape[1] != centres.shape[1]:
+        arr = _points(X, min_samples=0)
+        if arr.shape[1] != self.n_features_in_:
             raise InvalidInput(
-                f"X has {arr.shape[1]} columns, the model was fitted on {centres.shape[1]}"
+                f"X has {arr.shape[1]} features, but DPM is expecting {self.n_features_in_} "
+                "features as input"
             )
         return nearest_centre(arr, centres, n_jobs=self.n_jobs)

@@ -153,8 +153,10 @@ def dp_lloyd(
     n_clusters : k ≥ 1.
     bounds : (a, b), the public range of every coordinate.
     epsilon : total ε (pure ε-DP, add/remove-one neighbours).
-    rng : anything :func:`privopt.dp.as_random_source` accepts.
-    accountant : optional accountant recording one spend per iteration.
+    rng : None (default) or ``"secure"`` for the operating system's CSPRNG; an int seed, a
+        Generator or a :class:`privopt.dp.RandomSource` for reproducible runs (testing only).
+    accountant : optional accountant recording one spend per iteration, all or nothing (the
+        whole plan is checked first, and a failure takes every spend of the run back).
     split : ``"su"`` (default): per iteration, the count gets ∛(4dρ²) units of ε/iters and each
         dimension's sum 1 unit, out of d + ∛(4dρ²) units (Su et al. 2016, the split diffprivlib's
         docstring describes), so the total is ε. ``"diffprivlib"``: the split diffprivlib 0.6.6
@@ -176,7 +178,7 @@ def dp_lloyd(
         raise InvalidInput(f"bounds must satisfy a < b, got {bounds!r}")
     X = np.clip(X, a, b)
     n, d = X.shape
-    source = dp.as_random_source(rng)
+    source = dp.as_random_source("secure" if rng is None else rng)
     iters = dp_lloyd_iterations(epsilon, k, n, d)
     if split not in ("su", "diffprivlib"):
         raise InvalidInput(f"split must be 'su' or 'diffprivlib', got {split!r}")
@@ -184,22 +186,35 @@ def dp_lloyd(
     unit = epsilon / iters / (d + ratio)
     eps_count, eps_dim = (ratio * unit, unit) if split == "su" else (unit, ratio * unit)
     per_iteration = eps_count + d * eps_dim  # sequential over the count and the d sums
-    centres = _initial_centres(k, d, a, b, source)
-    for it in range(iters):
-        if accountant is not None:
-            accountant.spend(
-                per_iteration,
-                label=f"DP-Lloyd iteration {it}",
-                mechanism="geometric + Laplace",
-                sensitivity=b - a,
-            )
-        labels = nearest_centre(X, centres)
-        counts = np.bincount(labels, minlength=k)
-        sums = np.zeros((k, d))
-        np.add.at(sums, labels, X)
-        for c in np.flatnonzero(counts):
-            noisy = counts[c] + int(dp.sample_discrete_laplace(eps_count, rng=source))
-            noisy = noisy if noisy >= 0.5 else 1 - noisy  # fold at 0.5 onto [0.5, ∞)
-            scale = bounded_laplace_scale(eps_dim, b - a, noisy * a, noisy * b)
-            centres[c] = bounded_laplace(sums[c], scale, noisy * a, noisy * b, source) / noisy
+    spends = [
+        dp.PlannedSpend(
+            per_iteration,
+            label=f"DP-Lloyd iteration {it}",
+            mechanism="geometric + Laplace",
+            sensitivity=b - a,
+        )
+        for it in range(iters)
+    ]
+    acct = accountant if accountant is not None else dp.PrivacyAccountant()
+    with acct.transaction(spends):
+        centres = _initial_centres(k, d, a, b, source)
+        for spend in spends:
+            acct.spend_all([spend])
+            centres = _lloyd_step(X, centres, eps_count, eps_dim, a, b, source)
+    return centres
+
+
+def _lloyd_step(X, centres, eps_count, eps_dim, a, b, source) -> np.ndarray:
+    """One noisy Lloyd iteration: noisy counts and bounded-Laplace sums per cluster."""
+    k, d = centres.shape
+    centres = centres.copy()
+    labels = nearest_centre(X, centres)
+    counts = np.bincount(labels, minlength=k)
+    sums = np.zeros((k, d))
+    np.add.at(sums, labels, X)
+    for c in np.flatnonzero(counts):
+        noisy = counts[c] + int(dp.sample_discrete_laplace(eps_count, rng=source))
+        noisy = noisy if noisy >= 0.5 else 1 - noisy  # fold at 0.5 onto [0.5, ∞)
+        scale = bounded_laplace_scale(eps_dim, b - a, noisy * a, noisy * b)
+        centres[c] = bounded_laplace(sums[c], scale, noisy * a, noisy * b, source) / noisy
     return centres

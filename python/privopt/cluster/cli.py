@@ -3,32 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import math
+import sys
 from pathlib import Path
 
 import numpy as np
-
-from privopt.errors import InvalidInput
 
 __all__ = ["register", "load_points"]
 
 
 def load_points(path: str | Path) -> np.ndarray:
-    """An (n, d) float array from ``.npy`` or a comma-separated text file (one header line of
-    column names allowed)."""
-    path = Path(path)
-    if not path.is_file():
-        raise InvalidInput(f"input file not found: {path}")
-    if path.suffix == ".npy":
-        X = np.load(path, allow_pickle=False)
-    else:
-        X = np.genfromtxt(path, delimiter=",", dtype=float)
-        if X.ndim == 2 and X.shape[0] > 0 and np.all(np.isnan(X[0])):
-            X = X[1:]  # header line
-        elif X.ndim == 1 and X.size and np.isnan(X[0]):
-            X = X[1:]
-    X = np.asarray(X, dtype=float)
-    return X[:, None] if X.ndim == 1 else X
+    """An (n, d) finite float array from ``.npy`` or a comma-separated text file (one header
+    line of column names allowed); a bad file raises :class:`InvalidInput` naming it."""
+    from privopt._inputs import load_points_file
+
+    return load_points_file(path, "INPUT")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -58,16 +46,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-depth", type=int, default=7, help="recursion depth tau_r (default 7)")
     p.add_argument("--window", default="paper", choices=["paper", "half_open", "reference"])
     p.add_argument("--no-clip", action="store_true", help="reject points outside the bounds")
-    p.add_argument("--seed", type=int, default=None, help="random seed (default: OS entropy)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed the noise, for reproducible tests only: anyone who knows the seed can "
+        "recompute and remove the noise. Default: the operating system's cryptographic source",
+    )
     p.add_argument("--out", default="dpm-out", help="output directory (default ./dpm-out)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from privopt._atomic import atomic_directory, check_output
     from privopt.cluster import DPM
-    from privopt.cluster._plot import projection_plot
-    from privopt.report import Report, Section, markdown_table
 
+    out = check_output(args.out, inputs=[args.input], force=args.force)
     X = load_points(args.input)
     delta = args.delta if args.delta is not None else 1.0 / max(len(X), 2) ** 1.5
     model = DPM(
@@ -79,8 +73,32 @@ def run(args: argparse.Namespace) -> int:
         clip=not args.no_clip,
         random_state=args.seed,
     ).fit(X)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    with atomic_directory(out) as staging:
+        _write_outputs(staging, args, X, delta, model)
+    from privopt.cli import emit_summary
+
+    emit_summary(
+        {
+            "command": "cluster",
+            "out": str(out),
+            "centres": str(out / "centres.csv"),
+            "clusters": model.n_clusters_,
+            "n": len(X),
+            "epsilon": args.epsilon,
+            "delta": delta,
+            "split_width": model.split_width_,
+        }
+    )
+    if model.split_width_ is None:
+        print("note: the noisy count was below 2, so the data stayed one cluster", file=sys.stderr)
+    return 0
+
+
+def _write_outputs(out: Path, args: argparse.Namespace, X: np.ndarray, delta: float, model) -> None:
+    """centres.csv, labels.csv, the projection plot and report.md, into ``out``."""
+    from privopt.cluster._plot import projection_plot
+    from privopt.report import Report, Section, markdown_table
+
     np.savetxt(out / "centres.csv", model.cluster_centers_, delimiter=",", fmt="%.10g")
     np.savetxt(out / "labels.csv", model.labels_, fmt="%d")
     projection_plot(
@@ -98,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         f"Input `{args.input}`: n = {len(X)}, d = {X.shape[1]}; bounds {tuple(args.bounds)}; "
         f"epsilon = {args.epsilon:g}, delta = {delta:.3g}"
         f"{' (default 1/n^1.5)' if args.delta is None else ''}.\n\n"
-        f"**{model.n_clusters_} clusters**, split width beta = {model.split_width_:g} "
+        f"**{model.n_clusters_} clusters**, split width beta = {model.split_width_} "
         f"({model.n_splits_} candidates per dimension).\n\n"
         + markdown_table(
             ["cluster", "noisy size"] + [f"x{k}" for k in range(min(3, X.shape[1]))], rows
@@ -110,8 +128,4 @@ def run(args: argparse.Namespace) -> int:
     )
     report = Report("privopt cluster (DPM)")
     report.add(Section("DPM clustering", body, ["projection.png"]))
-    path = report.write(out)
-    print(f"{model.n_clusters_} clusters; centres, labels and report written to {path.parent}")
-    if not math.isfinite(model.split_width_):
-        print("note: the noisy count was below 2, so the data stayed one cluster")
-    return 0
+    report.write(out)

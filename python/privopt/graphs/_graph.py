@@ -107,7 +107,11 @@ class Graph:
         see :func:`privopt.graphs.graph_from_edges`."""
         from privopt.graphs._paths import graph_from_edges
 
-        return cls(graph_from_edges(n_nodes, u, v, length, directed=directed), directed=directed)
+        # graph_from_edges already stores both directions of an undirected edge.
+        csr = graph_from_edges(n_nodes, u, v, length, directed=directed)
+        g = cls.__new__(cls)
+        g._init_arrays(csr.indptr, csr.indices, csr.data, bool(directed))
+        return g
 
     @property
     def n_arcs(self) -> int:

@@ -217,7 +217,15 @@ def _run_kmember(problem, *, seed=0, **_):
 METHOD_OPTIONS: dict[str, set[str]] = {
     "initial": set(),
     "greedy": set(),
-    "milp": {"time_limit", "formulation", "equality_cardinality", "mip_start", "verbose"},
+    "milp": {
+        "time_limit",
+        "formulation",
+        "equality_cardinality",
+        "mip_start",
+        "verbose",
+        "rel_gap",
+        "max_columns",
+    },
     "split_carry": {"S", "sub_time_limit", "time_limit", "formulation", "verbose"},
     "mondrian": set(),
     "k_member": {"seed"},

@@ -17,34 +17,11 @@ from collections import Counter
 import numpy as np
 
 from privopt._validation import check_int, check_positive
-from privopt.kanon.initial import initial_ksets, variance_sort
+from privopt.kanon.initial import initial_ksets, split_large_classes, variance_sort
 from privopt.kanon.milp import solve_rows
 from privopt.kanon.problem import KAnonProblem
 
 __all__ = ["split_and_carry"]
-
-
-def _split_large_classes(sub_lab: np.ndarray, k: int) -> np.ndarray:
-    """Cut every class of ≥ 2k rows into consecutive pieces of k rows (the last piece takes the
-    remainder), in sub-problem row order, which is the variance-sorted order.
-
-    A piece's tight box lies inside its class's box, so the loss does not grow (spec §3.4), and
-    carried classes then have < 2k rows, which gives Lemma 2's sub-problem bound k(2k−1+S) even
-    when a sub-problem was solved by the big-M model (the set-partition model already uses
-    groups of k..2k−1 rows only).
-    """
-    sizes = np.bincount(sub_lab)
-    if sizes.max() < 2 * k:
-        return sub_lab
-    out = sub_lab.copy()
-    nxt = int(sub_lab.max()) + 1
-    for c in np.flatnonzero(sizes >= 2 * k):
-        members = np.flatnonzero(sub_lab == c)  # ascending = sorted order
-        n_pieces = len(members) // k
-        piece = np.minimum(np.arange(len(members)) // k, n_pieces - 1)
-        out[members[piece > 0]] = nxt + piece[piece > 0] - 1
-        nxt += n_pieces - 1
-    return out
 
 
 def split_and_carry(
@@ -66,11 +43,9 @@ def split_and_carry(
         limit); the incumbent, or the feasible start, is used when it expires.
     time_limit : total seconds, spread evenly as ``T / #sub-problems`` (the paper's rule);
         replaces ``sub_time_limit`` when given.
-    formulation : MILP formulation of each sub-problem, see :func:`privopt.kanon.milp.solve_rows`;
-        with ``"auto"`` a sub-problem with too many candidate groups keeps only the groups no
-        costlier than the start's costliest class (``restricted_subproblems`` counts them; still
-        never worse than the start), and failing that the paper model with ``sub_time_limit``
-        (10 s when None).
+    formulation : MILP formulation of each sub-problem, see :func:`privopt.kanon.milp.solve_rows`.
+        A sub-problem that is not proven optimal (time limit, capped column set) keeps its
+        best partition, never worse than its start; ``uncertified_subproblems`` counts them.
     progress : optional callable ``progress(done, total)`` after each sub-problem.
 
     Returns
@@ -79,7 +54,7 @@ def split_and_carry(
     ``size_counts`` (Table 8-style {size: count}), ``lemma2_bound`` = k(2k−1+S),
     ``time_limited`` and ``fallbacks`` (counts), ``sub_objectives`` (solver objective per
     sub-problem), ``sub_times`` (s per sub-problem), ``milp_time`` (s),
-    ``restricted_subproblems``, ``paper_model_subproblems``.
+    ``restricted_subproblems``, ``uncertified_subproblems``.
     """
     S = check_int("S", S, minimum=1)
     if sub_time_limit is not None:
@@ -96,7 +71,7 @@ def split_and_carry(
     carry_rows = np.empty(0, dtype=np.int64)
     carry_lab = np.empty(0, dtype=np.int64)
     sizes, objs, sub_times = [], [], []
-    n_limited = n_fallback = n_paper = n_restricted = 0
+    n_limited = n_fallback = n_uncertified = n_restricted = 0
     milp_time = 0.0
     for t, chunk in enumerate(chunks):
         new_rows = np.concatenate(chunk)
@@ -116,17 +91,16 @@ def split_and_carry(
             formulation=formulation,
             time_limit=sub_time_limit,
             verbose=verbose,
-            fallback_time_limit=10.0,
         )
         sizes.append(len(rows))
         objs.append(info.get("objective", math.nan))
         n_limited += info.get("status") == "time_limit"
         n_fallback += bool(info.get("fallback"))
-        n_paper += info.get("formulation") == "paper"
-        n_restricted += info.get("formulation") == "set_partition_restricted"
+        n_uncertified += info["status"] != "optimal"
+        n_restricted += info["status"] == "restricted"
         milp_time += info.get("solve_time", 0.0)
         sub_times.append(info.get("solve_time", 0.0))
-        sub_lab = _split_large_classes(sub_lab, k)
+        sub_lab = split_large_classes(sub_lab, k)
         if t == len(chunks) - 1:
             carried = np.zeros(len(rows), dtype=bool)  # nothing is carried out of the last
         else:
@@ -155,7 +129,7 @@ def split_and_carry(
         "milp_time": milp_time,
         "sub_time_limit": sub_time_limit,
         "formulation": formulation,
-        "paper_model_subproblems": n_paper,
+        "uncertified_subproblems": n_uncertified,
         "restricted_subproblems": n_restricted,
     }
     return labels, info

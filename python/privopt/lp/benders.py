@@ -1030,7 +1030,7 @@ def solve_benders(
     max_iterations: int = 500,
     time_limit: float | None = None,
     executor: Executor | None = None,
-    progress: bool | None = None,
+    progress: bool | str | None = None,
     initial_cuts: Sequence[Any] | None = None,
     multi_cut: bool = True,
     cut_tolerance: float = 1e-9,
@@ -1055,8 +1055,9 @@ def solve_benders(
         after the iteration in which it is exceeded (subproblem rounds are not interrupted).
     executor : a :class:`concurrent.futures.Executor` for the subproblems (serial if None);
         see the module docstring for how data is shipped per executor kind.
-    progress : ``True`` shows a tqdm bar, ``False`` none, ``None`` a bar that appears only once
-        the run has lasted 5 s.
+    progress : ``True`` shows a tqdm bar on stderr with the bounds and gap, ``False`` none,
+        ``"auto"`` or ``None`` (default) one on a terminal once the run has lasted 2 s, or
+        as an enclosing :func:`privopt._progress.progress_scope` says (the CLI's).
     initial_cuts : master rows added before the first iteration: :class:`Cut` objects or
         ``(coef, lower, upper)`` tuples over ``(x, theta)``. A cut with a nonzero on ``theta_k``
         counts as bounding it.
@@ -1354,11 +1355,7 @@ def _make_cuts(
     return cuts, n_opt, n_feas, iterate, np.array(newly, dtype=np.int64)
 
 
-def _progress_bar(progress: bool | None, total: int) -> Any:
-    if progress is False:
-        return None
-    from tqdm import tqdm
+def _progress_bar(progress: bool | str | None, total: int) -> Any:
+    from privopt._progress import progress_bar
 
-    return tqdm(
-        total=total, desc="Benders", unit="it", delay=0.0 if progress else 5.0, leave=bool(progress)
-    )
+    return progress_bar(progress, total=total, desc="Benders", unit="it")

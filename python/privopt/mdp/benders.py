@@ -305,7 +305,7 @@ def solve_benders_block(
     executor: Executor | None = None,
     lp_method: str = "choose",
     threads: int | None = None,
-    progress: Any = False,
+    progress: Any = "auto",
     scale_m: bool = True,
     n_total: int | None = None,
     in_out: float = 1.0,
@@ -333,7 +333,8 @@ def solve_benders_block(
         every worker keeps warm-started subproblem models (see :mod:`privopt.lp.benders`).
     lp_method, threads : accepted for API symmetry; the engine runs dual simplex (warm starts,
         Farkas rays).
-    progress : tqdm bar (True / False / None = after 5 s).
+    progress : Benders bar with bounds and gap on stderr: True, False or "auto" (default: on
+        in the CLI, else on a terminal once the run has lasted 2 s).
     in_out : < 1 enables the engine's in-out separation around the uniform mechanism (a
         point at which every subproblem is feasible), e.g. 0.5; 1 (default) separates at the
         master points as in the paper.

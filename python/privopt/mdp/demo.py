@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from privopt.report import Section, markdown_table
+from privopt.report import Section, markdown_table, save_figure
 
 __all__ = ["demo_section"]
 
@@ -58,12 +58,12 @@ def demo_section(out_dir: Path, seed: int) -> Section:
     bd = results["Benders k-m-DV, M = 4"]
     ax = bd.plot_bounds()
     ax.set_title("Benders bounds per iteration")
-    ax.figure.savefig(Path(out_dir) / "mdp_bounds.png", dpi=100, bbox_inches="tight")
+    save_figure(ax.figure, Path(out_dir) / "mdp_bounds.png", dpi=100, bbox_inches="tight")
     ax2 = results["LP, row generation"].plot_row(
         prob, int(np.argmin(np.abs(prob.points[:, 0] - prob.points[:, 0].mean())))
     )
     ax2.set_title("Pr[output | true cell] (optimal LP)")
-    ax2.figure.savefig(Path(out_dir) / "mdp_row.png", dpi=100, bbox_inches="tight")
+    save_figure(ax2.figure, Path(out_dir) / "mdp_row.png", dpi=100, bbox_inches="tight")
     import matplotlib.pyplot as plt
 
     plt.close("all")

@@ -327,6 +327,7 @@ def repair_shared(
     epsilon: float,
     *,
     rtol: float = 1e-12,
+    partners: list[np.ndarray] | None = None,
 ) -> tuple[list[np.ndarray], float]:
     """Repair several matrices with **one** mixing weight α and the uniform partner.
 
@@ -344,6 +345,10 @@ def repair_shared(
     edges : list of the mDP edges of each matrix (local row numbers).
     epsilon : ε.
     rtol : relative margin aimed for on every repaired constraint.
+    partners : optional feasible partners P_m (same shapes, rows summing to 1) to mix with
+        instead of the uniform mechanism: ``(1 − α) Z_m + α P_m``. Ratios across matrices are
+        kept where both Z and P satisfy them (LR-Geo passes an ExpMech at ε/2, which is
+        ε/2-Geo-Ind for all pairs and far cheaper than the uniform mechanism).
 
     Returns
     -------
@@ -363,16 +368,24 @@ def repair_shared(
     k = matrices[0].shape[1]
     if any(m.ndim != 2 or m.shape[1] != k for m in matrices):
         raise InvalidInput(f"every matrix must have K = {k} columns")
+    if partners is not None and (
+        len(partners) != len(matrices)
+        or any(p.shape != z.shape for p, z in zip(partners, matrices, strict=True))
+    ):
+        raise InvalidInput("partners must match the matrices one to one, shape for shape")
     clean, alpha = [], 0.0
-    for z, e in zip(matrices, edges, strict=True):
+    for m, (z, e) in enumerate(zip(matrices, edges, strict=True)):
         # Coincident records get their mean row: their exponential entries are equal already.
         z, sub = _stochastic_equalised(z, e, epsilon)
         clean.append(z)
-        alpha = max(alpha, _mixing_weight(z, sub, epsilon, rtol, None))
+        partner = None if partners is None else partners[m]
+        alpha = max(alpha, _mixing_weight(z, sub, epsilon, rtol, partner))
     alpha = min(1.0, 2.0 * alpha)
     if alpha == 0.0:
         return clean, 0.0
-    return [(1.0 - alpha) * z + alpha / k for z in clean], alpha
+    if partners is None:
+        return [(1.0 - alpha) * z + alpha / k for z in clean], alpha
+    return [(1.0 - alpha) * z + alpha * p for z, p in zip(clean, partners, strict=True)], alpha
 
 
 @dataclass
@@ -512,26 +525,36 @@ class PerturbationMatrix:
 
     # ---------------------------------------------------------------- persistence
     def save(self, path: str | Path) -> Path:
-        """Write an ``.npz`` with the matrix, parameters, output indices and history (JSON)."""
+        """Write an ``.npz`` with the matrix, parameters, output indices and history (JSON).
+
+        The file is written atomically (temporary file beside it, then renamed): a reader sees
+        the previous file or the new one, never a partial one.
+        """
+        from privopt._atomic import atomic_file
+
         path = Path(path)
-        np.savez_compressed(
-            path,
-            matrix=self.matrix,
-            epsilon=self.epsilon,
-            eta=self.eta,
-            expected_loss=self.expected_loss,
-            lower_bound=self.lower_bound,
-            method=self.method,
-            output_index=(
-                np.array([], dtype=np.int64) if self.output_index is None else self.output_index
-            ),
-            has_output_index=self.output_index is not None,
-            history=json.dumps(self.history, default=_json_default),
-            summary=json.dumps(self.summary, default=_json_default),
-            row_index=(np.array([], dtype=np.int64) if self.row_index is None else self.row_index),
-            has_row_index=self.row_index is not None,
-        )
-        return path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
+        target = path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
+        with atomic_file(target) as tmp:
+            np.savez_compressed(
+                tmp,
+                matrix=self.matrix,
+                epsilon=self.epsilon,
+                eta=self.eta,
+                expected_loss=self.expected_loss,
+                lower_bound=self.lower_bound,
+                method=self.method,
+                output_index=(
+                    np.array([], dtype=np.int64) if self.output_index is None else self.output_index
+                ),
+                has_output_index=self.output_index is not None,
+                history=json.dumps(self.history, default=_json_default),
+                summary=json.dumps(self.summary, default=_json_default),
+                row_index=(
+                    np.array([], dtype=np.int64) if self.row_index is None else self.row_index
+                ),
+                has_row_index=self.row_index is not None,
+            )
+        return target
 
     @classmethod
     def load(cls, path: str | Path) -> PerturbationMatrix:

@@ -1,0 +1,133 @@
+"""Baselines of LR-Geo (spec 001 §13), all returning :class:`~privopt.mdp.PerturbationMatrix`.
+
+- :func:`full_lp` — the OMG LP over all of V (``privopt.mdp.solve``), at γ or at ∞;
+- :func:`const_opt` — ConstOPT (Imola et al.): CLR-Geo with one block whose rows are all of V;
+- :func:`exp_mech` — ``z_ik ∝ exp(−ε d_ik / 2)`` over all of V;
+- :func:`laplace` — planar Laplace noise snapped to the nearest location, estimated by Monte
+  Carlo (rows = the given locations);
+- LR-Geo-F is :func:`privopt.geo.run_lrgeo` with ``gamma = gamma_graph = inf``
+  (:func:`lr_geo_f_params`).
+
+Their costs on the users' LR rows come from :func:`privopt.geo.metrics.expected_cost` with the
+rows ``matrix[N_m]`` (or over all of V with p = 1/K).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from privopt._validation import check_int
+from privopt.errors import InvalidInput
+from privopt.geo.geography import Geography
+from privopt.geo.params import GeoParams
+from privopt.mdp.result import PerturbationMatrix
+
+__all__ = ["full_lp", "const_opt", "exp_mech", "laplace", "lr_geo_f_params"]
+
+
+def _problem(geography: Geography, params: GeoParams, costs: Any, gamma: float | None) -> Any:
+    from privopt.geo.result import user_problem
+
+    k = geography.n_locations
+    g = params.gamma if gamma is None else gamma
+    return user_problem(geography, params.with_(gamma=g), costs.true_costs(np.arange(k)))
+
+
+def full_lp(
+    geography: Geography,
+    params: GeoParams,
+    costs: Any,
+    *,
+    gamma: float | None = None,
+    **options: Any,
+) -> PerturbationMatrix:
+    """The full OMG LP over all K×K entries with the true costs, uniform prior 1/K
+    (``privopt.mdp.solve``: exact, with its rigorous lower bound). ``gamma`` defaults to the
+    parameters' γ; pass ``inf`` for the classical setting."""
+    from privopt.mdp import solve
+
+    return solve(_problem(geography, params, costs, gamma), **options)
+
+
+def exp_mech(geography: Geography, params: GeoParams, costs: Any) -> PerturbationMatrix:
+    """ExpMech over all of V (the exponent uses d, A12)."""
+    from privopt.mdp import exponential_mechanism
+
+    return exponential_mechanism(_problem(geography, params, costs, None))
+
+
+def const_opt(
+    geography: Geography, params: GeoParams, costs: Any, *, method: str = "lp", **options: Any
+) -> PerturbationMatrix:
+    """ConstOPT: one CLR-Geo block with every location as a row (Geo-Ind among rows with
+    d ≤ γ, free entries for d_ik ≤ r_exp, the rest y_k·g_ik), true costs, prior 1/K."""
+    from privopt.geo.clr import UserBlock, build_model
+    from privopt.geo.solve import solve_clr
+
+    k = geography.n_locations
+    d = geography.distance_matrix()
+    cbar = costs.true_costs(np.arange(k))
+    model = build_model([UserBlock(d, d, cbar)], params)
+    sol = solve_clr(model, method, **options)
+    return PerturbationMatrix(
+        sol.matrices[0],
+        params.epsilon,
+        params.gamma,
+        sol.objective,
+        lower_bound=sol.lower_bound,
+        method="constopt",
+        output_index=np.arange(k),
+        summary={"status": sol.status, "relative_gap": sol.relative_gap, **sol.info},
+    )
+
+
+def laplace(
+    geography: Geography,
+    params: GeoParams,
+    costs: Any,
+    rows: Any,
+    *,
+    n_samples: int = 1000,
+    rng: Any = None,
+) -> PerturbationMatrix:
+    """Planar Laplace with snapping (Andrés et al.), its matrix rows estimated by Monte Carlo.
+
+    For every location in ``rows``, ``n_samples`` reports are drawn (:mod:`privopt.dp.planar`),
+    snapped to the nearest location of V (Haversine), and counted. The frequencies estimate the
+    mechanism's rows (the artifact uses 100 samples per row); ``summary["samples"]`` says how
+    many. Needs (lat, lon) coordinates.
+    """
+    from privopt.dp.planar import planar_laplace_latlon
+    from privopt.geometry import nearest
+
+    if geography.metric != "haversine" or geography.points is None:
+        raise InvalidInput("the planar Laplace baseline needs a (lat, lon) geography")
+    n = check_int("n_samples", n_samples, minimum=1)
+    r = np.asarray(rows, dtype=np.int64)
+    start = time.perf_counter()
+    k = geography.n_locations
+    true = np.repeat(geography.points[r], n, axis=0)
+    noisy = planar_laplace_latlon(true, params.epsilon, rng)
+    snapped, _ = nearest(noisy, geography.points, "haversine")
+    z = np.zeros((r.size, k))
+    np.add.at(z, (np.repeat(np.arange(r.size), n), snapped), 1.0 / n)
+    cost = float(np.sum(costs.true_costs(r) * z) / r.size)
+    return PerturbationMatrix(
+        z,
+        params.epsilon,
+        math.inf,
+        cost,
+        method="laplace",
+        output_index=np.arange(k),
+        row_index=r,
+        summary={"samples": n, "time_s": time.perf_counter() - start},
+    )
+
+
+def lr_geo_f_params(params: GeoParams) -> GeoParams:
+    """LR-Geo-F: γ = ∞ for the constraints and the LR-search graph (N_m a metric ball)."""
+    return params.with_(gamma=math.inf, gamma_graph=math.inf)

@@ -1,0 +1,197 @@
+"""What a user computes locally (spec 001 §3, §4, §8): LR set, request, estimates, upload.
+
+The client holds the public map (a :class:`~privopt.geo.Geography`) and the public snap table
+of the CR grid; its true location never leaves it. Per user:
+
+1. N_m: the locations within graph distance Γ of v_m in the Geo-Ind graph (bounded Dijkstra on
+   the C++ kernel, stopping after the L nearest when ``lr_max_size`` is set; v_m first). At
+   ``gamma_graph = inf`` the graph is complete, D = d and a metric ball replaces the search.
+2. A CR request around v_a, uniform in N_m, of radius max{2Γ, Γ + r_obf} (Prop. 4.3).
+3. The estimates ĉ = β + t_i + t_k (Eq. 27, an upper bound) and c̃ = max(0, β − t_i − t_k)
+   (Eq. 33, a lower bound), with t the *road* distance to the snapped V̂ point (§8 caveat; the
+   straight-line distance with ``haversine_correction``, which is no bound on roads, §17 D).
+4. The upload: D_{N_m²}, D_{N_m,V} and Ĉ with global column ids. **Known limitation (A7):**
+   the server must know the columns' identities to share y_k, and the rows' distances to
+   every column pin them down too, so the upload does not hide N_m from the server.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from privopt._validation import check_int
+from privopt.errors import InvalidInput
+from privopt.geo.geography import Geography
+from privopt.geo.messages import CRBlock, CRRequest, Upload
+from privopt.geo.params import GeoParams
+from privopt.graphs import Graph, Settled
+
+__all__ = ["GeoIndGraph", "SnapTable", "LRGeoClient", "UserState"]
+
+
+class GeoIndGraph:
+    """The Geo-Ind graph of V (Def. 3.1): edges between locations within ``gamma`` (km),
+    weighted by d; built once per (V, γ_graph) and searched per user.
+
+    At ``gamma = inf`` no graph is built: D = d and LR sets are metric balls.
+    """
+
+    def __init__(self, geography: Geography, gamma: float) -> None:
+        self.geography, self.gamma = geography, float(gamma)
+        self.graph: Graph | None = None
+        # γ at or beyond the diameter makes G complete and D = d: a metric ball then replaces
+        # the graph (2 max_j d(v_0, v_j) bounds the diameter by the triangle inequality).
+        if math.isfinite(self.gamma) and self.gamma < 2 * float(geography.distance_rows([0]).max()):
+            i, j, d = _pairs_within(geography, self.gamma)
+            self.graph = Graph.from_edges(geography.n_locations, i, j, d)
+
+    def lr_set(self, m: int, radius: float, max_size: int | None = None) -> Settled:
+        """N_m = {j : D_mj ≤ radius}, nearest first (v_m first), at most ``max_size``."""
+        if self.graph is not None:
+            return self.graph.distances(m, cutoff=float(radius), max_nodes=max_size)
+        d = self.geography.distance_rows([m])[0]
+        d[m] = 0.0
+        order = np.lexsort((np.arange(d.size), d))
+        order = order[d[order] <= radius]
+        if max_size is not None:
+            order = order[:max_size]
+        return Settled(order.astype(np.int64), d[order])
+
+
+def _pairs_within(geo: Geography, gamma: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Unordered pairs (i < j) with d_ij ≤ γ, by a k-d tree on coordinates when there are
+    some (exact distances recomputed), else by thresholding the metric matrix."""
+    if geo.points is None or geo.metric == "precomputed":
+        d = geo.distance_matrix()
+        i, j = np.nonzero(np.triu(d <= gamma, k=1))
+        return i, j, d[i, j]
+    from scipy.spatial import cKDTree
+
+    from privopt.geometry import EARTH_RADIUS_KM, haversine_pairs_km
+
+    if geo.metric == "euclidean":
+        xyz, r = geo.points, gamma
+    else:  # chord length on the unit sphere is monotone in the great-circle distance
+        lat, lon = np.radians(geo.points[:, 0]), np.radians(geo.points[:, 1])
+        xyz = np.column_stack([np.cos(lat) * np.cos(lon), np.cos(lat) * np.sin(lon), np.sin(lat)])
+        r = 2 * math.sin(min(gamma / (2 * EARTH_RADIUS_KM), math.pi / 2)) * (1 + 1e-9)
+    pairs = cKDTree(xyz).query_pairs(r, output_type="ndarray")
+    i, j = pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64)
+    if geo.metric == "euclidean":
+        d = np.linalg.norm(geo.points[i] - geo.points[j], axis=1)
+    else:
+        d = haversine_pairs_km(geo.points[i], geo.points[j])
+    keep = d <= gamma
+    return i[keep], j[keep], d[keep]
+
+
+@dataclass(frozen=True)
+class SnapTable:
+    """Public part of the CR grid: each location's V̂ point and correction terms (km).
+
+    Attributes
+    ----------
+    snap : (K,) V̂ index of each location.
+    road_km : (K,) road distance tc(v, v̂) (the valid correction).
+    line_km : (K,) straight-line distance d(v, v̂) (paper-literal correction).
+    """
+
+    snap: np.ndarray
+    road_km: np.ndarray
+    line_km: np.ndarray
+
+    @classmethod
+    def of(cls, table: Any) -> SnapTable:
+        """From a :class:`~privopt.geo.crtable.CostReferenceTable`."""
+        return cls(table.snap, table.snap_road_km, table.snap_line_km)
+
+
+@dataclass
+class UserState:
+    """A user's private state between the request and the reply (never sent)."""
+
+    location: int
+    lr_set: np.ndarray  # (n,) global ids, v_m first
+    lr_graph_distances: np.ndarray  # (n,) D_{m, ·}
+    request: CRRequest
+    cost_upper: np.ndarray | None = None  # (n, K) ĉ
+    cost_lower: np.ndarray | None = None  # (n, K) c̃
+
+
+class LRGeoClient:
+    """The user side of LR-Geo on a public map.
+
+    Parameters
+    ----------
+    geography : the public map (V, d, roads).
+    params : the public parameters.
+    snaps : the public snap table of the server's CR grid (:meth:`SnapTable.of`).
+    request_rows : "lr" (request β only for the LR rows: fast, shows N_m to the server) or
+        "circle" (for every location in the request circle: the server learns only that v_m is
+        within Γ of v_a, Prop. 4.3, at |V ∩ circle| / |N_m| times the work).
+    """
+
+    def __init__(
+        self, geography: Geography, params: GeoParams, snaps: SnapTable, *, request_rows: str = "lr"
+    ) -> None:
+        if request_rows not in ("lr", "circle"):
+            raise InvalidInput(f"request_rows must be 'lr' or 'circle', got {request_rows!r}")
+        self.geography, self.params, self.snaps = geography, params, snaps
+        self.request_rows = request_rows
+        self.geoind = GeoIndGraph(geography, params.graph_threshold)
+
+    def start(self, location: int, rng: Any = None) -> UserState:
+        """LR set and CR request of a user at ``location`` (v_a drawn from ``rng``; None: the
+        OS CSPRNG)."""
+        from privopt.dp import as_random_source
+
+        m = check_int("location", location, minimum=0, maximum=self.geography.n_locations - 1)
+        p = self.params
+        lr = self.geoind.lr_set(m, p.lr_radius, p.lr_max_size)
+        source = as_random_source("secure" if rng is None else rng)
+        a = int(lr.nodes[source.integers(lr.nodes.size)])
+        if self.request_rows == "lr":
+            rows = lr.nodes
+        else:
+            rows = np.flatnonzero(self.geography.distance_rows([a])[0] <= p.request_radius)
+        req = CRRequest(
+            a, p.request_radius, np.unique(self.snaps.snap[rows]), np.unique(self.snaps.snap)
+        )
+        return UserState(m, lr.nodes, lr.distances, req)
+
+    def estimate(self, state: UserState, block: CRBlock) -> None:
+        """ĉ and c̃ for N_m × V from the server's CR block (Eqs. 27, 33)."""
+        s = self.snaps
+        corr = s.line_km if self.params.haversine_correction else s.road_km
+        ri = _positions(block.rows, s.snap[state.lr_set], "rows")
+        ci = _positions(block.cols, s.snap, "cols")
+        beta = block.beta[np.ix_(ri, ci)]
+        t = corr[state.lr_set][:, None] + corr[None, :]
+        state.cost_upper = beta + t
+        state.cost_lower = np.maximum(beta - t, 0.0)
+
+    def upload(self, state: UserState, user: str = "user") -> Upload:
+        """The upload message (distances and ĉ; rows in N_m order, columns = all of V)."""
+        if state.cost_upper is None:
+            raise InvalidInput("estimate() must run before upload()")
+        rows = state.lr_set
+        return Upload(
+            user,
+            self.geography.distance_rows(rows, rows),
+            self.geography.distance_rows(rows),
+            state.cost_upper,
+            np.arange(self.geography.n_locations),
+        )
+
+
+def _positions(available: np.ndarray, wanted: np.ndarray, what: str) -> np.ndarray:
+    order = np.argsort(available)
+    pos = np.searchsorted(available[order], wanted)
+    pos = np.minimum(pos, max(available.size - 1, 0))
+    if available.size == 0 or not np.all(available[order][pos] == wanted):
+        raise InvalidInput(f"the CR block lacks {what} the user needs")
+    return order[pos]

@@ -1,0 +1,254 @@
+"""Server side of the cost estimation: the cost reference (CR) table (spec 001 §8).
+
+The server knows the task targets and their prior q; users know their LR sets. The CR table
+meets them halfway:
+
+1. V̂, an s-km grid snapped to the roads: every road edge is subdivided into pieces of at most
+   s/2 (points interpolated between its ends), the pieces form the fine road graph F, and each
+   non-empty s × s cell keeps the F node nearest its centre.
+2. Travel costs from the targets: one many-source Dijkstra on F (C++ kernel, threads), giving
+   ``tc(v̂, t_j)`` for every V̂ point — |targets| × |V̂| numbers, never |V̂|².
+3. ``β_ab = Σ_j q_j |tc(v̂_a, t_j) − tc(v̂_b, t_j)|`` only for the pairs a request names.
+
+The snap of each location v ∈ V to its nearest V̂ point (by road distance) and the correction
+terms ``tc(v, v̂)`` (road, default) or ``d(v, v̂)`` (straight line, paper-literal) are public (a
+function of the public map and V): :attr:`snap`, :attr:`snap_road_km`, :attr:`snap_line_km`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from privopt._validation import check_int, check_positive, check_probability_vector
+from privopt.errors import InvalidInput
+from privopt.geo.geography import Geography
+from privopt.graphs import Graph
+
+__all__ = ["CostReferenceTable", "TravelCosts", "subdivide_roads"]
+
+
+def subdivide_roads(road: Graph, coords: np.ndarray, spacing_km: float) -> tuple[Graph, np.ndarray]:
+    """Split every road edge into ``ceil(length / spacing)`` equal pieces.
+
+    New points lie on the straight segment between the edge's ends (linear interpolation of
+    the coordinates); path lengths between original nodes are unchanged.
+
+    Returns
+    -------
+    (fine graph F, coordinates (n_F, 2)); nodes 0..n-1 of F are the road's nodes.
+    """
+    csr = sp.triu(road.csr, k=1).tocoo()  # each undirected edge once
+    u, v, length = csr.row.astype(np.int64), csr.col.astype(np.int64), csr.data
+    pieces = np.maximum(1, np.ceil(length / spacing_km - 1e-9)).astype(np.int64)
+    n0 = road.n_nodes
+    n_new = int((pieces - 1).sum())
+    # Interior points of edge e: ids n0 + offset[e] + 0 .. pieces[e] - 2.
+    offset = np.concatenate([[0], np.cumsum(pieces - 1)[:-1]])
+    e_of = np.repeat(np.arange(u.size), pieces - 1)
+    step = np.arange(n_new) - offset[e_of] + 1  # 1 .. pieces-1
+    frac = step / pieces[e_of]
+    new_xy = coords[u[e_of]] * (1 - frac)[:, None] + coords[v[e_of]] * frac[:, None]
+    # Chain of each edge: u -> p1 -> ... -> p_{pieces-1} -> v, piece a of every edge at once.
+    chain_u, chain_v, chain_e = [], [], []
+    for a in range(int(pieces.max(initial=1))):
+        sel = np.flatnonzero(pieces > a)
+        chain_u.append(np.where(a == 0, u[sel], n0 + offset[sel] + a - 1))
+        chain_v.append(np.where(a == pieces[sel] - 1, v[sel], n0 + offset[sel] + a))
+        chain_e.append(sel)
+    cu, cv, ce = np.concatenate(chain_u), np.concatenate(chain_v), np.concatenate(chain_e)
+    seg = (length / pieces)[ce]
+    fine = Graph.from_edges(n0 + n_new, cu, cv, seg)
+    return fine, np.vstack([coords, new_xy])
+
+
+class CostReferenceTable:
+    """The server's CR table on an s-km road grid (spec §8, §4.5).
+
+    Parameters
+    ----------
+    geography : the map (needs ``road_points``, the road nodes' coordinates).
+    targets : int array of V̂ point indices, or an int count drawn uniformly (seeded) from V̂
+        (A4: 20 uniformly random targets). Known to the server only.
+    weights : target prior q (default uniform).
+    cell_km : s, the cell size (default 0.1 km).
+    seed : seed of the target draw.
+    threads : C++ threads of the many-source Dijkstra.
+
+    Raises
+    ------
+    InvalidInput
+        A geography without road coordinates, s ≤ 0, bad targets or weights.
+    """
+
+    def __init__(
+        self,
+        geography: Geography,
+        targets: Any = 20,
+        *,
+        weights: Any = None,
+        cell_km: float = 0.1,
+        seed: int | None = 0,
+        threads: int | None = 1,
+    ) -> None:
+        if geography.road_points is None:
+            raise InvalidInput("the CR table needs road node coordinates (geography.road_points)")
+        start = time.perf_counter()
+        self.cell_km = check_positive("cell_km", cell_km)
+        self.geography = geography
+        fine, xy = subdivide_roads(geography.road, geography.road_points, self.cell_km / 2)
+        self.fine_road, self.fine_points = fine, xy
+        self.points_index = _cell_representatives(xy, self.cell_km, geography.metric)
+        self.targets = self._targets(targets, seed)
+        n_t = self.targets.size
+        self.weights = (
+            np.full(n_t, 1.0 / n_t)
+            if weights is None
+            else check_probability_vector("weights", weights)
+        )
+        if self.weights.shape != (n_t,):
+            raise InvalidInput(f"weights must have shape ({n_t},), got {self.weights.shape}")
+        target_nodes = self.points_index[self.targets]
+        tc = fine.many(target_nodes, threads=threads)  # (n_t, n_F)
+        self.tc_points = np.ascontiguousarray(tc[:, self.points_index].T)  # (|V̂|, n_t)
+        self.tc_locations = np.ascontiguousarray(tc[:, geography.road_nodes].T)  # (K, n_t)
+        self._snap_locations()
+        self.build_s = time.perf_counter() - start
+
+    def _targets(self, targets: Any, seed: int | None) -> np.ndarray:
+        n = self.points_index.size
+        if isinstance(targets, (int, np.integer)) and not isinstance(targets, bool):
+            t = check_int("targets", targets, minimum=1, maximum=n)
+            return np.sort(np.random.default_rng(seed).choice(n, t, replace=False))
+        arr = np.asarray(targets)
+        if (
+            arr.ndim != 1
+            or arr.size == 0
+            or arr.dtype.kind not in "iu"
+            or arr.min() < 0
+            or arr.max() >= n
+        ):
+            raise InvalidInput(f"targets must be a count or V̂ indices in [0, {n})")
+        return arr.astype(np.int64)
+
+    def _snap_locations(self) -> None:
+        from scipy.sparse.csgraph import dijkstra
+
+        dist, _, src = dijkstra(
+            self.fine_road.csr, indices=self.points_index, min_only=True, return_predecessors=True
+        )
+        nodes = self.geography.road_nodes
+        pos = np.full(self.fine_road.n_nodes, -1, dtype=np.int64)
+        pos[self.points_index] = np.arange(self.points_index.size)
+        #: (K,) V̂ index of each location's nearest V̂ point (road distance).
+        self.snap = pos[src[nodes]]
+        #: (K,) tc(v, v̂) in km: the road correction of Lemma B.1 (spec §8 caveat).
+        self.snap_road_km = dist[nodes]
+        loc_xy = self.fine_points[nodes]
+        snap_xy = self.fine_points[self.points_index[self.snap]]
+        metric = "euclidean" if self.geography.metric == "euclidean" else "haversine"
+        #: (K,) straight-line d(v, v̂) in km (the paper-literal correction).
+        self.snap_line_km = _pair_distances(loc_xy, snap_xy, metric)
+
+    @property
+    def n_points(self) -> int:
+        """|V̂|."""
+        return int(self.points_index.size)
+
+    @property
+    def delta_max(self) -> float:
+        """Largest correction term over V (road distance to the snapped point), km."""
+        return float(self.snap_road_km.max(initial=0.0))
+
+    def beta(self, rows: Any, cols: Any) -> np.ndarray:
+        """β between V̂ points ``rows`` and ``cols`` (indices), shape (r, c), km."""
+        a = self.tc_points[np.asarray(rows, dtype=np.int64)]
+        b = self.tc_points[np.asarray(cols, dtype=np.int64)]
+        return _weighted_l1(a, b, self.weights)
+
+    def true_costs(self, rows: Any, cols: Any = None) -> np.ndarray:
+        """Exact c̄_ik = Σ_j q_j |tc(v_i, t_j) − tc(v_k, t_j)| between locations (km)."""
+        a = self.tc_locations[np.asarray(rows, dtype=np.int64)]
+        b = (
+            self.tc_locations
+            if cols is None
+            else self.tc_locations[np.asarray(cols, dtype=np.int64)]
+        )
+        return _weighted_l1(a, b, self.weights)
+
+
+def _weighted_l1(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
+    out = np.empty((a.shape[0], b.shape[0]))
+    step = max(1, 4_000_000 // max(1, b.size))
+    for s in range(0, a.shape[0], step):
+        out[s : s + step] = np.abs(a[s : s + step, None, :] - b[None, :, :]) @ w
+    return out
+
+
+def _pair_distances(a: np.ndarray, b: np.ndarray, metric: str) -> np.ndarray:
+    from privopt.geometry import haversine_pairs_km
+
+    if metric == "euclidean":
+        return np.linalg.norm(a - b, axis=1)
+    return haversine_pairs_km(a, b)
+
+
+def _cell_representatives(xy: np.ndarray, cell_km: float, metric: str) -> np.ndarray:
+    """Indices of the points nearest the centre of each non-empty s-km cell (sorted)."""
+    from privopt.geometry import KM_PER_DEGREE_LAT
+
+    if metric == "euclidean":
+        y, x = xy[:, 1] - xy[:, 1].min(), xy[:, 0] - xy[:, 0].min()
+    else:  # local equirectangular km around the region
+        cos0 = math.cos(math.radians(float(xy[:, 0].mean())))
+        y = (xy[:, 0] - xy[:, 0].min()) * KM_PER_DEGREE_LAT
+        x = (xy[:, 1] - xy[:, 1].min()) * KM_PER_DEGREE_LAT * cos0
+    cy, cx = np.floor(y / cell_km), np.floor(x / cell_km)
+    cell = cy.astype(np.int64) * (int(cx.max()) + 1) + cx.astype(np.int64)
+    off = np.hypot(y - (cy + 0.5) * cell_km, x - (cx + 0.5) * cell_km)
+    order = np.lexsort((np.arange(xy.shape[0]), off, cell))
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = cell[order][1:] != cell[order][:-1]
+    return np.sort(order[first])
+
+
+class TravelCosts:
+    """Exact travel-cost loss c̄ between locations for given targets (no CR table).
+
+    ``c̄_ik = Σ_j q_j |tc(v_i, t_j) − tc(v_k, t_j)|`` (Eq. 5) with tc the road distance;
+    :func:`privopt.mdp.travel_cost_loss` computes it. Used for evaluation (true costs) and as
+    the clients' exact costs in tests (spec §17 A: targets = every location, uniform).
+
+    Parameters
+    ----------
+    geography : the map.
+    targets : road node ids of the targets (default: every location's node).
+    weights : target prior q (default uniform).
+    """
+
+    def __init__(self, geography: Geography, targets: Any = None, weights: Any = None) -> None:
+        nodes = geography.road_nodes if targets is None else np.asarray(targets, dtype=np.int64)
+        self.geography = geography
+        self.tc_locations = np.ascontiguousarray(geography.travel_costs(nodes).T)  # (K, n_t)
+        n_t = nodes.size
+        self.weights = (
+            np.full(n_t, 1.0 / n_t)
+            if weights is None
+            else check_probability_vector("weights", weights)
+        )
+
+    def true_costs(self, rows: Any, cols: Any = None) -> np.ndarray:
+        """c̄ between locations ``rows`` and ``cols`` (default all), km."""
+        from privopt.mdp import travel_cost_loss
+
+        a = self.tc_locations[np.asarray(rows, dtype=np.int64)]
+        b = (
+            self.tc_locations
+            if cols is None
+            else self.tc_locations[np.asarray(cols, dtype=np.int64)]
+        )
+        return travel_cost_loss(a, b, self.weights)

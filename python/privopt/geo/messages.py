@@ -1,0 +1,325 @@
+"""The JSON messages between LR-Geo clients and the server (spec 001 §4, Fig. 4).
+
+Client and server exchange only these, as JSON objects with a ``"type"`` field:
+
+========================  ======================  =========================================
+message                    direction               content
+========================  ======================  =========================================
+``"params"``               server → client         :class:`~privopt.geo.GeoParams`
+``"cr_request"``           client → server         request circle and the V̂ points wanted
+``"cr_block"``             server → client         β for the requested pairs
+``"upload"``               client → server         D_{N_m²}, D_{N_m,V}, Ĉ with column ids
+``"user_matrix"``          server → client         Z_{N_m} and the solve's certificate
+``"error"``                server → client         a refused request
+========================  ======================  =========================================
+
+Arrays travel as ``{"dtype": "float64", "shape": [...], "data": "<base64 little-endian>"}``:
+exact, compact, and still plain JSON. Every ``from_json`` validates types, shapes and values and
+raises :class:`~privopt.errors.InvalidInput` naming the field, so an HTTP server can answer 4xx.
+
+Examples
+--------
+>>> import numpy as np
+>>> up = Upload("u1", np.zeros((1, 1)), np.array([[0.0, 1.0]]), np.array([[0.0, 2.0]]))
+>>> back = Upload.from_json(up.to_json())
+>>> back.user, back.cost.tolist()
+('u1', [[0.0, 2.0]])
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from privopt.errors import InvalidInput
+
+__all__ = [
+    "encode_array",
+    "decode_array",
+    "CRRequest",
+    "CRBlock",
+    "Upload",
+    "UserMatrix",
+    "ErrorMessage",
+    "parse_message",
+    "MAX_ARRAY_ENTRIES",
+]
+
+#: Largest array a message may carry (entries); larger ones are refused before decoding.
+MAX_ARRAY_ENTRIES = 50_000_000
+_DTYPES = {"float64": "<f8", "int64": "<i8"}
+
+
+def encode_array(a: Any, dtype: str = "float64") -> dict[str, Any]:
+    """An array as a JSON object (exact: the bytes of the little-endian values, base64)."""
+    arr = np.ascontiguousarray(a, dtype=_DTYPES[dtype])
+    return {
+        "dtype": dtype,
+        "shape": list(arr.shape),
+        "data": base64.b64encode(arr.tobytes()).decode("ascii"),
+    }
+
+
+def decode_array(
+    name: str, obj: Any, *, dtype: str = "float64", ndim: int | None = None
+) -> np.ndarray:
+    """Inverse of :func:`encode_array`, validating dtype, shape, size and finiteness."""
+    if not isinstance(obj, dict) or set(obj) != {"dtype", "shape", "data"}:
+        raise InvalidInput(f"{name} must be an encoded array {{dtype, shape, data}}")
+    if obj["dtype"] != dtype:
+        raise InvalidInput(f"{name} must have dtype {dtype}, got {obj['dtype']!r}")
+    shape = obj["shape"]
+    if not isinstance(shape, list) or not all(isinstance(s, int) and s >= 0 for s in shape):
+        raise InvalidInput(f"{name}.shape must be a list of non-negative ints")
+    if ndim is not None and len(shape) != ndim:
+        raise InvalidInput(f"{name} must be {ndim}-dimensional, got shape {shape}")
+    size = math.prod(shape)
+    if size > MAX_ARRAY_ENTRIES:
+        raise InvalidInput(f"{name} has {size} entries, more than {MAX_ARRAY_ENTRIES}")
+    if not isinstance(obj["data"], str):
+        raise InvalidInput(f"{name}.data must be a base64 string")
+    try:
+        raw = base64.b64decode(obj["data"], validate=True)
+    except ValueError:
+        raise InvalidInput(f"{name}.data is not valid base64") from None
+    if len(raw) != 8 * size:
+        raise InvalidInput(f"{name}.data holds {len(raw)} bytes, shape {shape} needs {8 * size}")
+    arr = np.frombuffer(raw, dtype=_DTYPES[dtype]).reshape(shape).astype(_DTYPES[dtype][1:])
+    if dtype == "float64" and not np.all(np.isfinite(arr)):
+        raise InvalidInput(f"{name} contains NaN or inf")
+    return arr
+
+
+def _as_dict(data: Any, kind: str) -> dict[str, Any]:
+    if isinstance(data, (str, bytes)):
+        try:
+            data = json.loads(data)
+        except ValueError as exc:
+            raise InvalidInput(f"malformed JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise InvalidInput(f"a {kind} message must be a JSON object, got {type(data).__name__}")
+    if data.get("type") != kind:
+        raise InvalidInput(f"expected a message of type {kind!r}, got {data.get('type')!r}")
+    return data
+
+
+def _field(data: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
+    if name not in data:
+        raise InvalidInput(f"field {name!r} is missing")
+    value = data[name]
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        raise InvalidInput(f"field {name!r} has the wrong type ({type(value).__name__})")
+    return value
+
+
+@dataclass(frozen=True)
+class CRRequest:
+    """A user's request for cost-reference rows (Prop. 4.3).
+
+    Attributes
+    ----------
+    center : location id of v_a, drawn uniformly from N_m.
+    radius_km : max{2Γ, Γ + r_obf}.
+    rows : V̂ indices of the rows wanted (the snaps of the LR set, or of every location in the
+        circle when the user hides N_m in it).
+    cols : V̂ indices of the columns (the snaps of every location of V).
+    """
+
+    center: int
+    radius_km: float
+    rows: np.ndarray
+    cols: np.ndarray
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "cr_request",
+            "center": int(self.center),
+            "radius_km": float(self.radius_km),
+            "rows": encode_array(self.rows, "int64"),
+            "cols": encode_array(self.cols, "int64"),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> CRRequest:
+        d = _as_dict(data, "cr_request")
+        radius = float(_field(d, "radius_km", (int, float)))
+        if not (radius >= 0 and math.isfinite(radius)):
+            raise InvalidInput(f"radius_km must be finite and >= 0, got {radius!r}")
+        return cls(
+            int(_field(d, "center", int)),
+            radius,
+            decode_array("rows", d.get("rows"), dtype="int64", ndim=1),
+            decode_array("cols", d.get("cols"), dtype="int64", ndim=1),
+        )
+
+
+@dataclass(frozen=True)
+class CRBlock:
+    """β between the requested V̂ rows and columns (km), shape (len(rows), len(cols))."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    beta: np.ndarray
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "cr_block",
+            "rows": encode_array(self.rows, "int64"),
+            "cols": encode_array(self.cols, "int64"),
+            "beta": encode_array(self.beta),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> CRBlock:
+        d = _as_dict(data, "cr_block")
+        rows = decode_array("rows", d.get("rows"), dtype="int64", ndim=1)
+        cols = decode_array("cols", d.get("cols"), dtype="int64", ndim=1)
+        beta = decode_array("beta", d.get("beta"), ndim=2)
+        if beta.shape != (rows.size, cols.size):
+            raise InvalidInput(f"beta must have shape ({rows.size}, {cols.size}), got {beta.shape}")
+        return cls(rows, cols, beta)
+
+
+@dataclass(frozen=True)
+class Upload:
+    """What user m uploads (spec §4 step 5, A7): distances and estimated costs, no identities
+    of its rows; its columns are global location ids (the server needs them to share y_k).
+
+    Attributes
+    ----------
+    user : an opaque id chosen by the client (echoed in the reply).
+    pair_distances : (n, n) D_{N_m²}, km.
+    column_distances : (n, K) D_{N_m,V}, km.
+    cost : (n, K) Ĉ, km.
+    columns : (K,) global location id of each column (default 0..K-1).
+    """
+
+    user: str
+    pair_distances: np.ndarray
+    column_distances: np.ndarray
+    cost: np.ndarray
+    columns: np.ndarray | None = None
+
+    def block(self) -> Any:
+        """The validated server-side :class:`~privopt.geo.UserBlock`."""
+        from privopt.geo.clr import UserBlock
+
+        return UserBlock(self.pair_distances, self.column_distances, self.cost)
+
+    def to_json(self) -> dict[str, Any]:
+        k = np.asarray(self.column_distances).shape[1]
+        cols = np.arange(k) if self.columns is None else self.columns
+        return {
+            "type": "upload",
+            "user": self.user,
+            "pair_distances": encode_array(self.pair_distances),
+            "column_distances": encode_array(self.column_distances),
+            "cost": encode_array(self.cost),
+            "columns": encode_array(cols, "int64"),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Upload:
+        d = _as_dict(data, "upload")
+        user = _field(d, "user", str)
+        up = cls(
+            user,
+            decode_array("pair_distances", d.get("pair_distances"), ndim=2),
+            decode_array("column_distances", d.get("column_distances"), ndim=2),
+            decode_array("cost", d.get("cost"), ndim=2),
+            decode_array("columns", d.get("columns"), dtype="int64", ndim=1),
+        )
+        up.block()  # shapes, symmetry and signs checked now, not inside the solver
+        assert up.columns is not None
+        if up.columns.size != up.column_distances.shape[1]:
+            raise InvalidInput("columns must name every column of column_distances")
+        return up
+
+
+@dataclass(frozen=True)
+class UserMatrix:
+    """The server's reply: Z_{N_m} (rows in the order of the upload) and how it was solved."""
+
+    user: str
+    matrix: np.ndarray
+    status: str
+    relative_gap: float
+    objective: float
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "user_matrix",
+            "user": self.user,
+            "matrix": encode_array(self.matrix),
+            "status": self.status,
+            "relative_gap": _finite_or_str(self.relative_gap),
+            "objective": float(self.objective),
+            "info": self.info,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> UserMatrix:
+        d = _as_dict(data, "user_matrix")
+        z = decode_array("matrix", d.get("matrix"), ndim=2)
+        if np.any(z < 0) or not np.allclose(z.sum(axis=1), 1.0, atol=1e-9):
+            raise InvalidInput("matrix must be row-stochastic")
+        gap = d.get("relative_gap")
+        return cls(
+            _field(d, "user", str),
+            z,
+            _field(d, "status", str),
+            math.inf if gap == "inf" else float(gap),
+            float(_field(d, "objective", (int, float))),
+            dict(d.get("info") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class ErrorMessage:
+    """A refused request: what was wrong (the InvalidInput text)."""
+
+    error: str
+    status: int = 400
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "error", "error": self.error, "status": self.status}
+
+    @classmethod
+    def from_json(cls, data: Any) -> ErrorMessage:
+        d = _as_dict(data, "error")
+        return cls(_field(d, "error", str), int(d.get("status", 400)))
+
+
+def _finite_or_str(x: float) -> float | str:
+    return float(x) if math.isfinite(x) else "inf"
+
+
+_TYPES: dict[str, Any] = {
+    "cr_request": CRRequest,
+    "cr_block": CRBlock,
+    "upload": Upload,
+    "user_matrix": UserMatrix,
+    "error": ErrorMessage,
+}
+
+
+def parse_message(data: Any) -> Any:
+    """Any message from its JSON (a str, bytes or an already parsed dict) by its ``type``."""
+    if isinstance(data, (str, bytes)):
+        try:
+            data = json.loads(data)
+        except ValueError as exc:
+            raise InvalidInput(f"malformed JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("type") not in (*_TYPES, "params"):
+        raise InvalidInput("a message must be a JSON object with a known 'type'")
+    if data["type"] == "params":
+        from privopt.geo.params import GeoParams
+
+        return GeoParams.from_json({k: v for k, v in data.items() if k != "type"})
+    return _TYPES[data["type"]].from_json(data)

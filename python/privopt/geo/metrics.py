@@ -1,0 +1,156 @@
+"""Evaluation metrics of LR-Geo (spec 001 §9–11): cost, GV/GVE, Prop. 4.5, ambiguity.
+
+All take plain arrays: the users' matrices ``Z_{N_m}`` (n_m × K), their LR sets (global ids)
+and the true cost table c̄ or the metric, so that baselines evaluated on the same rows compare
+directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from privopt.errors import InvalidInput
+
+__all__ = [
+    "expected_cost",
+    "real_row_cost",
+    "GeoIndViolations",
+    "cross_user_violations",
+    "prop45_bound",
+    "ambiguity_counts",
+    "exponential_mass",
+]
+
+
+def expected_cost(matrices: list[np.ndarray], costs: list[np.ndarray]) -> float:
+    """A9: ``(1/M) Σ_m (1/|N_m|) Σ_{i∈N_m} Σ_k z_ik c̄_ik`` (uniform prior over each LR set),
+    with ``costs[m]`` the true c̄ rows of user m (n_m × K), km."""
+    if len(matrices) != len(costs) or not matrices:
+        raise InvalidInput("one cost table per matrix (and at least one) is needed")
+    return float(
+        np.mean([np.sum(z * c) / z.shape[0] for z, c in zip(matrices, costs, strict=True)])
+    )
+
+
+def real_row_cost(matrices: list[np.ndarray], costs: list[np.ndarray]) -> float:
+    """``(1/M) Σ_m Σ_k z_{m,k} c̄_{m,k}``: the cost of each user's own row (row 0 of its
+    block, v_m itself)."""
+    return float(np.mean([float(z[0] @ c[0]) for z, c in zip(matrices, costs, strict=True)]))
+
+
+@dataclass(frozen=True)
+class GeoIndViolations:
+    """Geo-Ind violations over pairs of LR rows within and across users (Eqs. 34–35).
+
+    Attributes
+    ----------
+    n_checked, n_violated : constraints scanned and violated (``z_ik − e^{εd} z_jk > tol``).
+    n_violated_within, n_violated_across : violations between rows of one user / of two.
+    max_gve : largest ``z_ik − e^{εd} z_jk`` (0 when none).
+    gve : the violating values (the GVE distribution of Fig. 12).
+    all_pairs : whether the γ filter was off (A11, for the Prop. 4.5 comparison).
+    """
+
+    n_checked: int
+    n_violated: int
+    n_violated_within: int
+    n_violated_across: int
+    max_gve: float
+    gve: np.ndarray
+    all_pairs: bool
+
+    @property
+    def gv_ratio(self) -> float:
+        """Eq. 34: violated / checked."""
+        return self.n_violated / self.n_checked if self.n_checked else 0.0
+
+
+def cross_user_violations(
+    matrices: list[np.ndarray],
+    lr_sets: list[np.ndarray],
+    distances: Any,
+    epsilon: float,
+    gamma: float,
+    *,
+    tol: float = 1e-9,
+    all_pairs: bool = False,
+) -> GeoIndViolations:
+    """Scan ``z_ik ≤ e^{ε d_ij} z_jk`` over all ordered pairs of LR rows (m, i) ≠ (n, j),
+    within and across users, with ``d_ij ≤ γ`` (or every pair with ``all_pairs``), all columns.
+
+    ``distances(a, b)`` returns d between global location ids a (r,) and b (c,) as (r, c).
+    """
+    from privopt.mdp.problem import EdgeList
+    from privopt.mdp.result import scan_violations
+
+    stacked = np.vstack(matrices)
+    loc = np.concatenate(lr_sets)
+    owner = np.repeat(np.arange(len(matrices)), [z.shape[0] for z in matrices])
+    d = distances(loc, loc)
+    mask = ~np.eye(loc.size, dtype=bool)
+    if not all_pairs:
+        mask &= d <= gamma
+    a, b = np.nonzero(mask)
+    same = owner[a] == owner[b]
+    scans = [
+        scan_violations(
+            stacked, EdgeList(a[s], b[s], d[a[s], b[s]]), epsilon, count_tol=tol, collect=True
+        )
+        for s in (same, ~same)
+    ]
+    values = np.concatenate([s.values for s in scans if s.values is not None])
+    return GeoIndViolations(
+        scans[0].n_checked + scans[1].n_checked,
+        scans[0].n_violated + scans[1].n_violated,
+        scans[0].n_violated,
+        scans[1].n_violated,
+        float(values.max(initial=0.0)),
+        values,
+        all_pairs,
+    )
+
+
+def prop45_bound(column_distances: list[np.ndarray], r_exp: float) -> float:
+    """Prop. 4.5 (30): upper bound on the fraction of Geo-Ind constraints over all ordered pairs
+    of LR rows (no γ filter) that the exponential entries do not guarantee.
+
+    ``column_distances[m]`` is D_{N_m,V} (n_m × K); A_i = {k : d_ik > r_exp}. Rigorous only at
+    γ = ∞ (LR-Geo-F), where every within-user pair satisfies Geo-Ind (spec §9 caveat).
+    """
+    q = [(cd > r_exp).astype(np.float64) for cd in column_distances]
+    k = q[0].shape[1]
+    sizes = np.array([x.shape[0] for x in q], dtype=np.float64)
+    total = sizes.sum()
+    cross = sum(float(np.sum(q[n] @ q[m].T)) for n in range(len(q)) for m in range(n + 1, len(q)))
+    num = 2 * cross + float(np.sum(sizes**2 - sizes)) * k
+    den = total * (total - 1) * k
+    return 1.0 - num / den if den > 0 else 0.0
+
+
+def ambiguity_counts(
+    uploaded: np.ndarray, candidates: np.ndarray, delta_max: float, *, interval: str = "exact"
+) -> np.ndarray:
+    """§10: for each uploaded coefficient ĉ, how many candidate β lie in the interval the
+    server can infer: ``[ĉ − 2δ_max, ĉ]`` (``"exact"``, A13) or ``[ĉ − δ_max, ĉ + δ_max]``
+    (``"paper"``). ``candidates`` are the CR-table β values the server could have matched."""
+    if interval not in ("exact", "paper"):
+        raise InvalidInput(f"interval must be 'exact' or 'paper', got {interval!r}")
+    beta = np.sort(np.ravel(candidates))
+    c = np.ravel(uploaded)
+    lo, hi = (c - 2 * delta_max, c) if interval == "exact" else (c - delta_max, c + delta_max)
+    return np.searchsorted(beta, hi, side="right") - np.searchsorted(beta, lo, side="left")
+
+
+def exponential_mass(
+    matrices: list[np.ndarray], column_distances: list[np.ndarray], r_exp: float
+) -> np.ndarray:
+    """Per LR row, the probability mass on exponential entries (d_ik > r_exp), stacked."""
+    return np.concatenate(
+        [
+            np.where(cd > r_exp, z, 0.0).sum(axis=1)
+            for z, cd in zip(matrices, column_distances, strict=True)
+        ]
+    )

@@ -1,0 +1,112 @@
+"""The public parameters of LR-Geo (spec 001 §1, §12, A4): one validated, JSON-able record."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from privopt._validation import check_int, check_nonnegative, check_positive
+from privopt.errors import InvalidInput
+
+__all__ = ["GeoParams"]
+
+
+@dataclass(frozen=True)
+class GeoParams:
+    """Parameters of LR-Geo, public to users and server alike (distances in km, ε in 1/km).
+
+    Parameters
+    ----------
+    epsilon : ε > 0, the Geo-Ind budget (paper default 10 km⁻¹).
+    gamma : γ > 0, the Geo-Ind neighbour threshold of the constraints (16) and of the GV ratio
+        (``inf`` = classical Geo-Ind, LR-Geo-F).
+    gamma_graph : threshold of the Geo-Ind graph that LR sets are searched in (A4; None: equal
+        to ``gamma``). At ``inf`` the graph is complete and N_m is a metric ball.
+    lr_radius : Γ ≥ 0, the LR distance threshold (Eq. 11), graph distance D.
+    r_obf : obfuscation-range radius (Eq. 12, 19).
+    r_exp : exponential-mechanism radius, 0 ≤ r_exp ≤ r_obf: entries with d_ik > r_exp are
+        tied to the shared y_k (Eq. 19).
+    lr_max_size : L, keep the L nearest (in D) of N_m (A5); None = paper-literal N_m.
+    eps_d_cap : drop Geo-Ind pairs with ε·d_ij above this (§7.3: such a row binds only when
+        z_jk < e^{-cap}, below solver tolerance).
+    cr_cell_km : s, the CR-table cell size (§8).
+    haversine_correction : Lemma B.1 corrected with the straight-line distance (paper-literal;
+        not a valid bound on road networks, §17 D) instead of the road distance (default).
+
+    Examples
+    --------
+    >>> p = GeoParams(epsilon=10.0, gamma=0.5, lr_max_size=20)
+    >>> GeoParams.from_json(p.to_json()) == p
+    True
+    >>> p.request_radius
+    40.0
+    """
+
+    epsilon: float = 10.0
+    gamma: float = 0.5
+    gamma_graph: float | None = None
+    lr_radius: float = 20.0
+    r_obf: float = 4.5
+    r_exp: float = 4.0
+    lr_max_size: int | None = 20
+    eps_d_cap: float = 25.0
+    cr_cell_km: float = 0.1
+    haversine_correction: bool = False
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "epsilon", check_positive("epsilon", self.epsilon))
+        set_(self, "gamma", check_positive("gamma", self.gamma, allow_inf=True))
+        if self.gamma_graph is not None:
+            set_(
+                self, "gamma_graph", check_positive("gamma_graph", self.gamma_graph, allow_inf=True)
+            )
+        set_(self, "lr_radius", check_nonnegative("lr_radius", self.lr_radius, allow_inf=True))
+        set_(self, "r_obf", check_nonnegative("r_obf", self.r_obf))
+        set_(self, "r_exp", check_nonnegative("r_exp", self.r_exp))
+        if self.r_exp > self.r_obf:
+            raise InvalidInput(
+                f"r_exp must be <= r_obf, got r_exp={self.r_exp}, r_obf={self.r_obf}"
+            )
+        if self.lr_max_size is not None:
+            set_(self, "lr_max_size", check_int("lr_max_size", self.lr_max_size, minimum=1))
+        set_(self, "eps_d_cap", check_positive("eps_d_cap", self.eps_d_cap, allow_inf=True))
+        set_(self, "cr_cell_km", check_positive("cr_cell_km", self.cr_cell_km))
+        if not isinstance(self.haversine_correction, bool):
+            raise InvalidInput(
+                f"haversine_correction must be a bool, got {self.haversine_correction!r}"
+            )
+
+    @property
+    def graph_threshold(self) -> float:
+        """γ of the Geo-Ind graph used for LR sets."""
+        return self.gamma if self.gamma_graph is None else self.gamma_graph
+
+    @property
+    def request_radius(self) -> float:
+        """Radius of the CR request circle, max{2Γ, Γ + r_obf} (Prop. 4.3)."""
+        return max(2 * self.lr_radius, self.lr_radius + self.r_obf)
+
+    def with_(self, **changes: Any) -> GeoParams:
+        """A copy with some fields changed (validated again)."""
+        return replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able dict (``inf`` written as the string "inf")."""
+        return {
+            k: ("inf" if isinstance(v, float) and math.isinf(v) else v)
+            for k, v in asdict(self).items()
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> GeoParams:
+        """Inverse of :meth:`to_json`; unknown keys are refused."""
+        if not isinstance(data, dict):
+            raise InvalidInput(f"parameters must be a JSON object, got {type(data).__name__}")
+        known = set(cls.__dataclass_fields__)
+        extra = set(data) - known
+        if extra:
+            raise InvalidInput(f"unknown parameters {sorted(extra)}")
+        values = {k: (math.inf if v == "inf" else v) for k, v in data.items()}
+        return cls(**values)

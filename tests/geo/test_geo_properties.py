@@ -1,0 +1,272 @@
+"""Hypothesis properties of LR-Geo (issue 14): Thm 4.4, Prop 4.3/4.5, scaling, solver agreement,
+the planar Laplace sampler, the CR-table bounds, JSON round trips and bad input."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from multiprocessing import get_context
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from privopt.errors import InvalidInput
+from privopt.geo import (
+    CostReferenceTable,
+    GeoParams,
+    LRGeoClient,
+    SnapTable,
+    TravelCosts,
+    UserBlock,
+    build_model,
+    grid_geography,
+    run_lrgeo,
+    solve_clr,
+)
+from privopt.geo.messages import CRBlock, CRRequest, Upload, UserMatrix, parse_message
+
+SETTINGS = settings(
+    max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+def _instance(seed: int, gamma: float, r_exp: float, eps: float):
+    rng = np.random.default_rng(seed)
+    geo = grid_geography(5, 5, metric="euclidean", road_factor=1.0 + rng.uniform(0, 0.5))
+    params = GeoParams(
+        epsilon=eps, gamma=gamma, lr_radius=2.0, r_exp=r_exp, r_obf=max(r_exp, 2.5), lr_max_size=8
+    )
+    users = rng.choice(25, 2, replace=False)
+    return geo, params, users
+
+
+@SETTINGS
+@given(
+    st.integers(0, 1000),
+    st.sampled_from([1.0, 1.5, math.inf]),
+    st.floats(0.5, 2.0),
+    st.floats(0.3, 2.0),
+)
+def test_exponential_entries_are_half_eps_across_users(seed, gamma, r_exp, eps) -> None:
+    """Thm 4.4: every pair of exponential entries, across or within users, satisfies ε/2
+    Geo-Ind for any y and γ — also after the shared-weight repair."""
+    geo, params, users = _instance(seed, gamma, r_exp, eps)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = run_lrgeo(geo, params, users, TravelCosts(geo), method="lp", rng=seed)
+    d = geo.distance_matrix()
+    for a, za in zip(res.lr_sets, res.matrices, strict=True):
+        for b, zb in zip(res.lr_sets, res.matrices, strict=True):
+            ea, eb = d[a] > params.r_exp, d[b] > params.r_exp
+            for p in range(a.size):
+                for q in range(b.size):
+                    both = ea[p] & eb[q]
+                    bound = np.exp(eps * d[a[p], b[q]] / 2) * zb.matrix[q, both]
+                    assert np.all(za.matrix[p, both] <= bound * (1 + 1e-9) + 1e-15)
+    # Prop 4.3: the request circle around any v_a of N_m covers N_m and O_m (centred at v_m).
+    radius = params.request_radius
+    for lr in res.lr_sets:
+        cover = np.flatnonzero(d[lr[0]] <= params.r_obf)
+        for a in lr:
+            assert np.all(d[a, np.union1d(lr, cover)] <= radius + 1e-12)
+
+
+@SETTINGS
+@given(st.integers(0, 1000), st.floats(0.5, 1.5))
+def test_solvers_agree_and_scaling_keeps_the_optimum(seed, eps) -> None:
+    """Benders (serial, threads, processes) = monolithic LP on random instances with y* > 0."""
+    geo, params, users = _instance(seed, 1.0, 0.8, eps)
+    client = LRGeoClient(geo, params, SnapTable(np.arange(25), np.zeros(25), np.zeros(25)))
+    costs = TravelCosts(geo)
+    blocks = []
+    for u in users:
+        st_ = client.start(int(u), rng=seed)
+        blocks.append(
+            UserBlock(
+                geo.distance_rows(st_.lr_set, st_.lr_set),
+                geo.distance_rows(st_.lr_set),
+                costs.true_costs(st_.lr_set),
+            )
+        )
+    model = build_model(blocks, params)
+    lp = solve_clr(model, "lp")
+    bd = solve_clr(model, "benders")
+    with ThreadPoolExecutor(2) as pool:
+        bt = solve_clr(model, "benders", executor=pool)
+    for s in (lp, bd, bt):
+        assert s.status == "optimal"
+        assert s.objective == pytest.approx(lp.objective, rel=1e-5)
+        assert s.lower_bound <= lp.objective * (1 + 1e-9)
+    # ỹ scaling (§7.3): y = ỹ e^{ε r_exp / 2} reproduces the entries g·y unscaled.
+    g_unscaled = np.exp(-eps * np.minimum(blocks[0].column_distances, params.r_obf) / 2)
+    z = lp.matrices[0]
+    exp_entries = blocks[0].column_distances > params.r_exp
+    y = lp.y_tilde * model.y_scale()
+    raw = model.blocks[0].assemble(np.zeros(model.blocks[0].n_free), lp.y_tilde)
+    np.testing.assert_allclose(raw[exp_entries], (g_unscaled * y)[exp_entries], rtol=1e-9)
+    assert z.shape == raw.shape
+
+
+@pytest.mark.slow
+def test_benders_on_a_process_pool_matches_serial() -> None:
+    geo, params, users = _instance(7, 1.0, 0.8, 1.0)
+    costs = TravelCosts(geo)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        serial = run_lrgeo(geo, params, users, costs, method="benders", rng=1)
+        with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
+            procs = run_lrgeo(geo, params, users, costs, method="benders", executor=pool, rng=1)
+    assert procs.solution.objective == pytest.approx(serial.solution.objective, rel=1e-6)
+    assert serial.solution.info["y_norm"] > 0  # the coupling is active here
+
+
+def test_gamma_beyond_diameter_clr_equals_m_constopt() -> None:
+    """Γ ≥ diameter, L = all: every user's LR set is V, so CLR-Geo = M × ConstOPT."""
+    from privopt.geo.baselines import const_opt
+
+    geo = grid_geography(3, 4)
+    params = GeoParams(
+        epsilon=1.0, gamma=1.2, lr_radius=50.0, r_exp=1.5, r_obf=2.5, lr_max_size=None
+    )
+    costs = TravelCosts(geo)
+    res = run_lrgeo(geo, params, [0, 7], costs, method="lp", rng=0)
+    one = const_opt(geo, params, costs)
+    assert res.solution.objective == pytest.approx(2 * one.expected_loss, rel=1e-6)
+
+
+def test_r_exp_beyond_diameter_clr_equals_sum_of_relaxed() -> None:
+    """r_exp ≥ diameter: no exponential entry, so CLR-Geo = Σ relaxed LR problems."""
+    geo = grid_geography(3, 3)
+    params = GeoParams(
+        epsilon=1.0, gamma=1.0, lr_radius=1.0, r_exp=10.0, r_obf=10.0, lr_max_size=None
+    )
+    res = run_lrgeo(geo, params, [0, 4], TravelCosts(geo), method="lp", rng=0)
+    assert res.solution.objective == pytest.approx(2 * res.relaxed_bound(), rel=1e-6)
+
+
+def test_prop45_bound_holds_at_gamma_inf() -> None:
+    geo = grid_geography(4, 4)
+    params = GeoParams(
+        epsilon=1.0, gamma=math.inf, lr_radius=2.0, r_exp=1.2, r_obf=2.0, lr_max_size=6
+    )
+    res = run_lrgeo(geo, params, [0, 5, 15], TravelCosts(geo), method="lp", rng=0)
+    v = res.violations(all_pairs=True)
+    assert v.gv_ratio <= res.prop45_bound()
+
+
+def test_planar_laplace_radius_law() -> None:
+    from privopt.dp.planar import planar_laplace_noise, planar_laplace_radius_cdf
+    from scipy.stats import kstest
+
+    east, north = planar_laplace_noise(10.0, 20_000, rng=3)
+    r = np.hypot(east, north)
+    assert r.mean() == pytest.approx(0.2, rel=0.03)  # 2/ε
+    assert kstest(r, lambda x: planar_laplace_radius_cdf(x, 10.0)).pvalue > 1e-3
+    angle = np.arctan2(north, east)
+    assert kstest((angle + np.pi) / (2 * np.pi), "uniform").pvalue > 1e-3
+
+
+def test_cr_estimates_bound_the_true_costs() -> None:
+    """ĉ (road correction) ≥ c̄ ≥ c̃ for every pair (Lemmas B.1, B.2 with §8's caveat)."""
+    geo = grid_geography(10, 10, 0.5, metric="haversine", road_factor=1.3)
+    table = CostReferenceTable(geo, 8, cell_km=0.3, seed=2)
+    rows = np.arange(0, 100, 7)
+    cols = np.arange(100)
+    beta = table.beta(table.snap[rows], table.snap[cols])
+    t = table.snap_road_km[rows, None] + table.snap_road_km[None, cols]
+    c = table.true_costs(rows, cols)
+    assert np.all(beta + t >= c - 1e-9)
+    assert np.all(np.maximum(beta - t, 0) <= c + 1e-9)
+    assert table.n_points < table.fine_road.n_nodes
+
+
+def test_json_round_trips() -> None:
+    rng = np.random.default_rng(0)
+    req = CRRequest(3, 40.0, np.array([1, 5]), np.arange(4))
+    back = parse_message(__import__("json").dumps(req.to_json()))
+    assert back.center == 3 and back.rows.tolist() == [1, 5]
+    blk = CRBlock(np.array([1, 5]), np.arange(3), rng.uniform(size=(2, 3)))
+    np.testing.assert_array_equal(CRBlock.from_json(blk.to_json()).beta, blk.beta)
+    d = np.array([[0.0, 1.0], [1.0, 0.0]])
+    up = Upload("u", d, rng.uniform(size=(2, 4)), rng.uniform(size=(2, 4)), np.arange(4))
+    up2 = Upload.from_json(up.to_json())
+    np.testing.assert_array_equal(up2.cost, up.cost)
+    z = rng.dirichlet(np.ones(4), size=2)
+    um = UserMatrix("u", z, "optimal", 1e-8, 0.5, {"k": 1})
+    um2 = parse_message(um.to_json())
+    np.testing.assert_array_equal(um2.matrix, z)
+    p = GeoParams(gamma=math.inf)
+    assert parse_message({"type": "params", **p.to_json()}) == p
+
+
+@pytest.mark.parametrize(
+    "message, match",
+    [
+        ("{not json", "malformed"),
+        ({"type": "upload", "user": "u"}, "encoded array"),
+        ({"type": "nope"}, "known 'type'"),
+        ({"type": "cr_request", "center": 1, "radius_km": -1.0}, "radius_km"),
+    ],
+)
+def test_malformed_messages(message, match: str) -> None:
+    with pytest.raises(InvalidInput, match=match):
+        parse_message(message)
+
+
+def test_upload_with_nan_or_bad_shapes_is_refused() -> None:
+    d = np.array([[0.0, 1.0], [1.0, 0.0]])
+    good = Upload("u", d, np.ones((2, 3)), np.ones((2, 3))).to_json()
+    bad = dict(good)
+    bad["cost"] = {**good["cost"], "shape": [3, 3]}
+    with pytest.raises(InvalidInput, match="bytes"):
+        Upload.from_json(bad)
+    with pytest.raises(InvalidInput, match="NaN"):
+        Upload.from_json(Upload("u", d, np.ones((2, 3)), np.full((2, 3), np.nan)).to_json())
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"lr_radius": -1.0}, "lr_radius"),
+        ({"r_exp": 5.0, "r_obf": 4.0}, "r_exp"),
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"gamma": float("nan")}, "gamma"),
+        ({"lr_max_size": 0}, "lr_max_size"),
+    ],
+)
+def test_bad_parameters(kwargs, match: str) -> None:
+    with pytest.raises(InvalidInput, match=match):
+        GeoParams(**kwargs)
+
+
+def test_bad_runs() -> None:
+    from privopt.geo import Geography
+    from privopt.graphs import Graph
+
+    geo = grid_geography(3, 3)
+    params = GeoParams(epsilon=1.0, gamma=1.0, lr_radius=1.0, r_exp=1.0, r_obf=2.0)
+    costs = TravelCosts(geo)
+    with pytest.raises(InvalidInput, match="users"):
+        run_lrgeo(geo, params, [9], costs)  # a user outside the map
+    with pytest.raises(InvalidInput, match="users"):
+        run_lrgeo(geo, params, np.zeros(0, dtype=int), costs)  # M = 0
+    with pytest.raises(InvalidInput, match="K"):
+        geo.sample(10)  # K > |V|
+    with pytest.raises(InvalidInput, match="non-finite"):
+        grid_geography(2, 2).__class__(
+            road=Graph.from_edges(2, [0], [1], [1.0]),
+            road_nodes=[0, 1],
+            points=[[np.nan, 0.0], [0.0, 0.0]],
+            metric="euclidean",
+        )
+    with pytest.raises(InvalidInput, match="disconnected"):
+        Geography(
+            road=Graph.from_edges(3, [0], [1], [1.0]),
+            road_nodes=[0, 1, 2],
+            points=[[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]],
+            metric="euclidean",
+        )
+    with pytest.raises(InvalidInput, match="outside the map"):
+        grid_geography(3, 3, metric="haversine").locate([10.0, 10.0])
