@@ -90,10 +90,14 @@ def run(h: highspy.Highs, *, what: str = "LP") -> LPSolution:
     start = time.perf_counter()
     # HiGHS's presolved dual simplex can abort on these badly scaled LPs (coefficients up to
     # e^{εη}; grid N = 500, ε = 2: "Solve error"): retried with the shared fallbacks.
-    status, _ = run_with_fallbacks(h)
+    # Every mDP LP (and every restricted one of row generation) is feasible (the uniform Z)
+    # and bounded (z in the simplex): "infeasible" or "unbounded" is a numerical failure.
+    # HiGHS's presolve called a 2-record LP with coefficients e^23 "Unbounded"; without
+    # presolve (the first fallback) it solves.
+    ms = highspy.HighsModelStatus
+    status, _ = run_with_fallbacks(h, accept=(ms.kOptimal, ms.kTimeLimit, ms.kIterationLimit))
     elapsed = time.perf_counter() - start
     text = h.modelStatusToString(status)
-    ms = highspy.HighsModelStatus
     if status == ms.kOptimal:
         sol = h.getSolution()
         info = h.getInfo()
