@@ -322,6 +322,17 @@ py::array_t<std::int64_t> nearest_centres_from(const F64Array& X, const F64Array
     return out;
 }
 
+void add_gaps(const F64Array& sorted, py::array_t<double, py::array::c_style> acc) {
+    if (sorted.ndim() != 1 || acc.ndim() != 1 || acc.shape(0) + 1 != sorted.shape(0))
+        throw std::invalid_argument("need sorted (m,) and acc (m - 1,) with m >= 1");
+    if (!acc.writeable()) throw std::invalid_argument("acc must be writeable");
+    const double* v = sorted.data();
+    double* a = acc.mutable_data();
+    const std::int64_t m = sorted.shape(0);
+    py::gil_scoped_release release;
+    dpm::add_gaps(v, m, a);
+}
+
 }  // namespace
 
 void register_cluster(py::module_& m) {
@@ -374,6 +385,8 @@ void register_cluster(py::module_& m) {
           py::arg("n_threads") = 1,
           "nearest_centres, starting each row from the centre in the slot of the tip it reaches in "
           "the tree (every tip's slot a centre index) and skipping centres that provably lose.");
+    m.def("add_gaps", &add_gaps, py::arg("sorted"), py::arg("acc"),
+          "acc[k] += sorted[k+1] - sorted[k], in place (acc must be a float64 C-contiguous array).");
     m.def("slot_sums", &slot_sums, py::arg("X"), py::arg("a"), py::arg("b"), py::arg("tree"),
           py::arg("n_slots"), py::arg("scale") = 1.0,
           "Clipped coordinate sums times scale (n_slots, d) and true sizes (n_slots,) per slot.");

@@ -162,19 +162,18 @@ struct TreeView {
         }
     }
 
-    std::int64_t route(const double* x) const {
+    // Branch-free step: on clustered data the direction of a split is unpredictable.
+    std::int64_t tip(const double* x) const {
         std::int64_t k = 0;
-        while (feature[k] >= 0) k = (x[feature[k]] <= threshold[k]) ? left[k] : right[k];
-        return slot[k];
+        while (feature[k] >= 0) {
+            const std::int64_t go_right = !(x[feature[k]] <= threshold[k]);
+            k = left[k] + go_right * (right[k] - left[k]);
+        }
+        return k;
     }
-};
 
-// The tip node (not its slot) that x reaches.
-inline std::int64_t tree_tip(const TreeView& tree, const double* x) {
-    std::int64_t k = 0;
-    while (tree.feature[k] >= 0) k = (x[tree.feature[k]] <= tree.threshold[k]) ? tree.left[k] : tree.right[k];
-    return k;
-}
+    std::int64_t route(const double* x) const { return slot[tip(x)]; }
+};
 
 inline void route_points(const double* X, std::int64_t n, std::int64_t d, const TreeView& tree,
                          std::int64_t* out) {
@@ -460,6 +459,12 @@ inline NodeCounts node_counts_sorted(const SplitGrid& g, const double* X, std::i
     return c;
 }
 
+// acc[k] += v[k+1] − v[k] for k < m − 1 (the gaps of a sorted column, Alg. 2 line 7): one pass,
+// the same difference then the same sum per element as a vectorised diff-and-add.
+inline void add_gaps(const double* v, std::int64_t m, double* acc) {
+    for (std::int64_t k = 0; k + 1 < m; ++k) acc[k] += v[k + 1] - v[k];
+}
+
 // ---------------------------------------------------------------------------------------------
 // Scores (spec §2).
 
@@ -705,7 +710,7 @@ inline void nearest_centres_from(const double* X, std::int64_t n, std::int64_t d
         std::vector<double> x(static_cast<std::size_t>(d));
         for (std::int64_t i = begin; i < end; ++i) {
             for (std::int64_t j = 0; j < d; ++j) x[static_cast<std::size_t>(j)] = X[i * d + j] * scale;
-            const std::int64_t c0 = tree.slot[tree_tip(tree, X + i * d)];
+            const std::int64_t c0 = tree.route(X + i * d);
             double best = sq(x.data(), c.data() + c0 * d);
             std::int64_t arg = c0;
             const double reach_c0 = 2.0 * std::sqrt(best) * slack + tau;

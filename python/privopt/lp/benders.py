@@ -37,7 +37,7 @@ optimality cut; LB is reported as ``-inf`` until then (the usual "theta inactive
 Parallel subproblems and data shipping
 --------------------------------------
 Subproblems are solved through any :class:`concurrent.futures.Executor`; each subproblem's data
-crosses to a worker once, and every worker keeps one warm ``highspy.Highs`` per subproblem
+crosses to a worker once, and every worker keeps one warm ``highs.Highs`` per subproblem
 (across iterations only the row bounds change, so the dual simplex restarts from the previous
 basis):
 
@@ -82,6 +82,7 @@ from privopt.errors import (
     SolverLimit,
     UnboundedModel,
 )
+from privopt.lp import highs
 from privopt.lp.model import LinearProgram, _block_to_csc
 from privopt.lp.solve import (
     configure,
@@ -305,9 +306,7 @@ class _SubSolver:
         The model is built once per subproblem and kept (only its row bounds change); a solve
         that ends without a verdict is retried from scratch with primal simplex and then with
         HiGHS's alternative scaling strategy (badly scaled rows, e.g. e^20 in metric DP)."""
-        import highspy
-
-        S = highspy.HighsModelStatus
+        S = highs.ModelStatus
         m = self.lp.n_rows
         if self._h_elastic is None:
             W = sp.csc_array(self.W())
@@ -404,11 +403,9 @@ class _SubSolver:
         return float(ray @ row_b) - box_max, self.data.t_matrix.T @ ray
 
     def _solve(self, x_coupled: np.ndarray, want_solution: bool) -> _Outcome:
-        import highspy
-
         t0 = time.perf_counter()
         d = self.data
-        S = highspy.HighsModelStatus
+        S = highs.ModelStatus
         shift = d.t_matrix @ x_coupled if d.t_cols.size else np.zeros(self.lp.n_rows)
         lo = self.row_lower - shift
         up = self.row_upper - shift
@@ -494,9 +491,7 @@ class _SubSolver:
         r in [lo, up]), plus 1e-9 (with 1e-12 HiGHS still called the widened LP infeasible);
         from the previous basis, then from scratch with primal simplex, then on a fresh
         instance. The next call resets every row bound."""
-        import highspy
-
-        S = highspy.HighsModelStatus
+        S = highs.ModelStatus
         n, m = self.lp.n_vars, self.lp.n_rows
         s_lo = lo - v[n : n + m] - 1e-9
         s_up = up + v[n + m :] + 1e-9
@@ -884,9 +879,7 @@ class _Master:
         return v[: self.n_x], v[self.n_x :], obj
 
     def _solve_once(self, time_left: float | None) -> tuple[np.ndarray, float]:
-        import highspy
-
-        S = highspy.HighsModelStatus
+        S = highs.ModelStatus
         self.solved_cold = self._cold_next
         self._cold_next = False
         if time_left is not None:
@@ -954,8 +947,6 @@ class _Master:
         dual tolerance then bounds what a dual is worth), and its duals, scaled back, go into
         :meth:`_safe_bound` on the original rows (valid whatever the re-solve did). Returns
         −inf when the re-solve fails. MIP masters: the MIP dual bound."""
-        import highspy
-
         if self.is_mip:
             return float(self.h.getInfo().mip_dual_bound)
         lp = self.h.getLp()
@@ -988,19 +979,17 @@ class _Master:
             h2.setOptionValue("time_limit", float(time_limit))
         h2.setBasis(self.h.getBasis())
         st, _ = run_with_fallbacks(h2)
-        if st != highspy.HighsModelStatus.kOptimal:
+        if st != highs.ModelStatus.kOptimal:
             return -_INF
         sol = h2.getSolution()
         return self._safe_bound(sol, lp=lp, pi=np.asarray(sol.row_dual) * f)
 
 
 def _highs_matrix(lp: Any) -> sp.csc_array:
-    """The constraint matrix of a ``highspy.HighsLp`` (column- or row-wise storage)."""
-    import highspy
-
+    """The constraint matrix of a ``highs.HighsLp`` (column- or row-wise storage)."""
     m = lp.a_matrix_
     data = (np.asarray(m.value_), np.asarray(m.index_), np.asarray(m.start_))
-    if m.format_ == highspy.MatrixFormat.kRowwise:
+    if m.format_ == highs.MatrixFormat.kRowwise:
         return sp.csc_array(sp.csr_array(data, shape=(lp.num_row_, lp.num_col_)))
     return sp.csc_array(data, shape=(lp.num_row_, lp.num_col_))
 

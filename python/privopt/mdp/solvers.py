@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import highspy
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import log_softmax
@@ -18,7 +17,9 @@ from scipy.special import log_softmax
 from privopt._validation import check_instance, check_positive
 from privopt.certify import Certificate, certify, proven_relative_gap, warn_uncertified
 from privopt.errors import InvalidInput
-from privopt.mdp._highs import new_highs, pass_lp, run
+from privopt.lp import highs
+from privopt.lp.highs import new_highs, solve_checked
+from privopt.lp.highs import pass_arrays as pass_lp
 from privopt.mdp._lpbuild import mdp_rows, mdp_rows_subset, unit_rows
 from privopt.mdp.problem import MDPProblem, _Block
 from privopt.mdp.result import PerturbationMatrix, repair, verify_matrix
@@ -51,6 +52,21 @@ def exponential_mechanism(problem: MDPProblem) -> PerturbationMatrix:
     )
 
 
+# Every mDP LP (and every restricted one of row generation) is feasible (the uniform Z) and
+# bounded (z in the simplex): "infeasible" or "unbounded" is a numerical failure, retried
+# with the fallbacks. HiGHS's presolve called a 2-record LP with coefficients e^23 "Unbounded";
+# without presolve (the first fallback) it solves.
+_DECIDED = (
+    highs.ModelStatus.kOptimal,
+    highs.ModelStatus.kTimeLimit,
+    highs.ModelStatus.kIterationLimit,
+)
+
+
+def _run(h: Any, *, what: str) -> highs.LPSolution:
+    return solve_checked(h, what=what, accept=_DECIDED)
+
+
 def build_lp(block: _Block) -> tuple[np.ndarray, sp.csr_array, np.ndarray, np.ndarray]:
     """Monolithic LP of a block (spec §1.3): returns (c, A, row_lower, row_upper) with
     |E|·K mDP rows (≤ 0) followed by n unit-measure rows (= 1), variables z row-major."""
@@ -69,9 +85,9 @@ def _solve_block_lp(
     t0 = time.perf_counter()
     c, a, lo, up = build_lp(block)
     build = time.perf_counter() - t0
-    h = new_highs(method=lp_method, threads=threads, time_limit=time_limit)
+    h = new_highs(method=lp_method, threads=threads, time_limit=time_limit, tol=1e-9)
     pass_lp(h, c, a, lo, up)
-    sol = run(h, what=f"mDP LP ({block.n} records)")
+    sol = _run(h, what=f"mDP LP ({block.n} records)")
     z = sol.x.reshape(block.n, block.k)
     # Rigorous bound from HiGHS's duals (unit rows are the last n here).
     m = a.shape[0] - block.n
@@ -322,9 +338,9 @@ def _solve_block_rowgen(
     pos = np.full(n_cols, -1, dtype=np.int64)
     pos[cols] = np.arange(cols.size)
     # Dual simplex by default: rounds after the first re-solve from the previous basis.
-    # When HiGHS's presolve aborts on these badly scaled LPs, _highs.run retries without it.
+    # When HiGHS's presolve aborts on these badly scaled LPs, _run retries without it.
     simplex = "simplex" if lp_method == "choose" else lp_method
-    h = new_highs(method=simplex, threads=threads, time_limit=time_limit)
+    h = new_highs(method=simplex, threads=threads, time_limit=time_limit, tol=1e-9)
     # HiGHS's smallest primal tolerance: scaled rows allow z_ik − e^{εd} z_jk up to e^{εd}·tol.
     h.setOptionValue("primal_feasibility_tolerance", 1e-10)
     pass_lp(
@@ -341,8 +357,8 @@ def _solve_block_rowgen(
             # New rows (this ε's initial rows not active before) enter basic, new columns
             # nonbasic at 0: still a basis.
             extra = h.getNumRow() - n_prev
-            basis.row_status = list(basis.row_status) + [highspy.HighsBasisStatus.kBasic] * extra
-            basis.col_status = list(basis.col_status) + [highspy.HighsBasisStatus.kLower] * (
+            basis.row_status = list(basis.row_status) + [highs.BasisStatus.kBasic] * extra
+            basis.col_status = list(basis.col_status) + [highs.BasisStatus.kLower] * (
                 h.getNumCol() - n_prev_cols
             )
             h.setBasis(basis)
@@ -371,7 +387,7 @@ def _solve_block_rowgen(
         blocks.append(add)
         h.addRows(
             new.size,
-            np.full(new.size, -highspy.kHighsInf),
+            np.full(new.size, -highs.INF),
             np.zeros(new.size),
             add.nnz,
             add.indptr[:-1].astype(np.int32),
@@ -394,7 +410,7 @@ def _solve_block_rowgen(
             flat.size,
             c[flat],
             np.zeros(flat.size),
-            np.full(flat.size, highspy.kHighsInf),
+            np.full(flat.size, highs.INF),
             flat.size,
             np.arange(flat.size, dtype=np.int32),
             (flat // k).astype(np.int32),
@@ -410,7 +426,7 @@ def _solve_block_rowgen(
         return neg[pos[neg] < 0]
 
     while True:
-        sol = run(h, what=f"mDP LP ({n} records, row generation)")
+        sol = _run(h, what=f"mDP LP ({n} records, row generation)")
         iterations += sol.iterations
         z = _scatter(sol.x, cols, n, k)
         new = _violated_rows(z, block, active, tol)
@@ -442,7 +458,7 @@ def _solve_block_rowgen(
         t0 = time.perf_counter()
         all_rows = np.concatenate(model_rows)
         unscale = np.concatenate([np.ones(n), 1.0 / _row_scales(block, all_rows)])
-        hp = new_highs(method="simplex", threads=threads, time_limit=time_left())
+        hp = new_highs(method="simplex", threads=threads, time_limit=time_left(), tol=1e-9)
         pass_lp(
             hp,
             c[cols],
@@ -453,7 +469,7 @@ def _solve_block_rowgen(
         hp.setOptionValue("simplex_dual_edge_weight_strategy", 1)  # see add_rows
         hp.setBasis(h.getBasis())
         try:
-            solp = run(hp, what=f"mDP LP ({n} records, polish)")
+            solp = _run(hp, what=f"mDP LP ({n} records, polish)")
         except NumericalTrouble as exc:  # keep the repaired scaled solution
             polishes.append({"failed": str(exc), "solve_s": time.perf_counter() - t0})
             break
