@@ -55,9 +55,11 @@ def nearest_centre(X: np.ndarray, centres: np.ndarray, *, n_jobs: int | None = N
     (n,) int64.
     """
     threads = 1 if n_jobs is None else (os.cpu_count() or 1) if n_jobs < 0 else max(1, n_jobs)
-    return _core.cluster.nearest_centres(
-        np.asarray(X, dtype=np.float64), np.asarray(centres, dtype=np.float64), threads
-    )
+    X = check_finite_array("X", X, ndim=2)
+    centres = check_finite_array("centres", centres, shape=(None, X.shape[1]))
+    if centres.shape[0] == 0:
+        raise InvalidInput("centres must hold at least one centre")
+    return _core.cluster.nearest_centres(X, centres, threads)
 
 
 def _power_of_two_above(x: float) -> float:
@@ -634,7 +636,7 @@ class DPM(ClusterMixin, BaseEstimator):
 
     def _average(
         self, data, tree, leaves, sched: BudgetSchedule, p, acct, rng
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
         """DPAvg: Gaussian noise on each leaf's clipped sum, divided by the leaf's stored ñ, then
         clipped to the bounds; returns (centres (k, d), noisy sizes (k,))."""
         d, a, b = data.d, p["a"], p["b"]
@@ -658,7 +660,9 @@ class DPM(ClusterMixin, BaseEstimator):
         noisy_sums = dp.gaussian_mechanism(
             sums, sched.epsilon_average, sched.delta_average, sensitivity=l2 / unit, rng=rng
         )
-        centres, weights, tip_centre = [], [], {}
+        centres: list[np.ndarray] = []
+        weights: list[float] = []
+        tip_centre: dict[int, int] = {}
         for s, (node, nt) in enumerate(leaves):
             if nt > 0:  # ñ_i ≤ 0 only for a root with ñ_D ≤ 0 (spec §10.15)
                 # Clipping to the public box is post-processing: free, and every centre lands
