@@ -261,7 +261,16 @@ METHOD_OPTIONS: dict[str, set[str]] = {
         "rel_gap",
         "max_columns",
     },
-    "split_carry": {"S", "sub_time_limit", "time_limit", "formulation", "verbose"},
+    "split_carry": {
+        "S",
+        "sub_time_limit",
+        "time_limit",
+        "formulation",
+        "verbose",
+        "progress",
+        "executor",
+        "parts",
+    },
     "mondrian": set(),
     "k_member": {"seed"},
 }
@@ -325,8 +334,10 @@ def anonymize(
     categorical_denominator : ``"dom_minus_1"`` (default) or ``"dom"`` for the categorical NCP.
     normalize_weights : rescale the weights to sum to 1 (eq. 35).
     **options : method options: ``time_limit`` (s), ``formulation`` ("auto", "set_partition"
-        or "paper"), ``equality_cardinality`` (milp); ``S``, ``sub_time_limit``,
-        ``time_limit``, ``formulation`` (split_carry); ``seed`` (k_member).
+        or "paper"), ``rel_gap``, ``max_columns``, ``equality_cardinality`` (milp); ``S``,
+        ``sub_time_limit``, ``time_limit``, ``formulation``, ``progress``, ``executor`` (a
+        ``concurrent.futures.Executor`` for parallel parts), ``parts`` (split_carry);
+        ``seed`` (k_member).
 
     Returns
     -------
