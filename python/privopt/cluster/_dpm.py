@@ -403,15 +403,12 @@ class DPM(ClusterMixin, BaseEstimator):
 
     def _data(self, X: Any, a: float, b: float) -> InMemoryData | DaskData:
         if is_dask_array(X):
-            import dask
-            import dask.array as da
-
             if X.ndim != 2:
                 raise InvalidInput(f"X must be 2-dimensional, got shape {X.shape}")
-            finite, lo, hi = dask.compute(da.isfinite(X).all(), X.min(), X.max())
+            data: InMemoryData | DaskData = DaskData(X, a, b)
+            finite, lo, hi = data.summary()
             if not finite:
                 raise InvalidInput("X contains a non-finite value (NaN or inf)")
-            data: InMemoryData | DaskData = DaskData(X, a, b)
         else:  # already checked by _points
             lo, hi = (X.min(), X.max()) if X.size else (a, b)
             data = InMemoryData(X, a, b, self.n_jobs)
@@ -638,7 +635,7 @@ class DPM(ClusterMixin, BaseEstimator):
         self, data, tree, leaves, sched: BudgetSchedule, p, acct, rng
     ) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
         """DPAvg: Gaussian noise on each leaf's clipped sum, divided by the leaf's stored ñ, then
-        clipped to the bounds; returns (centres (k, d), noisy sizes (k,))."""
+        clipped to the bounds; returns (centres (k, d), noisy sizes (k,), tip → centre index)."""
         d, a, b = data.d, p["a"], p["b"]
         reach = max(abs(a), abs(b))
         l2 = reach * math.sqrt(d)  # max ‖x‖₂ over [a, b]^d
