@@ -194,6 +194,13 @@ def _check_noise_range(sched: BudgetSchedule, d: int, epsilon: float) -> None:
         raise InvalidInput(f"epsilon={epsilon!r} cannot be used by DPM's noise: {err}") from None
 
 
+def _nearest_from(X: np.ndarray, centres: np.ndarray, tips: tuple, threads: int) -> np.ndarray:
+    """The labels of :func:`nearest_centre`, searched from each row's tip centre (same answer)."""
+    return _core.cluster.nearest_centres_from(
+        np.ascontiguousarray(X, dtype=np.float64), centres, _core.cluster.Tree(*tips), threads
+    )
+
+
 class DPM(ClusterMixin, BaseEstimator):
     """Differentially private clustering by separation (DPM, Liebenow et al., CCS 2024).
 
@@ -252,6 +259,8 @@ class DPM(ClusterMixin, BaseEstimator):
     noisy_count_ : ñ_D.
     min_size_ : τ_e used.
     tree_ : the released split tree (a :class:`SplitTree`).
+    tip_centres_ : the tree's arrays with each tip's centre index in the slot; ``predict`` starts
+        each point's search at its tip's centre (the answer is that of the full search).
     schedule_ : the per-level budget (:class:`BudgetSchedule`).
     accountant_ : the :class:`privopt.dp.PrivacyAccountant` holding the ledger.
     ledger_ : ``accountant_.ledger()``, the readable table of spends.
@@ -509,7 +518,7 @@ class DPM(ClusterMixin, BaseEstimator):
             n_splits = int(_core.cluster.num_splits(p["a"], p["b"], beta)) if beta > 0 else 0
 
         tree, leaves = self._build(data, n_tilde, tau_e, beta, n_splits, sched, p, acct, rng)
-        centres, sizes = self._average(data, tree, leaves, sched, p, acct, rng)
+        centres, sizes, tip_centre = self._average(data, tree, leaves, sched, p, acct, rng)
         return {
             "noisy_count_": n_tilde,
             "min_size_": tau_e,
@@ -518,6 +527,10 @@ class DPM(ClusterMixin, BaseEstimator):
             "n_splits_": n_splits,
             "tree_": tree,
             "cluster_centers_": centres,
+            # Each tip's centre: predict starts every point's nearest-centre search there.
+            "tip_centres_": tree.kernel_arrays(
+                {node: tip_centre.get(node, 0) for node in tree.tips()}
+            ),
             "cluster_sizes_": sizes,
             "n_clusters_": len(centres),
         }
@@ -645,16 +658,17 @@ class DPM(ClusterMixin, BaseEstimator):
         noisy_sums = dp.gaussian_mechanism(
             sums, sched.epsilon_average, sched.delta_average, sensitivity=l2 / unit, rng=rng
         )
-        centres, weights = [], []
-        for s, (_, nt) in enumerate(leaves):
+        centres, weights, tip_centre = [], [], {}
+        for s, (node, nt) in enumerate(leaves):
             if nt > 0:  # ñ_i ≤ 0 only for a root with ñ_D ≤ 0 (spec §10.15)
                 # Clipping to the public box is post-processing: free, and every centre lands
                 # where a point could be.
+                tip_centre[node] = len(centres)
                 centres.append(np.clip(noisy_sums[s] / nt, a / unit, b / unit) * unit)
                 weights.append(nt)
         if not centres:  # data-independent fallback: the centre of the box
             centres, weights = [np.full(d, 0.5 * a + 0.5 * b)], [0.0]
-        return np.vstack(centres), np.asarray(weights)
+        return np.vstack(centres), np.asarray(weights), tip_centre
 
     # ------------------------------------------------------------------ prediction
     def predict(self, X: Any) -> Any:
@@ -666,11 +680,11 @@ class DPM(ClusterMixin, BaseEstimator):
             from sklearn.exceptions import NotFittedError
 
             raise NotFittedError("DPM is not fitted yet; call fit first")
-        centres = self.cluster_centers_
+        centres, tips = self.cluster_centers_, self.tip_centres_
         if is_dask_array(X):
             Xr = X.rechunk({1: -1})
             return Xr.map_blocks(
-                lambda blk: nearest_centre(blk, centres), drop_axis=1, dtype=np.int64
+                lambda blk: _nearest_from(blk, centres, tips, 1), drop_axis=1, dtype=np.int64
             )
         arr = _points(X, min_samples=0)
         if arr.shape[1] != self.n_features_in_:
@@ -678,4 +692,7 @@ class DPM(ClusterMixin, BaseEstimator):
                 f"X has {arr.shape[1]} features, but DPM is expecting {self.n_features_in_} "
                 "features as input"
             )
-        return nearest_centre(arr, centres, n_jobs=self.n_jobs)
+        threads = (
+            1 if self.n_jobs is None else (os.cpu_count() or 1) if self.n_jobs < 0 else self.n_jobs
+        )
+        return _nearest_from(arr, centres, tips, max(1, threads))

@@ -57,6 +57,8 @@ __all__ = ["solve_exact", "solve_rows", "partition_objective", "DEFAULT_REL_GAP"
 DEFAULT_REL_GAP = 1e-6
 #: Nodes of the exhaustive cover search before the proof falls back to branch and bound.
 COVER_NODE_LIMIT = 2_000_000
+#: Safety cap on the doubling of the reduced-cost threshold δ (2^64 times its start).
+MAX_DELTA_ROUNDS = 64
 FORMULATIONS = ("auto", "set_partition", "paper")
 
 
@@ -189,7 +191,7 @@ def _reduced_cost_rounds(run: _Run, types: RowTypes, bound: MasterBound, rel_gap
         return run.value - base - slack + tol
 
     delta = min(needed(), 0.05 * abs(bound.lower_bound) + tol)
-    while True:
+    for _ in range(MAX_DELTA_ROUNDS):
         kept = search_groups(
             types.values,
             types.mult,
@@ -205,8 +207,9 @@ def _reduced_cost_rounds(run: _Run, types: RowTypes, bound: MasterBound, rel_gap
         covered = kept.complete and kept.threshold >= needed() - tol
         run.restricted = kept.threshold < min(delta, needed()) - tol
         if covered or not kept.complete or run.restricted or run.timed_out or run.expired():
-            return kept, covered, bb
+            break
         delta = min(2 * delta + tol, needed())
+    return kept, covered, bb
 
 
 def _solve_set_partition(run: _Run, k: int, rel_gap: float, max_columns: int) -> None:
