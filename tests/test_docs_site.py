@@ -181,3 +181,15 @@ def test_docs_build_offline_settings():
     conf = (DOCS / "conf.py").read_text()
     assert "intersphinx_mapping: dict[str, tuple[str, None]] = {}" in conf
     assert "SPHINXOPTS  ?= -W --keep-going" in (DOCS / "Makefile").read_text()
+
+
+def test_examples_are_gallery_scripts_that_draw_a_figure():
+    examples = sorted((DOCS.parent / "examples").glob("*.py"))
+    assert 8 <= len(examples) <= 12
+    for path in examples:
+        text = path.read_text()
+        # sphinx-gallery needs a docstring that starts with a title and its underline.
+        match = re.match(r'"""\n(?P<title>.+)\n(?P<rule>=+)\n\n', text)
+        assert match, f"{path.name}: the docstring must open with a title and a === underline"
+        assert len(match["rule"]) == len(match["title"]), f"{path.name}: underline length"
+        assert "plt.show()" in text, f"{path.name} draws no figure"
