@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from privopt._validation import check_epsilon, check_finite_result, check_positive
+from privopt.census.forest import check_executor
 from privopt.census.hierarchy import CensusCounts, Hierarchy, cumulate, decumulate
 from privopt.census.noise import (
     DataFingerprint,
@@ -286,6 +287,7 @@ def m_h_dp(
     accountant: Any = None,
     measurements: Measurements | None = None,
     window: str | int = "auto",
+    executor: Any = None,
 ) -> CensusRelease:
     """M_H^dp (spec 003 §2): noisy counts, then the exact tree DP with TableMerge (C++).
 
@@ -297,6 +299,9 @@ def m_h_dp(
     accountant : optional privopt.dp.PrivacyAccountant charged ε (ε/L per level).
     measurements : reuse earlier ``"counts"`` measurements (no new spend).
     window : value windows of the DP (see :mod:`privopt.census.solvers`).
+    executor : optional :class:`concurrent.futures.Executor` (or a Dask client's
+        ``get_executor()``) on which the top-level subtrees are solved as tasks; the release is
+        the same, bit for bit (:mod:`privopt.census.forest`).
 
     Returns
     -------
@@ -311,10 +316,16 @@ def m_h_dp(
     (3, 3)
     """
     check_window(window)
+    check_executor(executor)
     meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     counts, info = tree_postprocess(
-        data.hierarchy, meas.noisy, data.G, scale=float(meas.scale[0]), window=window
+        data.hierarchy,
+        meas.noisy,
+        data.G,
+        scale=float(meas.scale[0]),
+        window=window,
+        executor=executor,
     )
     return _release(
         "M_H^dp", data, meas, counts, t0, time.perf_counter() - start, "counts Δ=2, λ=2L/ε", info
@@ -356,16 +367,24 @@ def m_c_dp(
     accountant: Any = None,
     measurements: Measurements | None = None,
     window: str | int = "auto",
+    executor: Any = None,
 ) -> CensusRelease:
     """M_c^dp (spec 003 §3.3): noisy cumulative counts, per-region isotonic regression on
-    [0, G], round half-up, ⊖, then the tree DP to restore consistency and faithfulness."""
+    [0, G], round half-up, ⊖, then the tree DP to restore consistency and faithfulness
+    (``executor`` as in :func:`m_h_dp`)."""
     check_window(window)
+    check_executor(executor)
     meas, t0 = _get(measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     iso = np.clip(_pava_rows(meas.noisy.astype(np.float64)), 0, data.G)
     n_bar = decumulate(round_half_up(iso))
     counts, info = tree_postprocess(
-        data.hierarchy, n_bar, data.G, scale=float(meas.scale[0]), window=window
+        data.hierarchy,
+        n_bar,
+        data.G,
+        scale=float(meas.scale[0]),
+        window=window,
+        executor=executor,
     )
     return _release(
         "M_c^dp",

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from privopt._validation import check_instance
 from privopt.errors import InvalidInput
 from privopt.lp import highs
 from privopt.lp.highs import new_highs, solve_checked
@@ -40,6 +41,7 @@ def _run(h: Any, *, what: str) -> highs.LPSolution:
 def build_lp(block: _Block) -> tuple[np.ndarray, sp.csr_array, np.ndarray, np.ndarray]:
     """Monolithic LP of a block (spec §1.3): returns (c, A, row_lower, row_upper) with
     |E|·K mDP rows (≤ 0) followed by n unit-measure rows (= 1), variables z row-major."""
+    check_instance("block", block, _Block)
     n, k = block.n, block.k
     a = sp.vstack([mdp_rows(block.edges, block.epsilon, n, k), unit_rows(n, k)], format="csr")
     m = len(block.edges) * k

@@ -9,7 +9,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -237,7 +237,9 @@ def solve_benders(
                 if iterate_ub < best_ub:
                     best_ub = iterate_ub
                     incumbent_x = x.copy()
-                    incumbent_y = [r.y for r in results] if keep_solutions else None
+                    incumbent_y = (
+                        [cast(np.ndarray, r.y) for r in results] if keep_solutions else None
+                    )
             gap = _gap(lb, best_ub, gap_floor)
             history.append(
                 BendersIteration(
@@ -365,6 +367,7 @@ def _make_cuts(
         kind = res.kind
         if kind == "optimal":
             phi, alpha, beta = res.phi, res.rhs, res.beta
+            assert beta is not None  # an optimal outcome carries its cut
             phi_sum += phi
             if multi_cut:
                 # the cut's value at the master point (= phi when solved there; in-out
@@ -386,6 +389,7 @@ def _make_cuts(
                 agg_vals.append(beta)
         elif kind == "infeasible":
             all_feasible = False
+            assert res.beta is not None  # an infeasible outcome carries its ray
             cuts.append((*master.clean_cut(d.t_cols, res.beta, res.rhs, normalise=True), _INF))
             n_feas += 1
         elif kind == "unbounded":

@@ -65,7 +65,7 @@ class _SubSolver:
         self.col_upper = lp.col_upper
         self.rows = np.arange(lp.n_rows, dtype=np.int32)
         self._W = None
-        self._h_elastic = None
+        self._h_elastic: Any = None  # a highspy.Highs once built
         self.feas_tol = float(dict(data.options).get("primal_feasibility_tolerance", 1e-7))
         self.n_calls = 0
 
@@ -252,6 +252,7 @@ class _SubSolver:
                         message="infeasible at tolerance level and the elastic phase-1 LP failed",
                         seconds=time.perf_counter() - t0,
                     )
+            assert v is not None  # set together with esol by the elastic solve
             st = self._solve_widened(lo, up, v)
             if st != S.kOptimal:
                 return _Outcome(
@@ -353,7 +354,8 @@ class _Dispatcher:
         retries: int = 2,
         names: Sequence[str] | None = None,
     ) -> None:
-        self.executor = executor
+        # Any: a concurrent.futures Executor or a Dask client (whose submit takes pure=)
+        self.executor: Any = executor
         self.subs = list(subs)
         self.retries = retries
         self.names = list(names) if names is not None else [f"sub{k}" for k in range(len(subs))]
@@ -380,12 +382,13 @@ class _Dispatcher:
                 self._sources.append(path)
 
     def solve_all(self, xs: Sequence[np.ndarray], want_solution: bool) -> list[_Outcome]:
+        local = self._local or []
         if self.mode == "serial":
-            return [s.solve(x, want_solution) for s, x in zip(self._local, xs, strict=False)]
+            return [s.solve(x, want_solution) for s, x in zip(local, xs, strict=False)]
         if self.mode == "threads":
             futs = [
                 self.executor.submit(s.solve, x, want_solution)
-                for s, x in zip(self._local, xs, strict=False)
+                for s, x in zip(local, xs, strict=False)
             ]
         else:
             futs = [
@@ -434,7 +437,7 @@ class _Dispatcher:
     def _recover_source(self, k: int) -> Any:
         """Subproblem ``k``'s data for a resubmission: scattered anew on Dask (the copy may
         have died with its worker), else the same file."""
-        if self.mode == "dask":
+        if self._client is not None:  # Dask
             self._sources[k] = self._client.scatter(self.subs[k], hash=False)
         return self._sources[k]
 
