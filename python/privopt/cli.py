@@ -3,19 +3,52 @@
 Subcommands are registered in :data:`SUBCOMMANDS`: each entry is a ``"module:function"`` path of
 a function ``register(subparsers)`` that adds one subparser and sets ``func`` on it, so that a
 mechanism's CLI lives beside the mechanism and this file only lists it.
+
+Every subcommand shares one contract (docs/errors.md):
+
+- stdout carries one JSON summary (:func:`emit_summary`) and nothing else: while a command runs,
+  everything else printed to stdout, by Python or by a C library such as HiGHS, goes to stderr;
+- an expected failure ends in one line on stderr, ``privopt <command>: error: ...``, and an exit
+  code (:data:`EXIT_USAGE` for bad usage or input, :data:`EXIT_FAILURE` for a solver or runtime
+  failure, 130 / 143 on SIGINT / SIGTERM); ``--debug`` adds the traceback;
+- outputs are checked before anything is read and written atomically (:mod:`privopt._atomic`);
+  ``--force`` replaces an earlier output, ``--quiet`` turns progress bars off, ``-v`` lets the
+  solver log (to stderr).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import io
+import json
+import math
+import os
+import signal
 import sys
-from collections.abc import Sequence
+import traceback
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
 
 import privopt
-from privopt.errors import PrivoptError
+from privopt._progress import progress_scope
+from privopt.errors import PrivacyBudgetExceeded, PrivoptError
 
-__all__ = ["main", "build_parser", "SUBCOMMANDS"]
+__all__ = [
+    "main",
+    "build_parser",
+    "emit_summary",
+    "SUBCOMMANDS",
+    "EXIT_FAILURE",
+    "EXIT_USAGE",
+    "EXIT_SIGINT",
+    "EXIT_SIGTERM",
+    "Terminated",
+]
 
 #: "module:function" paths of subcommand registrars, in --help order.
 SUBCOMMANDS: list[str] = [
@@ -26,6 +59,18 @@ SUBCOMMANDS: list[str] = [
     "privopt.census.cli:register",
     "privopt.cluster.cli:register",
 ]
+
+EXIT_FAILURE = 1  #: a solver or runtime failure
+EXIT_USAGE = 2  #: bad usage or bad input (argparse uses 2 as well)
+EXIT_SIGINT = 128 + int(signal.SIGINT)  #: 130
+EXIT_SIGTERM = 128 + int(signal.SIGTERM)  #: 143
+
+# The stream of the JSON summary while main() runs (stdout itself is diverted to stderr).
+_results: TextIO | None = None
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread like KeyboardInterrupt so that cleanups run."""
 
 
 def _register_demo(subparsers: argparse._SubParsersAction) -> None:
@@ -41,16 +86,46 @@ def _register_demo(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run_demo(args: argparse.Namespace) -> int:
+    from privopt._atomic import atomic_directory, check_output
     from privopt.demo import run_demo
 
-    run_demo(args.out, seed=args.seed)
+    out = check_output(args.out, force=args.force)
+    with atomic_directory(out) as staging:
+        run_demo(staging, seed=args.seed)
+    emit_summary({"command": "demo", "out": str(out), "report": str(out / "report.md")})
     return 0
+
+
+def _add_common_options(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
+    # On subcommands the defaults are suppressed, so that `privopt --debug mdp ...` is not
+    # overwritten by the subparser's own default.
+    default = None if top else argparse.SUPPRESS
+    parser.add_argument(
+        "--debug", action="store_true", default=default, help="show the traceback of an error"
+    )
+    if top:
+        return
+    parser.add_argument(
+        "--force", action="store_true", default=default, help="replace an existing output"
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", default=default, help="no progress bars"
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=default,
+        help="show the solver's log (on stderr)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="privopt",
-        description="Optimal privacy mechanisms by mathematical optimization.",
+        description="Optimal privacy mechanisms by mathematical optimization. Each command "
+        "prints one JSON summary on stdout; progress and messages go to stderr. Exit codes: "
+        "0 success, 1 solver or runtime failure, 2 bad usage or input, 130/143 interrupted.",
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     parser.add_argument(
@@ -60,11 +135,142 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --version: also the C++ core build, the dependencies and the platform "
         "(what a bug report needs; same as privopt.show_versions())",
     )
+    _add_common_options(parser, top=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for path in SUBCOMMANDS:
         module, func = path.split(":")
         getattr(importlib.import_module(module), func)(subparsers)
+    for sub in subparsers.choices.values():
+        _add_common_options(sub)
     return parser
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # JSON has no NaN/inf
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def _scalar(value: Any) -> Any:
+    try:
+        return _jsonable(float(value))  # Fraction, Decimal, 0-d arrays...
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def emit_summary(summary: Mapping[str, Any]) -> None:
+    """Print ``summary`` as one line of JSON on the command's stdout.
+
+    Non-finite floats become ``null`` and numpy values plain numbers, so the line always
+    parses (e.g. with ``jq``). Outside :func:`main` it goes to ``sys.stdout``.
+    """
+    stream = _results if _results is not None else sys.stdout
+    stream.write(json.dumps(_jsonable(summary), default=_scalar) + "\n")
+    stream.flush()
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _fd(stream: Any) -> int | None:
+    try:
+        return int(stream.fileno())
+    except (AttributeError, ValueError, io.UnsupportedOperation):
+        return None
+
+
+@contextlib.contextmanager
+def _stdout_for_results_only() -> Iterator[TextIO]:
+    """Divert stdout (Python's and file descriptor 1) to stderr; yield the results stream."""
+    global _results
+    sys.stdout.flush()
+    real_fd = _fd(sys.stdout) == 1
+    saved = os.dup(1) if _fd(sys.__stdout__) is not None else None
+    results: TextIO = (
+        os.fdopen(os.dup(1), "w", encoding="utf-8", closefd=True) if real_fd else sys.stdout
+    )
+    previous = _results
+    _results = results
+    try:
+        if saved is not None:
+            os.dup2(2, 1)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield results
+    finally:
+        sys.stderr.flush()
+        results.flush()
+        if saved is not None:
+            os.dup2(saved, 1)
+            os.close(saved)
+        if real_fd:
+            results.close()
+        _results = previous
+
+
+def _mute_highs_banner() -> None:
+    """HiGHS prints its banner on fd 1 when the process creates its first solver: create that
+    first one with fd 1 on /dev/null (later solvers print only when their log is on)."""
+    from privopt.lp import highs
+
+    sys.stdout.flush()
+    saved, null = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        highs.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(null)
+
+
+def _classify(exc: BaseException) -> tuple[int, str]:
+    """(exit code, message) of a failure; the message is one line."""
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_SIGINT, "interrupted (SIGINT); no output written, any earlier output kept"
+    if isinstance(exc, Terminated):
+        return EXIT_SIGTERM, "terminated (SIGTERM); no output written, any earlier output kept"
+    if isinstance(exc, PrivoptError):
+        usage = isinstance(exc, (ValueError, PrivacyBudgetExceeded))
+        return (EXIT_USAGE if usage else EXIT_FAILURE), str(exc)
+    if isinstance(exc, OSError):
+        where = f": {exc.filename!r}" if exc.filename else ""
+        text = exc.strerror or str(exc)
+        user = isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError))
+        return (EXIT_USAGE if user else EXIT_FAILURE), f"{text}{where}"
+    if isinstance(exc, (ValueError, UnicodeError)):
+        # Outside privopt's own checks, a ValueError here comes from parsing an input file.
+        return EXIT_USAGE, f"bad input: {exc}"
+    return EXIT_FAILURE, (
+        f"internal error ({type(exc).__name__}: {exc}); please report it, --debug shows where"
+    )
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) or "(no message)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -79,12 +285,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
-    try:
-        return int(args.func(args) or 0)
-    except PrivoptError as exc:
-        # Clear one-line message for expected failures (bad input, infeasible model, budget).
-        print(f"privopt {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+    for name in ("force", "quiet", "verbose", "debug"):
+        setattr(args, name, bool(getattr(args, name, False)))
+    args.progress = not args.quiet
+    with _stdout_for_results_only(), _sigterm_raises(), progress_scope(args.progress):
+        try:
+            if not args.verbose:
+                _mute_highs_banner()
+            return int(args.func(args) or 0)
+        except BaseException as exc:  # noqa: BLE001 - every failure ends in one line
+            if isinstance(exc, SystemExit):
+                raise
+            code, message = _classify(exc)
+            if args.debug:
+                traceback.print_exc(file=sys.stderr)
+            print(f"privopt {args.command}: error: {_one_line(message)}", file=sys.stderr)
+            return code
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,15 +2,21 @@
 
 A :class:`Report` collects sections (a title, Markdown body, figure files) and writes
 ``report.md`` into an output directory. Plots are written by the mechanisms themselves with
-matplotlib's non-interactive Agg backend (see :func:`new_figure`).
+matplotlib's non-interactive Agg backend (see :func:`new_figure`) and saved with
+:func:`save_figure`. Every file is written atomically (:mod:`privopt._atomic`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-__all__ = ["Section", "Report", "new_figure", "markdown_table"]
+from privopt._atomic import atomic_file, write_text_atomic
+from privopt.errors import InvalidInput
+
+__all__ = ["Section", "Report", "new_figure", "save_figure", "markdown_table"]
 
 
 @dataclass
@@ -43,11 +49,10 @@ class Report:
         return "\n".join(parts)
 
     def write(self, out_dir: str | Path) -> Path:
+        """Write ``<out_dir>/report.md`` atomically (the directory is created if missing)."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        path = out / "report.md"
-        path.write_text(self.to_markdown(), encoding="utf-8")
-        return path
+        return write_text_atomic(out / "report.md", self.to_markdown())
 
 
 def new_figure(*args, **kwargs):
@@ -60,12 +65,32 @@ def new_figure(*args, **kwargs):
     return plt.subplots(*args, **kwargs)
 
 
-def markdown_table(header: list[str], rows: list[list[object]]) -> str:
+def save_figure(fig: Any, path: str | Path, **savefig: Any) -> Path:
+    """``fig.savefig(path, **savefig)``, atomically: a reader never sees a half-written image.
+
+    The format follows ``path``'s suffix (e.g. ``.png``).
+    """
+    target = Path(path)
+    fmt = target.suffix.lstrip(".").lower()
+    if fmt not in fig.canvas.get_supported_filetypes():
+        raise InvalidInput(
+            f"path {str(target)!r}: the figure format {fmt!r} is not supported; use one of "
+            f"{sorted(fig.canvas.get_supported_filetypes())}"
+        )
+    with atomic_file(target) as tmp:
+        fig.savefig(tmp, format=fmt, **savefig)
+    return target
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """A GitHub-flavoured Markdown table; floats are printed with 6 significant digits."""
 
     def fmt(v: object) -> str:
         return f"{v:.6g}" if isinstance(v, float) else str(v)
 
+    for i, row in enumerate(rows):
+        if len(row) != len(header):
+            raise InvalidInput(f"rows[{i}] has {len(row)} cells, the header {len(header)}")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"

@@ -138,12 +138,14 @@ def test_cli_records_and_errors(tmp_path, capsys):
                 str(out),
                 "--mechanism",
                 "M_c^ch",
+                "--force",  # replaces the first run's output
             ]
         )
         == 0
     )
     assert (
-        main(["census", "--records", str(rec), "--levels", "state,county", "--out", str(out)]) == 2
+        main(["census", "--records", str(rec), "--levels", "state,county", "--out", str(out) + "2"])
+        == 2
     )
     assert "--group" in capsys.readouterr().err
 
@@ -222,6 +224,7 @@ def test_cli_synthetic_options_and_secure_default(tmp_path):
                 "highs",
                 "--seed",
                 "1",
+                "--force",  # replaces the first run's output
             ]
         )
         == 0

@@ -55,7 +55,7 @@ def test_cli_npy_and_errors(tmp_path, capsys):
         )
         == 0
     )
-    assert main(["cluster", str(path), "--bounds", "5", "-5", "--out", str(tmp_path / "o")]) == 2
+    assert main(["cluster", str(path), "--bounds", "5", "-5", "--out", str(tmp_path / "o2")]) == 2
     assert "bounds" in capsys.readouterr().err
     assert main(["cluster", str(tmp_path / "missing.csv"), "--bounds", "0", "1"]) == 2
 

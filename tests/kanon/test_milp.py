@@ -2,50 +2,30 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from privopt.errors import InfeasibleModel
-from privopt.kanon import anonymize, build_problem, datasets, information_loss
+from privopt.kanon import anonymize, build_problem, datasets
 from privopt.kanon.milp import solve_rows
 
 from .conftest import FARS_OPT_K3, FARS_OPT_K3_W, QUARTER, W_APP_A, canon
+from .oracles import optimum_by_subset_dp
 
 
 def brute_force_optimum(df, k, weights=None) -> float:
     """Minimum loss over every partition of the rows into groups of size >= k (tiny n)."""
-    p = build_problem(df, k, weights=weights)
-    n = p.n
-    best = np.inf
-
-    def partitions(items):
-        if not items:
-            yield []
-            return
-        first, rest = items[0], items[1:]
-        for size in range(k - 1, len(rest) + 1):
-            for mates in itertools.combinations(rest, size):
-                left = [r for r in rest if r not in mates]
-                for tail in partitions(left):
-                    yield [[first, *mates], *tail]
-
-    for part in partitions(list(range(n))):
-        lab = np.empty(n, dtype=np.int64)
-        for c, g in enumerate(part):
-            lab[g] = c
-        best = min(best, information_loss(p, lab).objective)
-    return best
+    return optimum_by_subset_dp(build_problem(df, k, weights=weights))
 
 
 def test_fars_optimum_table_4b(fars):
     res = anonymize(fars, 3, weights=QUARTER, method="milp")
     assert res.objective == pytest.approx(4.816532, abs=1e-6)
     assert canon(res.partition()) == canon(FARS_OPT_K3)  # unique optimum (§8.3)
-    assert res.info["status"] == "Optimal"
+    assert res.info["status"] == "optimal"
+    assert res.info["proof"] == "exact_search" and res.info["relative_gap"] <= 1e-12
 
 
 def test_fars_weighted_optimum_table_4c(fars):
@@ -146,10 +126,10 @@ def test_categorical_milp_uses_one_hot_objective():
 def test_split_and_carry_lemma2_bound_with_the_big_m_model():
     # §3.4 / Lemma 2: classes of >= 2k rows are cut along the sorted order before carrying, so
     # every sub-problem has at most k(2k-1+S) rows whatever the sub-problem solver returns
-    from privopt.kanon.split_carry import _split_large_classes
+    from privopt.kanon.initial import split_large_classes
 
     lab = np.array([0, 0, 1, 0, 0, 0, 1, 0, 1, 2, 2])
-    out = _split_large_classes(lab, 2)
+    out = split_large_classes(lab, 2)
     assert np.bincount(out).tolist() == [2, 3, 2, 2, 2]  # 6 rows of class 0 -> 2 + 2 + 2
     assert out[[0, 1]].tolist() == [out[0]] * 2 and len(set(out[[0, 3, 5]])) == 3
     df = datasets.synthetic_census(24, seed=5)
@@ -159,10 +139,15 @@ def test_split_and_carry_lemma2_bound_with_the_big_m_model():
 
 
 def test_milp_on_a_large_table_stops_at_its_time_limit_with_a_valid_answer():
-    # too many groups for the set partition: the pattern enumeration and the big-M fall-back
-    # share the time limit, and the (better of IFS and Greedy) start is the floor
+    # column generation, the MILPs and the proof share the time limit; the (better of IFS and
+    # Greedy) start is the floor, and the result says it is not proven optimal
+    from privopt.certify import UncertifiedResultWarning
+
     df = datasets.synthetic_census(150, seed=2)
-    res = anonymize(df, 3, method="milp", time_limit=1.0)
+    with pytest.warns(UncertifiedResultWarning, match="time_limit"):
+        res = anonymize(df, 3, method="milp", time_limit=1.0)
     assert res.info["status"] == "time_limit"
+    assert res.info["solve_time"] < 3.0
     assert res.objective <= anonymize(df, 3).objective + 1e-9
+    assert 0.0 <= res.info["lower_bound"] <= res.objective
     assert res.class_sizes.min() >= 3

@@ -26,7 +26,7 @@ def load_counts(args: argparse.Namespace) -> CensusCounts:
             blocks_per_tract=args.blocks_per_tract,
             counties_csv=args.counties_csv,
         )
-    import pandas as pd
+    from privopt._inputs import read_csv_table
 
     if not args.levels:
         raise InvalidInput("--levels is required with --records or --counts")
@@ -34,8 +34,9 @@ def load_counts(args: argparse.Namespace) -> CensusCounts:
     if args.records:
         if not args.group:
             raise InvalidInput("--group is required with --records")
-        frame = pd.read_csv(args.records)
+        frame = read_csv_table(args.records, "--records")
         group = [c.strip() for c in args.group.split(",") if c.strip()]
+        _refuse_missing_groups(frame, group)
         return CensusCounts.from_records(
             frame,
             levels,
@@ -44,7 +45,7 @@ def load_counts(args: argparse.Namespace) -> CensusCounts:
             pad_leaves=args.pad_leaves,
         )
     if args.counts:
-        frame = pd.read_csv(args.counts)
+        frame = read_csv_table(args.counts, "--counts")
         size_cols = sorted(
             (c for c in frame.columns if str(c).startswith("size_")), key=lambda c: int(str(c)[5:])
         )
@@ -60,6 +61,18 @@ def load_counts(args: argparse.Namespace) -> CensusCounts:
         leaf[rows] = _count_columns(frame, size_cols)
         return CensusCounts.from_leaf_counts(h, leaf)
     raise InvalidInput("give one of --records, --counts or --synthetic-us")
+
+
+def _refuse_missing_groups(frame, group: list[str]) -> None:
+    """A record without a group id would be dropped from the counts: refuse it, by line."""
+    present = [c for c in group if c in frame.columns]
+    missing = frame[present].isna().any(axis=1).to_numpy()
+    if missing.any():
+        lines = (np.flatnonzero(missing)[:5] + 2).tolist()  # + header line, 1-based
+        raise InvalidInput(
+            f"--records: group column(s) {present} are empty on line(s) {lines} "
+            f"({int(missing.sum())} records); every record needs a group id"
+        )
 
 
 def _count_columns(frame, size_cols: list) -> np.ndarray:
@@ -87,13 +100,13 @@ def _count_columns(frame, size_cols: list) -> np.ndarray:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from privopt._atomic import atomic_directory, check_output
     from privopt.census.mechanisms import MECHANISMS
-    from privopt.census.report import comparison_table, plot_l1_per_level, run_comparison
-    from privopt.report import Report, Section
+    from privopt.cli import emit_summary
 
+    inputs = [args.records, args.counts, args.counties_csv]
+    out = check_output(args.out, inputs=inputs, force=args.force)
     data = load_counts(args)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     kw: dict = {}
     if args.mechanism == "M_c^ch":
         kw["chain_noise_scale"] = args.chain_noise_scale
@@ -104,8 +117,32 @@ def _run(args: argparse.Namespace) -> int:
     # A release without --seed draws its noise from the OS CSPRNG (privopt.dp "secure").
     rng = "secure" if args.seed is None else args.seed
     rel = MECHANISMS[args.mechanism](data, args.epsilon, rng=rng, **kw)
-    path = rel.save(out / f"released_counts.{args.format}")
     checks = rel.check()
+    with atomic_directory(out) as staging:
+        _write_outputs(staging, args, data, rel, checks)
+    ok = all(checks.values()) or args.mechanism in ("M_H", "M_H^r", "M_c^r")
+    emit_summary(
+        {
+            "command": "census",
+            "out": str(out),
+            "counts": str(out / f"released_counts.{args.format}"),
+            "report": str(out / "report.md"),
+            "mechanism": rel.mechanism,
+            "epsilon": rel.epsilon,
+            "checks": checks,
+            "ok": ok,
+            "time_s": rel.timings.get("total"),
+        }
+    )
+    return 0 if ok else 1
+
+
+def _write_outputs(out: Path, args: argparse.Namespace, data, rel, checks) -> None:
+    """The released counts, report.md and the comparison plot, into ``out``."""
+    from privopt.census.report import comparison_table, plot_l1_per_level, run_comparison
+    from privopt.report import Report, Section
+
+    rel.save(out / f"released_counts.{args.format}")
     h = data.hierarchy
     body = (
         f"Mechanism **{rel.mechanism}**, ε = {rel.epsilon:g}, {h.n_regions} regions in "
@@ -114,9 +151,8 @@ def _run(args: argparse.Namespace) -> int:
         + "\n".join(f"- {e}" for e in rel.ledger)
         + "\n"
     )
-    section = Section("Release", body)
     report = Report("privopt census")
-    report.add(section)
+    report.add(Section("Release", body))
     if args.compare:
         names = (
             [m.strip() for m in args.compare.split(",")]
@@ -140,9 +176,7 @@ def _run(args: argparse.Namespace) -> int:
                 [plot.name],
             )
         )
-    written = report.write(out)
-    print(f"released counts: {path}\nreport: {written}")
-    return 0 if all(checks.values()) or args.mechanism in ("M_H", "M_H^r", "M_c^r") else 1
+    report.write(out)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -239,8 +273,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--seed",
         type=int,
         default=None,
-        help="random seed for experiments (default: the OS CSPRNG, for real releases; "
-        "--synthetic-us data then use seed 0)",
+        help="seed for reproducible runs, for testing only (default: the OS CSPRNG, for "
+        "real releases; --synthetic-us data then use seed 0)",
     )
     p.add_argument("--format", default="csv", choices=["csv", "parquet"])
     p.add_argument("--out", default="census_out", help="output directory")

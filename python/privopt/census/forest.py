@@ -166,6 +166,10 @@ class ForestRunner:
         if not self.subtrees:  # a single region: nothing to distribute
             self.executor = None
         if self.executor is None:
+            if delta.ndim != 1:
+                raise InvalidInput("a serial ForestRunner takes one half-width per region")
+            if shift is None:
+                shift = np.zeros(noisy.shape, dtype=np.uint8)
             self._session = _kernels.CensusSession(
                 h.child_ptr, h.child_idx, noisy, delta, shift, G, max_table
             )

@@ -47,6 +47,7 @@ from privopt.census.solvers import (
     tree_postprocess,
 )
 from privopt.errors import InvalidInput, NumericalTrouble, SolverLimit
+from privopt.lp.qp import solve_projection_qp
 
 __all__ = [
     "measure_counts",
@@ -490,7 +491,7 @@ def solve_qp(
     """
     if _qp_solver_name(solver) == "clarabel":
         return _solve_qp_clarabel(target, A, row_lo, row_hi, col_lo, time_limit)
-    return _solve_qp_highs(target, A, row_lo, row_hi, col_lo, time_limit)
+    return solve_projection_qp(target, A, row_lo, row_hi, col_lo, time_limit)
 
 
 def _solve_qp_clarabel(
@@ -540,57 +541,6 @@ def _solve_qp_clarabel(
     return unit * np.asarray(sol.x)
 
 
-def _solve_qp_highs(
-    target: np.ndarray,
-    A: sp.spmatrix,
-    row_lo: np.ndarray,
-    row_hi: np.ndarray,
-    col_lo: float,
-    time_limit: float | None,
-) -> np.ndarray:
-    import highspy
-
-    n = target.size
-    A = sp.csc_matrix(A)
-    lp = highspy.HighsLp()
-    lp.num_col_ = n
-    lp.num_row_ = A.shape[0]
-    lp.col_cost_ = (-2.0 * target).astype(np.float64)
-    lp.col_lower_ = np.full(n, col_lo)
-    lp.col_upper_ = np.full(n, highspy.kHighsInf)
-    lp.row_lower_ = np.asarray(row_lo, dtype=np.float64)
-    lp.row_upper_ = np.asarray(row_hi, dtype=np.float64)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = A.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = A.indices.astype(np.int32)
-    lp.a_matrix_.value_ = A.data.astype(np.float64)
-    hess = highspy.HighsHessian()
-    hess.dim_ = n
-    hess.format_ = highspy.HessianFormat.kTriangular
-    hess.start_ = np.arange(n + 1, dtype=np.int32)
-    hess.index_ = np.arange(n, dtype=np.int32)
-    hess.value_ = np.full(n, 2.0)
-    model = highspy.HighsModel()
-    model.lp_ = lp
-    model.hessian_ = hess
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    if time_limit is not None:
-        h.setOptionValue("time_limit", float(time_limit))
-    h.passModel(model)
-    h.run()
-    status = h.getModelStatus()
-    if status == highspy.HighsModelStatus.kTimeLimit:
-        raise SolverLimit(f"HiGHS QP hit time_limit = {time_limit} s", status="time limit")
-    if status != highspy.HighsModelStatus.kOptimal:
-        raise NumericalTrouble(
-            f"HiGHS QP ended with {h.modelStatusToString(status)}",
-            status=h.modelStatusToString(status),
-        )
-    return np.asarray(h.getSolution().col_value)
-
-
-@_all_or_nothing
 def m_h_r(
     data: CensusCounts,
     epsilon: float | None = None,

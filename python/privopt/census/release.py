@@ -2,22 +2,35 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from privopt._validation import check_finite_array
 from privopt.census.hierarchy import CensusCounts, Hierarchy
 from privopt.errors import InvalidInput, PrivacyViolation
 
 __all__ = ["CensusRelease", "consistency_violations", "l1_per_level"]
 
 
+def _region_table(name: str, hierarchy: Hierarchy, value: Any) -> np.ndarray:
+    """A finite real (R, N) table, one row per region of ``hierarchy``."""
+    if not isinstance(hierarchy, Hierarchy):
+        raise InvalidInput(f"hierarchy must be a Hierarchy, got {type(hierarchy).__name__}")
+    kind = np.asarray(value).dtype.kind
+    arr = check_finite_array(name, value, dtype=np.int64 if kind in "iu" else np.float64, ndim=2)
+    if arr.shape[0] != hierarchy.n_regions:
+        raise InvalidInput(
+            f"{name} must have one row per region ({hierarchy.n_regions}), got shape {arr.shape}"
+        )
+    return arr
+
+
 def consistency_violations(hierarchy: Hierarchy, counts: np.ndarray) -> int:
     """#CV: pairs (non-leaf r, s) with ``n̂_s^r ≠ Σ_c n̂_s^c`` (spec 003 §5 resolution)."""
+    counts = _region_table("counts", hierarchy, counts)
     sums = np.zeros_like(counts)
     np.add.at(sums, hierarchy.parent[1:], counts[1:])
     internal = np.diff(hierarchy.child_ptr) > 0
@@ -26,7 +39,11 @@ def consistency_violations(hierarchy: Hierarchy, counts: np.ndarray) -> int:
 
 def l1_per_level(hierarchy: Hierarchy, released: np.ndarray, truth: np.ndarray) -> np.ndarray:
     """L1 error per level, ``Σ_{r∈R_ℓ} ||n^r − n̂^r||_1`` (Table 7), shape (L,)."""
-    err = np.abs(np.asarray(released, dtype=np.float64) - truth).sum(axis=1)
+    released = _region_table("released", hierarchy, released)
+    truth = _region_table("truth", hierarchy, truth)
+    if released.shape != truth.shape:
+        raise InvalidInput(f"released {released.shape} and truth {truth.shape} differ in shape")
+    err = np.abs(released.astype(np.float64) - truth).sum(axis=1)
     return np.bincount(hierarchy.level, weights=err, minlength=hierarchy.n_levels)
 
 
@@ -121,32 +138,27 @@ class CensusRelease:
         )
 
     def save(self, path: str | Path) -> Path:
-        """Write the released counts as CSV (``.csv``) or Parquet (``.parquet``, needs pyarrow)."""
+        """Write the released counts as CSV (``.csv``) or Parquet (``.parquet``, needs pyarrow),
+        atomically (temporary file beside it, then renamed)."""
+        from privopt._atomic import atomic_file
+
         p = Path(path)
         if p.suffix not in (".csv", ".parquet"):
             raise InvalidInput(f"path must end in .csv or .parquet, got {p.name!r}")
-        # Atomic: a temporary file beside the target, then a rename, so that a reader (or an
-        # interrupted run) sees the old complete file or the new one, never a half-written one.
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-        os.close(fd)
-        try:
+        with atomic_file(p) as tmp:
             table = self._arrow_table()
             if table is not None:  # pyarrow: C++ writers, names stored once (dictionary)
-                self._write_arrow(table, tmp, p.suffix)
+                self._write_arrow(table, str(tmp), p.suffix)
             elif p.suffix == ".parquet":
                 raise InvalidInput(f"writing {p.name} needs pyarrow (pip install privopt[census])")
             else:
                 self.to_frame().to_csv(tmp, index=False)
-            os.replace(tmp, p)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
         return p
 
     def _arrow_table(self) -> Any:
         """The long table of :meth:`to_frame` as a pyarrow Table (None without pyarrow)."""
         try:
-            import pyarrow as pa
+            import pyarrow as pa  # type: ignore[import-untyped]
         except ImportError:
             return None
         R, N = self.counts.shape
@@ -170,11 +182,11 @@ class CensusRelease:
     def _write_arrow(table: Any, path: str, suffix: str) -> None:
         table = table.cast(_plain_schema(table))  # readers get plain strings back
         if suffix == ".parquet":
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
             pq.write_table(table, path)  # parquet dictionary-encodes the repeated names itself
             return
-        import pyarrow.csv as pc
+        import pyarrow.csv as pc  # type: ignore[import-untyped]
 
         try:  # unquoted fields, as pandas writes them
             options = pc.WriteOptions(quoting_style="needed")
@@ -192,7 +204,7 @@ class CensusRelease:
 
 def _plain_schema(table: Any) -> Any:
     """The schema of ``table`` with dictionary columns as plain strings (for the CSV writer)."""
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped]
 
     return pa.schema(
         [

@@ -16,7 +16,7 @@ import numpy as np
 from privopt.census.hierarchy import CensusCounts
 from privopt.census.mechanisms import MECHANISMS, measure_chain, measure_counts, measure_cumulative
 from privopt.errors import InvalidInput, SolverLimit
-from privopt.report import markdown_table, new_figure
+from privopt.report import markdown_table, new_figure, save_figure
 
 __all__ = ["KIND", "run_comparison", "comparison_table", "plot_l1_per_level"]
 
@@ -134,7 +134,7 @@ def plot_l1_per_level(
     ax.legend(fontsize=8)
     fig.tight_layout()
     out = Path(path)
-    fig.savefig(out, dpi=110)
+    save_figure(fig, out, dpi=110)
     import matplotlib.pyplot as plt
 
     plt.close(fig)

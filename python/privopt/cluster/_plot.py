@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from privopt.report import new_figure
+from privopt.report import new_figure, save_figure
 
 __all__ = ["projection_plot"]
 
@@ -40,7 +40,7 @@ def projection_plot(
     ax.set_ylabel("axis 2" if X.shape[1] <= 2 else "principal axis 2")
     ax.legend(loc="best", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     import matplotlib.pyplot as plt
 
     plt.close(fig)

@@ -3,31 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
-
-from privopt.errors import InvalidInput
 
 __all__ = ["register", "load_points"]
 
 
 def load_points(path: str | Path) -> np.ndarray:
-    """An (n, d) float array from ``.npy`` or a comma-separated text file (one header line of
-    column names allowed)."""
-    path = Path(path)
-    if not path.is_file():
-        raise InvalidInput(f"input file not found: {path}")
-    if path.suffix == ".npy":
-        X = np.load(path, allow_pickle=False)
-    else:
-        X = np.genfromtxt(path, delimiter=",", dtype=float)
-        if X.ndim == 2 and X.shape[0] > 0 and np.all(np.isnan(X[0])):
-            X = X[1:]  # header line
-        elif X.ndim == 1 and X.size and np.isnan(X[0]):
-            X = X[1:]
-    X = np.asarray(X, dtype=float)
-    return X[:, None] if X.ndim == 1 else X
+    """An (n, d) finite float array from ``.npy`` or a comma-separated text file (one header
+    line of column names allowed); a bad file raises :class:`InvalidInput` naming it."""
+    from privopt._inputs import load_points_file
+
+    return load_points_file(path, "INPUT")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -69,10 +58,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from privopt._atomic import atomic_directory, check_output
     from privopt.cluster import DPM
-    from privopt.cluster._plot import projection_plot
-    from privopt.report import Report, Section, markdown_table
 
+    out = check_output(args.out, inputs=[args.input], force=args.force)
     X = load_points(args.input)
     delta = args.delta if args.delta is not None else 1.0 / max(len(X), 2) ** 1.5
     model = DPM(
@@ -84,8 +73,32 @@ def run(args: argparse.Namespace) -> int:
         clip=not args.no_clip,
         random_state=args.seed,
     ).fit(X)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    with atomic_directory(out) as staging:
+        _write_outputs(staging, args, X, delta, model)
+    from privopt.cli import emit_summary
+
+    emit_summary(
+        {
+            "command": "cluster",
+            "out": str(out),
+            "centres": str(out / "centres.csv"),
+            "clusters": model.n_clusters_,
+            "n": len(X),
+            "epsilon": args.epsilon,
+            "delta": delta,
+            "split_width": model.split_width_,
+        }
+    )
+    if model.split_width_ is None:
+        print("note: the noisy count was below 2, so the data stayed one cluster", file=sys.stderr)
+    return 0
+
+
+def _write_outputs(out: Path, args: argparse.Namespace, X: np.ndarray, delta: float, model) -> None:
+    """centres.csv, labels.csv, the projection plot and report.md, into ``out``."""
+    from privopt.cluster._plot import projection_plot
+    from privopt.report import Report, Section, markdown_table
+
     np.savetxt(out / "centres.csv", model.cluster_centers_, delimiter=",", fmt="%.10g")
     np.savetxt(out / "labels.csv", model.labels_, fmt="%d")
     projection_plot(
@@ -95,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         out / "projection.png",
         f"DPM, epsilon={args.epsilon:g}: {model.n_clusters_} clusters",
     )
-    rows = [
+    rows: list[list[object]] = [
         [i, float(w)] + [float(v) for v in c[:3]]
         for i, (c, w) in enumerate(zip(model.cluster_centers_, model.cluster_sizes_, strict=True))
     ]
@@ -115,8 +128,4 @@ def run(args: argparse.Namespace) -> int:
     )
     report = Report("privopt cluster (DPM)")
     report.add(Section("DPM clustering", body, ["projection.png"]))
-    path = report.write(out)
-    print(f"{model.n_clusters_} clusters; centres, labels and report written to {path.parent}")
-    if model.split_width_ is None:
-        print("note: the noisy count was below 2, so the data stayed one cluster")
-    return 0
+    report.write(out)

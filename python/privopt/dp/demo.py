@@ -15,7 +15,7 @@ from privopt.dp.discrete import (
     sample_discrete_laplace,
 )
 from privopt.dp.exponential import exponential_mechanism_probabilities
-from privopt.report import Section, markdown_table, new_figure
+from privopt.report import Section, markdown_table, new_figure, save_figure
 
 __all__ = ["demo_section"]
 
@@ -57,7 +57,7 @@ def demo_section(out_dir: Path, seed: int) -> Section:
     axes[0].set_ylabel("probability")
     fig.tight_layout()
     fig_name = "dp_samplers.png"
-    fig.savefig(out / fig_name, dpi=120)
+    save_figure(fig, out / fig_name, dpi=120)
     import matplotlib.pyplot as plt
 
     plt.close(fig)

@@ -126,13 +126,17 @@ def _stdout_to_stderr() -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
-    with _stdout_to_stderr():
-        summary = _compute(args)
-    print(json.dumps(summary, default=float))
+    from privopt._atomic import atomic_directory, check_output
+    from privopt.cli import emit_summary
+
+    out = check_output(args.out, inputs=[args.rome], force=args.force)
+    with _stdout_to_stderr(), atomic_directory(out) as staging:
+        summary = _compute(args, staging)
+    emit_summary(summary)
     return 0
 
 
-def _compute(args: argparse.Namespace) -> dict[str, Any]:
+def _compute(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     from privopt.errors import InvalidInput
     from privopt.geo import CostReferenceTable, run_lrgeo
     from privopt.geo.report import baseline_rows, write_report
@@ -146,8 +150,6 @@ def _compute(args: argparse.Namespace) -> dict[str, Any]:
     users = np.random.default_rng(args.seed).choice(geo.n_locations, args.users, replace=False)
     print(f"[geo] solving CLR-Geo for {args.users} users ({args.method})", file=sys.stderr)
     res = run_lrgeo(geo, params, users, table, method=args.method, rel_gap=args.gap, rng=args.seed)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     for m, pm in enumerate(res.matrices):
         _save_atomic(pm, out / f"user{m}.npz")
     wanted = [b for b in args.baselines.split(",") if b and b != "none"]

@@ -9,7 +9,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from privopt.kanon.greedy import _cat_layout
+from privopt.kanon.box_cost import (
+    add_to_class,
+    box_cost,
+    class_cost,
+    clear_class,
+    cost_with,
+    start_class,
+)
 from privopt.kanon.problem import KAnonProblem
 
 __all__ = ["mondrian", "k_member"]
@@ -57,96 +64,69 @@ def mondrian(problem: KAnonProblem) -> np.ndarray:
 
 
 @numba.njit(cache=True, nogil=True)
-def _kmember_kernel(x, k, coef, w, is_cat, den, cat_off, n_cat, first):  # pragma: no cover
-    n, m = x.shape
+def _furthest(values, alive, r, dist_coef, is_cat):  # pragma: no cover - compiled
+    """The alive record furthest from record r (Byun et al. 2007 seeding; first on ties)."""
+    best_d = dist_coef[0] - dist_coef[0] - 1
+    seed = -1
+    for p in range(values.shape[0]):
+        if not alive[p]:
+            continue
+        d = dist_coef[0] - dist_coef[0]
+        for j in range(values.shape[1]):
+            if is_cat[j]:
+                if values[p, j] != values[r, j]:
+                    d += dist_coef[j]
+            else:
+                diff = values[p, j] - values[r, j]
+                d += dist_coef[j] * (diff if diff > 0 else -diff)
+        if d > best_d:
+            best_d, seed = d, p
+    return seed
+
+
+@numba.njit(cache=True, nogil=True)
+def _cheapest(values, alive, mn, mx, distinct, cnt, coef, is_cat):  # pragma: no cover - compiled
+    """The alive record of least ``g(C ∪ {x})`` (first on ties)."""
+    cur = class_cost(mn, mx, distinct, coef, is_cat)
+    best = cur
+    best_p = -1
+    for p in range(values.shape[0]):
+        if not alive[p]:
+            continue
+        cost = cost_with(values, p, mn, mx, distinct, cnt, coef, is_cat)
+        if best_p < 0 or cost < best:
+            best, best_p = cost, p
+            if cost <= cur:
+                break  # inside the box: no candidate can be cheaper
+    return best_p
+
+
+@numba.njit(cache=True, nogil=True)
+def _kmember_kernel(values, k, coef, dist_coef, is_cat, n_slots, first):  # pragma: no cover
+    n, m = values.shape
     alive = np.ones(n, dtype=np.bool_)
     cls = np.full(n, -1, dtype=np.int64)
-    mn = np.empty(m)
-    mx = np.empty(m)
-    distinct = np.zeros(m)
-    cnt = np.zeros(max(n_cat, 1), dtype=np.int64)
+    mn = np.empty(m, dtype=values.dtype)
+    mx = np.empty(m, dtype=values.dtype)
+    distinct = np.zeros(m, dtype=np.int64)
+    cnt = np.zeros(max(n_slots, 1), dtype=np.int64)
     members = np.empty(k, dtype=np.int64)
-    remaining = n
-    r = first
-    c = 0
+    remaining, r, c = n, first, 0
     while remaining >= k:
-        # seed: the record furthest from the previous seed (Byun et al. 2007)
-        best_d = -1.0
-        seed = -1
-        for p in range(n):
-            if not alive[p]:
-                continue
-            d = 0.0
-            for j in range(m):
-                if is_cat[j]:
-                    d += w[j] * (0.0 if x[p, j] == x[r, j] else 1.0)
-                else:
-                    d += coef[j] * abs(x[p, j] - x[r, j])
-            if d > best_d:
-                best_d = d
-                seed = p
+        seed = _furthest(values, alive, r, dist_coef, is_cat)
         r = seed
         alive[seed] = False
-        remaining -= 1
         cls[seed] = c
         members[0] = seed
-        for j in range(m):
-            mn[j] = x[seed, j]
-            mx[j] = x[seed, j]
-            if is_cat[j]:
-                cnt[cat_off[j] + np.int64(x[seed, j])] += 1
-                distinct[j] = 1.0
+        start_class(values, seed, is_cat, mn, mx, distinct, cnt)
         for step in range(1, k):
-            cur = 0.0
-            for j in range(m):
-                if is_cat[j]:
-                    cur += w[j] * (distinct[j] - 1.0) / den[j]
-                else:
-                    cur += coef[j] * (mx[j] - mn[j])
-            best = np.inf
-            best_p = -1
-            for p in range(n):
-                if not alive[p]:
-                    continue
-                cost = 0.0
-                for j in range(m):
-                    if is_cat[j]:
-                        dd = distinct[j] + (
-                            1.0 if cnt[cat_off[j] + np.int64(x[p, j])] == 0 else 0.0
-                        )
-                        cost += w[j] * (dd - 1.0) / den[j]
-                    else:
-                        v = x[p, j]
-                        hi = mx[j] if mx[j] > v else v
-                        lo = mn[j] if mn[j] < v else v
-                        cost += coef[j] * (hi - lo)
-                if cost < best:
-                    best = cost
-                    best_p = p
-                    if cost <= cur:
-                        break  # inside the box: no candidate can be cheaper
-            alive[best_p] = False
-            remaining -= 1
-            cls[best_p] = c
-            members[step] = best_p
-            for j in range(m):
-                v = x[best_p, j]
-                if is_cat[j]:
-                    idx = cat_off[j] + np.int64(v)
-                    if cnt[idx] == 0:
-                        distinct[j] += 1.0
-                    cnt[idx] += 1
-                else:
-                    if v > mx[j]:
-                        mx[j] = v
-                    if v < mn[j]:
-                        mn[j] = v
-        for s in range(k):
-            for j in range(m):
-                if is_cat[j]:
-                    cnt[cat_off[j] + np.int64(x[members[s], j])] = 0
-        for j in range(m):
-            distinct[j] = 0.0
+            p = _cheapest(values, alive, mn, mx, distinct, cnt, coef, is_cat)
+            alive[p] = False
+            cls[p] = c
+            members[step] = p
+            add_to_class(values, p, is_cat, mn, mx, distinct, cnt)
+        clear_class(values, members, k, is_cat, cnt)
+        remaining -= k
         c += 1
     return cls
 
@@ -158,7 +138,8 @@ def k_member(problem: KAnonProblem, seed: int = 0) -> np.ndarray:
     the previous seed (distance ``Σ_j w_j |x_ij − x_lj|/(U_j−L_j)``, 0/1 for categoricals) and
     grown to k records by the one minimizing the cluster's information loss (weighted GCP, as
     Greedy Search). Each of the < k leftovers joins the cluster whose loss
-    ``|C|·g(C)`` increases least (unlike Greedy Search's absolute criterion).
+    ``|C|·g(C)`` increases least (unlike Greedy Search's absolute criterion). Costs are exact
+    integers where the data allow it (:mod:`privopt.kanon.box_cost`).
 
     Parameters
     ----------
@@ -169,43 +150,22 @@ def k_member(problem: KAnonProblem, seed: int = 0) -> np.ndarray:
     (n,) int64 class ids.
     """
     rng = np.random.default_rng(seed)
-    off, n_cat = _cat_layout(problem)
-    coef = problem.weights / problem.ranges
+    cost = box_cost(problem)
+    den = np.where(problem.categorical, problem.cat_denominator, 1).astype(cost.coef.dtype)
+    dist_coef = cost.coef * den  # categorical distance: w_j per differing value
     cls = _kmember_kernel(
-        np.ascontiguousarray(problem.x),
+        cost.values,
         problem.k,
-        coef,
-        problem.weights,
-        problem.categorical,
-        problem.cat_denominator,
-        off,
-        n_cat,
+        cost.coef,
+        dist_coef,
+        cost.is_cat,
+        cost.n_slots,
         int(rng.integers(problem.n)),
     )
-    x = problem.x
+    q = int(cls.max()) + 1
     for r in np.flatnonzero(cls < 0):
-        done = cls >= 0
-        lab, vals = cls[done], x[done]
-        q = int(lab.max()) + 1
-        size = np.bincount(lab, minlength=q).astype(np.float64)
-        g_old = np.zeros(q)
-        g_new = np.zeros(q)
-        for j in range(problem.m):
-            col = vals[:, j]
-            if problem.categorical[j]:
-                present = np.zeros((q, len(problem.labels[j])), dtype=bool)
-                present[lab, col.astype(np.int64)] = True
-                d_old = present.sum(axis=1)
-                present[:, int(x[r, j])] = True
-                d_new = present.sum(axis=1)
-                g_old += problem.weights[j] * (d_old - 1.0) / problem.cat_denominator[j]
-                g_new += problem.weights[j] * (d_new - 1.0) / problem.cat_denominator[j]
-            else:
-                cmin = np.full(q, np.inf)
-                cmax = np.full(q, -np.inf)
-                np.minimum.at(cmin, lab, col)
-                np.maximum.at(cmax, lab, col)
-                g_old += coef[j] * (cmax - cmin)
-                g_new += coef[j] * (np.maximum(cmax, x[r, j]) - np.minimum(cmin, x[r, j]))
+        size = np.bincount(cls[cls >= 0], minlength=q)
+        g_old = cost.row_costs(cls, q, -1)
+        g_new = cost.row_costs(cls, q, int(r))
         cls[r] = int(np.argmin((size + 1) * g_new - size * g_old))
     return cls

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from privopt.errors import InvalidInput
@@ -52,18 +53,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import pandas as pd
-
+    from privopt._atomic import atomic_directory, atomic_file, check_output
+    from privopt._inputs import read_csv_table
+    from privopt.cli import emit_summary
     from privopt.kanon.api import anonymize
 
     src = Path(args.input)
-    if not src.is_file():
-        raise InvalidInput(f"input {str(src)!r} is not a file")
-    df = pd.read_csv(src)
-    weights = _split(args.weights)
-    if weights is not None:
+    # Both outputs are refused before the input is read (never over the input, never over an
+    # earlier output without --force).
+    out = check_output(args.out, inputs=[src], force=args.force, kind="file")
+    report_dir = Path(args.report_dir) if args.report_dir else out.with_name(out.stem + "_report")
+    check_output(report_dir, inputs=[src, out], force=args.force, option="--report-dir")
+    df = read_csv_table(src, "INPUT")
+    weight_texts = _split(args.weights)
+    weights = None
+    if weight_texts is not None:
         try:
-            weights = [float(w) for w in weights]
+            weights = [float(w) for w in weight_texts]
         except ValueError:
             raise InvalidInput(f"--weights must be numbers, got {args.weights!r}") from None
     options = {}
@@ -82,13 +88,25 @@ def run(args: argparse.Namespace) -> int:
         method=args.method,
         **options,
     )
-    out = Path(args.out)
+    with atomic_directory(report_dir) as staging:
+        write_report(res, staging, title=f"k-anonymity of {src.name}")
     out.parent.mkdir(parents=True, exist_ok=True)
-    res.table.to_csv(out, index=False)
-    report_dir = Path(args.report_dir) if args.report_dir else out.with_name(out.stem + "_report")
-    path = write_report(res, report_dir, title=f"k-anonymity of {src.name}")
-    print(res.summary())
-    print(f"table written to {out}; report to {path}")
+    with atomic_file(out) as tmp:
+        res.table.to_csv(tmp, index=False)
+    print(res.summary(), file=sys.stderr)
+    emit_summary(
+        {
+            "command": "kanon",
+            "table": str(out),
+            "report": str(report_dir / "report.md"),
+            "method": res.method,
+            "k": res.k,
+            "rows": len(res.table),
+            "classes": len(res.class_sizes),
+            "objective": res.objective,
+            "gcp": res.gcp,
+        }
+    )
     return 0
 
 
@@ -103,13 +121,13 @@ def write_report(res, out_dir: Path, title: str = "k-anonymity") -> Path:
 
 def report_section(res, out_dir: Path, title: str, stem: str = "kanon_class_sizes"):
     """A :class:`privopt.report.Section` describing one result, with its histogram saved."""
-    from privopt.report import Section, markdown_table
+    from privopt.report import Section, markdown_table, save_figure
 
     out_dir.mkdir(parents=True, exist_ok=True)
     ax = res.plot_class_sizes()
     fig_name = f"{stem}.png"
     ax.figure.tight_layout()
-    ax.figure.savefig(out_dir / fig_name, dpi=110)
+    save_figure(ax.figure, out_dir / fig_name, dpi=110)
     import matplotlib.pyplot as plt
 
     plt.close(ax.figure)

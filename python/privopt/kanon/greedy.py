@@ -5,238 +5,228 @@ the class grows k-1 times by the remaining record minimizing the per-record weig
 ``g(E ∪ {x}) = Σ_j w_j NCP_j(E ∪ {x})``, ties to the earliest in sorted order; stop after ⌊n/k⌋
 classes; each of the n mod k leftovers goes, in sorted order, to the class minimizing the
 *absolute* ``g(C ∪ {r})`` (Table 7 rules out the increase criterion), ties to the oldest class.
+Costs come from :mod:`privopt.kanon.box_cost`, exact integers where the data allow it, so that
+ties follow this rule and not rounding.
 
 The compiled scan is exact (it returns what a full scan returns) but stops early in two cases:
 a candidate inside the current box has the least possible cost (g is monotone under adding
-records and float sums of larger non-negative terms are not smaller), and when the primary sort
-key is numeric, its term is non-decreasing along the sorted list, so once a lower bound exceeds
-the best cost no later record can win.
+records), and when the primary sort key is numeric, its term is non-decreasing along the sorted
+list, so once a lower bound exceeds the best cost no later record can win.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numba
 import numpy as np
 
+from privopt._validation import check_instance, check_permutation
+from privopt.kanon.box_cost import (
+    BoxCost,
+    add_to_class,
+    box_cost,
+    class_cost,
+    clear_class,
+    cost_with,
+    exceeds,
+    start_class,
+)
 from privopt.kanon.initial import key_order, variance_sort
 from privopt.kanon.problem import KAnonProblem
 
 __all__ = ["greedy_search", "greedy_search_reference"]
 
 
-def _cat_layout(problem: KAnonProblem) -> tuple[np.ndarray, int]:
-    sizes = problem.domain_sizes
-    offsets = np.zeros(problem.m, dtype=np.int64)
-    offsets[1:] = np.cumsum(sizes)[:-1]
-    return offsets, int(sizes.sum())
+@numba.njit(cache=True, nogil=True)
+def _unlink(nxt, prv, r, head, end):  # pragma: no cover - compiled
+    """Remove run r from the doubly linked list of runs with rows left; returns the head."""
+    a, b = prv[r], nxt[r]
+    if a >= 0:
+        nxt[a] = b
+    else:
+        head = b
+    if b != end:
+        prv[b] = a
+    return head
 
 
 @numba.njit(cache=True, nogil=True)
-def _class_cost(mn, mx, distinct, coef, is_cat, den, w):  # pragma: no cover - compiled
-    total = 0.0
-    for j in range(mn.shape[0]):
-        if is_cat[j]:
-            total += w[j] * (distinct[j] - 1.0) / den[j]
-        else:
-            total += coef[j] * (mx[j] - mn[j])
-    return total
+def _best_run(
+    values, head, end, nxt, first, mn, mx, distinct, cnt, coef, is_cat, primary, exact
+):  # pragma: no cover
+    """First run (in sorted order) whose rows give the least ``g(E ∪ {x})``.
+
+    All rows of a run are identical, so one cost per run gives the same argmin as a scan of
+    the rows, and the run's first remaining row is the earliest row of least cost.
+    """
+    cur = class_cost(mn, mx, distinct, coef, is_cat)
+    rest = cur
+    if primary >= 0:
+        rest = cur - coef[primary] * (mx[primary] - mn[primary])
+    best_r = -1
+    best = cur
+    r = head
+    while r != end:
+        row = first[r]
+        cost = cost_with(values, row, mn, mx, distinct, cnt, coef, is_cat)
+        if best_r < 0 or cost < best:  # strict: ties stay with the earliest run
+            best, best_r = cost, r
+            if cost <= cur:
+                break  # inside the box: nothing can be cheaper
+        elif primary >= 0:
+            v = values[row, primary]
+            hi = mx[primary] if mx[primary] > v else v
+            if exceeds(coef[primary] * (hi - mn[primary]) + rest, best, exact):
+                break  # the primary key only grows from here on
+        r = nxt[r]
+    return best_r
 
 
 @numba.njit(cache=True, nogil=True)
-def _greedy_kernel(xs, k, coef, w, is_cat, den, cat_off, n_cat, primary):  # pragma: no cover
-    """Class id per sorted position for the first ⌊n/k⌋ classes; leftovers get -1."""
-    n, m = xs.shape
-    end = n
-    nxt = np.empty(n, dtype=np.int64)
-    prv = np.empty(n, dtype=np.int64)
-    for p in range(n):
-        nxt[p] = p + 1
-        prv[p] = p - 1
+def _greedy_kernel(values, run_start, k, coef, is_cat, n_slots, primary, exact):  # pragma: no cover
+    """Class id per sorted position for the first ⌊n/k⌋ classes; leftovers get -1.
+
+    ``run_start`` (R+1,) delimits the runs of identical consecutive rows; each run hands out its
+    rows front to back, and a linked list holds the runs with rows left.
+    """
+    n, m = values.shape
+    n_runs = len(run_start) - 1
+    end = n_runs
+    nxt = np.arange(1, n_runs + 1)
+    prv = np.arange(-1, n_runs - 1)
+    first = run_start[:-1].copy()  # first remaining row of each run
     head = 0
     cls = np.full(n, -1, dtype=np.int64)
-    mn = np.empty(m)
-    mx = np.empty(m)
-    distinct = np.zeros(m)
-    cnt = np.zeros(max(n_cat, 1), dtype=np.int64)
-    codes = np.zeros((n, m), dtype=np.int64)
-    for p in range(n):
-        for j in range(m):
-            if is_cat[j]:
-                codes[p, j] = cat_off[j] + np.int64(xs[p, j])
+    mn = np.empty(m, dtype=values.dtype)
+    mx = np.empty(m, dtype=values.dtype)
+    distinct = np.zeros(m, dtype=np.int64)
+    cnt = np.zeros(max(n_slots, 1), dtype=np.int64)
     members = np.empty(k, dtype=np.int64)
-    q = n // k
-    for c in range(q):
-        seed = head
-        # unlink the seed
-        head = nxt[seed]
-        if head != end:
-            prv[head] = -1
-        cls[seed] = c
-        members[0] = seed
-        for j in range(m):
-            mn[j] = xs[seed, j]
-            mx[j] = xs[seed, j]
-            if is_cat[j]:
-                cnt[codes[seed, j]] += 1
-                distinct[j] = 1.0
-        for step in range(1, k):
-            cur = _class_cost(mn, mx, distinct, coef, is_cat, den, w)
-            rest = cur
-            if primary >= 0:
-                rest = cur - coef[primary] * (mx[primary] - mn[primary])
-            best = np.inf
-            best_p = -1
-            p = head
-            while p != end:
-                cost = 0.0
-                for j in range(m):
-                    if is_cat[j]:
-                        d = distinct[j] + (1.0 if cnt[codes[p, j]] == 0 else 0.0)
-                        cost += w[j] * (d - 1.0) / den[j]
-                    else:
-                        v = xs[p, j]
-                        hi = mx[j] if mx[j] > v else v
-                        lo = mn[j] if mn[j] < v else v
-                        cost += coef[j] * (hi - lo)
-                if cost < best:
-                    best = cost
-                    best_p = p
-                    if cost <= cur:
-                        break
-                elif primary >= 0:
-                    v = xs[p, primary]
-                    hi = mx[primary] if mx[primary] > v else v
-                    bound = coef[primary] * (hi - mn[primary]) + rest
-                    if bound > best + 1e-12 * (1.0 + best):
-                        break
-                p = nxt[p]
-            # take best_p into the class and unlink it
-            cls[best_p] = c
-            members[step] = best_p
-            a = prv[best_p]
-            b = nxt[best_p]
-            if a >= 0:
-                nxt[a] = b
+    for c in range(n // k):
+        for step in range(k):
+            r = head
+            if step > 0:
+                r = _best_run(
+                    values,
+                    head,
+                    end,
+                    nxt,
+                    first,
+                    mn,
+                    mx,
+                    distinct,
+                    cnt,
+                    coef,
+                    is_cat,
+                    primary,
+                    exact,
+                )
+            p = first[r]
+            first[r] += 1
+            if first[r] == run_start[r + 1]:
+                head = _unlink(nxt, prv, r, head, end)
+            cls[p] = c
+            members[step] = p
+            if step == 0:  # the seed: the first remaining record
+                start_class(values, p, is_cat, mn, mx, distinct, cnt)
             else:
-                head = b
-            if b != end:
-                prv[b] = a
-            for j in range(m):
-                v = xs[best_p, j]
-                if is_cat[j]:
-                    if cnt[codes[best_p, j]] == 0:
-                        distinct[j] += 1.0
-                    cnt[codes[best_p, j]] += 1
-                else:
-                    if v > mx[j]:
-                        mx[j] = v
-                    if v < mn[j]:
-                        mn[j] = v
-        # reset the category counts of this class
-        for s in range(k):
-            for j in range(m):
-                if is_cat[j]:
-                    cnt[codes[members[s], j]] = 0
-        for j in range(m):
-            distinct[j] = 0.0
+                add_to_class(values, p, is_cat, mn, mx, distinct, cnt)
+        clear_class(values, members, k, is_cat, cnt)
     return cls
 
 
-def _assign_leftovers(problem: KAnonProblem, xs: np.ndarray, cls: np.ndarray) -> None:
+def run_starts(values: np.ndarray) -> np.ndarray:
+    """(R+1,) start of every run of identical consecutive rows of ``values`` (n, m), and n."""
+    change = np.flatnonzero(np.any(values[1:] != values[:-1], axis=1)) + 1
+    return np.concatenate([[0], change, [len(values)]]).astype(np.int64)
+
+
+def _assign_leftovers(cost: BoxCost, cls: np.ndarray) -> None:
     """Sequentially attach each leftover (cls == -1, in sorted order) to argmin g(C ∪ {r})."""
-    left = np.flatnonzero(cls < 0)
-    if left.size == 0:
-        return
     q = int(cls.max()) + 1
-    coef = problem.weights / problem.ranges
-    for r in left:
-        done = cls >= 0
-        lab = cls[done]
-        vals = xs[done]
-        g = np.zeros(q)
-        for j in range(problem.m):
-            col = vals[:, j]
-            if problem.categorical[j]:
-                h = len(problem.labels[j])
-                present = np.zeros((q, h), dtype=bool)
-                present[lab, col.astype(np.int64)] = True
-                present[:, int(xs[r, j])] = True
-                g += problem.weights[j] * (present.sum(axis=1) - 1.0) / problem.cat_denominator[j]
-            else:
-                cmin = np.full(q, np.inf)
-                cmax = np.full(q, -np.inf)
-                np.minimum.at(cmin, lab, col)
-                np.maximum.at(cmax, lab, col)
-                g += coef[j] * (np.maximum(cmax, xs[r, j]) - np.minimum(cmin, xs[r, j]))
-        cls[r] = int(np.argmin(g))  # first minimum = oldest class (§4.3)
+    for r in np.flatnonzero(cls < 0):
+        cls[r] = int(np.argmin(cost.row_costs(cls, q, int(r))))  # first minimum = oldest class
 
 
-def greedy_search(problem: KAnonProblem, order: np.ndarray | None = None) -> np.ndarray:
+def greedy_search(
+    problem: KAnonProblem, order: np.ndarray | None = None, *, exact: bool = True
+) -> np.ndarray:
     """Greedy Search partition: class id per row (n,), classes numbered by creation.
 
     Parameters
     ----------
     problem : the validated problem (n rows, m QIs, k).
     order : optional row order (n,); default :func:`variance_sort`.
+    exact : compare costs in exact integer arithmetic where the data allow it (see
+        :mod:`privopt.kanon.box_cost`); False forces float64.
 
     Returns
     -------
     (n,) int64 class ids; every class has between k and k + (n mod k) rows.
     """
-    order = variance_sort(problem) if order is None else np.asarray(order)
-    xs = np.ascontiguousarray(problem.x[order])
-    off, n_cat = _cat_layout(problem)
+    check_instance("problem", problem, KAnonProblem)
+    order = (
+        variance_sort(problem) if order is None else check_permutation("order", order, problem.n)
+    )
+    cost = box_cost(problem, order, exact=exact)
     primary = int(key_order(problem)[0])
     if problem.categorical[primary]:
         primary = -1  # the monotone lower bound only holds for a numeric primary key
     cls = _greedy_kernel(
-        xs,
+        cost.values,
+        run_starts(cost.values),
         problem.k,
-        problem.weights / problem.ranges,
-        problem.weights,
-        problem.categorical,
-        problem.cat_denominator,
-        off,
-        n_cat,
+        cost.coef,
+        cost.is_cat,
+        cost.n_slots,
         primary,
+        cost.exact,
     )
-    _assign_leftovers(problem, xs, cls)
+    _assign_leftovers(cost, cls)
     labels = np.empty(problem.n, dtype=np.int64)
     labels[order] = cls
     return labels
 
 
-def greedy_search_reference(problem: KAnonProblem) -> np.ndarray:
-    """Slow full-scan Greedy Search in plain numpy: the test oracle of :func:`greedy_search`."""
-    order = list(variance_sort(problem))
-    x, k = problem.x, problem.k
-    coef = problem.weights / problem.ranges
+def _reference_cost(problem: KAnonProblem, exact: bool):
+    """``g(rows)`` from its definition, in Fractions (exact) or float64."""
+    num = (lambda v: Fraction(float(v)).limit_denominator(10**6)) if exact else float
+    w = [num(v) for v in problem.weights]
+    den = [num(d) for d in np.where(problem.categorical, problem.cat_denominator, problem.ranges)]
 
     def g(rows):
-        sub = x[rows]
-        total = 0.0
+        sub = problem.x[rows]
+        total = num(0)
         for j in range(problem.m):
             if problem.categorical[j]:
-                total += (
-                    problem.weights[j]
-                    * (len(np.unique(sub[:, j])) - 1)
-                    / problem.cat_denominator[j]
-                )
+                total += w[j] * (len(np.unique(sub[:, j])) - 1) / den[j]
             else:
-                total += coef[j] * (sub[:, j].max() - sub[:, j].min())
+                total += w[j] * num(sub[:, j].max() - sub[:, j].min()) / den[j]
         return total
+
+    return g
+
+
+def greedy_search_reference(problem: KAnonProblem, *, exact: bool = False) -> np.ndarray:
+    """Slow full-scan Greedy Search from the definition: the test oracle of
+    :func:`greedy_search`. ``exact=True`` computes every cost in rational arithmetic
+    (integer data, rational weights), so that ties follow the spec's rule exactly."""
+    order = list(variance_sort(problem))
+    g = _reference_cost(problem, exact)
+
+    def first_min(costs):
+        return min(range(len(costs)), key=costs.__getitem__)  # ties: the first one
 
     classes: list[list[int]] = []
     remaining = order
-    for _ in range(problem.n // k):
+    for _ in range(problem.n // problem.k):
         eq = [remaining.pop(0)]
-        for _ in range(k - 1):
-            costs = [g(eq + [r]) for r in remaining]
-            eq.append(remaining.pop(int(np.argmin(costs))))
+        for _ in range(problem.k - 1):
+            eq.append(remaining.pop(first_min([g([*eq, r]) for r in remaining])))
         classes.append(eq)
     for r in remaining:
-        costs = [g(c + [r]) for c in classes]
-        classes[int(np.argmin(costs))].append(r)
+        classes[first_min([g([*c, r]) for c in classes])].append(r)
     labels = np.empty(problem.n, dtype=np.int64)
     for c, rows in enumerate(classes):
         labels[rows] = c

@@ -2,21 +2,54 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
+from privopt._validation import check_instance, check_permutation
 from privopt.kanon.problem import KAnonProblem
 
-__all__ = ["key_order", "variance_sort", "initial_ksets", "initial_solution"]
+__all__ = ["key_order", "variance_sort", "initial_ksets", "initial_solution", "split_large_classes"]
+
+
+def _weighted_variances(problem: KAnonProblem) -> list:
+    """``Var(x_j)/w_j²`` per column (eq. 36): exact Fractions for integer data and rational
+    weights (``n²·Var = n·Σx² − (Σx)²`` in Python integers), else float64."""
+    from privopt.kanon.box_cost import exact_weights
+
+    x = problem.x
+    w = exact_weights(problem.weights)
+    if w is None or not np.all(x == np.round(x)) or not np.all(np.abs(x) < 2**53):
+        # log2 of Var/w², from the column scaled by a power of two (exact), so that values
+        # near the float64 limit cannot overflow the squares
+        exponent = np.frexp(np.abs(x).max(axis=0))[1]
+        with np.errstate(divide="ignore"):
+            log_var = np.log2(np.ldexp(x, -exponent).var(axis=0))
+        return list(log_var + 2 * exponent - 2 * np.log2(problem.weights))
+    n = len(x)
+    out = []
+    for j in range(problem.m):
+        col = x[:, j].astype(np.int64)
+        if float(np.abs(col).max()) ** 2 * n < 2**62:  # int64 sums cannot overflow
+            s1, s2 = int(col.sum()), int((col * col).sum())
+        else:  # Python ints
+            obj = col.astype(object)
+            s1, s2 = int(obj.sum()), int((obj * obj).sum())
+        out.append(Fraction(n * s2 - s1 * s1, int(w[j]) ** 2))
+    return out
 
 
 def key_order(problem: KAnonProblem) -> np.ndarray:
-    """Attribute indices by ascending weighted variance ``Var(x_j)/w_j²`` (eq. 36), stable.
+    """Attribute indices by ascending weighted variance ``Var(x_j)/w_j²`` (eq. 36).
 
     The variance is the population one (ddof=0) of the raw column (codes for categoricals:
-    §7.5 sorts before one-hot encoding).
+    §7.5 sorts before one-hot encoding), compared exactly where the data are integers. Equal
+    variances are ordered by the columns' contents (their bytes), not their positions, so the
+    result does not depend on the order in which the table lists its columns.
     """
-    var = problem.x.var(axis=0) / problem.weights**2
-    return np.argsort(var, kind="stable")
+    var = _weighted_variances(problem)
+    content = [np.ascontiguousarray(problem.x[:, j]).tobytes() for j in range(problem.m)]
+    return np.array(sorted(range(problem.m), key=lambda j: (var[j], content[j])), dtype=np.int64)
 
 
 def variance_sort(problem: KAnonProblem) -> np.ndarray:
@@ -24,9 +57,27 @@ def variance_sort(problem: KAnonProblem) -> np.ndarray:
 
     Ties (identical rows) keep the original index order (§2 step 3, [CODE]).
     """
+    check_instance("problem", problem, KAnonProblem)
     keys = key_order(problem)
+    packed = _packed_key(problem.x, keys)
+    if packed is not None:  # one stable integer sort instead of m passes
+        return np.argsort(packed, kind="stable")
     # np.lexsort uses the LAST key as primary, hence the reversal.
     return np.lexsort([problem.x[:, j] for j in keys[::-1]])
+
+
+def _packed_key(x: np.ndarray, keys: np.ndarray) -> np.ndarray | None:
+    """The lexicographic order of integral columns as one int64 (mixed radix), when it fits."""
+    if not np.all(x == np.round(x)):
+        return None
+    lo, hi = x.min(axis=0), x.max(axis=0)
+    radix = hi - lo + 1
+    if float(np.log2(radix).sum()) >= 62:
+        return None
+    packed = np.zeros(len(x), dtype=np.int64)
+    for j in keys:  # most significant first
+        packed = packed * int(radix[j]) + (x[:, j] - lo[j]).astype(np.int64)
+    return packed
 
 
 def initial_ksets(order: np.ndarray, k: int) -> list[np.ndarray]:
@@ -39,8 +90,39 @@ def initial_ksets(order: np.ndarray, k: int) -> list[np.ndarray]:
 
 def initial_solution(problem: KAnonProblem, order: np.ndarray | None = None) -> np.ndarray:
     """Class id per row (n,) of the Initial Feasible Solution (IFS)."""
-    order = variance_sort(problem) if order is None else order
+    check_instance("problem", problem, KAnonProblem)
+    order = (
+        variance_sort(problem) if order is None else check_permutation("order", order, problem.n)
+    )
     labels = np.empty(problem.n, dtype=np.int64)
     for c, rows in enumerate(initial_ksets(order, problem.k)):
         labels[rows] = c
     return labels
+
+
+def split_large_classes(labels: np.ndarray, k: int) -> np.ndarray:
+    """Cut every class of ≥ 2k rows into consecutive pieces of k rows (the last piece takes the
+    remainder), in row order.
+
+    A piece's tight box lies inside its class's box, so the loss does not grow (spec §3.4), and
+    every class then has k..2k−1 rows: the set-partition model's group sizes, and Lemma 2's
+    sub-problem bound k(2k−1+S) for Split & Carry.
+
+    Examples
+    --------
+    >>> split_large_classes(np.array([0, 0, 1, 0, 0, 0, 1, 0, 1, 2, 2]), 2).tolist()
+    [0, 0, 1, 3, 3, 4, 1, 4, 1, 2, 2]
+    """
+    labels = np.asarray(labels)
+    sizes = np.bincount(labels)
+    if sizes.max() < 2 * k:
+        return labels
+    out = labels.copy()
+    nxt = int(labels.max()) + 1
+    for c in np.flatnonzero(sizes >= 2 * k):
+        members = np.flatnonzero(labels == c)  # ascending = row order
+        n_pieces = len(members) // k
+        piece = np.minimum(np.arange(len(members)) // k, n_pieces - 1)
+        out[members[piece > 0]] = nxt + piece[piece > 0] - 1
+        nxt += n_pieces - 1
+    return out

@@ -1,351 +1,72 @@
-"""The exact k-anonymity MILP (paper eqs. 22–28 with the spec's resolutions, §1.3 and §7).
+"""The exact k-anonymity MILP (spec §1.3): solved, then proven optimal or reported with its gap.
 
 Two formulations of the same optimum, both solved with HiGHS through :mod:`privopt.lp`:
 
+``"set_partition"`` (``"auto"``, the default)
+    The aggregated set-partition model of :mod:`privopt.kanon.set_partition`: its LP bound by
+    column generation with exact pricing (the Lagrangian bound, valid whatever the LP
+    tolerances), then the MILP over the groups whose reduced cost can still improve on the
+    incumbent, and the proof: an exhaustive reduced-cost search over exact covers
+    (:mod:`privopt.kanon.cover_search`), or failing that HiGHS's branch-and-bound bound.
 ``"paper"``
-    The big-M model: boxes ``L ≤ y ≤ x ≤ z ≤ U`` as variable bounds (§7.2), one binary ``v_il``
-    per unordered pair (§7.4), four big-M rows per pair and attribute (22)–(25) with
-    ``M^y = max(x_i, x_l) − L``, ``M^z = U − min(x_i, x_l)`` (29–32), and the cardinality rows
-    ``Σ_l v_il ≥ k − 1`` (§7.3; ``==`` with ``equality_cardinality=True``). Categorical columns
-    enter one-hot with weight ``w_j/|H|`` (§1.5). The IFS is passed as a MIP start.
-``"set_partition"``
-    Exact set partitioning over every group of size k..2k−1 (§1.3, "exactness"): much tighter,
-    used for tiny sub-problems and as a test oracle.
+    The big-M model (22)–(28) of :mod:`privopt.kanon.paper_model`; its lower bound is HiGHS's
+    branch-and-bound bound.
 
-Both return a partition; boxes are then tightened to the class min/max (never increases loss).
+Every result carries the certification of :mod:`privopt.certify`: ``status`` is ``"optimal"``
+only when its ``lower_bound`` proves ``relative_gap ≤ rel_gap``; otherwise it says why
+(``"time_limit"``, ``"restricted"`` when the column set had to be capped, ``"gap_not_closed"``)
+and the proven gap is reported. ``proof`` names the bound that closed the gap: ``"lp_bound"``
+and ``"exact_search"`` are independent of any solver tolerance, ``"branch_and_bound"`` relies on
+HiGHS's node LPs (see ``docs/certification.md``).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from privopt.errors import InfeasibleModel, InvalidInput, SolverLimit
+from privopt.certify import certify
+from privopt.errors import InfeasibleModel, InvalidInput, NumericalTrouble, SolverLimit
+from privopt.kanon.cover_search import least_cost_cover
 from privopt.kanon.greedy import greedy_search
-from privopt.kanon.initial import initial_solution
+from privopt.kanon.initial import initial_ksets, initial_solution, split_large_classes
 from privopt.kanon.loss import normalize_labels
+from privopt.kanon.paper_model import (
+    classes_from_pairs,
+    normalized_columns,
+    paper_model,
+    paper_start,
+)
+from privopt.kanon.pricing import search_groups
 from privopt.kanon.problem import KAnonProblem
+from privopt.kanon.set_partition import (
+    MasterBound,
+    RowTypes,
+    column_generation,
+    master_program,
+    node_budget,
+)
+from privopt.lp import solve
 
-__all__ = [
-    "solve_exact",
-    "solve_rows",
-    "paper_model",
-    "set_partition_model",
-    "MilpModel",
-    "labels_from_boxes",
-]
+__all__ = ["solve_exact", "solve_rows", "partition_objective", "DEFAULT_REL_GAP"]
 
-
-@dataclass
-class MilpModel:
-    """A MILP in neutral triplet form: ``min c·x`` s.t. ``row_lo ≤ A x ≤ row_hi``, bounds."""
-
-    c: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    integrality: np.ndarray
-    rows: np.ndarray
-    cols: np.ndarray
-    vals: np.ndarray
-    row_lo: np.ndarray
-    row_hi: np.ndarray
-
-    @property
-    def n_vars(self) -> int:
-        return len(self.c)
-
-    @property
-    def n_rows(self) -> int:
-        return len(self.row_lo)
-
-    def to_lp(self):
-        """The :class:`privopt.lp.LinearProgram` of this model."""
-        from privopt.lp import LinearProgram
-
-        lp = LinearProgram(
-            self.n_vars,
-            objective=self.c,
-            lower=self.lower,
-            upper=self.upper,
-            integrality=self.integrality,
-        )
-        if self.n_rows:
-            lp.add_rows(
-                (self.rows, self.cols, self.vals),
-                n_rows=self.n_rows,
-                lower=self.row_lo,
-                upper=self.row_hi,
-            )
-        return lp
+#: Relative gap that ``status="optimal"`` certifies by default.
+DEFAULT_REL_GAP = 1e-6
+#: Nodes of the exhaustive cover search before the proof falls back to branch and bound.
+COVER_NODE_LIMIT = 2_000_000
+#: Budgets of the exhaustive attempt made before any MILP (groups kept, cover-search nodes).
+COVER_FIRST_COLUMNS = 5_000
+COVER_FIRST_NODES = 50_000
+#: Safety cap on the doubling of the reduced-cost threshold δ (2^64 times its start).
+MAX_DELTA_ROUNDS = 64
+FORMULATIONS = ("auto", "set_partition", "paper")
 
 
-def paper_model(
-    x, lo, hi, coef, integer, k, *, equality_cardinality=False, integer_boxes=True, strengthen=True
-):
-    """Big-M model (22)–(28) for the rows of ``x`` (n, m') with global bounds ``lo, hi`` (m').
-
-    Variable layout: ``y`` (n·m', row-major), ``z`` (n·m'), then ``v`` (one per pair i<l in
-    ``np.triu_indices`` order). Returns the :class:`MilpModel` and the pair index arrays.
-    """
-    n, m = x.shape
-    nm = n * m
-    iu, lu = np.triu_indices(n, 1)
-    p = len(iu)
-    c = np.concatenate([-np.tile(coef, n), np.tile(coef, n), np.zeros(p)])
-    lower = np.concatenate([np.broadcast_to(lo, (n, m)).ravel(), x.ravel(), np.zeros(p)])
-    upper = np.concatenate([x.ravel(), np.broadcast_to(hi, (n, m)).ravel(), np.ones(p)])
-    box_int = np.tile(integer, n) if integer_boxes else np.zeros(nm, dtype=bool)
-    integrality = np.concatenate([box_int, box_int, np.ones(p, dtype=bool)])
-
-    # one (pair, attribute) per big-M row block, vectorised
-    pi = np.repeat(np.arange(p), m)
-    jj = np.tile(np.arange(m), p)
-    i, ell = iu[pi], lu[pi]
-    my = np.maximum(x[i, jj], x[ell, jj]) - lo[jj]  # eq. 29
-    mz = hi[jj] - np.minimum(x[i, jj], x[ell, jj])  # eq. 31
-    q = len(pi)
-    rows, cols, vals, rlo, rhi = [], [], [], [], []
-    for b, (off, big) in enumerate([(0, my), (0, my), (nm, mz), (nm, mz)]):
-        r = b * q + np.arange(q)
-        sign = 1.0 if b % 2 == 0 else -1.0  # (22)/(24): +M v <= M ; (23)/(25): -M v >= -M
-        rows += [r, r, r]
-        cols += [off + i * m + jj, off + ell * m + jj, 2 * nm + pi]
-        vals += [np.ones(q), -np.ones(q), sign * big]
-        if sign > 0:
-            rlo.append(np.full(q, -np.inf))
-            rhi.append(big)
-        else:
-            rlo.append(-big)
-            rhi.append(np.full(q, np.inf))
-    r0 = 4 * q
-    if strengthen:
-        # Valid inequalities implied by (22)-(25) and the box bounds, without big-M: if
-        # v_il = 1 then y_ij = y_lj <= x_lj and z_ij = z_lj >= x_lj, i.e.
-        # y_ij + (x_ij - x_lj)^+ v_il <= x_ij and z_ij - (x_lj - x_ij)^+ v_il >= x_ij, for both
-        # ends of every pair. They leave the optimum unchanged but make the LP bound useful.
-        for a, b in ((i, ell), (ell, i)):
-            d = x[a, jj] - x[b, jj]
-            for off, coef_v, keep in ((0, d, d > 0), (nm, d, d < 0)):
-                sel = np.flatnonzero(keep)
-                s = len(sel)
-                r = r0 + np.arange(s)
-                rows += [r, r]
-                cols += [off + a[sel] * m + jj[sel], 2 * nm + pi[sel]]
-                vals += [np.ones(s), coef_v[sel]]
-                # y rows: y + d v <= x (d > 0); z rows: z + d v >= x (d < 0)
-                if off == 0:
-                    rlo.append(np.full(s, -np.inf))
-                    rhi.append(x[a[sel], jj[sel]])
-                else:
-                    rlo.append(x[a[sel], jj[sel]])
-                    rhi.append(np.full(s, np.inf))
-                r0 += s
-    # cardinality (26): Σ_{l≠i} v_il >= k-1 (each pair appears in the rows of both ends)
-    rows += [r0 + iu, r0 + lu]
-    cols += [2 * nm + np.arange(p)] * 2
-    vals += [np.ones(p)] * 2
-    rlo.append(np.full(n, k - 1.0))
-    rhi.append(np.full(n, k - 1.0 if equality_cardinality else np.inf))
-    model = MilpModel(
-        c=c,
-        lower=lower,
-        upper=upper,
-        integrality=integrality,
-        rows=np.concatenate(rows),
-        cols=np.concatenate(cols),
-        vals=np.concatenate(vals),
-        row_lo=np.concatenate(rlo),
-        row_hi=np.concatenate(rhi),
-    )
-    return model, (iu, lu)
-
-
-def paper_start(x, labels, pairs) -> np.ndarray:
-    """MIP start vector of :func:`paper_model` from a partition (tight boxes, v = same class)."""
-    n, m = x.shape
-    lab = normalize_labels(labels)
-    c = int(lab.max()) + 1
-    cmin = np.full((c, m), np.inf)
-    cmax = np.full((c, m), -np.inf)
-    np.minimum.at(cmin, lab, x)
-    np.maximum.at(cmax, lab, x)
-    iu, lu = pairs
-    return np.concatenate(
-        [cmin[lab].ravel(), cmax[lab].ravel(), (lab[iu] == lab[lu]).astype(np.float64)]
-    )
-
-
-def labels_from_boxes(sol: np.ndarray, n: int, m: int, decimals: int = 6) -> np.ndarray:
-    """Classes = groups of identical (y, z) vectors, rounded (spec §1.3)."""
-    y = sol[: n * m].reshape(n, m)
-    z = sol[n * m : 2 * n * m].reshape(n, m)
-    key = np.round(np.hstack([y, z]), decimals)
-    _, inv = np.unique(key, axis=0, return_inverse=True)
-    return normalize_labels(inv.ravel())
-
-
-@dataclass
-class SetPartitionColumns:
-    """Group patterns of the aggregated set-partition model.
-
-    ``types`` (G, 2k−1) lists each pattern's row types (−1 padded); ``type_rows[t]`` the rows of
-    type t (identical rows) in ascending order.
-    """
-
-    types: np.ndarray
-    type_rows: list
-
-    def labels(self, counts: np.ndarray, n: int) -> np.ndarray:
-        """Partition realizing pattern multiplicities ``counts`` (G,) with concrete rows."""
-        labels = np.full(n, -1, dtype=np.int64)
-        nxt = [0] * len(self.type_rows)
-        c = 0
-        for g in np.flatnonzero(np.round(counts) > 0):
-            for _ in range(int(round(counts[g]))):
-                for t in self.types[g][self.types[g] >= 0]:
-                    labels[self.type_rows[t][nxt[t]]] = c
-                    nxt[t] += 1
-                c += 1
-        return labels
-
-
-class TooManyColumns(InvalidInput):
-    """The set-partition model would exceed its column limit (too many distinct rows for k)."""
-
-
-def _count_patterns(mult: np.ndarray, smin: int, smax: int) -> int:
-    """Number of multisets of row types with sizes in [smin, smax] (polynomial product)."""
-    poly = np.zeros(smax + 1, dtype=object)
-    poly[0] = 1
-    for m_t in mult:
-        new = np.zeros_like(poly)
-        for c in range(min(int(m_t), smax) + 1):
-            new[c:] += poly[: smax + 1 - c]
-        poly = new
-    return int(sum(poly[smin : smax + 1]))
-
-
-def _enumerate_patterns(
-    mult: np.ndarray,
-    smin: int,
-    smax: int,
-    xt=None,
-    coef=None,
-    max_cost: float | None = None,
-    limit: int = 10**7,
-    deadline: float | None = None,
-) -> np.ndarray:
-    """All type-count vectors (P, T) with 0 ≤ c_t ≤ mult_t and smin ≤ Σc ≤ smax.
-
-    With ``max_cost``, only patterns whose group cost ``|G|·Σ_j coef_j·span_j`` can stay
-    ≤ max_cost (spans and sizes only grow as types are added, so pruning is safe).
-    """
-    n_types = len(mult)
-    # the partial patterns are a dense (P, T) int64 array: cap P·T (≈ 400 MB) as well as P
-    limit = min(limit, max(50_000_000 // max(n_types, 1), 1))
-    tail = np.concatenate([np.cumsum(mult[::-1])[::-1], [0]])  # rows left from type t on
-    pats = np.zeros((1, n_types), dtype=np.int64)
-    size = np.zeros(1, dtype=np.int64)
-    if max_cost is not None:
-        cmin = np.full((1, xt.shape[1]), np.inf)
-        cmax = np.full((1, xt.shape[1]), -np.inf)
-    for t in range(n_types):
-        top = np.minimum(mult[t], smax - size)  # per pattern
-        reps = top + 1
-        pats = np.repeat(pats, reps, axis=0)
-        size = np.repeat(size, reps)
-        c = np.arange(len(pats)) - np.repeat(np.cumsum(reps) - reps, reps)
-        pats[:, t] = c
-        size = size + c
-        ok = size + tail[t + 1] >= smin  # can still reach smin
-        if max_cost is not None:
-            cmin, cmax = np.repeat(cmin, reps, axis=0), np.repeat(cmax, reps, axis=0)
-            used = c > 0
-            cmin[used] = np.minimum(cmin[used], xt[t])
-            cmax[used] = np.maximum(cmax[used], xt[t])
-            span = np.where(np.isfinite(cmax), cmax - cmin, 0.0) @ coef
-            ok &= np.maximum(size, smin) * span <= max_cost * (1 + 1e-12)
-            cmin, cmax = cmin[ok], cmax[ok]
-        pats, size = pats[ok], size[ok]
-        if len(pats) > limit:
-            raise TooManyColumns(f"more than {limit} partial patterns")
-        if deadline is not None and time.perf_counter() > deadline:
-            raise TooManyColumns("pattern enumeration ran past the time limit")
-    return pats[size >= smin]
-
-
-def set_partition_model(x, coef, k, *, max_columns=400_000, max_cost=None, deadline=None):
-    """Exact set partitioning over all groups of size k..2k−1 (§1.3), aggregated by row type.
-
-    Identical rows are interchangeable, so a group is only its multiset of row *types*: one
-    integer variable per multiset counts how many groups use it, and each type's row requires
-    as many as it has rows (a cutting-stock style aggregation; with all rows distinct it is the
-    plain set partition). This removes the symmetry that duplicates (common in census data)
-    create, with the same optimum.
-
-    ``max_cost`` keeps only groups of cost ≤ max_cost (a *restricted*, no longer exact model).
-    ``deadline`` (a ``time.perf_counter()`` value) stops the enumeration with TooManyColumns.
-
-    Returns the :class:`MilpModel` and the :class:`SetPartitionColumns`.
-
-    Raises
-    ------
-    TooManyColumns : more than ``max_columns`` patterns.
-    """
-    n = x.shape[0]
-    smin, smax = k, min(2 * k - 1, n)
-    xt, inv, mult = np.unique(x, axis=0, return_inverse=True, return_counts=True)
-    inv = inv.ravel()
-    if max_cost is None:
-        count = _count_patterns(mult, smin, smax)
-        if count > max_columns:
-            raise TooManyColumns(
-                f"set_partition formulation needs {count} columns for n={n}, "
-                f"k={k} (limit {max_columns}); use formulation='paper'"
-            )
-        pats = _enumerate_patterns(mult, smin, smax, deadline=deadline)  # (G, T)
-    else:
-        pats = _enumerate_patterns(
-            mult, smin, smax, xt, coef, max_cost, limit=4 * max_columns, deadline=deadline
-        )
-        if len(pats) > max_columns:
-            raise TooManyColumns(f"restricted set partition still has {len(pats)} columns")
-    present = pats > 0
-    size = pats.sum(axis=1)
-    span = np.zeros(len(pats))
-    for j in range(x.shape[1]):
-        col = xt[:, j]
-        hi = np.where(present, col, -np.inf).max(axis=1)
-        lo = np.where(present, col, np.inf).min(axis=1)
-        span += coef[j] * (hi - lo)
-    gi, ti = np.nonzero(pats)
-    width = smax
-    types = np.full((len(pats), width), -1, dtype=np.int64)
-    flat_t = np.repeat(ti, pats[gi, ti])
-    flat_g = np.repeat(gi, pats[gi, ti])
-    pos = np.arange(len(flat_g)) - np.searchsorted(flat_g, flat_g)
-    types[flat_g, pos] = flat_t
-    model = MilpModel(
-        c=size * span,
-        lower=np.zeros(len(pats)),
-        upper=(n // size).astype(np.float64),
-        integrality=np.ones(len(pats), dtype=bool),
-        rows=ti,
-        cols=gi,
-        vals=pats[gi, ti].astype(np.float64),
-        row_lo=mult.astype(np.float64),
-        row_hi=mult.astype(np.float64),
-    )
-    order = np.argsort(inv, kind="stable")
-    first = np.searchsorted(inv[order], np.arange(len(mult)))
-    type_rows = [order[first[t] : first[t] + mult[t]] for t in range(len(mult))]
-    return model, SetPartitionColumns(types=types, type_rows=type_rows)
-
-
-def _partition_objective(x, coef, labels) -> float:
+def partition_objective(x, coef, labels) -> float:
+    """Eq. (34) of a partition (n,) of the rows of ``x`` (n, m') with factors ``coef`` (m')."""
     lab = normalize_labels(labels)
     c = int(lab.max()) + 1
     cmin = np.full((c, x.shape[1]), np.inf)
@@ -355,161 +76,256 @@ def _partition_objective(x, coef, labels) -> float:
     return float((np.bincount(lab) * ((cmax - cmin) * coef).sum(axis=1)).sum())
 
 
-def _solve_set_partition(x, coef, k, start_labels, time_limit, verbose, restrict=False):
-    """Set partitioning with exact reduced-cost column filtering.
+@dataclass
+class _Run:
+    """State of one solve: deadline, incumbent, bound and the statistics reported in info."""
 
-    LP relaxation → reduced costs rc ≥ 0; a column with ``rc > UB − LB`` is in no solution
-    better than UB. Solve the MILP on the columns with ``rc ≤ δ`` (δ small first): its optimum
-    UB' is feasible for the full problem, and if ``UB' − LB ≤ δ`` it is optimal; otherwise
-    retry with ``δ = UB' − LB`` (then exact). Cuts HiGHS time on FARS-20 from ~15 s to < 1 s.
-    """
-    from privopt.lp import solve
+    x: np.ndarray
+    coef: np.ndarray
+    k: int
+    deadline: float | None
+    labels: np.ndarray
+    value: float
+    lower_bound: float = 0.0  # every loss is >= 0
+    bound_source: str = "nonnegative_loss"
+    timed_out: bool = False
+    restricted: bool = False
+    improved: bool = False
+    info: dict = field(default_factory=dict)
 
-    t_end = None if time_limit is None else time.perf_counter() + time_limit
+    def left(self) -> float | None:
+        return None if self.deadline is None else max(self.deadline - time.perf_counter(), 1e-3)
 
-    def remaining():  # the time limit covers the whole sub-problem, all HiGHS calls together
-        return None if t_end is None else max(t_end - time.perf_counter(), 1e-3)
+    def expired(self) -> bool:
+        return self.deadline is not None and time.perf_counter() >= self.deadline
 
-    def expired():  # start no new HiGHS call once the limit is spent (its setup alone costs)
-        return t_end is not None and time.perf_counter() >= t_end
+    def offer(self, labels: np.ndarray | None) -> None:
+        """Keep ``labels`` if it is a complete partition better than the incumbent."""
+        if labels is None or np.any(labels < 0) or np.bincount(labels).min() < self.k:
+            return  # not a partition into classes of >= k rows: never kept
+        value = partition_objective(self.x, self.coef, labels)
+        if value < self.value:
+            self.labels, self.value, self.improved = normalize_labels(labels), value, True
 
-    n = x.shape[0]
-    ub = math.inf
-    best = None
-    if start_labels is not None and np.bincount(normalize_labels(start_labels)).max() < 2 * k:
-        ub, best = _partition_objective(x, coef, start_labels), normalize_labels(start_labels)
-    restricted = False
+    def raise_bound(self, bound: float, source: str) -> None:
+        """Keep the larger lower bound and the name of the argument that proves it."""
+        if bound > self.lower_bound:
+            self.lower_bound, self.bound_source = bound, source
+
+
+def _start_labels(n: int, k: int, start_labels) -> np.ndarray:
+    """The start as classes of k..2k−1 rows: given classes split along row order, or
+    consecutive k-sets of the rows."""
+    if start_labels is None:
+        start_labels = np.empty(n, dtype=np.int64)
+        for c, rows in enumerate(initial_ksets(np.arange(n), k)):
+            start_labels[rows] = c
+    return split_large_classes(normalize_labels(start_labels), k)
+
+
+def _solve_kept(run: _Run, types: RowTypes, groups: np.ndarray, rel_gap: float) -> float:
+    """MILP over the kept groups (HiGHS); offers its partition, returns its B&B lower bound."""
+    if run.expired():
+        run.timed_out = True
+        return -math.inf
+    lp = master_program(types, groups, integer=True)
+    key = {tuple(g): i for i, g in enumerate(groups.tolist())}
+    counts = np.zeros(len(groups))
+    uses: np.ndarray | None = counts
+    for g in types.groups_of(run.labels).tolist():
+        if tuple(g) not in key:
+            uses = None
+            break
+        counts[key[tuple(g)]] += 1
     try:
-        model, columns = set_partition_model(x, coef, k, deadline=t_end)
-    except TooManyColumns:
-        if best is None or not restrict:
-            raise
-        # Too many groups: keep those no costlier than the start's costliest class. Still
-        # never worse than the start (its classes are columns), but no longer proven optimal.
-        lab = best
-        costs = [
-            _partition_objective(x[lab == c], coef, np.zeros((lab == c).sum(), int))
-            for c in range(int(lab.max()) + 1)
-        ]
-        model, columns = set_partition_model(x, coef, k, max_cost=max(costs), deadline=t_end)
-        restricted = True
-    info = {"n_vars": model.n_vars, "n_rows": model.n_rows, "restricted": restricted}
-    if ub == 0.0:  # nothing can beat zero loss
-        info.update(status="Optimal", objective=0.0, mip_gap=0.0, lp_bound=0.0)
-        return best, info
-    relax = MilpModel(**{**model.__dict__, "integrality": np.zeros(model.n_vars, dtype=bool)})
-    if expired() and best is not None:
-        info.update(status="time_limit", objective=ub, mip_gap=math.inf)
-        return best, info
-    try:
-        lp_res = solve(relax.to_lp(), method="simplex", time_limit=remaining(), threads=1)
-    except SolverLimit:
-        info.update(status="time_limit", objective=ub, mip_gap=math.inf)
-        return best, info
-    lb = float(lp_res.objective)
-    rc = np.asarray(lp_res.col_duals, dtype=float)
-    tol = 1e-9 * max(1.0, abs(lb))
-    info["lp_bound"] = lb
-    if ub - lb <= tol:  # the start attains the LP bound: optimal without branching
-        info.update(status="Optimal", objective=ub, mip_gap=0.0, columns_kept=0)
-        return best, info
-    xlp = np.asarray(lp_res.x, dtype=float)
-    if np.all(np.abs(xlp - np.round(xlp)) <= 1e-9):  # integral LP vertex: optimal
-        info.update(status="Optimal", objective=lb, mip_gap=0.0, columns_kept=0)
-        return columns.labels(xlp, n), info
-    delta = min(ub - lb, 0.05 * abs(lb) + tol) if math.isfinite(ub) else 0.05 * abs(lb) + tol
-    while True:
-        keep = np.flatnonzero(rc <= delta + tol)
-        sub = MilpModel(
-            c=model.c[keep],
-            lower=model.lower[keep],
-            upper=model.upper[keep],
-            integrality=model.integrality[keep],
-            **_restrict_columns(model, keep),
+        res = solve(
+            lp,
+            time_limit=run.left(),
+            mip_rel_gap=min(1e-7, rel_gap / 10),
+            presolve=False,
+            threads=1,
+            mip_start=uses,
         )
-        if expired() and best is not None:
-            info["status"] = "time_limit"
-            break
-        try:
-            # tight gap: the restricted optimum is the certificate of the δ test below
-            res = solve(
-                sub.to_lp(),
-                time_limit=remaining(),
-                verbose=verbose,
-                presolve=False,
-                threads=1,
-                mip_rel_gap=1e-7,
-            )
-            cand = float(res.objective)
-            if cand < ub:
-                ub = cand
-                full = np.zeros(model.n_vars)
-                full[keep] = np.asarray(res.x)
-                best = columns.labels(full, n)
-        except SolverLimit as exc:
-            info["status"] = "time_limit"
-            inc = exc.best
-            if (
-                inc is not None
-                and getattr(inc, "x", None) is not None
-                and float(inc.objective) < ub
-            ):
-                full = np.zeros(model.n_vars)
-                full[keep] = np.round(np.asarray(inc.x))
-                cand_lab = columns.labels(full, n)
-                if np.all(cand_lab >= 0):  # a complete incumbent partition
-                    ub, best = float(inc.objective), cand_lab
-            break
-        except InfeasibleModel:
-            pass  # too few columns kept: widen δ
-        if ub - lb <= delta + tol:
-            info["status"] = "Optimal"
-            break
-        # widen geometrically; ub - lb (finite once any solution is known) makes it exact
-        delta = min(2 * delta + tol, ub - lb) if math.isfinite(ub) else 2 * delta + tol
-    gap = 0.0 if info["status"] == "Optimal" else (ub - lb) / max(abs(ub), 1e-12)
-    info.update(objective=ub, mip_gap=gap, columns_kept=len(keep))
-    return best, info
-
-
-def _restrict_columns(model: MilpModel, keep: np.ndarray) -> dict:
-    new_index = np.full(model.n_vars, -1, dtype=np.int64)
-    new_index[keep] = np.arange(len(keep))
-    sel = new_index[model.cols] >= 0
-    return {
-        "rows": model.rows[sel],
-        "cols": new_index[model.cols[sel]],
-        "vals": model.vals[sel],
-        "row_lo": model.row_lo,
-        "row_hi": model.row_hi,
-    }
-
-
-def _solve_paper(
-    x, lo, hi, coef, integer, k, start_labels, time_limit, equality_cardinality, verbose
-):
-    from privopt.lp import solve
-
-    n, m = x.shape
-    model, pairs = paper_model(
-        x, lo, hi, coef, integer, k, equality_cardinality=equality_cardinality
-    )
-    start = (
-        None
-        if start_labels is None or equality_cardinality
-        else paper_start(x, start_labels, pairs)
-    )
-    info = {"n_vars": model.n_vars, "n_rows": model.n_rows}
-    try:
-        res = solve(model.to_lp(), time_limit=time_limit, mip_start=start, verbose=verbose)
-        info["status"] = res.status
+    except InfeasibleModel:
+        return math.inf  # no cover from these groups alone
     except SolverLimit as exc:
+        run.timed_out = True
         res = exc.best
-        info["status"] = "time_limit"
-        if res is None or getattr(res, "x", None) is None:
-            return None, info
-    info.update(objective=float(res.objective), mip_gap=getattr(res, "mip_gap", None))
-    return labels_from_boxes(np.asarray(res.x), n, m), info
+        if res is None:
+            return -math.inf
+    run.offer(types.labels(groups, np.asarray(res.x)))
+    bound = res.mip_dual_bound
+    return float(bound) if np.isfinite(bound) else -math.inf
+
+
+def _prove(run: _Run, types: RowTypes, bound: MasterBound, kept, covered: bool, bb: float):
+    """Raise the lower bound: exhaustive cover search when every improving group is kept,
+    else the branch-and-bound bound of the kept MILP combined with the outside threshold."""
+    base = float(bound.duals @ types.mult)
+    if covered and kept.complete:
+        cs = least_cost_cover(
+            types.counts(kept.groups),
+            kept.reduced_costs,
+            types.mult,
+            run.value - base,
+            node_limit=node_budget(run.deadline, COVER_NODE_LIMIT),
+        )
+        if cs.columns.size:
+            uses = np.bincount(cs.columns, minlength=len(kept.groups))
+            run.offer(types.labels(kept.groups, uses))
+        if cs.complete:
+            run.raise_bound(min(base + cs.value, run.value), "exact_search")
+            run.info["cover_search_nodes"] = cs.nodes
+            return
+        run.info["cover_search_nodes"] = cs.nodes
+    if kept.complete:
+        outside = base + kept.threshold + (types.max_groups - 1) * min(0.0, bound.min_reduced_cost)
+        run.raise_bound(min(outside, bb), "branch_and_bound")
+
+
+def _needed_threshold(run: _Run, types: RowTypes, bound: MasterBound) -> float:
+    """Groups with reduced cost below this can be in a partition better than the incumbent."""
+    base = float(bound.duals @ types.mult)
+    slack = (types.max_groups - 1) * min(0.0, bound.min_reduced_cost)
+    return run.value - base - slack + 1e-9 * max(1.0, abs(run.value))
+
+
+def _cover_first(run: _Run, types: RowTypes, bound: MasterBound, max_columns: int) -> bool:
+    """Small instances (Split & Carry's sub-problems): enumerate every group that could beat
+    the start and search the covers exhaustively, with small budgets and no MILP solve.
+    Returns True when that proved the optimum."""
+    need = _needed_threshold(run, types, bound)
+    kept = search_groups(
+        types.values,
+        types.mult,
+        types.coef,
+        bound.duals,
+        types.k,
+        types.max_size,
+        threshold=need,
+        cap=max_columns,
+        node_limit=min(node_budget(run.deadline), 20 * COVER_FIRST_COLUMNS),
+    )
+    if not kept.complete or kept.threshold < need:
+        return False
+    base = float(bound.duals @ types.mult)
+    cs = least_cost_cover(
+        types.counts(kept.groups),
+        kept.reduced_costs,
+        types.mult,
+        run.value - base,
+        node_limit=min(node_budget(run.deadline), COVER_FIRST_NODES),
+    )
+    if cs.columns.size:
+        run.offer(types.labels(kept.groups, np.bincount(cs.columns, minlength=len(kept.groups))))
+    if cs.complete:
+        run.raise_bound(min(base + cs.value, run.value), "exact_search")
+        run.info.update(columns_kept=len(kept.groups), cover_search_nodes=cs.nodes)
+    return cs.complete
+
+
+def _reduced_cost_rounds(run: _Run, types: RowTypes, bound: MasterBound, rel_gap, max_columns):
+    """MILPs over the groups with rc ≤ δ, δ doubling until they hold every group that could
+    beat the incumbent (or the time or column limit is hit). Returns the last search and the
+    kept MILP's bound."""
+    tol = 1e-9 * max(1.0, abs(run.value))
+
+    def needed() -> float:
+        return _needed_threshold(run, types, bound)
+
+    delta = min(needed(), 0.05 * abs(bound.lower_bound) + tol)
+    for _ in range(MAX_DELTA_ROUNDS):
+        kept = search_groups(
+            types.values,
+            types.mult,
+            types.coef,
+            bound.duals,
+            types.k,
+            types.max_size,
+            threshold=min(delta, needed()),
+            cap=max_columns,
+            node_limit=node_budget(run.deadline),
+        )
+        bb = _solve_kept(run, types, kept.groups, rel_gap) if len(kept.groups) else math.inf
+        covered = kept.complete and kept.threshold >= needed() - tol
+        run.restricted = kept.threshold < min(delta, needed()) - tol
+        if covered or not kept.complete or run.restricted or run.timed_out or run.expired():
+            break
+        delta = min(2 * delta + tol, needed())
+    return kept, covered, bb
+
+
+def _solve_set_partition(run: _Run, k: int, rel_gap: float, max_columns: int) -> None:
+    types = RowTypes.of(run.x, run.coef, k)
+    if run.value == 0.0:  # nothing beats zero loss
+        return
+    pool, bound, stats = column_generation(types, types.groups_of(run.labels), run.deadline)
+    run.info.update(stats)
+    if bound is None:
+        run.timed_out = True
+        return
+    run.info["lp_bound"] = bound.lower_bound
+    run.raise_bound(bound.lower_bound, "lp_bound")
+    if certify(run.value, run.lower_bound, rel_gap, warn=False).certified:
+        return
+    if _cover_first(run, types, bound, min(max_columns, COVER_FIRST_COLUMNS)):
+        return
+    kept, covered, bb = _reduced_cost_rounds(run, types, bound, rel_gap, max_columns)
+    run.info["columns_kept"] = len(kept.groups)
+    _prove(run, types, bound, kept, covered, bb)
+
+
+def _solve_paper(run: _Run, lo, hi, k, equality_cardinality, verbose, rel_gap) -> None:
+    xn, cn = normalized_columns(run.x, lo, hi, run.coef)
+    lp, pairs = paper_model(
+        xn, np.zeros_like(lo), np.ones_like(hi), cn, k, equality_cardinality=equality_cardinality
+    )
+    start = None if equality_cardinality else paper_start(xn, run.labels, pairs)
+    run.info.update(n_vars=lp.n_vars, n_rows=lp.n_rows)
+    if equality_cardinality:  # the start need not satisfy Σ v = k−1: no feasible fall-back
+        run.value = math.inf
+    try:
+        res = solve(
+            lp,
+            time_limit=run.left(),
+            mip_start=start,
+            verbose=verbose,
+            mip_rel_gap=min(1e-4, rel_gap),
+        )
+    except SolverLimit as exc:
+        run.timed_out = True
+        res = exc.best
+        if res is None:
+            return
+    run.offer(classes_from_pairs(res.x, len(run.x), pairs))
+    if np.isfinite(res.mip_dual_bound):
+        run.raise_bound(float(res.mip_dual_bound), "branch_and_bound")
+
+
+def _certify(run: _Run, rel_gap: float, warn: bool) -> dict:
+    """The final status, bound and gap of a run (privopt.certify's rule), warning once."""
+    run.timed_out = run.timed_out or run.expired()
+    otherwise = (
+        "time_limit" if run.timed_out else "restricted" if run.restricted else "gap_not_closed"
+    )
+    cert = certify(
+        run.value,
+        min(run.lower_bound, run.value),
+        rel_gap,
+        otherwise=otherwise,
+        what="k-anonymity MILP",
+        warn=warn,
+        stacklevel=4,
+    )
+    return {
+        "status": cert.status,
+        "objective": run.value,
+        "lower_bound": cert.lower_bound,
+        "relative_gap": cert.relative_gap,
+        "mip_gap": cert.relative_gap,
+        "proof": run.bound_source if cert.certified else None,
+        "rel_gap": rel_gap,
+    }
 
 
 def solve_rows(
@@ -517,91 +333,91 @@ def solve_rows(
     lo,
     hi,
     coef,
-    integer,
-    k,
+    integer=None,
+    k=None,
     *,
     start_labels=None,
     formulation="auto",
     time_limit=None,
     equality_cardinality=False,
     verbose=False,
-    fallback_time_limit=None,
+    rel_gap=DEFAULT_REL_GAP,
+    max_columns=400_000,
+    warn=False,
 ):
     """Solve the MILP on the rows of ``x`` (n, m') with fixed global bounds; used by S&C too.
 
     Parameters
     ----------
     x : (n, m') MILP columns (numeric plus one-hot), see ``KAnonProblem.milp_columns``.
-    lo, hi, coef, integer : (m',) global bounds, objective factors and integrality flags.
+    lo, hi, coef : (m',) global bounds and objective factors; ``integer`` is accepted for
+        compatibility and unused (tight boxes are data values, §1.3).
     k : anonymity parameter; ``n >= k`` required.
-    start_labels : (n,) a feasible partition: MIP start, and the fall-back when the time limit
-        leaves no incumbent (spec §7.9: the output stays valid).
-    formulation : ``"set_partition"`` (exact and tight, aggregated by identical rows),
-        ``"paper"`` (big-M, eqs. 22–28), or ``"auto"`` (default): set partition unless it
-        needs more than 400,000 columns, then the paper model (give a ``time_limit``).
-    time_limit : seconds for the sub-problem (all its HiGHS calls); on expiry the incumbent
-        is used.
+    start_labels : (n,) a feasible partition: MIP start, upper bound, and the answer when
+        nothing better is found in time (spec §7.9); default consecutive k-sets of the rows.
+    formulation : ``"auto"`` / ``"set_partition"`` (column generation, default) or
+        ``"paper"`` (big-M, eqs. 22–28).
+    time_limit : seconds for the whole solve (all HiGHS calls and searches), None for none.
     equality_cardinality : ``Σ v = k−1`` instead of ``≥`` (paper model only, §7.3).
-    fallback_time_limit : time limit of the paper model when ``"auto"`` falls back to it and
-        ``time_limit`` is None.
+    rel_gap : relative gap that ``status="optimal"`` must prove.
+    max_columns : most groups in one MILP; more are needed only when the LP bound is weak, and
+        capping them gives ``status="restricted"`` unless the bound still closes.
+    warn : emit one :class:`privopt.certify.UncertifiedResultWarning` when not optimal.
 
     Returns
     -------
-    labels : (n,) partition; info : dict with ``status`` ("Optimal", "time_limit", ...),
-    ``objective``, ``mip_gap``, ``solve_time`` (s), ``n_vars``, ``n_rows``, ``fallback``.
+    labels : (n,) partition; info : dict with ``status`` (``"optimal"``, ``"time_limit"``,
+    ``"restricted"``, ``"gap_not_closed"``), ``objective`` (of ``labels``), ``lower_bound``,
+    ``relative_gap`` (proven; also as ``mip_gap``), ``proof``, ``formulation``,
+    ``solve_time`` (s), ``fallback`` (the start was returned unimproved because the solver
+    produced nothing in time) and formulation statistics (``lp_bound``, ``cg_iterations``,
+    ``n_columns``, ``columns_kept``, ``cover_search_nodes``; ``n_vars``, ``n_rows``).
 
     Raises
     ------
+    InvalidInput : bad arguments, or ``n < k``.
     InfeasibleModel : the model has no solution (only possible with ``equality_cardinality``).
-    SolverLimit : time limit with neither incumbent nor ``start_labels``.
     """
+    x = np.asarray(x, dtype=np.float64)
     n = x.shape[0]
-    if n < k:
+    if k is None or n < k:
         raise InvalidInput(f"sub-problem has {n} rows < k={k}")
-    t0 = time.perf_counter()
-    if formulation not in ("auto", "set_partition", "paper"):
-        raise InvalidInput(
-            f"formulation must be 'auto', 'set_partition' or 'paper', got {formulation!r}"
-        )
+    if formulation not in FORMULATIONS:
+        raise InvalidInput(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
     if equality_cardinality and formulation != "paper":
         raise InvalidInput("equality_cardinality applies to formulation='paper' only")
-    used = formulation
-    if formulation in ("auto", "set_partition"):
-        try:
-            labels, info = _solve_set_partition(
-                x, coef, k, start_labels, time_limit, verbose, restrict=(formulation == "auto")
+    t0 = time.perf_counter()
+    start = _start_labels(n, k, start_labels)
+    run = _Run(
+        x,
+        np.asarray(coef, dtype=np.float64),
+        k,
+        None if time_limit is None else t0 + time_limit,
+        start,
+        partition_objective(x, coef, start),
+    )
+    try:
+        if formulation == "paper":
+            _solve_paper(
+                run, np.asarray(lo), np.asarray(hi), k, equality_cardinality, verbose, rel_gap
             )
-            used = "set_partition"
-            if info.get("restricted"):
-                used = "set_partition_restricted"
-                if info.get("status") == "Optimal":
-                    info["status"] = "optimal_restricted"
-        except TooManyColumns:
-            if formulation == "set_partition":
-                raise
-            used = "paper"  # too many distinct rows for k: the big-M model scales in n²
-            if time_limit is None:
-                time_limit = fallback_time_limit
-            if time_limit is not None:  # the limit covers the failed enumeration too
-                time_limit = max(time_limit - (time.perf_counter() - t0), 1e-3)
-    if used == "paper":
-        labels, info = _solve_paper(
-            x, lo, hi, coef, integer, k, start_labels, time_limit, equality_cardinality, verbose
+        else:
+            _solve_set_partition(run, k, rel_gap, max_columns)
+    except NumericalTrouble as exc:  # the start stays valid; say what happened
+        run.info["solver_error"] = str(exc)
+    if not math.isfinite(run.value) and run.timed_out:
+        raise SolverLimit(f"no solution within time_limit={time_limit} s", status="time_limit")
+    if not math.isfinite(run.value):
+        raise InfeasibleModel(
+            f"the paper model with equality cardinality has no solution for n={n}, k={k}"
         )
-    info["formulation"] = used
-    info["solve_time"] = time.perf_counter() - t0
-    info["fallback"] = False
-    if labels is not None and np.bincount(labels).min() < k:
-        labels = None  # a numerically bad point: never return a non-k-anonymous partition
-    if labels is None:
-        if start_labels is None:
-            raise SolverLimit(
-                f"no solution within time_limit={time_limit} s and no fall-back",
-                status=info.get("status"),
-            )
-        info["fallback"] = True
-        labels = normalize_labels(start_labels)
-    return labels, info
+    info = {**run.info, **_certify(run, rel_gap, warn)}
+    info.update(
+        formulation="paper" if formulation == "paper" else "set_partition",
+        solve_time=time.perf_counter() - t0,
+        fallback=run.timed_out and not run.improved,
+    )
+    return run.labels, info
 
 
 def solve_exact(
@@ -612,25 +428,34 @@ def solve_exact(
     equality_cardinality: bool = False,
     mip_start: bool = True,
     verbose=False,
+    rel_gap: float = DEFAULT_REL_GAP,
+    max_columns: int = 400_000,
 ):
-    """Exact MILP on the whole table (practical for n ≲ 20–50); returns (labels, info)."""
-    x, lo, hi, coef, integer = problem.milp_columns()
+    """Exact MILP on the whole table; returns ``(labels, info)`` (see :func:`solve_rows`).
+
+    The start (upper bound, and the answer if time runs out) is the better of the IFS and
+    Greedy Search when ``mip_start`` (the paper's start is the IFS, §1.3), else consecutive
+    k-sets of the rows. One :class:`privopt.certify.UncertifiedResultWarning` is emitted when
+    the result is not proven optimal.
+    """
+    x, lo, hi, coef, _ = problem.milp_columns()
     start = None
     if mip_start:
-        # the better of the two cheap feasible solutions (IFS is the paper's start, §1.3)
         cands = [initial_solution(problem), greedy_search(problem)]
-        start = min(cands, key=lambda lab: _partition_objective(x, coef, lab))
-    labels, info = solve_rows(
+        start = min(cands, key=lambda lab: partition_objective(x, coef, lab))
+    return solve_rows(
         x,
         lo,
         hi,
         coef,
-        integer,
+        None,
         problem.k,
         start_labels=start,
         formulation=formulation,
         time_limit=time_limit,
         equality_cardinality=equality_cardinality,
         verbose=verbose,
+        rel_gap=rel_gap,
+        max_columns=max_columns,
+        warn=True,
     )
-    return labels, info

@@ -3,37 +3,33 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
 
-from privopt.errors import InvalidInput
+from privopt._inputs import load_points_file, read_numeric_csv
 
 __all__ = ["register", "load_points"]
 
 
-def load_points(path: str | Path) -> np.ndarray:
-    """Records from ``.npy`` (float array) or ``.csv`` (numeric columns; a header line is
-    skipped; with columns named lat/lon or y/x those two are taken in (lat, lon) order)."""
-    p = Path(path)
-    if not p.is_file():
-        raise InvalidInput(f"points file {str(p)!r} does not exist")
-    if p.suffix == ".npy":
-        return np.load(p, allow_pickle=False).astype(np.float64)
-    with p.open(encoding="utf-8") as f:
-        first = f.readline().strip().split(",")
-    try:
-        [float(v) for v in first]
-        return np.loadtxt(p, delimiter=",", ndmin=2)
-    except ValueError:
-        pass
-    names = [c.strip().lower() for c in first]
+def load_points(path: str | Path, option: str = "POINTS") -> np.ndarray:
+    """Records from ``.npy`` (a real (n, d) or (n,) array) or ``.csv`` (numeric columns; a
+    header line is optional; with columns named lat/lon, latitude/longitude or y/x those two
+    are taken in (lat, lon) order).
+
+    Raises
+    ------
+    InvalidInput
+        Missing, empty, garbled or ragged file, a wrong-dtype ``.npy``, NaN/inf values.
+    """
+    if Path(path).suffix.lower() == ".npy":
+        return load_points_file(path, option)
+    header, values = read_numeric_csv(path, option)
+    names = [] if header is None else [c.strip().lower() for c in header]
     for lat, lon in (("lat", "lon"), ("latitude", "longitude"), ("y", "x")):
         if lat in names and lon in names:
-            cols = (names.index(lat), names.index(lon))
-            return np.loadtxt(p, delimiter=",", skiprows=1, usecols=cols, ndmin=2)
-    return np.loadtxt(p, delimiter=",", skiprows=1, ndmin=2)
+            return values[:, [names.index(lat), names.index(lon)]]
+    return values
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -79,15 +75,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="LP: re-solve the final rows unscaled (less repair; 'auto': only when "
         "the certified gap exceeds 1e-5)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed for choosing outputs")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed for choosing the K outputs (a public choice, not a privacy draw)",
+    )
     p.add_argument("--out", default="mdp_out", help="output directory")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
+    from privopt._atomic import atomic_directory, check_output
+    from privopt.cli import emit_summary
     from privopt.mdp import MDPProblem, rome_grid, solve
-    from privopt.report import Report, Section, markdown_table
 
+    out = check_output(args.out, inputs=[args.points], force=args.force)
     records = rome_grid() if args.points is None else load_points(args.points)
     prob = MDPProblem(
         records,
@@ -97,19 +100,45 @@ def _run(args: argparse.Namespace) -> int:
         outputs=args.outputs,
         seed=args.seed,
     )
-    opts = {}
+    opts: dict = {}
     if args.method == "benders":
-        opts = dict(m=args.subsets, partitioner=args.partitioner, rel_gap=args.gap)
+        opts = dict(
+            m=args.subsets, partitioner=args.partitioner, rel_gap=args.gap, progress=args.progress
+        )
     elif args.method == "lp":
         opts = dict(
             row_generation=not args.plain,
             polish={"auto": "auto", "yes": True, "no": False}[args.polish],
         )
     pm = solve(prob, args.method, **opts)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    npz = pm.save(out / "perturbation_matrix.npz")
     v = pm.verify(prob)
+    with atomic_directory(out) as staging:
+        _write_outputs(staging, args, prob, pm, v)
+    emit_summary(
+        {
+            "command": "mdp",
+            "out": str(out),
+            "matrix": str(out / "perturbation_matrix.npz"),
+            "records": prob.n_records,
+            "outputs": prob.n_outputs,
+            "method": args.method,
+            "expected_loss": pm.expected_loss,
+            "lower_bound": pm.lower_bound,
+            "relative_gap": pm.relative_gap,
+            "max_relative_violation": v.max_relative_violation,
+            "time_s": pm.summary.get("time_s"),
+        }
+    )
+    return 0
+
+
+def _write_outputs(out: Path, args: argparse.Namespace, prob, pm, v) -> None:
+    """The matrix (.npz), the report and its plots, into the staging directory ``out``."""
+    import matplotlib.pyplot as plt
+
+    from privopt.report import Report, Section, markdown_table, save_figure
+
+    pm.save(out / "perturbation_matrix.npz")
     rows = [
         ["records N", prob.n_records],
         ["outputs K", prob.n_outputs],
@@ -123,30 +152,17 @@ def _run(args: argparse.Namespace) -> int:
         ["repair weight α", pm.summary.get("repair_alpha", 0.0)],
     ]
     sec = Section("Metric-DP perturbation matrix", markdown_table(["quantity", "value"], rows))
-    if prob.points is not None and prob.points.shape[1] == 2:
-        ax = pm.plot_row(prob, prob.n_records // 2)
-        ax.figure.savefig(out / "mdp_row.png", dpi=110, bbox_inches="tight")
-        sec.figures.append("mdp_row.png")
-    if args.method == "benders" and pm.history:
-        ax = pm.plot_bounds()
-        ax.figure.savefig(out / "mdp_bounds.png", dpi=110, bbox_inches="tight")
-        sec.figures.append("mdp_bounds.png")
+    try:
+        if prob.points is not None and prob.points.shape[1] == 2:
+            ax = pm.plot_row(prob, prob.n_records // 2)
+            save_figure(ax.figure, out / "mdp_row.png", dpi=110, bbox_inches="tight")
+            sec.figures.append("mdp_row.png")
+        if args.method == "benders" and pm.history:
+            ax = pm.plot_bounds()
+            save_figure(ax.figure, out / "mdp_bounds.png", dpi=110, bbox_inches="tight")
+            sec.figures.append("mdp_bounds.png")
+    finally:
+        plt.close("all")
     report = Report("privopt mdp")
     report.add(sec)
     report.write(out)
-    print(
-        json.dumps(
-            {
-                "matrix": str(npz),
-                "expected_loss": pm.expected_loss,
-                "lower_bound": pm.lower_bound,
-                "relative_gap": pm.relative_gap,
-                "max_relative_violation": v.max_relative_violation,
-                "time_s": pm.summary.get("time_s"),
-            }
-        )
-    )
-    import matplotlib.pyplot as plt
-
-    plt.close("all")
-    return 0

@@ -1,0 +1,65 @@
+"""Independent oracles of the k-anonymity tests: eq. (34) recomputed from the definition, and
+the exact optimum by dynamic programming over subsets (every partition into groups of >= k
+rows, any size, no set-partition or 2k-1 argument used)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+from privopt.kanon import KAnonProblem
+
+
+def subset_costs(problem: KAnonProblem) -> np.ndarray:
+    """Eq. (34) loss of every subset of rows as one class, indexed by bitmask (2^n,)."""
+    n = problem.n
+    costs = np.zeros(1 << n)
+    for mask in range(1, 1 << n):
+        rows = [i for i in range(n) if mask >> i & 1]
+        sub = problem.x[rows]
+        per_row = 0.0
+        for j in range(problem.m):
+            col = sub[:, j]
+            if problem.categorical[j]:
+                c = len(set(col.tolist()))
+                per_row += problem.weights[j] * (c / len(problem.labels[j]) if c >= 2 else 0.0)
+            else:
+                per_row += problem.weights[j] * (col.max() - col.min()) / problem.ranges[j]
+        costs[mask] = len(rows) * per_row
+    return costs
+
+
+def optimum_by_subset_dp(problem: KAnonProblem) -> float:
+    """Least eq. (34) loss over all partitions into classes of >= k rows (n <= ~12)."""
+    n, k = problem.n, problem.k
+    costs = subset_costs(problem)
+    best = np.full(1 << n, np.inf)
+    best[0] = 0.0
+    for mask in range(1, 1 << n):
+        low = mask & -mask  # the class of the lowest remaining row
+        rest = mask ^ low
+        sub = rest
+        while True:
+            group = sub | low
+            if bin(group).count("1") >= k:
+                best[mask] = min(best[mask], costs[group] + best[mask ^ group])
+            if sub == 0:
+                break
+            sub = (sub - 1) & rest
+    return float(best[(1 << n) - 1])
+
+
+def exact_class_cost(problem: KAnonProblem, rows) -> Fraction:
+    """Eq. (34) loss of one class in exact rational arithmetic (integer data and weights)."""
+    sub = problem.x[list(rows)]
+    per_row = Fraction(0)
+    for j in range(problem.m):
+        col = [int(v) for v in sub[:, j]]
+        w = Fraction(problem.weights[j]).limit_denominator(10**6)
+        if problem.categorical[j]:
+            c = len(set(col))
+            per_row += w * Fraction(c, len(problem.labels[j])) if c >= 2 else 0
+        else:
+            span = Fraction(max(col) - min(col))
+            per_row += w * span / Fraction(problem.ranges[j]).limit_denominator(10**9)
+    return len(sub) * per_row

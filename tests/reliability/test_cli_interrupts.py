@@ -1,0 +1,156 @@
+"""Interrupts and stdout hygiene of the command line.
+
+SIGINT / SIGTERM during the computation or while the output is being written end in exit
+130 / 143 with one line on stderr; the previous complete output survives unchanged and no
+temporary file or directory is left behind. stdout of a real process is one JSON line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from privopt.cli import EXIT_SIGINT, EXIT_SIGTERM, main
+
+SIGNALS = [
+    (signal.SIGINT, EXIT_SIGINT, "interrupted (SIGINT)"),
+    (signal.SIGTERM, EXIT_SIGTERM, "terminated (SIGTERM)"),
+]
+
+
+def points_file(folder: Path) -> Path:
+    path = folder / "points.csv"
+    pts = np.random.default_rng(0).uniform(0, 3, (12, 2))
+    path.write_text("x,y\n" + "\n".join(f"{a},{b}" for a, b in pts) + "\n")
+    return path
+
+
+def tree(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def mdp_argv(src: Path, out: Path, *extra: str) -> list[str]:
+    return ["mdp", str(src), "--epsilon", "1", "--eta", "1.5", "--out", str(out), "-q", *extra]
+
+
+@pytest.fixture
+def earlier_output(tmp_path, capsys):
+    """A complete earlier output of `privopt mdp` and the snapshot of the whole folder."""
+    src = points_file(tmp_path)
+    out = tmp_path / "out"
+    assert main(mdp_argv(src, out)) == 0
+    capsys.readouterr()
+    return src, out, tree(tmp_path)
+
+
+def signal_self(sig: int) -> None:
+    os.kill(os.getpid(), sig)
+
+
+@pytest.mark.parametrize(("sig", "code", "text"), SIGNALS)
+def test_signal_during_the_computation_keeps_the_earlier_output(
+    sig, code, text, earlier_output, tmp_path, monkeypatch, capsys
+):
+    import privopt.mdp
+
+    src, out, before = earlier_output
+    real_solve = privopt.mdp.solve
+
+    def solve_then_signal(*args, **kwargs):
+        result = real_solve(*args, **kwargs)
+        signal_self(sig)
+        return result
+
+    monkeypatch.setattr(privopt.mdp, "solve", solve_then_signal)
+    assert main(mdp_argv(src, out, "--force")) == code
+    err = capsys.readouterr()
+    assert err.out == ""
+    assert err.err.splitlines() == [
+        f"privopt mdp: error: {text}; no output written, any earlier output kept"
+    ]
+    assert tree(tmp_path) == before  # nothing changed, no temporaries left
+
+
+@pytest.mark.parametrize(("sig", "code", "text"), SIGNALS)
+def test_signal_while_writing_keeps_the_earlier_output(
+    sig, code, text, earlier_output, tmp_path, monkeypatch, capsys
+):
+    from privopt.report import Report
+
+    src, out, before = earlier_output
+    real_write = Report.write
+
+    def write_half_then_signal(self, out_dir):
+        (Path(out_dir) / "report.md").write_text("# half a rep")  # a partial file
+        signal_self(sig)
+        return real_write(self, out_dir)
+
+    monkeypatch.setattr(Report, "write", write_half_then_signal)
+    assert main(mdp_argv(src, out, "--force")) == code
+    assert capsys.readouterr().err.count("\n") == 1
+    assert tree(tmp_path) == before
+
+
+def test_force_replaces_the_whole_output_as_a_unit(earlier_output, tmp_path, capsys):
+    src, out, _ = earlier_output
+    (out / "stale_plot.png").write_bytes(b"from an older run")
+    assert main(mdp_argv(src, out, "--force", "--method", "expmech")) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["method"] == "expmech"
+    assert not (out / "stale_plot.png").exists()  # no old file beside new ones
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "points.csv"]
+
+
+def test_stdout_of_a_real_process_is_one_json_line(tmp_path):
+    src = points_file(tmp_path)
+    run = subprocess.run(
+        [sys.executable, "-m", "privopt", *mdp_argv(src, tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert len(lines) == 1  # HiGHS's banner and logs never reach stdout
+    summary = json.loads(lines[0])
+    assert summary["command"] == "mdp" and summary["records"] == 12
+    assert "HiGHS" not in run.stderr  # silent without -v
+    loud = subprocess.run(
+        [sys.executable, "-m", "privopt", *mdp_argv(src, tmp_path / "o2"), "-v"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert loud.returncode == 0 and len(loud.stdout.splitlines()) == 1
+    assert "Running HiGHS" in loud.stderr  # -v: the solver speaks, on stderr
+
+
+def test_failure_of_a_real_process_is_one_line_and_debug_adds_the_traceback(tmp_path):
+    cmd = [
+        sys.executable,
+        "-m",
+        "privopt",
+        "mdp",
+        str(tmp_path / "none.csv"),
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    quiet = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert quiet.returncode == 2 and quiet.stdout == ""
+    assert quiet.stderr.splitlines() == [
+        f"privopt mdp: error: POINTS {str(tmp_path / 'none.csv')!r}: no such file"
+    ]
+    debug = subprocess.run([*cmd, "--debug"], capture_output=True, text=True, check=False)
+    assert debug.returncode == 2 and "Traceback" in debug.stderr
+    assert debug.stderr.splitlines()[-1] == quiet.stderr.strip()

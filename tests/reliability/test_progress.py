@@ -1,0 +1,72 @@
+"""Progress bars: on stderr only, True / False / "auto", the CLI's scope and --quiet."""
+
+from __future__ import annotations
+
+import inspect
+import io
+
+import numpy as np
+import pytest
+from privopt._progress import check_progress, progress_bar, progress_scope
+from privopt.cli import main
+from privopt.errors import InvalidInput
+
+
+class FakeTTY(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def run_bar(progress, capsys, steps=3):
+    for _ in progress_bar(progress, range(steps), desc="levels", unit="level"):
+        pass
+    return capsys.readouterr()
+
+
+@pytest.mark.parametrize("bad", ["yes", 1, 0.5, "AUTO"])
+def test_bad_progress_values_are_refused(bad):
+    with pytest.raises(InvalidInput, match="progress must be True, False or 'auto'"):
+        check_progress(bad)
+
+
+def test_explicit_true_and_false(capsys):
+    shown = run_bar(True, capsys)
+    assert "levels" in shown.err and "3/3" in shown.err and shown.out == ""
+    hidden = run_bar(False, capsys)
+    assert hidden.err == "" and hidden.out == ""
+
+
+def test_auto_follows_the_scope_then_the_terminal(capsys, monkeypatch):
+    assert run_bar("auto", capsys).err == ""  # captured stderr is not a terminal
+    with progress_scope(True):
+        assert "levels" in run_bar("auto", capsys).err
+        assert run_bar(False, capsys).err == ""  # an explicit choice wins over the scope
+    tty = FakeTTY()
+    monkeypatch.setattr("sys.stderr", tty)
+    with progress_scope(False):  # --quiet silences even a terminal
+        for _ in progress_bar("auto", range(2), desc="quiet"):
+            pass
+    assert "quiet" not in tty.getvalue()
+    bar = progress_bar("auto", total=2, desc="tty")
+    assert not bar.disable and bar.delay == pytest.approx(2.0)  # short calls stay silent
+    bar.close()
+
+
+def test_mdp_benders_default_agrees_with_its_docstring():
+    from privopt.mdp.benders import solve_benders_block
+
+    default = inspect.signature(solve_benders_block).parameters["progress"].default
+    assert default == "auto"
+    assert '"auto" (default' in inspect.getdoc(solve_benders_block)
+
+
+@pytest.mark.parametrize(("quiet", "shown"), [([], True), (["--quiet"], False)])
+def test_cli_shows_benders_progress_unless_quiet(tmp_path, capsys, quiet, shown):
+    pts = tmp_path / "p.csv"
+    xy = np.random.default_rng(2).uniform(0, 4, (16, 2))
+    pts.write_text("\n".join(f"{a},{b}" for a, b in xy) + "\n")
+    argv = ["mdp", str(pts), "--method", "benders", "--subsets", "3", "--eta", "1.5"]
+    assert main([*argv, "--out", str(tmp_path / "o"), *quiet]) == 0
+    captured = capsys.readouterr()
+    assert ("Benders" in captured.err) == shown
+    assert captured.out.count("\n") == 1  # the JSON summary only
