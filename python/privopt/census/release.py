@@ -204,7 +204,7 @@ class CensusRelease:
 
 def _plain_schema(table: Any) -> Any:
     """The schema of ``table`` with dictionary columns as plain strings (for the CSV writer)."""
-    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow as pa
 
     return pa.schema(
         [
