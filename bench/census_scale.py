@@ -7,7 +7,7 @@ Every measurement runs in a fresh subprocess; peak RSS is the process's high-wat
 and, for the solver, the high-water mark reset just before it starts (so data generation is not
 counted). Prints a markdown table per section and the load average.
 
-Usage: python bench/census_scale.py [--leaves 1000000] [--sections solver,e2e,dask]
+Usage: python bench/census_scale.py [--leaves 1000000] [--sections solver,e2e,dask,streamed]
        [--dask-leaves 1000000] [--workers 2] [--epsilon 1]
 """
 
@@ -253,17 +253,69 @@ def dask_section(args: argparse.Namespace) -> None:
     )
 
 
+STREAMED = r"""
+import json, resource, sys, tempfile, time
+import numpy as np
+spec = json.loads(sys.argv[1])
+import distributed
+from privopt.census.streamed import RegularSyntheticSource, m_h_dp_streamed
+leaves = int(np.prod(spec["fanouts"]))
+source = RegularSyntheticSource(tuple(spec["fanouts"]), n_groups=100 * leaves, N=20, seed=0)
+with tempfile.TemporaryDirectory() as out, distributed.LocalCluster(
+        n_workers=spec["workers"], threads_per_worker=1, processes=True, dashboard_address=None,
+        memory_limit="4GiB") as cluster, distributed.Client(cluster) as client:
+    client.run(lambda: None)
+    t = time.perf_counter()
+    rel = m_h_dp_streamed(source, spec["eps"], client.get_executor(), out)
+    seconds = time.perf_counter() - t
+    peaks = client.run(lambda: __import__("resource").getrusage(
+        __import__("resource").RUSAGE_SELF).ru_maxrss / 1024)
+driver = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"seconds": seconds, "worker_peak_mib": max(peaks.values()),
+                  "driver_peak_mib": driver, "rounds": rel.info["rounds"],
+                  "certified": rel.info["certified"], "regions": rel.info["regions"],
+                  "l1": rel.l1_per_level.tolist()}))
+"""
+
+
+def streamed_section(args: argparse.Namespace) -> None:
+    fanouts = {10**5: [10, 100, 100], 10**6: [10, 100, 1000], 10**7: [10, 1000, 1000]}[
+        args.dask_leaves
+    ]
+    print(
+        f"## Streamed M_H^dp (generated, measured and solved per top-level subtree) on a Dask "
+        f"LocalCluster ({args.workers} worker processes, 4 GiB each), {args.dask_leaves:,} leaves"
+    )
+    r = run_child(STREAMED, {"fanouts": fanouts, "eps": args.epsilon, "workers": args.workers})
+    if "error" in r:
+        print(f"failed: {r['error']}")
+        return
+    print(
+        "| regions | seconds (noise, DP, I/O) | worker peak RSS MiB | driver peak RSS MiB | rounds |"
+    )
+    print("|---|---|---|---|---|")
+    print(
+        f"| {r['regions']:,} | {r['seconds']:.1f} | {r['worker_peak_mib']:.0f} | "
+        f"{r['driver_peak_mib']:.0f} | {r['rounds']} |\n"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--leaves", type=int, default=10**6, choices=[10**5, 10**6, 10**7])
     ap.add_argument("--dask-leaves", type=int, default=10**6, choices=[10**5, 10**6, 10**7])
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--epsilon", type=float, default=1.0)
-    ap.add_argument("--sections", default="solver,e2e,dask")
+    ap.add_argument("--sections", default="solver,e2e,dask,streamed")
     args = ap.parse_args()
     print(f"# Census at scale (load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores)\n")
     for name in args.sections.split(","):
-        {"solver": solver_section, "e2e": e2e_section, "dask": dask_section}[name](args)
+        {
+            "solver": solver_section,
+            "e2e": e2e_section,
+            "dask": dask_section,
+            "streamed": streamed_section,
+        }[name](args)
     print(f"(load average at the end {os.getloadavg()[0]:.1f})")
 
 
