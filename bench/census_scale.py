@@ -291,7 +291,8 @@ def streamed_section(args: argparse.Namespace) -> None:
         print(f"failed: {r['error']}")
         return
     print(
-        "| regions | seconds (noise, DP, I/O) | worker peak RSS MiB | driver peak RSS MiB | rounds |"
+        "| regions | seconds (noise, DP, I/O) | worker peak RSS MiB | driver peak RSS MiB "
+        "| rounds |"
     )
     print("|---|---|---|---|---|")
     print(
