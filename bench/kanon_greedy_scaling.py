@@ -30,6 +30,7 @@ def main() -> None:
         help="UCI Adult (optional path to adult.data; default $PRIVOPT_DATA/adult/adult.data)",
     )
     ap.add_argument("--baseline", default=None, help="git revision to compare with")
+    ap.add_argument("--pycanon", action="store_true", help="check the greedy table with pycanon")
     args = ap.parse_args()
     data = "adult" if args.adult is not None else (args.data or "synthetic")
     if args.adult:
@@ -37,12 +38,13 @@ def main() -> None:
     base_dir = extract_revision(args.baseline) if args.baseline else None
     print(
         "| n | data | greedy solve (s) | end to end (s) | IFS solve (s) | greedy objective | "
-        "IFS objective | peak RSS (MiB) | baseline solve (s) | speed-up | baseline objective |"
+        "IFS objective | peak RSS (MiB) | baseline solve (s) | speed-up | baseline objective | "
+        "pycanon k |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n in args.sizes:
         common = ["--data", data, "--n", str(n), "--k", str(args.k)]
-        g = run_child(["--method", "greedy", *common])
+        g = run_child(["--method", "greedy", *common] + (["--pycanon"] if args.pycanon else []))
         i = run_child(["--method", "initial", *common])
         b = run_child(["--method", "greedy", *common], base_dir) if base_dir else None
         if "error" in g:
@@ -55,7 +57,7 @@ def main() -> None:
         print(
             f"| {n} | {data} | {g['solve']:.2f} | {g['total']:.2f} | {i.get('solve', nan):.2f} | "
             f"{g['objective']:.2f} | {i.get('objective', nan):.2f} | {g['rss_mib']:.0f} | "
-            f"{base} | {ratio} | {bobj} |",
+            f"{base} | {ratio} | {bobj} | {g.get('pycanon_k', '-')} |",
             flush=True,
         )
 

@@ -114,6 +114,11 @@ def _measure(a: argparse.Namespace) -> dict:
     for key in ("n_subproblems", "uncertified_subproblems", "time_limited", "seams"):
         if key in res.info:
             out[key] = res.info[key]
+    if a.pycanon:  # the outside check, on the released strings (slow at 10^6 rows)
+        from pycanon import anonymity
+
+        qi = res.quasi_identifiers
+        out["pycanon_k"] = int(anonymity.k_anonymity(res.table[qi].astype(str), qi))
     return out
 
 
@@ -126,6 +131,7 @@ def main() -> None:
     ap.add_argument("--S", type=int, default=3)
     ap.add_argument("--parts", type=int, default=0, help="split_carry parts (0: serial)")
     ap.add_argument("--dask-workers", type=int, default=0, help="run the parts on Dask")
+    ap.add_argument("--pycanon", action="store_true", help="also check k with pycanon")
     ap.add_argument("--baseline-dir", default=None, help="directory holding a privopt/")
     a = ap.parse_args()
     if a.baseline_dir:
