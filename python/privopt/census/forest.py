@@ -123,7 +123,7 @@ def run_forest_round(
         )
     batches = _batches([r.size for r in subtrees], n_tasks or _default_tasks(executor))
     ups = _map(executor, _up_task, [[(*jobs[i], max_table) for i in b] for b in batches])
-    tables = [None] * len(jobs)
+    tables: list[Any] = [None] * len(jobs)
     widened = 0
     for b, results in zip(batches, ups, strict=True):
         for i, (lo, n, slopes, w) in zip(b, results, strict=True):

@@ -72,6 +72,9 @@ AUTO_WIDTH = 4.0
 
 def paper_delta(scale: float) -> int:
     """δ = 3·⌈2λ²⌉, three times the double-geometric variance (spec 003 §1.4, footnote 2)."""
+    from privopt._validation import check_positive
+
+    scale = check_positive("scale", scale)
     return 3 * math.ceil(2.0 * scale * scale)
 
 
@@ -382,7 +385,7 @@ def _initial_delta(window: str | int, scale: float, G: int, max_fanout: int) -> 
                     G,
                 ),
             )
-    return max(1, min(window, G))
+    return max(1, min(int(window), G))
 
 
 # ------------------------------------------------------------------------------------ chain DP

@@ -19,7 +19,13 @@ from typing import Any
 import numpy as np
 
 from privopt import _core
-from privopt.cluster._chunks import add_parts, chunk_codes, chunk_level_step, chunk_sums
+from privopt.cluster._chunks import (
+    add_parts,
+    chunk_codes,
+    chunk_level_step,
+    chunk_summary,
+    chunk_sums,
+)
 from privopt.cluster._interval import add_sorted_gaps, dimension_averaged_gaps, prepare_column
 
 __all__ = ["SplitTree", "InMemoryData", "DaskData", "is_dask_array"]
@@ -157,6 +163,16 @@ class DaskData:
         self._persisted = False
         self._nodes: list[Any] | None = None  # per-chunk tips; None: every point at the root
 
+    def blocks(self) -> list[Any]:
+        return list(self.X.to_delayed().ravel())
+
+    def summary(self) -> tuple[bool, float, float]:
+        """(every value finite, min, max) in one batched pass."""
+        finite, lo, hi = True, np.inf, -np.inf
+        for part in batched_compute([delayed_call(chunk_summary, b) for b in self.blocks()]):
+            finite, lo, hi = finite and part[0], min(lo, part[1]), max(hi, part[2])
+        return finite, lo, hi
+
     def gaps(self) -> np.ndarray:
         acc = np.zeros(self.n - 1)
         col = np.empty(self.n)
@@ -170,10 +186,11 @@ class DaskData:
         """The (n, d) codes as a Dask array: persisted when small enough, else lazy."""
         if self._codes is None or self._codes[0] != (beta, window):
             probe = _cc.cell_codes(np.zeros((1, 1)), self.a, self.b, beta, window)
-            codes = self.X.map_blocks(chunk_codes, self.a, self.b, beta, window, dtype=probe.dtype)
+            args = (self.a, self.b, beta, window)
+            codes = [delayed_call(chunk_codes, blk, *args) for blk in self.blocks()]
             self._persisted = self.n * self.d * probe.itemsize <= MAX_PERSISTED_CODES_BYTES
             if self._persisted:
-                codes = codes.persist()
+                codes = batched_persist(codes)
             self._codes = ((beta, window), codes)
             self._nodes = None
         return self._codes[1]
@@ -195,30 +212,65 @@ class DaskData:
         import dask
         from dask import delayed
 
-        codes = self.codes(beta, window).to_delayed().ravel()
+        codes = self.codes(beta, window)
         nodes = self._nodes if self._nodes is not None else [None] * len(codes)
         args = (self.a, self.b, beta, window, tree.kernel_arrays(slots), len(slots))
         steps = [
             delayed(chunk_level_step, nout=2)(c, node, *args)
             for c, node in zip(codes, nodes, strict=True)
         ]
-        total = self._tree_sum([delayed(tuple)([cells]) for _, cells in steps])
-        if self._persisted:
-            *tips, total = dask.persist(*[tip for tip, _ in steps], total)
+        parts = [delayed(tuple)([cells]) for _, cells in steps]
+        if self._persisted:  # codes and tips are in memory: one pass, the new tips kept
+            *tips, total = dask.persist(*[tip for tip, _ in steps], self._tree_sum(parts))
             self._nodes = list(tips)
-        ((cells,),) = dask.compute(total)
+            ((cells,),) = dask.compute(total)
+        else:  # codes are recomputed from the raw chunks: batches bound what is in flight
+            (cells,) = add_parts(batched_compute(parts, combine=self._tree_sum))
         return _cc.counts_from_cells(cells, self.a, self.b, beta, window)
 
     def slot_sums(
         self, tree: SplitTree, slots: dict[int, int], scale: float = 1.0
     ) -> tuple[np.ndarray, np.ndarray]:
-        import dask
         from dask import delayed
 
         args = (self.a, self.b, tree.kernel_arrays(slots), len(slots), scale)
-        parts = [delayed(chunk_sums)(blk, *args) for blk in self.X.to_delayed().ravel()]
-        (result,) = dask.compute(self._tree_sum(parts))
-        return result
+        parts = [delayed(chunk_sums)(blk, *args) for blk in self.blocks()]
+        # Batches bound the raw chunks in flight; each batch is tree-summed where it ran.
+        return add_parts(batched_compute(parts, combine=self._tree_sum))
+
+
+#: Row chunks read at a time by the passes over the raw data. Dask's scheduler would otherwise
+#: read ahead and hold most chunks at once (measured: about 4 of 5 chunks), which for data larger
+#: than memory is all of it.
+BATCH_CHUNKS = 4
+
+
+def delayed_call(func, *args) -> Any:
+    from dask import delayed
+
+    return delayed(func)(*args)
+
+
+def batched_compute(tasks: list[Any], combine=None) -> list[Any]:
+    """Compute ``tasks`` BATCH_CHUNKS at a time; with ``combine``, each batch is first reduced
+    to one task by ``combine(list) -> task``. Returns the results in order."""
+    import dask
+
+    out: list[Any] = []
+    for first in range(0, len(tasks), BATCH_CHUNKS):
+        batch = tasks[first : first + BATCH_CHUNKS]
+        out += dask.compute(*(batch if combine is None else [combine(batch)]))
+    return out
+
+
+def batched_persist(tasks: list[Any]) -> list[Any]:
+    """Persist ``tasks`` BATCH_CHUNKS at a time (in worker memory on a cluster)."""
+    import dask
+
+    out: list[Any] = []
+    for first in range(0, len(tasks), BATCH_CHUNKS):
+        out += dask.persist(*tasks[first : first + BATCH_CHUNKS])
+    return out
 
 
 def widen_nodes(nodes: np.ndarray, n_nodes: int) -> np.ndarray:

@@ -7,7 +7,14 @@ import numpy as np
 
 from privopt import _core
 
-__all__ = ["chunk_codes", "chunk_level_step", "chunk_sums", "add_parts"]
+__all__ = ["chunk_summary", "chunk_codes", "chunk_level_step", "chunk_sums", "add_parts"]
+
+
+def chunk_summary(block: np.ndarray) -> tuple[bool, float, float]:
+    """(every value finite, min, max) of one chunk (min/max ignore nothing: NaN propagates)."""
+    if block.size == 0:
+        return True, np.inf, -np.inf
+    return bool(np.isfinite(block).all()), float(block.min()), float(block.max())
 
 
 def chunk_codes(block: np.ndarray, a: float, b: float, beta: float, window: str) -> np.ndarray:

@@ -55,9 +55,11 @@ def nearest_centre(X: np.ndarray, centres: np.ndarray, *, n_jobs: int | None = N
     (n,) int64.
     """
     threads = 1 if n_jobs is None else (os.cpu_count() or 1) if n_jobs < 0 else max(1, n_jobs)
-    return _core.cluster.nearest_centres(
-        np.asarray(X, dtype=np.float64), np.asarray(centres, dtype=np.float64), threads
-    )
+    X = check_finite_array("X", X, ndim=2)
+    centres = check_finite_array("centres", centres, shape=(None, X.shape[1]))
+    if centres.shape[0] == 0:
+        raise InvalidInput("centres must hold at least one centre")
+    return _core.cluster.nearest_centres(X, centres, threads)
 
 
 def _power_of_two_above(x: float) -> float:
@@ -401,15 +403,12 @@ class DPM(ClusterMixin, BaseEstimator):
 
     def _data(self, X: Any, a: float, b: float) -> InMemoryData | DaskData:
         if is_dask_array(X):
-            import dask
-            import dask.array as da
-
             if X.ndim != 2:
                 raise InvalidInput(f"X must be 2-dimensional, got shape {X.shape}")
-            finite, lo, hi = dask.compute(da.isfinite(X).all(), X.min(), X.max())
+            data: InMemoryData | DaskData = DaskData(X, a, b)
+            finite, lo, hi = data.summary()
             if not finite:
                 raise InvalidInput("X contains a non-finite value (NaN or inf)")
-            data: InMemoryData | DaskData = DaskData(X, a, b)
         else:  # already checked by _points
             lo, hi = (X.min(), X.max()) if X.size else (a, b)
             data = InMemoryData(X, a, b, self.n_jobs)
@@ -634,9 +633,9 @@ class DPM(ClusterMixin, BaseEstimator):
 
     def _average(
         self, data, tree, leaves, sched: BudgetSchedule, p, acct, rng
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
         """DPAvg: Gaussian noise on each leaf's clipped sum, divided by the leaf's stored ñ, then
-        clipped to the bounds; returns (centres (k, d), noisy sizes (k,))."""
+        clipped to the bounds; returns (centres (k, d), noisy sizes (k,), tip → centre index)."""
         d, a, b = data.d, p["a"], p["b"]
         reach = max(abs(a), abs(b))
         l2 = reach * math.sqrt(d)  # max ‖x‖₂ over [a, b]^d
@@ -658,7 +657,9 @@ class DPM(ClusterMixin, BaseEstimator):
         noisy_sums = dp.gaussian_mechanism(
             sums, sched.epsilon_average, sched.delta_average, sensitivity=l2 / unit, rng=rng
         )
-        centres, weights, tip_centre = [], [], {}
+        centres: list[np.ndarray] = []
+        weights: list[float] = []
+        tip_centre: dict[int, int] = {}
         for s, (node, nt) in enumerate(leaves):
             if nt > 0:  # ñ_i ≤ 0 only for a root with ñ_D ≤ 0 (spec §10.15)
                 # Clipping to the public box is post-processing: free, and every centre lands

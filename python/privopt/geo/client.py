@@ -41,7 +41,9 @@ class GeoIndGraph:
     """
 
     def __init__(self, geography: Geography, gamma: float) -> None:
-        self.geography, self.gamma = geography, float(gamma)
+        from privopt._validation import check_positive
+
+        self.geography, self.gamma = geography, check_positive("gamma", gamma, allow_inf=True)
         self.graph: Graph | None = None
         # γ at or beyond the diameter makes G complete and D = d: a metric ball then replaces
         # the graph (2 max_j d(v_0, v_j) bounds the diameter by the triangle inequality).

@@ -13,7 +13,7 @@ import json
 import time
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -282,9 +282,9 @@ def run_lrgeo(
         matrices,
         sol,
         true,
-        [s.cost_lower for s in states],
+        [cast(np.ndarray, s.cost_lower) for s in states],  # set for every state above
         uploads,
-        timings,  # type: ignore[misc]
+        timings,
     )
 
 

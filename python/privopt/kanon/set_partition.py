@@ -233,7 +233,9 @@ def node_budget(deadline: float | None, cap: float = 5e7, per_second: float = 2e
 def column_generation(
     types: RowTypes, pool: np.ndarray, deadline: float | None = None
 ) -> tuple[np.ndarray, MasterBound | None, dict]:
-    """Solve the master LP over every group by column generation, starting from ``pool``.
+    """Solve the master LP over every group by column generation, starting from ``pool`` (a
+    feasible partition's groups) and the :meth:`RowTypes.windows` (or every group, when there
+    are at most :data:`EXPLICIT_LIMIT`).
 
     Returns the final pool (G, max_size), the best :class:`MasterBound` found (``None`` when
     no pricing round finished in time) and statistics (``cg_iterations``, ``cg_converged``).
@@ -251,6 +253,8 @@ def column_generation(
             threshold=math.inf,
             cap=n_all,
         ).groups
+    else:
+        pool = np.unique(np.concatenate([pool, types.windows()]), axis=0)
     known = {tuple(g) for g in pool.tolist()}
     it, converged = 0, False
     while not converged and it < MAX_ROUNDS:

@@ -69,7 +69,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -275,7 +275,7 @@ class _SubSolver:
         self.col_upper = lp.col_upper
         self.rows = np.arange(lp.n_rows, dtype=np.int32)
         self._W = None
-        self._h_elastic = None
+        self._h_elastic: Any = None  # a highspy.Highs once built
         self.feas_tol = float(dict(data.options).get("primal_feasibility_tolerance", 1e-7))
         self.n_calls = 0
 
@@ -462,6 +462,7 @@ class _SubSolver:
                         message="infeasible at tolerance level and the elastic phase-1 LP failed",
                         seconds=time.perf_counter() - t0,
                     )
+            assert v is not None  # set together with esol by the elastic solve
             st = self._solve_widened(lo, up, v)
             if st != S.kOptimal:
                 return _Outcome(
@@ -555,7 +556,8 @@ class _Dispatcher:
     """Solves all subproblems at given master points; data shipped at construction."""
 
     def __init__(self, subs: Sequence[_SubData], executor: Executor | None) -> None:
-        self.executor = executor
+        # Any: a concurrent.futures Executor or a Dask client (whose submit takes pure=)
+        self.executor: Any = executor
         self.token = uuid.uuid4().hex
         self.mode = "serial"
         self._local: list[_SubSolver] | None = None
@@ -579,12 +581,13 @@ class _Dispatcher:
                 self._sources.append(path)
 
     def solve_all(self, xs: Sequence[np.ndarray], want_solution: bool) -> list[_Outcome]:
+        local = self._local or []
         if self.mode == "serial":
-            return [s.solve(x, want_solution) for s, x in zip(self._local, xs, strict=False)]
+            return [s.solve(x, want_solution) for s, x in zip(local, xs, strict=False)]
         if self.mode == "threads":
             futs = [
                 self.executor.submit(s.solve, x, want_solution)
-                for s, x in zip(self._local, xs, strict=False)
+                for s, x in zip(local, xs, strict=False)
             ]
         elif self.mode == "dask":
             futs = [
@@ -1275,7 +1278,9 @@ def solve_benders(
                 if iterate_ub < best_ub:
                     best_ub = iterate_ub
                     incumbent_x = x.copy()
-                    incumbent_y = [r.y for r in results] if keep_solutions else None
+                    incumbent_y = (
+                        [cast(np.ndarray, r.y) for r in results] if keep_solutions else None
+                    )
             gap = _gap(lb, best_ub, gap_floor)
             history.append(
                 BendersIteration(
@@ -1403,6 +1408,7 @@ def _make_cuts(
         kind = res.kind
         if kind == "optimal":
             phi, alpha, beta = res.phi, res.rhs, res.beta
+            assert beta is not None  # an optimal outcome carries its cut
             phi_sum += phi
             if multi_cut:
                 # the cut's value at the master point (= phi when solved there; in-out
@@ -1424,6 +1430,7 @@ def _make_cuts(
                 agg_vals.append(beta)
         elif kind == "infeasible":
             all_feasible = False
+            assert res.beta is not None  # an infeasible outcome carries its ray
             cuts.append((*master.clean_cut(d.t_cols, res.beta, res.rhs, normalise=True), _INF))
             n_feas += 1
         elif kind == "unbounded":

@@ -518,14 +518,17 @@ class LinearProgram:
         return self._n_vars
 
     def _columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        if self._cols_cache is None:
+        cols = self._cols_cache
+        if cols is None:
             if self._col_chunks:
                 parts = list(zip(*self._col_chunks, strict=False))
-                self._cols_cache = tuple(np.concatenate(p) for p in parts)  # type: ignore
+                cost, lower, upper, integ = (np.concatenate(p) for p in parts)
+                cols = (cost, lower, upper, integ)
             else:
-                self._cols_cache = (np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0, bool))
-            self._col_chunks = [self._cols_cache]
-        return self._cols_cache
+                cols = (np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0, bool))
+            self._cols_cache = cols
+            self._col_chunks = [cols]
+        return cols
 
     @property
     def _cost(self) -> np.ndarray:
@@ -736,6 +739,7 @@ class LinearProgram:
         and HiGHS transposes them in C++; with a cache (after :meth:`to_csc`/:meth:`matrix`)
         the column-wise arrays are passed as they are.
         """
+        arrays: CscArrays | CsrArrays
         if self._csc_cache is not None:
             arrays, fmt = self._csc_cache, highs.MatrixFormat.kColwise
         else:

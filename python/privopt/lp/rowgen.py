@@ -228,7 +228,7 @@ class _State:
         self.row_up: list[np.ndarray] = []
         self.row_block: list[np.ndarray] = []
         self.model = highs.Model(highs.new_highs(method=method, threads=threads))
-        highs.pass_arrays(self.model.h, np.zeros(0), sp.csc_array((0, 0)), [], [])
+        highs.pass_arrays(self.model.h, np.zeros(0), sp.csc_array((0, 0)), np.zeros(0), np.zeros(0))
         start = [np.arange(prob.n_shared)]
         start += [b.offset + b.initial_columns for b in prob.blocks]
         self.add_columns(np.concatenate(start))

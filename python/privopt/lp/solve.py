@@ -112,13 +112,24 @@ def farkas_margin(
     (floating-point dust on an infinite bound would otherwise give ±inf). ``-inf`` when ``y`` is
     not a certificate in this orientation.
     """
+    A = sp.csc_array(A)
+    m, n = A.shape
     y = np.asarray(y, dtype=np.float64)
+    if y.shape != (m,):
+        raise InvalidInput(f"y must have shape ({m},), got {y.shape}")
+    for name, arr, size in (
+        ("row_lower", row_lower, m),
+        ("row_upper", row_upper, m),
+        ("col_lower", col_lower, n),
+        ("col_upper", col_upper, n),
+    ):
+        if np.shape(arr) != (size,):
+            raise InvalidInput(f"{name} must have shape ({size},), got {np.shape(arr)}")
     scale = np.abs(y).max(initial=0.0)
     if not scale > 0 or not np.isfinite(scale):
         return -math.inf
     y = y / scale
     y = np.where(np.abs(y) <= 1e-12, 0.0, y)
-    A = sp.csc_array(A)
     z = A.T @ y
     amax = np.abs(A.data).max(initial=1.0)
     z = np.where(np.abs(z) <= 1e-9 * amax, 0.0, z)
@@ -344,7 +355,7 @@ def classify(h: Any, lp: LinearProgram, elapsed: float, *, method: str, presolve
         S.kObjectiveTarget,
         S.kInterrupt,
         S.kMemoryLimit,
-        S.kHighsInterrupt,
+        S.kHighsInterrupt,  # type: ignore[attr-defined]  # present, absent from the stubs
     ):
         best = _extract(h, lp, elapsed) if _has_feasible_point(h) else None
         raise SolverLimit(f"HiGHS stopped early: {text}", status=text, best=best)

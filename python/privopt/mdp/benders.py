@@ -439,6 +439,7 @@ def solve_benders_block(
     ]
     # Converged only when the certified (safe dual) bound proves the gap (docs/certification.md).
     converged = res.status == "optimal"
+    assert res.sub_solutions is not None  # solve_benders returns them with every status
     z = _assemble(model, res.x_master, res.sub_solutions)
     info = {
         "records": block.n,

@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import log_softmax
 
+from privopt._validation import check_instance, check_positive
 from privopt.certify import Certificate, certify, proven_relative_gap, warn_uncertified
 from privopt.errors import InvalidInput
 from privopt.lp import highs
@@ -35,6 +36,7 @@ def exponential_mechanism(problem: MDPProblem) -> PerturbationMatrix:
     and the normaliser each change by at most e^{εd/2}), stronger than the LP mechanism, which
     is constrained only along mDP-graph paths (spec §7-14). Computed in log space.
     """
+    check_instance("problem", problem, MDPProblem)
     start = time.perf_counter()
     logz = log_softmax(-0.5 * problem.epsilon * problem.output_distances, axis=1)
     z = np.exp(logz)
@@ -68,6 +70,7 @@ def _run(h: Any, *, what: str) -> highs.LPSolution:
 def build_lp(block: _Block) -> tuple[np.ndarray, sp.csr_array, np.ndarray, np.ndarray]:
     """Monolithic LP of a block (spec §1.3): returns (c, A, row_lower, row_upper) with
     |E|·K mDP rows (≤ 0) followed by n unit-measure rows (= 1), variables z row-major."""
+    check_instance("block", block, _Block)
     n, k = block.n, block.k
     a = sp.vstack([mdp_rows(block.edges, block.epsilon, n, k), unit_rows(n, k)], format="csr")
     m = len(block.edges) * k
@@ -585,6 +588,45 @@ def solve_epsilon_path(
     return out
 
 
+def _check_benders_options(method: str, options: dict[str, Any]) -> None:
+    """Unknown keywords are refused, never ignored: a typo must not change the solve silently."""
+    if not options:
+        return
+    valid: list[str] = []
+    if method == "benders":
+        import inspect
+
+        from privopt.mdp.benders import solve_benders_block
+
+        taken = {"block", "lp_method", "threads", "time_limit"}  # passed by solve() itself
+        valid = [n for n in inspect.signature(solve_benders_block).parameters if n not in taken]
+    unknown = sorted(set(options) - set(valid))
+    if unknown:
+        extra = (
+            f"method {method!r} also takes {', '.join(valid)}"
+            if valid
+            else f"method {method!r} takes no other"
+        )
+        raise InvalidInput(
+            f"unknown keyword(s) {unknown} for solve(); its keywords are "
+            f"{', '.join(_SOLVE_OPTIONS)}; {extra}"
+        )
+
+
+#: solve()'s own keywords, for the message above.
+_SOLVE_OPTIONS = (
+    "lp_method",
+    "threads",
+    "time_limit",
+    "row_generation",
+    "initial_rows",
+    "columns",
+    "polish",
+    "polish_gap",
+    "repair_rtol",
+)
+
+
 def solve(
     problem: MDPProblem,
     method: str = "lp",
@@ -642,6 +684,10 @@ def solve(
     """
     if method not in METHODS:
         raise InvalidInput(f"method must be one of {METHODS}, got {method!r}")
+    _check_benders_options(method, benders_options)
+    check_instance("problem", problem, MDPProblem)
+    if time_limit is not None:
+        time_limit = check_positive("time_limit", time_limit, allow_inf=True)
     if method == "expmech":
         return exponential_mechanism(problem)
     start = time.perf_counter()
