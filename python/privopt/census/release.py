@@ -180,19 +180,23 @@ class CensusRelease:
 
     @staticmethod
     def _write_arrow(table: Any, path: str, suffix: str) -> None:
-        table = table.cast(_plain_schema(table))  # readers get plain strings back
         if suffix == ".parquet":
+            table = table.cast(_plain_schema(table))  # readers get plain strings back
             import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
             pq.write_table(table, path)  # parquet dictionary-encodes the repeated names itself
             return
         import pyarrow.csv as pc  # type: ignore[import-untyped]
 
-        try:  # unquoted fields, as pandas writes them
-            options = pc.WriteOptions(quoting_style="needed")
-        except TypeError:  # older pyarrow
-            options = pc.WriteOptions()
-        pc.write_csv(table, path, write_options=options)
+        # Unquoted fields and header, as pandas writes them, unless a name needs quotes.
+        names = [*table.column("region").chunk(0).dictionary.to_pylist()]
+        names += table.column("level").chunk(0).dictionary.to_pylist()
+        plain = not any(any(c in str(x) for c in ',"\r\n') for x in names)
+        table = table.cast(_plain_schema(table))
+        options = pc.WriteOptions(include_header=False, quoting_style="none" if plain else "needed")
+        with open(path, "wb") as f:
+            f.write((",".join(table.column_names) + "\n").encode())
+            pc.write_csv(table, f, write_options=options)
 
     def __repr__(self) -> str:
         R, N = self.counts.shape
