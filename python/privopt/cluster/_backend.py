@@ -236,7 +236,8 @@ class DaskData:
         args = (self.a, self.b, tree.kernel_arrays(slots), len(slots), scale)
         parts = [delayed(chunk_sums)(blk, *args) for blk in self.blocks()]
         # Batches bound the raw chunks in flight; each batch is tree-summed where it ran.
-        return add_parts(batched_compute(parts, combine=self._tree_sum))
+        sums, sizes = add_parts(batched_compute(parts, combine=self._tree_sum))
+        return sums, sizes
 
 
 #: Row chunks read at a time by the passes over the raw data. Dask's scheduler would otherwise
