@@ -252,8 +252,10 @@ def test_bad_runs() -> None:
         run_lrgeo(geo, params, [9], costs)  # a user outside the map
     with pytest.raises(InvalidInput, match="users"):
         run_lrgeo(geo, params, np.zeros(0, dtype=int), costs)  # M = 0
-    with pytest.raises(InvalidInput, match="K"):
+    with pytest.raises(InvalidInput, match=r"K \(the number of locations.*\|V\| = 9\], got K = 10"):
         geo.sample(10)  # K > |V|
+    with pytest.raises(InvalidInput, match="got K = 0"):
+        geo.sample(0)
     with pytest.raises(InvalidInput, match="non-finite"):
         grid_geography(2, 2).__class__(
             road=Graph.from_edges(2, [0], [1], [1.0]),

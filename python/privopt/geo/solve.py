@@ -100,6 +100,7 @@ def solve_clr(
             z_free, y, lower, info = _solve_benders(
                 model, rel_gap, abs_gap, executor, time_limit, max_iterations, progress
             )
+            method = "benders"
         except SolverLimit as exc:
             if method == "benders" or exc.best is not None:
                 raise
