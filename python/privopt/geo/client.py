@@ -44,8 +44,8 @@ class GeoIndGraph:
         self.geography, self.gamma = geography, float(gamma)
         self.graph: Graph | None = None
         # γ at or beyond the diameter makes G complete and D = d: a metric ball then replaces
-        # the graph (2 max_j d(v_0, v_j) bounds the diameter by the triangle inequality).
-        if math.isfinite(self.gamma) and self.gamma < 2 * float(geography.distance_rows([0]).max()):
+        # the graph (and saves building a complete graph: 1.8 s on the Rome grid).
+        if math.isfinite(self.gamma) and self.gamma < _diameter_bound(geography):
             i, j, d = _pairs_within(geography, self.gamma)
             self.graph = Graph.from_edges(geography.n_locations, i, j, d)
 
@@ -60,6 +60,15 @@ class GeoIndGraph:
         if max_size is not None:
             order = order[:max_size]
         return Settled(order.astype(np.int64), d[order])
+
+
+def _diameter_bound(geo: Geography) -> float:
+    """An upper bound on max d over V (km): the exact maximum of a metric matrix, else twice
+    the eccentricity of the location nearest the coordinates' mean (triangle inequality)."""
+    if geo.points is None or geo.metric == "precomputed":
+        return float(geo.distance_matrix().max())
+    centre = int(np.argmin(np.sum((geo.points - geo.points.mean(axis=0)) ** 2, axis=1)))
+    return 2.0 * float(geo.distance_rows([centre]).max())
 
 
 def _pairs_within(geo: Geography, gamma: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
