@@ -85,8 +85,8 @@ def main() -> None:
                             f"{res.info['size_counts']}, bound {res.info['lemma2_bound']}, "
                             f"time-limited {res.info['time_limited']}, fallbacks "
                             f"{res.info['fallbacks']}, restricted "
-                            f"{res.info['restricted_subproblems']}, paper-model "
-                            f"{res.info['paper_model_subproblems']}, slowest sub "
+                            f"{res.info['restricted_subproblems']}, uncertified "
+                            f"{res.info['uncertified_subproblems']}, slowest sub "
                             f"{max(res.info['sub_times']):.2f} s"
                         )
                     g = losses.get(("greedy", None))

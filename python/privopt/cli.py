@@ -161,6 +161,13 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _scalar(value: Any) -> Any:
+    try:
+        return _jsonable(float(value))  # Fraction, Decimal, 0-d arrays...
+    except (TypeError, ValueError):
+        return str(value)
+
+
 def emit_summary(summary: Mapping[str, Any]) -> None:
     """Print ``summary`` as one line of JSON on the command's stdout.
 
@@ -168,7 +175,7 @@ def emit_summary(summary: Mapping[str, Any]) -> None:
     parses (e.g. with ``jq``). Outside :func:`main` it goes to ``sys.stdout``.
     """
     stream = _results if _results is not None else sys.stdout
-    stream.write(json.dumps(_jsonable(summary)) + "\n")
+    stream.write(json.dumps(_jsonable(summary), default=_scalar) + "\n")
     stream.flush()
 
 

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -225,6 +226,99 @@ inline void level_cells(const SplitGrid& g, const double* X, std::int64_t n, std
                 for (std::int64_t k = 0; k < total; ++k) cells[k] += buf[static_cast<std::size_t>(k)];
 }
 
+// ---------------------------------------------------------------------------------------------
+// Cell codes. For a fixed grid the cell of a coordinate does not change from level to level, so
+// it is computed once (n × d small integers, 1/8 of the data at one byte) and every level pass
+// then reads codes instead of doubles. Routing works on codes too: a split threshold s is itself
+// a grid threshold, with cell 2i + 1, and for clipped x, x <= s exactly when cell(x) <= cell(s).
+
+// The smallest unsigned width (1, 2 or 4 bytes) that holds every cell index of the grid.
+inline int code_bytes(const SplitGrid& g) {
+    const std::int64_t top = g.n_cells() - 1;
+    if (top <= std::numeric_limits<std::uint8_t>::max()) return 1;
+    if (top <= std::numeric_limits<std::uint16_t>::max()) return 2;
+    if (top <= std::numeric_limits<std::uint32_t>::max()) return 4;
+    throw std::invalid_argument("too many grid cells for a 32-bit code");
+}
+
+template <class Code>
+void cell_codes(const SplitGrid& g, const double* X, std::int64_t n, std::int64_t d, Code* out,
+                int n_threads = 1) {
+    if (g.n_cells() - 1 > static_cast<std::int64_t>(std::numeric_limits<Code>::max()))
+        throw std::invalid_argument("the code type is too narrow for the grid's cells");
+    detail::parallel_rows(n, std::max(1, n_threads), [&](std::int64_t begin, std::int64_t end, int) {
+        for (std::int64_t i = begin * d; i < end * d; ++i)
+            out[i] = static_cast<Code>(g.cell(clip(X[i], g.a, g.b)));
+    });
+}
+
+// The tree with each internal node's threshold replaced by its cell (throws when a threshold is
+// not one of the grid's thresholds, so that code routing could differ from value routing).
+struct CodeTree {
+    TreeView tree;
+    std::vector<std::int64_t> threshold_cell;
+
+    CodeTree(const SplitGrid& g, const TreeView& t, std::int64_t d, std::int64_t n_slots) : tree(t) {
+        tree.validate(d, n_slots);
+        threshold_cell.assign(static_cast<std::size_t>(t.n_nodes), 0);
+        for (std::int64_t k = 0; k < t.n_nodes; ++k) {
+            if (t.feature[k] < 0) continue;
+            const double s = t.threshold[k];
+            if (!(s >= g.a && s <= g.b)) throw std::invalid_argument("tree threshold outside [a, b]");
+            const std::int64_t c = g.cell(s);
+            if (c % 2 == 0) throw std::invalid_argument("tree threshold is not a threshold of the grid");
+            threshold_cell[static_cast<std::size_t>(k)] = c;
+        }
+    }
+
+    template <class Code>
+    std::int64_t route(const Code* code) const {
+        std::int64_t k = 0;
+        while (tree.feature[k] >= 0)
+            k = (static_cast<std::int64_t>(code[tree.feature[k]]) <= threshold_cell[static_cast<std::size_t>(k)])
+                    ? tree.left[k]
+                    : tree.right[k];
+        return tree.slot[k];
+    }
+};
+
+// level_cells on codes: cells[slot][dim][code] += 1 for every row routed to an active slot.
+template <class Code>
+void level_cells_codes(const SplitGrid& g, const Code* codes, std::int64_t n, std::int64_t d,
+                       const TreeView& tree, std::int64_t n_slots, std::int64_t* cells, int n_threads = 1) {
+    if (d < 1) throw std::invalid_argument("d must be >= 1");
+    const CodeTree ct(g, tree, d, n_slots);
+    const std::int64_t nc = g.n_cells(), per_slot = d * nc, total = n_slots * per_slot;
+    std::atomic<bool> bad_code{false};
+    n_threads = std::max(1, n_threads);
+    std::vector<std::vector<std::int64_t>> local(static_cast<std::size_t>(n_threads));
+    detail::parallel_rows(n, n_threads, [&](std::int64_t begin, std::int64_t end, int t) {
+        std::int64_t* out = cells;
+        if (n_threads > 1) {
+            local[static_cast<std::size_t>(t)].assign(static_cast<std::size_t>(total), 0);
+            out = local[static_cast<std::size_t>(t)].data();
+        }
+        for (std::int64_t i = begin; i < end; ++i) {
+            const Code* c = codes + i * d;
+            const std::int64_t s = ct.route(c);
+            if (s < 0) continue;
+            std::int64_t* base = out + s * per_slot;
+            for (std::int64_t k = 0; k < d; ++k) {
+                const std::int64_t cell = static_cast<std::int64_t>(c[k]);
+                if (cell < nc)
+                    ++base[k * nc + cell];
+                else
+                    bad_code.store(true, std::memory_order_relaxed);  // no throw across a thread
+            }
+        }
+    });
+    if (bad_code.load()) throw std::invalid_argument("code out of range for the grid");
+    if (n_threads > 1)
+        for (const auto& buf : local)
+            if (!buf.empty())
+                for (std::int64_t k = 0; k < total; ++k) cells[k] += buf[static_cast<std::size_t>(k)];
+}
+
 // Ranks, window counts and size of one node, from its d × n_cells block of cells.
 struct NodeCounts {
     std::int64_t d = 0, n_splits = 0;
@@ -378,6 +472,45 @@ inline std::int64_t em_choice(const double* scores, std::int64_t m, double scale
         if (u < acc && pi > 0) return i;
     }
     return last_positive;  // rounding left acc slightly below 1
+}
+
+// DP percentile (Smith 2011; spec §5) over m sorted values v in [lo, hi], without materialising
+// the m + 1 weights: interval k = [z_k, z_{k+1}] of z = (lo, v_0, ..., v_{m−1}, hi) has weight
+// exp(−scale·|k − target|)·width_k (scale = ε/(2Δ)); zero-width intervals have weight 0. The
+// choice is by inverse CDF at u ∈ [0, 1), in log space. Three passes over v, O(1) memory.
+inline std::int64_t percentile_interval(const double* v, std::int64_t m, double lo, double hi, double target,
+                                        double scale, double u) {
+    if (m < 0 || !(lo < hi)) throw std::invalid_argument("need m >= 0 values and lo < hi");
+    if (!(u >= 0) || !(u < 1)) throw std::invalid_argument("u must lie in [0, 1)");
+    if (!std::isfinite(target) || !std::isfinite(scale) || !(scale >= 0))
+        throw std::invalid_argument("target and scale must be finite, scale >= 0");
+    auto z = [&](std::int64_t i) { return i == 0 ? lo : (i == m + 1 ? hi : v[i - 1]); };
+    auto log_weight = [&](std::int64_t k, double width) {
+        return -scale * std::fabs(static_cast<double>(k) - target) + std::log(width);
+    };
+    double top = -std::numeric_limits<double>::infinity();
+    for (std::int64_t k = 0; k <= m; ++k) {
+        const double w = z(k + 1) - z(k);
+        if (!(w >= 0)) throw std::invalid_argument("values must be sorted and within [lo, hi]");
+        if (w > 0) top = std::max(top, log_weight(k, w));
+    }
+    if (!std::isfinite(top)) throw std::invalid_argument("no interval of positive width");
+    double total = 0;
+    for (std::int64_t k = 0; k <= m; ++k) {
+        const double w = z(k + 1) - z(k);
+        if (w > 0) total += std::exp(log_weight(k, w) - top);
+    }
+    const double goal = u * total;
+    double acc = 0;
+    std::int64_t last_positive = 0;
+    for (std::int64_t k = 0; k <= m; ++k) {
+        const double w = z(k + 1) - z(k);
+        if (!(w > 0)) continue;
+        last_positive = k;
+        acc += std::exp(log_weight(k, w) - top);
+        if (goal < acc) return k;
+    }
+    return last_positive;  // rounding left acc slightly below total
 }
 
 // Split index decoding, dimension-major (spec §4 line 20, §10.2).

@@ -17,6 +17,8 @@ budget is spent again.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import time
 from collections.abc import Callable
 from typing import Any
@@ -25,13 +27,20 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import check_epsilon, check_finite_result
+from privopt._validation import check_epsilon, check_finite_result, check_positive
 from privopt.census.hierarchy import CensusCounts, Hierarchy, cumulate, decumulate
-from privopt.census.noise import DataFingerprint, Measurements, draw_level_noise, spend_levels
+from privopt.census.noise import (
+    DataFingerprint,
+    Measurements,
+    charge_levels,
+    check_accountant,
+    draw_level_noise,
+)
 from privopt.census.release import CensusRelease
 from privopt.census.solvers import (
     chain_order,
     chain_postprocess,
+    check_window,
     level_cumulative,
     round_half_up,
     tree_postprocess,
@@ -75,15 +84,15 @@ def measure_counts(
     h = data.hierarchy
     L = h.n_levels
     sens = np.full(L, 2.0)
-    ledger = spend_levels(
+    with charge_levels(
         accountant,
         eps,
         sens,
         label="census counts",
         mechanism="discrete Laplace on group-size counts (Δ=2)",
-    )
-    noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
-    noisy = data.counts + np.concatenate(noise, axis=0)
+    ) as ledger:
+        noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
+        noisy = data.counts + np.concatenate(noise, axis=0)
     return Measurements(
         "counts", noisy, eps, sens * L / eps, sens, ledger, source=DataFingerprint.of(data)
     )
@@ -98,15 +107,15 @@ def measure_cumulative(
     h = data.hierarchy
     L = h.n_levels
     sens = np.ones(L)
-    ledger = spend_levels(
+    with charge_levels(
         accountant,
         eps,
         sens,
         label="census cumulative counts",
         mechanism="discrete Laplace on cumulative counts (Δ=1)",
-    )
-    noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
-    noisy = cumulate(data.counts) + np.concatenate(noise, axis=0)
+    ) as ledger:
+        noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
+        noisy = cumulate(data.counts) + np.concatenate(noise, axis=0)
     return Measurements(
         "cumulative", noisy, eps, sens * L / eps, sens, ledger, source=DataFingerprint.of(data)
     )
@@ -142,11 +151,13 @@ def measure_chain(
         if chain_noise_scale == "strict"
         else "Δ=1 as in the paper (NOT ε-DP when a level has several regions)"
     )
-    ledger = spend_levels(accountant, eps, sens, label="census chain counts", mechanism=mech)
-    noise = draw_level_noise([(int(k) * data.N,) for k in h.level_sizes], eps, sens, rng)
-    noisy = truth.copy()
-    for lev in range(L):
-        noisy[level == lev] += noise[lev]
+    with charge_levels(
+        accountant, eps, sens, label="census chain counts", mechanism=mech
+    ) as ledger:
+        noise = draw_level_noise([(int(k) * data.N,) for k in h.level_sizes], eps, sens, rng)
+        noisy = truth.copy()
+        for lev in range(L):
+            noisy[level == lev] += noise[lev]
     return Measurements(
         "chain",
         noisy,
@@ -170,6 +181,14 @@ def _get(
     **kw: Any,
 ) -> tuple[Measurements, float]:
     start = time.perf_counter()
+    data = _check_data(data)
+    check_accountant(accountant)
+    if measurements is not None and epsilon is not None:
+        if check_epsilon(epsilon) != getattr(measurements, "epsilon", epsilon):
+            raise InvalidInput(
+                f"epsilon = {epsilon} differs from the measurements' ε = "
+                f"{measurements.epsilon}: pass epsilon=None to post-process them"
+            )
     if measurements is None:
         if epsilon is None:
             raise InvalidInput("epsilon is required unless measurements are given")
@@ -227,6 +246,23 @@ def _release(
 
 
 # ----------------------------------------------------------------------------- mechanisms
+def _all_or_nothing(mechanism: Callable[..., CensusRelease]) -> Callable[..., CensusRelease]:
+    """Run ``mechanism`` inside a transaction of its ``accountant``: if measuring or
+    post-processing raises, the spends of the call are removed (sound, as nothing derived from
+    the noise is released) and the error propagates."""
+
+    @functools.wraps(mechanism)
+    def charged(data: Any, epsilon: Any = None, **kwargs: Any) -> CensusRelease:
+        accountant = kwargs.get("accountant")
+        if accountant is None:
+            return mechanism(data, epsilon, **kwargs)
+        with check_accountant(accountant).transaction():
+            return mechanism(data, epsilon, **kwargs)
+
+    return charged
+
+
+@_all_or_nothing
 def m_h(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -240,6 +276,7 @@ def m_h(
     return _release("M_H", data, meas, meas.noisy.copy(), t0, 0.0, "counts Δ=2, λ=2L/ε")
 
 
+@_all_or_nothing
 def m_h_dp(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -272,6 +309,7 @@ def m_h_dp(
     >>> m_h_dp(data, 1.0, rng=0).verify().counts.shape
     (3, 3)
     """
+    check_window(window)
     meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     counts, info = tree_postprocess(
@@ -308,6 +346,7 @@ def _pava_rows(y: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
     return out
 
 
+@_all_or_nothing
 def m_c_dp(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -319,6 +358,7 @@ def m_c_dp(
 ) -> CensusRelease:
     """M_c^dp (spec 003 §3.3): noisy cumulative counts, per-region isotonic regression on
     [0, G], round half-up, ⊖, then the tree DP to restore consistency and faithfulness."""
+    check_window(window)
     meas, t0 = _get(measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     iso = np.clip(_pava_rows(meas.noisy.astype(np.float64)), 0, data.G)
@@ -338,6 +378,7 @@ def m_c_dp(
     )
 
 
+@_all_or_nothing
 def m_c_ch(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -354,6 +395,7 @@ def m_c_ch(
     the paper's scale L/ε, which is NOT ε-DP when a level has more than one region (the ledger
     and ``release.guarantee`` say so).
     """
+    check_window(window)
     meas, t0 = _get(
         measure_chain,
         "chain",
@@ -393,6 +435,10 @@ def _consistency_matrix(h: Hierarchy, N: int, width: int) -> sp.csr_matrix:
     cols = np.concatenate([(kids[:, None] * N + s).ravel(), (internal[:, None] * N + s).ravel()])
     vals = np.concatenate([np.ones(kids.size * N), -np.ones(internal.size * N)])
     return sp.csr_matrix((vals, (rows, cols)), shape=(internal.size * N, width))
+
+
+def _check_time_limit(time_limit: Any) -> float | None:
+    return None if time_limit is None else check_positive("time_limit", time_limit)
 
 
 def _qp_solver_name(solver: str) -> str:
@@ -525,6 +571,7 @@ def _solve_qp_highs(
     return np.asarray(h.getSolution().col_value)
 
 
+@_all_or_nothing
 def m_h_r(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -539,6 +586,7 @@ def m_h_r(
     (``qp_solver``, see :func:`solve_qp`), each value rounded half-up independently — may violate
     consistency (#CV > 0)."""
     solver = _qp_solver_name(qp_solver)
+    time_limit = _check_time_limit(time_limit)
     meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     h, N, R = data.hierarchy, data.N, data.hierarchy.n_regions
@@ -566,6 +614,7 @@ def m_h_r(
     )
 
 
+@_all_or_nothing
 def m_c_r(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -580,6 +629,7 @@ def m_c_r(
     :func:`solve_qp`), rounded half-up, ⊖. A running maximum after rounding keeps n̂ ≥ 0
     against solver round-off."""
     solver = _qp_solver_name(qp_solver)
+    time_limit = _check_time_limit(time_limit)
     meas, t0 = _get(measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     h, N, R = data.hierarchy, data.N, data.hierarchy.n_regions
@@ -683,6 +733,7 @@ def _repair_group(out: np.ndarray, cells: np.ndarray, target: int) -> None:
     out[cells] = new
 
 
+@_all_or_nothing
 def topdown(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -745,6 +796,14 @@ def release(
     data: CensusCounts, epsilon: float, mechanism: str = "M_H^dp", **kwargs: Any
 ) -> CensusRelease:
     """Run the named mechanism (a key of :data:`MECHANISMS`)."""
-    if mechanism not in MECHANISMS:
+    if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
         raise InvalidInput(f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}")
-    return MECHANISMS[mechanism](data, epsilon, **kwargs)
+    func = MECHANISMS[mechanism]
+    valid = [p for p in inspect.signature(func).parameters if p not in ("data", "epsilon")]
+    unknown = sorted(set(kwargs) - set(valid))
+    if unknown:
+        raise InvalidInput(
+            f"{mechanism} takes no argument {', '.join(map(repr, unknown))}; valid keyword "
+            f"arguments: {', '.join(valid)}"
+        )
+    return func(data, epsilon, **kwargs)

@@ -8,6 +8,8 @@ groups: parallel composition inside a level, sequential across levels, Thm 1).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +20,13 @@ from privopt.errors import InvalidInput
 if TYPE_CHECKING:
     from privopt.census.hierarchy import CensusCounts
 
-__all__ = ["DataFingerprint", "Measurements", "draw_level_noise", "spend_levels"]
+__all__ = [
+    "DataFingerprint",
+    "Measurements",
+    "check_accountant",
+    "charge_levels",
+    "draw_level_noise",
+]
 
 
 @dataclass(frozen=True)
@@ -109,20 +117,44 @@ def draw_level_noise(
     return out
 
 
-def spend_levels(
-    accountant: Any, epsilon: float, sensitivity: np.ndarray, *, label: str, mechanism: str
-) -> list:
-    """Record ε/L per level on ``accountant`` (a new one if None); returns the new entries."""
+def check_accountant(accountant: Any) -> Any:
+    """``accountant`` as a :class:`privopt.dp.PrivacyAccountant` (a new, unlimited one for None);
+    anything else is refused with InvalidInput before any budget is spent or noise drawn."""
     from privopt.dp import PrivacyAccountant
 
-    acct = PrivacyAccountant() if accountant is None else accountant
+    if accountant is None:
+        return PrivacyAccountant()
+    if not isinstance(accountant, PrivacyAccountant):
+        raise InvalidInput(
+            f"accountant must be a privopt.dp.PrivacyAccountant or None, got "
+            f"{type(accountant).__name__} {accountant!r:.40}"
+        )
+    return accountant
+
+
+@contextmanager
+def charge_levels(
+    accountant: Any, epsilon: float, sensitivity: np.ndarray, *, label: str, mechanism: str
+) -> Iterator[list]:
+    """Charge ε/L per level on ``accountant`` (a new one if None), all or nothing.
+
+    The whole plan (one spend per level) is checked against the budget before anything is
+    recorded or drawn, then recorded at once; the block (the noise draws) runs inside the
+    accountant's transaction, so an exception in it leaves the ledger as it was. Yields the new
+    ledger entries.
+    """
+    from privopt.dp import PlannedSpend
+
+    acct = check_accountant(accountant)
     L = len(sensitivity)
-    before = len(acct.entries)
-    for lev in range(L):
-        acct.spend(
+    plan = [
+        PlannedSpend(
             epsilon / L,
             label=f"{label} level {lev + 1}/{L}",
             mechanism=mechanism,
             sensitivity=float(sensitivity[lev]),
         )
-    return list(acct.entries[before:])
+        for lev in range(L)
+    ]
+    with acct.transaction(plan):
+        yield acct.spend_all(plan)

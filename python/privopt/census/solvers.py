@@ -37,6 +37,7 @@ import numpy as np
 from scipy.optimize import isotonic_regression
 
 from privopt._core import census as _kernels
+from privopt._validation import check_finite_array, check_int, check_positive
 from privopt.census.hierarchy import Hierarchy
 from privopt.errors import InfeasibleModel, InvalidInput, SolverLimit
 
@@ -48,6 +49,7 @@ __all__ = [
     "tree_postprocess",
     "chain_postprocess",
     "chain_order",
+    "check_window",
     "round_half_up",
     "solve_tree",
     "solve_chain",
@@ -227,6 +229,7 @@ def tree_postprocess(
     """
     noisy = _as_int_matrix("noisy", noisy, hierarchy.n_regions)
     G = _check_G(G)
+    scale = check_positive("scale", scale)
     _check_range("noisy", noisy, G)
     R, N = noisy.shape
     child_ptr, child_idx = _tdp_structure(hierarchy, N)
@@ -300,13 +303,25 @@ def _as_int(name: str, arr: np.ndarray) -> np.ndarray:
 
 
 def _check_G(G: Any) -> int:
-    from privopt._validation import check_int
-
     return check_int("G", G, minimum=0, maximum=MAX_ABS_VALUE)
+
+
+def check_window(window: Any) -> str | int:
+    """``window`` if it is ``"auto"``, ``"paper"``, ``"exact"`` or an int ≥ 1, else InvalidInput."""
+    if isinstance(window, str):
+        if window not in ("auto", "paper", "exact"):
+            raise InvalidInput(f"window must be 'auto', 'paper', 'exact' or an int, got {window!r}")
+        return window
+    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
+        raise InvalidInput(
+            f"window must be 'auto', 'paper', 'exact' or an int >= 1, got {window!r}"
+        )
+    return int(window)
 
 
 def _initial_delta(window: str | int, scale: float, G: int, max_fanout: int) -> int:
     """Starting window half-width δ ≥ 1 (capped at G)."""
+    window = check_window(window)
     if isinstance(window, str):
         if window == "paper":
             return max(1, min(paper_delta(scale), G))
@@ -321,12 +336,7 @@ def _initial_delta(window: str | int, scale: float, G: int, max_fanout: int) -> 
                     G,
                 ),
             )
-        raise InvalidInput(f"window must be 'auto', 'paper', 'exact' or an int, got {window!r}")
-    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
-        raise InvalidInput(
-            f"window must be 'auto', 'paper', 'exact' or an int >= 1, got {window!r}"
-        )
-    return max(1, min(int(window), G))
+    return max(1, min(window, G))
 
 
 # ------------------------------------------------------------------------------------ chain DP
@@ -427,6 +437,9 @@ def chain_postprocess(
         raise InvalidInput(f"noisy_chain must have shape ({region.size},), got {c.shape}")
     c = _as_int("noisy_chain", c)
     G = _check_G(G)
+    scale = check_finite_array("scale", scale, shape=(hierarchy.n_levels,))
+    if np.any(scale <= 0):
+        raise InvalidInput(f"scale must be > 0 per level, got {scale.tolist()}")
     _check_range("noisy_chain", c, G)
     if window == "paper":  # the paper's windows: around the noisy values
         center = c

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from privopt import _core
-from privopt.cluster._chunks import add_parts, chunk_counts, chunk_sums
-from privopt.cluster._interval import dimension_averaged_gaps
+from privopt.cluster._chunks import add_parts, chunk_codes, chunk_level_cells, chunk_sums
+from privopt.cluster._interval import add_sorted_gaps, dimension_averaged_gaps, prepare_column
 
 __all__ = ["SplitTree", "InMemoryData", "DaskData", "is_dask_array"]
 
@@ -73,22 +73,34 @@ def is_dask_array(X: Any) -> bool:
 
 
 class InMemoryData:
-    """Passes over an in-memory (n, d) float64 array."""
+    """Passes over an in-memory (n, d) float64 array.
+
+    Once β is known the grid is fixed, so the cell of every coordinate is computed once
+    (:func:`_core.cluster.cell_codes`, one to four bytes each) and every level pass reads those
+    codes instead of the doubles.
+    """
 
     def __init__(self, X: np.ndarray, a: float, b: float, n_jobs: int | None) -> None:
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.a, self.b = a, b
         self.n, self.d = self.X.shape
         self.n_threads = _threads(n_jobs)
+        self._codes: tuple[tuple[float, str], np.ndarray] | None = None
 
     def gaps(self) -> np.ndarray:
         return dimension_averaged_gaps(self.X, self.a, self.b)
 
+    def codes(self, beta: float, window: str) -> np.ndarray:
+        if self._codes is None or self._codes[0] != (beta, window):
+            codes = _cc.cell_codes(self.X, self.a, self.b, beta, window, self.n_threads)
+            self._codes = ((beta, window), codes)
+        return self._codes[1]
+
     def level_counts(
         self, tree: SplitTree, slots: dict[int, int], beta: float, window: str
     ) -> tuple[np.ndarray, ...]:
-        return _cc.level_counts(
-            self.X,
+        cells = _cc.level_cells_codes(
+            self.codes(beta, window),
             self.a,
             self.b,
             beta,
@@ -97,6 +109,7 @@ class InMemoryData:
             len(slots),
             self.n_threads,
         )
+        return _cc.counts_from_cells(cells, self.a, self.b, beta, window)
 
     def slot_sums(
         self, tree: SplitTree, slots: dict[int, int], scale: float = 1.0
@@ -104,31 +117,45 @@ class InMemoryData:
         return _cc.slot_sums(self.X, self.a, self.b, tree.kernel_tree(slots), len(slots), scale)
 
 
+#: Cell codes of a Dask fit are kept in (worker) memory up to this size; above it each level
+#: recomputes them from the data chunk by chunk. Either way the counts are the same.
+MAX_PERSISTED_CODES_BYTES = 4 << 30
+
+
 class DaskData:
     """Passes over a Dask array: each pass is one map over row chunks plus a tree-sum reduction.
 
-    Works with any Dask scheduler (threads, processes, ``distributed``). Only the split width
-    estimate needs globally sorted columns; it pulls one column at a time to the caller.
+    Works with any Dask scheduler (threads, processes, ``distributed``) and with arrays larger
+    than memory. Once β is known, the cell codes of the points (1/8 of the data at one byte a
+    coordinate) are computed in one pass and persisted, and each tree level is one pass over
+    them; the split width pulls one column at a time into a buffer of n floats.
     """
 
     def __init__(self, X: Any, a: float, b: float) -> None:
-        import dask.array as da
-
         X = X.astype(np.float64) if X.dtype != np.float64 else X
         self.X = X.rechunk({1: -1}) if X.numblocks[1] > 1 else X
         self.a, self.b = a, b
         self.n, self.d = (int(s) for s in self.X.shape)
-        self._da = da
-
-    def blocks(self) -> list[Any]:
-        return list(self.X.to_delayed().ravel())
+        self._codes: tuple[tuple[float, str], Any] | None = None
 
     def gaps(self) -> np.ndarray:
         acc = np.zeros(self.n - 1)
+        col = np.empty(self.n)
         for k in range(self.d):
-            col = np.sort(np.clip(self.X[:, k].compute(), self.a, self.b))
-            acc += np.diff(col)
-        return acc / self.d
+            fill_column(self.X, k, col)
+            add_sorted_gaps(acc, prepare_column(col, self.a, self.b))
+        acc /= self.d
+        return acc
+
+    def codes(self, beta: float, window: str) -> Any:
+        """The (n, d) codes as a Dask array: persisted when small enough, else lazy."""
+        if self._codes is None or self._codes[0] != (beta, window):
+            probe = _cc.cell_codes(np.zeros((1, 1)), self.a, self.b, beta, window)
+            codes = self.X.map_blocks(chunk_codes, self.a, self.b, beta, window, dtype=probe.dtype)
+            if self.n * self.d * probe.itemsize <= MAX_PERSISTED_CODES_BYTES:
+                codes = codes.persist()
+            self._codes = ((beta, window), codes)
+        return self._codes[1]
 
     @staticmethod
     def _tree_arrays(tree: SplitTree, slots: dict[int, int]) -> tuple[np.ndarray, ...]:
@@ -143,11 +170,12 @@ class DaskData:
             slot,
         )
 
-    def _map_reduce(self, func, *args) -> tuple[np.ndarray, ...]:
+    @staticmethod
+    def _map_reduce(array: Any, func, *args) -> tuple[np.ndarray, ...]:
         import dask
         from dask import delayed
 
-        parts = [delayed(func)(blk, *args) for blk in self.blocks()]
+        parts = [delayed(func)(blk, *args) for blk in array.to_delayed().ravel()]
         # Pairwise tree reduction keeps the reduction depth logarithmic in the chunk count.
         while len(parts) > 1:
             parts = [delayed(add_parts)(parts[i : i + 2]) for i in range(0, len(parts), 2)]
@@ -157,13 +185,34 @@ class DaskData:
     def level_counts(
         self, tree: SplitTree, slots: dict[int, int], beta: float, window: str
     ) -> tuple[np.ndarray, ...]:
-        return self._map_reduce(
-            chunk_counts, self.a, self.b, beta, window, self._tree_arrays(tree, slots), len(slots)
+        (cells,) = self._map_reduce(
+            self.codes(beta, window),
+            chunk_level_cells,
+            self.a,
+            self.b,
+            beta,
+            window,
+            self._tree_arrays(tree, slots),
+            len(slots),
         )
+        return _cc.counts_from_cells(cells, self.a, self.b, beta, window)
 
     def slot_sums(
         self, tree: SplitTree, slots: dict[int, int], scale: float = 1.0
     ) -> tuple[np.ndarray, np.ndarray]:
         return self._map_reduce(
-            chunk_sums, self.a, self.b, self._tree_arrays(tree, slots), len(slots), scale
+            self.X, chunk_sums, self.a, self.b, self._tree_arrays(tree, slots), len(slots), scale
         )
+
+
+def fill_column(X: Any, k: int, out: np.ndarray, batch: int = 8) -> None:
+    """Copy column k of the Dask array X into ``out`` (n,), ``batch`` row chunks at a time, so
+    that no second n-sized array is ever built."""
+    import dask
+
+    blocks = X[:, k].to_delayed().ravel()
+    bounds = np.concatenate(([0], np.cumsum(X.chunks[0])))
+    for first in range(0, len(blocks), batch):
+        parts = dask.compute(*blocks[first : first + batch])
+        for i, part in enumerate(parts, start=first):
+            out[bounds[i] : bounds[i + 1]] = part

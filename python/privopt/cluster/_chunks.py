@@ -7,17 +7,24 @@ import numpy as np
 
 from privopt import _core
 
-__all__ = ["chunk_counts", "chunk_sums", "add_parts"]
+__all__ = ["chunk_codes", "chunk_level_cells", "chunk_sums", "add_parts"]
 
 
-def chunk_counts(
-    block: np.ndarray, a: float, b: float, beta: float, window: str, tree_arrays, n_slots: int
-) -> tuple[np.ndarray, ...]:
-    """(size, rank, window, at_most) of one row chunk; see ``_core.cluster.level_counts``."""
-    tree = _core.cluster.Tree(*tree_arrays)
-    return _core.cluster.level_counts(
-        np.ascontiguousarray(block, dtype=np.float64), a, b, beta, window, tree, n_slots, 1
+def chunk_codes(block: np.ndarray, a: float, b: float, beta: float, window: str) -> np.ndarray:
+    """Cell codes of one row chunk; see ``_core.cluster.cell_codes``."""
+    return _core.cluster.cell_codes(
+        np.ascontiguousarray(block, dtype=np.float64), a, b, beta, window, 1
     )
+
+
+def chunk_level_cells(
+    block: np.ndarray, a: float, b: float, beta: float, window: str, tree_arrays, n_slots: int
+) -> tuple[np.ndarray]:
+    """The cell histogram of one chunk of codes (a 1-tuple, for :func:`add_parts`); see
+    ``_core.cluster.level_cells_codes``."""
+    tree = _core.cluster.Tree(*tree_arrays)
+    codes = np.ascontiguousarray(block)
+    return (_core.cluster.level_cells_codes(codes, a, b, beta, window, tree, n_slots, 1),)
 
 
 def chunk_sums(

@@ -194,6 +194,15 @@ class Geography:
         )
 
 
+def _numeric_columns(path: Path, width: int, columns: tuple[int, ...]) -> np.ndarray:
+    from privopt._inputs import read_numeric_csv
+
+    _, values = read_numeric_csv(path, "--rome file")
+    if values.shape[1] != width:
+        raise InvalidInput(f"{path} must have {width} columns, got {values.shape[1]}")
+    return values[:, list(columns)]
+
+
 def load_rome_grid(directory: str | Path) -> Geography:
     """The LR-Geo Rome grid: 1,331 cells (each a road node) and 4,764 road edges (km).
 
@@ -215,10 +224,11 @@ def load_rome_grid(directory: str | Path) -> Geography:
     for f in (nodes_file, edges_file):
         if not f.is_file():
             raise InvalidInput(f"{f} is missing (expected the LR-Geo Rome grid files in {d})")
-    cells = np.loadtxt(nodes_file, delimiter=",", skiprows=1, usecols=(1, 2, 3), ndmin=2)
+    # Read through the shared checked reader: a garbled, ragged or NaN file is one clear error.
+    cells = _numeric_columns(nodes_file, 4, (1, 2, 3))
     grid_index = cells[:, 0].astype(np.int64)
     latlon = cells[:, 1:3]
-    edges = np.loadtxt(edges_file, delimiter=",", skiprows=1, usecols=(0, 2, 4), ndmin=2)
+    edges = _numeric_columns(edges_file, 5, (0, 2, 4))
     pos = {int(g): i for i, g in enumerate(grid_index)}
     try:
         u = np.array([pos[int(g)] for g in edges[:, 0]], dtype=np.int64)

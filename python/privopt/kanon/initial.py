@@ -19,7 +19,12 @@ def _weighted_variances(problem: KAnonProblem) -> list:
     x = problem.x
     w = exact_weights(problem.weights)
     if w is None or not np.all(x == np.round(x)) or not np.all(np.abs(x) < 2**53):
-        return list(x.var(axis=0) / problem.weights**2)
+        # log2 of Var/w², from the column scaled by a power of two (exact), so that values
+        # near the float64 limit cannot overflow the squares
+        exponent = np.frexp(np.abs(x).max(axis=0))[1]
+        with np.errstate(divide="ignore"):
+            log_var = np.log2(np.ldexp(x, -exponent).var(axis=0))
+        return list(log_var + 2 * exponent - 2 * np.log2(problem.weights))
     n = len(x)
     out = []
     for j in range(problem.m):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from privopt._validation import check_finite_result
 from privopt.kanon.problem import KAnonProblem
 
 __all__ = ["ClassBoxes", "LossBreakdown", "class_boxes", "information_loss", "normalize_labels"]
@@ -115,10 +116,13 @@ def information_loss(problem: KAnonProblem, labels_or_boxes) -> LossBreakdown:
     d, ncp = cell_losses(problem, boxes)
     per_attr = problem.weights * d.sum(axis=0)
     ncp_attr = ncp.sum(axis=0)
+    cause = "the problem's ranges or weights (build it with build_problem)"
     return LossBreakdown(
-        objective=float(per_attr.sum()),
-        gcp=float(ncp_attr.sum()),
-        weighted_gcp=float((problem.weights * ncp_attr).sum()),
-        per_attribute=per_attr,
-        ncp_per_attribute=ncp_attr,
+        objective=check_finite_result("objective", float(per_attr.sum()), cause=cause),
+        gcp=check_finite_result("gcp", float(ncp_attr.sum()), cause=cause),
+        weighted_gcp=check_finite_result(
+            "weighted_gcp", float((problem.weights * ncp_attr).sum()), cause=cause
+        ),
+        per_attribute=check_finite_result("per_attribute", per_attr, cause=cause),
+        ncp_per_attribute=check_finite_result("ncp_per_attribute", ncp_attr, cause=cause),
     )

@@ -128,7 +128,49 @@ def _check_weights(weights, names: list[str], normalize: bool) -> np.ndarray:
                 f"weights must have one entry per quasi-identifier ({m}), got {len(seq)}"
             )
         w = np.array([check_positive(f"weights[{i}]", v) for i, v in enumerate(seq)])
-    return w / w.sum() if normalize else w
+    if normalize:
+        w = w / w.max()  # first: the sum of weights near the float64 limit must not overflow
+        w = w / w.sum()
+    return w
+
+
+def _numeric_bounds(name, vals: np.ndarray, given, weight: float) -> tuple[float, float]:
+    """``(L, U)`` of a numeric QI: the data min/max or the given bounds (spec §7.1), checked so
+    that every loss term ``w (z − y)/(U − L)`` is a finite number."""
+    if not np.all(np.isfinite(vals)):
+        raise InvalidInput(f"quasi-identifier {name!r} contains an infinite value")
+    lo, hi = float(vals.min()), float(vals.max())
+    if given is not None:
+        try:
+            blo, bhi = (float(b) for b in given)
+        except (TypeError, ValueError):
+            raise InvalidInput(f"bounds[{name!r}] must be a pair (L, U), got {given!r}") from None
+        if not (np.isfinite(blo) and np.isfinite(bhi) and blo <= lo and hi <= bhi):
+            raise InvalidInput(
+                f"bounds[{name!r}]=({blo}, {bhi}) must be finite and contain "
+                f"the data range [{lo}, {hi}]"
+            )
+        lo, hi = blo, bhi
+    if not hi > lo:
+        raise InvalidInput(
+            f"quasi-identifier {name!r} is constant ({lo}) and no bounds were "
+            "given: its loss would divide by zero (spec §7.1); drop it or "
+            "pass bounds={name: (L, U)}"
+        )
+    with np.errstate(over="ignore"):
+        width = hi - lo
+        factor = weight / width
+    if not np.isfinite(width):
+        raise InvalidInput(
+            f"quasi-identifier {name!r} spans [{lo!r}, {hi!r}]: U − L overflows float64, so "
+            "its loss would be NaN; rescale the column (e.g. divide it by a power of ten)"
+        )
+    if not np.isfinite(factor):
+        raise InvalidInput(
+            f"quasi-identifier {name!r} has the range U − L = {width!r}, too small for its "
+            f"weight {float(weight)!r} (w/(U − L) overflows float64); rescale the column"
+        )
+    return lo, hi
 
 
 def build_problem(
@@ -208,6 +250,13 @@ def build_problem(
             f"bounds names columns that are not quasi-identifiers: {sorted(map(str, unknown_b))}"
         )
     w = _check_weights(weights, names, normalize_weights)
+    with np.errstate(over="ignore"):
+        total = n * w.sum()
+    if not np.isfinite(total):
+        raise InvalidInput(
+            f"weights {w.tolist()} are too large: the loss of {n} rows (up to n·Σw) would overflow "
+            "float64; rescale the weights (only their ratios matter)"
+        )
 
     m = len(names)
     x = np.empty((n, m))
@@ -241,31 +290,9 @@ def build_problem(
         if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
             raise InvalidInput(f"quasi-identifier {c!r} is not numeric; list it in categorical")
         vals = col.to_numpy(dtype=np.float64)
-        if not np.all(np.isfinite(vals)):
-            raise InvalidInput(f"quasi-identifier {c!r} contains an infinite value")
         labels.append(None)
         x[:, j] = vals
-        lo, hi = float(vals.min()), float(vals.max())
-        if c in bounds:
-            try:
-                blo, bhi = (float(b) for b in bounds[c])
-            except (TypeError, ValueError):
-                raise InvalidInput(
-                    f"bounds[{c!r}] must be a pair (L, U), got {bounds[c]!r}"
-                ) from None
-            if not (np.isfinite(blo) and np.isfinite(bhi) and blo <= lo and hi <= bhi):
-                raise InvalidInput(
-                    f"bounds[{c!r}]=({blo}, {bhi}) must be finite and contain "
-                    f"the data range [{lo}, {hi}]"
-                )
-            lo, hi = blo, bhi
-        if not hi > lo:
-            raise InvalidInput(
-                f"quasi-identifier {c!r} is constant ({lo}) and no bounds were "
-                "given: its loss would divide by zero (spec §7.1); drop it or "
-                "pass bounds={name: (L, U)}"
-            )
-        lower[j], upper[j] = lo, hi
+        lower[j], upper[j] = _numeric_bounds(c, vals, bounds.get(c), w[j])
         integer[j] = bool(np.all(vals == np.round(vals)))
     return KAnonProblem(
         x=x,
