@@ -272,3 +272,28 @@ def test_bad_runs() -> None:
         )
     with pytest.raises(InvalidInput, match="outside the map"):
         grid_geography(3, 3, metric="haversine").locate([10.0, 10.0])
+
+
+@pytest.mark.parametrize("failure", ["numerical", "limit"])
+def test_auto_falls_back_to_the_lp_when_benders_fails(monkeypatch, failure: str) -> None:
+    """'auto' answers with the monolithic LP when Benders fails numerically or stops without a
+    feasible point; 'benders' reports the failure."""
+    import privopt.geo.solve as solve_mod
+    from privopt.errors import NumericalTrouble, SolverLimit
+
+    geo, params, users = _instance(3, 1.0, 0.8, 1.0)
+    res = run_lrgeo(geo, params, users, TravelCosts(geo), method="lp", rng=0)
+    model = build_model(
+        [UserBlock(u.pair_distances, u.column_distances, u.cost) for u in res.uploads], params
+    )
+    error = NumericalTrouble("ray not confirmed") if failure == "numerical" else SolverLimit("it")
+
+    def failing(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(solve_mod, "_solve_benders", failing)
+    sol = solve_clr(model, "auto")
+    assert sol.method == "lp" and sol.status == "optimal" and "fallback" in sol.info
+    assert sol.objective == pytest.approx(res.solution.objective, rel=2e-6)
+    with pytest.raises(type(error)):
+        solve_clr(model, "benders")
