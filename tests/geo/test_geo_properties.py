@@ -297,3 +297,26 @@ def test_auto_falls_back_to_the_lp_when_benders_fails(monkeypatch, failure: str)
     assert sol.objective == pytest.approx(res.solution.objective, rel=2e-6)
     with pytest.raises(type(error)):
         solve_clr(model, "benders")
+
+
+def test_ambiguity_counts_always_include_the_true_row() -> None:
+    """§10 exact interval [ĉ − 2δ_max, ĉ]: the row the user really asked for always matches
+    (ĉ = β + two road corrections, each ≤ δ_max), so every count is ≥ 1; the paper's symmetric
+    interval [ĉ − δ_max, ĉ + δ_max] can miss it."""
+    geo = grid_geography(8, 8, 0.5, metric="haversine", road_factor=1.3)
+    params = GeoParams(epsilon=2.0, gamma=0.6, lr_radius=2.0, r_obf=1.5, r_exp=1.0, lr_max_size=6)
+    table = CostReferenceTable(geo, 6, cell_km=0.3, seed=1)
+    res = run_lrgeo(geo, params, [5, 40], table, rng=1)
+    exact = res.ambiguity(table, columns_per_user=None)
+    assert exact.size == sum(u.cost.size for u in res.uploads) and exact.min() >= 1
+    paper = res.ambiguity(table, interval="paper", columns_per_user=None)
+    assert paper.shape == exact.shape and paper.max() <= table.n_points
+
+
+def test_within_user_gve_is_zero_and_across_is_reported_apart() -> None:
+    geo, params, users = _instance(11, 1.0, 0.8, 1.5)
+    res = run_lrgeo(geo, params, users, TravelCosts(geo), rng=0)
+    v = res.violations()
+    assert v.n_violated_within == 0 and v.max_gve_within == 0.0
+    assert v.max_gve == max(v.max_gve_within, v.max_gve_across)
+    assert (v.n_violated_across == 0) == (v.max_gve_across == 0.0)
