@@ -320,3 +320,38 @@ def test_within_user_gve_is_zero_and_across_is_reported_apart() -> None:
     assert v.n_violated_within == 0 and v.max_gve_within == 0.0
     assert v.max_gve == max(v.max_gve_within, v.max_gve_across)
     assert (v.n_violated_across == 0) == (v.max_gve_across == 0.0)
+
+
+def test_relaxed_bound_on_a_metric_matrix_map_equals_the_coordinate_one() -> None:
+    """The relaxed bound (Thm 4.7) on a map known only by its metric matrix equals the one on
+    the same map given by coordinates (MDPProblem with an output-distance table)."""
+    from privopt.geo import Geography
+
+    geo = grid_geography(5, 5, metric="euclidean", road_factor=1.2)
+    matrix_map = Geography(
+        road=geo.road,
+        road_nodes=geo.road_nodes,
+        metric="precomputed",
+        distances=geo.distance_matrix(),
+    )
+    params = GeoParams(epsilon=1.0, gamma=1.0, lr_radius=2.0, r_exp=1.5, r_obf=2.5, lr_max_size=6)
+    bounds = []
+    for g in (geo, matrix_map):
+        res = run_lrgeo(g, params, [6, 18], TravelCosts(g), rng=0)
+        bounds.append((res.relaxed_bound(), res.relaxed_bound(exact=True), res.cost()))
+    assert bounds[1] == pytest.approx(bounds[0], rel=1e-7)
+    assert bounds[0][0] <= bounds[0][2] * (1 + 1e-9)
+
+
+def test_output_distance_table_is_validated() -> None:
+    from privopt.mdp import MDPProblem
+
+    d = np.array([[0.0, 1.0], [1.0, 0.0]])
+    with pytest.raises(InvalidInput, match="output_distances must have shape"):
+        MDPProblem(d, epsilon=1.0, eta=1.0, metric="precomputed", output_distances=np.ones((3, 2)))
+    with pytest.raises(InvalidInput, match="output_distances must be >= 0"):
+        MDPProblem(d, epsilon=1.0, eta=1.0, metric="precomputed", output_distances=-np.ones((2, 3)))
+    with pytest.raises(InvalidInput, match="not both"):
+        MDPProblem(d, epsilon=1.0, eta=1.0, metric="precomputed", outputs=1, output_distances=d)
+    prob = MDPProblem(d, epsilon=1.0, eta=1.0, metric="precomputed", output_distances=d[:, :1] + 2)
+    assert prob.n_outputs == 1 and prob.output_index is None and prob.cost[0, 0] == 2.0

@@ -207,9 +207,16 @@ def relaxed_problem(geography: Geography, params: GeoParams, rows: Any, cost: np
     constraints (16) among N_m with d ≤ γ, no exponential entries, cost ``cost`` (n × K)."""
     from privopt.mdp import MDPProblem
 
-    if geography.points is None or geography.metric == "precomputed":
-        raise InvalidInput("the relaxed bound needs a geography with coordinates")
     r = np.asarray(rows, dtype=np.int64)
+    if geography.points is None or geography.metric == "precomputed":
+        return MDPProblem(
+            geography.distance_rows(r, r),
+            epsilon=params.epsilon,
+            eta=params.gamma,
+            metric="precomputed",
+            output_distances=geography.distance_rows(r),
+            cost=cost,
+        )
     return MDPProblem(
         geography.points[r],
         epsilon=params.epsilon,
