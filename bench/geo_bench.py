@@ -234,11 +234,13 @@ def table_1(a: argparse.Namespace) -> None:
         "method", "K", "time (s)", "paper time", "cost (km)", "paper cost", "ratio (bound c̃)",
         "paper ratio", "ratio (bound c̄)", "status", "peak RSS MiB",
     )  # fmt: skip
+    paper_ks = [100, 200, 300, 400]
     for method in a.methods.split(","):
-        for i, k in enumerate(ks):
+        for k in ks:
             r = _child(a, method=method, k=k, bound=a.bound and method.startswith("lrgeo"))
-            pt = PAPER_TIME.get(method, ["≤0.005"] * 4)[i] if i < 4 else ""
-            pc = PAPER_COST.get(method, [None] * 4)[i] if i < 4 else None
+            i = paper_ks.index(k) if k in paper_ks else None
+            pt = "" if i is None else PAPER_TIME.get(method, ["≤0.005"] * 4)[i]
+            pc = None if i is None else PAPER_COST.get(method, [None] * 4)[i]
             pr = PAPER_RATIO.get(k, "") if method == "lrgeo" else ""
             _print_row(
                 [method, k, _stat(r.get("time_s")), pt, _stat(r.get("cost")), pc or "—",
