@@ -51,6 +51,7 @@ def _start_server(args: argparse.Namespace) -> tuple[subprocess.Popen, str]:
     cmd = [sys.executable, "-m", "privopt", "geo", "serve", *_map_args(args), *PARAMS]
     cmd += ["--port", "0", "--max-batch", str(args.max_batch)]
     cmd += ["--batch-window", str(args.batch_window), "--method", args.method, "--quiet"]
+    cmd += ["--workers", str(args.workers)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=sys.stderr, text=True)
     line = proc.stdout.readline() if proc.stdout else ""
     if not line:
@@ -136,6 +137,7 @@ def main() -> None:
     ap.add_argument("--max-batch", type=int, default=64)
     ap.add_argument("--batch-window", type=float, default=0.25)
     ap.add_argument("--method", default="auto", choices=["auto", "benders", "lp"])
+    ap.add_argument("--workers", type=int, default=1, help="server threads per batch solve")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     print(f"load average at start: {os.getloadavg()}", file=sys.stderr)
@@ -157,7 +159,8 @@ def main() -> None:
     client_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
         f"\nK = {geo.n_locations} ({geo.name}), {args.sessions} sessions per level, "
-        f"max_batch {args.max_batch}, window {args.batch_window} s, method {args.method}; "
+        f"max_batch {args.max_batch}, window {args.batch_window} s, method {args.method}, "
+        f"{args.workers} solver thread(s); "
         f"load average {os.getloadavg()[0]:.1f}; peak RSS server {server_rss:.0f} MiB, "
         f"clients {client_rss:.0f} MiB\n"
     )

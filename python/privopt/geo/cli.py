@@ -120,6 +120,9 @@ def _register_serve(nested: argparse._SubParsersAction) -> None:
     q.add_argument("--max-body-mb", type=float, default=32.0, help="largest request body (MiB)")
     q.add_argument("--max-pending", type=int, default=4096, help="most uploads waiting")
     q.add_argument("--time-limit", type=float, help="seconds per batch solve")
+    q.add_argument(
+        "--workers", type=int, default=1, help="threads for a batch's Benders subproblems"
+    )
     q.set_defaults(func=_serve)
 
 
@@ -220,24 +223,10 @@ def _compute(args: argparse.Namespace, out: Path) -> dict[str, Any]:
 
 def _serve(args: argparse.Namespace) -> int:
     from privopt.cli import Terminated, emit_summary
-    from privopt.geo import CostReferenceTable
-    from privopt.geo.http_server import GeoService, ServiceConfig, bind_socket, serve
+    from privopt.geo.http_server import bind_socket, serve
 
     _require_server_extra()
-    config = ServiceConfig(
-        max_batch=args.max_batch,
-        batch_window_s=args.batch_window,
-        max_body_bytes=int(args.max_body_mb * 2**20),
-        max_pending=args.max_pending,
-        method=args.method,
-        rel_gap=args.gap,
-        time_limit=args.time_limit,
-    )
-    params = _params(args)
-    geo = _geography(args, args.sample_seed)
-    print(f"[geo serve] {geo!r}: building the CR table", file=sys.stderr)
-    table = CostReferenceTable(geo, args.targets, cell_km=params.cr_cell_km, seed=args.seed)
-    service = GeoService(table, params, config)
+    service = _service(args)
     sock = bind_socket(args.host, args.port)
     host, port = sock.getsockname()[:2]
     url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
@@ -245,7 +234,7 @@ def _serve(args: argparse.Namespace) -> int:
         {
             "command": "geo serve",
             "url": url,
-            "n_locations": geo.n_locations,
+            "n_locations": service.geography.n_locations,
             "map_fingerprint": service.setup.map_fingerprint,
         }
     )
@@ -256,12 +245,38 @@ def _serve(args: argparse.Namespace) -> int:
         pass  # the normal way to stop a server
     finally:
         sock.close()
+        if service.executor is not None:
+            service.executor.shutdown(wait=False, cancel_futures=True)
     h = service.health(0)
-    print(
-        f"[geo serve] stopped: {h['requests']}, {h['batches']} batches solved",
-        file=sys.stderr,
-    )
+    print(f"[geo serve] stopped: {h['requests']}, {h['batches']} batches solved", file=sys.stderr)
     return 0
+
+
+def _service(args: argparse.Namespace) -> Any:
+    """The server's state from the command line: settings checked first, then the map and the
+    CR table."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from privopt._validation import check_int
+    from privopt.geo import CostReferenceTable
+    from privopt.geo.http_server import GeoService, ServiceConfig
+
+    config = ServiceConfig(
+        max_batch=args.max_batch,
+        batch_window_s=args.batch_window,
+        max_body_bytes=int(args.max_body_mb * 2**20),
+        max_pending=args.max_pending,
+        method=args.method,
+        rel_gap=args.gap,
+        time_limit=args.time_limit,
+    )
+    workers = check_int("--workers", args.workers, minimum=1)
+    params = _params(args)
+    geo = _geography(args, args.sample_seed)
+    print(f"[geo serve] {geo!r}: building the CR table", file=sys.stderr)
+    table = CostReferenceTable(geo, args.targets, cell_km=params.cr_cell_km, seed=args.seed)
+    executor = ThreadPoolExecutor(workers) if workers > 1 else None  # HiGHS releases the GIL
+    return GeoService(table, params, config, executor=executor)
 
 
 def _require_server_extra() -> None:
