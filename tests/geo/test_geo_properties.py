@@ -355,3 +355,29 @@ def test_output_distance_table_is_validated() -> None:
         MDPProblem(d, epsilon=1.0, eta=1.0, metric="precomputed", outputs=1, output_distances=d)
     prob = MDPProblem(d, epsilon=1.0, eta=1.0, metric="precomputed", output_distances=d[:, :1] + 2)
     assert prob.n_outputs == 1 and prob.output_index is None and prob.cost[0, 0] == 2.0
+
+
+@SETTINGS
+@given(st.integers(0, 10_000), st.floats(0.6, 2.0), st.floats(0.0, 1.0))
+def test_lr_set_is_the_metric_ball_when_the_radius_is_within_gamma(seed, gamma, frac) -> None:
+    """Γ ≤ γ_graph < diameter: the ball replaces the bounded Dijkstra exactly (D = d there);
+    checked against the search on the explicitly built graph, on a jittered grid."""
+    from privopt.geo import Geography, GeoIndGraph
+    from privopt.graphs import Graph
+
+    rng = np.random.default_rng(seed)
+    base = grid_geography(7, 7, metric="euclidean")
+    pts = base.points + rng.uniform(-0.3, 0.3, base.points.shape)
+    geo = Geography(road=base.road, road_nodes=base.road_nodes, points=pts, metric="euclidean")
+    g = GeoIndGraph(geo, gamma)
+    assert g.graph is not None  # γ < diameter: a real graph
+    radius = frac * gamma
+    d = geo.distance_matrix()
+    i, j = np.nonzero(np.triu(d <= gamma, k=1))
+    explicit = Graph.from_edges(geo.n_locations, i, j, d[i, j])
+    for m in rng.choice(geo.n_locations, 5, replace=False):
+        ball = g.lr_set(int(m), radius)
+        search = explicit.distances(int(m), cutoff=radius)
+        assert ball.nodes[0] == m and set(ball.nodes) == set(search.nodes)
+        order = np.argsort(search.nodes)
+        np.testing.assert_allclose(ball.distances[np.argsort(ball.nodes)], search.distances[order])
