@@ -234,15 +234,13 @@ def _stdout_for_results_only() -> Iterator[TextIO]:
 def _mute_highs_banner() -> None:
     """HiGHS prints its banner on fd 1 when the process creates its first solver: create that
     first one with fd 1 on /dev/null (later solvers print only when their log is on)."""
-    try:
-        import highspy
-    except ImportError:  # pragma: no cover - highspy is a dependency
-        return
+    from privopt.lp import highs
+
     sys.stdout.flush()
     saved, null = os.dup(1), os.open(os.devnull, os.O_WRONLY)
     try:
         os.dup2(null, 1)
-        highspy.Highs()
+        highs.Highs()
     finally:
         os.dup2(saved, 1)
         os.close(saved)

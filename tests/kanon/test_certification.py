@@ -130,3 +130,19 @@ def test_milp_equals_brute_force_when_optimal_and_bound_holds_otherwise(case, ca
     opts = {"max_columns": cap} if formulation == "auto" else {"time_limit": 2.0}
     res, uncertified = _run_recording(df, k, formulation=formulation, **opts)
     _assert_certificate_consistent(res, uncertified, optimum)
+
+
+def test_column_generation_does_not_stall_on_solver_tolerance():
+    # Values spanning 140 orders of magnitude: a column already in the master priced at
+    # -6.8e-8 (inside HiGHS's dual tolerance) and used to be re-added forever.
+    df = pd.DataFrame(
+        {
+            "num0": [1.2809594106658482, 2.5873522418148937e-91, 1e-07, -3.134768393057761,
+                     -1.5938511041989837e-141],
+            "cat1": ["z", "x", "z", "y", "x"],
+        }
+    )  # fmt: skip
+    res, uncertified = _run_recording(df, 3, time_limit=30)
+    _assert_certificate_consistent(res, uncertified, optimum_by_subset_dp(build_problem(df, 3)))
+    assert res.info["solve_time"] < 5
+    assert res.info["cg_iterations"] <= 3

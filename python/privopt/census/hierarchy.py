@@ -112,7 +112,7 @@ class Hierarchy:
     def from_parents(
         cls,
         parent: Sequence[int] | np.ndarray,
-        names: Sequence[Any] | None = None,
+        names: Sequence[Any] | np.ndarray | None = None,
         level_names: Sequence[str] | None = None,
         *,
         pad_leaves: bool = False,

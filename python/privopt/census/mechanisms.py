@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from privopt._validation import check_epsilon, check_finite_result, check_positive
+from privopt.census.forest import check_executor
 from privopt.census.hierarchy import CensusCounts, Hierarchy, cumulate, decumulate
 from privopt.census.noise import (
     DataFingerprint,
@@ -46,6 +47,7 @@ from privopt.census.solvers import (
     tree_postprocess,
 )
 from privopt.errors import InvalidInput, NumericalTrouble, SolverLimit
+from privopt.lp.qp import solve_projection_qp
 
 __all__ = [
     "measure_counts",
@@ -285,6 +287,7 @@ def m_h_dp(
     accountant: Any = None,
     measurements: Measurements | None = None,
     window: str | int = "auto",
+    executor: Any = None,
 ) -> CensusRelease:
     """M_H^dp (spec 003 §2): noisy counts, then the exact tree DP with TableMerge (C++).
 
@@ -296,6 +299,9 @@ def m_h_dp(
     accountant : optional privopt.dp.PrivacyAccountant charged ε (ε/L per level).
     measurements : reuse earlier ``"counts"`` measurements (no new spend).
     window : value windows of the DP (see :mod:`privopt.census.solvers`).
+    executor : optional :class:`concurrent.futures.Executor` (or a Dask client's
+        ``get_executor()``) on which the top-level subtrees are solved as tasks; the release is
+        the same, bit for bit (:mod:`privopt.census.forest`).
 
     Returns
     -------
@@ -310,10 +316,16 @@ def m_h_dp(
     (3, 3)
     """
     check_window(window)
+    check_executor(executor)
     meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     counts, info = tree_postprocess(
-        data.hierarchy, meas.noisy, data.G, scale=float(meas.scale[0]), window=window
+        data.hierarchy,
+        meas.noisy,
+        data.G,
+        scale=float(meas.scale[0]),
+        window=window,
+        executor=executor,
     )
     return _release(
         "M_H^dp", data, meas, counts, t0, time.perf_counter() - start, "counts Δ=2, λ=2L/ε", info
@@ -355,16 +367,24 @@ def m_c_dp(
     accountant: Any = None,
     measurements: Measurements | None = None,
     window: str | int = "auto",
+    executor: Any = None,
 ) -> CensusRelease:
     """M_c^dp (spec 003 §3.3): noisy cumulative counts, per-region isotonic regression on
-    [0, G], round half-up, ⊖, then the tree DP to restore consistency and faithfulness."""
+    [0, G], round half-up, ⊖, then the tree DP to restore consistency and faithfulness
+    (``executor`` as in :func:`m_h_dp`)."""
     check_window(window)
+    check_executor(executor)
     meas, t0 = _get(measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     iso = np.clip(_pava_rows(meas.noisy.astype(np.float64)), 0, data.G)
     n_bar = decumulate(round_half_up(iso))
     counts, info = tree_postprocess(
-        data.hierarchy, n_bar, data.G, scale=float(meas.scale[0]), window=window
+        data.hierarchy,
+        n_bar,
+        data.G,
+        scale=float(meas.scale[0]),
+        window=window,
+        executor=executor,
     )
     return _release(
         "M_c^dp",
@@ -471,7 +491,7 @@ def solve_qp(
     """
     if _qp_solver_name(solver) == "clarabel":
         return _solve_qp_clarabel(target, A, row_lo, row_hi, col_lo, time_limit)
-    return _solve_qp_highs(target, A, row_lo, row_hi, col_lo, time_limit)
+    return solve_projection_qp(target, A, row_lo, row_hi, col_lo, time_limit)
 
 
 def _solve_qp_clarabel(
@@ -521,57 +541,6 @@ def _solve_qp_clarabel(
     return unit * np.asarray(sol.x)
 
 
-def _solve_qp_highs(
-    target: np.ndarray,
-    A: sp.spmatrix,
-    row_lo: np.ndarray,
-    row_hi: np.ndarray,
-    col_lo: float,
-    time_limit: float | None,
-) -> np.ndarray:
-    import highspy
-
-    n = target.size
-    A = sp.csc_matrix(A)
-    lp = highspy.HighsLp()
-    lp.num_col_ = n
-    lp.num_row_ = A.shape[0]
-    lp.col_cost_ = (-2.0 * target).astype(np.float64)
-    lp.col_lower_ = np.full(n, col_lo)
-    lp.col_upper_ = np.full(n, highspy.kHighsInf)
-    lp.row_lower_ = np.asarray(row_lo, dtype=np.float64)
-    lp.row_upper_ = np.asarray(row_hi, dtype=np.float64)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = A.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = A.indices.astype(np.int32)
-    lp.a_matrix_.value_ = A.data.astype(np.float64)
-    hess = highspy.HighsHessian()
-    hess.dim_ = n
-    hess.format_ = highspy.HessianFormat.kTriangular
-    hess.start_ = np.arange(n + 1, dtype=np.int32)
-    hess.index_ = np.arange(n, dtype=np.int32)
-    hess.value_ = np.full(n, 2.0)
-    model = highspy.HighsModel()
-    model.lp_ = lp
-    model.hessian_ = hess
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    if time_limit is not None:
-        h.setOptionValue("time_limit", float(time_limit))
-    h.passModel(model)
-    h.run()
-    status = h.getModelStatus()
-    if status == highspy.HighsModelStatus.kTimeLimit:
-        raise SolverLimit(f"HiGHS QP hit time_limit = {time_limit} s", status="time limit")
-    if status != highspy.HighsModelStatus.kOptimal:
-        raise NumericalTrouble(
-            f"HiGHS QP ended with {h.modelStatusToString(status)}",
-            status=h.modelStatusToString(status),
-        )
-    return np.asarray(h.getSolution().col_value)
-
-
-@_all_or_nothing
 def m_h_r(
     data: CensusCounts,
     epsilon: float | None = None,

@@ -8,14 +8,29 @@ from typing import Any
 
 import numpy as np
 
+from privopt._validation import check_finite_array
 from privopt.census.hierarchy import CensusCounts, Hierarchy
 from privopt.errors import InvalidInput, PrivacyViolation
 
 __all__ = ["CensusRelease", "consistency_violations", "l1_per_level"]
 
 
+def _region_table(name: str, hierarchy: Hierarchy, value: Any) -> np.ndarray:
+    """A finite real (R, N) table, one row per region of ``hierarchy``."""
+    if not isinstance(hierarchy, Hierarchy):
+        raise InvalidInput(f"hierarchy must be a Hierarchy, got {type(hierarchy).__name__}")
+    kind = np.asarray(value).dtype.kind
+    arr = check_finite_array(name, value, dtype=np.int64 if kind in "iu" else np.float64, ndim=2)
+    if arr.shape[0] != hierarchy.n_regions:
+        raise InvalidInput(
+            f"{name} must have one row per region ({hierarchy.n_regions}), got shape {arr.shape}"
+        )
+    return arr
+
+
 def consistency_violations(hierarchy: Hierarchy, counts: np.ndarray) -> int:
     """#CV: pairs (non-leaf r, s) with ``n̂_s^r ≠ Σ_c n̂_s^c`` (spec 003 §5 resolution)."""
+    counts = _region_table("counts", hierarchy, counts)
     sums = np.zeros_like(counts)
     np.add.at(sums, hierarchy.parent[1:], counts[1:])
     internal = np.diff(hierarchy.child_ptr) > 0
@@ -24,7 +39,11 @@ def consistency_violations(hierarchy: Hierarchy, counts: np.ndarray) -> int:
 
 def l1_per_level(hierarchy: Hierarchy, released: np.ndarray, truth: np.ndarray) -> np.ndarray:
     """L1 error per level, ``Σ_{r∈R_ℓ} ||n^r − n̂^r||_1`` (Table 7), shape (L,)."""
-    err = np.abs(np.asarray(released, dtype=np.float64) - truth).sum(axis=1)
+    released = _region_table("released", hierarchy, released)
+    truth = _region_table("truth", hierarchy, truth)
+    if released.shape != truth.shape:
+        raise InvalidInput(f"released {released.shape} and truth {truth.shape} differ in shape")
+    err = np.abs(released.astype(np.float64) - truth).sum(axis=1)
     return np.bincount(hierarchy.level, weights=err, minlength=hierarchy.n_levels)
 
 

@@ -7,7 +7,14 @@ import numpy as np
 
 from privopt import _core
 
-__all__ = ["chunk_codes", "chunk_level_cells", "chunk_sums", "add_parts"]
+__all__ = ["chunk_summary", "chunk_codes", "chunk_level_step", "chunk_sums", "add_parts"]
+
+
+def chunk_summary(block: np.ndarray) -> tuple[bool, float, float]:
+    """(every value finite, min, max) of one chunk (min/max ignore nothing: NaN propagates)."""
+    if block.size == 0:
+        return True, np.inf, -np.inf
+    return bool(np.isfinite(block).all()), float(block.min()), float(block.max())
 
 
 def chunk_codes(block: np.ndarray, a: float, b: float, beta: float, window: str) -> np.ndarray:
@@ -17,14 +24,27 @@ def chunk_codes(block: np.ndarray, a: float, b: float, beta: float, window: str)
     )
 
 
-def chunk_level_cells(
-    block: np.ndarray, a: float, b: float, beta: float, window: str, tree_arrays, n_slots: int
-) -> tuple[np.ndarray]:
-    """The cell histogram of one chunk of codes (a 1-tuple, for :func:`add_parts`); see
-    ``_core.cluster.level_cells_codes``."""
+def chunk_level_step(
+    codes: np.ndarray,
+    nodes: np.ndarray | None,
+    a: float,
+    b: float,
+    beta: float,
+    window: str,
+    tree_arrays,
+    n_slots: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One chunk of a level pass: (the chunk's new tips, its cell histogram). ``nodes`` are the
+    tips of the previous pass (None: all at the root); they are copied, never changed in place,
+    so a persisted input stays valid. See ``_core.cluster.level_cells_nodes``."""
     tree = _core.cluster.Tree(*tree_arrays)
-    codes = np.ascontiguousarray(block)
-    return (_core.cluster.level_cells_codes(codes, a, b, beta, window, tree, n_slots, 1),)
+    n_nodes = len(tree_arrays[0])
+    dtype = np.uint16 if n_nodes <= 1 << 16 else np.uint32
+    tips = np.zeros(len(codes), dtype=dtype) if nodes is None else nodes.astype(dtype, copy=True)
+    cells = _core.cluster.level_cells_nodes(
+        np.ascontiguousarray(codes), tips, a, b, beta, window, tree, n_slots, 1
+    )
+    return tips, cells
 
 
 def chunk_sums(

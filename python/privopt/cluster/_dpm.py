@@ -55,9 +55,11 @@ def nearest_centre(X: np.ndarray, centres: np.ndarray, *, n_jobs: int | None = N
     (n,) int64.
     """
     threads = 1 if n_jobs is None else (os.cpu_count() or 1) if n_jobs < 0 else max(1, n_jobs)
-    return _core.cluster.nearest_centres(
-        np.asarray(X, dtype=np.float64), np.asarray(centres, dtype=np.float64), threads
-    )
+    X = check_finite_array("X", X, ndim=2)
+    centres = check_finite_array("centres", centres, shape=(None, X.shape[1]))
+    if centres.shape[0] == 0:
+        raise InvalidInput("centres must hold at least one centre")
+    return _core.cluster.nearest_centres(X, centres, threads)
 
 
 def _power_of_two_above(x: float) -> float:
@@ -194,6 +196,13 @@ def _check_noise_range(sched: BudgetSchedule, d: int, epsilon: float) -> None:
         raise InvalidInput(f"epsilon={epsilon!r} cannot be used by DPM's noise: {err}") from None
 
 
+def _nearest_from(X: np.ndarray, centres: np.ndarray, tips: tuple, threads: int) -> np.ndarray:
+    """The labels of :func:`nearest_centre`, searched from each row's tip centre (same answer)."""
+    return _core.cluster.nearest_centres_from(
+        np.ascontiguousarray(X, dtype=np.float64), centres, _core.cluster.Tree(*tips), threads
+    )
+
+
 class DPM(ClusterMixin, BaseEstimator):
     """Differentially private clustering by separation (DPM, Liebenow et al., CCS 2024).
 
@@ -252,6 +261,8 @@ class DPM(ClusterMixin, BaseEstimator):
     noisy_count_ : ñ_D.
     min_size_ : τ_e used.
     tree_ : the released split tree (a :class:`SplitTree`).
+    tip_centres_ : the tree's arrays with each tip's centre index in the slot; ``predict`` starts
+        each point's search at its tip's centre (the answer is that of the full search).
     schedule_ : the per-level budget (:class:`BudgetSchedule`).
     accountant_ : the :class:`privopt.dp.PrivacyAccountant` holding the ledger.
     ledger_ : ``accountant_.ledger()``, the readable table of spends.
@@ -392,15 +403,12 @@ class DPM(ClusterMixin, BaseEstimator):
 
     def _data(self, X: Any, a: float, b: float) -> InMemoryData | DaskData:
         if is_dask_array(X):
-            import dask
-            import dask.array as da
-
             if X.ndim != 2:
                 raise InvalidInput(f"X must be 2-dimensional, got shape {X.shape}")
-            finite, lo, hi = dask.compute(da.isfinite(X).all(), X.min(), X.max())
+            data: InMemoryData | DaskData = DaskData(X, a, b)
+            finite, lo, hi = data.summary()
             if not finite:
                 raise InvalidInput("X contains a non-finite value (NaN or inf)")
-            data: InMemoryData | DaskData = DaskData(X, a, b)
         else:  # already checked by _points
             lo, hi = (X.min(), X.max()) if X.size else (a, b)
             data = InMemoryData(X, a, b, self.n_jobs)
@@ -509,7 +517,7 @@ class DPM(ClusterMixin, BaseEstimator):
             n_splits = int(_core.cluster.num_splits(p["a"], p["b"], beta)) if beta > 0 else 0
 
         tree, leaves = self._build(data, n_tilde, tau_e, beta, n_splits, sched, p, acct, rng)
-        centres, sizes = self._average(data, tree, leaves, sched, p, acct, rng)
+        centres, sizes, tip_centre = self._average(data, tree, leaves, sched, p, acct, rng)
         return {
             "noisy_count_": n_tilde,
             "min_size_": tau_e,
@@ -518,6 +526,10 @@ class DPM(ClusterMixin, BaseEstimator):
             "n_splits_": n_splits,
             "tree_": tree,
             "cluster_centers_": centres,
+            # Each tip's centre: predict starts every point's nearest-centre search there.
+            "tip_centres_": tree.kernel_arrays(
+                {node: tip_centre.get(node, 0) for node in tree.tips()}
+            ),
             "cluster_sizes_": sizes,
             "n_clusters_": len(centres),
         }
@@ -621,9 +633,9 @@ class DPM(ClusterMixin, BaseEstimator):
 
     def _average(
         self, data, tree, leaves, sched: BudgetSchedule, p, acct, rng
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
         """DPAvg: Gaussian noise on each leaf's clipped sum, divided by the leaf's stored ñ, then
-        clipped to the bounds; returns (centres (k, d), noisy sizes (k,))."""
+        clipped to the bounds; returns (centres (k, d), noisy sizes (k,), tip → centre index)."""
         d, a, b = data.d, p["a"], p["b"]
         reach = max(abs(a), abs(b))
         l2 = reach * math.sqrt(d)  # max ‖x‖₂ over [a, b]^d
@@ -645,16 +657,19 @@ class DPM(ClusterMixin, BaseEstimator):
         noisy_sums = dp.gaussian_mechanism(
             sums, sched.epsilon_average, sched.delta_average, sensitivity=l2 / unit, rng=rng
         )
-        centres, weights = [], []
-        for s, (_, nt) in enumerate(leaves):
+        centres: list[np.ndarray] = []
+        weights: list[float] = []
+        tip_centre: dict[int, int] = {}
+        for s, (node, nt) in enumerate(leaves):
             if nt > 0:  # ñ_i ≤ 0 only for a root with ñ_D ≤ 0 (spec §10.15)
                 # Clipping to the public box is post-processing: free, and every centre lands
                 # where a point could be.
+                tip_centre[node] = len(centres)
                 centres.append(np.clip(noisy_sums[s] / nt, a / unit, b / unit) * unit)
                 weights.append(nt)
         if not centres:  # data-independent fallback: the centre of the box
             centres, weights = [np.full(d, 0.5 * a + 0.5 * b)], [0.0]
-        return np.vstack(centres), np.asarray(weights)
+        return np.vstack(centres), np.asarray(weights), tip_centre
 
     # ------------------------------------------------------------------ prediction
     def predict(self, X: Any) -> Any:
@@ -666,11 +681,11 @@ class DPM(ClusterMixin, BaseEstimator):
             from sklearn.exceptions import NotFittedError
 
             raise NotFittedError("DPM is not fitted yet; call fit first")
-        centres = self.cluster_centers_
+        centres, tips = self.cluster_centers_, self.tip_centres_
         if is_dask_array(X):
             Xr = X.rechunk({1: -1})
             return Xr.map_blocks(
-                lambda blk: nearest_centre(blk, centres), drop_axis=1, dtype=np.int64
+                lambda blk: _nearest_from(blk, centres, tips, 1), drop_axis=1, dtype=np.int64
             )
         arr = _points(X, min_samples=0)
         if arr.shape[1] != self.n_features_in_:
@@ -678,4 +693,7 @@ class DPM(ClusterMixin, BaseEstimator):
                 f"X has {arr.shape[1]} features, but DPM is expecting {self.n_features_in_} "
                 "features as input"
             )
-        return nearest_centre(arr, centres, n_jobs=self.n_jobs)
+        threads = (
+            1 if self.n_jobs is None else (os.cpu_count() or 1) if self.n_jobs < 0 else self.n_jobs
+        )
+        return _nearest_from(arr, centres, tips, max(1, threads))

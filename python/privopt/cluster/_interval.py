@@ -100,19 +100,15 @@ def codebook_monte_carlo(
     return out
 
 
-#: Rows per block of the in-place gap accumulation (bounds its temporary to 8 MiB).
-_GAP_BLOCK = 1 << 20
-
-
 def add_sorted_gaps(acc: np.ndarray, col: np.ndarray) -> None:
     """acc[k] += col[k+1] − col[k] for a sorted (m,) column, in place, shape (m−1,).
 
-    Block by block, so the only temporary is one block; each element is the same difference then
-    the same sum as ``acc += np.diff(col)``, so the result is identical bit for bit.
+    One C++ pass with no temporary; each element is the same difference then the same sum as
+    ``acc += np.diff(col)``, so the result is identical bit for bit.
     """
-    for lo in range(0, acc.size, _GAP_BLOCK):
-        hi = min(acc.size, lo + _GAP_BLOCK)
-        acc[lo:hi] += col[lo + 1 : hi + 1] - col[lo:hi]
+    if acc.dtype != np.float64 or not acc.flags.c_contiguous:
+        raise InvalidInput("acc must be a C-contiguous float64 array")
+    _core.cluster.add_gaps(col, acc)
 
 
 def prepare_column(col: np.ndarray, a: float, b: float) -> np.ndarray:

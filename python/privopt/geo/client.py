@@ -46,7 +46,9 @@ class GeoIndGraph:
     """
 
     def __init__(self, geography: Geography, gamma: float) -> None:
-        self.geography, self.gamma = geography, float(gamma)
+        from privopt._validation import check_positive
+
+        self.geography, self.gamma = geography, check_positive("gamma", gamma, allow_inf=True)
         self._graph: Graph | None = None
         self._complete = not math.isfinite(self.gamma) or self.gamma >= _diameter_bound(geography)
         self._lock = threading.Lock()  # one client may serve many threads

@@ -278,7 +278,7 @@ class UserMatrix:
             _field(d, "user", str),
             z,
             _field(d, "status", str),
-            math.inf if gap == "inf" else float(gap),
+            math.inf if gap == "inf" else float(_field(d, "relative_gap", (int, float))),
             float(_field(d, "objective", (int, float))),
             dict(d.get("info") or {}),
         )

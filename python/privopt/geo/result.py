@@ -13,7 +13,7 @@ import json
 import time
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -140,7 +140,7 @@ class LRGeoResult:
         for up in self.uploads:
             k_all = up.cost.shape[1]
             take = k_all if columns_per_user is None else min(columns_per_user, k_all)
-            for k in rng.choice(k_all, take, replace=False):
+            for k in rng.permutation(k_all)[:take]:
                 beta = table.beta(everyone, [table.snap[k]])[:, 0]
                 counts.append(
                     ambiguity_counts(up.cost[:, k], beta, table.delta_max, interval=interval)
@@ -319,9 +319,9 @@ def run_lrgeo(
         matrices,
         sol,
         true,
-        [s.cost_lower for s in states],
+        [cast(np.ndarray, s.cost_lower) for s in states],  # set for every state above
         uploads,
-        timings,  # type: ignore[misc]
+        timings,
     )
 
 

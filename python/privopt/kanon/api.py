@@ -5,9 +5,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from privopt._validation import check_instance
 from privopt.errors import InvalidInput, PrivacyViolation
 from privopt.kanon.check import verify_boxes, verify_k_anonymous
 from privopt.kanon.loss import ClassBoxes, LossBreakdown, class_boxes, information_loss
@@ -20,32 +22,80 @@ def _fmt_number(v: float, integer: bool) -> str:
     return str(int(v)) if integer else repr(float(v))
 
 
+def _value_set_formatter(labels) -> Callable:
+    names = [str(v) for v in labels]
+    return lambda present: "|".join(names[c] for c in np.flatnonzero(present))
+
+
+def _interval_formatter(integer: bool) -> Callable:
+    return lambda pair: f"[{_fmt_number(pair[0], integer)}-{_fmt_number(pair[1], integer)}]"
+
+
+def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of ``rows`` (c, w) and the index of each row's pattern, by hashing (each
+    column factorized, codes packed into one int64) rather than sorting rows."""
+    import pandas as pd
+
+    key = np.zeros(len(rows), dtype=np.int64)
+    span = 1
+    for col in rows.T:
+        codes, uniq = pd.factorize(col)
+        span *= len(uniq)
+        if span >= 2**62:  # too many combinations to pack: sort the rows instead
+            uniq_rows, inv = np.unique(rows, axis=0, return_inverse=True)
+            return uniq_rows, inv.ravel()
+        key = key * len(uniq) + codes
+    inv, _ = pd.factorize(key)
+    first = np.empty(int(inv.max()) + 1, dtype=np.int64)
+    first[inv[::-1]] = np.arange(len(inv) - 1, -1, -1)  # first row of each pattern
+    return rows[first], inv
+
+
+def _distinct_texts(rows: np.ndarray, fmt: Callable) -> np.ndarray:
+    """``fmt(row)`` for every row of ``rows`` (c, w), formatting each distinct row once."""
+    uniq, inv = _distinct_rows(rows)
+    return np.asarray([fmt(r) for r in uniq], dtype=object)[inv]
+
+
 def render_table(df, problem: KAnonProblem, boxes: ClassBoxes):
     """Copy of ``df`` with QI cells generalized: ``"[y-z]"`` intervals for numeric columns
     (``"v"`` when y = z is not collapsed: the interval is always printed), and the sorted set of
     the class's values joined by ``"|"`` for categorical columns (spec §7.17)."""
+    check_instance("problem", problem, KAnonProblem)
+    check_instance("boxes", boxes, ClassBoxes)
+    import pandas as pd
+
     out = df.copy()
     lab = boxes.labels
+    first = np.unique(lab, return_index=True)[1]  # one row per class
     for j, name in enumerate(problem.names):
         if problem.categorical[j]:
             codes = problem.x[:, j].astype(np.int64)
             present = np.zeros((int(lab.max()) + 1, len(problem.labels[j])), dtype=bool)
             present[lab, codes] = True
-            text = [
-                "|".join(str(problem.labels[j][c]) for c in np.flatnonzero(row)) for row in present
-            ]
-            out[name] = np.asarray(text, dtype=object)[lab]
+            text = _distinct_texts(present, _value_set_formatter(problem.labels[j]))
         else:
-            integ = bool(problem.integer[j])
-            # one string per class, then broadcast: rendering is O(classes), not O(n)
-            first = np.unique(lab, return_index=True)[1]
-            text = [
-                f"[{_fmt_number(boxes.lo[i, j], integ)}-{_fmt_number(boxes.hi[i, j], integ)}]"
-                for i in first
-            ]
-            out[name] = np.asarray(text, dtype=object)[lab]
-        out[name] = out[name].astype(object)
+            pairs = np.column_stack([boxes.lo[first, j], boxes.hi[first, j]])
+            text = _distinct_texts(pairs, _interval_formatter(bool(problem.integer[j])))
+        # one string per class pattern, then broadcast: rendering is O(patterns), not O(n)
+        out[name] = pd.Series(text[lab], index=df.index, dtype=object)
     return out
+
+
+def _verify_value_sets(name, cells, labels, codes) -> None:
+    """Every released categorical cell (value set ``"a|b"``) holds the row's own value; each
+    distinct (cell, value) pair is checked once."""
+    import pandas as pd
+
+    own = np.asarray([str(v) for v in labels], dtype=object)[codes.astype(np.int64)]
+    pairs = pd.DataFrame({"cell": cells.to_numpy(), "own": own})
+    for cell, value in pairs.drop_duplicates().itertuples(index=False):
+        # (a label that itself contains "|" can only be checked as a substring)
+        if value not in cell.split("|") and ("|" not in value or value not in cell):
+            row = int(np.flatnonzero((pairs["cell"] == cell) & (pairs["own"] == value))[0])
+            raise PrivacyViolation(
+                f"row {row}: {name} value {value!r} is not in its released set {cell!r}"
+            )
 
 
 @dataclass
@@ -71,10 +121,10 @@ class KAnonResult:
         Method-specific details (MILP status and gap, Split & Carry sub-problem sizes, ...).
     """
 
-    table: object
+    table: Any
     classes: np.ndarray
-    lower: object
-    upper: object
+    lower: Any
+    upper: Any
     loss: LossBreakdown
     method: str
     k: int
@@ -120,22 +170,7 @@ class KAnonResult:
         )
         p = self.problem
         for j in np.flatnonzero(p.categorical):
-            name = p.names[j]
-            own = np.asarray([str(v) for v in p.labels[j]], dtype=object)[p.x[:, j].astype(int)]
-            cells = self.table[name].to_numpy()
-            # one split per distinct cell text (O(classes)), then a row-wise membership test
-            sets = {c: frozenset(c.split("|")) for c in set(cells)}
-            # (a label that itself contains "|" can only be checked as a substring)
-            bad = [
-                i
-                for i, (c, v) in enumerate(zip(cells, own, strict=True))
-                if v not in sets[c] and ("|" not in v or v not in c)
-            ]
-            if bad:
-                raise PrivacyViolation(
-                    f"row {bad[0]}: {name} value {own[bad[0]]!r} is not in "
-                    f"its released set {cells[bad[0]]!r}"
-                )
+            _verify_value_sets(p.names[j], self.table[p.names[j]], p.labels[j], p.x[:, j])
 
     def loss_table(self):
         """Per-attribute loss: weight, objective share (Σ_i w_j D_ij) and NCP sum."""
@@ -226,10 +261,36 @@ METHOD_OPTIONS: dict[str, set[str]] = {
         "rel_gap",
         "max_columns",
     },
-    "split_carry": {"S", "sub_time_limit", "time_limit", "formulation", "verbose"},
+    "split_carry": {
+        "S",
+        "sub_time_limit",
+        "time_limit",
+        "formulation",
+        "verbose",
+        "progress",
+        "executor",
+        "parts",
+    },
     "mondrian": set(),
     "k_member": {"seed"},
 }
+
+
+def _check_option_values(options: dict) -> None:
+    """Option values checked at the boundary (a negative time limit would otherwise run)."""
+    from privopt._validation import check_int, check_positive
+
+    for name in ("time_limit", "sub_time_limit"):
+        if options.get(name) is not None:
+            options[name] = check_positive(name, options[name], allow_inf=True)
+    if "S" in options:
+        options["S"] = check_int("S", options["S"], minimum=1)
+    if options.get("seed") is not None:
+        options["seed"] = check_int("seed", options["seed"], minimum=0)
+    for name in ("equality_cardinality", "verbose"):
+        if name in options and not isinstance(options[name], bool):
+            raise InvalidInput(f"{name} must be True or False, got {options[name]!r}")
+
 
 #: method name -> runner(problem, **options) -> (labels (n,), info dict)
 METHODS: dict[str, Callable] = {
@@ -273,8 +334,10 @@ def anonymize(
     categorical_denominator : ``"dom_minus_1"`` (default) or ``"dom"`` for the categorical NCP.
     normalize_weights : rescale the weights to sum to 1 (eq. 35).
     **options : method options: ``time_limit`` (s), ``formulation`` ("auto", "set_partition"
-        or "paper"), ``equality_cardinality`` (milp); ``S``, ``sub_time_limit``,
-        ``time_limit``, ``formulation`` (split_carry); ``seed`` (k_member).
+        or "paper"), ``rel_gap``, ``max_columns``, ``equality_cardinality`` (milp); ``S``,
+        ``sub_time_limit``, ``time_limit``, ``formulation``, ``progress``, ``executor`` (a
+        ``concurrent.futures.Executor`` for parallel parts), ``parts`` (split_carry);
+        ``seed`` (k_member).
 
     Returns
     -------
@@ -304,6 +367,7 @@ def anonymize(
             f"method {method!r} takes no option(s) {sorted(unknown)}; "
             f"accepted: {sorted(METHOD_OPTIONS[method])}"
         )
+    _check_option_values(options)
     problem = build_problem(
         df,
         k,

@@ -21,6 +21,7 @@ from fractions import Fraction
 import numba
 import numpy as np
 
+from privopt._validation import check_instance, check_permutation
 from privopt.kanon.box_cost import (
     BoxCost,
     add_to_class,
@@ -38,9 +39,9 @@ __all__ = ["greedy_search", "greedy_search_reference"]
 
 
 @numba.njit(cache=True, nogil=True)
-def _unlink(nxt, prv, p, head, end):  # pragma: no cover - compiled
-    """Remove position p from the doubly linked list of remaining records; returns the head."""
-    a, b = prv[p], nxt[p]
+def _unlink(nxt, prv, r, head, end):  # pragma: no cover - compiled
+    """Remove run r from the doubly linked list of runs with rows left; returns the head."""
+    a, b = prv[r], nxt[r]
     if a >= 0:
         nxt[a] = b
     else:
@@ -51,39 +52,50 @@ def _unlink(nxt, prv, p, head, end):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _best_candidate(
-    values, head, end, nxt, mn, mx, distinct, cnt, coef, is_cat, primary, exact
+def _best_run(
+    values, head, end, nxt, first, mn, mx, distinct, cnt, coef, is_cat, primary, exact
 ):  # pragma: no cover
-    """First remaining record (in sorted order) of least ``g(E ∪ {x})``."""
+    """First run (in sorted order) whose rows give the least ``g(E ∪ {x})``.
+
+    All rows of a run are identical, so one cost per run gives the same argmin as a scan of
+    the rows, and the run's first remaining row is the earliest row of least cost.
+    """
     cur = class_cost(mn, mx, distinct, coef, is_cat)
     rest = cur
     if primary >= 0:
         rest = cur - coef[primary] * (mx[primary] - mn[primary])
-    best_p = -1
+    best_r = -1
     best = cur
-    p = head
-    while p != end:
-        cost = cost_with(values, p, mn, mx, distinct, cnt, coef, is_cat)
-        if best_p < 0 or cost < best:  # strict: ties stay with the earliest record
-            best, best_p = cost, p
+    r = head
+    while r != end:
+        row = first[r]
+        cost = cost_with(values, row, mn, mx, distinct, cnt, coef, is_cat)
+        if best_r < 0 or cost < best:  # strict: ties stay with the earliest run
+            best, best_r = cost, r
             if cost <= cur:
                 break  # inside the box: nothing can be cheaper
         elif primary >= 0:
-            v = values[p, primary]
+            v = values[row, primary]
             hi = mx[primary] if mx[primary] > v else v
             if exceeds(coef[primary] * (hi - mn[primary]) + rest, best, exact):
                 break  # the primary key only grows from here on
-        p = nxt[p]
-    return best_p
+        r = nxt[r]
+    return best_r
 
 
 @numba.njit(cache=True, nogil=True)
-def _greedy_kernel(values, k, coef, is_cat, n_slots, primary, exact):  # pragma: no cover
-    """Class id per sorted position for the first ⌊n/k⌋ classes; leftovers get -1."""
+def _greedy_kernel(values, run_start, k, coef, is_cat, n_slots, primary, exact):  # pragma: no cover
+    """Class id per sorted position for the first ⌊n/k⌋ classes; leftovers get -1.
+
+    ``run_start`` (R+1,) delimits the runs of identical consecutive rows; each run hands out its
+    rows front to back, and a linked list holds the runs with rows left.
+    """
     n, m = values.shape
-    end = n
-    nxt = np.arange(1, n + 1)
-    prv = np.arange(-1, n - 1)
+    n_runs = len(run_start) - 1
+    end = n_runs
+    nxt = np.arange(1, n_runs + 1)
+    prv = np.arange(-1, n_runs - 1)
+    first = run_start[:-1].copy()  # first remaining row of each run
     head = 0
     cls = np.full(n, -1, dtype=np.int64)
     mn = np.empty(m, dtype=values.dtype)
@@ -92,21 +104,42 @@ def _greedy_kernel(values, k, coef, is_cat, n_slots, primary, exact):  # pragma:
     cnt = np.zeros(max(n_slots, 1), dtype=np.int64)
     members = np.empty(k, dtype=np.int64)
     for c in range(n // k):
-        seed = head
-        head = _unlink(nxt, prv, seed, head, end)
-        cls[seed] = c
-        members[0] = seed
-        start_class(values, seed, is_cat, mn, mx, distinct, cnt)
-        for step in range(1, k):
-            p = _best_candidate(
-                values, head, end, nxt, mn, mx, distinct, cnt, coef, is_cat, primary, exact
-            )
-            head = _unlink(nxt, prv, p, head, end)
+        for step in range(k):
+            r = head
+            if step > 0:
+                r = _best_run(
+                    values,
+                    head,
+                    end,
+                    nxt,
+                    first,
+                    mn,
+                    mx,
+                    distinct,
+                    cnt,
+                    coef,
+                    is_cat,
+                    primary,
+                    exact,
+                )
+            p = first[r]
+            first[r] += 1
+            if first[r] == run_start[r + 1]:
+                head = _unlink(nxt, prv, r, head, end)
             cls[p] = c
             members[step] = p
-            add_to_class(values, p, is_cat, mn, mx, distinct, cnt)
+            if step == 0:  # the seed: the first remaining record
+                start_class(values, p, is_cat, mn, mx, distinct, cnt)
+            else:
+                add_to_class(values, p, is_cat, mn, mx, distinct, cnt)
         clear_class(values, members, k, is_cat, cnt)
     return cls
+
+
+def run_starts(values: np.ndarray) -> np.ndarray:
+    """(R+1,) start of every run of identical consecutive rows of ``values`` (n, m), and n."""
+    change = np.flatnonzero(np.any(values[1:] != values[:-1], axis=1)) + 1
+    return np.concatenate([[0], change, [len(values)]]).astype(np.int64)
 
 
 def _assign_leftovers(cost: BoxCost, cls: np.ndarray) -> None:
@@ -132,13 +165,23 @@ def greedy_search(
     -------
     (n,) int64 class ids; every class has between k and k + (n mod k) rows.
     """
-    order = variance_sort(problem) if order is None else np.asarray(order)
+    check_instance("problem", problem, KAnonProblem)
+    order = (
+        variance_sort(problem) if order is None else check_permutation("order", order, problem.n)
+    )
     cost = box_cost(problem, order, exact=exact)
     primary = int(key_order(problem)[0])
     if problem.categorical[primary]:
         primary = -1  # the monotone lower bound only holds for a numeric primary key
     cls = _greedy_kernel(
-        cost.values, problem.k, cost.coef, cost.is_cat, cost.n_slots, primary, cost.exact
+        cost.values,
+        run_starts(cost.values),
+        problem.k,
+        cost.coef,
+        cost.is_cat,
+        cost.n_slots,
+        primary,
+        cost.exact,
     )
     _assign_leftovers(cost, cls)
     labels = np.empty(problem.n, dtype=np.int64)

@@ -57,6 +57,11 @@ __all__ = ["solve_exact", "solve_rows", "partition_objective", "DEFAULT_REL_GAP"
 DEFAULT_REL_GAP = 1e-6
 #: Nodes of the exhaustive cover search before the proof falls back to branch and bound.
 COVER_NODE_LIMIT = 2_000_000
+#: Budgets of the exhaustive attempt made before any MILP (groups kept, cover-search nodes).
+COVER_FIRST_COLUMNS = 5_000
+COVER_FIRST_NODES = 50_000
+#: Safety cap on the doubling of the reduced-cost threshold δ (2^64 times its start).
+MAX_DELTA_ROUNDS = 64
 FORMULATIONS = ("auto", "set_partition", "paper")
 
 
@@ -125,12 +130,13 @@ def _solve_kept(run: _Run, types: RowTypes, groups: np.ndarray, rel_gap: float) 
         return -math.inf
     lp = master_program(types, groups, integer=True)
     key = {tuple(g): i for i, g in enumerate(groups.tolist())}
-    uses = np.zeros(len(groups))
+    counts = np.zeros(len(groups))
+    uses: np.ndarray | None = counts
     for g in types.groups_of(run.labels).tolist():
         if tuple(g) not in key:
             uses = None
             break
-        uses[key[tuple(g)]] += 1
+        counts[key[tuple(g)]] += 1
     try:
         res = solve(
             lp,
@@ -177,19 +183,58 @@ def _prove(run: _Run, types: RowTypes, bound: MasterBound, kept, covered: bool, 
         run.raise_bound(min(outside, bb), "branch_and_bound")
 
 
+def _needed_threshold(run: _Run, types: RowTypes, bound: MasterBound) -> float:
+    """Groups with reduced cost below this can be in a partition better than the incumbent."""
+    base = float(bound.duals @ types.mult)
+    slack = (types.max_groups - 1) * min(0.0, bound.min_reduced_cost)
+    return run.value - base - slack + 1e-9 * max(1.0, abs(run.value))
+
+
+def _cover_first(run: _Run, types: RowTypes, bound: MasterBound, max_columns: int) -> bool:
+    """Small instances (Split & Carry's sub-problems): enumerate every group that could beat
+    the start and search the covers exhaustively, with small budgets and no MILP solve.
+    Returns True when that proved the optimum."""
+    need = _needed_threshold(run, types, bound)
+    kept = search_groups(
+        types.values,
+        types.mult,
+        types.coef,
+        bound.duals,
+        types.k,
+        types.max_size,
+        threshold=need,
+        cap=max_columns,
+        node_limit=min(node_budget(run.deadline), 20 * COVER_FIRST_COLUMNS),
+    )
+    if not kept.complete or kept.threshold < need:
+        return False
+    base = float(bound.duals @ types.mult)
+    cs = least_cost_cover(
+        types.counts(kept.groups),
+        kept.reduced_costs,
+        types.mult,
+        run.value - base,
+        node_limit=min(node_budget(run.deadline), COVER_FIRST_NODES),
+    )
+    if cs.columns.size:
+        run.offer(types.labels(kept.groups, np.bincount(cs.columns, minlength=len(kept.groups))))
+    if cs.complete:
+        run.raise_bound(min(base + cs.value, run.value), "exact_search")
+        run.info.update(columns_kept=len(kept.groups), cover_search_nodes=cs.nodes)
+    return cs.complete
+
+
 def _reduced_cost_rounds(run: _Run, types: RowTypes, bound: MasterBound, rel_gap, max_columns):
     """MILPs over the groups with rc ≤ δ, δ doubling until they hold every group that could
     beat the incumbent (or the time or column limit is hit). Returns the last search and the
     kept MILP's bound."""
-    base = float(bound.duals @ types.mult)
-    slack = (types.max_groups - 1) * min(0.0, bound.min_reduced_cost)
     tol = 1e-9 * max(1.0, abs(run.value))
 
-    def needed() -> float:  # groups with rc below this can be in a better partition
-        return run.value - base - slack + tol
+    def needed() -> float:
+        return _needed_threshold(run, types, bound)
 
     delta = min(needed(), 0.05 * abs(bound.lower_bound) + tol)
-    while True:
+    for _ in range(MAX_DELTA_ROUNDS):
         kept = search_groups(
             types.values,
             types.mult,
@@ -205,16 +250,16 @@ def _reduced_cost_rounds(run: _Run, types: RowTypes, bound: MasterBound, rel_gap
         covered = kept.complete and kept.threshold >= needed() - tol
         run.restricted = kept.threshold < min(delta, needed()) - tol
         if covered or not kept.complete or run.restricted or run.timed_out or run.expired():
-            return kept, covered, bb
+            break
         delta = min(2 * delta + tol, needed())
+    return kept, covered, bb
 
 
 def _solve_set_partition(run: _Run, k: int, rel_gap: float, max_columns: int) -> None:
     types = RowTypes.of(run.x, run.coef, k)
     if run.value == 0.0:  # nothing beats zero loss
         return
-    pool = np.unique(np.concatenate([types.groups_of(run.labels), types.windows()]), axis=0)
-    pool, bound, stats = column_generation(types, pool, run.deadline)
+    pool, bound, stats = column_generation(types, types.groups_of(run.labels), run.deadline)
     run.info.update(stats)
     if bound is None:
         run.timed_out = True
@@ -222,6 +267,8 @@ def _solve_set_partition(run: _Run, k: int, rel_gap: float, max_columns: int) ->
     run.info["lp_bound"] = bound.lower_bound
     run.raise_bound(bound.lower_bound, "lp_bound")
     if certify(run.value, run.lower_bound, rel_gap, warn=False).certified:
+        return
+    if _cover_first(run, types, bound, min(max_columns, COVER_FIRST_COLUMNS)):
         return
     kept, covered, bb = _reduced_cost_rounds(run, types, bound, rel_gap, max_columns)
     run.info["columns_kept"] = len(kept.groups)

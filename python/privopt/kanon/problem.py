@@ -134,6 +134,60 @@ def _check_weights(weights, names: list[str], normalize: bool) -> np.ndarray:
     return w
 
 
+def _check_subset(what: str, given, names: list) -> None:
+    unknown = set(given) - set(names)
+    if unknown:
+        raise InvalidInput(
+            f"{what} names columns that are not quasi-identifiers: {sorted(map(str, unknown))}"
+        )
+
+
+def _check_names(df, quasi_identifiers) -> list:
+    names = list(df.columns) if quasi_identifiers is None else list(quasi_identifiers)
+    if not names:
+        raise InvalidInput("quasi_identifiers must name at least one column")
+    missing = [c for c in names if c not in df.columns]
+    if missing:
+        raise InvalidInput(
+            f"quasi_identifiers names unknown columns {missing}; table has {list(df.columns)}"
+        )
+    if len(set(names)) != len(names):
+        raise InvalidInput(f"quasi_identifiers has duplicates: {names}")
+    return names
+
+
+def _categorical_set(df, names: list, categorical) -> set:
+    """The categorical QIs: as given, else the non-numeric (and boolean) columns."""
+    import pandas as pd
+
+    if categorical is None:
+        return {
+            c
+            for c in names
+            if not pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])
+        }
+    _check_subset("categorical", categorical, names)
+    return set(categorical)
+
+
+def _category_codes(name, col) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct labels and the code of every row (spec §1.5).
+
+    pandas' hash-based factorize, then a sort of the few distinct labels: the same labels and
+    codes as ``np.unique`` without sorting every row (10⁶ strings: 0.1 s instead of 2.5 s).
+    """
+    import pandas as pd
+
+    codes, labs = pd.factorize(col, sort=True)
+    labs = np.asarray(labs)
+    if len(labs) < 2:
+        raise InvalidInput(
+            f"quasi-identifier {name!r} is constant (one category): it "
+            "identifies no one; drop it from quasi_identifiers"
+        )
+    return labs, codes.ravel()
+
+
 def _numeric_bounds(name, vals: np.ndarray, given, weight: float) -> tuple[float, float]:
     """``(L, U)`` of a numeric QI: the data min/max or the given bounds (spec §7.1), checked so
     that every loss term ``w (z − y)/(U − L)`` is a finite number."""
@@ -215,40 +269,15 @@ def build_problem(
     k = check_int("k", k, minimum=1)
     if k > n:
         raise InvalidInput(f"k must be <= number of rows n={n}, got k={k}")
-    names = list(df.columns) if quasi_identifiers is None else list(quasi_identifiers)
-    if not names:
-        raise InvalidInput("quasi_identifiers must name at least one column")
-    missing = [c for c in names if c not in df.columns]
-    if missing:
-        raise InvalidInput(
-            f"quasi_identifiers names unknown columns {missing}; table has {list(df.columns)}"
-        )
-    if len(set(names)) != len(names):
-        raise InvalidInput(f"quasi_identifiers has duplicates: {names}")
-    if categorical is None:
-        cat_set = {
-            c
-            for c in names
-            if not pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])
-        }
-    else:
-        cat_set = set(categorical)
-        bad = cat_set - set(names)
-        if bad:
-            raise InvalidInput(
-                f"categorical names columns that are not quasi-identifiers: {sorted(map(str, bad))}"
-            )
+    names = _check_names(df, quasi_identifiers)
+    cat_set = _categorical_set(df, names, categorical)
     if categorical_denominator not in ("dom_minus_1", "dom"):
         raise InvalidInput(
             "categorical_denominator must be 'dom_minus_1' or 'dom', "
             f"got {categorical_denominator!r}"
         )
     bounds = dict(bounds or {})
-    unknown_b = set(bounds) - set(names)
-    if unknown_b:
-        raise InvalidInput(
-            f"bounds names columns that are not quasi-identifiers: {sorted(map(str, unknown_b))}"
-        )
+    _check_subset("bounds", bounds, names)
     w = _check_weights(weights, names, normalize_weights)
     with np.errstate(over="ignore"):
         total = n * w.sum()
@@ -257,14 +286,12 @@ def build_problem(
             f"weights {w.tolist()} are too large: the loss of {n} rows (up to n·Σw) would overflow "
             "float64; rescale the weights (only their ratios matter)"
         )
-
     m = len(names)
     x = np.empty((n, m))
-    lower, upper = np.empty(m), np.empty(m)
+    lower, upper, den = np.empty(m), np.empty(m), np.ones(m)
     labels: list = []
-    is_cat = np.zeros(m, dtype=bool)
+    is_cat = np.array([c in cat_set for c in names], dtype=bool)
     integer = np.zeros(m, dtype=bool)
-    den = np.ones(m)
     for j, c in enumerate(names):
         col = df[c]
         if col.isna().any():
@@ -272,28 +299,22 @@ def build_problem(
                 f"quasi-identifier {c!r} contains missing values (NaN/None) at "
                 f"row {int(np.flatnonzero(col.isna().to_numpy())[0])}"
             )
-        if c in cat_set:
+        if is_cat[j]:
             if c in bounds:
                 raise InvalidInput(f"bounds given for categorical column {c!r}")
-            labs, codes = np.unique(col.to_numpy(), return_inverse=True)
-            if len(labs) < 2:
-                raise InvalidInput(
-                    f"quasi-identifier {c!r} is constant (one category): it "
-                    "identifies no one; drop it from quasi_identifiers"
-                )
-            is_cat[j] = True
+            labs, x[:, j] = _category_codes(c, col)
             labels.append(labs)
-            x[:, j] = codes
             lower[j], upper[j] = 0.0, len(labs) - 1.0
             den[j] = len(labs) - 1.0 if categorical_denominator == "dom_minus_1" else len(labs)
             continue
         if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
             raise InvalidInput(f"quasi-identifier {c!r} is not numeric; list it in categorical")
-        vals = col.to_numpy(dtype=np.float64)
+        if pd.api.types.is_complex_dtype(col):
+            raise InvalidInput(f"quasi-identifier {c!r} holds complex numbers; give real values")
+        x[:, j] = col.to_numpy(dtype=np.float64)
         labels.append(None)
-        x[:, j] = vals
-        lower[j], upper[j] = _numeric_bounds(c, vals, bounds.get(c), w[j])
-        integer[j] = bool(np.all(vals == np.round(vals)))
+        lower[j], upper[j] = _numeric_bounds(c, x[:, j], bounds.get(c), w[j])
+        integer[j] = bool(np.all(x[:, j] == np.round(x[:, j])))
     return KAnonProblem(
         x=x,
         k=k,

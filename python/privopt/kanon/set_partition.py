@@ -37,6 +37,8 @@ __all__ = [
 
 #: Groups priced into the master per round.
 PRICE_CAP = 200
+#: Safety cap on column-generation rounds (each adds at least one new group).
+MAX_ROUNDS = 10_000
 #: Below this many groups in total, all are enumerated and the master LP is solved once.
 EXPLICIT_LIMIT = 20_000
 
@@ -216,7 +218,8 @@ def _lp_duals(types: RowTypes, groups: np.ndarray, deadline: float | None) -> np
         res = solve(master_program(types, groups, integer=False), time_limit=left, threads=1)
     except SolverLimit:
         return None
-    return np.asarray(res.row_duals, dtype=np.float64)
+    duals = np.asarray(res.row_duals, dtype=np.float64)
+    return duals if np.all(np.isfinite(duals)) else None  # no dual solution: no bound
 
 
 def node_budget(deadline: float | None, cap: float = 5e7, per_second: float = 2e5) -> int:
@@ -230,7 +233,9 @@ def node_budget(deadline: float | None, cap: float = 5e7, per_second: float = 2e
 def column_generation(
     types: RowTypes, pool: np.ndarray, deadline: float | None = None
 ) -> tuple[np.ndarray, MasterBound | None, dict]:
-    """Solve the master LP over every group by column generation, starting from ``pool``.
+    """Solve the master LP over every group by column generation, starting from ``pool`` (a
+    feasible partition's groups) and the :meth:`RowTypes.windows` (or every group, when there
+    are at most :data:`EXPLICIT_LIMIT`).
 
     Returns the final pool (G, max_size), the best :class:`MasterBound` found (``None`` when
     no pricing round finished in time) and statistics (``cg_iterations``, ``cg_converged``).
@@ -248,8 +253,11 @@ def column_generation(
             threshold=math.inf,
             cap=n_all,
         ).groups
+    else:
+        pool = np.unique(np.concatenate([pool, types.windows()]), axis=0)
+    known = {tuple(g) for g in pool.tolist()}
     it, converged = 0, False
-    while not converged:
+    while not converged and it < MAX_ROUNDS:
         it += 1
         duals = _lp_duals(types, pool, deadline)
         if duals is None:
@@ -270,10 +278,17 @@ def column_generation(
             if best is None or bound.lower_bound > best.lower_bound:
                 best = bound
         scale = max(1.0, abs(float(duals @ types.mult)))
-        new = found.groups[found.reduced_costs < -1e-9 * scale]
-        converged = found.complete and len(new) == 0
-        if len(new):
-            pool = np.unique(np.concatenate([pool, new]), axis=0)
+        # A column already in the pool can price slightly negative within the LP solver's
+        # dual tolerance: only new columns count, else the loop would repeat itself.
+        new = [
+            g
+            for g, rc in zip(found.groups.tolist(), found.reduced_costs, strict=True)
+            if rc < -1e-9 * scale and tuple(g) not in known
+        ]
+        converged = found.complete and not new
+        if new:
+            known.update(tuple(g) for g in new)
+            pool = np.concatenate([pool, np.array(new, dtype=np.int64)])
         elif not found.complete:  # out of time
             break
     return pool, best, {"cg_iterations": it, "cg_converged": converged, "n_columns": len(pool)}

@@ -1,27 +1,206 @@
-"""Split & Carry (paper Algorithm 1; spec §3.3–3.4 and §7.7–7.9).
+"""Split & Carry (paper Algorithm 1; spec §3.3–3.4 and §7.7–7.9), serial or in parallel parts.
 
 The variance-sorted rows are cut into the IFS k-sets; chunks of ``S`` k-sets are solved as MILPs
 one after the other (the last chunk may hold fewer k-sets and the remainder rows). The whole
-equivalence classes (identical boxes) that contain one of the last k rows of a chunk are carried
-into the next sub-problem; every other class is final. Each sub-problem starts from "carried
-classes unchanged + new k-sets as classes", which is feasible, so a time limit can always fall
-back to a valid answer, and by induction ``OPT ≤ S&C ≤ IFS`` when every sub-problem is solved
-to optimality (§8.5 property 5).
+equivalence classes that contain one of the last k rows of a chunk are carried into the next
+sub-problem; every other class is final. Each sub-problem starts from "carried classes
+unchanged + new k-sets as classes", which is feasible, so a time limit can always fall back to
+a valid answer, and by induction ``OPT ≤ S&C ≤ IFS`` (§8.5 property 5).
+
+**Parallel parts.** The chain of carries makes one run sequential. For large tables the sorted
+order is cut into parts along the *split tree* of the lexicographic sort: each cut is placed,
+near an even share of the rows, where the highest-level key changes (a change of the primary
+key if one is close, else of the secondary, …), where rows on both sides differ most and a
+carry is worth least. Each part is an independent Split & Carry run, solved as a task on any
+``concurrent.futures.Executor`` (threads, processes, a Dask client's executor). The carry
+across a cut follows the method: the classes holding a part's last k rows — those S&C would
+carry into the next sub-problem — are solved again together with the classes holding the next
+part's first k rows, as one more sub-problem (a *seam*) that starts from their current classes,
+so it never increases the loss; the seams are a second wave of tasks.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
+from concurrent.futures import Executor
 
 import numpy as np
 
+from privopt._progress import progress_bar
 from privopt._validation import check_int, check_positive
-from privopt.kanon.initial import initial_ksets, split_large_classes, variance_sort
+from privopt.kanon.initial import initial_ksets, key_order, split_large_classes, variance_sort
 from privopt.kanon.milp import solve_rows
 from privopt.kanon.problem import KAnonProblem
 
-__all__ = ["split_and_carry"]
+__all__ = ["split_and_carry", "split_points"]
+
+#: Smallest part, in rows per unit of k(2k−1) (so that the seams of a part never overlap).
+MIN_PART_FACTOR = 8
+
+
+def _sub_problem(x, lo, hi, coef, k, start, sub_time_limit, formulation, verbose):
+    """One sub-problem: ``(labels, stats)`` with classes of < 2k rows (cut in row order)."""
+    labels, info = solve_rows(
+        x,
+        lo,
+        hi,
+        coef,
+        None,
+        k,
+        start_labels=start,
+        formulation=formulation,
+        time_limit=sub_time_limit,
+        verbose=verbose,
+    )
+    stats = {
+        "size": len(x),
+        "objective": info.get("objective", math.nan),
+        "time": info.get("solve_time", 0.0),
+        "status": info["status"],
+        "fallback": bool(info.get("fallback")),
+    }
+    return split_large_classes(labels, k), stats
+
+
+def _chunk_loop(x, lo, hi, coef, k, S, sub_time_limit, formulation, verbose=False, bar=None):
+    """Split & Carry over the rows of ``x`` (n, m'), already in sorted order.
+
+    Returns labels (n,) and the list of per-sub-problem stats.
+    """
+    n = len(x)
+    ksets = initial_ksets(np.arange(n), k)
+    chunks = [ksets[i : i + S] for i in range(0, len(ksets), S)]  # ⌈⌊n/k⌋/S⌉ (§7.7)
+    labels = np.full(n, -1, dtype=np.int64)
+    next_id = 0
+    carry_rows = np.empty(0, dtype=np.int64)
+    carry_lab = np.empty(0, dtype=np.int64)
+    stats = []
+    for t, chunk in enumerate(chunks):
+        rows = np.concatenate([carry_rows, *chunk])
+        base = int(carry_lab.max()) + 1 if carry_lab.size else 0
+        start = np.concatenate(
+            [carry_lab] + [np.full(len(c), base + i) for i, c in enumerate(chunk)]
+        )
+        sub_lab, st = _sub_problem(
+            x[rows], lo, hi, coef, k, start, sub_time_limit, formulation, verbose
+        )
+        stats.append(st)
+        if t == len(chunks) - 1:
+            carried = np.zeros(len(rows), dtype=bool)  # nothing is carried out of the last
+        else:
+            carried = np.isin(sub_lab, sub_lab[len(rows) - k :])  # classes of the last k rows
+        fin_lab = np.unique(sub_lab[~carried], return_inverse=True)[1].ravel()
+        labels[rows[~carried]] = next_id + fin_lab
+        next_id += int(fin_lab.max(initial=-1)) + 1
+        carry_rows = rows[carried]
+        carry_lab = np.unique(sub_lab[carried], return_inverse=True)[1].ravel()
+        if bar is not None:
+            bar.update(1)
+    return labels, stats
+
+
+def _part_task(x, lo, hi, coef, k, S, sub_time_limit, formulation):
+    """One part, as an executor task (module level, so that processes can pickle it)."""
+    return _chunk_loop(x, lo, hi, coef, k, S, sub_time_limit, formulation)
+
+
+def split_points(keys_sorted: np.ndarray, n_parts: int, min_rows: int) -> np.ndarray:
+    """Cut positions (P+1,) of the sorted rows into ≤ ``n_parts`` parts along the split tree.
+
+    ``keys_sorted`` (n, m) holds the sort keys in key order (primary first), rows sorted. Each
+    cut lies within a quarter part of its even share and, there, at the row where the
+    highest-level key changes (nearest the even share among equals); parts have at least
+    ``min_rows`` rows.
+
+    Examples
+    --------
+    >>> keys = np.array([[0, 1], [0, 2], [0, 3], [1, 1], [1, 2], [1, 3]])
+    >>> split_points(keys, 2, 2).tolist()  # the primary key changes at row 3
+    [0, 3, 6]
+    """
+    n = len(keys_sorted)
+    n_parts = max(1, min(n_parts, n // max(min_rows, 1)))
+    if n_parts == 1:
+        return np.array([0, n])
+    diff = keys_sorted[1:] != keys_sorted[:-1]
+    depth = np.where(diff.any(axis=1), diff.argmax(axis=1), keys_sorted.shape[1])  # row i+1
+    cuts = [0]
+    width = max(n // (4 * n_parts), 1)
+    for i in range(1, n_parts):
+        target = i * n // n_parts
+        lo = max(cuts[-1] + min_rows, target - width)
+        hi = min(n - min_rows, target + width)
+        if hi < lo:
+            continue
+        cand = np.arange(lo, hi + 1)
+        score = depth[cand - 1] * (2 * width + 2) + np.abs(cand - target)
+        cuts.append(int(cand[np.argmin(score)]))
+    return np.array([*cuts, n])
+
+
+def _seams(labels: np.ndarray, cuts: np.ndarray, k: int) -> list[np.ndarray]:
+    """Rows (sorted positions) of each seam: the classes holding the last k rows before a cut
+    and the first k rows after it."""
+    seams = []
+    for c in cuts[1:-1]:
+        touching = np.unique(labels[c - k : c + k])
+        seams.append(np.flatnonzero(np.isin(labels, touching)))
+    return seams
+
+
+def _merge_overlapping(seams: list[np.ndarray]) -> list[np.ndarray]:
+    """Seams that share a class become one (a class spanning a whole part: rare)."""
+    merged: list[np.ndarray] = []
+    for s in seams:
+        if merged and np.intersect1d(merged[-1], s).size:
+            merged[-1] = np.union1d(merged[-1], s)
+        else:
+            merged.append(s)
+    return merged
+
+
+def _run_parts(xs, lo, hi, coef, k, S, sub_time_limit, formulation, cuts, executor, bar):
+    """Every part's Split & Carry (tasks on ``executor``, or here); labels (n,) and stats."""
+    args = [
+        (xs[a:b], lo, hi, coef, k, S, sub_time_limit, formulation)
+        for a, b in zip(cuts[:-1], cuts[1:], strict=True)
+    ]
+    if executor is None:
+        results = [_part_task(*a) for a in args]
+    else:
+        futures = [executor.submit(_part_task, *a) for a in args]
+        results = []
+        for f in futures:
+            results.append(f.result())
+            bar.update(1)
+    labels = np.empty(len(xs), dtype=np.int64)
+    offset, stats = 0, []
+    for (a, b), (lab, st) in zip(zip(cuts[:-1], cuts[1:], strict=True), results, strict=True):
+        labels[a:b] = lab + offset
+        offset += int(lab.max()) + 1
+        stats += st
+    return labels, stats
+
+
+def _run_seams(xs, lo, hi, coef, k, sub_time_limit, formulation, labels, cuts, executor):
+    """Re-solve the classes on both sides of every cut together (the carry across a cut)."""
+    seams = _merge_overlapping(_seams(labels, cuts, k))
+    args = [
+        (xs[rows], lo, hi, coef, k, labels[rows], sub_time_limit, formulation, False)
+        for rows in seams
+    ]
+    if executor is None:
+        results = [_sub_problem(*a) for a in args]
+    else:
+        results = [f.result() for f in [executor.submit(_sub_problem, *a) for a in args]]
+    next_id = int(labels.max()) + 1
+    stats = []
+    for rows, (lab, st) in zip(seams, results, strict=True):
+        labels[rows] = next_id + lab
+        next_id += int(lab.max()) + 1
+        stats.append(st)
+    return labels, stats
 
 
 def split_and_carry(
@@ -32,7 +211,9 @@ def split_and_carry(
     time_limit: float | None = None,
     formulation: str = "auto",
     verbose: bool = False,
-    progress=None,
+    progress="auto",
+    executor: Executor | None = None,
+    parts: int | None = None,
 ):
     """Split & Carry partition of ``problem``.
 
@@ -46,90 +227,78 @@ def split_and_carry(
     formulation : MILP formulation of each sub-problem, see :func:`privopt.kanon.milp.solve_rows`.
         A sub-problem that is not proven optimal (time limit, capped column set) keeps its
         best partition, never worse than its start; ``uncertified_subproblems`` counts them.
-    progress : optional callable ``progress(done, total)`` after each sub-problem.
+    progress : ``True``, ``False`` or ``"auto"``: a bar on stderr over the sub-problems
+        (serial) or the parts (parallel).
+    executor : a :class:`concurrent.futures.Executor` (threads, processes, a Dask client's
+        ``get_executor()``) that solves the parts as tasks; None runs them here.
+    parts : number of parts along the split tree (default: 1 without an executor, else one per
+        50,000 rows, at least 2); each has at least 8·k(2k−1) rows.
 
     Returns
     -------
     labels : (n,) class id per row; info : dict with ``n_subproblems``, ``sub_sizes`` (list),
     ``size_counts`` (Table 8-style {size: count}), ``lemma2_bound`` = k(2k−1+S),
-    ``time_limited`` and ``fallbacks`` (counts), ``sub_objectives`` (solver objective per
+    ``time_limited`` and ``fallbacks`` (counts), ``sub_objectives`` (objective per
     sub-problem), ``sub_times`` (s per sub-problem), ``milp_time`` (s),
-    ``restricted_subproblems``, ``uncertified_subproblems``.
+    ``restricted_subproblems``, ``uncertified_subproblems``, ``parts`` (cut positions in the
+    sorted order) and ``seams`` (sub-problems across cuts, included in the counts).
     """
     S = check_int("S", S, minimum=1)
+    k, n = problem.k, problem.n
+    if parts is None:
+        parts = 1 if executor is None else max(2, -(-n // 50_000))
+    parts = check_int("parts", parts, minimum=1)
+    x, lo, hi, coef, _ = problem.milp_columns()
+    order = variance_sort(problem)
+    keys = problem.x[order][:, key_order(problem)]
+    cuts = split_points(keys, parts, MIN_PART_FACTOR * k * (2 * k - 1))
+    n_subs = sum(-(-((b - a) // k) // S) for a, b in zip(cuts[:-1], cuts[1:], strict=True))
     if sub_time_limit is not None:
         sub_time_limit = check_positive("sub_time_limit", sub_time_limit)
-    k = problem.k
-    x, lo, hi, coef, integer = problem.milp_columns()
-    order = variance_sort(problem)
-    ksets = initial_ksets(order, k)
-    chunks = [ksets[i : i + S] for i in range(0, len(ksets), S)]  # ⌈⌊n/k⌋/S⌉ (§7.7)
     if time_limit is not None:
-        sub_time_limit = check_positive("time_limit", time_limit) / len(chunks)
-    labels = np.full(problem.n, -1, dtype=np.int64)
-    next_id = 0
-    carry_rows = np.empty(0, dtype=np.int64)
-    carry_lab = np.empty(0, dtype=np.int64)
-    sizes, objs, sub_times = [], [], []
-    n_limited = n_fallback = n_uncertified = n_restricted = 0
-    milp_time = 0.0
-    for t, chunk in enumerate(chunks):
-        new_rows = np.concatenate(chunk)
-        rows = np.concatenate([carry_rows, new_rows])
-        base = int(carry_lab.max()) + 1 if carry_lab.size else 0
-        start = np.concatenate(
-            [carry_lab] + [np.full(len(c), base + i) for i, c in enumerate(chunk)]
-        )
-        sub_lab, info = solve_rows(
-            x[rows],
-            lo,
-            hi,
-            coef,
-            integer,
-            k,
-            start_labels=start,
-            formulation=formulation,
-            time_limit=sub_time_limit,
-            verbose=verbose,
-        )
-        sizes.append(len(rows))
-        objs.append(info.get("objective", math.nan))
-        n_limited += info.get("status") == "time_limit"
-        n_fallback += bool(info.get("fallback"))
-        n_uncertified += info["status"] != "optimal"
-        n_restricted += info["status"] == "restricted"
-        milp_time += info.get("solve_time", 0.0)
-        sub_times.append(info.get("solve_time", 0.0))
-        sub_lab = split_large_classes(sub_lab, k)
-        if t == len(chunks) - 1:
-            carried = np.zeros(len(rows), dtype=bool)  # nothing is carried out of the last
+        sub_time_limit = check_positive("time_limit", time_limit) / (n_subs + len(cuts) - 2)
+    xs = x[order]
+    serial = len(cuts) == 2
+    with progress_bar(
+        progress,
+        total=n_subs if serial else len(cuts) - 1,
+        desc="Split & Carry",
+        unit="sub-problem" if serial else "part",
+    ) as bar:
+        if serial:
+            lab, stats = _chunk_loop(
+                xs, lo, hi, coef, k, S, sub_time_limit, formulation, verbose, bar
+            )
+            seam_stats = []
         else:
-            boundary = sub_lab[len(rows) - k :]  # last k rows of the chunk (§7.7)
-            carried = np.isin(sub_lab, boundary)  # their whole classes (§3.4)
-        fin = ~carried
-        if fin.any():
-            _, fin_lab = np.unique(sub_lab[fin], return_inverse=True)
-            labels[rows[fin]] = next_id + fin_lab.ravel()
-            next_id += int(fin_lab.max()) + 1
-        carry_rows = rows[carried]
-        _, carry_lab = np.unique(sub_lab[carried], return_inverse=True)
-        carry_lab = carry_lab.ravel()
-        if progress is not None:
-            progress(t + 1, len(chunks))
-    info = {
+            lab, stats = _run_parts(
+                xs, lo, hi, coef, k, S, sub_time_limit, formulation, cuts, executor, bar
+            )
+            lab, seam_stats = _run_seams(
+                xs, lo, hi, coef, k, sub_time_limit, formulation, lab, cuts, executor
+            )
+    labels = np.empty(n, dtype=np.int64)
+    labels[order] = lab
+    info = _summary(stats + seam_stats, k, S, sub_time_limit, formulation)
+    info.update(parts=cuts.tolist(), seams=len(seam_stats))
+    return labels, info
+
+
+def _summary(stats: list[dict], k: int, S: int, sub_time_limit, formulation) -> dict:
+    sizes = [s["size"] for s in stats]
+    return {
         "S": S,
-        "n_subproblems": len(chunks),
+        "n_subproblems": len(stats),
         "sub_sizes": sizes,
         "size_counts": dict(sorted(Counter(sizes).items())),
         "lemma2_bound": k * (2 * k - 1 + S),
-        "time_limited": n_limited,
-        "fallbacks": n_fallback,
-        "sub_objectives": objs,
-        "sub_times": sub_times,
-        "milp_time": milp_time,
+        "time_limited": sum(s["status"] == "time_limit" for s in stats),
+        "fallbacks": sum(s["fallback"] for s in stats),
+        "sub_objectives": [s["objective"] for s in stats],
+        "sub_times": [s["time"] for s in stats],
+        "milp_time": float(sum(s["time"] for s in stats)),
         "sub_time_limit": sub_time_limit,
         "formulation": formulation,
-        "uncertified_subproblems": n_uncertified,
-        "restricted_subproblems": n_restricted,
+        "restricted_subproblems": sum(s["status"] == "restricted" for s in stats),
+        "uncertified_subproblems": sum(s["status"] != "optimal" for s in stats),
     }
-    return labels, info

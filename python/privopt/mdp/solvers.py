@@ -10,13 +10,16 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import highspy
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import log_softmax
 
+from privopt._validation import check_instance, check_positive
+from privopt.certify import Certificate, certify, proven_relative_gap, warn_uncertified
 from privopt.errors import InvalidInput
-from privopt.mdp._highs import new_highs, pass_lp, run
+from privopt.lp import highs
+from privopt.lp.highs import new_highs, solve_checked
+from privopt.lp.highs import pass_arrays as pass_lp
 from privopt.mdp._lpbuild import mdp_rows, mdp_rows_subset, unit_rows
 from privopt.mdp.problem import MDPProblem, _Block
 from privopt.mdp.result import PerturbationMatrix, repair, verify_matrix
@@ -33,6 +36,7 @@ def exponential_mechanism(problem: MDPProblem) -> PerturbationMatrix:
     and the normaliser each change by at most e^{εd/2}), stronger than the LP mechanism, which
     is constrained only along mDP-graph paths (spec §7-14). Computed in log space.
     """
+    check_instance("problem", problem, MDPProblem)
     start = time.perf_counter()
     logz = log_softmax(-0.5 * problem.epsilon * problem.output_distances, axis=1)
     z = np.exp(logz)
@@ -48,9 +52,25 @@ def exponential_mechanism(problem: MDPProblem) -> PerturbationMatrix:
     )
 
 
+# Every mDP LP (and every restricted one of row generation) is feasible (the uniform Z) and
+# bounded (z in the simplex): "infeasible" or "unbounded" is a numerical failure, retried
+# with the fallbacks. HiGHS's presolve called a 2-record LP with coefficients e^23 "Unbounded";
+# without presolve (the first fallback) it solves.
+_DECIDED = (
+    highs.ModelStatus.kOptimal,
+    highs.ModelStatus.kTimeLimit,
+    highs.ModelStatus.kIterationLimit,
+)
+
+
+def _run(h: Any, *, what: str) -> highs.LPSolution:
+    return solve_checked(h, what=what, accept=_DECIDED)
+
+
 def build_lp(block: _Block) -> tuple[np.ndarray, sp.csr_array, np.ndarray, np.ndarray]:
     """Monolithic LP of a block (spec §1.3): returns (c, A, row_lower, row_upper) with
     |E|·K mDP rows (≤ 0) followed by n unit-measure rows (= 1), variables z row-major."""
+    check_instance("block", block, _Block)
     n, k = block.n, block.k
     a = sp.vstack([mdp_rows(block.edges, block.epsilon, n, k), unit_rows(n, k)], format="csr")
     m = len(block.edges) * k
@@ -65,9 +85,9 @@ def _solve_block_lp(
     t0 = time.perf_counter()
     c, a, lo, up = build_lp(block)
     build = time.perf_counter() - t0
-    h = new_highs(method=lp_method, threads=threads, time_limit=time_limit)
+    h = new_highs(method=lp_method, threads=threads, time_limit=time_limit, tol=1e-9)
     pass_lp(h, c, a, lo, up)
-    sol = run(h, what=f"mDP LP ({block.n} records)")
+    sol = _run(h, what=f"mDP LP ({block.n} records)")
     z = sol.x.reshape(block.n, block.k)
     # Rigorous bound from HiGHS's duals (unit rows are the last n here).
     m = a.shape[0] - block.n
@@ -142,10 +162,22 @@ def _safe_lower_bound(c: np.ndarray, a: sp.csr_array, n_unit: int, row_dual: np.
     (the safe dual bound of Neumaier & Shcherbina, 2004). It does not trust the solver's
     optimality claim: wrong-sign duals and dual infeasibilities only loosen it.
     """
-    from privopt.lp.solve import safe_dual_bound
 
     m = a.shape[0] - n_unit
+    # Dropping every mDP row leaves each record on its cheapest output: Σ_i min_k c_ik is a
+    # bound too (the multipliers λ_i = min_k c_ik, μ = 0), and the better one where εd is so
+    # large (e^23) that the solver's duals certify nothing.
+    k = c.size // max(n_unit, 1)
+    trivial = float(np.sum(c.reshape(n_unit, k).min(axis=1))) if n_unit else 0.0
     # Unit rows are equalities (= 1), mDP rows ≤ 0; every z lies in [0, 1].
+    return max(trivial, _safe_dual_bound_full(c, a, n_unit, m, row_dual))
+
+
+def _safe_dual_bound_full(
+    c: np.ndarray, a: sp.csr_array, n_unit: int, m: int, row_dual: np.ndarray
+) -> float:
+    from privopt.lp.solve import safe_dual_bound
+
     return safe_dual_bound(
         c,
         a,
@@ -306,9 +338,9 @@ def _solve_block_rowgen(
     pos = np.full(n_cols, -1, dtype=np.int64)
     pos[cols] = np.arange(cols.size)
     # Dual simplex by default: rounds after the first re-solve from the previous basis.
-    # When HiGHS's presolve aborts on these badly scaled LPs, _highs.run retries without it.
+    # When HiGHS's presolve aborts on these badly scaled LPs, _run retries without it.
     simplex = "simplex" if lp_method == "choose" else lp_method
-    h = new_highs(method=simplex, threads=threads, time_limit=time_limit)
+    h = new_highs(method=simplex, threads=threads, time_limit=time_limit, tol=1e-9)
     # HiGHS's smallest primal tolerance: scaled rows allow z_ik − e^{εd} z_jk up to e^{εd}·tol.
     h.setOptionValue("primal_feasibility_tolerance", 1e-10)
     pass_lp(
@@ -325,8 +357,8 @@ def _solve_block_rowgen(
             # New rows (this ε's initial rows not active before) enter basic, new columns
             # nonbasic at 0: still a basis.
             extra = h.getNumRow() - n_prev
-            basis.row_status = list(basis.row_status) + [highspy.HighsBasisStatus.kBasic] * extra
-            basis.col_status = list(basis.col_status) + [highspy.HighsBasisStatus.kLower] * (
+            basis.row_status = list(basis.row_status) + [highs.BasisStatus.kBasic] * extra
+            basis.col_status = list(basis.col_status) + [highs.BasisStatus.kLower] * (
                 h.getNumCol() - n_prev_cols
             )
             h.setBasis(basis)
@@ -355,7 +387,7 @@ def _solve_block_rowgen(
         blocks.append(add)
         h.addRows(
             new.size,
-            np.full(new.size, -highspy.kHighsInf),
+            np.full(new.size, -highs.INF),
             np.zeros(new.size),
             add.nnz,
             add.indptr[:-1].astype(np.int32),
@@ -378,7 +410,7 @@ def _solve_block_rowgen(
             flat.size,
             c[flat],
             np.zeros(flat.size),
-            np.full(flat.size, highspy.kHighsInf),
+            np.full(flat.size, highs.INF),
             flat.size,
             np.arange(flat.size, dtype=np.int32),
             (flat // k).astype(np.int32),
@@ -394,7 +426,7 @@ def _solve_block_rowgen(
         return neg[pos[neg] < 0]
 
     while True:
-        sol = run(h, what=f"mDP LP ({n} records, row generation)")
+        sol = _run(h, what=f"mDP LP ({n} records, row generation)")
         iterations += sol.iterations
         z = _scatter(sol.x, cols, n, k)
         new = _violated_rows(z, block, active, tol)
@@ -426,7 +458,7 @@ def _solve_block_rowgen(
         t0 = time.perf_counter()
         all_rows = np.concatenate(model_rows)
         unscale = np.concatenate([np.ones(n), 1.0 / _row_scales(block, all_rows)])
-        hp = new_highs(method="simplex", threads=threads, time_limit=time_left())
+        hp = new_highs(method="simplex", threads=threads, time_limit=time_left(), tol=1e-9)
         pass_lp(
             hp,
             c[cols],
@@ -437,7 +469,7 @@ def _solve_block_rowgen(
         hp.setOptionValue("simplex_dual_edge_weight_strategy", 1)  # see add_rows
         hp.setBasis(h.getBasis())
         try:
-            solp = run(hp, what=f"mDP LP ({n} records, polish)")
+            solp = _run(hp, what=f"mDP LP ({n} records, polish)")
         except NumericalTrouble as exc:  # keep the repaired scaled solution
             polishes.append({"failed": str(exc), "solve_s": time.perf_counter() - t0})
             break
@@ -488,6 +520,34 @@ def _solve_block_rowgen(
     return z, lower, info
 
 
+def _certificate(
+    method: str,
+    loss: float,
+    lower: float,
+    parts: list[dict[str, Any]],
+    polish_gap: float,
+    benders_options: dict[str, Any],
+) -> Certificate:
+    """The certification rule (docs/certification.md) for a released matrix: its loss against
+    the summed safe dual bounds. The target is ``rel_gap`` (or ``abs_gap``) for Benders and
+    ``polish_gap`` for the LP; an uncertified result warns once."""
+    if method == "benders":
+        rel_gap = float(benders_options.get("rel_gap", 1e-4))
+        abs_gap = float(benders_options.get("abs_gap", 0.0))
+    else:
+        rel_gap, abs_gap = polish_gap, 0.0
+    if loss - lower <= abs_gap:
+        rel_gap = max(rel_gap, proven_relative_gap(loss, lower))
+    # A component whose engine ended without proof keeps the whole result uncertified.
+    ended = {p.get("status", "optimal") for p in parts} - {"optimal"}
+    what = f"mdp solve(method={method!r})"
+    if ended:
+        gap = proven_relative_gap(loss, lower)
+        warn_uncertified(what, "gap_not_closed", gap, stacklevel=3)
+        return Certificate("gap_not_closed", gap, lower, loss)
+    return certify(loss, lower, rel_gap, what=what, stacklevel=4)
+
+
 def solve_epsilon_path(
     problem: MDPProblem, epsilons: Any, *, warm_start: bool = True, **options: Any
 ) -> list[PerturbationMatrix]:
@@ -526,6 +586,45 @@ def solve_epsilon_path(
         prob.epsilon = eps  # edges and components depend on η only
         out.append(solve(prob, "lp", _warm=warm, **options))
     return out
+
+
+def _check_benders_options(method: str, options: dict[str, Any]) -> None:
+    """Unknown keywords are refused, never ignored: a typo must not change the solve silently."""
+    if not options:
+        return
+    valid: list[str] = []
+    if method == "benders":
+        import inspect
+
+        from privopt.mdp.benders import solve_benders_block
+
+        taken = {"block", "lp_method", "threads", "time_limit"}  # passed by solve() itself
+        valid = [n for n in inspect.signature(solve_benders_block).parameters if n not in taken]
+    unknown = sorted(set(options) - set(valid))
+    if unknown:
+        extra = (
+            f"method {method!r} also takes {', '.join(valid)}"
+            if valid
+            else f"method {method!r} takes no other"
+        )
+        raise InvalidInput(
+            f"unknown keyword(s) {unknown} for solve(); its keywords are "
+            f"{', '.join(_SOLVE_OPTIONS)}; {extra}"
+        )
+
+
+#: solve()'s own keywords, for the message above.
+_SOLVE_OPTIONS = (
+    "lp_method",
+    "threads",
+    "time_limit",
+    "row_generation",
+    "initial_rows",
+    "columns",
+    "polish",
+    "polish_gap",
+    "repair_rtol",
+)
 
 
 def solve(
@@ -585,6 +684,10 @@ def solve(
     """
     if method not in METHODS:
         raise InvalidInput(f"method must be one of {METHODS}, got {method!r}")
+    _check_benders_options(method, benders_options)
+    check_instance("problem", problem, MDPProblem)
+    if time_limit is not None:
+        time_limit = check_positive("time_limit", time_limit, allow_inf=True)
     if method == "expmech":
         return exponential_mechanism(problem)
     start = time.perf_counter()
@@ -649,8 +752,11 @@ def solve(
         z, alpha = repair(z, problem.edges, problem.epsilon, objective=obj)
         check = verify_matrix(z, problem.edges, problem.epsilon)
     loss = float(np.sum(obj * z))
+    cert = _certificate(method, loss, lower, parts, polish_gap, benders_options)
     summary = {
         "method": method,
+        "status": cert.status,
+        "relative_gap": cert.relative_gap,
         "time_s": time.perf_counter() - start,
         "solve_time_s": solve_time,
         "n_components": int(n_comp),

@@ -1,0 +1,89 @@
+"""Split & Carry in parts along the split tree, solved as tasks on an Executor (issue 17 item 4)."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from privopt.kanon import anonymize, build_problem, datasets, information_loss, variance_sort
+from privopt.kanon.initial import key_order
+from privopt.kanon.milp import partition_objective
+from privopt.kanon.split_carry import split_and_carry, split_points
+
+
+def parts(labels):
+    return sorted(sorted(np.flatnonzero(labels == c).tolist()) for c in np.unique(labels))
+
+
+@pytest.fixture(scope="module")
+def census():
+    df = datasets.synthetic_census(1200, seed=7)
+    return df, build_problem(df, 3)
+
+
+@pytest.fixture(scope="module")
+def inline_three_parts(census):
+    return split_and_carry(census[1], parts=3, progress=False)[0]
+
+
+def test_cuts_follow_the_split_tree():
+    # the primary key changes at rows 5 and 10, the secondary at 2, 7, 12: cuts go to the
+    # primary changes nearest the even shares
+    keys = np.array([[a, b] for a in range(3) for b in (0, 0, 1, 1, 1)])
+    assert split_points(keys, 3, 3).tolist() == [0, 5, 10, 15]
+    assert split_points(keys, 3, 6).tolist() == [0, 7, 15]  # parts of >= 6 rows
+    assert split_points(keys, 1, 3).tolist() == [0, 15]
+
+
+def test_parts_cover_the_sorted_rows_at_key_changes(census):
+    df, p = census
+    res = anonymize(df, 3, method="split_carry", parts=4, progress=False)  # verified inside
+    info = res.info
+    cuts = np.array(info["parts"])
+    assert cuts[0] == 0 and cuts[-1] == p.n and np.all(np.diff(cuts) >= 8 * 3 * 5)
+    keys = p.x[variance_sort(p)][:, key_order(p)]
+    assert all(np.any(keys[c] != keys[c - 1]) for c in cuts[1:-1])  # never inside a run
+    assert info["seams"] == len(cuts) - 2
+    assert max(info["sub_sizes"]) <= 2 * 3 * (2 * 3 - 1)  # a seam: 2k classes of < 2k rows
+    assert res.objective <= anonymize(df, 3, method="initial").objective + 1e-9
+    assert res.objective == pytest.approx(information_loss(p, res.classes).objective, rel=1e-12)
+
+
+def test_seams_never_increase_the_loss(census):
+    _, p = census
+    from privopt.kanon import split_carry as sc
+
+    x, lo, hi, coef, _ = p.milp_columns()
+    order = variance_sort(p)
+    xs = x[order]
+    cuts = split_points(p.x[order][:, key_order(p)], 4, 8 * 3 * 5)
+    lab, _ = sc._run_parts(xs, lo, hi, coef, 3, 3, 10.0, "auto", cuts, None, None)
+    before = partition_objective(xs, coef, lab)
+    lab2, stats = sc._run_seams(xs, lo, hi, coef, 3, 10.0, "auto", lab.copy(), cuts, None)
+    assert partition_objective(xs, coef, lab2) <= before + 1e-9
+    assert np.unique(lab2, return_counts=True)[1].min() >= 3 and len(stats) == len(cuts) - 2
+
+
+def test_threads_give_the_same_partition(census, inline_three_parts):
+    # (processes: the Dask test below runs the parts in worker processes)
+    with ThreadPoolExecutor(2) as ex:
+        threads, _ = split_and_carry(census[1], parts=3, executor=ex, progress=False)
+    assert parts(threads) == parts(inline_three_parts)
+
+
+@pytest.mark.dask
+@pytest.mark.slow
+def test_dask_local_cluster_gives_the_same_partition(census, inline_three_parts):
+    distributed = pytest.importorskip("distributed")
+    _, p = census
+    inline = inline_three_parts
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        dask_lab, info = split_and_carry(p, parts=3, executor=client.get_executor(), progress=False)
+    assert parts(dask_lab) == parts(inline)
+    assert info["seams"] == 2
