@@ -140,7 +140,12 @@ class Geography:
     def sample(self, k: int, *, seed: int | None = 0) -> Geography:
         """K locations drawn uniformly without replacement (sorted), on the same road network
         (A6: the seeded K-cell samples of the experiments)."""
-        kk = check_int("K", k, minimum=1, maximum=self.n_locations)
+        kk = check_int("K", k)
+        if not 1 <= kk <= self.n_locations:
+            raise InvalidInput(
+                f"K (the number of locations to sample) must lie in [1, |V| = "
+                f"{self.n_locations}], got K = {kk}"
+            )
         idx = np.sort(np.random.default_rng(seed).choice(self.n_locations, kk, replace=False))
         return self.subset(idx)
 
@@ -171,6 +176,16 @@ class Geography:
                 f"point {p[0].tolist()} lies outside the map ({d[best]:.3g} km away)"
             )
         return best
+
+    def fingerprint(self) -> str:
+        """SHA-256 (hex) of what a client computes with: the metric and the coordinates (or the
+        metric matrix). A client checks it against the server's so that both use one map."""
+        import hashlib
+
+        h = hashlib.sha256(f"{self.metric}:{self.n_locations}:".encode())
+        data = self.distance_matrix() if self.metric == "precomputed" else self.points
+        h.update(np.ascontiguousarray(data, dtype=np.float64).tobytes())
+        return h.hexdigest()
 
     def __repr__(self) -> str:
         return (

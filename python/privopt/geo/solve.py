@@ -73,9 +73,10 @@ def solve_clr(
     method : "benders" (multi-cut Benders on :func:`privopt.lp.benders.solve_benders`, one
         subproblem per user, Appendix C), "lp" (the monolithic LP with HiGHS) or "auto"
         (default): Benders, and the monolithic LP when Benders reaches a limit without a
-        feasible point (measured at r_exp = 1 km, ε = 10 km⁻¹ on the Rome grid: no feasible
-        master point in 500 iterations, while the LP takes 0.4 s; at the paper's r_exp = 4 km
-        Benders needs 2 iterations and is 2–3× faster than the LP).
+        feasible point or a subproblem fails numerically (measured at r_exp = 1 km,
+        ε = 10 km⁻¹ on the Rome grid: no feasible master point in 500 iterations, while the LP
+        takes 0.4 s; at the paper's r_exp = 4 km Benders needs 2 iterations and is 2–3×
+        faster than the LP).
     rel_gap : requested relative gap; Benders stops at it, and the certification rule checks it.
     abs_gap : Benders also stops when UB − LB ≤ abs_gap (the paper's ξ_BD = 0.01 km).
     executor : a :class:`concurrent.futures.Executor` for the Benders subproblems (threads,
@@ -94,14 +95,19 @@ def solve_clr(
     if method == "lp":
         z_free, y, lower, info = _solve_monolithic(model, time_limit)
     else:
-        from privopt.errors import SolverLimit
+        from privopt.errors import NumericalTrouble, SolverLimit
 
         try:
             z_free, y, lower, info = _solve_benders(
                 model, rel_gap, abs_gap, executor, time_limit, max_iterations, progress
             )
-        except SolverLimit as exc:
-            if method == "benders" or exc.best is not None:
+            method = "benders"
+        except (SolverLimit, NumericalTrouble) as exc:
+            # "auto" falls back when Benders found no feasible master point within its limits,
+            # or when a subproblem failed numerically (Rome K = 400, ε = 10, r_exp = 1 km: a
+            # Farkas ray that HiGHS could not confirm), a limit with a feasible point is
+            # reported as such.
+            if method == "benders" or getattr(exc, "best", None) is not None:
                 raise
             left = (
                 None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - start))
