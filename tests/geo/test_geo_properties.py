@@ -76,7 +76,8 @@ def test_exponential_entries_are_half_eps_across_users(seed, gamma, r_exp, eps) 
 @SETTINGS
 @given(st.integers(0, 1000), st.floats(0.5, 1.5))
 def test_solvers_agree_and_scaling_keeps_the_optimum(seed, eps) -> None:
-    """Benders (serial, threads, processes) = monolithic LP on random instances with y* > 0."""
+    """Benders (serial, threads, processes) = row generation = monolithic LP on random
+    instances with y* > 0."""
     geo, params, users = _instance(seed, 1.0, 0.8, eps)
     client = LRGeoClient(geo, params, SnapTable(np.arange(25), np.zeros(25), np.zeros(25)))
     costs = TravelCosts(geo)
@@ -95,10 +96,13 @@ def test_solvers_agree_and_scaling_keeps_the_optimum(seed, eps) -> None:
     bd = solve_clr(model, "benders")
     with ThreadPoolExecutor(2) as pool:
         bt = solve_clr(model, "benders", executor=pool)
-    for s in (lp, bd, bt):
+    rg = solve_clr(model, "rowgen")
+    assert rg.method == "rowgen" and rg.info["rows"] <= rg.info["rows_full"]
+    for s in (lp, bd, bt, rg):
         assert s.status == "optimal"
         assert s.objective == pytest.approx(lp.objective, rel=1e-5)
         assert s.lower_bound <= lp.objective * (1 + 1e-9)
+        assert lp.lower_bound <= s.objective * (1 + 1e-9)
     # ỹ scaling (§7.3): y = ỹ e^{ε r_exp / 2} reproduces the entries g·y unscaled.
     g_unscaled = np.exp(-eps * np.minimum(blocks[0].column_distances, params.r_obf) / 2)
     z = lp.matrices[0]

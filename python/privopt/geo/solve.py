@@ -22,7 +22,7 @@ from privopt.geo.clr import ClrModel
 
 __all__ = ["ClrSolution", "solve_clr", "CLR_METHODS"]
 
-CLR_METHODS = ("auto", "benders", "lp")
+CLR_METHODS = ("auto", "benders", "lp", "rowgen")
 
 #: HiGHS tolerances of every CLR-Geo solve (see _solve_monolithic).
 _TIGHT = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
@@ -94,6 +94,12 @@ def solve_clr(
     start = time.perf_counter()
     if method == "lp":
         z_free, y, lower, info = _solve_monolithic(model, time_limit)
+    elif method == "rowgen":
+        from privopt.geo.rowgen import solve_rowgen_clr
+
+        z_free, y, lower, info = solve_rowgen_clr(
+            model, rel_gap=rel_gap, time_limit=time_limit, highs_options=_TIGHT
+        )
     else:
         from privopt.errors import NumericalTrouble, SolverLimit
 
