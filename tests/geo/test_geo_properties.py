@@ -385,3 +385,20 @@ def test_lr_set_is_the_metric_ball_when_the_radius_is_within_gamma(seed, gamma, 
         assert ball.nodes[0] == m and set(ball.nodes) == set(search.nodes)
         order = np.argsort(search.nodes)
         np.testing.assert_allclose(ball.distances[np.argsort(ball.nodes)], search.distances[order])
+
+
+def test_auto_uses_row_generation_when_geo_ind_rows_dominate() -> None:
+    """At γ = ∞ every pair of LR rows is constrained: many Geo-Ind rows per free variable, so
+    'auto' picks row generation; at γ = 1 km it keeps Benders. Same optimum either way."""
+    from privopt.geo.solve import ROWGEN_ROW_RATIO
+
+    geo = grid_geography(6, 6, metric="euclidean")
+    for gamma, want in ((math.inf, "rowgen"), (1.0, "benders")):
+        p = GeoParams(epsilon=1.0, gamma=gamma, lr_radius=3.0, r_exp=4.0, r_obf=4.5, lr_max_size=12)
+        res = run_lrgeo(geo, p, [7, 28], TravelCosts(geo), method="lp", rng=0)
+        model = build_model([u.block() for u in res.uploads], p)
+        dense = model.info["geo_rows"] > ROWGEN_ROW_RATIO * model.info["free_variables"]
+        assert dense == (want == "rowgen")
+        auto = solve_clr(model, "auto")
+        assert auto.method == want and auto.status == "optimal"
+        assert auto.objective == pytest.approx(res.solution.objective, rel=2e-6)
