@@ -55,10 +55,10 @@ PAPER_RATIO = {100: 1.24, 200: 1.20, 300: 1.13, 400: 1.23}  # = Table 2 LR-Geo /
 
 
 # ------------------------------------------------------------------------ child process
-def _geography(rome: str | None, k: int, seed: int) -> Any:
+def _geography(rome: str | None, k: int, seed: int, grid: bool = False) -> Any:
     from privopt.geo import grid_geography, load_rome_grid
 
-    if rome and k <= 1331:
+    if rome and k <= 1331 and not grid:
         geo = load_rome_grid(rome)
     else:  # a generated grid with 0.5 km cells, roads 1.2× the straight line
         side = int(np.ceil(np.sqrt(k)))
@@ -83,7 +83,7 @@ def _rep(a: argparse.Namespace, seed: int) -> dict:
     """One repetition of one method (inside the child process)."""
     from privopt.geo import CostReferenceTable, run_lrgeo
 
-    geo = _geography(a.rome, a.k, seed)
+    geo = _geography(a.rome, a.k, seed, a.grid)
     params = _params(a)
     t = time.perf_counter()
     table = CostReferenceTable(geo, 20, cell_km=params.cr_cell_km, seed=seed)
@@ -263,6 +263,8 @@ def table_targets(a: argparse.Namespace) -> None:
     rows = [
         ("LR-Geo K=1331 M=4", {"k": 1331, "m": 4}, "≤ 50 ms / user"),
         ("LR-Geo K=1331 M=10", {"k": 1331, "m": 10}, "≤ 50 ms / user"),
+        ("LR-Geo K=1369 M=4 (37×37 grid)", {"k": 1369, "m": 4, "grid": True}, "reference"),
+        ("LR-Geo K=1369 M=10 (37×37 grid)", {"k": 1369, "m": 10, "grid": True}, "reference"),
         ("LR-Geo K=10000 M=4 (grid)", {"k": 10000, "m": 4}, "≤ 2× K=1331"),
         ("LR-Geo K=10000 M=10 (grid)", {"k": 10000, "m": 10}, "≤ 2× K=1331"),
         ("full LP K=400 γ=∞", {"k": 400, "method": "lp"}, "≤ 10 s, gap ≤ 1e-6"),
@@ -358,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lr-radius", type=float, default=20.0)
     ap.add_argument("--cell", type=float, default=0.1)
     ap.add_argument("--gv", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--grid", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--ambiguity", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
