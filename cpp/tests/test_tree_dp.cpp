@@ -142,5 +142,23 @@ int main() {
     bad.idx = {1, 1};
     bad.noisy = {0, 0, 0}, bad.weight = {0, 1, 1}, bad.lo = {0, 0, 0}, bad.hi = {1, 1, 1};
     CHECK_THROWS(privopt::tree_dp(bad.problem()));
+    // Far values at G = 1e9: slopes stay small, the cost is exact; beyond int64 it is flagged.
+    {
+        Tree f = from_parents({-1, 0, 0});
+        const std::int64_t G = 1000000000;
+        f.noisy = {0, -3000000000LL, G + 100000}, f.weight = {0, 1, 1};
+        f.lo = {G, 0, G - 10}, f.hi = {G, 10, G};
+        auto rf = privopt::tree_dp(f.problem());
+        CHECK(rf.status == privopt::DpStatus::optimal && rf.values[1] == 0 && rf.values[2] == G);
+        CHECK(!rf.cost_overflow && rf.cost == 9000000000000000000LL + 10000000000LL);
+        f.noisy = {0, -3000000000LL, 3 * G + 5};
+        auto ro = privopt::tree_dp(f.problem());
+        CHECK(ro.status == privopt::DpStatus::optimal && ro.cost_overflow);
+        // Values beyond 2^61 are refused, as are tables above the size limit.
+        f.noisy = {0, std::int64_t{1} << 62, 0};
+        CHECK_THROWS(privopt::tree_dp(f.problem()));
+        f.noisy = {0, 0, 0}, f.lo = {0, 0, 0}, f.hi = {G, G, G};
+        CHECK_THROWS(privopt::tree_dp(f.problem(), true, 1000));
+    }
     return test_result("test_tree_dp");
 }

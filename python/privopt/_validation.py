@@ -22,6 +22,9 @@ __all__ = [
     "check_int",
     "check_probability_vector",
     "check_finite_result",
+    "check_instance",
+    "check_labels",
+    "check_permutation",
 ]
 
 
@@ -214,4 +217,36 @@ def check_probability_vector(name: str, value: Any, *, atol: float = 1e-9) -> np
     total = float(arr.sum())
     if abs(total - 1.0) > atol:
         raise InvalidInput(f"{name} must sum to 1, sums to {total!r}")
+    return arr
+
+
+def check_instance(name: str, value: Any, cls: type | tuple[type, ...]) -> Any:
+    """Return ``value`` if it is an instance of ``cls``, else raise InvalidInput naming it.
+
+    Examples
+    --------
+    >>> check_instance("problem", None, dict)
+    Traceback (most recent call last):
+    ...
+    privopt.errors.InvalidInput: problem must be a dict, got NoneType
+    """
+    if not isinstance(value, cls):
+        want = " or ".join(c.__name__ for c in (cls if isinstance(cls, tuple) else (cls,)))
+        raise InvalidInput(f"{name} must be a {want}, got {type(value).__name__}")
+    return value
+
+
+def check_labels(name: str, value: Any, n: int) -> np.ndarray:
+    """A 1-D int64 array of ``n`` labels (class ids, any integers)."""
+    arr = check_finite_array(name, value, dtype=np.int64)
+    if arr.shape != (n,):
+        raise InvalidInput(f"{name} must have shape ({n},), one entry per row, got {arr.shape}")
+    return arr
+
+
+def check_permutation(name: str, value: Any, n: int) -> np.ndarray:
+    """A 1-D int64 array holding each of 0..n-1 exactly once (a row order)."""
+    arr = check_labels(name, value, n)
+    if not np.array_equal(np.sort(arr), np.arange(n)):
+        raise InvalidInput(f"{name} must be a permutation of 0..{n - 1}")
     return arr

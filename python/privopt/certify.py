@@ -20,6 +20,8 @@ import math
 import warnings
 from dataclasses import dataclass
 
+import numpy as np
+
 from privopt.errors import InvalidInput
 
 __all__ = [
@@ -77,6 +79,15 @@ class Certificate:
         return self.status == CERTIFIED_STATUS
 
 
+def _real(name: str, x: float) -> float:
+    if isinstance(x, (bool, str, bytes)) or np.iscomplexobj(x):
+        raise InvalidInput(f"{name} must be a real number, got {x!r}")
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"{name} must be a real number, got {x!r}") from None
+
+
 def proven_relative_gap(value: float, lower_bound: float, tiny: float = TINY) -> float:
     """Relative gap proven by ``lower_bound`` for a minimisation result of objective ``value``.
 
@@ -90,6 +101,8 @@ def proven_relative_gap(value: float, lower_bound: float, tiny: float = TINY) ->
     >>> proven_relative_gap(1.0, float("-inf"))
     inf
     """
+    value = _real("value", value)
+    lower_bound = _real("lower_bound", lower_bound)
     if not math.isfinite(value):
         raise InvalidInput(f"value must be finite to compute a gap, got {value!r}")
     if math.isnan(lower_bound) or not math.isfinite(lower_bound):
@@ -144,7 +157,7 @@ def certify(
     """
     if otherwise not in UNCERTIFIED_STATUSES:
         raise InvalidInput(f"otherwise must be one of {UNCERTIFIED_STATUSES}, got {otherwise!r}")
-    if not rel_gap >= 0:
+    if not _real("rel_gap", rel_gap) >= 0:
         raise InvalidInput(f"rel_gap must be >= 0, got {rel_gap!r}")
     gap = proven_relative_gap(value, lower_bound)
     if gap <= rel_gap:
@@ -156,6 +169,8 @@ def certify(
 
 def warn_uncertified(what: str, status: str, relative_gap: float, *, stacklevel: int = 2) -> None:
     """Emit the one warning that says a result is not proven optimal, and why."""
+    if status not in UNCERTIFIED_STATUSES:
+        raise InvalidInput(f"status must be one of {UNCERTIFIED_STATUSES}, got {status!r}")
     warnings.warn(
         f"{what}: not certified optimal "
         f"(status {status!r}, proven relative gap {relative_gap:.3g})",

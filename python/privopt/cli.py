@@ -161,6 +161,13 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _scalar(value: Any) -> Any:
+    try:
+        return _jsonable(float(value))  # Fraction, Decimal, 0-d arrays...
+    except (TypeError, ValueError):
+        return str(value)
+
+
 def emit_summary(summary: Mapping[str, Any]) -> None:
     """Print ``summary`` as one line of JSON on the command's stdout.
 
@@ -168,7 +175,7 @@ def emit_summary(summary: Mapping[str, Any]) -> None:
     parses (e.g. with ``jq``). Outside :func:`main` it goes to ``sys.stdout``.
     """
     stream = _results if _results is not None else sys.stdout
-    stream.write(json.dumps(_jsonable(summary)) + "\n")
+    stream.write(json.dumps(_jsonable(summary), default=_scalar) + "\n")
     stream.flush()
 
 
@@ -227,15 +234,13 @@ def _stdout_for_results_only() -> Iterator[TextIO]:
 def _mute_highs_banner() -> None:
     """HiGHS prints its banner on fd 1 when the process creates its first solver: create that
     first one with fd 1 on /dev/null (later solvers print only when their log is on)."""
-    try:
-        import highspy
-    except ImportError:  # pragma: no cover - highspy is a dependency
-        return
+    from privopt.lp import highs
+
     sys.stdout.flush()
     saved, null = os.dup(1), os.open(os.devnull, os.O_WRONLY)
     try:
         os.dup2(null, 1)
-        highspy.Highs()
+        highs.Highs()
     finally:
         os.dup2(saved, 1)
         os.close(saved)

@@ -51,6 +51,15 @@ COORDINATE_METRICS = ("euclidean", "haversine")
 _CHUNK = 2_000_000
 
 
+def _two_tables(a: Any, b: Any, width: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Validated float (n, d) and (m, d) coordinate tables (finite, real, same width)."""
+    a = check_finite_array("a", a, ndim=2)
+    b = check_finite_array("b", b, shape=(None, a.shape[1]))
+    if width is not None and a.shape[1] != width:
+        raise InvalidInput(f"a and b must be (n, {width}) (lat, lon) tables, got {a.shape}")
+    return a, b
+
+
 def euclidean(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Euclidean distances between the rows of ``a`` (n, d) and ``b`` (m, d).
 
@@ -58,6 +67,7 @@ def euclidean(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     -------
     ndarray of float64, shape (n, m)
     """
+    a, b = _two_tables(a, b)
     # Direct differences (not the |a|²+|b|²-2ab trick): exact zeros for equal points and no
     # cancellation, which matters for neighbour tests d <= γ.
     out = np.empty((a.shape[0], b.shape[0]))
@@ -86,6 +96,7 @@ def haversine_km(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     -------
     ndarray of float64, shape (n, m)
     """
+    a, b = _two_tables(a, b, width=2)
     ra, rb = np.radians(a), np.radians(b)
     out = np.empty((ra.shape[0], rb.shape[0]))
     step = max(1, _CHUNK // max(1, rb.shape[0]))
@@ -99,6 +110,9 @@ def haversine_km(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def haversine_pairs_km(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Distances in km between matching rows: ``a[i]`` to ``b[i]`` (both (n, 2) lat/lon)."""
+    a, b = _two_tables(a, b, width=2)
+    if a.shape != b.shape:
+        raise InvalidInput(f"a and b must have the same shape, got {a.shape} and {b.shape}")
     ra, rb = np.radians(a), np.radians(b)
     return _haversine(ra[:, 0], ra[:, 1], rb[:, 0], rb[:, 1])
 
@@ -174,6 +188,9 @@ def check_metric_matrix(name: str, value: Any, *, allow_inf: bool = False) -> np
 def triangle_violation(d: np.ndarray) -> float:
     """Largest ``d_ij − (d_ik + d_kj)`` over all triples (≤ 0 for a metric); O(n³) time,
     O(n²) memory."""
+    d = check_finite_array("d", d, ndim=2)
+    if d.shape[0] != d.shape[1]:
+        raise InvalidInput(f"d must be a square (n, n) matrix, got {d.shape}")
     worst = -math.inf
     for k in range(d.shape[0]):
         worst = max(worst, float(np.max(d - (d[:, k, None] + d[None, k, :]))))
@@ -216,6 +233,9 @@ def offset_latlon(latlon: np.ndarray, east_km: Any, north_km: Any) -> np.ndarray
     ndarray of float64, shape (n, 2), longitudes wrapped to [-180, 180), latitudes clipped to
     [-90, 90].
     """
+    latlon = check_finite_array("latlon", latlon, shape=(None, 2))
+    north_km = check_finite_array("north_km", north_km)
+    east_km = check_finite_array("east_km", east_km)
     lat = latlon[:, 0] + np.asarray(north_km) / KM_PER_DEGREE_LAT
     lon = latlon[:, 1] + np.asarray(east_km) / (
         KM_PER_DEGREE_LAT * np.cos(np.radians(latlon[:, 0]))

@@ -8,11 +8,13 @@ matplotlib's non-interactive Agg backend (see :func:`new_figure`) and saved with
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from privopt._atomic import atomic_file, write_text_atomic
+from privopt.errors import InvalidInput
 
 __all__ = ["Section", "Report", "new_figure", "save_figure", "markdown_table"]
 
@@ -69,17 +71,26 @@ def save_figure(fig: Any, path: str | Path, **savefig: Any) -> Path:
     The format follows ``path``'s suffix (e.g. ``.png``).
     """
     target = Path(path)
+    fmt = target.suffix.lstrip(".").lower()
+    if fmt not in fig.canvas.get_supported_filetypes():
+        raise InvalidInput(
+            f"path {str(target)!r}: the figure format {fmt!r} is not supported; use one of "
+            f"{sorted(fig.canvas.get_supported_filetypes())}"
+        )
     with atomic_file(target) as tmp:
-        fig.savefig(tmp, format=target.suffix.lstrip(".") or None, **savefig)
+        fig.savefig(tmp, format=fmt, **savefig)
     return target
 
 
-def markdown_table(header: list[str], rows: list[list[object]]) -> str:
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """A GitHub-flavoured Markdown table; floats are printed with 6 significant digits."""
 
     def fmt(v: object) -> str:
         return f"{v:.6g}" if isinstance(v, float) else str(v)
 
+    for i, row in enumerate(rows):
+        if len(row) != len(header):
+            raise InvalidInput(f"rows[{i}] has {len(row)} cells, the header {len(header)}")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"

@@ -57,3 +57,41 @@ def test_worker_processes_give_the_in_memory_fit(eight_blobs):
     np.testing.assert_array_equal(model.cluster_centers_, reference.cluster_centers_)
     np.testing.assert_array_equal(labels, reference.labels_)
     assert model.ledger_ == reference.ledger_
+
+
+def synth(n: int, d: int, seed: int = 42) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    centres = rng.uniform(-100, 100, size=(64, d))
+    return centres[rng.integers(0, 64, n)] + rng.standard_normal((n, d))
+
+
+def assert_same_fit(lazy_model, lazy_labels, model):
+    np.testing.assert_array_equal(lazy_model.cluster_centers_, model.cluster_centers_)
+    np.testing.assert_array_equal(lazy_model.cluster_sizes_, model.cluster_sizes_)
+    np.testing.assert_array_equal(lazy_labels, model.labels_)
+    assert lazy_model.split_width_ == model.split_width_
+    assert lazy_model.tree_ == model.tree_
+    assert lazy_model.ledger_ == model.ledger_
+
+
+@pytest.mark.slow
+def test_million_points_from_chunks_equal_the_in_memory_fit():
+    # 10⁶ × 10 in 16 row chunks on the default (threaded) scheduler: persisted codes and tips.
+    X = synth(1_000_000, 10)
+    params = dict(bounds=(-100, 100), epsilon=1.0, delta=1e-9, random_state=11)
+    model = DPM(**params).fit(X)
+    lazy = DPM(**params).fit(da.from_array(X, chunks=(62_500, 10)))
+    assert_same_fit(lazy, lazy.labels_.compute(), model)
+    assert model.n_clusters_ >= 56
+
+
+def test_codes_recomputed_per_level_give_the_same_fit(monkeypatch):
+    # Codes too large to keep: every level recomputes them from the data and walks from the root.
+    from privopt.cluster import _backend
+
+    monkeypatch.setattr(_backend, "MAX_PERSISTED_CODES_BYTES", 0)
+    X = synth(40_000, 3, seed=3)
+    params = dict(bounds=(-100, 100), epsilon=2.0, delta=1e-7, random_state=2)
+    model = DPM(**params).fit(X)
+    lazy = DPM(**params).fit(da.from_array(X, chunks=(7_000, 3)))
+    assert_same_fit(lazy, lazy.labels_.compute(), model)

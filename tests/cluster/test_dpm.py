@@ -139,11 +139,13 @@ def test_clipping_versus_rejecting_out_of_bounds():
 @pytest.mark.parametrize(
     "X, match",
     [
-        (np.array([[0.0, np.nan], [1.0, 1.0]]), "non-finite"),
-        (np.array([[0.0, np.inf], [1.0, 1.0]]), "non-finite"),
-        (np.zeros((1, 2)), "at least 2 rows"),
-        (np.zeros((5, 0)), "at least one column"),
-        (np.zeros(5), "2-dimensional"),
+        (np.array([[0.0, np.nan], [1.0, 1.0]]), r"NaN or inf: X\[0, 1\] = nan"),
+        (np.array([[0.0, 1.0], [1.0, -np.inf]]), r"NaN or inf: X\[1, 1\] = -inf"),
+        (np.zeros((1, 2)), "1 sample"),
+        (np.zeros((5, 0)), "0 feature"),
+        (np.zeros(5), "2D array"),
+        (np.zeros((4, 2)) + 1j, "Complex data not supported"),
+        (np.array([["a", "b"], ["c", "d"]]), "X"),
     ],
 )
 def test_bad_data_rejected(X, match):

@@ -224,3 +224,46 @@ def test_split_selection_is_epsilon_dp_on_neighbours(seed, n_tilde, beta, window
         logp.append((scores, np.log(cc.em_probabilities(scores, eps / (2 * sens)))))
     assert np.max(np.abs(logp[0][0] - logp[1][0])) <= sens * (1 + 1e-12)
     assert np.max(np.abs(logp[0][1] - logp[1][1])) <= eps * (1 + 1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(0, 10**6),
+    st.integers(1, 5),
+    st.integers(1, 12),
+    st.sampled_from([1e-200, 1.0, 1e200]),
+    st.booleans(),
+)
+def test_pruned_nearest_centre_equals_the_full_search(seed, d, k, scale, on_grid):
+    """Whatever tip centre a row starts from (a random tree, random slots), the pruned search
+    returns the full search's answer, ties to the first index included: integer grids make
+    exact ties and duplicated centres common."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 400))
+    X = rng.normal(0, 3, size=(n, d))
+    C = rng.normal(0, 3, size=(k, d))
+    if on_grid:
+        X, C = np.round(X), np.round(C)
+    C[rng.integers(0, k)] = C[rng.integers(0, k)]  # a duplicate centre
+    X, C = X * scale, C * scale
+    # A random tree of depth ≤ 3 whose tips start from random centres.
+    feature, threshold, left, right = [-1], [0.0], [0], [0]
+    for node in range(7):
+        if node < len(feature) and rng.random() < 0.6:
+            first = len(feature)
+            feature[node], threshold[node] = (
+                int(rng.integers(0, d)),
+                float(rng.normal(0, 3) * scale),
+            )
+            left[node], right[node] = first, first + 1
+            feature += [-1, -1]
+            threshold += [0.0, 0.0]
+            left += [0, 0]
+            right += [0, 0]
+    slot = [int(rng.integers(0, k)) if f < 0 else -1 for f in feature]
+    tree = cc.Tree(
+        np.array(feature), np.array(threshold), np.array(left), np.array(right), np.array(slot)
+    )
+    full = cc.nearest_centres(X, C, 1)
+    np.testing.assert_array_equal(cc.nearest_centres_from(X, C, tree, 1), full)
+    np.testing.assert_array_equal(cc.nearest_centres_from(X, C, tree, 3), full)

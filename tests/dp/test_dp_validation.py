@@ -95,7 +95,7 @@ def test_as_random_source_kinds():
     assert as_random_source(src) is src
     gen = np.random.default_rng(0)
     assert as_random_source(gen).generator is gen
-    assert isinstance(as_random_source(None), GeneratorSource)
+    assert isinstance(as_random_source(None), SecureSource)  # no seed: the OS CSPRNG
     sec = as_random_source("secure")
     assert isinstance(sec, SecureSource) and sec.secure
     w = sec.random_words(1000)

@@ -76,7 +76,8 @@ def test_exponential_entries_are_half_eps_across_users(seed, gamma, r_exp, eps) 
 @SETTINGS
 @given(st.integers(0, 1000), st.floats(0.5, 1.5))
 def test_solvers_agree_and_scaling_keeps_the_optimum(seed, eps) -> None:
-    """Benders (serial, threads, processes) = monolithic LP on random instances with y* > 0."""
+    """Benders (serial, threads, processes) = row generation = monolithic LP on random
+    instances with y* > 0."""
     geo, params, users = _instance(seed, 1.0, 0.8, eps)
     client = LRGeoClient(geo, params, SnapTable(np.arange(25), np.zeros(25), np.zeros(25)))
     costs = TravelCosts(geo)
@@ -95,10 +96,13 @@ def test_solvers_agree_and_scaling_keeps_the_optimum(seed, eps) -> None:
     bd = solve_clr(model, "benders")
     with ThreadPoolExecutor(2) as pool:
         bt = solve_clr(model, "benders", executor=pool)
-    for s in (lp, bd, bt):
+    rg = solve_clr(model, "rowgen")
+    assert rg.method == "rowgen" and rg.info["rows"] <= rg.info["rows_full"]
+    for s in (lp, bd, bt, rg):
         assert s.status == "optimal"
         assert s.objective == pytest.approx(lp.objective, rel=1e-5)
         assert s.lower_bound <= lp.objective * (1 + 1e-9)
+        assert lp.lower_bound <= s.objective * (1 + 1e-9)
     # ỹ scaling (§7.3): y = ỹ e^{ε r_exp / 2} reproduces the entries g·y unscaled.
     g_unscaled = np.exp(-eps * np.minimum(blocks[0].column_distances, params.r_obf) / 2)
     z = lp.matrices[0]
@@ -252,8 +256,10 @@ def test_bad_runs() -> None:
         run_lrgeo(geo, params, [9], costs)  # a user outside the map
     with pytest.raises(InvalidInput, match="users"):
         run_lrgeo(geo, params, np.zeros(0, dtype=int), costs)  # M = 0
-    with pytest.raises(InvalidInput, match="K"):
+    with pytest.raises(InvalidInput, match=r"K \(the number of locations.*\|V\| = 9\], got K = 10"):
         geo.sample(10)  # K > |V|
+    with pytest.raises(InvalidInput, match="got K = 0"):
+        geo.sample(0)
     with pytest.raises(InvalidInput, match="non-finite"):
         grid_geography(2, 2).__class__(
             road=Graph.from_edges(2, [0], [1], [1.0]),
@@ -270,3 +276,129 @@ def test_bad_runs() -> None:
         )
     with pytest.raises(InvalidInput, match="outside the map"):
         grid_geography(3, 3, metric="haversine").locate([10.0, 10.0])
+
+
+@pytest.mark.parametrize("failure", ["numerical", "limit"])
+def test_auto_falls_back_to_the_lp_when_benders_fails(monkeypatch, failure: str) -> None:
+    """'auto' answers with the monolithic LP when Benders fails numerically or stops without a
+    feasible point; 'benders' reports the failure."""
+    import privopt.geo.solve as solve_mod
+    from privopt.errors import NumericalTrouble, SolverLimit
+
+    geo, params, users = _instance(3, 1.0, 0.8, 1.0)
+    res = run_lrgeo(geo, params, users, TravelCosts(geo), method="lp", rng=0)
+    model = build_model(
+        [UserBlock(u.pair_distances, u.column_distances, u.cost) for u in res.uploads], params
+    )
+    error = NumericalTrouble("ray not confirmed") if failure == "numerical" else SolverLimit("it")
+
+    def failing(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(solve_mod, "_solve_benders", failing)
+    sol = solve_clr(model, "auto")
+    assert sol.method == "lp" and sol.status == "optimal" and "fallback" in sol.info
+    assert sol.objective == pytest.approx(res.solution.objective, rel=2e-6)
+    with pytest.raises(type(error)):
+        solve_clr(model, "benders")
+
+
+def test_ambiguity_counts_always_include_the_true_row() -> None:
+    """§10 exact interval [ĉ − 2δ_max, ĉ]: the row the user really asked for always matches
+    (ĉ = β + two road corrections, each ≤ δ_max), so every count is ≥ 1; the paper's symmetric
+    interval [ĉ − δ_max, ĉ + δ_max] can miss it."""
+    geo = grid_geography(8, 8, 0.5, metric="haversine", road_factor=1.3)
+    params = GeoParams(epsilon=2.0, gamma=0.6, lr_radius=2.0, r_obf=1.5, r_exp=1.0, lr_max_size=6)
+    table = CostReferenceTable(geo, 6, cell_km=0.3, seed=1)
+    res = run_lrgeo(geo, params, [5, 40], table, rng=1)
+    exact = res.ambiguity(table, columns_per_user=None)
+    assert exact.size == sum(u.cost.size for u in res.uploads) and exact.min() >= 1
+    paper = res.ambiguity(table, interval="paper", columns_per_user=None)
+    assert paper.shape == exact.shape and paper.max() <= table.n_points
+
+
+def test_within_user_gve_is_zero_and_across_is_reported_apart() -> None:
+    geo, params, users = _instance(11, 1.0, 0.8, 1.5)
+    res = run_lrgeo(geo, params, users, TravelCosts(geo), rng=0)
+    v = res.violations()
+    assert v.n_violated_within == 0 and v.max_gve_within == 0.0
+    assert v.max_gve == max(v.max_gve_within, v.max_gve_across)
+    assert (v.n_violated_across == 0) == (v.max_gve_across == 0.0)
+
+
+def test_relaxed_bound_on_a_metric_matrix_map_equals_the_coordinate_one() -> None:
+    """The relaxed bound (Thm 4.7) on a map known only by its metric matrix equals the one on
+    the same map given by coordinates (MDPProblem with an output-distance table)."""
+    from privopt.geo import Geography
+
+    geo = grid_geography(5, 5, metric="euclidean", road_factor=1.2)
+    matrix_map = Geography(
+        road=geo.road,
+        road_nodes=geo.road_nodes,
+        metric="precomputed",
+        distances=geo.distance_matrix(),
+    )
+    params = GeoParams(epsilon=1.0, gamma=1.0, lr_radius=2.0, r_exp=1.5, r_obf=2.5, lr_max_size=6)
+    bounds = []
+    for g in (geo, matrix_map):
+        res = run_lrgeo(g, params, [6, 18], TravelCosts(g), rng=0)
+        bounds.append((res.relaxed_bound(), res.relaxed_bound(exact=True), res.cost()))
+    assert bounds[1] == pytest.approx(bounds[0], rel=1e-7)
+    assert bounds[0][0] <= bounds[0][2] * (1 + 1e-9)
+
+
+def test_output_distance_table_is_validated() -> None:
+    from privopt.mdp import MDPProblem
+
+    d = np.array([[0.0, 1.0], [1.0, 0.0]])
+    with pytest.raises(InvalidInput, match="output_distances must have shape"):
+        MDPProblem(d, epsilon=1.0, eta=1.0, metric="precomputed", output_distances=np.ones((3, 2)))
+    with pytest.raises(InvalidInput, match="output_distances must be >= 0"):
+        MDPProblem(d, epsilon=1.0, eta=1.0, metric="precomputed", output_distances=-np.ones((2, 3)))
+    with pytest.raises(InvalidInput, match="not both"):
+        MDPProblem(d, epsilon=1.0, eta=1.0, metric="precomputed", outputs=1, output_distances=d)
+    prob = MDPProblem(d, epsilon=1.0, eta=1.0, metric="precomputed", output_distances=d[:, :1] + 2)
+    assert prob.n_outputs == 1 and prob.output_index is None and prob.cost[0, 0] == 2.0
+
+
+@SETTINGS
+@given(st.integers(0, 10_000), st.floats(0.6, 2.0), st.floats(0.0, 1.0))
+def test_lr_set_is_the_metric_ball_when_the_radius_is_within_gamma(seed, gamma, frac) -> None:
+    """Γ ≤ γ_graph < diameter: the ball replaces the bounded Dijkstra exactly (D = d there);
+    checked against the search on the explicitly built graph, on a jittered grid."""
+    from privopt.geo import Geography, GeoIndGraph
+    from privopt.graphs import Graph
+
+    rng = np.random.default_rng(seed)
+    base = grid_geography(7, 7, metric="euclidean")
+    pts = base.points + rng.uniform(-0.3, 0.3, base.points.shape)
+    geo = Geography(road=base.road, road_nodes=base.road_nodes, points=pts, metric="euclidean")
+    g = GeoIndGraph(geo, gamma)
+    assert g.graph is not None  # γ < diameter: a real graph
+    radius = frac * gamma
+    d = geo.distance_matrix()
+    i, j = np.nonzero(np.triu(d <= gamma, k=1))
+    explicit = Graph.from_edges(geo.n_locations, i, j, d[i, j])
+    for m in rng.choice(geo.n_locations, 5, replace=False):
+        ball = g.lr_set(int(m), radius)
+        search = explicit.distances(int(m), cutoff=radius)
+        assert ball.nodes[0] == m and set(ball.nodes) == set(search.nodes)
+        order = np.argsort(search.nodes)
+        np.testing.assert_allclose(ball.distances[np.argsort(ball.nodes)], search.distances[order])
+
+
+def test_auto_uses_row_generation_when_geo_ind_rows_dominate() -> None:
+    """At γ = ∞ every pair of LR rows is constrained: many Geo-Ind rows per free variable, so
+    'auto' picks row generation; at γ = 1 km it keeps Benders. Same optimum either way."""
+    from privopt.geo.solve import ROWGEN_ROW_RATIO
+
+    geo = grid_geography(6, 6, metric="euclidean")
+    for gamma, want in ((math.inf, "rowgen"), (1.0, "benders")):
+        p = GeoParams(epsilon=1.0, gamma=gamma, lr_radius=3.0, r_exp=4.0, r_obf=4.5, lr_max_size=12)
+        res = run_lrgeo(geo, p, [7, 28], TravelCosts(geo), method="lp", rng=0)
+        model = build_model([u.block() for u in res.uploads], p)
+        dense = model.info["geo_rows"] > ROWGEN_ROW_RATIO * model.info["free_variables"]
+        assert dense == (want == "rowgen")
+        auto = solve_clr(model, "auto")
+        assert auto.method == want and auto.status == "optimal"
+        assert auto.objective == pytest.approx(res.solution.objective, rel=2e-6)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 from mdp_instances import line_problem, random_2d
+from privopt.certify import UncertifiedResultWarning
 from privopt.errors import InvalidInput
 from privopt.mdp import MDPProblem, build_lp, exponential_mechanism, solve
 from scipy.optimize import linprog
@@ -334,3 +336,19 @@ def test_row_generation_rejects_unknown_columns() -> None:
     prob = MDPProblem(np.array([[0.0], [0.5], [1.0]]), epsilon=1.0, eta=1.0)
     with pytest.raises(InvalidInput, match="columns"):
         solve(prob, columns="some")
+
+
+def test_presolve_false_unbounded_verdict_is_retried() -> None:
+    # Two records at d = 1.69, ε = 13.71 (coefficients e^23): HiGHS's presolve called this
+    # feasible, bounded LP "Unbounded". Every mDP LP is feasible and bounded, so such a
+    # verdict is retried without presolve; the loss matches the row-generation solve.
+    pts = np.random.default_rng(18).uniform(0, 6, (4, 2))
+    prob = MDPProblem(pts, epsilon=13.7143, eta=1.75, seed=18)
+    with warnings.catch_warnings():
+        # LP* = 6.8e-11 against the bound 0: no relative gap is provable (honestly uncertified)
+        warnings.simplefilter("ignore", UncertifiedResultWarning)
+        plain = solve(prob, row_generation=False)
+        rowgen = solve(prob)
+    assert plain.expected_loss == pytest.approx(rowgen.expected_loss, rel=1e-9)
+    assert plain.lower_bound <= rowgen.expected_loss and rowgen.lower_bound <= plain.expected_loss
+    assert plain.verify(prob).ok(1e-9)

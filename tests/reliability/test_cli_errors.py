@@ -26,6 +26,10 @@ class Command:
     nan_csv: str
     out_is_file: bool = False
     takes_input: bool = True
+    #: The input is a folder holding this file (plus ``extra_files``), not the file itself.
+    folder_input: str | None = None
+    extra_files: tuple[tuple[str, str], ...] = ()
+    fragments: tuple[tuple[str, str], ...] = ()  # per-case overrides of the expected message
 
 
 COMMANDS = [
@@ -63,6 +67,18 @@ COMMANDS = [
         "x,y\n1,1\n2,inf\n8,8\n",
     ),
     Command(
+        "geo",
+        lambda inp, out: ["geo", "--rome", inp, "--users", "1", "--out", out],
+        "osmid,grid_index,y,x\n1,10,41.90,12.50\n2,11,41.90,12.51\n",
+        "osmid,grid_index,y,x\n1,10,41.90,12.50\n2,11,41.90\n",
+        "osmid,grid_index,y,x\n1,10,41.90,12.50\n2,11,nan,12.51\n",
+        folder_input="reget_rome_cell_node40x40.csv",
+        extra_files=(
+            ("reget_rome_cost_thrhold_2.csv", "u_index,u,v_index,v,length\n10,1,11,2,0.8\n"),
+        ),
+        fragments=(("missing file", "is missing"), ("wrong-dtype npy", "not a UTF-8 text")),
+    ),
+    Command(
         "demo",
         lambda inp, out: ["demo", "--out", out],
         "",
@@ -91,7 +107,20 @@ OUTPUT_CASES = {
 
 
 def write_input(case: str, cmd: Command, folder: Path) -> Path:
+    """Write the case's input; return the path to pass on the command line."""
+    if cmd.folder_input is not None:
+        data = folder / "data"
+        data.mkdir()
+        for name, text in cmd.extra_files:
+            (data / name).write_text(text)
+        write_input_file(case, cmd, data / cmd.folder_input)
+        return data
     path = folder / ("points.npy" if case == "wrong-dtype npy" else "input.csv")
+    write_input_file(case, cmd, path)
+    return path
+
+
+def write_input_file(case: str, cmd: Command, path: Path) -> None:
     if case == "empty file":
         path.write_bytes(b"")
     elif case == "garbled CSV":
@@ -99,12 +128,12 @@ def write_input(case: str, cmd: Command, folder: Path) -> Path:
     elif case == "ragged CSV":
         path.write_text(cmd.ragged_csv)
     elif case == "wrong-dtype npy":
-        np.save(path, np.array(["north", "south"]))
+        with open(path, "wb") as f:  # np.save(path) would append ".npy" to another name
+            np.save(f, np.array(["north", "south"]))
     elif case == "NaN values":
         path.write_text(cmd.nan_csv)
     elif case != "missing file":
         path.write_text(cmd.good_csv)
-    return path
 
 
 def output_path(case: str, cmd: Command, folder: Path, source: Path) -> Path:
@@ -139,8 +168,9 @@ def table() -> list:
     rows = []
     for cmd in COMMANDS:
         if cmd.takes_input:
+            overrides = dict(cmd.fragments)
             rows += [
-                pytest.param(cmd, case, frag, id=f"{cmd.name}-{case}")
+                pytest.param(cmd, case, overrides.get(case, frag), id=f"{cmd.name}-{case}")
                 for case, frag in INPUT_CASES.items()
             ]
         for case, frag in OUTPUT_CASES.items():

@@ -16,11 +16,13 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace privopt::dpm {
@@ -160,11 +162,17 @@ struct TreeView {
         }
     }
 
-    std::int64_t route(const double* x) const {
+    // Branch-free step: on clustered data the direction of a split is unpredictable.
+    std::int64_t tip(const double* x) const {
         std::int64_t k = 0;
-        while (feature[k] >= 0) k = (x[feature[k]] <= threshold[k]) ? left[k] : right[k];
-        return slot[k];
+        while (feature[k] >= 0) {
+            const std::int64_t go_right = !(x[feature[k]] <= threshold[k]);
+            k = left[k] + go_right * (right[k] - left[k]);
+        }
+        return k;
     }
+
+    std::int64_t route(const double* x) const { return slot[tip(x)]; }
 };
 
 inline void route_points(const double* X, std::int64_t n, std::int64_t d, const TreeView& tree,
@@ -219,6 +227,159 @@ inline void level_cells(const SplitGrid& g, const double* X, std::int64_t n, std
             for (std::int64_t k = 0; k < d; ++k) ++base[k * nc + g.cell(clip(x[k], g.a, g.b))];
         }
     });
+    if (n_threads > 1)
+        for (const auto& buf : local)
+            if (!buf.empty())
+                for (std::int64_t k = 0; k < total; ++k) cells[k] += buf[static_cast<std::size_t>(k)];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cell codes. For a fixed grid the cell of a coordinate does not change from level to level, so
+// it is computed once (n × d small integers, 1/8 of the data at one byte) and every level pass
+// then reads codes instead of doubles. Routing works on codes too: a split threshold s is itself
+// a grid threshold, with cell 2i + 1, and for clipped x, x <= s exactly when cell(x) <= cell(s).
+
+// The smallest unsigned width (1, 2 or 4 bytes) that holds every cell index of the grid.
+inline int code_bytes(const SplitGrid& g) {
+    const std::int64_t top = g.n_cells() - 1;
+    if (top <= std::numeric_limits<std::uint8_t>::max()) return 1;
+    if (top <= std::numeric_limits<std::uint16_t>::max()) return 2;
+    if (top <= std::numeric_limits<std::uint32_t>::max()) return 4;
+    throw std::invalid_argument("too many grid cells for a 32-bit code");
+}
+
+template <class Code>
+void cell_codes(const SplitGrid& g, const double* X, std::int64_t n, std::int64_t d, Code* out,
+                int n_threads = 1) {
+    if (g.n_cells() - 1 > static_cast<std::int64_t>(std::numeric_limits<Code>::max()))
+        throw std::invalid_argument("the code type is too narrow for the grid's cells");
+    detail::parallel_rows(n, std::max(1, n_threads), [&](std::int64_t begin, std::int64_t end, int) {
+        for (std::int64_t i = begin * d; i < end * d; ++i)
+            out[i] = static_cast<Code>(g.cell(clip(X[i], g.a, g.b)));
+    });
+}
+
+// The tree with each internal node's threshold replaced by its cell (throws when a threshold is
+// not one of the grid's thresholds, so that code routing could differ from value routing). The
+// nodes are packed and the step is branch-free: clustered data make the direction of a split
+// unpredictable, and a mispredicted branch per level cost more than the counting itself.
+struct CodeTree {
+    struct Node {
+        std::int64_t feature, threshold_cell, left, right, slot;
+    };
+    std::vector<Node> nodes;
+
+    CodeTree(const SplitGrid& g, const TreeView& t, std::int64_t d, std::int64_t n_slots) {
+        t.validate(d, n_slots);
+        nodes.resize(static_cast<std::size_t>(t.n_nodes));
+        for (std::int64_t k = 0; k < t.n_nodes; ++k) {
+            Node& node = nodes[static_cast<std::size_t>(k)];
+            node = Node{t.feature[k], 0, t.left[k], t.right[k], t.slot[k]};
+            if (t.feature[k] < 0) continue;
+            const double s = t.threshold[k];
+            if (!(s >= g.a && s <= g.b)) throw std::invalid_argument("tree threshold outside [a, b]");
+            const std::int64_t c = g.cell(s);
+            if (c % 2 == 0) throw std::invalid_argument("tree threshold is not a threshold of the grid");
+            node.threshold_cell = c;
+        }
+    }
+
+    // The tip reached from node `start` (0 = the root).
+    template <class Code>
+    std::int64_t tip(const Code* code, std::int64_t start = 0) const {
+        const Node* node = nodes.data() + start;
+        while (node->feature >= 0) {
+            const std::int64_t right = static_cast<std::int64_t>(code[node->feature]) > node->threshold_cell;
+            node = nodes.data() + (node->left + right * (node->right - node->left));
+        }
+        return node - nodes.data();
+    }
+
+    template <class Code>
+    std::int64_t route(const Code* code) const {
+        return nodes[static_cast<std::size_t>(tip(code))].slot;
+    }
+};
+
+// level_cells on codes: cells[slot][dim][code] += 1 for every row routed to an active slot.
+template <class Code>
+void level_cells_codes(const SplitGrid& g, const Code* codes, std::int64_t n, std::int64_t d,
+                       const TreeView& tree, std::int64_t n_slots, std::int64_t* cells, int n_threads = 1) {
+    if (d < 1) throw std::invalid_argument("d must be >= 1");
+    const CodeTree ct(g, tree, d, n_slots);
+    const std::int64_t nc = g.n_cells(), per_slot = d * nc, total = n_slots * per_slot;
+    std::atomic<bool> bad_code{false};
+    n_threads = std::max(1, n_threads);
+    std::vector<std::vector<std::int64_t>> local(static_cast<std::size_t>(n_threads));
+    detail::parallel_rows(n, n_threads, [&](std::int64_t begin, std::int64_t end, int t) {
+        std::int64_t* out = cells;
+        if (n_threads > 1) {
+            local[static_cast<std::size_t>(t)].assign(static_cast<std::size_t>(total), 0);
+            out = local[static_cast<std::size_t>(t)].data();
+        }
+        for (std::int64_t i = begin; i < end; ++i) {
+            const Code* c = codes + i * d;
+            const std::int64_t s = ct.route(c);
+            if (s < 0) continue;
+            std::int64_t* base = out + s * per_slot;
+            for (std::int64_t k = 0; k < d; ++k) {
+                const std::int64_t cell = static_cast<std::int64_t>(c[k]);
+                if (cell < nc)
+                    ++base[k * nc + cell];
+                else
+                    bad_code.store(true, std::memory_order_relaxed);  // no throw across a thread
+            }
+        }
+    });
+    if (bad_code.load()) throw std::invalid_argument("code out of range for the grid");
+    if (n_threads > 1)
+        for (const auto& buf : local)
+            if (!buf.empty())
+                for (std::int64_t k = 0; k < total; ++k) cells[k] += buf[static_cast<std::size_t>(k)];
+}
+
+// level_cells_codes with per-point state: nodes[i] holds the tip point i reached in the previous
+// pass (0 at first). Each pass walks on from there, usually one step, instead of from the root,
+// and stores the new tip. The counts equal those of level_cells_codes on the same tree.
+template <class Code, class NodeId>
+void level_cells_nodes(const SplitGrid& g, const Code* codes, NodeId* nodes, std::int64_t n, std::int64_t d,
+                       const TreeView& tree, std::int64_t n_slots, std::int64_t* cells, int n_threads = 1) {
+    if (d < 1) throw std::invalid_argument("d must be >= 1");
+    const CodeTree ct(g, tree, d, n_slots);
+    if (tree.n_nodes - 1 > static_cast<std::int64_t>(std::numeric_limits<NodeId>::max()))
+        throw std::invalid_argument("the node id type is too narrow for the tree");
+    const std::int64_t nc = g.n_cells(), per_slot = d * nc, total = n_slots * per_slot;
+    std::atomic<bool> bad{false};
+    n_threads = std::max(1, n_threads);
+    std::vector<std::vector<std::int64_t>> local(static_cast<std::size_t>(n_threads));
+    detail::parallel_rows(n, n_threads, [&](std::int64_t begin, std::int64_t end, int t) {
+        std::int64_t* out = cells;
+        if (n_threads > 1) {
+            local[static_cast<std::size_t>(t)].assign(static_cast<std::size_t>(total), 0);
+            out = local[static_cast<std::size_t>(t)].data();
+        }
+        for (std::int64_t i = begin; i < end; ++i) {
+            const Code* c = codes + i * d;
+            const std::int64_t from = static_cast<std::int64_t>(nodes[i]);
+            if (from >= tree.n_nodes) {
+                bad.store(true, std::memory_order_relaxed);  // no throw across a thread
+                continue;
+            }
+            const std::int64_t at = ct.tip(c, from);
+            nodes[i] = static_cast<NodeId>(at);
+            const std::int64_t s = ct.nodes[static_cast<std::size_t>(at)].slot;
+            if (s < 0) continue;
+            std::int64_t* base = out + s * per_slot;
+            for (std::int64_t k = 0; k < d; ++k) {
+                const std::int64_t cell = static_cast<std::int64_t>(c[k]);
+                if (cell < nc)
+                    ++base[k * nc + cell];
+                else
+                    bad.store(true, std::memory_order_relaxed);
+            }
+        }
+    });
+    if (bad.load()) throw std::invalid_argument("code or node id out of range for the grid and tree");
     if (n_threads > 1)
         for (const auto& buf : local)
             if (!buf.empty())
@@ -296,6 +457,12 @@ inline NodeCounts node_counts_sorted(const SplitGrid& g, const double* X, std::i
         }
     }
     return c;
+}
+
+// acc[k] += v[k+1] − v[k] for k < m − 1 (the gaps of a sorted column, Alg. 2 line 7): one pass,
+// the same difference then the same sum per element as a vectorised diff-and-add.
+inline void add_gaps(const double* v, std::int64_t m, double* acc) {
+    for (std::int64_t k = 0; k + 1 < m; ++k) acc[k] += v[k + 1] - v[k];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -380,6 +547,45 @@ inline std::int64_t em_choice(const double* scores, std::int64_t m, double scale
     return last_positive;  // rounding left acc slightly below 1
 }
 
+// DP percentile (Smith 2011; spec §5) over m sorted values v in [lo, hi], without materialising
+// the m + 1 weights: interval k = [z_k, z_{k+1}] of z = (lo, v_0, ..., v_{m−1}, hi) has weight
+// exp(−scale·|k − target|)·width_k (scale = ε/(2Δ)); zero-width intervals have weight 0. The
+// choice is by inverse CDF at u ∈ [0, 1), in log space. Three passes over v, O(1) memory.
+inline std::int64_t percentile_interval(const double* v, std::int64_t m, double lo, double hi, double target,
+                                        double scale, double u) {
+    if (m < 0 || !(lo < hi)) throw std::invalid_argument("need m >= 0 values and lo < hi");
+    if (!(u >= 0) || !(u < 1)) throw std::invalid_argument("u must lie in [0, 1)");
+    if (!std::isfinite(target) || !std::isfinite(scale) || !(scale >= 0))
+        throw std::invalid_argument("target and scale must be finite, scale >= 0");
+    auto z = [&](std::int64_t i) { return i == 0 ? lo : (i == m + 1 ? hi : v[i - 1]); };
+    auto log_weight = [&](std::int64_t k, double width) {
+        return -scale * std::fabs(static_cast<double>(k) - target) + std::log(width);
+    };
+    double top = -std::numeric_limits<double>::infinity();
+    for (std::int64_t k = 0; k <= m; ++k) {
+        const double w = z(k + 1) - z(k);
+        if (!(w >= 0)) throw std::invalid_argument("values must be sorted and within [lo, hi]");
+        if (w > 0) top = std::max(top, log_weight(k, w));
+    }
+    if (!std::isfinite(top)) throw std::invalid_argument("no interval of positive width");
+    double total = 0;
+    for (std::int64_t k = 0; k <= m; ++k) {
+        const double w = z(k + 1) - z(k);
+        if (w > 0) total += std::exp(log_weight(k, w) - top);
+    }
+    const double goal = u * total;
+    double acc = 0;
+    std::int64_t last_positive = 0;
+    for (std::int64_t k = 0; k <= m; ++k) {
+        const double w = z(k + 1) - z(k);
+        if (!(w > 0)) continue;
+        last_positive = k;
+        acc += std::exp(log_weight(k, w) - top);
+        if (goal < acc) return k;
+    }
+    return last_positive;  // rounding left acc slightly below total
+}
+
 // Split index decoding, dimension-major (spec §4 line 20, §10.2).
 struct SplitChoice {
     std::int64_t dim = 0, j = 0;
@@ -462,4 +668,66 @@ inline void nearest_centres(const double* X, std::int64_t n, std::int64_t d, con
     });
 }
 
+// nearest_centres with a first guess: the tree gives every row a starting centre c0 (the slot of
+// the tip the row reaches), and a centre c is skipped when ‖c − c0‖ > 2‖x − c0‖(1 + 1e-6) + τ:
+// then ‖x − c‖ > ‖x − c0‖ by far more than the rounding of either distance, so c cannot win,
+// not even a tie. The other centres are scanned in order of their distance from c0 until that
+// bound stops them. The answer (first index on ties) is the one of nearest_centres, computed
+// from the same distances; on clustered data most rows compute one or two distances instead of k.
+inline void nearest_centres_from(const double* X, std::int64_t n, std::int64_t d, const double* centres,
+                                 std::int64_t k, const TreeView& tree, std::int64_t* out, int n_threads = 1) {
+    if (k < 1) throw std::invalid_argument("at least one centre is needed");
+    tree.validate(d, k);
+    for (std::int64_t j = 0; j < tree.n_nodes; ++j)
+        if (tree.feature[j] < 0 && tree.slot[j] < 0) throw std::invalid_argument("every tip needs a centre");
+    double reach = 0;
+    for (std::int64_t i = 0; i < n * d; ++i) reach = std::max(reach, std::fabs(X[i]));
+    for (std::int64_t i = 0; i < k * d; ++i) reach = std::max(reach, std::fabs(centres[i]));
+    if (!std::isfinite(reach)) throw std::invalid_argument("X and centres must be finite");
+    int e = 0;
+    std::frexp(reach, &e);
+    const double scale = std::ldexp(1.0, -e);
+    std::vector<double> c(static_cast<std::size_t>(k * d));
+    for (std::int64_t i = 0; i < k * d; ++i) c[static_cast<std::size_t>(i)] = centres[i] * scale;
+    auto sq = [d](const double* u, const double* v) {  // the same sum, in the same order, as nearest_centres
+        double s = 0;
+        for (std::int64_t j = 0; j < d; ++j) {
+            const double diff = u[j] - v[j];
+            s += diff * diff;
+        }
+        return s;
+    };
+    // For each c0, the other centres by increasing distance from c0.
+    std::vector<std::pair<double, std::int64_t>> order(static_cast<std::size_t>(k * k));
+    for (std::int64_t a = 0; a < k; ++a) {
+        auto* row = order.data() + a * k;
+        for (std::int64_t b = 0; b < k; ++b)
+            row[b] = {std::sqrt(sq(c.data() + a * d, c.data() + b * d)), b};
+        std::sort(row, row + k);
+    }
+    constexpr double slack = 1.0 + 1e-6, tau = 1e-140;  // tau: far above the underflow of squares
+    detail::parallel_rows(n, std::max(1, n_threads), [&](std::int64_t begin, std::int64_t end, int) {
+        std::vector<double> x(static_cast<std::size_t>(d));
+        for (std::int64_t i = begin; i < end; ++i) {
+            for (std::int64_t j = 0; j < d; ++j) x[static_cast<std::size_t>(j)] = X[i * d + j] * scale;
+            const std::int64_t c0 = tree.route(X + i * d);
+            double best = sq(x.data(), c.data() + c0 * d);
+            std::int64_t arg = c0;
+            const double reach_c0 = 2.0 * std::sqrt(best) * slack + tau;
+            const auto* row = order.data() + c0 * k;
+            for (std::int64_t r = 0; r < k && row[r].first <= reach_c0; ++r) {
+                const std::int64_t cand = row[r].second;
+                if (cand == c0) continue;
+                const double dist = sq(x.data(), c.data() + cand * d);
+                if (dist < best || (dist == best && cand < arg)) {
+                    best = dist;
+                    arg = cand;
+                }
+            }
+            out[i] = arg;
+        }
+    });
+}
+
 }  // namespace privopt::dpm
+

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from privopt.census.hierarchy import CensusCounts, Hierarchy
+from privopt.census.hierarchy import MAX_COUNT, CensusCounts, Hierarchy
 from privopt.errors import InvalidInput
 
 __all__ = ["register", "load_counts"]
@@ -58,7 +58,7 @@ def load_counts(args: argparse.Namespace) -> CensusCounts:
         if np.unique(rows).size != rows.size:
             raise InvalidInput("--counts has duplicate leaf rows")
         leaf = np.zeros((h.leaves.stop - h.leaves.start, len(size_cols)), dtype=np.int64)
-        leaf[rows] = frame[size_cols].to_numpy()
+        leaf[rows] = _count_columns(frame, size_cols)
         return CensusCounts.from_leaf_counts(h, leaf)
     raise InvalidInput("give one of --records, --counts or --synthetic-us")
 
@@ -73,6 +73,30 @@ def _refuse_missing_groups(frame, group: list[str]) -> None:
             f"--records: group column(s) {present} are empty on line(s) {lines} "
             f"({int(missing.sum())} records); every record needs a group id"
         )
+
+
+def _count_columns(frame, size_cols: list) -> np.ndarray:
+    """The size_1..size_N columns as int64, each cell a non-negative integer ≤ 2⁶¹; anything else
+    (text, missing, 1.5, 1e20, -1) is refused naming the column and the CSV line."""
+    import pandas as pd
+
+    out = np.empty((len(frame), len(size_cols)), dtype=np.int64)
+    for j, col in enumerate(size_cols):
+        raw = frame[col]
+        num = pd.to_numeric(raw, errors="coerce")
+        as_float = num.to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = ~np.isfinite(as_float) | (as_float < 0) | (as_float > MAX_COUNT)
+        bad |= as_float != np.floor(np.where(np.isfinite(as_float), as_float, 0))
+        if bad.any():
+            i = int(np.argmax(bad))
+            cell = raw.iloc[i]
+            cell = cell.item() if isinstance(cell, np.generic) else cell
+            raise InvalidInput(
+                f"--counts: column {col}, line {i + 2}: {cell!r} is not a count (a "
+                f"non-negative integer up to 2^61)"
+            )
+        out[:, j] = num.to_numpy() if num.dtype.kind in "iu" else as_float.astype(np.int64)
+    return out
 
 
 def _run(args: argparse.Namespace) -> int:

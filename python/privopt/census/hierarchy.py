@@ -21,20 +21,40 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_int
+from privopt._validation import check_finite_array, check_int
 from privopt.errors import InvalidInput
 
 __all__ = ["Hierarchy", "CensusCounts", "cumulate", "decumulate"]
 
 
+#: Largest count and total G accepted (2⁶¹: the DP kernels' exact integer range).
+MAX_COUNT = 1 << 61
+
+
+def _count_array(name: str, value: Any) -> np.ndarray:
+    """An int64 array of counts: integral, finite, |value| ≤ 2⁶¹ (no truncation or wrap)."""
+    raw = value if isinstance(value, np.ndarray) else None
+    if raw is not None and raw.dtype.kind == "u" and raw.size and int(raw.max()) > MAX_COUNT:
+        raise InvalidInput(f"{name} has a value above 2^61: {int(raw.max())}")
+    if raw is not None and raw.dtype.kind == "f" and raw.size:
+        if not np.all(np.isfinite(raw)):
+            bad = tuple(np.argwhere(~np.isfinite(raw))[0].tolist())
+            raise InvalidInput(f"{name} must hold integers, got {float(raw[bad])!r} at index {bad}")
+        big = np.abs(raw) > MAX_COUNT
+        if np.any(big & np.isfinite(raw)):
+            bad = tuple(np.argwhere(big & np.isfinite(raw))[0].tolist())
+            raise InvalidInput(f"{name} has a value above 2^61: {float(raw[bad])!r} at index {bad}")
+    return check_finite_array(name, value, dtype=np.int64)
+
+
 def cumulate(n: np.ndarray) -> np.ndarray:
     """⊕ (spec 003 §3.1): cumulative counts ``c_s = Σ_{k≤s} n_k`` along the last axis."""
-    return np.cumsum(n, axis=-1)
+    return np.cumsum(check_finite_array("n", n, dtype=np.int64), axis=-1)
 
 
 def decumulate(c: np.ndarray) -> np.ndarray:
     """⊖ (spec 003 §3.1): ``n_1 = c_1``, ``n_s = c_s − c_{s−1}`` along the last axis."""
-    return np.diff(c, axis=-1, prepend=0)
+    return np.diff(check_finite_array("c", c, dtype=np.int64), axis=-1, prepend=0)
 
 
 def _path(row: Sequence[Any]) -> list[Any]:
@@ -92,7 +112,7 @@ class Hierarchy:
     def from_parents(
         cls,
         parent: Sequence[int] | np.ndarray,
-        names: Sequence[Any] | None = None,
+        names: Sequence[Any] | np.ndarray | None = None,
         level_names: Sequence[str] | None = None,
         *,
         pad_leaves: bool = False,
@@ -187,6 +207,10 @@ class Hierarchy:
         L = int(leaf_depths[0]) + 1
         if level_names is None:
             level_names = tuple(f"level{i + 1}" for i in range(L))
+        if isinstance(level_names, str):
+            raise InvalidInput(
+                f"level_names must be a sequence of names, not the string {level_names!r}"
+            )
         level_names = tuple(str(x) for x in level_names)
         if len(level_names) != L:
             raise InvalidInput(f"level_names must have {L} entries, got {len(level_names)}")
@@ -393,19 +417,18 @@ class CensusCounts:
     ) -> CensusCounts:
         """Counts given for the leaves, in ``hierarchy.leaves`` order, shape (n_leaves, N);
         the other levels are sums. ``G``, when given, must equal the total (else InvalidInput)."""
-        arr = np.asarray(leaf_counts)
+        if not isinstance(hierarchy, Hierarchy):
+            raise InvalidInput(f"hierarchy must be a Hierarchy, got {type(hierarchy).__name__}")
+        arr = _count_array("leaf_counts", leaf_counts)
         n_leaves = hierarchy.leaves.stop - hierarchy.leaves.start
         if arr.ndim != 2 or arr.shape[0] != n_leaves or arr.shape[1] < 1:
             raise InvalidInput(f"leaf_counts must have shape ({n_leaves}, N), got {arr.shape}")
-        if arr.dtype.kind == "f":
-            if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
-                raise InvalidInput("leaf_counts must be integers")
-        elif arr.dtype.kind not in "iu":
-            raise InvalidInput(f"leaf_counts must be integers, got dtype {arr.dtype}")
-        arr = arr.astype(np.int64)
         if np.any(arr < 0):
             i, s = np.argwhere(arr < 0)[0]
             raise InvalidInput(f"leaf_counts[{i}, {s}] = {arr[i, s]} is negative")
+        # float sum: exact enough to compare with 2^61, and never wraps.
+        if float(arr.sum(dtype=np.float64)) > MAX_COUNT:
+            raise InvalidInput("leaf_counts sum to more than 2^61 groups")
         out = cls(hierarchy, hierarchy.aggregate(arr))
         if G is not None and check_int("G", G, minimum=0) != out.G:
             raise InvalidInput(f"G = {G} does not match the total number of groups {out.G}")
@@ -414,7 +437,7 @@ class CensusCounts:
     @classmethod
     def from_region_counts(cls, hierarchy: Hierarchy, counts: Any) -> CensusCounts:
         """A full (R, N) table; must already be consistent (parents = sums of children)."""
-        arr = np.asarray(counts)
+        arr = _count_array("counts", counts)
         if arr.ndim != 2 or arr.shape[0] != hierarchy.n_regions:
             raise InvalidInput(
                 f"counts must have shape ({hierarchy.n_regions}, N), got {arr.shape}"
@@ -460,6 +483,8 @@ class CensusCounts:
         >>> CensusCounts.from_records(rec, ["state"], "hh").counts.tolist()
         [[1, 1], [0, 1], [1, 0]]
         """
+        if not hasattr(records, "columns") or not hasattr(records, "groupby"):
+            raise InvalidInput(f"records must be a pandas DataFrame, got {type(records).__name__}")
         cols = list(level_columns)
         gcols = [group_column] if isinstance(group_column, str) else list(group_column)
         missing = [g for g in gcols if g not in records.columns]

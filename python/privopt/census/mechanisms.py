@@ -17,6 +17,8 @@ budget is spent again.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import time
 from collections.abc import Callable
 from typing import Any
@@ -25,18 +27,27 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import check_epsilon, check_finite_result
+from privopt._validation import check_epsilon, check_finite_result, check_positive
+from privopt.census.forest import check_executor
 from privopt.census.hierarchy import CensusCounts, Hierarchy, cumulate, decumulate
-from privopt.census.noise import DataFingerprint, Measurements, draw_level_noise, spend_levels
+from privopt.census.noise import (
+    DataFingerprint,
+    Measurements,
+    charge_levels,
+    check_accountant,
+    draw_level_noise,
+)
 from privopt.census.release import CensusRelease
 from privopt.census.solvers import (
     chain_order,
     chain_postprocess,
+    check_window,
     level_cumulative,
     round_half_up,
     tree_postprocess,
 )
 from privopt.errors import InvalidInput, NumericalTrouble, SolverLimit
+from privopt.lp.qp import solve_projection_qp
 
 __all__ = [
     "measure_counts",
@@ -75,15 +86,15 @@ def measure_counts(
     h = data.hierarchy
     L = h.n_levels
     sens = np.full(L, 2.0)
-    ledger = spend_levels(
+    with charge_levels(
         accountant,
         eps,
         sens,
         label="census counts",
         mechanism="discrete Laplace on group-size counts (Δ=2)",
-    )
-    noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
-    noisy = data.counts + np.concatenate(noise, axis=0)
+    ) as ledger:
+        noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
+        noisy = data.counts + np.concatenate(noise, axis=0)
     return Measurements(
         "counts", noisy, eps, sens * L / eps, sens, ledger, source=DataFingerprint.of(data)
     )
@@ -98,15 +109,15 @@ def measure_cumulative(
     h = data.hierarchy
     L = h.n_levels
     sens = np.ones(L)
-    ledger = spend_levels(
+    with charge_levels(
         accountant,
         eps,
         sens,
         label="census cumulative counts",
         mechanism="discrete Laplace on cumulative counts (Δ=1)",
-    )
-    noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
-    noisy = cumulate(data.counts) + np.concatenate(noise, axis=0)
+    ) as ledger:
+        noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
+        noisy = cumulate(data.counts) + np.concatenate(noise, axis=0)
     return Measurements(
         "cumulative", noisy, eps, sens * L / eps, sens, ledger, source=DataFingerprint.of(data)
     )
@@ -142,11 +153,13 @@ def measure_chain(
         if chain_noise_scale == "strict"
         else "Δ=1 as in the paper (NOT ε-DP when a level has several regions)"
     )
-    ledger = spend_levels(accountant, eps, sens, label="census chain counts", mechanism=mech)
-    noise = draw_level_noise([(int(k) * data.N,) for k in h.level_sizes], eps, sens, rng)
-    noisy = truth.copy()
-    for lev in range(L):
-        noisy[level == lev] += noise[lev]
+    with charge_levels(
+        accountant, eps, sens, label="census chain counts", mechanism=mech
+    ) as ledger:
+        noise = draw_level_noise([(int(k) * data.N,) for k in h.level_sizes], eps, sens, rng)
+        noisy = truth.copy()
+        for lev in range(L):
+            noisy[level == lev] += noise[lev]
     return Measurements(
         "chain",
         noisy,
@@ -170,6 +183,14 @@ def _get(
     **kw: Any,
 ) -> tuple[Measurements, float]:
     start = time.perf_counter()
+    data = _check_data(data)
+    check_accountant(accountant)
+    if measurements is not None and epsilon is not None:
+        if check_epsilon(epsilon) != getattr(measurements, "epsilon", epsilon):
+            raise InvalidInput(
+                f"epsilon = {epsilon} differs from the measurements' ε = "
+                f"{measurements.epsilon}: pass epsilon=None to post-process them"
+            )
     if measurements is None:
         if epsilon is None:
             raise InvalidInput("epsilon is required unless measurements are given")
@@ -227,6 +248,23 @@ def _release(
 
 
 # ----------------------------------------------------------------------------- mechanisms
+def _all_or_nothing(mechanism: Callable[..., CensusRelease]) -> Callable[..., CensusRelease]:
+    """Run ``mechanism`` inside a transaction of its ``accountant``: if measuring or
+    post-processing raises, the spends of the call are removed (sound, as nothing derived from
+    the noise is released) and the error propagates."""
+
+    @functools.wraps(mechanism)
+    def charged(data: Any, epsilon: Any = None, **kwargs: Any) -> CensusRelease:
+        accountant = kwargs.get("accountant")
+        if accountant is None:
+            return mechanism(data, epsilon, **kwargs)
+        with check_accountant(accountant).transaction():
+            return mechanism(data, epsilon, **kwargs)
+
+    return charged
+
+
+@_all_or_nothing
 def m_h(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -240,6 +278,7 @@ def m_h(
     return _release("M_H", data, meas, meas.noisy.copy(), t0, 0.0, "counts Δ=2, λ=2L/ε")
 
 
+@_all_or_nothing
 def m_h_dp(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -248,6 +287,7 @@ def m_h_dp(
     accountant: Any = None,
     measurements: Measurements | None = None,
     window: str | int = "auto",
+    executor: Any = None,
 ) -> CensusRelease:
     """M_H^dp (spec 003 §2): noisy counts, then the exact tree DP with TableMerge (C++).
 
@@ -259,6 +299,9 @@ def m_h_dp(
     accountant : optional privopt.dp.PrivacyAccountant charged ε (ε/L per level).
     measurements : reuse earlier ``"counts"`` measurements (no new spend).
     window : value windows of the DP (see :mod:`privopt.census.solvers`).
+    executor : optional :class:`concurrent.futures.Executor` (or a Dask client's
+        ``get_executor()``) on which the top-level subtrees are solved as tasks; the release is
+        the same, bit for bit (:mod:`privopt.census.forest`).
 
     Returns
     -------
@@ -272,10 +315,17 @@ def m_h_dp(
     >>> m_h_dp(data, 1.0, rng=0).verify().counts.shape
     (3, 3)
     """
+    check_window(window)
+    check_executor(executor)
     meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     counts, info = tree_postprocess(
-        data.hierarchy, meas.noisy, data.G, scale=float(meas.scale[0]), window=window
+        data.hierarchy,
+        meas.noisy,
+        data.G,
+        scale=float(meas.scale[0]),
+        window=window,
+        executor=executor,
     )
     return _release(
         "M_H^dp", data, meas, counts, t0, time.perf_counter() - start, "counts Δ=2, λ=2L/ε", info
@@ -308,6 +358,7 @@ def _pava_rows(y: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
     return out
 
 
+@_all_or_nothing
 def m_c_dp(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -316,15 +367,24 @@ def m_c_dp(
     accountant: Any = None,
     measurements: Measurements | None = None,
     window: str | int = "auto",
+    executor: Any = None,
 ) -> CensusRelease:
     """M_c^dp (spec 003 §3.3): noisy cumulative counts, per-region isotonic regression on
-    [0, G], round half-up, ⊖, then the tree DP to restore consistency and faithfulness."""
+    [0, G], round half-up, ⊖, then the tree DP to restore consistency and faithfulness
+    (``executor`` as in :func:`m_h_dp`)."""
+    check_window(window)
+    check_executor(executor)
     meas, t0 = _get(measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     iso = np.clip(_pava_rows(meas.noisy.astype(np.float64)), 0, data.G)
     n_bar = decumulate(round_half_up(iso))
     counts, info = tree_postprocess(
-        data.hierarchy, n_bar, data.G, scale=float(meas.scale[0]), window=window
+        data.hierarchy,
+        n_bar,
+        data.G,
+        scale=float(meas.scale[0]),
+        window=window,
+        executor=executor,
     )
     return _release(
         "M_c^dp",
@@ -338,6 +398,7 @@ def m_c_dp(
     )
 
 
+@_all_or_nothing
 def m_c_ch(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -354,6 +415,7 @@ def m_c_ch(
     the paper's scale L/ε, which is NOT ε-DP when a level has more than one region (the ledger
     and ``release.guarantee`` say so).
     """
+    check_window(window)
     meas, t0 = _get(
         measure_chain,
         "chain",
@@ -395,6 +457,10 @@ def _consistency_matrix(h: Hierarchy, N: int, width: int) -> sp.csr_matrix:
     return sp.csr_matrix((vals, (rows, cols)), shape=(internal.size * N, width))
 
 
+def _check_time_limit(time_limit: Any) -> float | None:
+    return None if time_limit is None else check_positive("time_limit", time_limit)
+
+
 def _qp_solver_name(solver: str) -> str:
     if solver not in ("auto", "clarabel", "highs"):
         raise InvalidInput(f"qp_solver must be 'auto', 'clarabel' or 'highs', got {solver!r}")
@@ -425,7 +491,7 @@ def solve_qp(
     """
     if _qp_solver_name(solver) == "clarabel":
         return _solve_qp_clarabel(target, A, row_lo, row_hi, col_lo, time_limit)
-    return _solve_qp_highs(target, A, row_lo, row_hi, col_lo, time_limit)
+    return solve_projection_qp(target, A, row_lo, row_hi, col_lo, time_limit)
 
 
 def _solve_qp_clarabel(
@@ -475,56 +541,6 @@ def _solve_qp_clarabel(
     return unit * np.asarray(sol.x)
 
 
-def _solve_qp_highs(
-    target: np.ndarray,
-    A: sp.spmatrix,
-    row_lo: np.ndarray,
-    row_hi: np.ndarray,
-    col_lo: float,
-    time_limit: float | None,
-) -> np.ndarray:
-    import highspy
-
-    n = target.size
-    A = sp.csc_matrix(A)
-    lp = highspy.HighsLp()
-    lp.num_col_ = n
-    lp.num_row_ = A.shape[0]
-    lp.col_cost_ = (-2.0 * target).astype(np.float64)
-    lp.col_lower_ = np.full(n, col_lo)
-    lp.col_upper_ = np.full(n, highspy.kHighsInf)
-    lp.row_lower_ = np.asarray(row_lo, dtype=np.float64)
-    lp.row_upper_ = np.asarray(row_hi, dtype=np.float64)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = A.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = A.indices.astype(np.int32)
-    lp.a_matrix_.value_ = A.data.astype(np.float64)
-    hess = highspy.HighsHessian()
-    hess.dim_ = n
-    hess.format_ = highspy.HessianFormat.kTriangular
-    hess.start_ = np.arange(n + 1, dtype=np.int32)
-    hess.index_ = np.arange(n, dtype=np.int32)
-    hess.value_ = np.full(n, 2.0)
-    model = highspy.HighsModel()
-    model.lp_ = lp
-    model.hessian_ = hess
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    if time_limit is not None:
-        h.setOptionValue("time_limit", float(time_limit))
-    h.passModel(model)
-    h.run()
-    status = h.getModelStatus()
-    if status == highspy.HighsModelStatus.kTimeLimit:
-        raise SolverLimit(f"HiGHS QP hit time_limit = {time_limit} s", status="time limit")
-    if status != highspy.HighsModelStatus.kOptimal:
-        raise NumericalTrouble(
-            f"HiGHS QP ended with {h.modelStatusToString(status)}",
-            status=h.modelStatusToString(status),
-        )
-    return np.asarray(h.getSolution().col_value)
-
-
 def m_h_r(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -539,6 +555,7 @@ def m_h_r(
     (``qp_solver``, see :func:`solve_qp`), each value rounded half-up independently — may violate
     consistency (#CV > 0)."""
     solver = _qp_solver_name(qp_solver)
+    time_limit = _check_time_limit(time_limit)
     meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     h, N, R = data.hierarchy, data.N, data.hierarchy.n_regions
@@ -566,6 +583,7 @@ def m_h_r(
     )
 
 
+@_all_or_nothing
 def m_c_r(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -580,6 +598,7 @@ def m_c_r(
     :func:`solve_qp`), rounded half-up, ⊖. A running maximum after rounding keeps n̂ ≥ 0
     against solver round-off."""
     solver = _qp_solver_name(qp_solver)
+    time_limit = _check_time_limit(time_limit)
     meas, t0 = _get(measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements)
     start = time.perf_counter()
     h, N, R = data.hierarchy, data.N, data.hierarchy.n_regions
@@ -683,6 +702,7 @@ def _repair_group(out: np.ndarray, cells: np.ndarray, target: int) -> None:
     out[cells] = new
 
 
+@_all_or_nothing
 def topdown(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -745,6 +765,14 @@ def release(
     data: CensusCounts, epsilon: float, mechanism: str = "M_H^dp", **kwargs: Any
 ) -> CensusRelease:
     """Run the named mechanism (a key of :data:`MECHANISMS`)."""
-    if mechanism not in MECHANISMS:
+    if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
         raise InvalidInput(f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}")
-    return MECHANISMS[mechanism](data, epsilon, **kwargs)
+    func = MECHANISMS[mechanism]
+    valid = [p for p in inspect.signature(func).parameters if p not in ("data", "epsilon")]
+    unknown = sorted(set(kwargs) - set(valid))
+    if unknown:
+        raise InvalidInput(
+            f"{mechanism} takes no argument {', '.join(map(repr, unknown))}; valid keyword "
+            f"arguments: {', '.join(valid)}"
+        )
+    return func(data, epsilon, **kwargs)

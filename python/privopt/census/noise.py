@@ -8,6 +8,10 @@ groups: parallel composition inside a level, sequential across levels, Thm 1).
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +22,13 @@ from privopt.errors import InvalidInput
 if TYPE_CHECKING:
     from privopt.census.hierarchy import CensusCounts
 
-__all__ = ["DataFingerprint", "Measurements", "draw_level_noise", "spend_levels"]
+__all__ = [
+    "DataFingerprint",
+    "Measurements",
+    "check_accountant",
+    "charge_levels",
+    "draw_level_noise",
+]
 
 
 @dataclass(frozen=True)
@@ -91,38 +101,98 @@ class Measurements:
     source: DataFingerprint | None = None
 
 
+#: Draws per task when noise is drawn on several threads (the privopt.dp samplers release the
+#: GIL); levels with fewer draws in all are drawn in one stream, as before.
+NOISE_CHUNK = 1 << 20
+
+
 def draw_level_noise(
     shape_per_level: list[tuple[int, ...]], epsilon: float, sensitivity: np.ndarray, rng: Any
 ) -> list[np.ndarray]:
-    """One int64 noise array per level: discrete Laplace with ε_level = ε/L and the level's Δ."""
+    """One int64 noise array per level: discrete Laplace with ε_level = ε/L and the level's Δ.
+
+    Above :data:`NOISE_CHUNK` draws in all, the draws are split into fixed chunks drawn on one
+    thread per core: from the OS CSPRNG (thread-safe) or, for a seeded Generator, from child
+    generators spawned in chunk order — so a seed gives the same noise on any machine.
+    """
     from privopt.dp import as_random_source, sample_discrete_laplace
 
     source = as_random_source(rng)
     L = len(shape_per_level)
-    out = []
-    for lev, shape in enumerate(shape_per_level):
-        size = int(np.prod(shape))
-        draws = sample_discrete_laplace(
-            epsilon / L, size, sensitivity=int(sensitivity[lev]), rng=source
+    sizes = [int(np.prod(shape)) for shape in shape_per_level]
+    jobs = [  # (level, start, stop)
+        (lev, a, min(a + NOISE_CHUNK, n))
+        for lev, n in enumerate(sizes)
+        for a in range(0, n, NOISE_CHUNK)
+    ]
+    sources = _chunk_sources(source, len(jobs)) if sum(sizes) > NOISE_CHUNK else None
+    out = [np.empty(n, dtype=np.int64) for n in sizes]
+
+    def draw(job: int) -> None:
+        lev, a, b = jobs[job]
+        src = source if sources is None else sources[job]
+        out[lev][a:b] = sample_discrete_laplace(
+            epsilon / L, b - a, sensitivity=int(sensitivity[lev]), rng=src
         )
-        out.append(np.asarray(draws, dtype=np.int64).reshape(shape))
-    return out
+
+    if sources is None:
+        for job in range(len(jobs)):
+            draw(job)
+    else:
+        with ThreadPoolExecutor(max_workers=min(os.cpu_count() or 1, len(jobs))) as pool:
+            list(pool.map(draw, range(len(jobs))))
+    return [o.reshape(shape) for o, shape in zip(out, shape_per_level, strict=True)]
 
 
-def spend_levels(
-    accountant: Any, epsilon: float, sensitivity: np.ndarray, *, label: str, mechanism: str
-) -> list:
-    """Record ε/L per level on ``accountant`` (a new one if None); returns the new entries."""
+def _chunk_sources(source: Any, n: int) -> list | None:
+    """Independent sources for n chunks, or None when ``source`` cannot be split safely."""
+    from privopt.dp import GeneratorSource, SecureSource
+
+    if isinstance(source, SecureSource):
+        return [source] * n
+    if isinstance(source, GeneratorSource) and hasattr(source.generator, "spawn"):
+        return [GeneratorSource(g) for g in source.generator.spawn(n)]
+    return None
+
+
+def check_accountant(accountant: Any) -> Any:
+    """``accountant`` as a :class:`privopt.dp.PrivacyAccountant` (a new, unlimited one for None);
+    anything else is refused with InvalidInput before any budget is spent or noise drawn."""
     from privopt.dp import PrivacyAccountant
 
-    acct = PrivacyAccountant() if accountant is None else accountant
+    if accountant is None:
+        return PrivacyAccountant()
+    if not isinstance(accountant, PrivacyAccountant):
+        raise InvalidInput(
+            f"accountant must be a privopt.dp.PrivacyAccountant or None, got "
+            f"{type(accountant).__name__} {accountant!r:.40}"
+        )
+    return accountant
+
+
+@contextmanager
+def charge_levels(
+    accountant: Any, epsilon: float, sensitivity: np.ndarray, *, label: str, mechanism: str
+) -> Iterator[list]:
+    """Charge ε/L per level on ``accountant`` (a new one if None), all or nothing.
+
+    The whole plan (one spend per level) is checked against the budget before anything is
+    recorded or drawn, then recorded at once; the block (the noise draws) runs inside the
+    accountant's transaction, so an exception in it leaves the ledger as it was. Yields the new
+    ledger entries.
+    """
+    from privopt.dp import PlannedSpend
+
+    acct = check_accountant(accountant)
     L = len(sensitivity)
-    before = len(acct.entries)
-    for lev in range(L):
-        acct.spend(
+    plan = [
+        PlannedSpend(
             epsilon / L,
             label=f"{label} level {lev + 1}/{L}",
             mechanism=mechanism,
             sensitivity=float(sensitivity[lev]),
         )
-    return list(acct.entries[before:])
+        for lev in range(L)
+    ]
+    with acct.transaction(plan):
+        yield acct.spend_all(plan)

@@ -31,12 +31,15 @@ wrap); the kernels store slopes only and refuse inputs whose slopes could leave 
 from __future__ import annotations
 
 import math
+from concurrent.futures import Executor
 from typing import Any
 
 import numpy as np
 from scipy.optimize import isotonic_regression
 
 from privopt._core import census as _kernels
+from privopt._validation import check_finite_array, check_int, check_positive
+from privopt.census.forest import ForestRunner
 from privopt.census.hierarchy import Hierarchy
 from privopt.errors import InfeasibleModel, InvalidInput, SolverLimit
 
@@ -48,6 +51,7 @@ __all__ = [
     "tree_postprocess",
     "chain_postprocess",
     "chain_order",
+    "check_window",
     "round_half_up",
     "solve_tree",
     "solve_chain",
@@ -61,10 +65,16 @@ DEFAULT_MAX_CELLS = 1 << 30
 DEFAULT_MAX_TABLE = 1 << 27
 #: Largest |noisy value| and G the kernels accept (2⁶¹: differences and slopes fit in int64).
 MAX_ABS_VALUE = 1 << 61
+#: ``window="auto"`` starts a region of fanout k at δ = AUTO_WIDTH·λ·√(1+k) (capped by the
+#: paper's δ and G); nodes whose optimum lies farther widen individually.
+AUTO_WIDTH = 4.0
 
 
 def paper_delta(scale: float) -> int:
     """δ = 3·⌈2λ²⌉, three times the double-geometric variance (spec 003 §1.4, footnote 2)."""
+    from privopt._validation import check_positive
+
+    scale = check_positive("scale", scale)
     return 3 * math.ceil(2.0 * scale * scale)
 
 
@@ -91,6 +101,15 @@ def sum_of_squares(d: np.ndarray) -> int:
     total = int((sq >> 32).sum()) << 32
     total += int((sq & 0xFFFFFFFF).sum())
     return total + sum(int(v) * int(v) for v in d[big].tolist())
+
+
+def squared_distance(a: np.ndarray, b: np.ndarray, rows: int = 1 << 16) -> int:
+    """Σ (a − b)² over two int64 arrays of the same shape, exact (Python int), in row blocks so
+    that no full-size temporary is made."""
+    total = 0
+    for i in range(0, a.shape[0], rows):
+        total += sum_of_squares(a[i : i + rows] - b[i : i + rows])
+    return total
 
 
 def _check_range(name: str, arr: np.ndarray, G: int) -> None:
@@ -121,7 +140,7 @@ def _certified_info(cost: int, rounds: int, delta: np.ndarray | int, window: Any
         "status": "optimal",
         "certified": True,
         "rounds": rounds,
-        "delta": int(np.max(delta)),
+        "delta": int(np.max(delta, initial=0)),
         "window": str(window),
     }
 
@@ -166,18 +185,6 @@ def solve_tree(
     )
 
 
-def _with_ancestors(h: Hierarchy, N: int, nodes: np.ndarray) -> np.ndarray:
-    """T^dp node ids (s·R + r) of ``nodes`` and of all their region ancestors (same size)."""
-    R = h.n_regions
-    out = [nodes]
-    size, region = np.divmod(nodes, R)
-    for _ in range(h.n_levels - 1):
-        keep = region > 0
-        size, region = size[keep], h.parent[region[keep]]
-        out.append(size * R + region)
-    return np.unique(np.concatenate(out))
-
-
 def tree_postprocess(
     hierarchy: Hierarchy,
     noisy: np.ndarray,
@@ -187,6 +194,8 @@ def tree_postprocess(
     window: str | int = "auto",
     max_cells: int = DEFAULT_MAX_CELLS,
     max_table: int = DEFAULT_MAX_TABLE,
+    executor: Executor | None = None,
+    n_tasks: int | None = None,
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Consistent, integral, non-negative, faithful counts closest (L2) to ``noisy``, certified.
 
@@ -202,6 +211,10 @@ def tree_postprocess(
         module docstring); every choice ends certified.
     max_cells : the most window values (internal nodes) one DP round may use.
     max_table : the most values of one node's window.
+    executor : optional :class:`concurrent.futures.Executor` (or a Dask client's
+        ``get_executor()``): the top-level subtrees are solved as tasks on it, with the same
+        result, bit for bit, as the serial run (:mod:`privopt.census.forest`).
+    n_tasks : number of task batches per round on ``executor`` (default 4 per worker).
 
     Returns
     -------
@@ -225,58 +238,90 @@ def tree_postprocess(
     >>> counts.ravel().tolist(), info["cost"], info["certified"]
     ([3, 3, 0], 2, True)
     """
-    noisy = _as_int_matrix("noisy", noisy, hierarchy.n_regions)
+    noisy = np.ascontiguousarray(_as_int_matrix("noisy", noisy, hierarchy.n_regions))
     G = _check_G(G)
+    scale = check_positive("scale", scale)
     _check_range("noisy", noisy, G)
     R, N = noisy.shape
-    child_ptr, child_idx = _tdp_structure(hierarchy, N)
-    flat = noisy.T.ravel()  # T^dp node s·R + r (size-major)
-    n_nodes = flat.size + 1
-    noisy_all = np.concatenate([flat, [0]]).astype(np.int64)
-    weight = np.ones(n_nodes, dtype=np.int64)
-    weight[-1] = 0  # ⊤ carries G exactly, no own cost (spec 003 §2.3)
-    internal = np.diff(child_ptr[:-1]) > 0  # T^dp nodes without ⊤ that have children
-    d0 = _initial_delta(window, scale, G, int(np.diff(hierarchy.child_ptr).max(initial=1)))
-    delta = np.full(flat.size, d0, dtype=np.int64)
+    fanout = np.diff(hierarchy.child_ptr)
+    internal = fanout > 0
+    region_delta = _initial_deltas(window, scale, G, fanout)
+    shift = np.zeros((R, N), dtype=np.uint8)  # node (r, s): window half-width δ_r·2^shift
+    runner = ForestRunner(
+        hierarchy, noisy, region_delta, shift, G, max_table, executor=executor, n_tasks=n_tasks
+    )
+    dirty: set[int] | None = None
     rounds = 0
     while True:
         rounds += 1
-        lo, hi = _window_bounds(flat, delta, G)
-        width = hi[internal] - lo[internal] + 1
-        if width.sum() > max_cells or width.max(initial=0) > max_table:
-            raise SolverLimit(
-                f"census tree DP: after {rounds - 1} widening rounds the windows need "
-                f"{int(width.sum())} values ({int(width.max(initial=0))} in one node), above "
-                f"max_cells = {max_cells} / max_table = {max_table} (noise scale {scale:g} "
-                f"against G = {G})"
-            )
+        _check_budget(region_delta, shift, internal, G, max_cells, max_table, rounds, scale)
         try:
-            status, _, _, values, widened = solve_tree(
-                child_ptr,
-                child_idx,
-                noisy_all,
-                weight,
-                np.concatenate([lo, [G]]),
-                np.concatenate([hi, [G]]),
-                n_nodes - 1,
-                max_table=max_table,
-            )
+            run = runner.run(dirty)
         except (ValueError, OverflowError) as exc:
             raise _kernel_error("census tree DP", exc) from None
-        if status != 0:  # ⊤ cannot reach G inside the windows: widen everything
-            if np.all(delta >= G):
+        if run.status != 0:  # ⊤ cannot reach G inside the windows: widen everything
+            if np.all(_half_widths(region_delta, shift, G) >= G):
                 raise InfeasibleModel(f"no consistent release exists; check G = {G}")
-            delta = np.minimum(2 * delta, G)
+            np.minimum(shift + 1, 63, out=shift)
+            dirty = None
             continue
-        touch = np.flatnonzero(_touches(values[:-1], lo, hi, G))
+        touch = np.flatnonzero(run.touch.ravel())
         if touch.size == 0:
             break
-        grow = _with_ancestors(hierarchy, N, touch)
-        delta[grow] = np.minimum(2 * delta[grow], G)
-    counts = np.ascontiguousarray(values[:-1].reshape(N, R).T)
-    info = _certified_info(sum_of_squares(counts - noisy), rounds, delta, window)
-    info["widened"] = int(widened)
-    return counts, info
+        regions, sizes = _with_ancestors(hierarchy, touch // N, touch % N)
+        nodes = np.unique(regions * N + sizes)  # double each window once per round
+        regions, sizes = nodes // N, nodes % N
+        shift[regions, sizes] = np.minimum(shift[regions, sizes] + 1, 63)
+        dirty = set(runner.subtree_of[regions].tolist()) - {-1}
+    values = np.array(run.values, copy=True)
+    # δ of the windows that cost (internal regions; the root when it is the only region).
+    rows = internal if internal.any() else slice(None)
+    used = _half_widths(region_delta[rows], shift[rows], G)
+    info = _certified_info(squared_distance(values, noisy), rounds, used, window)
+    info["widened"] = run.widened
+    return values, info
+
+
+def _half_widths(region_delta: np.ndarray, shift: np.ndarray, G: int) -> np.ndarray:
+    """Half-width per node (R, N): δ_r·2^shift, capped at G (as the kernel computes it)."""
+    d = region_delta[:, None].astype(np.float64) * np.exp2(shift)
+    return np.where(d >= G, np.maximum(region_delta[:, None], G), d).astype(np.int64)
+
+
+def _check_budget(
+    region_delta: np.ndarray,
+    shift: np.ndarray,
+    internal: np.ndarray,
+    G: int,
+    max_cells: int,
+    max_table: int,
+    rounds: int,
+    scale: float,
+) -> None:
+    """SolverLimit when the internal windows (tables and traces) would exceed the limits."""
+    d = _half_widths(region_delta[internal], shift[internal], G)
+    width = np.minimum(2 * d + 1, G + 1)
+    total = int(width.sum())
+    biggest = int(width.max(initial=0))
+    if total > max_cells or biggest > max_table:
+        raise SolverLimit(
+            f"census tree DP: after {rounds - 1} widening rounds the windows need {total} "
+            f"values ({biggest} in one node), above max_cells = {max_cells} / max_table = "
+            f"{max_table} (noise scale {scale:g} against G = {G})"
+        )
+
+
+def _with_ancestors(
+    h: Hierarchy, region: np.ndarray, size: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(region, size) index arrays of the given nodes and of all their region ancestors."""
+    regions, sizes = [region], [size]
+    for _ in range(h.n_levels - 1):
+        keep = region > 0
+        region, size = h.parent[region[keep]], size[keep]
+        regions.append(region)
+        sizes.append(size)
+    return np.concatenate(regions), np.concatenate(sizes)
 
 
 def _as_int_matrix(name: str, value: Any, n_rows: int) -> np.ndarray:
@@ -300,13 +345,42 @@ def _as_int(name: str, arr: np.ndarray) -> np.ndarray:
 
 
 def _check_G(G: Any) -> int:
-    from privopt._validation import check_int
-
     return check_int("G", G, minimum=0, maximum=MAX_ABS_VALUE)
+
+
+def check_window(window: Any) -> str | int:
+    """``window`` if it is ``"auto"``, ``"paper"``, ``"exact"`` or an int ≥ 1, else InvalidInput."""
+    if isinstance(window, str):
+        if window not in ("auto", "paper", "exact"):
+            raise InvalidInput(f"window must be 'auto', 'paper', 'exact' or an int, got {window!r}")
+        return window
+    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
+        raise InvalidInput(
+            f"window must be 'auto', 'paper', 'exact' or an int >= 1, got {window!r}"
+        )
+    return int(window)
+
+
+def _initial_deltas(window: str | int, scale: float, G: int, fanout: np.ndarray) -> np.ndarray:
+    """Starting half-width per region (R,). ``"auto"`` and an int: [0, G] for the leaves — a
+    leaf is an implicit quadratic, its window costs nothing, and a leaf under a wide parent
+    moves by many λ when non-negativity binds —; internal regions start at the int, or for
+    ``"auto"`` at AUTO_WIDTH·λ·√(1+k) with k the region's fanout (its optimum moves with the
+    sum of its children's noise). ``"paper"`` and ``"exact"`` are uniform over all nodes."""
+    if window in ("paper", "exact"):
+        return np.full(fanout.size, _initial_delta(window, scale, G, 1), dtype=np.int64)
+    if window == "auto":
+        own = np.maximum(8, np.ceil(AUTO_WIDTH * scale * np.sqrt(1.0 + fanout)))
+        own = np.minimum(own, paper_delta(scale))
+    else:
+        own = np.full(fanout.size, _initial_delta(window, scale, G, 1))
+    own = np.where(fanout == 0, G, own)
+    return np.maximum(1, np.minimum(own, G)).astype(np.int64)
 
 
 def _initial_delta(window: str | int, scale: float, G: int, max_fanout: int) -> int:
     """Starting window half-width δ ≥ 1 (capped at G)."""
+    window = check_window(window)
     if isinstance(window, str):
         if window == "paper":
             return max(1, min(paper_delta(scale), G))
@@ -317,15 +391,10 @@ def _initial_delta(window: str | int, scale: float, G: int, max_fanout: int) -> 
                 1,
                 min(
                     paper_delta(scale),
-                    max(8, math.ceil(4 * scale * math.sqrt(1 + max_fanout))),
+                    max(8, math.ceil(AUTO_WIDTH * scale * math.sqrt(1 + max_fanout))),
                     G,
                 ),
             )
-        raise InvalidInput(f"window must be 'auto', 'paper', 'exact' or an int, got {window!r}")
-    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
-        raise InvalidInput(
-            f"window must be 'auto', 'paper', 'exact' or an int >= 1, got {window!r}"
-        )
     return max(1, min(int(window), G))
 
 
@@ -427,6 +496,9 @@ def chain_postprocess(
         raise InvalidInput(f"noisy_chain must have shape ({region.size},), got {c.shape}")
     c = _as_int("noisy_chain", c)
     G = _check_G(G)
+    scale = check_finite_array("scale", scale, shape=(hierarchy.n_levels,))
+    if np.any(scale <= 0):
+        raise InvalidInput(f"scale must be > 0 per level, got {scale.tolist()}")
     _check_range("noisy_chain", c, G)
     if window == "paper":  # the paper's windows: around the noisy values
         center = c

@@ -224,6 +224,7 @@ def synthetic_us(
     """
     rng = np.random.default_rng(check_int("seed", seed, minimum=0))
     scale = check_positive("scale", scale)
+    outliers = check_int("outliers", outliers, minimum=0)
     if scale > 1:
         raise InvalidInput(f"scale must be <= 1, got {scale}")
     states = [s for s in US_STATES if include_pr or s[0] != "PR"]

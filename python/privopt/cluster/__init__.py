@@ -11,12 +11,20 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["DPM", "DEFAULT_SIGMA_GRID", "BudgetSchedule", "budget_schedule", "nearest_centre"]
+__all__ = [
+    "DPM",
+    "DEFAULT_SIGMA_GRID",
+    "BudgetSchedule",
+    "budget_schedule",
+    "nearest_centre",
+    "sklearn_expected_failed_checks",
+]
 
 _LAZY = {
     "DPM": "_dpm",
     "DEFAULT_SIGMA_GRID": "_dpm",
     "nearest_centre": "_dpm",
+    "sklearn_expected_failed_checks": "_dpm",
     "BudgetSchedule": "_budget",
     "budget_schedule": "_budget",
 }

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from privopt._validation import check_delta, check_epsilon, check_finite_array, check_int
 from privopt.dp import PlannedSpend
+from privopt.errors import InvalidInput
 
 __all__ = ["BudgetSchedule", "budget_schedule", "level_weights"]
 
@@ -81,6 +84,14 @@ class BudgetSchedule:
         return spends
 
 
+def _fractions(name: str, value: Any, n: int) -> np.ndarray:
+    """``n`` finite fractions >= 0 summing to 1 (to 1e-9)."""
+    arr = check_finite_array(name, value, shape=(n,))
+    if np.any(arr < 0) or abs(float(arr.sum()) - 1.0) > 1e-9:
+        raise InvalidInput(f"{name} must be {n} fractions >= 0 summing to 1, got {tuple(value)}")
+    return arr
+
+
 def budget_schedule(
     epsilon: float,
     delta: float,
@@ -104,8 +115,10 @@ def budget_schedule(
     >>> [round(float(v), 6) for v in s.epsilon_count[:3]]
     [0.004971, 0.007029, 0.009941]
     """
-    f_int, f_cnt, f_exp, f_avg = budget_split
-    d_cnt, d_avg = delta_split
+    f_int, f_cnt, f_exp, f_avg = _fractions("budget_split", budget_split, 4)
+    d_cnt, d_avg = _fractions("delta_split", delta_split, 2)
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    max_depth = check_int("max_depth", max_depth, minimum=1)
     eps_cnt = epsilon * f_cnt * level_weights(max_depth + 1)
     eps_exp = epsilon * f_exp * level_weights(max_depth)
     delta_count = delta * d_cnt / (max_depth + 1)

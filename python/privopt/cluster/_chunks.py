@@ -7,17 +7,44 @@ import numpy as np
 
 from privopt import _core
 
-__all__ = ["chunk_counts", "chunk_sums", "add_parts"]
+__all__ = ["chunk_summary", "chunk_codes", "chunk_level_step", "chunk_sums", "add_parts"]
 
 
-def chunk_counts(
-    block: np.ndarray, a: float, b: float, beta: float, window: str, tree_arrays, n_slots: int
-) -> tuple[np.ndarray, ...]:
-    """(size, rank, window, at_most) of one row chunk; see ``_core.cluster.level_counts``."""
-    tree = _core.cluster.Tree(*tree_arrays)
-    return _core.cluster.level_counts(
-        np.ascontiguousarray(block, dtype=np.float64), a, b, beta, window, tree, n_slots, 1
+def chunk_summary(block: np.ndarray) -> tuple[bool, float, float]:
+    """(every value finite, min, max) of one chunk (min/max ignore nothing: NaN propagates)."""
+    if block.size == 0:
+        return True, np.inf, -np.inf
+    return bool(np.isfinite(block).all()), float(block.min()), float(block.max())
+
+
+def chunk_codes(block: np.ndarray, a: float, b: float, beta: float, window: str) -> np.ndarray:
+    """Cell codes of one row chunk; see ``_core.cluster.cell_codes``."""
+    return _core.cluster.cell_codes(
+        np.ascontiguousarray(block, dtype=np.float64), a, b, beta, window, 1
     )
+
+
+def chunk_level_step(
+    codes: np.ndarray,
+    nodes: np.ndarray | None,
+    a: float,
+    b: float,
+    beta: float,
+    window: str,
+    tree_arrays,
+    n_slots: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One chunk of a level pass: (the chunk's new tips, its cell histogram). ``nodes`` are the
+    tips of the previous pass (None: all at the root); they are copied, never changed in place,
+    so a persisted input stays valid. See ``_core.cluster.level_cells_nodes``."""
+    tree = _core.cluster.Tree(*tree_arrays)
+    n_nodes = len(tree_arrays[0])
+    dtype = np.uint16 if n_nodes <= 1 << 16 else np.uint32
+    tips = np.zeros(len(codes), dtype=dtype) if nodes is None else nodes.astype(dtype, copy=True)
+    cells = _core.cluster.level_cells_nodes(
+        np.ascontiguousarray(codes), tips, a, b, beta, window, tree, n_slots, 1
+    )
+    return tips, cells
 
 
 def chunk_sums(

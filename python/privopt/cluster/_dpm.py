@@ -24,7 +24,7 @@ from privopt.cluster._budget import BudgetSchedule, budget_schedule
 from privopt.cluster._interval import codebook_monte_carlo, split_width
 from privopt.errors import InvalidInput
 
-__all__ = ["DPM", "DEFAULT_SIGMA_GRID", "nearest_centre"]
+__all__ = ["DPM", "DEFAULT_SIGMA_GRID", "nearest_centre", "sklearn_expected_failed_checks"]
 
 #: σ candidates of IntervalSizeEst as in the reference code: 0.5, 1.0, …, 29.5 (spec §0, D1).
 DEFAULT_SIGMA_GRID = np.arange(0.5, 30.0, 0.5)
@@ -55,14 +55,108 @@ def nearest_centre(X: np.ndarray, centres: np.ndarray, *, n_jobs: int | None = N
     (n,) int64.
     """
     threads = 1 if n_jobs is None else (os.cpu_count() or 1) if n_jobs < 0 else max(1, n_jobs)
-    return _core.cluster.nearest_centres(
-        np.asarray(X, dtype=np.float64), np.asarray(centres, dtype=np.float64), threads
-    )
+    X = check_finite_array("X", X, ndim=2)
+    centres = check_finite_array("centres", centres, shape=(None, X.shape[1]))
+    if centres.shape[0] == 0:
+        raise InvalidInput("centres must hold at least one centre")
+    return _core.cluster.nearest_centres(X, centres, threads)
 
 
 def _power_of_two_above(x: float) -> float:
     """The power of two 2^e with x < 2^e ≤ 2x, for x > 0 (exact)."""
     return math.ldexp(1.0, math.frexp(x)[1])
+
+
+#: scikit-learn checks that need a fitted estimator: DPM() without bounds cannot pass them.
+_CHECKS_NEEDING_A_FIT = (
+    "check_fit_score_takes_y",
+    "check_estimators_overwrite_params",
+    "check_dont_overwrite_parameters",
+    "check_estimators_fit_returns_self",
+    "check_readonly_memmap_input",
+    "check_n_features_in_after_fitting",
+    "check_positive_only_tag_during_fit",
+    "check_estimators_dtypes",
+    "check_dtype_object",
+    "check_pipeline_consistency",
+    "check_estimators_nan_inf",
+    "check_estimators_pickle",
+    "check_f_contiguous_array_estimator",
+    "check_clustering",
+    "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance",
+    "check_fit2d_1feature",
+    "check_dict_unchanged",
+    "check_fit_idempotent",
+    "check_fit_check_is_fitted",
+    "check_n_features_in",
+    "check_fit2d_predict1d",
+    "check_array_api_input",
+)
+
+
+def sklearn_expected_failed_checks(estimator: DPM) -> dict[str, str]:
+    """The scikit-learn estimator checks that do not apply to ``estimator``, with the reason.
+
+    For ``expected_failed_checks=`` of :func:`sklearn.utils.estimator_checks.check_estimator`
+    or ``parametrize_with_checks``. With ``bounds`` every check applies (none is listed).
+    Without them, ``fit`` refuses every input, because an (ε, δ)-DP release needs the public
+    range of the coordinates, so each check that needs a fitted estimator is listed; the checks
+    of input validation, parameters and the unfitted state still run and pass.
+
+    Examples
+    --------
+    >>> sklearn_expected_failed_checks(DPM(bounds=(0, 1)))
+    {}
+    >>> len(sklearn_expected_failed_checks(DPM())) > 0
+    True
+    """
+    if estimator.bounds is not None:
+        return {}
+    reason = (
+        "needs a fitted estimator, and DPM() without bounds refuses to fit: an (epsilon, "
+        "delta)-DP release needs the public range (a, b) of the coordinates"
+    )
+    return dict.fromkeys(_CHECKS_NEEDING_A_FIT, reason)
+
+
+class _NotNumeric(InvalidInput, TypeError):
+    """X holds something that is not a number (objects, a sparse matrix): a privopt InvalidInput
+    that is also the TypeError scikit-learn's conventions expect."""
+
+
+def _points(X: Any, *, min_samples: int = 2) -> np.ndarray:
+    """X as a finite, real (n, d) float64 array, d ≥ 1, n ≥ ``min_samples``.
+
+    scikit-learn's ``check_array`` does the checks, so the messages are the ones its users know;
+    they are raised as :class:`InvalidInput` naming X.
+    """
+    from sklearn.utils.validation import check_array
+
+    try:
+        arr = check_array(
+            X,
+            dtype=np.float64,
+            order="C",
+            ensure_all_finite=False,  # checked below, with a shorter message naming the entry
+            ensure_min_samples=max(1, min_samples),
+            ensure_min_features=1,
+            estimator="DPM",
+            input_name="X",
+        )
+    except TypeError as err:
+        raise _NotNumeric(f"X: {err}") from None
+    except ValueError as err:
+        raise InvalidInput(f"X: {err}") from None
+    # A finite sum proves every entry finite without an (n, d) temporary; an overflowing sum of
+    # finite values falls through to the entry-wise check.
+    if not math.isfinite(float(np.sum(arr))):
+        bad = np.argwhere(~np.isfinite(arr))
+        if bad.size:
+            i, j = bad[0].tolist()
+            value = float(arr[i, j])
+            raise InvalidInput(f"X contains NaN or inf: X[{i}, {j}] = {value!r} ({len(bad)} such)")
+    return arr
 
 
 def _noise_source(random_state: Any) -> dp.RandomSource:
@@ -100,6 +194,13 @@ def _check_noise_range(sched: BudgetSchedule, d: int, epsilon: float) -> None:
         )
     except InvalidInput as err:
         raise InvalidInput(f"epsilon={epsilon!r} cannot be used by DPM's noise: {err}") from None
+
+
+def _nearest_from(X: np.ndarray, centres: np.ndarray, tips: tuple, threads: int) -> np.ndarray:
+    """The labels of :func:`nearest_centre`, searched from each row's tip centre (same answer)."""
+    return _core.cluster.nearest_centres_from(
+        np.ascontiguousarray(X, dtype=np.float64), centres, _core.cluster.Tree(*tips), threads
+    )
 
 
 class DPM(ClusterMixin, BaseEstimator):
@@ -160,6 +261,8 @@ class DPM(ClusterMixin, BaseEstimator):
     noisy_count_ : ñ_D.
     min_size_ : τ_e used.
     tree_ : the released split tree (a :class:`SplitTree`).
+    tip_centres_ : the tree's arrays with each tip's centre index in the slot; ``predict`` starts
+        each point's search at its tip's centre (the answer is that of the full search).
     schedule_ : the per-level budget (:class:`BudgetSchedule`).
     accountant_ : the :class:`privopt.dp.PrivacyAccountant` holding the ledger.
     ledger_ : ``accountant_.ledger()``, the readable table of spends.
@@ -300,19 +403,16 @@ class DPM(ClusterMixin, BaseEstimator):
 
     def _data(self, X: Any, a: float, b: float) -> InMemoryData | DaskData:
         if is_dask_array(X):
-            import dask
-            import dask.array as da
-
             if X.ndim != 2:
                 raise InvalidInput(f"X must be 2-dimensional, got shape {X.shape}")
-            finite, lo, hi = dask.compute(da.isfinite(X).all(), X.min(), X.max())
+            lazy = DaskData(X, a, b)
+            finite, lo, hi = lazy.summary()
+            data: InMemoryData | DaskData = lazy
             if not finite:
                 raise InvalidInput("X contains a non-finite value (NaN or inf)")
-            data: InMemoryData | DaskData = DaskData(X, a, b)
-        else:
-            arr = check_finite_array("X", X, ndim=2)
-            lo, hi = (arr.min(), arr.max()) if arr.size else (a, b)
-            data = InMemoryData(arr, a, b, self.n_jobs)
+        else:  # already checked by _points
+            lo, hi = (X.min(), X.max()) if X.size else (a, b)
+            data = InMemoryData(X, a, b, self.n_jobs)
         if data.d < 1:
             raise InvalidInput(
                 f"X must have at least one column (d >= 1), got shape {(data.n, data.d)}"
@@ -371,8 +471,9 @@ class DPM(ClusterMixin, BaseEstimator):
         NumericalTrouble
             A released value came out non-finite (not expected after the range checks).
         """
+        points = X if is_dask_array(X) else _points(X)
         p = self._validated()
-        data = self._data(X, p["a"], p["b"])
+        data = self._data(points, p["a"], p["b"])
         sched = budget_schedule(p["epsilon"], p["delta"], p["depth"], p["split"], p["dsplit"])
         _check_noise_range(sched, data.d, p["epsilon"])
         acct = (
@@ -390,6 +491,7 @@ class DPM(ClusterMixin, BaseEstimator):
                 )
         for name, value in fitted.items():
             setattr(self, name, value)
+        self.n_features_in_ = data.d
         self.schedule_ = sched
         self.accountant_ = acct
         self.ledger_ = acct.ledger()
@@ -416,7 +518,7 @@ class DPM(ClusterMixin, BaseEstimator):
             n_splits = int(_core.cluster.num_splits(p["a"], p["b"], beta)) if beta > 0 else 0
 
         tree, leaves = self._build(data, n_tilde, tau_e, beta, n_splits, sched, p, acct, rng)
-        centres, sizes = self._average(data, tree, leaves, sched, p, acct, rng)
+        centres, sizes, tip_centre = self._average(data, tree, leaves, sched, p, acct, rng)
         return {
             "noisy_count_": n_tilde,
             "min_size_": tau_e,
@@ -425,6 +527,10 @@ class DPM(ClusterMixin, BaseEstimator):
             "n_splits_": n_splits,
             "tree_": tree,
             "cluster_centers_": centres,
+            # Each tip's centre: predict starts every point's nearest-centre search there.
+            "tip_centres_": tree.kernel_arrays(
+                {node: tip_centre.get(node, 0) for node in tree.tips()}
+            ),
             "cluster_sizes_": sizes,
             "n_clusters_": len(centres),
         }
@@ -451,9 +557,9 @@ class DPM(ClusterMixin, BaseEstimator):
                 data.gaps(), n_tilde, sched.epsilon_interval, width, p["grid"], p["percentile"], rng
             )
         # Reference construction: simulate the table, seeded from the run's randomness source.
-        from privopt.cluster._interval import dp_percentile
+        from privopt.cluster._interval import dp_percentile_in_place
 
-        p_tilde = dp_percentile(
+        p_tilde = dp_percentile_in_place(
             data.gaps(), p["percentile"], sched.epsilon_interval, (0.0, width), rng=rng
         )
         seed = dp.as_random_source(rng).random_words(4)
@@ -528,9 +634,9 @@ class DPM(ClusterMixin, BaseEstimator):
 
     def _average(
         self, data, tree, leaves, sched: BudgetSchedule, p, acct, rng
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
         """DPAvg: Gaussian noise on each leaf's clipped sum, divided by the leaf's stored ñ, then
-        clipped to the bounds; returns (centres (k, d), noisy sizes (k,))."""
+        clipped to the bounds; returns (centres (k, d), noisy sizes (k,), tip → centre index)."""
         d, a, b = data.d, p["a"], p["b"]
         reach = max(abs(a), abs(b))
         l2 = reach * math.sqrt(d)  # max ‖x‖₂ over [a, b]^d
@@ -552,16 +658,19 @@ class DPM(ClusterMixin, BaseEstimator):
         noisy_sums = dp.gaussian_mechanism(
             sums, sched.epsilon_average, sched.delta_average, sensitivity=l2 / unit, rng=rng
         )
-        centres, weights = [], []
-        for s, (_, nt) in enumerate(leaves):
+        centres: list[np.ndarray] = []
+        weights: list[float] = []
+        tip_centre: dict[int, int] = {}
+        for s, (node, nt) in enumerate(leaves):
             if nt > 0:  # ñ_i ≤ 0 only for a root with ñ_D ≤ 0 (spec §10.15)
                 # Clipping to the public box is post-processing: free, and every centre lands
                 # where a point could be.
+                tip_centre[node] = len(centres)
                 centres.append(np.clip(noisy_sums[s] / nt, a / unit, b / unit) * unit)
                 weights.append(nt)
         if not centres:  # data-independent fallback: the centre of the box
             centres, weights = [np.full(d, 0.5 * a + 0.5 * b)], [0.0]
-        return np.vstack(centres), np.asarray(weights)
+        return np.vstack(centres), np.asarray(weights), tip_centre
 
     # ------------------------------------------------------------------ prediction
     def predict(self, X: Any) -> Any:
@@ -573,15 +682,19 @@ class DPM(ClusterMixin, BaseEstimator):
             from sklearn.exceptions import NotFittedError
 
             raise NotFittedError("DPM is not fitted yet; call fit first")
-        centres = self.cluster_centers_
+        centres, tips = self.cluster_centers_, self.tip_centres_
         if is_dask_array(X):
             Xr = X.rechunk({1: -1})
             return Xr.map_blocks(
-                lambda blk: nearest_centre(blk, centres), drop_axis=1, dtype=np.int64
+                lambda blk: _nearest_from(blk, centres, tips, 1), drop_axis=1, dtype=np.int64
             )
-        arr = check_finite_array("X", X, ndim=2)
-        if arr.shape[1] != centres.shape[1]:
+        arr = _points(X, min_samples=0)
+        if arr.shape[1] != self.n_features_in_:
             raise InvalidInput(
-                f"X has {arr.shape[1]} columns, the model was fitted on {centres.shape[1]}"
+                f"X has {arr.shape[1]} features, but DPM is expecting {self.n_features_in_} "
+                "features as input"
             )
-        return nearest_centre(arr, centres, n_jobs=self.n_jobs)
+        threads = (
+            1 if self.n_jobs is None else (os.cpu_count() or 1) if self.n_jobs < 0 else self.n_jobs
+        )
+        return _nearest_from(arr, centres, tips, max(1, threads))

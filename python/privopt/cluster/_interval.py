@@ -27,7 +27,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import ndtr
 
-from privopt import dp
+from privopt import _core, dp
 from privopt.errors import InvalidInput
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "codebook_monte_carlo",
     "dimension_averaged_gaps",
     "dp_percentile",
+    "dp_percentile_in_place",
     "split_width",
 ]
 
@@ -99,16 +100,34 @@ def codebook_monte_carlo(
     return out
 
 
+def add_sorted_gaps(acc: np.ndarray, col: np.ndarray) -> None:
+    """acc[k] += col[k+1] − col[k] for a sorted (m,) column, in place, shape (m−1,).
+
+    One C++ pass with no temporary; each element is the same difference then the same sum as
+    ``acc += np.diff(col)``, so the result is identical bit for bit.
+    """
+    if acc.dtype != np.float64 or not acc.flags.c_contiguous:
+        raise InvalidInput("acc must be a C-contiguous float64 array")
+    _core.cluster.add_gaps(col, acc)
+
+
+def prepare_column(col: np.ndarray, a: float, b: float) -> np.ndarray:
+    """Clip a column to [a, b] and sort it, both in place; returns it."""
+    np.clip(col, a, b, out=col)
+    col.sort()
+    return col
+
+
 def dimension_averaged_gaps(X: np.ndarray, a: float, b: float) -> np.ndarray:
     """A = (1/d) Σ_i Dists(D^(i)) of Algorithm 2 line 7 on the data clipped to [a, b]; (n−1,)."""
     n, d = X.shape
     acc = np.zeros(n - 1)
-    for k in range(d):  # one column at a time keeps the peak memory at O(n)
-        col = np.array(X[:, k], dtype=np.float64)  # contiguous copy, clipped and sorted in place
-        np.clip(col, a, b, out=col)
-        col.sort()
-        acc += np.diff(col)
-    return acc / d
+    col = np.empty(n)
+    for k in range(d):  # one column at a time keeps the peak memory at 2n floats
+        col[:] = X[:, k]
+        add_sorted_gaps(acc, prepare_column(col, a, b))
+    acc /= d
+    return acc
 
 
 def dp_percentile(
@@ -149,6 +168,33 @@ def dp_percentile(
     return float(z[k] + u * width[k])
 
 
+def dp_percentile_in_place(
+    values: np.ndarray,
+    percentile: float,
+    epsilon: float,
+    bounds: tuple[float, float],
+    *,
+    sensitivity: float = 2.0,
+    rng: Any = None,
+) -> float:
+    """:func:`dp_percentile` with O(1) extra memory: ``values`` (float64, (m,)) is clipped and
+    sorted in place, and the exponential mechanism runs in one C++ kernel that never stores the
+    m + 1 interval weights (``privopt._core.cluster.percentile_interval``). Same distribution.
+    """
+    lo, hi = bounds
+    prepare_column(values, lo, hi)
+    source = dp.as_random_source(rng)
+    m = values.size
+    k = int(
+        _core.cluster.percentile_interval(
+            values, lo, hi, percentile / 100.0 * m, epsilon / (2.0 * sensitivity), source.uniform()
+        )
+    )
+    left = lo if k == 0 else float(values[k - 1])
+    right = hi if k == m else float(values[k])
+    return float(left + source.uniform() * (right - left))
+
+
 def split_width(
     gaps: np.ndarray,
     n_tilde: float,
@@ -160,9 +206,10 @@ def split_width(
 ) -> tuple[float, float]:
     """β = σ*/2 of Algorithm 2 and the DP percentile p̃; (β, p̃).
 
-    ``gaps`` is A of line 7, ``n_tilde`` the released root count (⌊ñ⌋ samples for the codebook).
+    ``gaps`` is A of line 7 (clipped and sorted in place), ``n_tilde`` the released root count
+    (⌊ñ⌋ samples for the codebook).
     """
-    p_tilde = dp_percentile(gaps, percentile, epsilon, (0.0, bound_width), rng=rng)
+    p_tilde = dp_percentile_in_place(gaps, percentile, epsilon, (0.0, bound_width), rng=rng)
     table = codebook(int(math.floor(n_tilde)), sigma_grid, percentile)
     sigma_star = float(sigma_grid[int(np.argmin(np.abs(table - p_tilde)))])
     return 0.5 * sigma_star, p_tilde

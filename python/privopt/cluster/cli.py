@@ -108,8 +108,8 @@ def _write_outputs(out: Path, args: argparse.Namespace, X: np.ndarray, delta: fl
         out / "projection.png",
         f"DPM, epsilon={args.epsilon:g}: {model.n_clusters_} clusters",
     )
-    rows = [
-        [i, float(w)] + [float(v) for v in c[:3]]
+    rows: list[list[object]] = [
+        [i, float(w), *(float(v) for v in c[:3])]
         for i, (c, w) in enumerate(zip(model.cluster_centers_, model.cluster_sizes_, strict=True))
     ]
     body = (

@@ -1,7 +1,8 @@
 """Differential-privacy primitives: exact noise samplers, the exponential mechanism, accounting.
 
-Every sampler takes ``rng=`` (None, an int seed, a numpy Generator, ``"secure"`` for the OS
-CSPRNG, or a :class:`RandomSource`) and draws its noise as uniform random bits turned into
+Every sampler takes ``rng=``: ``None`` (the default) draws from the OS CSPRNG, as a real
+release must; an int seed or a numpy Generator makes the noise reproducible, for testing only
+(a known seed reveals the noise). The noise is drawn as uniform random bits turned into
 integers by integer arithmetic only, so no floating-point artefact can leak the input
 (Mironov 2012; Canonne, Kamath & Steinke 2020). Guarantees, one place:
 

@@ -34,7 +34,15 @@ def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> fl
     """δ(σ) of the continuous Gaussian mechanism (Balle & Wang 2018, Theorem 8).
 
     The second term is formed as exp(ε + log Φ(·)) so that large ε does not overflow.
+
+    Raises
+    ------
+    InvalidInput
+        σ, ε or Δ not finite and > 0.
     """
+    sigma = check_positive("sigma", sigma)
+    epsilon = check_epsilon(epsilon)
+    sensitivity = check_positive("sensitivity", sensitivity)
     a = sensitivity / (2.0 * sigma)
     b = epsilon * sigma / sensitivity
     return float(ndtr(a - b) - math.exp(min(epsilon + float(log_ndtr(-a - b)), 700.0)))

@@ -71,7 +71,8 @@ def sample_laplace(scale: float, size: Any = None, *, rng: Any = None) -> Any:
     ----------
     scale : b > 0, in the query's units.
     size : None (one float), an int or a shape tuple.
-    rng : anything :func:`privopt.dp.as_random_source` accepts.
+    rng : None (default: the OS CSPRNG, for real releases) or a seed / Generator
+        (reproducible, for testing only); see :func:`privopt.dp.as_random_source`.
 
     Returns
     -------
@@ -97,7 +98,8 @@ def sample_gaussian(sigma: float, size: Any = None, *, rng: Any = None) -> Any:
     ----------
     sigma : σ > 0, in the query's units.
     size : None (one float), an int or a shape tuple.
-    rng : anything :func:`privopt.dp.as_random_source` accepts.
+    rng : None (default: the OS CSPRNG, for real releases) or a seed / Generator
+        (reproducible, for testing only); see :func:`privopt.dp.as_random_source`.
 
     Returns
     -------
@@ -125,7 +127,8 @@ def laplace_mechanism(
     values : array of true values (any shape), finite.
     epsilon : ε > 0.
     sensitivity : Δ > 0, ℓ1-sensitivity in the values' units.
-    rng : anything :func:`privopt.dp.as_random_source` accepts.
+    rng : None (default: the OS CSPRNG, for real releases) or a seed / Generator
+        (reproducible, for testing only); see :func:`privopt.dp.as_random_source`.
 
     Returns
     -------
@@ -158,7 +161,8 @@ def gaussian_mechanism(
     epsilon : ε > 0.
     delta : δ ∈ (0, 1).
     sensitivity : Δ > 0, ℓ2-sensitivity in the values' units.
-    rng : anything :func:`privopt.dp.as_random_source` accepts.
+    rng : None (default: the OS CSPRNG, for real releases) or a seed / Generator
+        (reproducible, for testing only); see :func:`privopt.dp.as_random_source`.
 
     Returns
     -------

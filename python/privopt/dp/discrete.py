@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_epsilon, check_int, check_positive
+from privopt._validation import check_epsilon, check_finite_array, check_int, check_positive
 from privopt.dp import _kernels
 from privopt.dp._reference import BitReader, ref_discrete_gaussian, ref_discrete_laplace
 from privopt.dp.randomness import RandomSource, as_random_source
@@ -56,7 +56,14 @@ def discrete_laplace_rate(epsilon: float, sensitivity: float = 1) -> tuple[int, 
     Returns
     -------
     (s, t) : positive ints with P(y) ∝ exp(-|y|·s/t).
+
+    Raises
+    ------
+    InvalidInput
+        ε or Δ not finite and > 0, or a rate outside [2⁻⁵⁶, 2⁶²].
     """
+    epsilon = check_epsilon(epsilon)
+    sensitivity = check_positive("sensitivity", sensitivity)
     rate = Fraction(epsilon) / Fraction(sensitivity)
     s, t = rate.numerator, rate.denominator
     if s >= _LIMIT or t >= _LIMIT:
@@ -87,30 +94,63 @@ def discrete_gaussian_variance(sigma: float) -> tuple[int, int]:
     Returns
     -------
     (n, d) : positive ints, σ'² = n/d.
+
+    Raises
+    ------
+    InvalidInput
+        σ not finite and > 0.
     """
-    var = Fraction(sigma) ** 2
+    var = Fraction(check_positive("sigma", sigma)) ** 2
     j = max(0, _SIGMA2_BITS - math.ceil(var).bit_length())
     d = 2**j
     n = math.ceil(var * d)
     return n, d
 
 
+def _integer_points(k: Any) -> np.ndarray:
+    """``k`` as a float array after checking every entry is a finite integer (pmfs live on ℤ)."""
+    arr = check_finite_array("k", k)
+    fractional = arr != np.round(arr)
+    if np.any(fractional):
+        where = tuple(np.argwhere(fractional)[0].tolist())
+        value = float(arr[where]) if arr.ndim else float(arr)
+        raise InvalidInput(f"k must be integers (the pmf lives on the integers), got {value!r}")
+    return arr
+
+
 def discrete_laplace_pmf(k: Any, epsilon: float, sensitivity: float = 1) -> np.ndarray:
-    """Exact pmf P(k) = tanh(r/2)·exp(-r|k|), r = s/t ≈ ε/Δ (float64, shape of k)."""
+    """Exact pmf P(k) = tanh(r/2)·exp(-r|k|), r = s/t ≈ ε/Δ (float64, shape of k).
+
+    Raises
+    ------
+    InvalidInput
+        A non-integer or non-finite ``k``; ε or Δ not finite and > 0.
+
+    Examples
+    --------
+    >>> float(discrete_laplace_pmf(0, 1.0)) == math.tanh(0.5)
+    True
+    """
     s, t = discrete_laplace_rate(epsilon, sensitivity)
     r = s / t
-    k = np.abs(np.asarray(k, dtype=np.float64))
+    k = np.abs(_integer_points(k))
     return np.tanh(r / 2) * np.exp(-r * k)
 
 
 def discrete_gaussian_pmf(k: Any, sigma: float) -> np.ndarray:
-    """pmf P(k) = exp(-k²/(2σ'²)) / Σ_j exp(-j²/(2σ'²)), normaliser summed to 1e-17 accuracy."""
+    """pmf P(k) = exp(-k²/(2σ'²)) / Σ_j exp(-j²/(2σ'²)), normaliser summed to 1e-17 accuracy.
+
+    Raises
+    ------
+    InvalidInput
+        A non-integer or non-finite ``k``; σ not finite and > 0.
+    """
     n, d = discrete_gaussian_variance(sigma)
     var = n / d
     half = int(math.ceil(math.sqrt(var) * 40)) + 2
     j = np.arange(-half, half + 1, dtype=np.float64)
     z = float(np.sum(np.exp(-(j * j) / (2 * var))))
-    k = np.asarray(k, dtype=np.float64)
+    k = _integer_points(k)
     return np.exp(-(k * k) / (2 * var)) / z
 
 
@@ -176,7 +216,8 @@ def sample_discrete_laplace(
     epsilon : ε > 0, privacy loss per unit of ``sensitivity``.
     size : None (one int), an int or a shape tuple.
     sensitivity : Δ > 0, in the query's units (usually an integer count).
-    rng : anything :func:`privopt.dp.as_random_source` accepts.
+    rng : None (default: the OS CSPRNG, for real releases) or a seed / Generator
+        (reproducible, for testing only); see :func:`privopt.dp.as_random_source`.
 
     Returns
     -------
@@ -222,7 +263,8 @@ def sample_discrete_gaussian(sigma: float, size: Any = None, *, rng: Any = None)
     ----------
     sigma : σ > 0, standard deviation parameter in the query's units.
     size : None (one int), an int or a shape tuple.
-    rng : anything :func:`privopt.dp.as_random_source` accepts.
+    rng : None (default: the OS CSPRNG, for real releases) or a seed / Generator
+        (reproducible, for testing only); see :func:`privopt.dp.as_random_source`.
 
     Returns
     -------

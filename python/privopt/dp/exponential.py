@@ -84,7 +84,8 @@ def exponential_mechanism(
     scores : (n,) utility of each candidate, finite.
     epsilon : ε > 0.
     sensitivity : Δu > 0, the most any score changes between neighbouring datasets.
-    rng : anything :func:`privopt.dp.as_random_source` accepts.
+    rng : None (default: the OS CSPRNG, for real releases) or a seed / Generator
+        (reproducible, for testing only); see :func:`privopt.dp.as_random_source`.
     monotonic : scores monotonic in the data: exp(ε·u/Δu), still ε-DP.
     size : None for one selection (int); an int k for k independent selections (each costs ε).
 

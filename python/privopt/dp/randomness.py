@@ -5,10 +5,12 @@ Every sampler of :mod:`privopt.dp` consumes randomness as a stream of uniform 64
 integer arithmetic only, so the distribution of their output depends on nothing but the bits.
 Two sources exist:
 
-- :class:`GeneratorSource` wraps a :class:`numpy.random.Generator` (default, seedable, fast);
 - :class:`SecureSource` reads the operating system's CSPRNG through :func:`secrets.token_bytes`
-  (``os.urandom``): use it for real releases, where an attacker must not be able to predict
-  or reconstruct the noise from a seed.
+  (``os.urandom``). It is the **default** (``rng=None``) and the one for real releases: an
+  attacker must not be able to predict or reconstruct the noise;
+- :class:`GeneratorSource` wraps a :class:`numpy.random.Generator` (an int seed or a
+  Generator): reproducible, for tests and experiments only. Anyone who knows the seed can
+  recompute the noise and subtract it, so a seeded release is not private.
 """
 
 from __future__ import annotations
@@ -87,6 +89,10 @@ class GeneratorSource(RandomSource):
     secure = False
 
     def __init__(self, generator: np.random.Generator) -> None:
+        if not isinstance(generator, np.random.Generator):
+            raise InvalidInput(
+                f"generator must be a numpy.random.Generator, got {type(generator).__name__}"
+            )
         self.generator = generator
 
     def random_words(self, n: int) -> np.ndarray:
@@ -119,9 +125,10 @@ def as_random_source(rng: Any = None) -> RandomSource:
     Parameters
     ----------
     rng : None, int, numpy.random.Generator, "secure" or RandomSource
-        ``None``: a fresh OS-seeded numpy Generator; an int: the seed of a new
-        ``numpy.random.default_rng``; a Generator: used (and advanced) as is; ``"secure"``: a
-        :class:`SecureSource`; a RandomSource: returned unchanged.
+        ``None`` (default) or ``"secure"``: a :class:`SecureSource` (the OS CSPRNG); an int:
+        the seed of a new ``numpy.random.default_rng``, reproducible and for testing only (a
+        known seed reveals the noise); a Generator: used (and advanced) as is, also for
+        testing; a RandomSource: returned unchanged.
 
     Returns
     -------
@@ -137,17 +144,17 @@ def as_random_source(rng: Any = None) -> RandomSource:
     >>> src = as_random_source(7)
     >>> as_random_source(src) is src
     True
-    >>> as_random_source("secure").secure
-    True
+    >>> as_random_source("secure").secure, as_random_source(None).secure
+    (True, True)
     """
     if isinstance(rng, RandomSource):
         return rng
-    if rng is None:
-        return GeneratorSource(np.random.default_rng())
+    if rng is None:  # no seed: a real release, so the noise must be unpredictable
+        return SecureSource()
     if isinstance(rng, np.random.Generator):
         return GeneratorSource(rng)
     if isinstance(rng, str):
-        if rng == "secure":
+        if rng == "secure":  # the same as None, spelled out
             return SecureSource()
         raise InvalidInput(
             f'rng must be None, an int seed, a Generator, "secure" or a '

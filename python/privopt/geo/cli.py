@@ -1,19 +1,23 @@
-"""``privopt geo``: LR-Geo for M users on the Rome grid or a generated grid.
+"""``privopt geo``: LR-Geo for M users; ``privopt geo serve`` / ``privopt geo client``.
 
-Writes one ``user<m>.npz`` per user (a :class:`~privopt.mdp.PerturbationMatrix` with its LR
-rows), ``report.md`` and ``result.json`` into ``--out``; stdout carries the JSON summary only,
-progress goes to stderr. Every parameter of :class:`~privopt.geo.GeoParams` is a flag.
+``privopt geo`` simulates the whole exchange in one process on the Rome grid or a generated
+grid and writes one ``user<m>.npz`` per user (a :class:`~privopt.mdp.PerturbationMatrix` with
+its LR rows), ``report.md`` and ``result.json`` into ``--out`` (checked first, written as a
+unit); stdout carries the JSON summary only, progress goes to stderr. Every parameter of
+:class:`~privopt.geo.GeoParams` is a flag.
+
+``privopt geo serve`` runs the server as an HTTP JSON service (:mod:`privopt.geo.http_server`,
+extra ``privopt[server]``) and prints one JSON line with its URL once it listens;
+``privopt geo client`` reports one obfuscated location through such a server
+(:mod:`privopt.geo.http_client`) and prints it as JSON; the true location stays local.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +36,41 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="LR-Geo: locally relevant geo-obfuscation for many users (client/server)",
         description="Run LR-Geo (spec 001) for M users: LR sets, CR table, cost estimates, "
         "CLR-Geo (Benders or one LP), per-user matrices verified against Geo-Ind. Map: the "
-        "Rome 40x40 grid (--rome DIR) or a generated grid (default).",
+        "Rome 40x40 grid (--rome DIR) or a generated grid (default). 'privopt geo serve' and "
+        "'privopt geo client' run the server and a user over HTTP.",
     )
+    _map_options(p)
+    _param_options(p)
+    p.add_argument("-M", "--users", type=int, default=4, help="number of users M")
+    _solver_options(p)
+    p.add_argument(
+        "--baselines",
+        default="expmech",
+        help="comma list of: lp, lp-inf, constopt, expmech, laplace, none",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of every draw (reproducible, for testing)"
+    )
+    p.add_argument("--out", default="geo_out", help="output directory")
+    p.set_defaults(func=_run)
+    nested = p.add_subparsers(dest="geo_command", metavar="{serve,client}")
+    _register_serve(nested)
+    _register_client(nested)
+
+
+def _map_options(p: argparse.ArgumentParser, *, sample_seed: bool = False) -> None:
     src = p.add_mutually_exclusive_group()
     src.add_argument("--rome", help="directory with the LR-Geo Rome grid CSV files")
     src.add_argument("--grid", default="20x20", help="generated ROWSxCOLS grid (default 20x20)")
     p.add_argument("--cell-km", type=float, default=0.5, help="generated grid cell size (km)")
     p.add_argument("-K", "--locations", type=int, help="sample K locations (default: all)")
-    p.add_argument("-M", "--users", type=int, default=4, help="number of users M")
+    if sample_seed:
+        p.add_argument(
+            "--sample-seed", type=int, default=0, help="seed of the K-location sample (default 0)"
+        )
+
+
+def _param_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--epsilon", type=float, default=10.0, help="ε in 1/km")
     p.add_argument("--gamma", type=_float, default=0.5, help="Geo-Ind threshold γ (km, or inf)")
     p.add_argument("--gamma-graph", type=_float, help="LR-search graph threshold (default γ)")
@@ -51,18 +82,71 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--cr-cell-km", type=float, default=0.1, help="CR-table cell size s (km)")
     p.add_argument("--targets", type=int, default=20, help="number of random targets")
     p.add_argument("--haversine-correction", action="store_true", help="paper-literal B.1")
-    p.add_argument("--method", default="auto", choices=["auto", "benders", "lp"])
+
+
+def _solver_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--method", default="auto", choices=["auto", "benders", "rowgen", "lp"])
     p.add_argument("--gap", type=float, default=1e-6, help="requested relative gap")
-    p.add_argument(
-        "--baselines",
-        default="expmech",
-        help="comma list of: lp, lp-inf, constopt, expmech, laplace, none",
+
+
+def _nested_parser(nested: argparse._SubParsersAction, name: str, **kw: Any) -> Any:
+    from privopt.cli import _add_common_options
+
+    q = nested.add_parser(name, **kw)
+    _add_common_options(q)  # --debug, --force, --quiet, --verbose as on every command
+    return q
+
+
+def _register_serve(nested: argparse._SubParsersAction) -> None:
+    q = _nested_parser(
+        nested,
+        "serve",
+        help="run the LR-Geo server as an HTTP JSON service (extra privopt[server])",
+        description="Hold the map and the CR table, answer CR requests (POST /cr) and solve "
+        "CLR-Geo for batches of uploads (POST /upload, one solve per batch); GET /setup gives "
+        "clients the public parameters. Prints one JSON line with the URL once listening; "
+        "stops on SIGINT/SIGTERM.",
     )
-    p.add_argument(
-        "--seed", type=int, default=0, help="seed of every draw (reproducible, for testing)"
+    _map_options(q, sample_seed=True)
+    _param_options(q)
+    _solver_options(q)
+    q.add_argument("--seed", type=int, default=0, help="seed of the server's target draw")
+    q.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    q.add_argument("--port", type=int, default=8765, help="port (0: any free port)")
+    q.add_argument("--max-batch", type=int, default=64, help="most uploads per CLR-Geo solve")
+    q.add_argument(
+        "--batch-window", type=float, default=0.25, help="seconds a batch stays open (s)"
     )
-    p.add_argument("--out", default="geo_out", help="output directory")
-    p.set_defaults(func=_run)
+    q.add_argument("--max-body-mb", type=float, default=32.0, help="largest request body (MiB)")
+    q.add_argument("--max-pending", type=int, default=4096, help="most uploads waiting")
+    q.add_argument("--time-limit", type=float, help="seconds per batch solve")
+    q.add_argument(
+        "--workers", type=int, default=1, help="threads for a batch's Benders subproblems"
+    )
+    q.set_defaults(func=_serve)
+
+
+def _register_client(nested: argparse._SubParsersAction) -> None:
+    q = _nested_parser(
+        nested,
+        "client",
+        help="report an obfuscated location through an LR-Geo server",
+        description="Build the CR request and the upload from a true location on the local "
+        "map, receive this user's matrix, check it and sample the reported location locally "
+        "(the true location never leaves this process). Prints the report as JSON.",
+    )
+    q.add_argument("--server", required=True, help="the server's URL, e.g. http://127.0.0.1:8765")
+    _map_options(q, sample_seed=True)
+    where = q.add_mutually_exclusive_group(required=True)
+    where.add_argument("--location", type=int, help="true location (index in V)")
+    where.add_argument("--point", help="true position LAT,LON (the nearest location is used)")
+    q.add_argument(
+        "--seed", type=int, help="seed of the draws (for testing; default: the OS CSPRNG)"
+    )
+    q.add_argument("--request-rows", default="lr", choices=["lr", "circle"])
+    q.add_argument("--timeout", type=float, default=600.0, help="seconds per HTTP request")
+    q.add_argument("--out", help="also save the matrix (.npz; it names the LR set)")
+    q.set_defaults(func=_client)
 
 
 def _params(args: argparse.Namespace) -> Any:
@@ -82,7 +166,7 @@ def _params(args: argparse.Namespace) -> Any:
     )
 
 
-def _geography(args: argparse.Namespace) -> Any:
+def _geography(args: argparse.Namespace, sample_seed: int | None) -> Any:
     from privopt.errors import InvalidInput
     from privopt.geo import grid_geography, load_rome_grid
 
@@ -95,50 +179,28 @@ def _geography(args: argparse.Namespace) -> Any:
             raise InvalidInput(f"--grid must look like 20x20, got {args.grid!r}") from None
         geo = grid_geography(rows, cols, args.cell_km, metric="haversine", road_factor=1.2)
     if args.locations:
-        geo = geo.sample(args.locations, seed=args.seed)
+        geo = geo.sample(args.locations, seed=sample_seed)
     return geo
 
 
-def _save_atomic(pm: Any, path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(suffix=".npz", dir=path.parent)
-    os.close(fd)
-    try:
-        pm.save(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-@contextlib.contextmanager
-def _stdout_to_stderr() -> Any:
-    """Send file descriptor 1 to stderr meanwhile: HiGHS prints its banner from C++ on
-    stdout, which must carry the results only."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        os.dup2(2, 1)
-        yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
 def _run(args: argparse.Namespace) -> int:
-    with _stdout_to_stderr():
-        summary = _compute(args)
-    print(json.dumps(summary, default=float))
+    from privopt._atomic import atomic_directory, check_output
+    from privopt.cli import emit_summary
+
+    out = check_output(args.out, inputs=[args.rome], force=args.force)
+    with atomic_directory(out) as staging:
+        summary = _compute(args, staging)
+    emit_summary({**summary, "out": str(out)})
     return 0
 
 
-def _compute(args: argparse.Namespace) -> dict[str, Any]:
+def _compute(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     from privopt.errors import InvalidInput
     from privopt.geo import CostReferenceTable, run_lrgeo
     from privopt.geo.report import baseline_rows, write_report
 
     params = _params(args)
-    geo = _geography(args)
+    geo = _geography(args, args.seed)
     if not 1 <= args.users <= geo.n_locations:
         raise InvalidInput(f"--users must lie in [1, {geo.n_locations}], got {args.users}")
     print(f"[geo] {geo!r}: building the CR table (s = {params.cr_cell_km} km)", file=sys.stderr)
@@ -146,10 +208,8 @@ def _compute(args: argparse.Namespace) -> dict[str, Any]:
     users = np.random.default_rng(args.seed).choice(geo.n_locations, args.users, replace=False)
     print(f"[geo] solving CLR-Geo for {args.users} users ({args.method})", file=sys.stderr)
     res = run_lrgeo(geo, params, users, table, method=args.method, rel_gap=args.gap, rng=args.seed)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     for m, pm in enumerate(res.matrices):
-        _save_atomic(pm, out / f"user{m}.npz")
+        pm.save(out / f"user{m}.npz")
     wanted = [b for b in args.baselines.split(",") if b and b != "none"]
     print(f"[geo] baselines: {', '.join(wanted) or 'none'}", file=sys.stderr)
     base = baseline_rows(res, table, wanted, seed=args.seed)
@@ -157,7 +217,125 @@ def _compute(args: argparse.Namespace) -> dict[str, Any]:
     summary["relaxed_lower_bound_km"] = res.relaxed_bound()
     summary["approximation_ratio"] = res.cost() / summary["relaxed_lower_bound_km"]
     write_report(res, table, summary, out)
-    tmp = out / ".result.json.tmp"
-    tmp.write_text(json.dumps(summary, default=float), encoding="utf-8")
-    os.replace(tmp, out / "result.json")
+    (out / "result.json").write_text(json.dumps(summary, default=float), encoding="utf-8")
     return summary
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from privopt.cli import Terminated, emit_summary
+    from privopt.geo.http_server import bind_socket, serve
+
+    _require_server_extra()
+    service = _service(args)
+    sock = bind_socket(args.host, args.port)
+    host, port = sock.getsockname()[:2]
+    url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    emit_summary(
+        {
+            "command": "geo serve",
+            "url": url,
+            "n_locations": service.geography.n_locations,
+            "map_fingerprint": service.setup.map_fingerprint,
+        }
+    )
+    print(f"[geo serve] listening on {url} (SIGINT/SIGTERM stops it)", file=sys.stderr)
+    try:
+        serve(service, sock)
+    except (KeyboardInterrupt, Terminated):
+        pass  # the normal way to stop a server
+    finally:
+        sock.close()
+        if service.executor is not None:
+            service.executor.shutdown(wait=False, cancel_futures=True)
+    h = service.health(0)
+    print(f"[geo serve] stopped: {h['requests']}, {h['batches']} batches solved", file=sys.stderr)
+    return 0
+
+
+def _service(args: argparse.Namespace) -> Any:
+    """The server's state from the command line: settings checked first, then the map and the
+    CR table."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from privopt._validation import check_int
+    from privopt.geo import CostReferenceTable
+    from privopt.geo.http_server import GeoService, ServiceConfig
+
+    config = ServiceConfig(
+        max_batch=args.max_batch,
+        batch_window_s=args.batch_window,
+        max_body_bytes=int(args.max_body_mb * 2**20),
+        max_pending=args.max_pending,
+        method=args.method,
+        rel_gap=args.gap,
+        time_limit=args.time_limit,
+    )
+    workers = check_int("--workers", args.workers, minimum=1)
+    params = _params(args)
+    geo = _geography(args, args.sample_seed)
+    print(f"[geo serve] {geo!r}: building the CR table", file=sys.stderr)
+    table = CostReferenceTable(geo, args.targets, cell_km=params.cr_cell_km, seed=args.seed)
+    executor = ThreadPoolExecutor(workers) if workers > 1 else None  # HiGHS releases the GIL
+    return GeoService(table, params, config, executor=executor)
+
+
+def _require_server_extra() -> None:
+    from privopt.errors import InvalidInput
+
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        raise InvalidInput("privopt geo serve needs: pip install 'privopt[server]'") from None
+
+
+def _client(args: argparse.Namespace) -> int:
+    from privopt._atomic import check_output
+    from privopt._validation import check_int
+    from privopt.cli import emit_summary
+    from privopt.errors import InvalidInput
+    from privopt.geo.http_client import GeoServiceClient
+
+    out = None
+    if args.out is not None:
+        if not args.out.endswith(".npz"):
+            raise InvalidInput(f"--out must name an .npz file, got {args.out!r}")
+        out = check_output(args.out, inputs=[args.rome], force=args.force, kind="file")
+    geo = _geography(args, args.sample_seed)
+    if args.point is None:  # checked here: a bad location is refused before any request
+        location = check_int("location", args.location, minimum=0, maximum=geo.n_locations - 1)
+    else:
+        location = geo.locate(_latlon(args.point))
+    client = GeoServiceClient(
+        args.server, geo, timeout=args.timeout, request_rows=args.request_rows
+    )
+    report = client.obfuscate(location, rng=args.seed)
+    if out is not None:
+        report.matrix.save(out)
+    info = report.reply.info
+    reported = report.reported
+    emit_summary(
+        {
+            "command": "geo client",
+            "reported_location": reported,
+            "reported_point": None if geo.points is None else geo.points[reported].tolist(),
+            "lr_set_size": report.matrix.n_records,
+            "status": report.reply.status,
+            "relative_gap": report.reply.relative_gap,
+            "max_geo_ind_violation": report.verification.max_relative_violation,
+            "batch": info.get("batch"),
+            "users_in_batch": info.get("users_in_batch"),
+            "matrix": None if out is None else str(out),
+        }
+    )
+    return 0
+
+
+def _latlon(text: str) -> Any:
+    from privopt.errors import InvalidInput
+
+    try:
+        lat, lon = (float(x) for x in text.split(","))
+    except ValueError:
+        raise InvalidInput(f"--point must look like LAT,LON, got {text!r}") from None
+    return np.array([lat, lon])

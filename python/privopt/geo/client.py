@@ -18,6 +18,7 @@ of the CR grid; its true location never leaves it. Per user:
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,24 +36,40 @@ __all__ = ["GeoIndGraph", "SnapTable", "LRGeoClient", "UserState"]
 
 class GeoIndGraph:
     """The Geo-Ind graph of V (Def. 3.1): edges between locations within ``gamma`` (km),
-    weighted by d; built once per (V, γ_graph) and searched per user.
+    weighted by d; built once per (V, γ_graph), when first needed, and searched per user.
 
-    At ``gamma = inf`` no graph is built: D = d and LR sets are metric balls.
+    A metric ball replaces the search, exactly, when the search radius Γ ≤ γ (every j with
+    d_mj ≤ Γ is adjacent to m with weight d_mj and no path is shorter than d, so D_mj = d_mj;
+    every other j has D_mj ≥ d_mj > Γ), and when γ = inf or bounds the diameter (G complete,
+    D = d). The graph is then never built: at γ_graph = 50 km on a 10,000-cell grid it would
+    hold ~40 M edges.
     """
 
     def __init__(self, geography: Geography, gamma: float) -> None:
-        self.geography, self.gamma = geography, float(gamma)
-        self.graph: Graph | None = None
-        # γ at or beyond the diameter makes G complete and D = d: a metric ball then replaces
-        # the graph (2 max_j d(v_0, v_j) bounds the diameter by the triangle inequality).
-        if math.isfinite(self.gamma) and self.gamma < 2 * float(geography.distance_rows([0]).max()):
-            i, j, d = _pairs_within(geography, self.gamma)
-            self.graph = Graph.from_edges(geography.n_locations, i, j, d)
+        from privopt._validation import check_positive
+
+        self.geography, self.gamma = geography, check_positive("gamma", gamma, allow_inf=True)
+        self._graph: Graph | None = None
+        self._complete = not math.isfinite(self.gamma) or self.gamma >= _diameter_bound(geography)
+        self._lock = threading.Lock()  # one client may serve many threads
+
+    @property
+    def graph(self) -> Graph | None:
+        """The graph (built on first use; None when it is complete and D = d)."""
+        if self._complete:
+            return None
+        with self._lock:
+            if self._graph is None:
+                i, j, d = _pairs_within(self.geography, self.gamma)
+                self._graph = Graph.from_edges(self.geography.n_locations, i, j, d)
+        return self._graph
 
     def lr_set(self, m: int, radius: float, max_size: int | None = None) -> Settled:
         """N_m = {j : D_mj ≤ radius}, nearest first (v_m first), at most ``max_size``."""
-        if self.graph is not None:
-            return self.graph.distances(m, cutoff=float(radius), max_nodes=max_size)
+        if not (self._complete or radius <= self.gamma):
+            graph = self.graph
+            assert graph is not None
+            return graph.distances(m, cutoff=float(radius), max_nodes=max_size)
         d = self.geography.distance_rows([m])[0]
         d[m] = 0.0
         order = np.lexsort((np.arange(d.size), d))
@@ -60,6 +77,15 @@ class GeoIndGraph:
         if max_size is not None:
             order = order[:max_size]
         return Settled(order.astype(np.int64), d[order])
+
+
+def _diameter_bound(geo: Geography) -> float:
+    """An upper bound on max d over V (km): the exact maximum of a metric matrix, else twice
+    the eccentricity of the location nearest the coordinates' mean (triangle inequality)."""
+    if geo.points is None or geo.metric == "precomputed":
+        return float(geo.distance_matrix().max())
+    centre = int(np.argmin(np.sum((geo.points - geo.points.mean(axis=0)) ** 2, axis=1)))
+    return 2.0 * float(geo.distance_rows([centre]).max())
 
 
 def _pairs_within(geo: Geography, gamma: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -33,7 +33,7 @@ from privopt._validation import check_finite_array
 from privopt.errors import InvalidInput
 from privopt.geo.params import GeoParams
 
-__all__ = ["UserBlock", "ClrModel", "build_model"]
+__all__ = ["UserBlock", "ClrModel", "build_model", "geo_ind_edges"]
 
 
 @dataclass(frozen=True)
@@ -208,11 +208,7 @@ class ClrModel:
 
     def user_edges(self, m: int) -> Any:
         """Every ordered Geo-Ind pair (d ≤ γ, capped ones included) of user m, local rows."""
-        from privopt.mdp.problem import EdgeList
-
-        d = self.uploads[m].pair_distances
-        i, j = np.nonzero((d <= self.params.gamma) & ~np.eye(d.shape[0], dtype=bool))
-        return EdgeList(i.astype(np.int64), j.astype(np.int64), d[i, j])
+        return geo_ind_edges(self.uploads[m].pair_distances, self.params.gamma)
 
     def monolithic(self) -> Any:
         """The whole LP over [z'_1, …, z'_M, ỹ] as a :class:`privopt.lp.LinearProgram`."""
@@ -244,6 +240,17 @@ class ClrModel:
             out.append(x[start : start + b.n_free])
             start += b.n_free
         return out, x[start : start + self.n_columns]
+
+
+def geo_ind_edges(pair_distances: np.ndarray, gamma: float) -> Any:
+    """The ordered pairs (i ≠ j) of an (n, n) distance matrix with d ≤ γ, as a
+    :class:`~privopt.mdp.problem.EdgeList` over local rows: the constraints (16) that a user's
+    matrix satisfies (what the server enforces and what a client checks)."""
+    from privopt.mdp.problem import EdgeList
+
+    d = np.asarray(pair_distances)
+    i, j = np.nonzero((d <= gamma) & ~np.eye(d.shape[0], dtype=bool))
+    return EdgeList(i.astype(np.int64), j.astype(np.int64), d[i, j])
 
 
 def build_model(blocks: list[UserBlock], params: GeoParams) -> ClrModel:

@@ -140,7 +140,12 @@ class Geography:
     def sample(self, k: int, *, seed: int | None = 0) -> Geography:
         """K locations drawn uniformly without replacement (sorted), on the same road network
         (A6: the seeded K-cell samples of the experiments)."""
-        kk = check_int("K", k, minimum=1, maximum=self.n_locations)
+        kk = check_int("K", k)
+        if not 1 <= kk <= self.n_locations:
+            raise InvalidInput(
+                f"K (the number of locations to sample) must lie in [1, |V| = "
+                f"{self.n_locations}], got K = {kk}"
+            )
         idx = np.sort(np.random.default_rng(seed).choice(self.n_locations, kk, replace=False))
         return self.subset(idx)
 
@@ -172,11 +177,30 @@ class Geography:
             )
         return best
 
+    def fingerprint(self) -> str:
+        """SHA-256 (hex) of what a client computes with: the metric and the coordinates (or the
+        metric matrix). A client checks it against the server's so that both use one map."""
+        import hashlib
+
+        h = hashlib.sha256(f"{self.metric}:{self.n_locations}:".encode())
+        data = self.distance_matrix() if self.metric == "precomputed" else self.points
+        h.update(np.ascontiguousarray(data, dtype=np.float64).tobytes())
+        return h.hexdigest()
+
     def __repr__(self) -> str:
         return (
             f"Geography({self.name!r}, K={self.n_locations}, metric={self.metric!r}, "
             f"road={self.road!r})"
         )
+
+
+def _numeric_columns(path: Path, width: int, columns: tuple[int, ...]) -> np.ndarray:
+    from privopt._inputs import read_numeric_csv
+
+    _, values = read_numeric_csv(path, "--rome file")
+    if values.shape[1] != width:
+        raise InvalidInput(f"{path} must have {width} columns, got {values.shape[1]}")
+    return values[:, list(columns)]
 
 
 def load_rome_grid(directory: str | Path) -> Geography:
@@ -200,10 +224,11 @@ def load_rome_grid(directory: str | Path) -> Geography:
     for f in (nodes_file, edges_file):
         if not f.is_file():
             raise InvalidInput(f"{f} is missing (expected the LR-Geo Rome grid files in {d})")
-    cells = np.loadtxt(nodes_file, delimiter=",", skiprows=1, usecols=(1, 2, 3), ndmin=2)
+    # Read through the shared checked reader: a garbled, ragged or NaN file is one clear error.
+    cells = _numeric_columns(nodes_file, 4, (1, 2, 3))
     grid_index = cells[:, 0].astype(np.int64)
     latlon = cells[:, 1:3]
-    edges = np.loadtxt(edges_file, delimiter=",", skiprows=1, usecols=(0, 2, 4), ndmin=2)
+    edges = _numeric_columns(edges_file, 5, (0, 2, 4))
     pos = {int(g): i for i, g in enumerate(grid_index)}
     try:
         u = np.array([pos[int(g)] for g in edges[:, 0]], dtype=np.int64)

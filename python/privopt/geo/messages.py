@@ -6,6 +6,7 @@ Client and server exchange only these, as JSON objects with a ``"type"`` field:
 message                    direction               content
 ========================  ======================  =========================================
 ``"params"``               server → client         :class:`~privopt.geo.GeoParams`
+``"setup"``                server → client         parameters, map fingerprint, snap table
 ``"cr_request"``           client → server         request circle and the V̂ points wanted
 ``"cr_block"``             server → client         β for the requested pairs
 ``"upload"``               client → server         D_{N_m²}, D_{N_m,V}, Ĉ with column ids
@@ -46,6 +47,7 @@ __all__ = [
     "Upload",
     "UserMatrix",
     "ErrorMessage",
+    "Setup",
     "parse_message",
     "MAX_ARRAY_ENTRIES",
 ]
@@ -270,11 +272,13 @@ class UserMatrix:
         if np.any(z < 0) or not np.allclose(z.sum(axis=1), 1.0, atol=1e-9):
             raise InvalidInput("matrix must be row-stochastic")
         gap = d.get("relative_gap")
+        if gap != "inf" and (not isinstance(gap, (int, float)) or isinstance(gap, bool)):
+            raise InvalidInput(f"relative_gap must be a number or 'inf', got {gap!r}")
         return cls(
             _field(d, "user", str),
             z,
             _field(d, "status", str),
-            math.inf if gap == "inf" else float(gap),
+            math.inf if gap == "inf" else float(_field(d, "relative_gap", (int, float))),
             float(_field(d, "objective", (int, float))),
             dict(d.get("info") or {}),
         )
@@ -296,6 +300,70 @@ class ErrorMessage:
         return cls(_field(d, "error", str), int(d.get("status", 400)))
 
 
+@dataclass(frozen=True)
+class Setup:
+    """What the server publishes to every client before a request (all of it public).
+
+    Attributes
+    ----------
+    params : the public :class:`~privopt.geo.GeoParams`.
+    map_fingerprint : :meth:`~privopt.geo.Geography.fingerprint` of the server's map; a client
+        refuses to work on another map.
+    snap : (K,) V̂ index of each location; ``snap_road_km``, ``snap_line_km`` : (K,) the
+        correction terms (see :class:`~privopt.geo.SnapTable`).
+    max_body_bytes : the largest request body the server reads.
+    """
+
+    params: Any
+    map_fingerprint: str
+    snap: np.ndarray
+    snap_road_km: np.ndarray
+    snap_line_km: np.ndarray
+    max_body_bytes: int
+
+    @property
+    def n_locations(self) -> int:
+        return int(self.snap.size)
+
+    def snaps(self) -> Any:
+        """The :class:`~privopt.geo.SnapTable` a client estimates costs with."""
+        from privopt.geo.client import SnapTable
+
+        return SnapTable(self.snap, self.snap_road_km, self.snap_line_km)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "setup",
+            "params": self.params.to_json(),
+            "map_fingerprint": self.map_fingerprint,
+            "snap": encode_array(self.snap, "int64"),
+            "snap_road_km": encode_array(self.snap_road_km),
+            "snap_line_km": encode_array(self.snap_line_km),
+            "max_body_bytes": int(self.max_body_bytes),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Setup:
+        from privopt.geo.params import GeoParams
+
+        d = _as_dict(data, "setup")
+        snap = decode_array("snap", d.get("snap"), dtype="int64", ndim=1)
+        road = decode_array("snap_road_km", d.get("snap_road_km"), ndim=1)
+        line = decode_array("snap_line_km", d.get("snap_line_km"), ndim=1)
+        if not snap.size or road.shape != snap.shape or line.shape != snap.shape:
+            raise InvalidInput("snap, snap_road_km and snap_line_km must be (K,) with K >= 1")
+        if snap.min() < 0 or road.min() < 0 or line.min() < 0:
+            raise InvalidInput("the snap table must hold indices and distances >= 0")
+        return cls(
+            GeoParams.from_json(_field(d, "params", dict)),
+            _field(d, "map_fingerprint", str),
+            snap,
+            road,
+            line,
+            _field(d, "max_body_bytes", int),
+        )
+
+
 def _finite_or_str(x: float) -> float | str:
     return float(x) if math.isfinite(x) else "inf"
 
@@ -306,6 +374,7 @@ _TYPES: dict[str, Any] = {
     "upload": Upload,
     "user_matrix": UserMatrix,
     "error": ErrorMessage,
+    "setup": Setup,
 }
 
 

@@ -52,6 +52,7 @@ class GeoIndViolations:
     max_gve : largest ``z_ik − e^{εd} z_jk`` (0 when none).
     gve : the violating values (the GVE distribution of Fig. 12).
     all_pairs : whether the γ filter was off (A11, for the Prop. 4.5 comparison).
+    max_gve_within, max_gve_across : ``max_gve`` over pairs of rows of one user / of two.
     """
 
     n_checked: int
@@ -61,6 +62,8 @@ class GeoIndViolations:
     max_gve: float
     gve: np.ndarray
     all_pairs: bool
+    max_gve_within: float = 0.0
+    max_gve_across: float = 0.0
 
     @property
     def gv_ratio(self) -> float:
@@ -101,7 +104,8 @@ def cross_user_violations(
         )
         for s in (same, ~same)
     ]
-    values = np.concatenate([s.values for s in scans if s.values is not None])
+    parts = [np.zeros(0) if s.values is None else s.values for s in scans]
+    values = np.concatenate(parts)
     return GeoIndViolations(
         scans[0].n_checked + scans[1].n_checked,
         scans[0].n_violated + scans[1].n_violated,
@@ -110,6 +114,8 @@ def cross_user_violations(
         float(values.max(initial=0.0)),
         values,
         all_pairs,
+        float(parts[0].max(initial=0.0)),
+        float(parts[1].max(initial=0.0)),
     )
 
 

@@ -108,5 +108,5 @@ class GeoParams:
         extra = set(data) - known
         if extra:
             raise InvalidInput(f"unknown parameters {sorted(extra)}")
-        values = {k: (math.inf if v == "inf" else v) for k, v in data.items()}
+        values: dict[str, Any] = {k: (math.inf if v == "inf" else v) for k, v in data.items()}
         return cls(**values)

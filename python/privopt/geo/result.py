@@ -13,7 +13,7 @@ import json
 import time
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -117,6 +117,36 @@ class LRGeoResult:
             self.params.r_exp,
         )
 
+    def ambiguity(
+        self,
+        table: CostReferenceTable,
+        *,
+        interval: str = "exact",
+        columns_per_user: int | None = 50,
+        seed: int | None = 0,
+    ) -> np.ndarray:
+        """§10 / Fig. 13: for uploaded coefficients ĉ_ik, how many CR-table rows the server can
+        match — the V̂ points a whose ``β(a, v̂_k)`` lies in the interval of
+        :func:`~privopt.geo.metrics.ambiguity_counts` (``"exact"`` always counts the true row).
+
+        ``columns_per_user`` columns k are drawn per user (seeded; None: all), every row i of
+        the upload kept. Returns the counts, one per coefficient (stacked over users).
+        """
+        from privopt.geo.metrics import ambiguity_counts
+
+        rng = np.random.default_rng(seed)
+        everyone = np.arange(table.n_points)
+        counts = []
+        for up in self.uploads:
+            k_all = up.cost.shape[1]
+            take = k_all if columns_per_user is None else min(columns_per_user, k_all)
+            for k in rng.permutation(k_all)[:take]:
+                beta = table.beta(everyone, [table.snap[k]])[:, 0]
+                counts.append(
+                    ambiguity_counts(up.cost[:, k], beta, table.delta_max, interval=interval)
+                )
+        return np.concatenate(counts)
+
     def summary(self) -> dict[str, Any]:
         """Headline figures (JSON-able)."""
         s = self.solution
@@ -177,9 +207,16 @@ def relaxed_problem(geography: Geography, params: GeoParams, rows: Any, cost: np
     constraints (16) among N_m with d ≤ γ, no exponential entries, cost ``cost`` (n × K)."""
     from privopt.mdp import MDPProblem
 
-    if geography.points is None or geography.metric == "precomputed":
-        raise InvalidInput("the relaxed bound needs a geography with coordinates")
     r = np.asarray(rows, dtype=np.int64)
+    if geography.points is None or geography.metric == "precomputed":
+        return MDPProblem(
+            geography.distance_rows(r, r),
+            epsilon=params.epsilon,
+            eta=params.gamma,
+            metric="precomputed",
+            output_distances=geography.distance_rows(r),
+            cost=cost,
+        )
     return MDPProblem(
         geography.points[r],
         epsilon=params.epsilon,
@@ -282,9 +319,9 @@ def run_lrgeo(
         matrices,
         sol,
         true,
-        [s.cost_lower for s in states],
+        [cast(np.ndarray, s.cost_lower) for s in states],  # set for every state above
         uploads,
-        timings,  # type: ignore[misc]
+        timings,
     )
 
 

@@ -54,6 +54,7 @@ def answer_cr_request(table: CostReferenceTable, request: CRRequest, params: Geo
     if request.rows.size * request.cols.size > MAX_CR_PAIRS:
         raise InvalidInput(f"a CR block of more than {MAX_CR_PAIRS} pairs is refused")
     # Prop. 4.3: every row the user needs lies within the circle (up to the snap distance).
+    assert geo.road_points is not None  # a CR table is built on a geography with road points
     center_xy = geo.road_points[geo.road_nodes[request.center]]
     rows_xy = table.fine_points[table.points_index[request.rows]]
     metric = "euclidean" if geo.metric == "euclidean" else "haversine"

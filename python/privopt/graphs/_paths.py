@@ -27,6 +27,8 @@ def _as_square_csr(graph: Any, name: str = "graph") -> sp.csr_array:
         raise InvalidInput(f"{name} must be square (n × n), got shape {graph.shape}")
     if graph.shape[0] == 0:
         raise InvalidInput(f"{name} is empty (0 nodes)")
+    if np.iscomplexobj(graph.data if sp.issparse(graph) else graph):
+        raise InvalidInput(f"{name} must have real arc lengths, got complex values")
     csr = sp.csr_array(graph, dtype=np.float64)
     data = csr.data
     if data.size:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from privopt._validation import check_instance
 from privopt.errors import InvalidInput, PrivacyViolation
 from privopt.kanon.check import verify_boxes, verify_k_anonymous
 from privopt.kanon.loss import ClassBoxes, LossBreakdown, class_boxes, information_loss
@@ -59,6 +61,8 @@ def render_table(df, problem: KAnonProblem, boxes: ClassBoxes):
     """Copy of ``df`` with QI cells generalized: ``"[y-z]"`` intervals for numeric columns
     (``"v"`` when y = z is not collapsed: the interval is always printed), and the sorted set of
     the class's values joined by ``"|"`` for categorical columns (spec §7.17)."""
+    check_instance("problem", problem, KAnonProblem)
+    check_instance("boxes", boxes, ClassBoxes)
     import pandas as pd
 
     out = df.copy()
@@ -117,10 +121,10 @@ class KAnonResult:
         Method-specific details (MILP status and gap, Split & Carry sub-problem sizes, ...).
     """
 
-    table: object
+    table: Any
     classes: np.ndarray
-    lower: object
-    upper: object
+    lower: Any
+    upper: Any
     loss: LossBreakdown
     method: str
     k: int
@@ -271,6 +275,23 @@ METHOD_OPTIONS: dict[str, set[str]] = {
     "k_member": {"seed"},
 }
 
+
+def _check_option_values(options: dict) -> None:
+    """Option values checked at the boundary (a negative time limit would otherwise run)."""
+    from privopt._validation import check_int, check_positive
+
+    for name in ("time_limit", "sub_time_limit"):
+        if options.get(name) is not None:
+            options[name] = check_positive(name, options[name], allow_inf=True)
+    if "S" in options:
+        options["S"] = check_int("S", options["S"], minimum=1)
+    if options.get("seed") is not None:
+        options["seed"] = check_int("seed", options["seed"], minimum=0)
+    for name in ("equality_cardinality", "verbose"):
+        if name in options and not isinstance(options[name], bool):
+            raise InvalidInput(f"{name} must be True or False, got {options[name]!r}")
+
+
 #: method name -> runner(problem, **options) -> (labels (n,), info dict)
 METHODS: dict[str, Callable] = {
     "initial": _run_initial,
@@ -346,6 +367,7 @@ def anonymize(
             f"method {method!r} takes no option(s) {sorted(unknown)}; "
             f"accepted: {sorted(METHOD_OPTIONS[method])}"
         )
+    _check_option_values(options)
     problem = build_problem(
         df,
         k,

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from privopt.errors import PrivacyViolation
+from privopt._validation import check_finite_array, check_int
+from privopt.errors import InvalidInput, PrivacyViolation
 
 __all__ = ["k_anonymity_level", "verify_k_anonymous", "verify_boxes"]
 
@@ -23,6 +24,9 @@ def k_anonymity_level(table, quasi_identifiers: Sequence) -> int:
     -------
     The largest k for which ``table`` is k-anonymous (0 for an empty table).
     """
+    missing = [q for q in quasi_identifiers if q not in getattr(table, "columns", ())]
+    if missing:
+        raise InvalidInput(f"quasi_identifiers {missing} are not columns of the table")
     if len(table) == 0:
         return 0
     sizes = table.groupby(list(quasi_identifiers), sort=False, dropna=False).size()
@@ -44,7 +48,12 @@ def verify_boxes(
     ``labels`` (n,). Categorical columns (bool mask (m,)) are checked by containment only of
     the codes' min/max, which the value-set rendering refines.
     """
+    x = check_finite_array("x", x, ndim=2)
+    lo = check_finite_array("lo", lo, shape=x.shape)
+    hi = check_finite_array("hi", hi, shape=x.shape)
+    k = check_int("k", k, minimum=1)
     n = x.shape[0]
+    labels = np.asarray(labels)
     if labels.shape != (n,):
         raise PrivacyViolation(f"labels has shape {labels.shape}, expected ({n},)")
     if np.any(lo > x) or np.any(x > hi):
@@ -66,6 +75,7 @@ def verify_boxes(
 
 def verify_k_anonymous(table, quasi_identifiers: Sequence, k: int) -> None:
     """Raise :class:`PrivacyViolation` unless every QI combination of ``table`` occurs ≥ k times."""
+    k = check_int("k", k, minimum=1)
     level = k_anonymity_level(table, quasi_identifiers)
     if level < k:
         raise PrivacyViolation(

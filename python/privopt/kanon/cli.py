@@ -65,10 +65,11 @@ def run(args: argparse.Namespace) -> int:
     report_dir = Path(args.report_dir) if args.report_dir else out.with_name(out.stem + "_report")
     check_output(report_dir, inputs=[src, out], force=args.force, option="--report-dir")
     df = read_csv_table(src, "INPUT")
-    weights = _split(args.weights)
-    if weights is not None:
+    weight_texts = _split(args.weights)
+    weights = None
+    if weight_texts is not None:
         try:
-            weights = [float(w) for w in weights]
+            weights = [float(w) for w in weight_texts]
         except ValueError:
             raise InvalidInput(f"--weights must be numbers, got {args.weights!r}") from None
     options = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 __all__ = ["demo_section", "PAPER_FARS_K3"]
 
@@ -19,7 +20,7 @@ def demo_section(out_dir: Path, seed: int):
     df = datasets.fars_20()
     rows, best = [], None
     for method in ["milp", "split_carry", "greedy", "initial", "k_member", "mondrian"]:
-        opts = {"seed": seed} if method == "k_member" else {}
+        opts: dict[str, Any] = {"seed": seed} if method == "k_member" else {}
         res = anonymize(df, 3, weights=[0.25] * 4, method=method, **opts)
         paper = PAPER_FARS_K3.get(method)
         rows.append(

@@ -21,6 +21,7 @@ from fractions import Fraction
 import numba
 import numpy as np
 
+from privopt._validation import check_instance, check_permutation
 from privopt.kanon.box_cost import (
     BoxCost,
     add_to_class,
@@ -164,7 +165,10 @@ def greedy_search(
     -------
     (n,) int64 class ids; every class has between k and k + (n mod k) rows.
     """
-    order = variance_sort(problem) if order is None else np.asarray(order)
+    check_instance("problem", problem, KAnonProblem)
+    order = (
+        variance_sort(problem) if order is None else check_permutation("order", order, problem.n)
+    )
     cost = box_cost(problem, order, exact=exact)
     primary = int(key_order(problem)[0])
     if problem.categorical[primary]:

@@ -6,6 +6,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from privopt._validation import check_instance, check_permutation
 from privopt.kanon.problem import KAnonProblem
 
 __all__ = ["key_order", "variance_sort", "initial_ksets", "initial_solution", "split_large_classes"]
@@ -56,6 +57,7 @@ def variance_sort(problem: KAnonProblem) -> np.ndarray:
 
     Ties (identical rows) keep the original index order (§2 step 3, [CODE]).
     """
+    check_instance("problem", problem, KAnonProblem)
     keys = key_order(problem)
     packed = _packed_key(problem.x, keys)
     if packed is not None:  # one stable integer sort instead of m passes
@@ -88,7 +90,10 @@ def initial_ksets(order: np.ndarray, k: int) -> list[np.ndarray]:
 
 def initial_solution(problem: KAnonProblem, order: np.ndarray | None = None) -> np.ndarray:
     """Class id per row (n,) of the Initial Feasible Solution (IFS)."""
-    order = variance_sort(problem) if order is None else order
+    check_instance("problem", problem, KAnonProblem)
+    order = (
+        variance_sort(problem) if order is None else check_permutation("order", order, problem.n)
+    )
     labels = np.empty(problem.n, dtype=np.int64)
     for c, rows in enumerate(initial_ksets(order, problem.k)):
         labels[rows] = c

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from privopt._validation import check_finite_result
+from privopt._validation import check_finite_result, check_instance, check_labels
 from privopt.kanon.problem import KAnonProblem
 
 __all__ = ["ClassBoxes", "LossBreakdown", "class_boxes", "information_loss", "normalize_labels"]
@@ -47,7 +47,8 @@ class ClassBoxes:
 
 def class_boxes(problem: KAnonProblem, labels: np.ndarray) -> ClassBoxes:
     """Tight boxes and distinct-value counts of the partition ``labels`` (n,)."""
-    lab = normalize_labels(labels)
+    check_instance("problem", problem, KAnonProblem)
+    lab = normalize_labels(check_labels("labels", labels, problem.n))
     n, m = problem.x.shape
     c = int(lab.max()) + 1
     order = np.argsort(lab, kind="stable")

@@ -130,12 +130,13 @@ def _solve_kept(run: _Run, types: RowTypes, groups: np.ndarray, rel_gap: float) 
         return -math.inf
     lp = master_program(types, groups, integer=True)
     key = {tuple(g): i for i, g in enumerate(groups.tolist())}
-    uses = np.zeros(len(groups))
+    counts = np.zeros(len(groups))
+    uses: np.ndarray | None = counts
     for g in types.groups_of(run.labels).tolist():
         if tuple(g) not in key:
             uses = None
             break
-        uses[key[tuple(g)]] += 1
+        counts[key[tuple(g)]] += 1
     try:
         res = solve(
             lp,

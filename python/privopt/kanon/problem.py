@@ -309,6 +309,8 @@ def build_problem(
             continue
         if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
             raise InvalidInput(f"quasi-identifier {c!r} is not numeric; list it in categorical")
+        if pd.api.types.is_complex_dtype(col):
+            raise InvalidInput(f"quasi-identifier {c!r} holds complex numbers; give real values")
         x[:, j] = col.to_numpy(dtype=np.float64)
         labels.append(None)
         lower[j], upper[j] = _numeric_bounds(c, x[:, j], bounds.get(c), w[j])

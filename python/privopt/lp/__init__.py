@@ -5,6 +5,9 @@
   mapped to :mod:`privopt.errors`.
 - :class:`BendersProblem` / :func:`solve_benders` (module :mod:`privopt.lp.benders`) — Benders
   decomposition with serial, thread, process or Dask subproblem solves.
+- :mod:`privopt.lp.highs` — the one HiGHS layer (the only module importing ``highspy``).
+- :mod:`privopt.lp.rowgen` — row and column generation with shared columns and a
+  certified bound; :mod:`privopt.lp.qp` — projection QPs on the same layer.
 - :mod:`privopt.lp.examples` — generated block-structured test instances.
 """
 

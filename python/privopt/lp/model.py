@@ -25,6 +25,7 @@ import scipy.sparse as sp
 
 from privopt._validation import check_int
 from privopt.errors import InvalidInput
+from privopt.lp import highs
 
 __all__ = [
     "LinearProgram",
@@ -452,6 +453,9 @@ class LinearProgram:
     objective : cost vector c, shape (n_vars,) or scalar; default 0.
     lower, upper : column bounds, shape (n_vars,) or scalars; ±inf allowed. Default [0, inf).
     integrality : bool array (n_vars,) (or a bool for all); True marks an integer variable.
+        Integrality is part of the one model description (a MILP is a LinearProgram with
+        integer columns; ``add_variables(..., integrality=)`` likewise), passed to HiGHS by
+        :meth:`pass_to`, solved by :func:`privopt.lp.solve` and kept by :meth:`copy`.
     sense : ``"min"`` or ``"max"``.
     names : optional variable names, length n_vars (kept for reports; not passed to HiGHS).
     offset : constant added to the objective.
@@ -514,14 +518,17 @@ class LinearProgram:
         return self._n_vars
 
     def _columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        if self._cols_cache is None:
+        cols = self._cols_cache
+        if cols is None:
             if self._col_chunks:
                 parts = list(zip(*self._col_chunks, strict=False))
-                self._cols_cache = tuple(np.concatenate(p) for p in parts)  # type: ignore
+                cost, lower, upper, integ = (np.concatenate(p) for p in parts)
+                cols = (cost, lower, upper, integ)
             else:
-                self._cols_cache = (np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0, bool))
-            self._col_chunks = [self._cols_cache]
-        return self._cols_cache
+                cols = (np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0, bool))
+            self._cols_cache = cols
+            self._col_chunks = [cols]
+        return cols
 
     @property
     def _cost(self) -> np.ndarray:
@@ -726,19 +733,18 @@ class LinearProgram:
         return self.to_csc().to_scipy()
 
     def pass_to(self, h: Any) -> None:
-        """Pass the model into an existing ``highspy.Highs`` (replacing its model).
+        """Pass the model into an existing ``highs.Highs`` (replacing its model).
 
         Without cached CSC arrays the rows are passed row-wise (a concatenation of the blocks)
         and HiGHS transposes them in C++; with a cache (after :meth:`to_csc`/:meth:`matrix`)
         the column-wise arrays are passed as they are.
         """
-        import highspy
-
+        arrays: CscArrays | CsrArrays
         if self._csc_cache is not None:
-            arrays, fmt = self._csc_cache, highspy.MatrixFormat.kColwise
+            arrays, fmt = self._csc_cache, highs.MatrixFormat.kColwise
         else:
-            arrays, fmt = self.to_csr(), highspy.MatrixFormat.kRowwise
-        sense = highspy.ObjSense.kMaximize if self.sense == "max" else highspy.ObjSense.kMinimize
+            arrays, fmt = self.to_csr(), highs.MatrixFormat.kRowwise
+        sense = highs.ObjSense.kMaximize if self.sense == "max" else highs.ObjSense.kMinimize
         status = h.passModel(
             self.n_vars,
             self.n_rows,
@@ -758,16 +764,14 @@ class LinearProgram:
             # (all zeros = kContinuous keeps it an LP).
             self._integrality.astype(np.int32),
         )
-        if status == highspy.HighsStatus.kError:
+        if status == highs.HighsStatus.kError:
             raise InvalidInput("HiGHS rejected the model in passModel (see its log with verbose)")
 
     def to_highs_lp(self) -> Any:
-        """The model as a ``highspy.HighsLp`` (filled field by field: convenient for HiGHS's
+        """The model as a ``highs.HighsLp`` (filled field by field: convenient for HiGHS's
         own tools, but ~10x slower than :meth:`pass_to` on large models)."""
-        import highspy
-
         csc = self.to_csc()
-        lp = highspy.HighsLp()
+        lp = highs.HighsLp()
         lp.num_col_ = self.n_vars
         lp.num_row_ = self.n_rows
         lp.col_cost_ = self._cost
@@ -776,9 +780,9 @@ class LinearProgram:
         lp.row_lower_ = self.row_lower
         lp.row_upper_ = self.row_upper
         lp.offset_ = self.offset
-        sense = highspy.ObjSense
+        sense = highs.ObjSense
         lp.sense_ = sense.kMaximize if self.sense == "max" else sense.kMinimize
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        lp.a_matrix_.format_ = highs.MatrixFormat.kColwise
         lp.a_matrix_.num_col_ = self.n_vars
         lp.a_matrix_.num_row_ = self.n_rows
         lp.a_matrix_.start_ = csc.start
@@ -786,16 +790,14 @@ class LinearProgram:
         lp.a_matrix_.value_ = csc.value
         if self.is_mip:
             lp.integrality_ = [
-                highspy.HighsVarType.kInteger if v else highspy.HighsVarType.kContinuous
+                highs.VarType.kInteger if v else highs.VarType.kContinuous
                 for v in self._integrality
             ]
         return lp
 
     def to_highs(self, *, verbose: bool = False) -> Any:
-        """A fresh ``highspy.Highs`` holding this model, output silenced unless ``verbose``."""
-        import highspy
-
-        h = highspy.Highs()
+        """A fresh ``highs.Highs`` holding this model, output silenced unless ``verbose``."""
+        h = highs.Highs()
         h.setOptionValue("output_flag", bool(verbose))
         self.pass_to(h)
         return h

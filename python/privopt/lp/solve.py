@@ -19,7 +19,6 @@ which no ``x`` with ``A x = r`` can satisfy.
 from __future__ import annotations
 
 import math
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,13 +26,22 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import check_int, check_positive
 from privopt.errors import (
     InfeasibleModel,
     InvalidInput,
     NumericalTrouble,
     SolverLimit,
     UnboundedModel,
+)
+from privopt.lp import highs
+from privopt.lp.highs import (
+    FALLBACK_OPTIONS,
+    METHODS,
+    configure,
+    run_with_fallbacks,
+    safe_dual_bound,
+    set_option,
+    set_threads,
 )
 from privopt.lp.model import LinearProgram
 
@@ -45,9 +53,10 @@ __all__ = [
     "METHODS",
     "safe_dual_bound",
     "run_with_fallbacks",
+    "configure",
+    "set_threads",
+    "FALLBACK_OPTIONS",
 ]
-
-METHODS = ("simplex", "ipm", "pdlp", "choose")
 
 
 @dataclass
@@ -83,71 +92,6 @@ class LPResult:
 
 # --------------------------------------------------------------------------- options
 
-# HiGHS runs on one process-wide task scheduler, sized by the first run. Since HiGHS 1.16 a run
-# whose "threads" option differs from that size fails ("Not Set" model status) until the
-# scheduler is reset, so privopt remembers the size it asked for and resets on a change.
-_SCHEDULER_LOCK = threading.Lock()
-_scheduler_threads: int | None = None  # None: sized by HiGHS's default (or not yet started)
-
-
-def set_threads(h: Any, threads: int | None) -> None:
-    """Set HiGHS's ``threads`` option on ``h``, resizing the process-wide scheduler if needed.
-
-    ``None`` leaves the option at HiGHS's default, which runs on whatever scheduler exists.
-    A count different from the one last requested resets the scheduler; do not change the count
-    while other threads of the process are inside a HiGHS run.
-    """
-    global _scheduler_threads
-    if threads is None:
-        return
-    threads = check_int("threads", threads, minimum=1)
-    import highspy
-
-    with _SCHEDULER_LOCK:
-        if _scheduler_threads != threads:
-            highspy.Highs.resetGlobalScheduler(True)
-            _scheduler_threads = threads
-    _set(h, "threads", threads)
-
-
-def _set(h: Any, name: str, value: Any) -> None:
-    import highspy
-
-    if h.setOptionValue(name, value) == highspy.HighsStatus.kError:
-        raise InvalidInput(f"HiGHS rejected option {name}={value!r}")
-
-
-def configure(
-    h: Any,
-    *,
-    method: str = "simplex",
-    time_limit: float | None = None,
-    iteration_limit: int | None = None,
-    threads: int | None = None,
-    presolve: bool = True,
-    mip_rel_gap: float | None = None,
-    verbose: bool = False,
-) -> None:
-    """Validate the :func:`solve` options and set them on a ``highspy.Highs``."""
-    if method not in METHODS:
-        raise InvalidInput(f"method must be one of {METHODS}, got {method!r}")
-    _set(h, "output_flag", bool(verbose))
-    _set(h, "solver", method)
-    _set(h, "presolve", "on" if presolve else "off")
-    if time_limit is not None:
-        _set(h, "time_limit", check_positive("time_limit", time_limit, allow_inf=True))
-    if iteration_limit is not None:
-        it = check_int("iteration_limit", iteration_limit, minimum=0)
-        for opt in ("simplex_iteration_limit", "ipm_iteration_limit", "pdlp_iteration_limit"):
-            _set(h, opt, it)
-    set_threads(h, threads)
-    if mip_rel_gap is not None:
-        gap = float(mip_rel_gap)
-        if not (gap >= 0 and math.isfinite(gap)):
-            raise InvalidInput(f"mip_rel_gap must be a finite number >= 0, got {mip_rel_gap!r}")
-        _set(h, "mip_rel_gap", gap)
-
-
 # --------------------------------------------------------------------------- certificates
 
 
@@ -168,13 +112,24 @@ def farkas_margin(
     (floating-point dust on an infinite bound would otherwise give ±inf). ``-inf`` when ``y`` is
     not a certificate in this orientation.
     """
+    A = sp.csc_array(A)
+    m, n = A.shape
     y = np.asarray(y, dtype=np.float64)
+    if y.shape != (m,):
+        raise InvalidInput(f"y must have shape ({m},), got {y.shape}")
+    for name, arr, size in (
+        ("row_lower", row_lower, m),
+        ("row_upper", row_upper, m),
+        ("col_lower", col_lower, n),
+        ("col_upper", col_upper, n),
+    ):
+        if np.shape(arr) != (size,):
+            raise InvalidInput(f"{name} must have shape ({size},), got {np.shape(arr)}")
     scale = np.abs(y).max(initial=0.0)
     if not scale > 0 or not np.isfinite(scale):
         return -math.inf
     y = y / scale
     y = np.where(np.abs(y) <= 1e-12, 0.0, y)
-    A = sp.csc_array(A)
     z = A.T @ y
     amax = np.abs(A.data).max(initial=1.0)
     z = np.where(np.abs(z) <= 1e-9 * amax, 0.0, z)
@@ -209,8 +164,6 @@ def phase1_farkas_ray(A: Any, row_lower, row_upper, col_lower, col_upper) -> np.
     ``row_lower <= A x + s+ - s- <= row_upper``: its optimum is > 0 iff the system is infeasible
     and its row duals are then a certificate (spec 000 §3.2, the robust route). ``None`` when
     the system is feasible."""
-    import highspy
-
     A = sp.csc_array(A)
     m, n = A.shape
     lp = LinearProgram(n, lower=col_lower, upper=col_upper)
@@ -220,7 +173,7 @@ def phase1_farkas_ray(A: Any, row_lower, row_upper, col_lower, col_upper) -> np.
     h = lp.to_highs()
     configure(h, method="simplex", presolve=False)
     h.run()
-    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+    if h.getModelStatus() != highs.ModelStatus.kOptimal:
         return None
     y = np.asarray(h.getSolution().row_dual, dtype=np.float64)
     return orient_farkas(A, row_lower, row_upper, col_lower, col_upper, y)
@@ -288,99 +241,14 @@ def _extract(h: Any, lp: LinearProgram, elapsed: float) -> LPResult:
     )
 
 
-def safe_dual_bound(
-    cost: np.ndarray,
-    A: Any,
-    row_lower: np.ndarray,
-    row_upper: np.ndarray,
-    col_lower: np.ndarray,
-    col_upper: np.ndarray,
-    row_dual: np.ndarray,
-    *,
-    solver_col_dual: np.ndarray | None = None,
-    offset: float = 0.0,
-) -> float:
-    """Rigorous lower bound on ``min cᵀx, row_lower ≤ A x ≤ row_upper, col bounds`` from any
-    row multipliers (the safe dual bound of Neumaier & Shcherbina, 2004):
-    ``Σ π_i B_i + Σ_j min over [l_j, u_j] of d_j x_j`` with ``B_i`` the row bound picked by
-    the sign of ``π_i`` (π zeroed where that bound is infinite) and ``d = c − Aᵀπ`` recomputed
-    for the π used. It does not trust the solver's optimality claim. Where ``d_j`` points to
-    an infinite column bound the term would be −∞; there ``solver_col_dual`` (if given) is used
-    instead, which is only as valid as the solver's duals (0 within tolerance at an optimum).
-    """
-    pi = np.asarray(row_dual, dtype=np.float64)
-    row_b = np.where(pi > 0, row_lower, np.where(pi < 0, row_upper, 0.0))
-    pi = np.where(np.isfinite(row_b), pi, 0.0)
-    row_b = np.where(np.isfinite(row_b), row_b, 0.0)
-    d = np.asarray(cost, dtype=np.float64) - A.T @ pi
-    col_b = np.where(d > 0, col_lower, np.where(d < 0, col_upper, 0.0))
-    unsafe = ~np.isfinite(col_b)
-    if np.any(unsafe):
-        if solver_col_dual is None:
-            return -math.inf
-        d = np.where(unsafe, np.asarray(solver_col_dual, dtype=np.float64)[: d.size], d)
-        col_b = np.where(d > 0, col_lower, np.where(d < 0, col_upper, 0.0))
-        col_b = np.where(np.isfinite(col_b), col_b, 0.0)
-    return float(pi @ row_b + d @ col_b) + float(offset)
-
-
-#: Option sets tried, in order, after a HiGHS run ends without a verdict ("Solve error",
-#: "Not Set", "Unknown"). Each one solved such failing LPs in isolation (metric DP: presolve
-#: aborting on coefficients up to e^20, dual simplex derailing from a warm basis, scaling).
-FALLBACK_OPTIONS: tuple[tuple[tuple[str, Any], ...], ...] = (
-    (("presolve", "off"),),
-    (("presolve", "off"), ("simplex_strategy", 4)),
-    (("simplex_scale_strategy", 4),),
-    (("solver", "ipm"),),
-)
-
-
-def run_with_fallbacks(h: Any, accept: Any = None) -> tuple[Any, list[str]]:
-    """``h.run()``; when the model status is not in ``accept`` (default: optimal, infeasible,
-    unbounded, time or iteration limit), re-run from scratch with each of
-    :data:`FALLBACK_OPTIONS` until one gives an accepted status. Options are restored to
-    their previous values after each try.
-
-    Returns (model status, names of the fallbacks tried).
-    """
-    import highspy
-
-    ms = highspy.HighsModelStatus
-    if accept is None:
-        accept = (
-            ms.kOptimal,
-            ms.kInfeasible,
-            ms.kUnbounded,
-            ms.kUnboundedOrInfeasible,
-            ms.kTimeLimit,
-            ms.kIterationLimit,
-        )
-    h.run()
-    status = h.getModelStatus()
-    tried: list[str] = []
-    for opts in FALLBACK_OPTIONS:
-        if status in accept:
-            break
-        saved = [(name, h.getOptionValue(name)[1]) for name, _ in opts]
-        h.clearSolver()
-        for name, value in opts:
-            h.setOptionValue(name, value)
-        h.run()
-        status = h.getModelStatus()
-        tried.append(", ".join(f"{name}={value}" for name, value in opts))
-        for name, value in saved:
-            h.setOptionValue(name, value)
-    return status, tried
-
-
 def _has_feasible_point(h: Any) -> bool:
     return int(h.getInfo().primal_solution_status) == 2  # kSolutionStatusFeasible
 
 
 def _rerun_plain_simplex(h: Any) -> float:
     """Re-solve with presolve off and (dual) simplex: the only mode that yields rays."""
-    _set(h, "presolve", "off")
-    _set(h, "solver", "simplex")
+    set_option(h, "presolve", "off")
+    set_option(h, "solver", "simplex")
     h.clearSolver()
     t0 = time.perf_counter()
     h.run()
@@ -388,13 +256,11 @@ def _rerun_plain_simplex(h: Any) -> float:
 
 
 def _raise_infeasible(h: Any, lp: LinearProgram, status: str, method: str, presolve: bool) -> None:
-    import highspy
-
     ray = None
     if not lp.is_mip:
         if presolve or method != "simplex":
             _rerun_plain_simplex(h)
-        if h.getModelStatus() == highspy.HighsModelStatus.kInfeasible:
+        if h.getModelStatus() == highs.ModelStatus.kInfeasible:
             ray = dual_ray_of(
                 h, lp.matrix(), lp.row_lower, lp.row_upper, lp.col_lower, lp.col_upper
             )
@@ -428,9 +294,7 @@ def _raise_unbounded(h: Any, lp: LinearProgram, status: str) -> None:
 def _resolve_ambiguous(h: Any, lp: LinearProgram, method: str, presolve: bool) -> None:
     """HiGHS said "unbounded or infeasible": decide by a presolve-free simplex run, then if
     needed by a zero-objective feasibility solve."""
-    import highspy
-
-    S = highspy.HighsModelStatus
+    S = highs.ModelStatus
     _rerun_plain_simplex(h)
     st = h.getModelStatus()
     if st == S.kInfeasible:
@@ -453,9 +317,7 @@ def _resolve_ambiguous(h: Any, lp: LinearProgram, method: str, presolve: bool) -
 def classify(h: Any, lp: LinearProgram, elapsed: float, *, method: str, presolve: bool) -> LPResult:
     """Turn the state of ``h`` after ``run()`` into an :class:`LPResult` or raise the matching
     :mod:`privopt.errors` exception."""
-    import highspy
-
-    S = highspy.HighsModelStatus
+    S = highs.ModelStatus
     st = h.getModelStatus()
     text = _status_text(h)
     if st == S.kOptimal:
@@ -493,7 +355,7 @@ def classify(h: Any, lp: LinearProgram, elapsed: float, *, method: str, presolve
         S.kObjectiveTarget,
         S.kInterrupt,
         S.kMemoryLimit,
-        S.kHighsInterrupt,
+        S.kHighsInterrupt,  # type: ignore[attr-defined]  # present, absent from the stubs
     ):
         best = _extract(h, lp, elapsed) if _has_feasible_point(h) else None
         raise SolverLimit(f"HiGHS stopped early: {text}", status=text, best=best)

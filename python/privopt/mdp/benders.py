@@ -29,10 +29,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from privopt._validation import check_int, check_nonnegative, check_positive
+from privopt.certify import proven_relative_gap
 from privopt.errors import InvalidInput, SolverLimit
 from privopt.graphs import shortest_paths
 from privopt.lp import LinearProgram
 from privopt.lp.benders import BendersProblem, solve_benders
+from privopt.mdp._exact import _solve_block_rowgen
 from privopt.mdp._lpbuild import mdp_rows
 from privopt.mdp.partition import Partition, classify, mp_component_sizes, partition
 from privopt.mdp.problem import EdgeList, _Block
@@ -88,6 +90,7 @@ class BendersModel:
     mp_lower: np.ndarray
     mp_upper: np.ndarray
     w_lower: np.ndarray
+    w_upper: np.ndarray  # Σ_{i∈𝒳_l} max_k p_i c_ik ≥ φ_l (rows sum to 1)
     pool: sp.csr_array  # rows "pool @ (y, w) ≤ 0" added to the master when violated
     n_initial_cuts: int = 0
     sizes: dict[str, Any] = field(default_factory=dict)
@@ -138,6 +141,7 @@ def build_model(
     mp_rows = sp.vstack(blocks, format="csr")
     obj = block.objective
     w_lower = np.array([obj[part.internal[sub]].min(axis=1).sum() for sub in subs_with_x])
+    w_upper = np.array([obj[part.internal[sub]].max(axis=1).sum() for sub in subs_with_x])
     mp_cost = np.concatenate([obj[y_rec].ravel(), np.ones(len(subs_with_x))])
     subs = [_build_sub(block, part, sub, y_col, n_y) for sub in subs_with_x]
     x = np.array([part.internal[sub].size for sub in range(part.n_subsets)])
@@ -163,6 +167,7 @@ def build_model(
         np.concatenate(lower),
         np.concatenate(upper),
         w_lower,
+        w_upper,
         pool_rows,
         n_init,
         sizes,
@@ -271,7 +276,9 @@ def to_benders_problem(
             big = np.maximum(_row_absmax(g), _row_absmax(coupling))
             scale = sp.diags_array(1.0 / np.where(big > 0, big, 1.0))
             g, coupling = sp.csr_array(scale @ g), sp.csr_array(scale @ coupling)
-        lp = LinearProgram(sub.cost.size, objective=sub.cost)
+        # z ≤ 1 is implied by the unit rows; stated as a bound it keeps every cut constant
+        # rigorous (a reduced cost d_j < 0 is then worth d_j·1, not the solver's rounded d_j).
+        lp = LinearProgram(sub.cost.size, objective=sub.cost, upper=1.0)
         lp.add_rows(g, upper=0.0, name="mDP rows touching internal records")
         lp.add_rows(
             _unit_rows(r, sub.cost.size // r, sub.cost.size),
@@ -281,7 +288,11 @@ def to_benders_problem(
         )
         coupling = sp.vstack([coupling, sp.csr_array((r, n_y))], format="csr")
         prob.add_subproblem(
-            lp, coupling, theta_lower=float(model.w_lower[t]), name=f"subset {sub.label}"
+            lp,
+            coupling,
+            theta_lower=float(model.w_lower[t]),
+            theta_upper=float(model.w_upper[t]),
+            name=f"subset {sub.label}",
         )
     pool = model.pool[:, :n_y]
     return prob, (pool, -np.inf, 0.0)
@@ -309,6 +320,7 @@ def solve_benders_block(
     scale_m: bool = True,
     n_total: int | None = None,
     in_out: float = 1.0,
+    retries: int = 2,
 ) -> tuple[np.ndarray, float, dict[str, Any], list[dict[str, Any]]]:
     """Benders decomposition (spec §3.4) of one connected block on the shared engine
     :func:`privopt.lp.benders.solve_benders`.
@@ -325,7 +337,11 @@ def solve_benders_block(
         the master "Unbounded" (measured). They and the mDP rows among boundary records enter
         the master lazily (engine ``lazy_rows``), when a master point violates them.
     rel_gap, abs_gap : stop when (UB* − LB) ≤ rel_gap·|UB*| (truly relative: mDP losses can
-        be ~1e-4) or ≤ abs_gap (the paper's ξ = 0.01 is ``abs_gap=0.01``).
+        be ~1e-4) or ≤ abs_gap (the paper's ξ = 0.01 is ``abs_gap=0.01``), LB being the
+        certified bound (the master's safe dual bound, docs/certification.md). When HiGHS's
+        master value closes the gap but LB does not, the master is re-solved from scratch
+        once; if LB still does not prove the gap, ``info["status"]`` is ``"gap_not_closed"``,
+        ``info["converged"]`` False, and the incumbent is returned with its proven gap.
     max_iterations, time_limit : limits; on a limit :class:`SolverLimit` is raised with
         ``best`` = (Z, LB, info, history) when an incumbent exists.
     executor : a ``concurrent.futures`` executor for the subproblems: None = serial;
@@ -335,6 +351,9 @@ def solve_benders_block(
         Farkas rays).
     progress : Benders bar with bounds and gap on stderr: True, False or "auto" (default: on
         in the CLI, else on a terminal once the run has lasted 2 s).
+    retries : a subproblem task lost with its worker is retried this many times, then
+        :class:`~privopt.errors.SolverError` names the subproblem (see
+        :func:`privopt.lp.benders.solve_benders`).
     in_out : < 1 enables the engine's in-out separation around the uniform mechanism (a
         point at which every subproblem is feasible), e.g. 0.5; 1 (default) separates at the
         master points as in the paper.
@@ -342,7 +361,8 @@ def solve_benders_block(
     Returns
     -------
     (Z (n, K) incumbent, rigorous lower bound (the master's safe dual bound), info dict,
-    history list); ``info["lower_bound"]`` is the solver-side bound the gap rule used.
+    history list); ``info["lower_bound"]`` is that bound, ``info["solver_lower_bound"]``
+    HiGHS's value of the last master (diagnostics, not a certificate).
     """
     del lp_method, threads  # the engine fixes dual simplex without presolve per subproblem
     if rel_gap:
@@ -365,18 +385,19 @@ def solve_benders_block(
     setup_s = time.perf_counter() - start
     if not model.subs:
         # Every record is a boundary record: the master is the whole LP of the block.
-        from privopt.mdp.solvers import _solve_block_rowgen
-
         z, value, info = _solve_block_rowgen(
             block, lp_method="simplex", threads=None, time_limit=time_limit
         )
         # value is the rigorous (safe dual) bound; the incumbent is the repaired matrix.
+        upper = float(np.sum(block.objective * z))
+        proven = upper - value <= abs_gap or proven_relative_gap(upper, value) <= rel_gap
         info = {
             **info,
             "setup_s": setup_s,
-            "converged": True,
+            "status": "optimal" if proven else "gap_not_closed",
+            "converged": proven,
             "lower_bound": value,
-            "upper_bound": float(np.sum(block.objective * z)),
+            "upper_bound": upper,
             **model.sizes,
         }
         return z, value, info, []
@@ -386,7 +407,9 @@ def solve_benders_block(
     # ε·η = 20 nearly every master point leaves some internal record unable to meet its unit
     # measure and the feasibility cuts come one by one: grid / road N = 500 reached no
     # feasible point in 120 s.
-    core = np.full(model.n_y, 1.0 / block.k) if in_out < 1.0 else None
+    # The same core rescues classical Benders (in_out = 1) when it stalls: at ε·η ≥ 15 the
+    # duals of degenerate subproblems reach 1e12 and their capped cuts stop binding.
+    core = np.full(model.n_y, 1.0 / block.k)
     res = solve_benders(
         prob,
         rel_gap=rel_gap,
@@ -400,6 +423,8 @@ def solve_benders_block(
         highs_options=_TIGHT,
         core_point=core,
         in_out=in_out,
+        stall_in_out=0.5 if in_out == 1.0 else None,
+        retries=retries,
     )
     history = [
         {
@@ -416,9 +441,9 @@ def solve_benders_block(
         }
         for h in res.history
     ]
-    # "stalled" = no violated cut while the gap is open: a tolerance artefact, the incumbent
-    # is within solver tolerance of the master bound.
-    converged = res.status in ("optimal", "stalled")
+    # Converged only when the certified (safe dual) bound proves the gap (docs/certification.md).
+    converged = res.status == "optimal"
+    assert res.sub_solutions is not None  # solve_benders returns them with every status
     z = _assemble(model, res.x_master, res.sub_solutions)
     info = {
         "records": block.n,
@@ -432,23 +457,23 @@ def solve_benders_block(
         "pool_rows_used": res.n_lazy_rows,
         "lower_bound": res.lower_bound,
         "upper_bound": res.upper_bound,
-        "certified_lower_bound": res.certified_lower_bound,
+        "certified_lower_bound": res.lower_bound,
+        "solver_lower_bound": res.solver_lower_bound,
         "status": res.status,
         "executor": res.executor_mode,
         "converged": converged,
         **model.sizes,
     }
-    if not converged:
+    if res.status in ("time_limit", "iteration_limit"):
         raise SolverLimit(
             f"Benders stopped ({res.status}) after {res.iterations} iterations "
-            f"with gap {res.upper_bound - res.lower_bound:.3g} "
+            f"with certified gap {res.upper_bound - res.lower_bound:.3g} "
             f"(LB {res.lower_bound:.10g}, UB {res.upper_bound:.10g})",
             status="limit",
-            best=(z, res.certified_lower_bound, info, history),
+            best=(z, res.lower_bound, info, history),
         )
-    # The rigorous bound (master safe dual bound) is what the result reports; the stopping
-    # rule used HiGHS's master value (info["lower_bound"]).
-    return z, res.certified_lower_bound, info, history
+    # "gap_not_closed" is returned: the caller reports the proven gap and warns.
+    return z, res.lower_bound, info, history
 
 
 def _assemble(model: BendersModel, ybar: np.ndarray, xs: list[np.ndarray]) -> np.ndarray:

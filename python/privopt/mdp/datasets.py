@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from privopt._validation import check_int, check_positive
+from privopt._validation import check_finite_array, check_int, check_positive
 from privopt.errors import InvalidInput
 
 __all__ = [
@@ -26,7 +26,8 @@ ROME_BBOX = (41.66, 12.24, 42.10, 12.81)
 
 def km_to_latlon(xy_km: np.ndarray, origin: tuple[float, float] = ROME_BBOX[:2]) -> np.ndarray:
     """(x east, y north) km offsets → (lat, lon) degrees around ``origin`` (equirectangular)."""
-    lat0, lon0 = origin
+    xy_km = check_finite_array("xy_km", xy_km, shape=(None, 2))
+    lat0, lon0 = check_finite_array("origin", origin, shape=(2,))
     lat = lat0 + np.degrees(xy_km[:, 1] / 6371.0)
     lon = lon0 + np.degrees(xy_km[:, 0] / (6371.0 * math.cos(math.radians(lat0))))
     return np.column_stack([lat, lon])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -28,12 +29,13 @@ def demo_section(out_dir: Path, seed: int) -> Section:
     )
     rows = []
     results = {}
-    for label, method, opts in [
+    runs: list[tuple[str, str, dict[str, Any]]] = [
         ("LP, row generation", "lp", {}),
         ("LP, plain HiGHS", "lp", {"row_generation": False}),
         ("Benders k-m-DV, M = 4", "benders", {"m": 4, "rel_gap": 1e-6}),
         ("ExpMech (Eq. 47)", "expmech", {}),
-    ]:
+    ]
+    for label, method, opts in runs:
         t = time.perf_counter()
         pm = solve(prob, method, **opts)
         elapsed = time.perf_counter() - t
@@ -59,8 +61,10 @@ def demo_section(out_dir: Path, seed: int) -> Section:
     ax = bd.plot_bounds()
     ax.set_title("Benders bounds per iteration")
     save_figure(ax.figure, Path(out_dir) / "mdp_bounds.png", dpi=100, bbox_inches="tight")
+    pts = prob.points
+    assert pts is not None  # the demo's problem has coordinates
     ax2 = results["LP, row generation"].plot_row(
-        prob, int(np.argmin(np.abs(prob.points[:, 0] - prob.points[:, 0].mean())))
+        prob, int(np.argmin(np.abs(pts[:, 0] - pts[:, 0].mean())))
     )
     ax2.set_title("Pr[output | true cell] (optimal LP)")
     save_figure(ax2.figure, Path(out_dir) / "mdp_row.png", dpi=100, bbox_inches="tight")

@@ -30,6 +30,7 @@ def _kmeans(data: np.ndarray, m: int, seed: int, n_init: int) -> np.ndarray:
         inertia = float(np.sum((data - centres[labels]) ** 2))
         if inertia < best_inertia:
             best, best_inertia = labels, inertia
+    assert best is not None  # n_init >= 1 runs, each with a finite inertia
     return best
 
 

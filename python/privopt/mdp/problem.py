@@ -77,6 +77,10 @@ class MDPProblem:
         Utility loss c_ik ≥ 0; default the distance d(r_i, o_k) (spec §8 uses c = p·d).
     seed : int, optional
         Seed for drawing ``outputs`` when it is an int.
+    output_distances : array (N, K), optional
+        Distances d(r_i, o_k) ≥ 0 from each record to outputs that are not records, for maps
+        known only by a metric matrix (``outputs`` must then be None). Used wherever output
+        distances are (the default cost, the exponential mechanism).
 
     Raises
     ------
@@ -109,6 +113,7 @@ class MDPProblem:
         outputs: Any = None,
         cost: Any = None,
         seed: int | None = None,
+        output_distances: Any = None,
     ) -> None:
         if metric not in METRICS:
             raise InvalidInput(f"metric must be one of {METRICS}, got {metric!r}")
@@ -126,7 +131,12 @@ class MDPProblem:
         )
         if self.prior.shape != (n,):
             raise InvalidInput(f"prior must have shape ({n},), got {self.prior.shape}")
-        self.output_index, self.output_distances = self._outputs(outputs, seed)
+        if output_distances is None:
+            self.output_index, self.output_distances = self._outputs(outputs, seed)
+        else:
+            self.output_index, self.output_distances = None, _output_table(output_distances, n)
+            if outputs is not None:
+                raise InvalidInput("pass outputs or output_distances, not both")
         k = self.output_distances.shape[1]
         if cost is None:
             self._check_outputs_reachable()
@@ -401,3 +411,13 @@ def travel_cost_loss(record_to_dest: Any, output_to_dest: Any, weights: Any = No
         for s in range(0, a.shape[0], step):
             out[s : s + step] = np.abs(a[s : s + step, None, :] - b[None, :, :]) @ w
     return check_finite_result("travel_cost_loss", out, cause="path distances near 1e308")
+
+
+def _output_table(output_distances: Any, n: int) -> np.ndarray:
+    """A validated (N, K) table of record-to-output distances (finite, ≥ 0, K ≥ 1)."""
+    d = check_finite_array("output_distances", output_distances, ndim=2)
+    if d.shape[0] != n or d.shape[1] == 0:
+        raise InvalidInput(f"output_distances must have shape ({n}, K >= 1), got {d.shape}")
+    if np.any(d < 0):
+        raise InvalidInput("output_distances must be >= 0")
+    return np.ascontiguousarray(d)

@@ -9,7 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_int
+from privopt._validation import (
+    check_finite_array,
+    check_instance,
+    check_int,
+    check_nonnegative,
+)
 from privopt.errors import InvalidInput, PrivacyViolation
 from privopt.mdp.problem import EdgeList, MDPProblem
 
@@ -181,6 +186,24 @@ def restrict_edges(edges: EdgeList, rows: np.ndarray, n_records: int) -> EdgeLis
     return EdgeList(local[edges.i[keep]], local[edges.j[keep]], edges.d[keep])
 
 
+def _check_stochastic(matrix: Any) -> np.ndarray:
+    """A finite (N, K) matrix whose rows are probability distributions (to rounding: 1e-6).
+
+    The tolerance is loose on purpose: solver output and its repair meet it by far (1e-9), while
+    any matrix that is not a perturbation matrix at all (unnormalised, negative) is refused.
+    """
+    z = check_finite_array("matrix", matrix, ndim=2)
+    if z.size == 0:
+        raise InvalidInput(f"matrix must be a non-empty (N, K) array, got shape {z.shape}")
+    if z.min() < -1e-9:
+        raise InvalidInput(f"matrix has a negative entry ({float(z.min())!r})")
+    err = np.abs(z.sum(axis=1) - 1.0)
+    if err.max() > 1e-6:
+        i = int(np.argmax(err))
+        raise InvalidInput(f"matrix row {i} sums to {float(z[i].sum())!r}, not 1")
+    return z
+
+
 def repair(
     z: np.ndarray,
     edges: EdgeList,
@@ -223,6 +246,9 @@ def repair(
     -------
     (Z', α) — the repaired matrix and the mixing weight (0 when nothing needed repair).
     """
+    z = check_finite_array("z", z, ndim=2)
+    check_instance("edges", edges, EdgeList)
+    epsilon = check_nonnegative("epsilon", epsilon)
     z, sub = _stochastic_equalised(z, edges, epsilon)
     best = _mix(z, edges, sub, epsilon, rtol, objective)
     if best[1] == 0.0:  # nothing violated
@@ -427,6 +453,7 @@ class PerturbationMatrix:
     row_index: np.ndarray | None = None
 
     def __post_init__(self) -> None:
+        self.matrix = _check_stochastic(self.matrix)
         if self.row_index is not None:
             rows = np.asarray(self.row_index)
             if rows.ndim != 1 or rows.size != self.matrix.shape[0]:
@@ -559,7 +586,9 @@ class PerturbationMatrix:
     @classmethod
     def load(cls, path: str | Path) -> PerturbationMatrix:
         """Read a matrix written by :meth:`save`."""
-        with np.load(Path(path), allow_pickle=False) as f:
+        from privopt._inputs import check_input_file
+
+        with np.load(check_input_file(path, "path"), allow_pickle=False) as f:
             return cls(
                 matrix=f["matrix"],
                 epsilon=float(f["epsilon"]),

@@ -1,0 +1,207 @@
+"""DPM at scale against a baseline build, in one run (issue 17 item 3).
+
+Each fit runs in a fresh child process, so that its peak RSS (which includes the data) is its
+own; the same child script runs under this interpreter (the current build) and, with
+``--baseline-python PY``, under an interpreter with another privopt installed (e.g. the build
+before this work), on the very same data and seed. Ratios are taken between rows of one run.
+
+In memory (n × d from the Synth recipe: 64 unit blobs in [-100, 100]^d):
+
+    python bench/dpm_scale.py memory --sizes 1000000 10000000 [--baseline-python PY]
+
+Out of core: the data are first written to disk as a column-major ``.npy`` (block by block,
+never whole in memory), then read back as a Dask array in row chunks (``pread`` of each
+column's rows, so the file's pages stay in the page cache and out of the fit's RSS), and the
+file is deleted at the end:
+
+    python bench/dpm_scale.py disk --sizes 100000000 --dir /tmp
+
+Progress goes to stderr; the table (markdown) to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+BLOCK = 1 << 20
+
+
+def synth_block(rng: np.random.Generator, centres: np.ndarray, rows: int) -> tuple:
+    labels = rng.integers(0, len(centres), size=rows)
+    return centres[labels] + rng.standard_normal((rows, centres.shape[1])), labels
+
+
+def make_data(n: int, d: int, seed: int = 42) -> tuple[np.ndarray, np.ndarray]:
+    """In memory: 64 unit-variance blobs, centres uniform in [-100, 100]^d."""
+    rng = np.random.default_rng(seed)
+    centres = rng.uniform(-100, 100, size=(64, d))
+    X, y = np.empty((n, d)), np.empty(n, dtype=np.int64)
+    for lo in range(0, n, BLOCK):
+        hi = min(n, lo + BLOCK)
+        X[lo:hi], y[lo:hi] = synth_block(rng, centres, hi - lo)
+    return X, y
+
+
+def write_npy(path: Path, n: int, d: int, seed: int = 42) -> None:
+    """The same recipe written block by block into a column-major .npy (temp + rename)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.uniform(-100, 100, size=(64, d))
+    tmp = path.with_suffix(".partial.npy")
+    out = np.lib.format.open_memmap(
+        tmp, mode="w+", dtype=np.float64, shape=(n, d), fortran_order=True
+    )
+    for lo in range(0, n, BLOCK):
+        hi = min(n, lo + BLOCK)
+        out[lo:hi] = synth_block(rng, centres, hi - lo)[0]
+        if lo % (16 * BLOCK) == 0:
+            print(f"writing {path.name}: {hi / n:.0%}", file=sys.stderr, flush=True)
+    out.flush()
+    del out
+    os.replace(tmp, path)
+
+
+class ColumnMajorNpy:
+    """Read-only array view of a Fortran-order ``.npy`` that reads exactly the requested rows of
+    each requested column with ``pread``: the pages go through the page cache, not into this
+    process's resident set (a memory map would count every touched page in RSS)."""
+
+    def __init__(self, path: str) -> None:
+        with open(path, "rb") as f:
+            version = np.lib.format.read_magic(f)
+            read_header = (
+                np.lib.format.read_array_header_1_0
+                if version == (1, 0)
+                else np.lib.format.read_array_header_2_0
+            )
+            shape, fortran, dtype = read_header(f)
+            self.offset = f.tell()
+        if not fortran or len(shape) != 2:
+            raise ValueError(f"{path}: expected a 2-D Fortran-order array")
+        self.shape, self.dtype, self.ndim = tuple(shape), np.dtype(dtype), 2
+        self.fd = os.open(path, os.O_RDONLY)
+
+    def __getitem__(self, key: tuple) -> np.ndarray:
+        rows, cols = key
+        r0, r1, _ = rows.indices(self.shape[0])
+        columns = range(*cols.indices(self.shape[1])) if isinstance(cols, slice) else [cols]
+        out = np.empty((r1 - r0, len(columns)), dtype=self.dtype, order="F")
+        size = self.dtype.itemsize
+        for j, k in enumerate(columns):
+            start = self.offset + (k * self.shape[0] + r0) * size
+            buf = os.pread(self.fd, (r1 - r0) * size, start)
+            out[:, j] = np.frombuffer(buf, dtype=self.dtype)
+        return out if isinstance(cols, slice) else out[:, 0]
+
+
+def peak_gib() -> float:
+    """Peak RSS of this process since it started, in GiB.
+
+    Linux's VmHWM belongs to the process image, so it starts afresh at exec; ``ru_maxrss`` does
+    not (it keeps the high-water mark of the parent's forked image, e.g. a parent that has just
+    written an 8 GB file through a memory map), so it is only the fallback.
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 2**20
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+def child(args: argparse.Namespace) -> None:
+    from privopt.cluster import DPM
+
+    DPM(bounds=(-100, 100), epsilon=1.0, delta=1e-6, random_state=0).fit(make_data(2000, 10)[0])
+    if args.path:
+        import dask.array as da
+
+        source = ColumnMajorNpy(args.path)
+        X = da.from_array(source, chunks=(args.chunk, source.shape[1]), asarray=False)
+        n = source.shape[0]
+    else:
+        X, _ = make_data(args.n, args.d)
+        n = args.n
+    model = DPM(bounds=(-100, 100), epsilon=1.0, delta=1 / n**1.5, random_state=0)
+    start = time.perf_counter()
+    model.fit(X)
+    elapsed = time.perf_counter() - start
+    record = {
+        "fit_s": elapsed,
+        "peak_gib": peak_gib(),
+        "clusters": int(model.n_clusters_),
+        "beta": model.split_width_,
+        "centres_sum": float(np.sum(model.cluster_centers_)),
+    }
+    print(json.dumps(record))
+
+
+def run_child(python: str, extra: list[str]) -> dict:
+    cmd = [python, __file__, "child", *extra]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed"}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def row(label: str, size: str, r: dict, base: dict | None) -> str:
+    if "error" in r:
+        return f"| {size} | {label} | error: {r['error']} | | | |"
+    ratio = f"{base['fit_s'] / r['fit_s']:.2f}×" if base and "fit_s" in base else ""
+    return (
+        f"| {size} | {label} | {r['fit_s']:.2f} | {ratio} | {r['peak_gib']:.2f} | {r['clusters']} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mode", choices=["memory", "disk", "child"])
+    parser.add_argument("--sizes", nargs="+", type=int, default=[1_000_000, 10_000_000])
+    parser.add_argument("--d", type=int, default=10)
+    parser.add_argument("--baseline-python", default=None)
+    parser.add_argument("--dir", default=tempfile.gettempdir(), help="where the .npy goes")
+    parser.add_argument("--chunk", type=int, default=1 << 21, help="rows per Dask chunk")
+    parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--path", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.mode == "child":
+        child(args)
+        return
+    print(f"load average at start: {os.getloadavg()}", file=sys.stderr)
+    print("| n × d | build | fit (s) | speed-up vs baseline | peak RSS (GiB) | clusters |")
+    print("|---|---|---|---|---|---|")
+    for n in args.sizes:
+        size = f"{n:.0e} × {args.d}"
+        if args.mode == "memory":
+            extra = ["--n", str(n), "--d", str(args.d)]
+        else:
+            path = Path(args.dir) / f"dpm_bench_{n}x{args.d}.npy"
+            write_npy(path, n, args.d)
+            extra = ["--path", str(path), "--chunk", str(args.chunk)]
+        try:
+            base = None
+            if args.baseline_python:
+                print(f"{size}: baseline", file=sys.stderr, flush=True)
+                base = run_child(args.baseline_python, extra)
+                print(row("baseline", size, base, None), flush=True)
+            print(f"{size}: current", file=sys.stderr, flush=True)
+            print(row("current", size, run_child(sys.executable, extra), base), flush=True)
+        finally:
+            if args.mode == "disk":
+                path.unlink(missing_ok=True)
+    print(f"load average at end: {os.getloadavg()}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

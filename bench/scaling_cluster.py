@@ -1,0 +1,99 @@
+"""DPM scaling (issue 17 item 5): fit time and peak RSS at 3–5 sizes, fitted log-log slopes, plot.
+
+``cluster(sizes, d, out)`` is the family entry for a shared ``bench/scaling.py``: it runs each
+size in a fresh child (``bench/dpm_scale.py``), fits time ∝ n^a and peak RSS ∝ n^b by least
+squares on the logs, writes ``out`` (a PNG with the points and the fitted lines) and returns the
+measurements and exponents. Progress goes to stderr; as a script it prints a markdown table.
+
+    python bench/scaling_cluster.py [--sizes 100000 300000 1000000 3000000] [--out dpm_scaling.png]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dpm_scale import run_child  # noqa: E402
+
+DEFAULT_SIZES = (100_000, 300_000, 1_000_000, 3_000_000)
+
+
+def log_log_slope(x: list[float], y: list[float]) -> float:
+    """Least-squares slope of log y against log x."""
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+def cluster(sizes=DEFAULT_SIZES, d: int = 10, out: str | Path = "dpm_scaling.png") -> dict:
+    """Measure DPM fits (in memory, d columns, the Synth recipe) at ``sizes``; returns
+    {"family", "sizes", "fit_s", "peak_gib", "time_exponent", "memory_exponent", "plot"}."""
+    fit_s, peak = [], []
+    for n in sizes:
+        print(f"DPM scaling: n = {n:.0e}", file=sys.stderr, flush=True)
+        r = run_child(sys.executable, ["--n", str(n), "--d", str(d)])
+        if "error" in r:
+            raise RuntimeError(f"DPM fit at n = {n} failed: {r['error']}")
+        fit_s.append(r["fit_s"])
+        peak.append(r["peak_gib"])
+    result = {
+        "family": "cluster (DPM)",
+        "sizes": list(sizes),
+        "fit_s": fit_s,
+        "peak_gib": peak,
+        "time_exponent": log_log_slope(list(sizes), fit_s),
+        "memory_exponent": log_log_slope(list(sizes), peak),
+        "plot": str(out),
+    }
+    plot(result, Path(out))
+    return result
+
+
+def plot(result: dict, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = np.asarray(result["sizes"], dtype=float)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    for ax, key, exp, label in (
+        (axes[0], "fit_s", result["time_exponent"], "fit time (s)"),
+        (axes[1], "peak_gib", result["memory_exponent"], "peak RSS (GiB)"),
+    ):
+        y = np.asarray(result[key])
+        coef = np.polyfit(np.log(n), np.log(y), 1)
+        ax.loglog(n, y, "o", label="measured")
+        ax.loglog(n, np.exp(np.polyval(coef, np.log(n))), "-", label=f"fit: n^{exp:.2f}")
+        ax.set_xlabel("points n (d = 10)")
+        ax.set_ylabel(label)
+        ax.legend()
+    fig.suptitle("DPM (privopt.cluster), one process")
+    fig.tight_layout()
+    tmp = out.with_name(out.name + ".partial.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    os.replace(tmp, out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", nargs="+", type=int, default=list(DEFAULT_SIZES))
+    parser.add_argument("--d", type=int, default=10)
+    parser.add_argument("--out", default="dpm_scaling.png")
+    args = parser.parse_args()
+    print(f"load average at start: {os.getloadavg()}", file=sys.stderr)
+    r = cluster(args.sizes, args.d, args.out)
+    print("| n | fit (s) | peak RSS (GiB) |")
+    print("|---|---|---|")
+    for n, t, m in zip(r["sizes"], r["fit_s"], r["peak_gib"], strict=True):
+        print(f"| {n:.0e} | {t:.2f} | {m:.2f} |")
+    print(f"\ntime ∝ n^{r['time_exponent']:.2f}, peak RSS ∝ n^{r['memory_exponent']:.2f}")
+    print(f"load average at end: {os.getloadavg()}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

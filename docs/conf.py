@@ -1,0 +1,88 @@
+"""Sphinx configuration of the privopt documentation site.
+
+Sources: the user-guide pages (``docs/*.md``, MyST), the API reference (``docs/api/*.rst``,
+numpydoc from the docstrings), the CLI reference (generated from ``privopt.cli.build_parser``) and
+the example gallery (``examples/``, run by sphinx-gallery). Builds offline: no intersphinx.
+``make -C docs html`` builds with warnings as errors; see ``docs/Makefile``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # examples draw figures; no display here
+
+DOCS = Path(__file__).resolve().parent
+sys.path.insert(0, str(DOCS / "_ext"))
+
+import privopt  # noqa: E402  (the installed package is what the site documents)
+
+project = "privopt"
+author = "the privopt developers"
+copyright = "2025, the privopt developers"  # noqa: A001  (Sphinx's name)
+release = privopt.__version__
+version = ".".join(release.split(".")[:2])
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+    "numpydoc",
+    "myst_parser",
+    "sphinx_gallery.gen_gallery",
+    "sphinxarg.ext",
+    "privopt_site",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
+templates_path = ["_templates"]
+
+# MyST: the user-guide pages are plain Markdown that also reads well on a code host. Several
+# start at "##" (a section of the README they came from); that is fine for the site.
+myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
+myst_heading_anchors = 3
+suppress_warnings = ["myst.header"]
+
+# API reference: one stub page per public object, docstrings in numpydoc format.
+autosummary_generate = True
+autosummary_imported_members = True
+autodoc_default_options = {"members": True, "inherited-members": False, "show-inheritance": True}
+autodoc_typehints = "none"  # numpydoc's Parameters section states the types
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_attributes_as_param_list = False
+
+# The gallery: every script in examples/ is run and its figures are kept.
+sphinx_gallery_conf = {
+    "examples_dirs": str(DOCS.parent / "examples"),
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r".*\.py$",  # run every example, not only plot_*.py
+    "ignore_pattern": r"__init__\.py",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "within_subsection_order": "FileNameSortKey",
+    "show_memory": False,
+    "matplotlib_animations": False,
+    "abort_on_example_error": False,  # report every failing example, then fail the build
+    "only_warn_on_example_error": False,
+}
+
+html_theme = "pydata_sphinx_theme"
+html_title = f"privopt {release}"
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version"],
+}
+html_static_path: list[str] = []
+
+# The build runs offline: no sphinx.ext.intersphinx (remote inventories), no analytics.
+os.environ.setdefault("MPLBACKEND", "Agg")

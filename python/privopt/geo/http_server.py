@@ -1,0 +1,461 @@
+"""The LR-Geo server as an HTTP JSON service (``privopt geo serve``, extra ``privopt[server]``).
+
+The server holds the public map, the parameters and its private cost reference table. Clients
+talk to it with the JSON messages of :mod:`privopt.geo.messages`:
+
+==============  =========================  ====================================================
+route           body                       reply
+==============  =========================  ====================================================
+``GET /setup``  —                          ``setup``: parameters, map fingerprint, snap table
+``POST /cr``    ``cr_request``             ``cr_block`` (:func:`~privopt.geo.answer_cr_request`)
+``POST /upload`` ``upload``                ``user_matrix``, once the user's batch is solved
+``GET /health`` —                          ``health``: counters of requests and batches
+==============  =========================  ====================================================
+
+Uploads are batched: a batch closes when ``max_batch`` uploads wait or ``batch_window_s``
+seconds after its first upload, and is solved by **one** CLR-Geo run
+(:func:`~privopt.geo.solve_uploads`: one Benders or LP solve for the whole batch) in a solver
+thread, while the event loop keeps answering. Uploads arriving meanwhile form the next batch.
+
+Every refusal is a JSON ``error`` message with a 4xx status and the server keeps serving:
+400 for bad JSON or bad values (the :class:`~privopt.errors.InvalidInput` text), 404/405 for
+a wrong route or method, 413 for a body above ``max_body_bytes`` (refused from its
+Content-Length before it is read, or as soon as a streamed body exceeds it), 503 when more
+than ``max_pending`` uploads wait. A failed solve answers 500 to its batch only.
+
+The framework-free part (:class:`GeoService`, :class:`UploadBatcher`) holds the logic; the
+Starlette app (:func:`create_app`) and uvicorn (:func:`serve`) only carry bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import socket
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from privopt._validation import check_int, check_nonnegative, check_positive
+from privopt.errors import InvalidInput, PrivoptError
+from privopt.geo.crtable import CostReferenceTable
+from privopt.geo.messages import CRRequest, Setup, Upload, UserMatrix
+from privopt.geo.params import GeoParams
+from privopt.geo.server import answer_cr_request, solve_uploads
+
+__all__ = ["ServiceConfig", "GeoService", "UploadBatcher", "create_app", "bind_socket", "serve"]
+
+#: Longest user id a client may choose (characters).
+MAX_USER_ID = 200
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    """Limits and solver settings of the service.
+
+    Attributes
+    ----------
+    max_batch : most uploads solved together (one CLR-Geo run).
+    batch_window_s : seconds a batch stays open after its first upload.
+    max_body_bytes : largest request body read (bytes); larger ones get 413.
+    max_pending : most uploads waiting for a batch; more get 503.
+    method, rel_gap, time_limit : the CLR-Geo solver (:func:`~privopt.geo.solve_clr`);
+        ``time_limit`` in seconds per batch.
+    """
+
+    max_batch: int = 64
+    batch_window_s: float = 0.25
+    max_body_bytes: int = 32 * 2**20
+    max_pending: int = 4096
+    method: str = "auto"
+    rel_gap: float = 1e-6
+    time_limit: float | None = None
+
+    def __post_init__(self) -> None:
+        check_int("max_batch", self.max_batch, minimum=1)
+        check_nonnegative("batch_window_s", self.batch_window_s)
+        check_int("max_body_bytes", self.max_body_bytes, minimum=1024)
+        check_int("max_pending", self.max_pending, minimum=1)
+        if self.time_limit is not None:
+            check_positive("time_limit", self.time_limit)
+        from privopt.geo.solve import CLR_METHODS
+
+        if self.method not in CLR_METHODS:
+            raise InvalidInput(f"method must be one of {CLR_METHODS}, got {self.method!r}")
+
+
+class HTTPError(Exception):
+    """A refusal with its HTTP status (the message goes into the JSON error)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class GeoService:
+    """What the server knows and does, independent of the web framework.
+
+    Parameters
+    ----------
+    table : the server's :class:`CostReferenceTable` (its geography is the public map).
+    params : the public parameters.
+    config : limits and solver settings.
+    executor : executor of the Benders subproblems within a batch (serial when None).
+    """
+
+    def __init__(
+        self,
+        table: CostReferenceTable,
+        params: GeoParams,
+        config: ServiceConfig | None = None,
+        *,
+        executor: Executor | None = None,
+    ) -> None:
+        from privopt.geo.client import SnapTable
+
+        self.table, self.params = table, params
+        self.config = config or ServiceConfig()
+        self.executor = executor
+        self.geography = table.geography
+        snaps = SnapTable.of(table)
+        self.setup = Setup(
+            params,
+            self.geography.fingerprint(),
+            snaps.snap,
+            snaps.road_km,
+            snaps.line_km,
+            self.config.max_body_bytes,
+        )
+        self._setup_json = self.setup.to_json()
+        self._lock = threading.Lock()
+        self.counts: dict[str, int] = {"cr": 0, "upload": 0, "refused": 0, "failed": 0}
+        self.batches: list[dict[str, Any]] = []
+
+    def setup_message(self) -> dict[str, Any]:
+        """The ``setup`` message (built once)."""
+        return self._setup_json
+
+    def answer_cr(self, body: bytes) -> dict[str, Any]:
+        """A ``cr_request`` body → its ``cr_block`` message (raises InvalidInput)."""
+        request = CRRequest.from_json(_parse_json(body))
+        block = answer_cr_request(self.table, request, self.params)
+        self.count("cr")
+        return block.to_json()
+
+    def parse_upload(self, body: bytes) -> Upload:
+        """An ``upload`` body → a validated :class:`Upload` of this map (raises InvalidInput)."""
+        up = Upload.from_json(_parse_json(body))
+        k = self.geography.n_locations
+        if len(up.user) > MAX_USER_ID:
+            raise InvalidInput(f"user must be at most {MAX_USER_ID} characters")
+        if up.columns is None or not np.array_equal(up.columns, np.arange(k)):
+            raise InvalidInput(f"columns must be all {k} locations of the map, in order")
+        limit = self.params.lr_max_size
+        if limit is not None and up.pair_distances.shape[0] > limit:
+            raise InvalidInput(
+                f"an upload has at most lr_max_size = {limit} rows, "
+                f"got {up.pair_distances.shape[0]}"
+            )
+        return up
+
+    def solve_batch(self, uploads: list[Upload]) -> list[UserMatrix]:
+        """One CLR-Geo run for a batch; replies in the order of ``uploads``.
+
+        Users are renamed to their position for the solve (two clients may choose the same
+        id) and get their own id back.
+        """
+        c = self.config
+        start = time.perf_counter()
+        inner = [dataclasses.replace(u, user=str(n)) for n, u in enumerate(uploads)]
+        replies, sol = solve_uploads(
+            inner,
+            self.params,
+            method=c.method,
+            executor=self.executor,
+            rel_gap=c.rel_gap,
+            time_limit=c.time_limit,
+        )
+        with self._lock:
+            batch = len(self.batches)
+            self.batches.append(
+                {
+                    "batch": batch,
+                    "users": len(uploads),
+                    "solve_s": time.perf_counter() - start,
+                    "method": sol.method,
+                    "status": sol.status,
+                    "relative_gap": sol.relative_gap,
+                }
+            )
+        info = {
+            "batch": batch,
+            "batch_method": sol.method,
+            "batch_objective": sol.objective,
+            "batch_lower_bound": sol.lower_bound,
+        }
+        return [
+            dataclasses.replace(r, user=u.user, info={**r.info, **info})
+            for r, u in zip(replies, uploads, strict=True)
+        ]
+
+    def count(self, what: str) -> None:
+        with self._lock:
+            self.counts[what] += 1
+
+    def health(self, pending: int) -> dict[str, Any]:
+        """The ``health`` message: request counters, batches solved, uploads waiting."""
+        with self._lock:
+            sizes = [b["users"] for b in self.batches]
+            solve = [b["solve_s"] for b in self.batches]
+            return {
+                "type": "health",
+                "n_locations": self.geography.n_locations,
+                "requests": dict(self.counts),
+                "batches": len(sizes),
+                "batch_sizes": sizes,
+                "solve_s_total": float(sum(solve)),
+                "pending_uploads": pending,
+            }
+
+
+def _parse_json(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"malformed JSON: {exc}") from None
+
+
+class UploadBatcher:
+    """Collects uploads into batches and solves one batch at a time in a solver thread.
+
+    A batch starts when the solver is free and either ``max_batch`` uploads wait or the oldest
+    has waited ``window_s``. Lives on one asyncio event loop.
+    """
+
+    def __init__(
+        self,
+        solve: Callable[[list[Upload]], list[UserMatrix]],
+        *,
+        max_batch: int,
+        window_s: float,
+        max_pending: int,
+    ) -> None:
+        self._solve = solve
+        self.max_batch, self.window_s, self.max_pending = max_batch, window_s, max_pending
+        self._pending: list[tuple[Upload, asyncio.Future[UserMatrix], float]] = []
+        self._busy = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="privopt-geo-solver")
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    async def submit(self, upload: Upload) -> UserMatrix:
+        """Queue ``upload`` and wait for its reply (raises what its batch's solve raised)."""
+        if len(self._pending) >= self.max_pending:
+            raise HTTPError(503, f"{self.max_pending} uploads are waiting; try again later")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[UserMatrix] = loop.create_future()
+        self._pending.append((upload, future, loop.time()))
+        self._schedule(loop)
+        return await future
+
+    def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._busy or not self._pending:
+            return
+        wait = self._pending[0][2] + self.window_s - loop.time()
+        if len(self._pending) >= self.max_batch or wait <= 0:
+            self._start(loop)
+        elif self._timer is None:
+            self._timer = loop.call_later(wait, self._on_timer, loop)
+
+    def _on_timer(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._timer = None
+        self._schedule(loop)
+
+    def _start(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        batch = self._pending[: self.max_batch]
+        del self._pending[: self.max_batch]
+        self._busy = True
+        task = loop.run_in_executor(self._pool, self._solve, [u for u, _, _ in batch])
+        task.add_done_callback(lambda t: self._finish(loop, batch, t))
+
+    def _finish(self, loop: asyncio.AbstractEventLoop, batch: list[Any], task: Any) -> None:
+        self._busy = False
+        exc = task.exception()
+        for n, (_, future, _) in enumerate(batch):
+            if future.done():  # the client went away
+                continue
+            if exc is not None:
+                future.set_exception(exc)
+            else:
+                future.set_result(task.result()[n])
+        self._schedule(loop)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+async def read_body(receive_stream: Any, headers: Any, limit: int) -> bytes:
+    """The request body, refused with 413 from its Content-Length before reading, or as soon
+    as the streamed bytes exceed ``limit``."""
+    length = headers.get("content-length")
+    if length is not None:
+        if not length.isdigit():
+            raise HTTPError(400, f"bad Content-Length {length!r}")
+        if int(length) > limit:
+            raise HTTPError(413, f"request body of {int(length)} bytes exceeds {limit} bytes")
+    chunks, size = [], 0
+    async for chunk in receive_stream:
+        size += len(chunk)
+        if size > limit:
+            raise HTTPError(413, f"request body exceeds {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _error_json(status: int, message: str) -> dict[str, Any]:
+    from privopt.geo.messages import ErrorMessage
+
+    return ErrorMessage(" ".join(message.split()) or "(no message)", status).to_json()
+
+
+def _classify(exc: BaseException) -> tuple[int, str]:
+    """(HTTP status, message) of a failure while serving a request."""
+    if isinstance(exc, HTTPError):
+        return exc.status, str(exc)
+    if isinstance(exc, InvalidInput):
+        return 400, str(exc)
+    if isinstance(exc, PrivoptError):
+        return 500, f"the batch could not be solved ({type(exc).__name__}: {exc})"
+    print(f"[geo serve] internal error:\n{traceback.format_exc()}", file=sys.stderr)
+    return 500, f"internal error ({type(exc).__name__})"
+
+
+def create_app(service: GeoService) -> Any:
+    """The Starlette application of ``service`` (needs the ``privopt[server]`` extra)."""
+    try:
+        from starlette.applications import Starlette
+        from starlette.concurrency import run_in_threadpool
+        from starlette.exceptions import HTTPException
+        from starlette.requests import Request
+        from starlette.responses import JSONResponse
+        from starlette.routing import Route
+    except ImportError:  # pragma: no cover - depends on the optional extra
+        raise InvalidInput("privopt geo serve needs: pip install 'privopt[server]'") from None
+
+    cfg = service.config
+    batcher = UploadBatcher(
+        service.solve_batch,
+        max_batch=cfg.max_batch,
+        window_s=cfg.batch_window_s,
+        max_pending=cfg.max_pending,
+    )
+
+    def endpoint(
+        handler: Callable[[Request], Awaitable[dict[str, Any]]],
+    ) -> Callable[[Request], Awaitable[JSONResponse]]:
+        async def wrapped(request: Request) -> JSONResponse:
+            try:
+                return JSONResponse(await handler(request))
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a JSON error
+                status, message = _classify(exc)
+                service.count("refused" if status < 500 else "failed")
+                return JSONResponse(_error_json(status, message), status_code=status)
+
+        return wrapped
+
+    async def body(request: Request) -> bytes:
+        return await read_body(request.stream(), request.headers, cfg.max_body_bytes)
+
+    async def setup(request: Request) -> dict[str, Any]:
+        return service.setup_message()
+
+    async def health(request: Request) -> dict[str, Any]:
+        return service.health(batcher.pending)
+
+    async def cr(request: Request) -> dict[str, Any]:
+        return await run_in_threadpool(service.answer_cr, await body(request))
+
+    async def upload(request: Request) -> dict[str, Any]:
+        up = await run_in_threadpool(service.parse_upload, await body(request))
+        service.count("upload")
+        reply = await batcher.submit(up)
+        return await run_in_threadpool(reply.to_json)
+
+    async def http_error(request: Request, exc: Exception) -> JSONResponse:
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
+        service.count("refused" if status < 500 else "failed")
+        return JSONResponse(_error_json(status, str(detail)), status_code=status)
+
+    app = Starlette(
+        routes=[
+            Route("/setup", endpoint(setup), methods=["GET"]),
+            Route("/health", endpoint(health), methods=["GET"]),
+            Route("/cr", endpoint(cr), methods=["POST"]),
+            Route("/upload", endpoint(upload), methods=["POST"]),
+        ],
+        exception_handlers={HTTPException: http_error},
+    )
+    app.state.batcher = batcher
+    return app
+
+
+def bind_socket(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (port 0: a free port, see ``getsockname()``).
+
+    Binding before the server starts lets the caller announce the real port; connections made
+    meanwhile wait in the backlog.
+    """
+    check_int("port", port, minimum=0, maximum=65535)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise InvalidInput(f"cannot listen on {host}:{port} ({exc.strerror})") from None
+    sock.listen(2048)
+    return sock
+
+
+def serve(service: GeoService, sock: socket.socket, *, log_level: str = "warning") -> None:
+    """Serve ``service`` on the listening ``sock`` until SIGINT/SIGTERM (uvicorn, one
+    process; logs on stderr, no access log)."""
+    try:
+        import uvicorn
+    except ImportError:  # pragma: no cover - depends on the optional extra
+        raise InvalidInput("privopt geo serve needs: pip install 'privopt[server]'") from None
+    app = create_app(service)
+    log_config = {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "handlers": {"stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr"}},
+        "loggers": {"uvicorn": {"handlers": ["stderr"], "level": log_level.upper()}},
+    }
+    config = uvicorn.Config(
+        app,
+        log_config=log_config,
+        log_level=log_level,
+        access_log=False,
+        lifespan="off",
+        timeout_keep_alive=30,
+    )
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        app.state.batcher.close()

@@ -1,0 +1,445 @@
+"""The one HiGHS layer: the only privopt module that imports ``highspy``.
+
+Everything that talks to HiGHS goes through here:
+
+* the HiGHS types privopt uses (:data:`Highs`, :data:`ModelStatus`, :data:`BasisStatus`, ...)
+  and :data:`INF`;
+* options: :func:`configure` (method, limits, threads, presolve, MIP gap, silence),
+  :func:`set_threads` (the process-wide scheduler), :func:`set_options` (validated pairs);
+* a solve with fallbacks, :func:`run_with_fallbacks` (presolve off, primal simplex,
+  another scaling, IPM), and :func:`solve_checked`, which maps the model status to a
+  :mod:`privopt.errors` exception;
+* :class:`Model`, a handle on a live instance that adds rows and columns incrementally,
+  saves and restores a basis (extended to new rows and columns) and can be re-solved cold;
+* the safe dual bound, :func:`safe_dual_bound` (Neumaier & Shcherbina, 2004).
+
+The Farkas-ray checks and the error mapping with certificates of
+:func:`privopt.lp.solve.solve` build on these pieces.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import highspy as _hs
+import numpy as np
+import scipy.sparse as sp
+
+from privopt._validation import check_int, check_positive
+from privopt.errors import (
+    InfeasibleModel,
+    InvalidInput,
+    NumericalTrouble,
+    SolverLimit,
+    UnboundedModel,
+)
+
+__all__ = [
+    "INF",
+    "Highs",
+    "HighsLp",
+    "ModelStatus",
+    "BasisStatus",
+    "MatrixFormat",
+    "ObjSense",
+    "HighsStatus",
+    "VarType",
+    "METHODS",
+    "FALLBACK_OPTIONS",
+    "LPSolution",
+    "Model",
+    "configure",
+    "new_highs",
+    "set_option",
+    "set_options",
+    "set_threads",
+    "run_with_fallbacks",
+    "solve_checked",
+    "safe_dual_bound",
+    "pass_arrays",
+]
+
+#: The HiGHS types privopt uses, re-exported so that no other module imports highspy.
+Highs = _hs.Highs
+HighsLp = _hs.HighsLp
+HighsModel = _hs.HighsModel
+HighsHessian = _hs.HighsHessian
+HessianFormat = _hs.HessianFormat
+ModelStatus = _hs.HighsModelStatus
+BasisStatus = _hs.HighsBasisStatus
+MatrixFormat = _hs.MatrixFormat
+ObjSense = _hs.ObjSense
+HighsStatus = _hs.HighsStatus
+VarType = _hs.HighsVarType
+INF = float(_hs.kHighsInf)
+
+METHODS = ("simplex", "ipm", "pdlp", "choose")
+
+
+# HiGHS runs on one process-wide task scheduler, sized by the first run. Since HiGHS 1.16 a run
+# whose "threads" option differs from that size fails ("Not Set" model status) until the
+# scheduler is reset, so privopt remembers the size it asked for and resets on a change.
+_SCHEDULER_LOCK = threading.Lock()
+_scheduler_threads: int | None = None  # None: sized by HiGHS's default (or not yet started)
+
+
+def set_threads(h: Any, threads: int | None) -> None:
+    """Set HiGHS's ``threads`` option on ``h``, resizing the process-wide scheduler if needed.
+
+    ``None`` leaves the option at HiGHS's default, which runs on whatever scheduler exists.
+    A count different from the one last requested resets the scheduler; do not change the count
+    while other threads of the process are inside a HiGHS run.
+    """
+    global _scheduler_threads
+    if threads is None:
+        return
+    threads = check_int("threads", threads, minimum=1)
+    with _SCHEDULER_LOCK:
+        if _scheduler_threads != threads:
+            _hs.Highs.resetGlobalScheduler(True)
+            _scheduler_threads = threads
+    set_option(h, "threads", threads)
+
+
+def set_option(h: Any, name: str, value: Any) -> None:
+    """Set one HiGHS option; a value HiGHS rejects raises :class:`InvalidInput`."""
+    if h.setOptionValue(name, value) == _hs.HighsStatus.kError:
+        raise InvalidInput(f"HiGHS rejected option {name}={value!r}")
+
+
+def configure(
+    h: Any,
+    *,
+    method: str = "simplex",
+    time_limit: float | None = None,
+    iteration_limit: int | None = None,
+    threads: int | None = None,
+    presolve: bool = True,
+    mip_rel_gap: float | None = None,
+    verbose: bool = False,
+) -> None:
+    """Validate the :func:`solve` options and set them on a ``_hs.Highs``."""
+    if method not in METHODS:
+        raise InvalidInput(f"method must be one of {METHODS}, got {method!r}")
+    set_option(h, "output_flag", bool(verbose))
+    set_option(h, "solver", method)
+    set_option(h, "presolve", "on" if presolve else "off")
+    if time_limit is not None:
+        set_option(h, "time_limit", check_positive("time_limit", time_limit, allow_inf=True))
+    if iteration_limit is not None:
+        it = check_int("iteration_limit", iteration_limit, minimum=0)
+        for opt in ("simplex_iteration_limit", "ipm_iteration_limit", "pdlp_iteration_limit"):
+            set_option(h, opt, it)
+    set_threads(h, threads)
+    if mip_rel_gap is not None:
+        gap = float(mip_rel_gap)
+        if not (gap >= 0 and math.isfinite(gap)):
+            raise InvalidInput(f"mip_rel_gap must be a finite number >= 0, got {mip_rel_gap!r}")
+        set_option(h, "mip_rel_gap", gap)
+
+
+def safe_dual_bound(
+    cost: np.ndarray,
+    A: Any,
+    row_lower: np.ndarray,
+    row_upper: np.ndarray,
+    col_lower: np.ndarray | float,
+    col_upper: np.ndarray | float,
+    row_dual: np.ndarray,
+    *,
+    solver_col_dual: np.ndarray | None = None,
+    offset: float = 0.0,
+) -> float:
+    """Rigorous lower bound on ``min cᵀx, row_lower ≤ A x ≤ row_upper, col bounds`` from any
+    row multipliers (the safe dual bound of Neumaier & Shcherbina, 2004):
+    ``Σ π_i B_i + Σ_j min over [l_j, u_j] of d_j x_j`` with ``B_i`` the row bound picked by
+    the sign of ``π_i`` (π zeroed where that bound is infinite) and ``d = c − Aᵀπ`` recomputed
+    for the π used. It does not trust the solver's optimality claim. Where ``d_j`` points to
+    an infinite column bound the term would be −∞; there ``solver_col_dual`` (if given) is used
+    instead, which is only as valid as the solver's duals (0 within tolerance at an optimum).
+    """
+    pi = np.asarray(row_dual, dtype=np.float64)
+    row_b = np.where(pi > 0, row_lower, np.where(pi < 0, row_upper, 0.0))
+    pi = np.where(np.isfinite(row_b), pi, 0.0)
+    row_b = np.where(np.isfinite(row_b), row_b, 0.0)
+    d = np.asarray(cost, dtype=np.float64) - A.T @ pi
+    col_b = np.where(d > 0, col_lower, np.where(d < 0, col_upper, 0.0))
+    unsafe = ~np.isfinite(col_b)
+    if np.any(unsafe):
+        if solver_col_dual is None:
+            return -math.inf
+        d = np.where(unsafe, np.asarray(solver_col_dual, dtype=np.float64)[: d.size], d)
+        col_b = np.where(d > 0, col_lower, np.where(d < 0, col_upper, 0.0))
+        col_b = np.where(np.isfinite(col_b), col_b, 0.0)
+    return float(pi @ row_b + d @ col_b) + float(offset)
+
+
+#: Option sets tried, in order, after a HiGHS run ends without a verdict ("Solve error",
+#: "Not Set", "Unknown"). Each one solved such failing LPs in isolation (metric DP: presolve
+#: aborting on coefficients up to e^20, dual simplex derailing from a warm basis, scaling).
+FALLBACK_OPTIONS: tuple[tuple[tuple[str, Any], ...], ...] = (
+    (("presolve", "off"),),
+    (("presolve", "off"), ("simplex_strategy", 4)),
+    (("simplex_scale_strategy", 4),),
+    (("solver", "ipm"),),
+)
+
+
+def run_with_fallbacks(h: Any, accept: Any = None) -> tuple[Any, list[str]]:
+    """``h.run()``; when the model status is not in ``accept`` (default: optimal, infeasible,
+    unbounded, time or iteration limit), re-run from scratch with each of
+    :data:`FALLBACK_OPTIONS` until one gives an accepted status. Options are restored to
+    their previous values after each try.
+
+    Returns (model status, names of the fallbacks tried).
+    """
+    ms = _hs.HighsModelStatus
+    if accept is None:
+        accept = (
+            ms.kOptimal,
+            ms.kInfeasible,
+            ms.kUnbounded,
+            ms.kUnboundedOrInfeasible,
+            ms.kTimeLimit,
+            ms.kIterationLimit,
+        )
+    h.run()
+    status = h.getModelStatus()
+    tried: list[str] = []
+    for opts in FALLBACK_OPTIONS:
+        if status in accept:
+            break
+        saved = [(name, h.getOptionValue(name)[1]) for name, _ in opts]
+        h.clearSolver()
+        for name, value in opts:
+            h.setOptionValue(name, value)
+        h.run()
+        status = h.getModelStatus()
+        tried.append(", ".join(f"{name}={value}" for name, value in opts))
+        for name, value in saved:
+            h.setOptionValue(name, value)
+    return status, tried
+
+
+def set_options(h: Any, options: Any) -> None:
+    """Set ``(name, value)`` pairs (or a dict) on ``h``; a rejected one raises InvalidInput."""
+    items = options.items() if isinstance(options, dict) else options
+    for name, value in items:
+        if h.setOptionValue(name, value) == _hs.HighsStatus.kError:
+            raise InvalidInput(f"highs_options: HiGHS rejected {name}={value!r}")
+
+
+def new_highs(
+    *,
+    method: str = "choose",
+    threads: int | None = None,
+    time_limit: float | None = None,
+    presolve: bool = True,
+    tol: float | None = None,
+    verbose: bool = False,
+) -> Any:
+    """A fresh, silent (unless ``verbose``) ``Highs`` with :func:`configure`'s options and,
+    when ``tol`` is given, that primal and dual feasibility tolerance."""
+    h = _hs.Highs()
+    configure(
+        h,
+        method=method,
+        threads=threads,
+        time_limit=time_limit,
+        presolve=presolve,
+        verbose=verbose,
+    )
+    if tol is not None:
+        set_option(h, "primal_feasibility_tolerance", float(tol))
+        set_option(h, "dual_feasibility_tolerance", float(tol))
+    return h
+
+
+def pass_arrays(
+    h: Any,
+    c: np.ndarray,
+    a: Any,
+    row_lower: np.ndarray,
+    row_upper: np.ndarray,
+    col_lower: np.ndarray | float = 0.0,
+    col_upper: np.ndarray | float = INF,
+) -> None:
+    """Load ``min cᵀx, row_lower ≤ A x ≤ row_upper, col bounds`` into ``h`` (A as CSC)."""
+    a = sp.csc_array(a)
+    m, n = a.shape
+    status = h.passModel(
+        n,
+        m,
+        int(a.nnz),
+        int(_hs.MatrixFormat.kColwise),
+        int(_hs.ObjSense.kMinimize),
+        0.0,
+        np.ascontiguousarray(c, dtype=np.float64),
+        np.broadcast_to(np.asarray(col_lower, dtype=np.float64), (n,)).copy(),
+        np.broadcast_to(np.asarray(col_upper, dtype=np.float64), (n,)).copy(),
+        np.ascontiguousarray(row_lower, dtype=np.float64),
+        np.ascontiguousarray(row_upper, dtype=np.float64),
+        a.indptr.astype(np.int32),
+        a.indices.astype(np.int32),
+        a.data.astype(np.float64),
+        np.zeros(n, dtype=np.int32),
+    )
+    if status == _hs.HighsStatus.kError:
+        raise InvalidInput("HiGHS rejected the model in passModel")
+
+
+@dataclass
+class LPSolution:
+    """An optimal LP solution read from HiGHS (see :func:`solve_checked`).
+
+    Attributes
+    ----------
+    x : primal values, shape (n_cols,).
+    objective : objective value.
+    row_duals : row duals, shape (n_rows,) (HiGHS signs: ≥ 0 at a lower bound).
+    status : HiGHS's model status text.
+    solve_time : wall-clock seconds.
+    iterations : simplex + IPM iterations.
+    """
+
+    x: np.ndarray
+    objective: float
+    row_duals: np.ndarray
+    status: str
+    solve_time: float
+    iterations: int
+
+
+def solve_checked(h: Any, *, what: str = "LP", accept: Any = None) -> LPSolution:
+    """Run ``h`` with :func:`run_with_fallbacks` (statuses outside ``accept`` are retried) and
+    return the optimal solution, or raise the :mod:`privopt.errors` exception matching the
+    final status (``what`` names the model in the message)."""
+    start = time.perf_counter()
+    status, _ = run_with_fallbacks(h, accept=accept)
+    elapsed = time.perf_counter() - start
+    text = h.modelStatusToString(status)
+    ms = _hs.HighsModelStatus
+    if status == ms.kOptimal:
+        sol = h.getSolution()
+        info = h.getInfo()
+        return LPSolution(
+            np.asarray(sol.col_value),
+            float(info.objective_function_value),
+            np.asarray(sol.row_dual),
+            text,
+            elapsed,
+            int(info.simplex_iteration_count) + int(info.ipm_iteration_count),
+        )
+    if status == ms.kInfeasible:
+        raise InfeasibleModel(f"{what} is infeasible", status=text)
+    if status in (ms.kUnbounded, ms.kUnboundedOrInfeasible):
+        raise UnboundedModel(f"{what} is unbounded or infeasible", status=text)
+    if status in (ms.kTimeLimit, ms.kIterationLimit):
+        raise SolverLimit(f"{what}: solver stopped by a limit ({text})", status=text)
+    raise NumericalTrouble(f"{what}: HiGHS returned {text}", status=text)
+
+
+class Model:
+    """A handle on a live HiGHS instance that grows: rows and columns are appended, the basis
+    is kept between solves (warm starts), saved, restored onto a larger model, or dropped
+    (:meth:`cold`).
+
+    Parameters
+    ----------
+    h : a ``Highs`` holding the initial model (e.g. from :func:`new_highs` + :func:`pass_arrays`).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> m = Model(new_highs(method="simplex"))
+    >>> pass_arrays(m.h, np.array([1.0, 2.0]), sp.csr_array([[1.0, 1.0]]), [1.0], [1.0])
+    >>> round(m.solve().objective, 9)
+    1.0
+    >>> m.add_rows([1.0], [INF], sp.csr_array([[0.0, 1.0]]))   # x1 >= 1
+    >>> round(m.solve().objective, 9)
+    2.0
+    """
+
+    def __init__(self, h: Any) -> None:
+        self.h = h
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.h.getNumRow())
+
+    @property
+    def n_cols(self) -> int:
+        return int(self.h.getNumCol())
+
+    def add_rows(self, lower: Any, upper: Any, a: Any, columns: np.ndarray | None = None) -> None:
+        """Append rows ``lower ≤ a x ≤ upper``; ``a`` is CSR over the model's columns, or over
+        ``columns`` (model index of each of its columns) when given."""
+        a = sp.csr_array(a)
+        idx = a.indices if columns is None else np.asarray(columns)[a.indices]
+        lo = np.broadcast_to(np.asarray(lower, dtype=np.float64), (a.shape[0],)).copy()
+        up = np.broadcast_to(np.asarray(upper, dtype=np.float64), (a.shape[0],)).copy()
+        n0 = self.n_rows
+        self.h.addRows(
+            a.shape[0],
+            lo,
+            up,
+            a.nnz,
+            a.indptr[:-1].astype(np.int32),
+            idx.astype(np.int32),
+            a.data.astype(np.float64),
+        )
+        if self.n_rows != n0 + a.shape[0]:
+            raise NumericalTrouble(
+                f"HiGHS rejected {a.shape[0]} rows (largest |coefficient| "
+                f"{np.abs(a.data).max(initial=0):.3g})"
+            )
+
+    def add_cols(self, cost: Any, lower: Any, upper: Any, a: Any) -> None:
+        """Append columns with their entries in the existing rows, ``a`` CSC (n_rows × new)."""
+        a = sp.csc_array(a)
+        n = a.shape[1]
+        self.h.addCols(
+            n,
+            np.asarray(cost, dtype=np.float64),
+            np.broadcast_to(np.asarray(lower, dtype=np.float64), (n,)).copy(),
+            np.broadcast_to(np.asarray(upper, dtype=np.float64), (n,)).copy(),
+            a.nnz,
+            a.indptr[:-1].astype(np.int32),
+            a.indices.astype(np.int32),
+            a.data.astype(np.float64),
+        )
+
+    def set_option(self, name: str, value: Any) -> None:
+        set_option(self.h, name, value)
+
+    def basis(self) -> Any:
+        """The current basis (to hand to :meth:`set_basis`, here or on a larger model)."""
+        return self.h.getBasis()
+
+    def set_basis(self, basis: Any) -> bool:
+        """Start the next solve from ``basis``, taken on this model or on one with fewer rows
+        and columns: new rows enter basic, new columns nonbasic at their lower bound (still a
+        basis). Returns False (and changes nothing) when ``basis`` is larger than the model."""
+        n_rows, n_cols = len(basis.row_status), len(basis.col_status)
+        if n_rows > self.n_rows or n_cols > self.n_cols:
+            return False
+        basis.row_status = list(basis.row_status) + [_hs.HighsBasisStatus.kBasic] * (
+            self.n_rows - n_rows
+        )
+        basis.col_status = list(basis.col_status) + [_hs.HighsBasisStatus.kLower] * (
+            self.n_cols - n_cols
+        )
+        self.h.setBasis(basis)
+        return True
+
+    def cold(self) -> None:
+        """Drop the basis and factorisation: the next solve starts from scratch."""
+        self.h.clearSolver()
+
+    def solve(self, *, what: str = "LP", accept: Any = None) -> LPSolution:
+        """:func:`solve_checked` on this model."""
+        return solve_checked(self.h, what=what, accept=accept)

@@ -1,0 +1,181 @@
+"""The census tree DP by regions (issue 17 item 2): the region-forest kernel equals the node-by-node
+T^dp kernel (the heap TableMerge with traces) value for value, the closed-form split of a parent
+of leaves equals its heap trace, and the decomposition by top-level subtree on an Executor — threads
+or a Dask LocalCluster with worker processes — equals the serial run bit for bit."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from census_helpers import random_counts, random_hierarchy
+from privopt._core import census as kernels
+from privopt.census import m_c_dp, m_h_dp, measure_counts, measure_cumulative
+from privopt.census.forest import run_forest_round, top_level_subtrees
+from privopt.census.solvers import _tdp_structure, _window_bounds, tree_postprocess
+from privopt.census.synthetic import synthetic_hierarchy
+from privopt.errors import InvalidInput
+
+
+def _instance(rng):
+    h = random_hierarchy(rng, int(rng.integers(1, 5)), int(rng.integers(1, 6)))
+    N = int(rng.integers(1, 4))
+    data = random_counts(rng, h, N, int(rng.integers(0, 30)))
+    amp = int(rng.choice([1, 3, 10, 100]))
+    noisy = data.counts + rng.integers(-amp, amp + 1, size=data.counts.shape)
+    return h, noisy, data.G
+
+
+def _node_kernel(h, noisy, delta0, G):
+    """The generic T^dp kernel (one node per region and size, heap merges and traces)."""
+    R, N = noisy.shape
+    ptr, idx = _tdp_structure(h, N)
+    flat = noisy.T.ravel()
+    lo, hi = _window_bounds(flat, delta0, G)
+    weight = np.r_[np.ones(flat.size, dtype=np.int64), 0]
+    status, _, _, values, widened = kernels.tree_dp(
+        ptr, idx, np.r_[flat, 0], weight, np.r_[lo, G], np.r_[hi, G], flat.size, True
+    )
+    touch = ((flat <= lo) & (lo > 0)) | ((flat >= hi) & (hi < G))
+    if status == 0:
+        v = values[:-1]
+        touch = ((v <= lo) & (lo > 0)) | ((v >= hi) & (hi < G))
+        return status, v.reshape(N, R).T, touch.reshape(N, R).T, widened
+    return status, None, None, widened
+
+
+def test_region_kernel_equals_node_kernel():
+    rng = np.random.default_rng(0)
+    for _ in range(400):
+        h, noisy, G = _instance(rng)
+        d0 = int(rng.integers(1, 12))
+        status, values, touch, widened = _node_kernel(h, noisy, d0, G)
+        run = run_forest_round(h, noisy, None, d0, G, 1 << 27)
+        assert run.status == status
+        if status == 0:
+            assert np.array_equal(run.values, values)
+            assert np.array_equal(run.touch.astype(bool), touch)
+            assert run.widened == widened
+
+
+def test_leaf_split_equals_heap_trace_on_wide_parents():
+    # A parent of 200 leaves with gaps between the leaves' slope ranges (tiny windows) and
+    # ties: the closed-form split must pick the same children as the heap, in child order.
+    rng = np.random.default_rng(1)
+    h = random_hierarchy(rng, 2, 1)
+    from privopt.census import Hierarchy
+
+    h = Hierarchy.from_parents([-1] + [0] * 200)
+    for _ in range(30):
+        noisy = rng.integers(-5, 8, size=(201, 2))
+        noisy[0] = rng.integers(0, 400, size=2)
+        G = int(rng.integers(50, 400))
+        d0 = int(rng.integers(1, 6))
+        status, values, _, _ = _node_kernel(h, noisy, d0, G)
+        run = run_forest_round(h, noisy, None, d0, G, 1 << 27)
+        assert run.status == status
+        if status == 0:
+            assert np.array_equal(run.values, values)
+
+
+@pytest.mark.parametrize("kind", ["uniform", "region", "node"])
+def test_decomposed_equals_serial_on_threads(kind):
+    rng = np.random.default_rng(2)
+    with ThreadPoolExecutor(2) as ex:
+        for _ in range(150):
+            h, noisy, G = _instance(rng)
+            delta = {
+                "uniform": None,
+                "region": rng.integers(1, 12, size=h.n_regions),
+                "node": rng.integers(1, 12, size=noisy.shape),
+            }[kind]
+            a = run_forest_round(h, noisy, delta, 5, G, 1 << 27)
+            b = run_forest_round(
+                h, noisy, delta, 5, G, 1 << 27, executor=ex, n_tasks=int(rng.integers(1, 5))
+            )
+            assert a.status == b.status
+            if a.status == 0:
+                assert np.array_equal(a.values, b.values)
+                assert np.array_equal(a.touch, b.touch)
+                assert a.widened == b.widened
+
+
+def test_top_level_subtrees_partition_the_regions():
+    data = synthetic_hierarchy([3, 4, 2], 500, N=2, seed=0)
+    h = data.hierarchy
+    parts = top_level_subtrees(h)
+    assert len(parts) == 3
+    assert np.array_equal(np.sort(np.concatenate(parts)), np.arange(1, h.n_regions))
+    for part in parts:  # breadth-first within the subtree: parents before children
+        pos = {int(r): i for i, r in enumerate(part)}
+        assert all(pos[int(h.parent[r])] < pos[int(r)] for r in part[1:])
+
+
+def test_mechanisms_take_an_executor_and_reject_other_objects():
+    data = synthetic_hierarchy([4, 5], 2000, N=3, seed=1)
+    m = measure_counts(data, 0.5, rng=0)
+    c = measure_cumulative(data, 0.5, rng=0)
+    with ThreadPoolExecutor(2) as ex:
+        assert np.array_equal(
+            m_h_dp(data, measurements=m).counts,
+            m_h_dp(data, measurements=m, executor=ex).counts,
+        )
+        assert np.array_equal(
+            m_c_dp(data, measurements=c).counts,
+            m_c_dp(data, measurements=c, executor=ex).counts,
+        )
+    with pytest.raises(InvalidInput, match="executor"):
+        m_h_dp(data, measurements=m, executor="threads")
+
+
+@pytest.mark.dask
+def test_local_cluster_with_worker_processes_equals_serial():
+    distributed = pytest.importorskip("distributed")
+    data = synthetic_hierarchy([6, 8, 10], 50_000, N=4, seed=3)
+    m = measure_counts(data, 0.3, rng=1)
+    h, G, lam = data.hierarchy, data.G, float(m.scale[0])
+    # Noise 50λ off in a few cells forces per-node widening rounds through the executor too.
+    noisy = m.noisy.copy()
+    noisy[np.random.default_rng(0).integers(0, h.n_regions, 20), 1] += int(50 * lam)
+    serial, info = tree_postprocess(h, noisy, G, scale=lam)
+    assert info["rounds"] > 1
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        remote, rinfo = tree_postprocess(h, noisy, G, scale=lam, executor=client.get_executor())
+    assert np.array_equal(serial, remote)
+    assert rinfo == info
+
+
+@pytest.mark.parametrize("on_threads", [False, True])
+def test_incremental_rounds_equal_a_fresh_solve(on_threads):
+    # Widen random nodes between rounds: the runner re-solves only the dirty subtrees (and those
+    # whose root values moved), yet every round equals a from-scratch solve of the same windows.
+    from privopt.census.forest import ForestRunner
+    from privopt.census.solvers import _half_widths
+
+    rng = np.random.default_rng(11)
+    with ThreadPoolExecutor(2) as ex:
+        for _ in range(60):
+            h, noisy, G = _instance(rng)
+            base = rng.integers(1, 6, size=h.n_regions).astype(np.int64)
+            shift = np.zeros(noisy.shape, dtype=np.uint8)
+            runner = ForestRunner(h, noisy, base, shift, G, 1 << 27, ex if on_threads else None)
+            dirty = None
+            for _ in range(4):
+                got = runner.run(dirty)
+                want = run_forest_round(h, noisy, _half_widths(base, shift, G), 0, G, 1 << 27)
+                assert got.status == want.status
+                if got.status == 0:
+                    assert np.array_equal(got.values, want.values)
+                    assert np.array_equal(got.touch, want.touch)
+                picks = rng.integers(0, h.n_regions, size=int(rng.integers(1, 4)))
+                sizes = rng.integers(0, noisy.shape[1], size=picks.size)
+                shift[picks, sizes] += 1
+                dirty = set(runner.subtree_of[picks].tolist()) - {-1}
+                if got.status != 0:
+                    dirty = None

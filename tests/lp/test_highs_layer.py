@@ -1,0 +1,160 @@
+"""The HiGHS layer (privopt.lp.highs) and the projection QP (privopt.lp.qp)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from privopt.errors import InfeasibleModel, InvalidInput
+from privopt.lp import highs
+from privopt.lp.qp import solve_projection_qp
+from scipy.optimize import linprog, minimize
+
+PACKAGE = Path(__file__).resolve().parents[2] / "python" / "privopt"
+
+
+def _imports_highspy(path: Path) -> bool:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(
+            a.name.split(".")[0] == "highspy" for a in node.names
+        ):
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "highspy":
+            return True
+    return False
+
+
+def test_exactly_one_module_imports_highspy() -> None:
+    users = sorted(
+        str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py") if _imports_highspy(p)
+    )
+    assert users == ["lp/highs.py"]
+
+
+def _random_lp(rng: np.random.Generator, m: int, n: int):
+    a = sp.random_array((m, n), density=0.5, random_state=rng, format="csr")
+    x0 = rng.uniform(0, 1, n)
+    return rng.uniform(0.1, 1.0, n), a, a @ x0 - 1.0, a @ x0 + 1.0
+
+
+@settings(max_examples=20, deadline=None, derandomize=True)
+@given(st.integers(1, 8), st.integers(1, 8), st.integers(0, 2**32 - 1))
+def test_model_handle_grows_warm_and_cold_like_linprog(m: int, n: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    c, a, lo, up = _random_lp(rng, m + 2, n)
+    model = highs.Model(highs.new_highs(method="simplex"))
+    highs.pass_arrays(model.h, c, a[:m], lo[:m], up[:m], 0.0, 1.0)
+    first = model.solve()
+    basis = model.basis()
+    model.add_rows(lo[m:], up[m:], a[m:])  # incremental rows, warm re-solve
+    warm = model.solve()
+    ref = linprog(
+        c, A_ub=sp.vstack([a, -a]), b_ub=np.concatenate([up, -lo]), bounds=(0, 1), method="highs"
+    )
+    assert warm.objective == pytest.approx(ref.fun, rel=1e-9, abs=1e-9)
+    assert first.objective <= warm.objective + 1e-9
+    model.cold()
+    assert model.solve().objective == pytest.approx(ref.fun, rel=1e-9, abs=1e-9)
+    # the basis of the smaller model extends to the larger one (new rows basic)
+    assert model.set_basis(basis) and model.solve().objective == pytest.approx(ref.fun, abs=1e-9)
+    # a new column with negative cost in no row goes to its upper bound 2
+    model.add_cols([-1.0], 0.0, 2.0, sp.csc_array((model.n_rows, 1)))
+    assert model.solve().objective == pytest.approx(ref.fun - 2.0, abs=1e-9)
+
+
+def test_solve_checked_maps_infeasible_and_options() -> None:
+    h = highs.new_highs(method="simplex", presolve=False)
+    highs.pass_arrays(h, np.ones(1), sp.csr_array([[1.0]]), [2.0], [3.0], 0.0, 1.0)
+    with pytest.raises(InfeasibleModel):
+        highs.solve_checked(h, what="tiny LP")
+    with pytest.raises(InvalidInput, match="HiGHS rejected"):
+        highs.set_options(h, {"no_such_option": 1})
+    with pytest.raises(InvalidInput, match="method"):
+        highs.new_highs(method="barrier")
+
+
+def test_safe_dual_bound_is_valid_for_any_multipliers() -> None:
+    rng = np.random.default_rng(4)
+    c, a, lo, up = _random_lp(rng, 6, 5)
+    ref = linprog(
+        c, A_ub=sp.vstack([a, -a]), b_ub=np.concatenate([up, -lo]), bounds=(0, 1), method="highs"
+    )
+    for _ in range(50):
+        pi = rng.normal(size=6)
+        bound = highs.safe_dual_bound(c, a, lo, up, np.zeros(5), np.ones(5), pi)
+        assert bound <= ref.fun + 1e-12
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(st.integers(2, 7), st.integers(0, 2**32 - 1))
+def test_projection_qp_matches_scipy(n: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    target = rng.normal(size=n) * 3
+    a = np.vstack([np.ones(n), rng.uniform(0, 1, n)])
+    lo, up = np.array([1.0, -np.inf]), np.array([1.0, 0.8])
+    x = solve_projection_qp(target, a, lo, up)
+    cons = [
+        {"type": "eq", "fun": lambda v: a[0] @ v - 1.0},
+        {"type": "ineq", "fun": lambda v: 0.8 - a[1] @ v},
+    ]
+    ref = minimize(
+        lambda v: np.sum((v - target) ** 2),
+        np.full(n, 1.0 / n),
+        bounds=[(0, None)] * n,
+        constraints=cons,
+        method="SLSQP",
+        options={"ftol": 1e-12, "maxiter": 500},
+    )
+    assert ref.success
+    assert np.sum((x - target) ** 2) <= ref.fun + 1e-6
+    assert a[0] @ x == pytest.approx(1.0, abs=1e-6) and a[1] @ x <= 0.8 + 1e-6
+
+
+def test_infeasible_projection_qp_raises_infeasible_model() -> None:
+    # x0 + x1 = -1 with x >= 0 has no point.
+    with pytest.raises(InfeasibleModel):
+        solve_projection_qp(np.zeros(2), np.array([[1.0, 1.0]]), [-1.0], [-1.0])
+    with pytest.raises(InvalidInput):
+        solve_projection_qp(np.zeros(3), np.array([[1.0, 1.0]]), [0.0], [1.0])
+
+
+def _privopt_imports(path: Path) -> set[str]:
+    """Modules of privopt that ``path`` imports anywhere (lazy imports included)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("privopt."):
+            out.add(node.module)
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("privopt.")}
+    return out
+
+
+@pytest.mark.parametrize("package", ["lp", "mdp"])
+def test_no_import_cycle_between_modules(package: str) -> None:
+    # mdp/benders <-> mdp/solvers imported each other; module-to-module edges (package
+    # __init__ files aside) must form no cycle.
+    mods = {
+        f"privopt.{package}.{p.stem}": p
+        for p in (PACKAGE / package).glob("*.py")
+        if p.stem != "__init__"
+    }
+    graph = {m: _privopt_imports(p) & mods.keys() for m, p in mods.items()}
+    state: dict[str, int] = {}
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for n in graph[m]:
+            assert state.get(n) != 1, f"import cycle: {' -> '.join([*path, m, n])}"
+            if n not in state:
+                visit(n, [*path, m])
+        state[m] = 2
+
+    for m in graph:
+        if m not in state:
+            visit(m, [])

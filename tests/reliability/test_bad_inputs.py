@@ -1,0 +1,801 @@
+"""Every public entry point × the bad inputs a user can hand it: a typed error that names them.
+
+One table of (entry point, bad input, expected exception type, message fragment). The classes
+tried everywhere they apply: NaN, ±inf, zero / negative where a positive is needed, complex
+numbers, text, booleans, wrong shapes, empty input, out-of-range indices, unknown options.
+Result records (``LPResult``, ``Verification``, ...) are built by privopt itself and are not
+entry points.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from privopt import census as cen
+from privopt import certify, dp, geo, geometry, graphs, kanon, lp, mdp, report
+from privopt.cluster import DPM, budget_schedule, nearest_centre
+from privopt.errors import InvalidInput, PrivoptError
+
+NAN, INF = math.nan, math.inf
+CPLX = np.array([[0.0, 1.0], [1.0, 0.0]]) + 1j
+
+
+@cache
+def points() -> np.ndarray:
+    return np.random.default_rng(0).uniform(0, 3, (6, 2))
+
+
+@cache
+def problem() -> mdp.MDPProblem:
+    return mdp.MDPProblem(points(), epsilon=1.0, eta=1.5)
+
+
+@cache
+def fars() -> pd.DataFrame:
+    return kanon.datasets.fars_20()
+
+
+@cache
+def kproblem() -> Any:
+    return kanon.build_problem(fars(), 3)
+
+
+@cache
+def counts() -> cen.CensusCounts:
+    rec = pd.DataFrame({"state": ["GA", "GA", "NY", "NY"], "hh": ["a", "a", "b", "c"]})
+    return cen.CensusCounts.from_records(rec, ["state"], "hh")
+
+
+@cache
+def road() -> Any:
+    return graphs.graph_from_edges(3, [0, 1], [1, 2], [1.0, 1.0])
+
+
+@cache
+def grid() -> Any:
+    return geo.grid_geography(3, 3, 0.5)
+
+
+def small_lp() -> lp.LinearProgram:
+    prog = lp.LinearProgram(2, objective=[1.0, 1.0])
+    prog.add_rows(sp.csr_array([[1.0, 1.0]]), lower=[1.0])
+    return prog
+
+
+CASES: list[tuple[str, Callable[[], Any], type[BaseException], str]] = []
+
+
+def case(entry: str, bad: str, call: Callable[[], Any], fragment: str, exc=InvalidInput) -> None:
+    CASES.append((f"{entry}: {bad}", call, exc, fragment))
+
+
+def scalar_cases(entry: str, call: Callable[[Any], Any], name: str, bads=None) -> None:
+    """The usual bad values of a parameter that must be a finite positive real number."""
+    for value in bads or (0.0, -1.0, NAN, INF, 1 + 0j, "1", True):
+        case(entry, f"{name}={value!r}", lambda v=value: call(v), name)
+
+
+# ---------------------------------------------------------------------------- privopt.dp
+for fn, args in [
+    (dp.sample_discrete_laplace, lambda e: dp.sample_discrete_laplace(e, 3, rng=0)),
+    (dp.sample_laplace, lambda e: dp.sample_laplace(e, 3, rng=0)),
+    (dp.sample_gaussian, lambda e: dp.sample_gaussian(e, 3, rng=0)),
+    (dp.sample_discrete_gaussian, lambda e: dp.sample_discrete_gaussian(e, 3, rng=0)),
+]:
+    first = (
+        "sigma"
+        if "gaussian" in fn.__name__
+        else ("scale" if fn is dp.sample_laplace else "epsilon")
+    )
+    scalar_cases(fn.__name__, args, first)
+    for size in (-1, 1.5, "3", (2, -1), True):
+        case(fn.__name__, f"size={size!r}", lambda s=size, f=fn: f(1.0, s, rng=0), "size")
+    case(fn.__name__, "rng='x'", lambda f=fn: f(1.0, 3, rng="x"), "rng")
+    case(fn.__name__, "rng=-1", lambda f=fn: f(1.0, 3, rng=-1), "rng")
+    case(fn.__name__, "rng=1.5", lambda f=fn: f(1.0, 3, rng=1.5), "rng")
+scalar_cases(
+    "sample_discrete_laplace",
+    lambda s: dp.sample_discrete_laplace(1.0, sensitivity=s),
+    "sensitivity",
+)
+scalar_cases("discrete_laplace_pmf", lambda e: dp.discrete_laplace_pmf(0, e), "epsilon")
+case(
+    "discrete_laplace_pmf", "k=0.5", lambda: dp.discrete_laplace_pmf(0.5, 1.0), "k must be integers"
+)
+case("discrete_laplace_pmf", "k=nan", lambda: dp.discrete_laplace_pmf(NAN, 1.0), "k")
+case(
+    "discrete_laplace_pmf", "k complex", lambda: dp.discrete_laplace_pmf(1j, 1.0), "k must be real"
+)
+scalar_cases("discrete_gaussian_pmf", lambda s: dp.discrete_gaussian_pmf(0, s), "sigma")
+case(
+    "discrete_gaussian_pmf",
+    "k=[1, 2.5]",
+    lambda: dp.discrete_gaussian_pmf([1, 2.5], 1.0),
+    "k must be integers",
+)
+for fn in (dp.laplace_mechanism, dp.gaussian_mechanism):
+    extra = (1e-6,) if fn is dp.gaussian_mechanism else ()
+    scalar_cases(fn.__name__, lambda e, f=fn, x=extra: f(np.zeros(2), e, *x, rng=0), "epsilon")
+    scalar_cases(
+        fn.__name__,
+        lambda s, f=fn, x=extra: f(np.zeros(2), 1.0, *x, sensitivity=s, rng=0),
+        "sensitivity",
+    )
+    for values, frag in [
+        ([NAN], "values"),
+        ([INF], "values"),
+        (CPLX, "values must be real"),
+        (["a"], "values"),
+        ([True], "values"),
+    ]:
+        case(
+            fn.__name__,
+            f"values={values!r}"[:40],
+            lambda v=values, f=fn, x=extra: f(v, 1.0, *x, rng=0),
+            frag,
+        )
+for bad in (-0.1, 1.0, NAN, "0.1"):
+    case(
+        "gaussian_mechanism",
+        f"delta={bad!r}",
+        lambda d=bad: dp.gaussian_mechanism([0.0], 1.0, d),
+        "delta",
+    )
+for fn in (dp.analytic_gaussian_sigma, dp.classic_gaussian_sigma):
+    scalar_cases(fn.__name__, lambda e, f=fn: f(e, 1e-6), "epsilon")
+    for bad in (0.0, -0.1, 1.0, NAN):
+        case(fn.__name__, f"delta={bad!r}", lambda d=bad, f=fn: f(1.0, d), "delta")
+    scalar_cases(fn.__name__, lambda s, f=fn: f(1.0, 1e-6, s), "sensitivity")
+for fn in (dp.gaussian_delta, dp.discrete_gaussian_delta):
+    scalar_cases(fn.__name__, lambda s, f=fn: f(s, 1.0), "sigma")
+    scalar_cases(fn.__name__, lambda e, f=fn: f(1.0, e), "epsilon", bads=(-1.0, NAN, INF, 1j, "1"))
+for fn in (dp.exponential_mechanism, dp.exponential_mechanism_probabilities):
+    kw = {"rng": 0} if fn is dp.exponential_mechanism else {}
+    scalar_cases(fn.__name__, lambda e, f=fn, k=kw: f([0.0, 1.0], e, **k), "epsilon")
+    for scores, frag in [
+        ([], "scores"),
+        ([NAN, 1.0], "scores"),
+        ([1j], "scores must be real"),
+        ([[1.0]], "scores"),
+    ]:
+        case(fn.__name__, f"scores={scores!r}", lambda s=scores, f=fn, k=kw: f(s, 1.0, **k), frag)
+case(
+    "exponential_mechanism",
+    "size=-1",
+    lambda: dp.exponential_mechanism([0.0, 1.0], 1.0, size=-1),
+    "size",
+)
+for bad in ("x", -1, 2.5, [1]):
+    case("as_random_source", f"rng={bad!r}", lambda b=bad: dp.as_random_source(b), "rng")
+case("GeneratorSource", "generator=5", lambda: dp.GeneratorSource(5), "generator")
+scalar_cases(
+    "PrivacyAccountant",
+    lambda e: dp.PrivacyAccountant(e),
+    "epsilon_budget",
+    bads=(0.0, -1.0, NAN, 1j, "1"),
+)
+for bad in (-0.1, 1.0, NAN):
+    case(
+        "PrivacyAccountant",
+        f"delta_budget={bad!r}",
+        lambda b=bad: dp.PrivacyAccountant(1.0, b),
+        "delta_budget",
+    )
+scalar_cases(
+    "PrivacyAccountant.spend", lambda e: dp.PrivacyAccountant().spend(e, label="x"), "epsilon"
+)
+case(
+    "PrivacyAccountant.spend",
+    "label=''",
+    lambda: dp.PrivacyAccountant().spend(0.1, label=""),
+    "label",
+)
+case(
+    "PrivacyAccountant.check_plan",
+    "plan=[1]",
+    lambda: dp.PrivacyAccountant().check_plan([1]),
+    "plan",
+)
+case(
+    "PrivacyAccountant.spend_all",
+    "PlannedSpend(nan)",
+    lambda: dp.PrivacyAccountant().spend_all([dp.PlannedSpend(NAN, label="x")]),
+    "epsilon",
+)
+case(
+    "PrivacyAccountant.parallel",
+    "label=3",
+    lambda: dp.PrivacyAccountant().parallel(3).__enter__(),
+    "label",
+)
+
+# ---------------------------------------------------------------------------- privopt.lp
+case("LinearProgram", "n_vars=-1", lambda: lp.LinearProgram(-1), "n_vars")
+case(
+    "LinearProgram", "objective NaN", lambda: lp.LinearProgram(2, objective=[NAN, 1.0]), "objective"
+)
+case(
+    "LinearProgram",
+    "objective complex",
+    lambda: lp.LinearProgram(2, objective=[1j, 1.0]),
+    "objective",
+)
+case(
+    "LinearProgram", "lower > upper", lambda: lp.LinearProgram(1, lower=[2.0], upper=[1.0]), "lower"
+)
+case("LinearProgram", "sense='up'", lambda: lp.LinearProgram(1, sense="up"), "sense")
+case(
+    "LinearProgram.add_rows",
+    "too wide",
+    lambda: small_lp().add_rows(sp.csr_array([[1.0, 1.0, 1.0]]), upper=[1.0]),
+    "columns",
+)
+case(
+    "LinearProgram.add_rows",
+    "NaN bound",
+    lambda: small_lp().add_rows(sp.csr_array([[1.0, 1.0]]), upper=[NAN]),
+    "upper",
+)
+case("solve", "lp='x'", lambda: lp.solve("x"), "LinearProgram")
+case("solve", "method='fast'", lambda: lp.solve(small_lp(), method="fast"), "method")
+for name, value in [
+    ("time_limit", -1.0),
+    ("time_limit", NAN),
+    ("iteration_limit", -1),
+    ("threads", 0),
+    ("mip_rel_gap", -1.0),
+]:
+    case("solve", f"{name}={value!r}", lambda n=name, v=value: lp.solve(small_lp(), **{n: v}), name)
+case(
+    "farkas_margin",
+    "shape mismatch",
+    lambda: lp.farkas_margin(
+        sp.csr_array(np.eye(2)), np.zeros(3), np.zeros(3), np.zeros(2), np.ones(2), np.zeros(3)
+    ),
+    "y must have shape",
+)
+case("BendersProblem", "master='x'", lambda: lp.BendersProblem("x"), "master")
+case("solve_benders", "problem='x'", lambda: lp.solve_benders("x"), "problem")
+
+# ---------------------------------------------------------------------------- privopt.mdp
+P = points()
+for kw, frag in [
+    ({"epsilon": -1.0}, "epsilon"),
+    ({"epsilon": NAN}, "epsilon"),
+    ({"epsilon": 1j}, "epsilon"),
+    ({"eta": 0.0}, "eta"),
+    ({"eta": NAN}, "eta"),
+    ({"metric": "manhattan"}, "metric"),
+    ({"prior": [0.5, 0.5]}, "prior"),
+    ({"prior": np.full(6, 1 / 6) + 0j}, "prior must be real"),
+    ({"outputs": 0}, "outputs"),
+    ({"outputs": 7}, "outputs"),
+    ({"outputs": np.array([0, 0])}, "distinct"),
+    ({"outputs": np.array([9])}, "outputs"),
+    ({"cost": -np.ones((6, 6))}, "cost"),
+    ({"cost": np.ones((6, 5))}, "cost"),
+    ({"graph": road()}, "graph"),
+]:
+    case(
+        "MDPProblem",
+        repr(kw)[:40],
+        lambda k=kw: mdp.MDPProblem(P, **{"epsilon": 1.0, "eta": 1.0, **k}),
+        frag,
+    )
+for records, frag in [
+    (P + 1j, "records must be real"),
+    ([[NAN, 0.0]], "records"),
+    (np.zeros((0, 2)), "records"),
+    ([["a", "b"]], "records"),
+    (np.array([[1.5e308, 0], [-1.5e308, 0]]), "overflow"),
+]:
+    case(
+        "MDPProblem",
+        f"records={str(records)[:20]}",
+        lambda r=records: mdp.MDPProblem(r, epsilon=1.0, eta=1.0),
+        frag,
+    )
+case(
+    "MDPProblem",
+    "haversine lat=100",
+    lambda: mdp.MDPProblem([[100.0, 0.0]], epsilon=1, eta=1, metric="haversine"),
+    "latitude",
+)
+case(
+    "MDPProblem",
+    "precomputed asymmetric",
+    lambda: mdp.MDPProblem([[0.0, 1.0], [2.0, 0.0]], epsilon=1, eta=1, metric="precomputed"),
+    "symmetric",
+)
+case(
+    "MDPProblem",
+    "graph nodes float",
+    lambda: mdp.MDPProblem([0.5, 1.0], epsilon=1, eta=1, metric="graph", graph=road()),
+    "records",
+)
+case("solve", "method='simplex'", lambda: mdp.solve(problem(), "simplex"), "method")
+case("solve", "bogus_option=3", lambda: mdp.solve(problem(), bogus_option=3), "bogus_option")
+case(
+    "solve",
+    "benders bogus_option",
+    lambda: mdp.solve(problem(), "benders", bogus_option=3),
+    "bogus_option",
+)
+case("solve", "problem='x'", lambda: mdp.solve("x"), "problem")
+case("solve", "time_limit=-1", lambda: mdp.solve(problem(), time_limit=-1.0), "time_limit")
+case(
+    "solve", "initial_rows='all'", lambda: mdp.solve(problem(), initial_rows="all"), "initial_rows"
+)
+case("solve", "benders m=0", lambda: mdp.solve(problem(), "benders", m=0), "m")
+case(
+    "solve", "benders rel_gap=-1", lambda: mdp.solve(problem(), "benders", rel_gap=-1.0), "rel_gap"
+)
+case("solve_epsilon_path", "epsilons=[]", lambda: mdp.solve_epsilon_path(problem(), []), "epsilons")
+case(
+    "solve_epsilon_path",
+    "epsilons=[nan]",
+    lambda: mdp.solve_epsilon_path(problem(), [NAN]),
+    "epsilon",
+)
+case("exponential_mechanism", "problem=None", lambda: mdp.exponential_mechanism(None), "problem")
+case("build_lp", "block=None", lambda: mdp.build_lp(None), "block")
+case("repair", "z NaN", lambda: mdp.repair(np.full((6, 6), NAN), problem().edges, 1.0), "z")
+case(
+    "repair",
+    "epsilon=-1",
+    lambda: mdp.repair(np.full((6, 6), 1 / 6), problem().edges, -1.0),
+    "epsilon",
+)
+case("travel_cost_loss", "NaN", lambda: mdp.travel_cost_loss([[NAN]], [[1.0]]), "record_to_dest")
+case(
+    "travel_cost_loss",
+    "complex",
+    lambda: mdp.travel_cost_loss([[1j]], [[1.0]]),
+    "record_to_dest must be real",
+)
+case(
+    "travel_cost_loss",
+    "shape",
+    lambda: mdp.travel_cost_loss([[1.0, 2.0]], [[1.0]]),
+    "output_to_dest",
+)
+case("rome_grid", "rows=0", lambda: mdp.rome_grid(0), "rows")
+case("rome_grid", "cell_km=nan", lambda: mdp.rome_grid(cell_km=NAN), "cell_km")
+case("gaussian_3d", "n=-1", lambda: mdp.gaussian_3d(-1), "n")
+case("gaussian_3d", "sigma=0", lambda: mdp.gaussian_3d(5, sigma=0.0), "sigma")
+case(
+    "load_rome_nodes",
+    "missing file",
+    lambda: mdp.load_rome_nodes("/nonexistent/nodes.csv"),
+    "nodes.csv",
+)
+case(
+    "load_text_embeddings",
+    "missing dir",
+    lambda: mdp.load_text_embeddings("/nonexistent"),
+    "nonexistent",
+)
+case("km_to_latlon", "NaN", lambda: mdp.km_to_latlon(np.array([[NAN, 0.0]])), "xy_km")
+case("km_to_latlon", "shape", lambda: mdp.km_to_latlon(np.zeros((2, 3))), "xy_km")
+case(
+    "PerturbationMatrix",
+    "matrix NaN",
+    lambda: mdp.PerturbationMatrix(np.full((2, 2), NAN), 1.0, 1.0, 0.0),
+    "matrix",
+)
+case(
+    "PerturbationMatrix",
+    "not stochastic",
+    lambda: mdp.PerturbationMatrix(np.ones((2, 2)), 1.0, 1.0, 0.0),
+    "matrix",
+)
+case(
+    "PerturbationMatrix.sample",
+    "record=9",
+    lambda: mdp.solve(problem(), "expmech").sample(9),
+    "record",
+)
+case(
+    "PerturbationMatrix.load",
+    "missing",
+    lambda: mdp.PerturbationMatrix.load("/nonexistent.npz"),
+    "nonexistent",
+)
+
+# ---------------------------------------------------------------------------- privopt.kanon
+F = fars()
+for k, frag in [(0, "k"), (21, "k must be <="), (2.5, "k"), ("3", "k"), (True, "k")]:
+    case("anonymize", f"k={k!r}", lambda k=k: kanon.anonymize(F, k), frag)
+case("anonymize", "df=list", lambda: kanon.anonymize([[1, 2]], 2), "df")
+case("anonymize", "empty df", lambda: kanon.anonymize(F.iloc[:0], 2), "")
+case("anonymize", "method='best'", lambda: kanon.anonymize(F, 3, method="best"), "method")
+case("anonymize", "unknown QI", lambda: kanon.anonymize(F, 3, ["nope"]), "nope")
+case("anonymize", "weights=[-1]", lambda: kanon.anonymize(F, 3, ["AGE"], weights=[-1.0]), "weights")
+case("anonymize", "weights NaN", lambda: kanon.anonymize(F, 3, ["AGE"], weights=[NAN]), "weights")
+case(
+    "anonymize",
+    "milp time_limit=-1",
+    lambda: kanon.anonymize(F, 3, method="milp", time_limit=-1),
+    "time_limit",
+)
+case(
+    "anonymize",
+    "milp time_limit='x'",
+    lambda: kanon.anonymize(F, 3, method="milp", time_limit="x"),
+    "time_limit",
+)
+case("anonymize", "split_carry S=0", lambda: kanon.anonymize(F, 3, method="split_carry", S=0), "S")
+case(
+    "anonymize",
+    "k_member seed='x'",
+    lambda: kanon.anonymize(F, 3, method="k_member", seed="x"),
+    "seed",
+)
+case("anonymize", "greedy bogus option", lambda: kanon.anonymize(F, 3, bogus=1), "bogus")
+case(
+    "anonymize",
+    "NaN in a QI",
+    lambda: kanon.anonymize(F.assign(AGE=[NAN] + list(F.AGE[1:])), 3),
+    "AGE",
+)
+case(
+    "anonymize",
+    "inf in a QI",
+    lambda: kanon.anonymize(F.assign(AGE=[INF] + list(F.AGE[1:])), 3),
+    "AGE",
+)
+case("anonymize", "complex QI", lambda: kanon.anonymize(F.assign(AGE=F.AGE + 1j), 3), "AGE")
+case(
+    "anonymize",
+    "±1e308 values",
+    lambda: kanon.anonymize(pd.DataFrame({"a": [1e308, -1e308] * 3}), 2),
+    "a",
+)
+case("build_problem", "k=0", lambda: kanon.build_problem(F, 0), "k")
+case(
+    "build_problem",
+    "bounds NaN",
+    lambda: kanon.build_problem(F, 3, ["AGE"], bounds={"AGE": (NAN, 1.0)}),
+    "bounds",
+)
+case(
+    "build_problem",
+    "categorical unknown",
+    lambda: kanon.build_problem(F, 3, categorical=["nope"]),
+    "nope",
+)
+case("render_table", "boxes=None", lambda: kanon.render_table(F, kproblem(), None), "boxes")
+case(
+    "class_boxes",
+    "labels wrong length",
+    lambda: kanon.class_boxes(kproblem(), np.zeros(3, dtype=int)),
+    "labels",
+)
+case(
+    "information_loss",
+    "labels wrong length",
+    lambda: kanon.information_loss(kproblem(), np.zeros(3, dtype=int)),
+    "labels",
+)
+case("k_anonymity_level", "unknown QI", lambda: kanon.k_anonymity_level(F, ["nope"]), "nope")
+case("verify_k_anonymous", "k=0", lambda: kanon.verify_k_anonymous(F, ["AGE"], 0), "k")
+case(
+    "verify_boxes",
+    "shape mismatch",
+    lambda: kanon.verify_boxes(
+        np.zeros((3, 2)), np.zeros((1, 2)), np.zeros((1, 3)), np.zeros(3, dtype=int), 1
+    ),
+    "",
+)
+case("variance_sort", "problem=None", lambda: kanon.variance_sort(None), "problem")
+case(
+    "initial_solution",
+    "order wrong length",
+    lambda: kanon.initial_solution(kproblem(), np.arange(3)),
+    "order",
+)
+case(
+    "greedy_search",
+    "order not a permutation",
+    lambda: kanon.greedy_search(kproblem(), np.zeros(20, dtype=int)),
+    "order",
+)
+
+# ---------------------------------------------------------------------------- privopt.census
+C = counts
+scalar_cases(
+    "release", lambda e: cen.release(C(), e, rng=0), "epsilon", bads=(0.0, -1.0, NAN, INF, 1j, "1")
+)
+case("release", "mechanism='best'", lambda: cen.release(C(), 1.0, mechanism="best"), "mechanism")
+case("release", "data='x'", lambda: cen.release("x", 1.0), "data")
+for fn in (cen.m_h, cen.m_h_r, cen.m_h_dp, cen.m_c_r, cen.m_c_dp, cen.m_c_ch, cen.topdown):
+    case(fn.__name__, "epsilon=-1", lambda f=fn: f(C(), -1.0, rng=0), "epsilon")
+    case(fn.__name__, "rng='x'", lambda f=fn: f(C(), 1.0, rng="x"), "rng")
+for fn in (cen.m_h_dp, cen.m_c_dp, cen.m_c_ch):
+    case(fn.__name__, "window='wide'", lambda f=fn: f(C(), 1.0, rng=0, window="wide"), "window")
+case(
+    "m_c_ch",
+    "chain_noise_scale='x'",
+    lambda: cen.m_c_ch(C(), 1.0, rng=0, chain_noise_scale="x"),
+    "chain_noise_scale",
+)
+case("m_h_r", "qp_solver='x'", lambda: cen.m_h_r(C(), 1.0, rng=0, qp_solver="x"), "qp_solver")
+for fn in (cen.measure_counts, cen.measure_cumulative, cen.measure_chain):
+    case(fn.__name__, "epsilon=nan", lambda f=fn: f(C(), NAN, rng=0), "epsilon")
+case(
+    "CensusCounts.from_records",
+    "NaN group id",
+    lambda: cen.CensusCounts.from_records(
+        pd.DataFrame({"s": ["a", "b"], "g": ["x", None]}), ["s"], "g"
+    ),
+    "g",
+)
+case(
+    "CensusCounts.from_records",
+    "unknown column",
+    lambda: cen.CensusCounts.from_records(pd.DataFrame({"s": ["a"]}), ["s"], "nope"),
+    "nope",
+)
+case(
+    "CensusCounts.from_leaf_counts",
+    "1.5 counts",
+    lambda: cen.CensusCounts.from_leaf_counts(C().hierarchy, np.full((2, C().N), 1.5)),
+    "",
+)
+case(
+    "CensusCounts.from_leaf_counts",
+    "negative counts",
+    lambda: cen.CensusCounts.from_leaf_counts(C().hierarchy, -np.ones((2, C().N), dtype=np.int64)),
+    "",
+)
+case("Hierarchy.from_parents", "cycle", lambda: cen.Hierarchy.from_parents([1, 0], ["a", "b"]), "")
+case("Hierarchy.from_nested", "empty", lambda: cen.Hierarchy.from_nested({}), "")
+case(
+    "tree_postprocess",
+    "noisy wrong shape",
+    lambda: cen.tree_postprocess(C().hierarchy, np.zeros((1, 1), dtype=np.int64), 3, scale=1.0),
+    "noisy",
+)
+case(
+    "tree_postprocess",
+    "scale=nan",
+    lambda: cen.tree_postprocess(C().hierarchy, C().counts, C().G, scale=NAN),
+    "scale",
+)
+case(
+    "chain_postprocess",
+    "G=-1",
+    lambda: cen.chain_postprocess(C().hierarchy, C().counts.ravel(), -1, C().N, scale=np.ones(2)),
+    "G",
+)
+case("paper_delta", "scale=nan", lambda: cen.paper_delta(NAN), "scale")
+case("cumulate", "NaN", lambda: cen.cumulate(np.array([[NAN, 1.0]])), "")
+case("decumulate", "complex", lambda: cen.decumulate(np.array([[1j, 1.0]])), "")
+case(
+    "consistency_violations",
+    "wrong shape",
+    lambda: cen.consistency_violations(C().hierarchy, np.zeros((1, 1))),
+    "counts",
+)
+case(
+    "l1_per_level",
+    "wrong shape",
+    lambda: cen.l1_per_level(C().hierarchy, np.zeros((1, 1)), C().counts),
+    "released",
+)
+
+# ---------------------------------------------------------------------------- privopt.cluster
+X = np.random.default_rng(1).uniform(0, 1, (200, 2))
+for kw, frag in [
+    ({"bounds": (1.0, 0.0)}, "bounds"),
+    ({"bounds": (0.0, NAN)}, "bounds"),
+    ({"epsilon": 0.0}, "epsilon"),
+    ({"epsilon": 1j}, "epsilon"),
+    ({"delta": 1.0}, "delta"),
+    ({"max_depth": 0}, "max_depth"),
+    ({"max_depth": 2.5}, "max_depth"),
+    ({"window": "x"}, "window"),
+]:
+    case(
+        "DPM.fit",
+        repr(kw),
+        lambda k=kw: DPM(**{"bounds": (0.0, 1.0), "delta": 1e-6, "random_state": 0, **k}).fit(X),
+        frag,
+    )
+for data, frag in [
+    (X + 1j, "(?i)complex"),
+    (np.full((3, 2), NAN), "NaN|infinity|non-finite"),
+    (np.zeros((0, 2)), "at least|minimum of 2"),
+    (["a", "b"], ""),
+]:
+    case(
+        "DPM.fit",
+        f"X={str(data)[:20]}",
+        lambda d=data: DPM(bounds=(0.0, 1.0), delta=1e-6, random_state=0).fit(d),
+        frag,
+        exc=ValueError,
+    )
+case(
+    "DPM.predict",
+    "wrong width",
+    lambda: DPM(bounds=(0.0, 1.0), delta=1e-6, random_state=0).fit(X).predict(np.zeros((2, 3))),
+    "columns|features",
+    exc=ValueError,
+)
+case(
+    "budget_schedule",
+    "epsilon=-1",
+    lambda: budget_schedule(-1.0, 1e-6, 3, (0.1, 0.4, 0.3, 0.2), (0.5, 0.5)),
+    "epsilon",
+)
+case(
+    "budget_schedule",
+    "split sums to 2",
+    lambda: budget_schedule(1.0, 1e-6, 3, (0.5, 0.5, 0.5, 0.5), (0.5, 0.5)),
+    "",
+)
+case(
+    "nearest_centre",
+    "width mismatch",
+    lambda: nearest_centre(np.zeros((2, 2)), np.zeros((1, 3))),
+    "",
+)
+case("nearest_centre", "NaN", lambda: nearest_centre(np.full((2, 2), NAN), np.zeros((1, 2))), "X")
+
+# ---------------------------------------------------------------------------- privopt.graphs
+case(
+    "graph_from_edges",
+    "negative length",
+    lambda: graphs.graph_from_edges(2, [0], [1], [-1.0]),
+    "length",
+)
+case(
+    "graph_from_edges", "NaN length", lambda: graphs.graph_from_edges(2, [0], [1], [NAN]), "length"
+)
+case(
+    "graph_from_edges", "node out of range", lambda: graphs.graph_from_edges(2, [0], [5], [1.0]), ""
+)
+case("graph_from_edges", "u float", lambda: graphs.graph_from_edges(2, [0.5], [1], [1.0]), "u")
+case("graph_from_edges", "n_nodes=-1", lambda: graphs.graph_from_edges(-1, [], [], []), "n_nodes")
+case("shortest_paths", "source out of range", lambda: graphs.shortest_paths(road(), [7]), "")
+case(
+    "shortest_paths", "cutoff=nan", lambda: graphs.shortest_paths(road(), [0], cutoff=NAN), "cutoff"
+)
+case(
+    "shortest_paths", "not square", lambda: graphs.shortest_paths(sp.csr_array(np.ones((2, 3)))), ""
+)
+case("connected_components", "graph='x'", lambda: graphs.connected_components("x"), "graph")
+case(
+    "to_csr_arrays",
+    "complex weights",
+    lambda: graphs.to_csr_arrays(sp.csr_array(np.eye(2) * (1 + 1j))),
+    "",
+)
+case(
+    "Graph",
+    "NaN weight",
+    lambda: graphs.Graph(sp.csr_array(np.array([[0.0, NAN], [NAN, 0.0]]))),
+    "",
+)
+
+# ---------------------------------------------------------------------------- privopt.geometry
+for fn in (geometry.haversine_km, geometry.haversine_pairs_km, geometry.euclidean):
+    case(fn.__name__, "NaN", lambda f=fn: f(np.array([[NAN, 0.0]]), np.array([[0.0, 0.0]])), "")
+    case(fn.__name__, "complex", lambda f=fn: f(np.array([[1j, 0.0]]), np.array([[0.0, 0.0]])), "")
+case(
+    "pairwise",
+    "metric='l1'",
+    lambda: geometry.pairwise(np.zeros((1, 2)), np.zeros((1, 2)), "l1"),
+    "metric",
+)
+case("check_points", "lat=95", lambda: geometry.check_points("p", [[95.0, 0.0]], "haversine"), "p")
+case(
+    "check_metric_matrix",
+    "negative",
+    lambda: geometry.check_metric_matrix("d", [[0.0, -1.0], [-1.0, 0.0]]),
+    "d",
+)
+case("triangle_violation", "not square", lambda: geometry.triangle_violation(np.zeros((2, 3))), "")
+case(
+    "nearest",
+    "metric='x'",
+    lambda: geometry.nearest(np.zeros((1, 2)), np.zeros((1, 2)), "x"),
+    "metric",
+)
+case("offset_latlon", "NaN", lambda: geometry.offset_latlon(np.array([[NAN, 0.0]]), 1.0, 1.0), "")
+
+# ---------------------------------------------------------------------------- privopt.geo
+for kw, frag in [
+    ({"epsilon": 0.0}, "epsilon"),
+    ({"epsilon": NAN}, "epsilon"),
+    ({"gamma": -1.0}, "gamma"),
+    ({"lr_radius": NAN}, "lr_radius"),
+    ({"lr_max_size": 0}, "lr_max_size"),
+    ({"cr_cell_km": 0.0}, "cr_cell_km"),
+]:
+    case("GeoParams", repr(kw), lambda k=kw: geo.GeoParams(**k), frag)
+case("grid_geography", "rows=0", lambda: geo.grid_geography(0, 3), "rows")
+case("grid_geography", "cell_km=nan", lambda: geo.grid_geography(3, 3, NAN), "cell_km")
+case("grid_geography", "metric='x'", lambda: geo.grid_geography(3, 3, metric="x"), "metric")
+case("load_rome_grid", "missing dir", lambda: geo.load_rome_grid("/nonexistent"), "missing")
+case(
+    "load_osm_pbf",
+    "missing file",
+    lambda: geo.load_osm_pbf("/nonexistent.pbf"),
+    "nonexistent|pyrosm",
+)
+case("Geography", "road='x'", lambda: geo.Geography(road="x", road_nodes=[0]), "road")
+case("GeoIndGraph", "gamma=-1", lambda: geo.GeoIndGraph(grid(), -1.0), "gamma")
+case("CostReferenceTable", "targets=0", lambda: geo.CostReferenceTable(grid(), 0), "targets")
+case(
+    "CostReferenceTable",
+    "cell_km=nan",
+    lambda: geo.CostReferenceTable(grid(), 3, cell_km=NAN),
+    "cell_km",
+)
+case(
+    "TravelCosts",
+    "weights NaN",
+    lambda: geo.TravelCosts(grid(), [0, 1], weights=[NAN, 1.0]),
+    "weights",
+)
+case(
+    "run_lrgeo",
+    "users out of range",
+    lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [99], geo.TravelCosts(grid())),
+    "users",
+)
+case(
+    "run_lrgeo",
+    "method='x'",
+    lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [0], geo.TravelCosts(grid()), method="x"),
+    "method",
+)
+case(
+    "user_problem",
+    "cost NaN",
+    lambda: geo.user_problem(grid(), geo.GeoParams(), np.full((9, 9), NAN)),
+    "cost",
+)
+case("build_model", "blocks=[]", lambda: geo.build_model([], geo.GeoParams()), "")
+case("solve_uploads", "uploads=[]", lambda: geo.solve_uploads([], geo.GeoParams()), "")
+case(
+    "UserBlock via build_model",
+    "NaN cost",
+    lambda: geo.build_model(
+        [geo.UserBlock(np.zeros((1, 1)), np.zeros((1, 2)), np.full((1, 2), NAN))], geo.GeoParams()
+    ),
+    "",
+)
+
+# ---------------------------------------------------------------------------- certify, report
+case("certify", "value NaN", lambda: certify.certify(NAN, 0.0, 1e-6), "value")
+case("certify", "rel_gap=-1", lambda: certify.certify(1.0, 0.0, -1.0), "rel_gap")
+case("certify", "lower_bound complex", lambda: certify.certify(1.0, 1j, 1e-6), "lower_bound")
+case("proven_relative_gap", "value='x'", lambda: certify.proven_relative_gap("x", 0.0), "value")
+case("warn_uncertified", "status=''", lambda: certify.warn_uncertified("x", "", 0.1), "status")
+case("markdown_table", "ragged rows", lambda: report.markdown_table(["a", "b"], [[1]]), "")
+case(
+    "save_figure",
+    "suffix .xyz",
+    lambda: report.save_figure(report.new_figure()[0], "/tmp/privopt-test.xyz"),
+    "",
+)
+
+
+@pytest.mark.parametrize(
+    ("call", "exc", "fragment"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_bad_input_raises_a_clear_typed_error(call, exc, fragment):
+    with pytest.raises(exc) as info:
+        call()
+    assert isinstance(info.value, (PrivoptError, exc))
+    assert re.search(fragment, str(info.value)), str(info.value)

@@ -1,0 +1,195 @@
+"""The documentation site's sources: the API reference matches ``__all__``, the getting-started
+code runs, and the docstring fixes the site applies are right (checked with docutils' parser).
+
+These read the files under ``docs/`` and need no Sphinx; they skip only where the tests run
+without the source tree (an installed wheel's smoke test), which has no ``docs/``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import pkgutil
+import re
+import sys
+from pathlib import Path
+
+import docutils.core
+import docutils.utils
+import privopt
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+pytestmark = pytest.mark.skipif(
+    not (DOCS / "conf.py").is_file(), reason="needs the source tree's docs/ beside the tests"
+)
+sys.path.insert(0, str(DOCS / "_ext"))
+
+from docstring_hygiene import escape_bars, escape_docstring_bars, normalize_section_titles  # noqa: E402
+from site_pages import api_pages, concept_pages, guide_pages  # noqa: E402
+
+
+def public_modules() -> dict[str, object]:
+    """``{"privopt": privopt, "dp": privopt.dp, ...}``: the package and its public modules."""
+    modules: dict[str, object] = {"privopt": privopt}
+    for info in pkgutil.iter_modules(privopt.__path__):
+        if not info.name.startswith("_"):
+            modules[info.name] = importlib.import_module(f"privopt.{info.name}")
+    return modules
+
+
+def autosummary_entries(page: Path) -> list[str]:
+    """Names listed under the ``.. autosummary::`` directives of an API page."""
+    names: list[str] = []
+    inside = False
+    for line in page.read_text().splitlines():
+        if line.startswith(".. autosummary::"):
+            inside = True
+        elif inside and line and not line.startswith(" "):
+            inside = False
+        elif inside and line.strip() and not line.strip().startswith(":"):
+            names.append(line.strip())
+    return names
+
+
+def expected_entries(name: str, module: object, modules: dict[str, object]) -> set[str]:
+    """``__all__``, less the submodules that have a page of their own (the toctree links them)."""
+    return {
+        entry
+        for entry in module.__all__  # type: ignore[attr-defined]
+        if not (entry in modules and getattr(module, entry) is modules[entry])
+    }
+
+
+@pytest.mark.parametrize("name", sorted(public_modules()))
+def test_api_page_lists_exactly_the_public_names(name):
+    module = public_modules()[name]
+    assert hasattr(module, "__all__"), f"privopt module {name!r} has no __all__"
+    page = DOCS / "api" / f"{name}.rst"
+    qualified = module.__name__  # type: ignore[attr-defined]
+    expected = expected_entries(name, module, public_modules())
+    template = "\n".join(
+        [qualified, "=" * len(qualified), "", f".. automodule:: {qualified}", "   :no-members:"]
+        + ["", f".. currentmodule:: {qualified}", "", ".. autosummary::", "   :toctree: generated/"]
+        + ["   :nosignatures:", "", *(f"   {entry}" for entry in sorted(expected))]
+    )
+    assert page.is_file(), f"add docs/api/{name}.rst for {qualified}, e.g.\n{template}"
+    listed = autosummary_entries(page)
+    assert len(listed) == len(set(listed)), f"{page.name} lists a name twice: {listed}"
+    missing, extra = expected - set(listed), set(listed) - expected
+    assert not missing and not extra, (
+        f"docs/api/{name}.rst must list {qualified}.__all__: "
+        f"missing {sorted(missing)}, not in __all__ {sorted(extra)}"
+    )
+
+
+def test_every_api_page_documents_a_module():
+    modules = public_modules()
+    for page in api_pages(DOCS):
+        assert page in modules, f"docs/api/{page}.rst names no public module privopt.{page}"
+
+
+def test_every_markdown_page_is_in_the_site():
+    site_pages = {"index", "getting_started", "user_guide", "concepts", "cpp"}
+    listed = set(guide_pages(DOCS)) | set(concept_pages(DOCS)) | site_pages
+    assert {p.stem for p in DOCS.glob("*.md")} <= listed
+    assert guide_pages(DOCS)[:2] == ["dp", "lp"]  # shared machinery first
+    assert "certification" in concept_pages(DOCS)
+
+
+def test_getting_started_code_runs(tmp_path, monkeypatch):
+    text = (DOCS / "getting_started.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    assert len(blocks) >= 4
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {}
+    for block in blocks:
+        exec(compile(block, "getting_started.md", "exec"), namespace)  # noqa: S102
+    assert namespace["mechanism"].expected_loss <= namespace["baseline"].expected_loss
+
+
+def rst_problems(text: str) -> list[str]:
+    """docutils' complaints about a reStructuredText paragraph (errors and warnings)."""
+    stream = io.StringIO()
+    docutils.core.publish_doctree(
+        text, settings_overrides={"warning_stream": stream, "report_level": 2, "halt_level": 5}
+    )
+    return [line for line in stream.getvalue().splitlines() if "ERROR" in line or "WARN" in line]
+
+
+def rendered_text(text: str) -> str:
+    return docutils.core.publish_doctree(text, settings_overrides={"report_level": 5}).astext()
+
+
+def test_bars_read_as_sizes_not_substitutions():
+    line = "Rows: |E|·K mDP rows and |R_ℓ| per level; |x - y| stays; ``|E|`` is literal."
+    assert any("substitution" in p for p in rst_problems(line))
+    escaped = escape_bars(line)
+    assert rst_problems(escaped) == []
+    assert rendered_text(escaped) == line.replace("``", "")
+
+
+def test_literal_blocks_doctests_and_roles_keep_their_bars():
+    lines = [
+        "Sizes |E| here.",
+        ">>> abs(-1) |  0",
+        "Example::",
+        "",
+        "    |E| = 3",
+        "Back to text |V|, :math:`|x|`.",
+    ]
+    escape_docstring_bars(lines)
+    assert lines == [
+        r"Sizes \|E\| here.",
+        ">>> abs(-1) |  0",
+        "Example::",
+        "",
+        "    |E| = 3",
+        r"Back to text \|V\|, :math:`|x|`.",
+    ]
+
+
+_WORDS = st.sampled_from(["|E|", "|R_ℓ|", "|x - y|", "|", "||", "a|b", "E", "K", "·", "(n)", "2"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_WORDS, min_size=1, max_size=8))
+def test_escaped_text_parses_cleanly_and_renders_unchanged(words):
+    # Property: whatever bars a sentence holds, the escaped paragraph gives docutils nothing to
+    # complain about and renders to exactly the text that was written.
+    line = "Text " + " ".join(words) + " end."
+    escaped = escape_bars(line)
+    assert not [p for p in rst_problems(escaped) if "substitution" in p]
+    if not rst_problems(escaped):
+        assert rendered_text(escaped) == line
+
+
+def test_singular_section_titles_become_numpydoc_titles():
+    lines = ["Summary.", "", "Example", "-------", ">>> 1 + 1", "2", "", "Note", "----", "x"]
+    normalize_section_titles(lines)
+    assert lines[2:4] == ["Examples", "--------"]
+    assert lines[7:9] == ["Notes", "-----"]
+    untouched = ["Example of use", "--------------"]
+    normalize_section_titles(untouched)
+    assert untouched == ["Example of use", "--------------"]
+
+
+def test_docs_build_offline_settings():
+    # No remote inventory: the site builds without network access.
+    conf = (DOCS / "conf.py").read_text()
+    assert "sphinx.ext.intersphinx" not in conf.split("extensions = [")[1].split("]")[0]
+    assert "SPHINXOPTS  ?= -W --keep-going" in (DOCS / "Makefile").read_text()
+
+
+def test_examples_are_gallery_scripts_that_draw_a_figure():
+    examples = sorted((DOCS.parent / "examples").glob("*.py"))
+    assert 8 <= len(examples) <= 12
+    for path in examples:
+        text = path.read_text()
+        # sphinx-gallery needs a docstring that starts with a title and its underline.
+        match = re.match(r'"""\n(?P<title>.+)\n(?P<rule>=+)\n\n', text)
+        assert match, f"{path.name}: the docstring must open with a title and a === underline"
+        assert len(match["rule"]) == len(match["title"]), f"{path.name}: underline length"
+        assert "plt.show()" in text, f"{path.name} draws no figure"
