@@ -104,6 +104,19 @@ class ColumnMajorNpy:
 
 
 def peak_gib() -> float:
+    """Peak RSS of this process since it started, in GiB.
+
+    Linux's VmHWM belongs to the process image, so it starts afresh at exec; ``ru_maxrss`` does
+    not (it keeps the high-water mark of the parent's forked image, e.g. a parent that has just
+    written an 8 GB file through a memory map), so it is only the fallback.
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 2**20
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 

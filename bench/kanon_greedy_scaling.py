@@ -1,102 +1,63 @@
-"""Greedy Search scaling (issue 6, bench (c)); opt-in.
+"""Greedy Search scaling (issue 6 bench (c), issue 17 item 4 target); opt-in.
 
-Rows: the CENSUS 4-attribute file (real, up to 100k) when ``--data`` is given, else synthetic
-rows with CENSUS-like marginals (``privopt.kanon.datasets.synthetic_census``). The IFS runs in
-the same process as the baseline (time ratio printed).
+Each measurement runs in its own process (``kanon_measure.py``), with its peak RSS. Rows: UCI
+Adult replicated to n (``--adult``: 6 QIs, 3 categorical), a CENSUS 4-attribute file
+(``--data``), or synthetic CENSUS-like marginals (default). The IFS runs as the in-run
+baseline of the same data; ``--baseline REV`` also runs Greedy from git revision REV (today's
+code) and prints the time ratio. ``anonymize`` verifies every output k-anonymous.
 
-    python bench/kanon_greedy_scaling.py --sizes 100000 1000000 [--data .../census/100k_4attr.csv]
+    python bench/kanon_greedy_scaling.py --adult --sizes 1000000 --baseline b67ca32
 """
 
 from __future__ import annotations
 
 import argparse
-import time
+import os
 
-import pandas as pd
-from privopt.kanon import anonymize, build_problem, datasets, greedy_search, initial_solution
-
-
-def pycanon_k(df, problem, labels, enabled: bool):
-    """k-anonymity level of the rendered greedy table for pycanon (``--pycanon``), else "-"."""
-    if not enabled:
-        return "-"
-    try:
-        from pycanon import anonymity
-    except ImportError:
-        return "n/a"
-    import warnings
-
-    from privopt.kanon import class_boxes, render_table
-
-    table = render_table(df, problem, class_boxes(problem, labels))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return anonymity.k_anonymity(table.astype(str), list(problem.names))
+from kanon_measure import extract_revision, run_child
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     ap.add_argument("--k", type=int, default=3)
-    ap.add_argument("--data", default=None, help="CENSUS CSV to use for n <= its rows")
+    ap.add_argument("--data", default=None, help="a CENSUS 4-attribute CSV")
     ap.add_argument(
         "--adult",
+        nargs="?",
+        const="",
         default=None,
-        help="adult.data path: use UCI Adult (6 QIs, 3 categorical) replicated to n",
+        help="UCI Adult (optional path to adult.data; default $PRIVOPT_DATA/adult/adult.data)",
     )
-    ap.add_argument(
-        "--uniform",
-        action="store_true",
-        help="continuous uniform rows (no duplicates): Greedy's O(n^2) worst case",
-    )
-    ap.add_argument(
-        "--pycanon",
-        action="store_true",
-        help="also check the greedy table with pycanon (slow at 10^6 rows)",
-    )
+    ap.add_argument("--baseline", default=None, help="git revision to compare with")
+    ap.add_argument("--pycanon", action="store_true", help="check the greedy table with pycanon")
     args = ap.parse_args()
-    real = datasets.load_census(args.data) if args.data else None
-    adult = None
+    data = "adult" if args.adult is not None else (args.data or "synthetic")
     if args.adult:
-        qi = ["age", "education-num", "hours-per-week", "sex", "race", "marital-status"]
-        adult = datasets.load_adult(args.adult)[qi]
-    anonymize(datasets.fars_20(), 3)  # compile / load the Numba kernel outside the timings
+        os.environ["ADULT_DATA"] = args.adult
+    base_dir = extract_revision(args.baseline) if args.baseline else None
     print(
-        "| n | source | greedy (s) | IFS (s) | greedy objective | IFS objective | "
-        "pycanon k (greedy) |"
+        "| n | data | greedy solve (s) | end to end (s) | IFS solve (s) | greedy objective | "
+        "IFS objective | peak RSS (MiB) | baseline solve (s) | speed-up | baseline objective | "
+        "pycanon k |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n in args.sizes:
-        if args.uniform:
-            import numpy as np
-
-            rng = np.random.default_rng(0)
-            df = pd.DataFrame(rng.random((n, 4)), columns=list("abcd"))
-            src = "uniform"
-        elif adult is not None:
-            reps = -(-n // len(adult))
-            df = pd.concat([adult] * reps, ignore_index=True).iloc[:n]
-            src = f"Adult x{reps}"
-        elif real is not None and n <= len(real):
-            df, src = real.iloc[:n], "CENSUS"
-        else:
-            df, src = datasets.synthetic_census(n, seed=0), "synthetic"
-        p = build_problem(df, args.k)
-        t = time.perf_counter()
-        g = greedy_search(p)
-        tg = time.perf_counter() - t
-        t = time.perf_counter()
-        i = initial_solution(p)
-        ti = time.perf_counter() - t
-        from privopt.kanon import class_boxes, information_loss, verify_boxes
-
-        # our own check on both partitions (untimed; anonymize() would do it too)
-        for lab in (g, i):
-            b = class_boxes(p, lab)
-            verify_boxes(p.x, b.lo, b.hi, b.labels, args.k)
+        common = ["--data", data, "--n", str(n), "--k", str(args.k)]
+        g = run_child(["--method", "greedy", *common] + (["--pycanon"] if args.pycanon else []))
+        i = run_child(["--method", "initial", *common])
+        b = run_child(["--method", "greedy", *common], base_dir) if base_dir else None
+        if "error" in g:
+            print(f"| {n} | {data} | error: {g['error']} |")
+            continue
+        base = "-" if b is None else ("error" if "error" in b else f"{b['solve']:.2f}")
+        ratio = "-" if b is None or "error" in b else f"{b['solve'] / g['solve']:.1f}x"
+        bobj = "-" if b is None or "error" in b else f"{b['objective']:.2f}"
+        nan = float("nan")
         print(
-            f"| {n} | {src} | {tg:.2f} | {ti:.3f} | {information_loss(p, g).objective:.2f} | "
-            f"{information_loss(p, i).objective:.2f} | {pycanon_k(df, p, g, args.pycanon)} |",
+            f"| {n} | {data} | {g['solve']:.2f} | {g['total']:.2f} | {i.get('solve', nan):.2f} | "
+            f"{g['objective']:.2f} | {i.get('objective', nan):.2f} | {g['rss_mib']:.0f} | "
+            f"{base} | {ratio} | {bobj} | {g.get('pycanon_k', '-')} |",
             flush=True,
         )
 

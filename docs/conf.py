@@ -41,7 +41,7 @@ extensions = [
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "api/generated/README*"]
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
 templates_path = ["_templates"]
 
 # MyST: the user-guide pages are plain Markdown that also reads well on a code host. Several
@@ -84,6 +84,5 @@ html_theme_options = {
 }
 html_static_path: list[str] = []
 
-# A build for offline reading: no remote inventories, no analytics.
-intersphinx_mapping: dict[str, tuple[str, None]] = {}
+# The build runs offline: no sphinx.ext.intersphinx (remote inventories), no analytics.
 os.environ.setdefault("MPLBACKEND", "Agg")

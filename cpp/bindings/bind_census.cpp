@@ -175,9 +175,12 @@ py::tuple chain_dp_py(const I64Array& noisy, const I64Array& lo, const I64Array&
 using I64Matrix = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
 
 // A CensusForest over numpy arrays, validated (shapes here, values in validate_forest).
+using U8Matrix = py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>;
+
 CensusForest make_forest(const I64Array& child_ptr, const I64Array& child_idx,
                          const I64Matrix& noisy, const py::object& delta, std::int64_t delta0,
-                         std::int64_t G, std::int64_t max_table_size, I64Matrix& delta_keep) {
+                         std::int64_t G, std::int64_t max_table_size, I64Matrix& delta_keep,
+                         const py::object& shift = py::none(), U8Matrix* shift_keep = nullptr) {
     if (noisy.ndim() != 2) throw std::invalid_argument("noisy must have shape (R, N)");
     const py::ssize_t R = noisy.shape(0), N = noisy.shape(1);
     if (R == 0 || N == 0) throw std::invalid_argument("noisy must have at least one region and size");
@@ -195,6 +198,13 @@ CensusForest make_forest(const I64Array& child_ptr, const I64Array& child_idx,
         if (!per_node && !per_region)
             throw std::invalid_argument("delta must have shape (R,) or (R, N)");
         f.delta = delta_keep.data(), f.delta_per_node = per_node;
+    }
+    if (!shift.is_none()) {
+        if (shift_keep == nullptr) throw std::invalid_argument("shift is not accepted here");
+        *shift_keep = shift.cast<U8Matrix>();
+        if (shift_keep->ndim() != 2 || shift_keep->shape(0) != R || shift_keep->shape(1) != N)
+            throw std::invalid_argument("shift must have shape (R, N)");
+        f.shift = shift_keep->data();
     }
     validate_forest(f);
     return f;
@@ -236,9 +246,11 @@ py::tuple pack_tables(const std::vector<CplTable>& tables) {
 
 py::tuple census_up_py(const I64Array& child_ptr, const I64Array& child_idx, const I64Matrix& noisy,
                        const py::object& delta, std::int64_t delta0, std::int64_t G,
-                       std::int64_t max_table_size) {
+                       std::int64_t max_table_size, const py::object& shift) {
     I64Matrix keep;
-    const CensusForest f = make_forest(child_ptr, child_idx, noisy, delta, delta0, G, max_table_size, keep);
+    U8Matrix shift_keep;
+    const CensusForest f = make_forest(child_ptr, child_idx, noisy, delta, delta0, G,
+                                       max_table_size, keep, shift, &shift_keep);
     CensusSubtree sub;
     {
         py::gil_scoped_release release;
@@ -311,9 +323,12 @@ py::tuple census_root_py(const I64Array& noisy_root, const I64Array& delta_root,
 
 py::tuple census_down_py(const I64Array& child_ptr, const I64Array& child_idx,
                          const I64Matrix& noisy, const py::object& delta, std::int64_t delta0,
-                         std::int64_t G, const I64Array& root_values, std::int64_t max_table_size) {
+                         std::int64_t G, const I64Array& root_values, std::int64_t max_table_size,
+                         const py::object& shift) {
     I64Matrix keep;
-    const CensusForest f = make_forest(child_ptr, child_idx, noisy, delta, delta0, G, max_table_size, keep);
+    U8Matrix shift_keep;
+    const CensusForest f = make_forest(child_ptr, child_idx, noisy, delta, delta0, G,
+                                       max_table_size, keep, shift, &shift_keep);
     check_1d("root_values", root_values, f.n_sizes);
     py::array_t<std::int64_t> values({f.n_regions, f.n_sizes});
     py::array_t<std::uint8_t> touch({f.n_regions, f.n_sizes});
@@ -335,6 +350,92 @@ py::tuple census_down_py(const I64Array& child_ptr, const I64Array& child_idx,
     }
     return py::make_tuple(values, touch, n_touch);
 }
+
+// A census DP kept across widening rounds: the region tree, noisy values, per-region base
+// half-widths and a per-node shift array (doubled windows) that Python updates in place between
+// rounds. Each top-level subtree keeps its bottom-up result (root tables and merge traces), so a
+// round re-solves only the subtrees whose windows changed (up) and those whose root values
+// moved (down).
+class CensusSession {
+  public:
+    CensusSession(I64Array child_ptr, I64Array child_idx, I64Matrix noisy, I64Array delta,
+                  py::array_t<std::uint8_t> shift, std::int64_t G, std::int64_t max_table_size)
+        : ptr_(std::move(child_ptr)), idx_(std::move(child_idx)), noisy_(std::move(noisy)),
+          delta_(std::move(delta)), shift_(std::move(shift)) {
+        if (noisy_.ndim() != 2) throw std::invalid_argument("noisy must have shape (R, N)");
+        const py::ssize_t R = noisy_.shape(0), N = noisy_.shape(1);
+        if (R == 0 || N == 0) throw std::invalid_argument("noisy must have at least one region and size");
+        check_1d("child_ptr", ptr_, R + 1);
+        check_1d("child_idx", idx_, R - 1);
+        check_1d("delta", delta_, R);
+        check_limit("max_table_size", max_table_size);
+        if (shift_.ndim() != 2 || shift_.shape(0) != R || shift_.shape(1) != N ||
+            !(shift_.flags() & py::array::c_style) || !shift_.writeable())
+            throw std::invalid_argument("shift must be a writable C-contiguous uint8 (R, N) array");
+        f_.n_regions = R, f_.n_sizes = N, f_.child_ptr = ptr_.data(), f_.child_idx = idx_.data();
+        f_.noisy = noisy_.data(), f_.delta = delta_.data(), f_.shift = shift_.data(), f_.G = G;
+        f_.max_table_size = max_table_size;
+        validate_forest(f_);
+        for (std::int64_t i = f_.child_ptr[0]; i < f_.child_ptr[1]; ++i) top_.push_back(f_.child_idx[i]);
+        subs_.resize(top_.size());
+        values_ = py::array_t<std::int64_t>({R, N});
+        touch_ = py::array_t<std::uint8_t>({R, N});
+        std::fill(touch_.mutable_data(), touch_.mutable_data() + R * N, 0);
+    }
+    void up(const std::vector<std::int64_t>& which) {
+        check(which);
+        py::gil_scoped_release release;
+        for (std::int64_t i : which) subs_[static_cast<std::size_t>(i)] = census_up(f_, top_[static_cast<std::size_t>(i)]);
+    }
+    std::int64_t root() {
+        std::int64_t* v = values_.mutable_data();
+        std::uint8_t* t = touch_.mutable_data();
+        py::gil_scoped_release release;
+        root_widened_ = 0;
+        const DpStatus status = census_root_step(f_, subs_, v, root_widened_);
+        if (status != DpStatus::optimal) return static_cast<std::int64_t>(status);
+        for (std::int64_t s = 0; s < f_.n_sizes; ++s) {
+            std::int64_t lo, hi;
+            f_.window(0, s, lo, hi);
+            t[s] = ((v[s] <= lo && lo > 0) || (v[s] >= hi && hi < f_.G)) ? 1 : 0;
+        }
+        return 0;
+    }
+    std::int64_t down(const std::vector<std::int64_t>& which) {
+        check(which);
+        std::int64_t* v = values_.mutable_data();
+        std::uint8_t* t = touch_.mutable_data();
+        py::gil_scoped_release release;
+        std::int64_t n = 0;
+        for (std::int64_t i : which) n += census_down(f_, subs_[static_cast<std::size_t>(i)], v, t);
+        return n;
+    }
+    std::int64_t widened() const {
+        std::int64_t w = root_widened_;
+        for (const auto& sub : subs_) w += sub.n_widened;
+        return w;
+    }
+    py::array_t<std::int64_t> values() const { return values_; }
+    py::array_t<std::uint8_t> touch() const { return touch_; }
+    std::vector<std::int64_t> top() const { return top_; }
+
+  private:
+    void check(const std::vector<std::int64_t>& which) const {
+        for (std::int64_t i : which)
+            if (i < 0 || i >= static_cast<std::int64_t>(top_.size()))
+                throw std::invalid_argument("subtree index " + std::to_string(i) + " out of range");
+    }
+    I64Array ptr_, idx_;
+    I64Matrix noisy_;
+    I64Array delta_;
+    py::array_t<std::uint8_t> shift_;
+    CensusForest f_;
+    std::vector<std::int64_t> top_;
+    std::vector<CensusSubtree> subs_;
+    std::int64_t root_widened_ = 0;
+    py::array_t<std::int64_t> values_;
+    py::array_t<std::uint8_t> touch_;
+};
 
 // Seconds per call of (heap TableMerge, sorted TableMerge, plain std::sort of the same up+down
 // slope lists) over the whole domain: the "within 3x of std::sort" target.
@@ -397,7 +498,7 @@ void register_census(py::module_& m) {
           "touch (R, N) uint8, n_widened, n_touching).");
     m.def("census_up", &census_up_py, py::arg("child_ptr"), py::arg("child_idx"), py::arg("noisy"),
           py::arg("delta"), py::arg("delta0"), py::arg("G"),
-          py::arg("max_table_size") = default_max_table_size,
+          py::arg("max_table_size") = default_max_table_size, py::arg("shift") = py::none(),
           "Bottom-up over a subtree (its root is region 0); returns its root tables as "
           "(lo (N,), n (N,), concatenated slopes) and n_widened.");
     m.def("census_root", &census_root_py, py::arg("noisy_root"), py::arg("delta_root"),
@@ -408,8 +509,22 @@ void register_census(py::module_& m) {
     m.def("census_down", &census_down_py, py::arg("child_ptr"), py::arg("child_idx"),
           py::arg("noisy"), py::arg("delta"), py::arg("delta0"), py::arg("G"),
           py::arg("root_values"), py::arg("max_table_size") = default_max_table_size,
+          py::arg("shift") = py::none(),
           "Top-down over a subtree given its root values (recomputes its bottom-up pass); "
           "returns (values (R, N), touch (R, N) uint8, n_touching).");
+    py::class_<CensusSession>(m, "CensusSession",
+                              "Census DP kept across widening rounds (see privopt.census.forest).")
+        .def(py::init<I64Array, I64Array, I64Matrix, I64Array, py::array_t<std::uint8_t>,
+                      std::int64_t, std::int64_t>(),
+             py::arg("child_ptr"), py::arg("child_idx"), py::arg("noisy"), py::arg("delta"),
+             py::arg("shift"), py::arg("G"), py::arg("max_table_size") = default_max_table_size)
+        .def("up", &CensusSession::up, py::arg("which"))
+        .def("root", &CensusSession::root)
+        .def("down", &CensusSession::down, py::arg("which"))
+        .def_property_readonly("widened", &CensusSession::widened)
+        .def_property_readonly("values", &CensusSession::values)
+        .def_property_readonly("touch", &CensusSession::touch)
+        .def_property_readonly("top", &CensusSession::top);
     m.def("time_table_merge", &time_table_merge_py, py::arg("los"), py::arg("tables"),
           py::arg("repeats") = 5,
           "Seconds per call: (heap TableMerge, sorted TableMerge, std::sort of the slopes).");

@@ -120,6 +120,10 @@ def test_release_frame_and_save(tmp_path, running_example):
     f = rel.to_frame()
     assert list(f.columns) == ["region", "level", "size", "count"] and len(f) == 15
     assert rel.save(tmp_path / "out.csv").exists()
+    import pandas as pd
+
+    back = pd.read_csv(tmp_path / "out.csv", dtype={"region": str, "level": str})
+    assert back.equals(f.astype({"region": str, "level": str}))  # same text, any writer
     with pytest.raises(InvalidInput, match="csv or .parquet"):
         rel.save(tmp_path / "out.txt")
     assert "M_H^dp" in repr(rel)
@@ -202,3 +206,17 @@ def test_non_finite_qp_solution_raises(name, monkeypatch, running_example):
     m = _inject(running_example, name, np.zeros_like(running_example.counts))
     with pytest.raises(NumericalTrouble, match=re.escape(f"{name} QP solution is not finite")):
         MECHANISMS[name](running_example, measurements=m)
+
+
+def test_save_without_pyarrow_writes_the_same_csv(tmp_path, running_example, monkeypatch):
+    import privopt.census.release as release_module
+    from privopt.census.release import CensusRelease
+
+    rel = m_h_dp(running_example, 1.0, rng=0)
+    monkeypatch.setattr(release_module, "CSV_BLOCK_ROWS", 4)  # several blocks
+    rel.save(tmp_path / "fast.csv")
+    monkeypatch.setattr(CensusRelease, "_arrow_table", lambda self: None)
+    rel.save(tmp_path / "plain.csv")
+    assert (tmp_path / "fast.csv").read_text() == (tmp_path / "plain.csv").read_text()
+    with pytest.raises(InvalidInput, match="pyarrow"):
+        rel.save(tmp_path / "out.parquet")

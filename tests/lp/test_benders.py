@@ -417,3 +417,64 @@ def test_in_out_separation_equals_monolithic():
     for bad in (dict(core_point=core[:-1]), dict(core_point=core, in_out=0.0)):
         with pytest.raises(InvalidInput):
             solve_benders(problem, progress=False, **bad)
+
+
+@pytest.mark.dask
+def test_dask_worker_killed_mid_solve_is_retried(monkeypatch):
+    # Issue 15 item 6: a worker (holding scattered subproblems and warm solvers) dies
+    # between two rounds; its tasks are retried and the result equals the serial one.
+    import os
+
+    import privopt.lp.benders as engine
+
+    distributed = pytest.importorskip("distributed")
+    problem = capacity_expansion_lp(1, n_regions=4)
+    ref = solve_benders(problem, rel_gap=1e-9, progress=False)
+    calls = {"n": 0}
+    original = engine._Dispatcher.solve_all
+
+    def solve_all_killing_a_worker(self, xs, want_solution):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            victim = sorted(self._client.scheduler_info()["workers"])[0]
+            try:
+                self._client.run(os._exit, 1, workers=[victim])
+            except Exception:  # noqa: BLE001 - the victim's connection drops, as intended
+                pass
+        return original(self, xs, want_solution)
+
+    monkeypatch.setattr(engine._Dispatcher, "solve_all", solve_all_killing_a_worker)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        res = solve_benders(problem, rel_gap=1e-9, progress=False, executor=client.get_executor())
+    assert calls["n"] >= 2 and res.status == "optimal"
+    assert rel_err(res.objective, ref.objective) <= 1e-9
+    assert res.lower_bound == pytest.approx(ref.lower_bound, rel=1e-9, abs=1e-9)
+
+
+def test_lost_task_retries_then_names_the_subproblem():
+    from concurrent.futures import Executor, Future
+
+    class FailingExecutor(Executor):
+        """Every task fails as if its worker had died."""
+
+        def __init__(self):
+            self.submitted = 0
+
+        def submit(self, fn, *args, **kwargs):
+            self.submitted += 1
+            f = Future()
+            f.set_exception(ConnectionError("worker lost"))
+            return f
+
+    from privopt.errors import SolverError
+
+    problem = capacity_expansion_lp(0, n_regions=2)
+    pool = FailingExecutor()
+    with pytest.raises(SolverError, match=r"subproblem .* failed after 2 retries"):
+        solve_benders(problem, executor=pool, retries=2, progress=False)
+    assert pool.submitted >= 3  # the first task and two retries

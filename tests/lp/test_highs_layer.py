@@ -122,3 +122,39 @@ def test_infeasible_projection_qp_raises_infeasible_model() -> None:
         solve_projection_qp(np.zeros(2), np.array([[1.0, 1.0]]), [-1.0], [-1.0])
     with pytest.raises(InvalidInput):
         solve_projection_qp(np.zeros(3), np.array([[1.0, 1.0]]), [0.0], [1.0])
+
+
+def _privopt_imports(path: Path) -> set[str]:
+    """Modules of privopt that ``path`` imports anywhere (lazy imports included)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("privopt."):
+            out.add(node.module)
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("privopt.")}
+    return out
+
+
+@pytest.mark.parametrize("package", ["lp", "mdp"])
+def test_no_import_cycle_between_modules(package: str) -> None:
+    # mdp/benders <-> mdp/solvers imported each other; module-to-module edges (package
+    # __init__ files aside) must form no cycle.
+    mods = {
+        f"privopt.{package}.{p.stem}": p
+        for p in (PACKAGE / package).glob("*.py")
+        if p.stem != "__init__"
+    }
+    graph = {m: _privopt_imports(p) & mods.keys() for m, p in mods.items()}
+    state: dict[str, int] = {}
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for n in graph[m]:
+            assert state.get(n) != 1, f"import cycle: {' -> '.join([*path, m, n])}"
+            if n not in state:
+                visit(n, [*path, m])
+        state[m] = 2
+
+    for m in graph:
+        if m not in state:
+            visit(m, [])

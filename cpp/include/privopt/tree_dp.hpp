@@ -206,14 +206,19 @@ struct CensusForest {
     const std::int64_t* delta = nullptr;
     bool delta_per_node = false;
     std::int64_t delta0 = 0;
+    const std::uint8_t* shift = nullptr;  // optional: node (r, s) uses delta << shift[r * N + s]
     std::int64_t G = 0;
     std::int64_t max_table_size = default_max_table_size;
 
     bool is_leaf(std::int64_t r) const { return child_ptr[r] == child_ptr[r + 1]; }
     std::int64_t noisy_at(std::int64_t r, std::int64_t s) const { return noisy[r * n_sizes + s]; }
     std::int64_t delta_at(std::int64_t r, std::int64_t s) const {
-        if (delta == nullptr) return delta0;
-        return delta_per_node ? delta[r * n_sizes + s] : delta[r];
+        std::int64_t d = delta == nullptr ? delta0 : delta_per_node ? delta[r * n_sizes + s] : delta[r];
+        if (shift != nullptr) {  // doubled windows: capped at G (the whole domain)
+            const int k = shift[r * n_sizes + s];
+            d = (k >= 62 || d > (G >> k)) ? std::max(d, G) : d << k;
+        }
+        return d;
     }
     void window(std::int64_t r, std::int64_t s, std::int64_t& lo, std::int64_t& hi) const {
         const std::int64_t c = std::min(std::max(noisy_at(r, s), std::int64_t{0}), G);

@@ -23,7 +23,13 @@ from privopt._core import census as _kernels
 from privopt.census.hierarchy import Hierarchy
 from privopt.errors import InvalidInput
 
-__all__ = ["ForestRound", "check_executor", "run_forest_round", "top_level_subtrees"]
+__all__ = [
+    "ForestRound",
+    "ForestRunner",
+    "check_executor",
+    "run_forest_round",
+    "top_level_subtrees",
+]
 
 
 @dataclass(frozen=True)
@@ -111,50 +117,168 @@ def run_forest_round(
             h.child_ptr, h.child_idx, noisy, delta, delta0, G, max_table
         )
         return ForestRound(int(status), values, touch, int(widened))
-    check_executor(executor)
-    subtrees = top_level_subtrees(h)
-    if not subtrees:  # a single region: nothing to decompose
+    if not top_level_subtrees(h):
         return run_forest_round(h, noisy, delta, delta0, G, max_table)
-    jobs = []
-    for regions in subtrees:
-        ptr, idx = _local_structure(h, regions)
-        jobs.append(
-            (ptr, idx, np.ascontiguousarray(noisy[regions]), _slice(delta, regions), delta0, G)
+    R, N = noisy.shape
+    if delta is None:
+        per_node = np.full((R, N), delta0, dtype=np.int64)
+    elif np.ndim(delta) == 1:
+        per_node = np.repeat(np.asarray(delta, dtype=np.int64)[:, None], N, axis=1)
+    else:
+        per_node = np.ascontiguousarray(delta, dtype=np.int64)
+    runner = ForestRunner(h, noisy, per_node, None, G, max_table, executor, n_tasks)
+    return runner.run(None)
+
+
+class ForestRunner:
+    """DP rounds on one problem, re-solving only what a widening changed.
+
+    Node (r, s) has the window of half-width ``delta[r] << shift[r, s]`` (capped at G) around
+    its clipped noisy value; ``shift`` (R, N) uint8 is owned by the caller, who raises entries
+    between rounds and names the top-level subtrees they fall in (``dirty``). A round rebuilds the
+    bottom-up tables of the dirty subtrees only, redoes the root, and re-assigns top-down only the
+    subtrees that are dirty or whose root values moved; the others keep their values and flags,
+    which are what a full re-run would give. Serially the subtrees' merge traces stay in a C++
+    session; on an executor each task is stateless (the top-down task rebuilds its subtree's
+    tables) and the root tables of clean subtrees are reused.
+    """
+
+    def __init__(
+        self,
+        h: Hierarchy,
+        noisy: np.ndarray,
+        delta: np.ndarray,
+        shift: np.ndarray | None,
+        G: int,
+        max_table: int,
+        executor: Any = None,
+        n_tasks: int | None = None,
+    ) -> None:
+        self.h, self.noisy, self.G, self.max_table = h, noisy, G, max_table
+        self.delta = delta  # (R,) per region, or (R, N) per node (executor path only)
+        self.shift = shift
+        self.executor = check_executor(executor)
+        self.subtrees = top_level_subtrees(h)
+        self.subtree_of = np.full(h.n_regions, -1, dtype=np.int64)
+        for i, regions in enumerate(self.subtrees):
+            self.subtree_of[regions] = i
+        self._kid_values: np.ndarray | None = None
+        if not self.subtrees:  # a single region: nothing to distribute
+            self.executor = None
+        if self.executor is None:
+            if delta.ndim != 1:
+                raise InvalidInput("a serial ForestRunner takes one half-width per region")
+            if shift is None:
+                shift = np.zeros(noisy.shape, dtype=np.uint8)
+            self._session = _kernels.CensusSession(
+                h.child_ptr, h.child_idx, noisy, delta, shift, G, max_table
+            )
+        else:
+            self._values = np.zeros_like(noisy)
+            self._touch = np.zeros(noisy.shape, dtype=np.uint8)
+            self._tables: list = [None] * len(self.subtrees)
+            self._widened = [0] * len(self.subtrees)
+            self._batches = _batches(
+                [r.size for r in self.subtrees], n_tasks or _default_tasks(executor)
+            )
+
+    def run(self, dirty: set[int] | None) -> ForestRound:
+        """One round; ``dirty`` = indices of the top-level subtrees whose windows changed since
+        the last round (None: all, as in the first round)."""
+        k = len(self.subtrees)
+        dirty_list = list(range(k)) if dirty is None else sorted(dirty)
+        if self.executor is None:
+            return self._run_session(dirty_list)
+        return self._run_executor(dirty_list)
+
+    def _moved(self, kid_values: np.ndarray, dirty: list[int]) -> list[int]:
+        """Dirty subtrees and those whose root values differ from the previous round."""
+        if self._kid_values is None:
+            return list(range(len(self.subtrees)))
+        moved = np.flatnonzero(np.any(kid_values != self._kid_values, axis=1)).tolist()
+        return sorted(set(moved) | set(dirty))
+
+    def _run_session(self, dirty: list[int]) -> ForestRound:
+        session = self._session
+        session.up(dirty)
+        status = session.root()
+        values = session.values
+        if status != 0:
+            self._kid_values = None  # the next round re-assigns everything
+            return ForestRound(int(status), values, session.touch, session.widened)
+        roots = np.asarray(session.top, dtype=np.int64)
+        kid_values = values[roots].copy()
+        session.down(self._moved(kid_values, dirty))
+        self._kid_values = kid_values
+        return ForestRound(0, values, session.touch, session.widened)
+
+    def _job(self, i: int) -> tuple:
+        regions = self.subtrees[i]
+        ptr, idx = _local_structure(self.h, regions)
+        shift = None if self.shift is None else np.ascontiguousarray(self.shift[regions])
+        return (
+            ptr,
+            idx,
+            np.ascontiguousarray(self.noisy[regions]),
+            np.ascontiguousarray(self.delta[regions]),
+            0,
+            self.G,
+            self.max_table,
+            shift,
         )
-    batches = _batches([r.size for r in subtrees], n_tasks or _default_tasks(executor))
-    ups = _map(executor, _up_task, [[(*jobs[i], max_table) for i in b] for b in batches])
-    tables: list[Any] = [None] * len(jobs)
-    widened = 0
-    for b, results in zip(batches, ups, strict=True):
-        for i, (lo, n, slopes, w) in zip(b, results, strict=True):
-            tables[i] = (lo, n, slopes)
-            widened += int(w)
-    root_delta = _root_delta(delta, delta0, noisy.shape[1])
-    status, root_values, kid_values, root_touch, w = _kernels.census_root(
-        noisy[0],
-        root_delta,
-        G,
-        np.stack([t[0] for t in tables]),
-        np.stack([t[1] for t in tables]),
-        np.concatenate([t[2] for t in tables]),
-        max_table,
-    )
-    widened += int(w)
-    values = np.empty_like(noisy)
-    touch = np.zeros(noisy.shape, dtype=np.uint8)
-    if status != 0:
-        return ForestRound(int(status), values, touch, widened)
-    values[0], touch[0] = root_values, root_touch
-    downs = _map(
-        executor,
-        _down_task,
-        [[(*jobs[i], kid_values[i], max_table) for i in b] for b in batches],
-    )
-    for b, results in zip(batches, downs, strict=True):
-        for i, (v, t, _) in zip(b, results, strict=True):
-            values[subtrees[i]] = v
-            touch[subtrees[i]] = t
-    return ForestRound(0, values, touch, widened)
+
+    def _down_job(self, i: int, root_values: np.ndarray) -> tuple:
+        ptr, idx, noisy, delta, delta0, G, max_table, shift = self._job(i)
+        return (ptr, idx, noisy, delta, delta0, G, root_values, max_table, shift)
+
+    def _run_executor(self, dirty: list[int]) -> ForestRound:
+        wanted = set(dirty)
+        by_batch = [b2 for b2 in ([i for i in b if i in wanted] for b in self._batches) if b2]
+        ups = _map(self.executor, _up_task, [[self._job(i) for i in b] for b in by_batch])
+        for b, results in zip(by_batch, ups, strict=True):
+            for i, (lo, n, slopes, w) in zip(b, results, strict=True):
+                self._tables[i] = (lo, n, slopes)
+                self._widened[i] = int(w)
+        N = self.noisy.shape[1]
+        root_delta = self._root_delta(N)
+        status, root_values, kid_values, root_touch, w = _kernels.census_root(
+            self.noisy[0],
+            root_delta,
+            self.G,
+            np.stack([t[0] for t in self._tables]),
+            np.stack([t[1] for t in self._tables]),
+            np.concatenate([t[2] for t in self._tables]),
+            self.max_table,
+        )
+        widened = sum(self._widened) + int(w)
+        if status != 0:
+            self._kid_values = None
+            return ForestRound(int(status), self._values, self._touch, widened)
+        self._values[0], self._touch[0] = root_values, root_touch
+        todo = set(self._moved(kid_values, dirty))
+        by_batch = [b2 for b2 in ([i for i in b if i in todo] for b in self._batches) if b2]
+        downs = _map(
+            self.executor,
+            _down_task,
+            [[self._down_job(i, kid_values[i]) for i in b] for b in by_batch],
+        )
+        for b, results in zip(by_batch, downs, strict=True):
+            for i, (v, t, _) in zip(b, results, strict=True):
+                self._values[self.subtrees[i]] = v
+                self._touch[self.subtrees[i]] = t
+        self._kid_values = kid_values
+        return ForestRound(0, self._values, self._touch, widened)
+
+    def _root_delta(self, N: int) -> np.ndarray:
+        """Region 0's effective half-width per size (its shift applied, capped at G)."""
+        base = np.broadcast_to(np.asarray(self.delta[0], dtype=np.int64), (N,))
+        if self.shift is None:
+            return base.copy()
+        out = np.empty(N, dtype=np.int64)
+        for s in range(N):
+            k, d = int(self.shift[0, s]), int(base[s])
+            out[s] = max(d, self.G) if k >= 62 or d > (self.G >> k) else d << k
+        return out
 
 
 def check_executor(executor: Any) -> Any:
@@ -166,12 +290,6 @@ def check_executor(executor: Any) -> Any:
             f"{type(executor).__name__}"
         )
     return executor
-
-
-def _root_delta(delta: np.ndarray | None, delta0: int, N: int) -> np.ndarray:
-    if delta is None:
-        return np.full(N, delta0, dtype=np.int64)
-    return np.broadcast_to(np.asarray(delta[0], dtype=np.int64), (N,)).copy()
 
 
 def _default_tasks(executor: Any) -> int:

@@ -8,7 +8,9 @@ groups: parallel composition inside a level, sequential across levels, Thm 1).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -99,22 +101,58 @@ class Measurements:
     source: DataFingerprint | None = None
 
 
+#: Draws per task when noise is drawn on several threads (the privopt.dp samplers release the
+#: GIL); levels with fewer draws in all are drawn in one stream, as before.
+NOISE_CHUNK = 1 << 20
+
+
 def draw_level_noise(
     shape_per_level: list[tuple[int, ...]], epsilon: float, sensitivity: np.ndarray, rng: Any
 ) -> list[np.ndarray]:
-    """One int64 noise array per level: discrete Laplace with ε_level = ε/L and the level's Δ."""
+    """One int64 noise array per level: discrete Laplace with ε_level = ε/L and the level's Δ.
+
+    Above :data:`NOISE_CHUNK` draws in all, the draws are split into fixed chunks drawn on one
+    thread per core: from the OS CSPRNG (thread-safe) or, for a seeded Generator, from child
+    generators spawned in chunk order — so a seed gives the same noise on any machine.
+    """
     from privopt.dp import as_random_source, sample_discrete_laplace
 
     source = as_random_source(rng)
     L = len(shape_per_level)
-    out = []
-    for lev, shape in enumerate(shape_per_level):
-        size = int(np.prod(shape))
-        draws = sample_discrete_laplace(
-            epsilon / L, size, sensitivity=int(sensitivity[lev]), rng=source
+    sizes = [int(np.prod(shape)) for shape in shape_per_level]
+    jobs = [  # (level, start, stop)
+        (lev, a, min(a + NOISE_CHUNK, n))
+        for lev, n in enumerate(sizes)
+        for a in range(0, n, NOISE_CHUNK)
+    ]
+    sources = _chunk_sources(source, len(jobs)) if sum(sizes) > NOISE_CHUNK else None
+    out = [np.empty(n, dtype=np.int64) for n in sizes]
+
+    def draw(job: int) -> None:
+        lev, a, b = jobs[job]
+        src = source if sources is None else sources[job]
+        out[lev][a:b] = sample_discrete_laplace(
+            epsilon / L, b - a, sensitivity=int(sensitivity[lev]), rng=src
         )
-        out.append(np.asarray(draws, dtype=np.int64).reshape(shape))
-    return out
+
+    if sources is None:
+        for job in range(len(jobs)):
+            draw(job)
+    else:
+        with ThreadPoolExecutor(max_workers=min(os.cpu_count() or 1, len(jobs))) as pool:
+            list(pool.map(draw, range(len(jobs))))
+    return [o.reshape(shape) for o, shape in zip(out, shape_per_level, strict=True)]
+
+
+def _chunk_sources(source: Any, n: int) -> list | None:
+    """Independent sources for n chunks, or None when ``source`` cannot be split safely."""
+    from privopt.dp import GeneratorSource, SecureSource
+
+    if isinstance(source, SecureSource):
+        return [source] * n
+    if isinstance(source, GeneratorSource) and hasattr(source.generator, "spawn"):
+        return [GeneratorSource(g) for g in source.generator.spawn(n)]
+    return None
 
 
 def check_accountant(accountant: Any) -> Any:

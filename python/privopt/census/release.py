@@ -145,18 +145,61 @@ class CensusRelease:
         p = Path(path)
         if p.suffix not in (".csv", ".parquet"):
             raise InvalidInput(f"path must end in .csv or .parquet, got {p.name!r}")
-        frame = self.to_frame()
         with atomic_file(p) as tmp:
-            if p.suffix == ".parquet":
-                try:
-                    frame.to_parquet(tmp, index=False)
-                except ImportError as exc:
-                    raise InvalidInput(
-                        f"writing {p.name} needs pyarrow or fastparquet: {exc}"
-                    ) from None
+            table = self._arrow_table()
+            if table is not None:  # pyarrow: C++ writers, names stored once (dictionary)
+                self._write_arrow(table, str(tmp), p.suffix)
+            elif p.suffix == ".parquet":
+                raise InvalidInput(f"writing {p.name} needs pyarrow (pip install privopt[census])")
             else:
-                frame.to_csv(tmp, index=False)
+                self.to_frame().to_csv(tmp, index=False)
         return p
+
+    def _arrow_table(self) -> Any:
+        """The long table of :meth:`to_frame` as a pyarrow Table (None without pyarrow)."""
+        try:
+            import pyarrow as pa  # type: ignore[import-untyped]
+        except ImportError:
+            return None
+        R, N = self.counts.shape
+        h = self.hierarchy
+        return pa.table(
+            {
+                "region": pa.DictionaryArray.from_arrays(
+                    pa.array(np.repeat(np.arange(R, dtype=np.int32), N)),
+                    pa.array([str(x) for x in h.names]),
+                ),
+                "level": pa.DictionaryArray.from_arrays(
+                    pa.array(np.repeat(h.level.astype(np.int32), N)),
+                    pa.array([str(x) for x in h.level_names]),
+                ),
+                "size": pa.array(np.tile(np.arange(1, N + 1, dtype=np.int64), R)),
+                "count": pa.array(self.counts.ravel()),
+            }
+        )
+
+    @staticmethod
+    def _write_arrow(table: Any, path: str, suffix: str) -> None:
+        if suffix == ".parquet":
+            table = table.cast(_plain_schema(table))  # readers get plain strings back
+            import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+            pq.write_table(table, path)  # parquet dictionary-encodes the repeated names itself
+            return
+        import pyarrow.csv as pc  # type: ignore[import-untyped]
+
+        # Unquoted fields and header, as pandas writes them, unless a name needs quotes.
+        names = [*table.column("region").chunk(0).dictionary.to_pylist()]
+        names += table.column("level").chunk(0).dictionary.to_pylist()
+        plain = not any(any(c in str(x) for c in ',"\r\n') for x in names)
+        schema = _plain_schema(table)
+        options = pc.WriteOptions(include_header=False, quoting_style="none" if plain else "needed")
+        with open(path, "wb") as f:
+            f.write((",".join(table.column_names) + "\n").encode())
+            # The names become plain strings one block at a time (not 10^7 strings at once).
+            for start in range(0, table.num_rows, CSV_BLOCK_ROWS):
+                block = table.slice(start, CSV_BLOCK_ROWS).cast(schema)
+                pc.write_csv(block, f, write_options=options)
 
     def __repr__(self) -> str:
         R, N = self.counts.shape
@@ -164,3 +207,19 @@ class CensusRelease:
             f"CensusRelease({self.mechanism}, ε={self.epsilon:g}, {R} regions × {N} sizes, "
             f"G={self.G}, {self.timings.get('total', float('nan')):.3g} s)"
         )
+
+
+#: Rows written per block by the pyarrow CSV writer.
+CSV_BLOCK_ROWS = 1 << 20
+
+
+def _plain_schema(table: Any) -> Any:
+    """The schema of ``table`` with dictionary columns as plain strings (for the CSV writer)."""
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            pa.field(f.name, f.type.value_type if pa.types.is_dictionary(f.type) else f.type)
+            for f in table.schema
+        ]
+    )

@@ -39,7 +39,7 @@ from scipy.optimize import isotonic_regression
 
 from privopt._core import census as _kernels
 from privopt._validation import check_finite_array, check_int, check_positive
-from privopt.census.forest import run_forest_round
+from privopt.census.forest import ForestRunner
 from privopt.census.hierarchy import Hierarchy
 from privopt.errors import InfeasibleModel, InvalidInput, SolverLimit
 
@@ -246,42 +246,52 @@ def tree_postprocess(
     fanout = np.diff(hierarchy.child_ptr)
     internal = fanout > 0
     region_delta = _initial_deltas(window, scale, G, fanout)
-    node_delta: np.ndarray | None = None  # per (region, size) once single nodes widen
+    shift = np.zeros((R, N), dtype=np.uint8)  # node (r, s): window half-width δ_r·2^shift
+    runner = ForestRunner(
+        hierarchy, noisy, region_delta, shift, G, max_table, executor=executor, n_tasks=n_tasks
+    )
+    dirty: set[int] | None = None
     rounds = 0
     while True:
         rounds += 1
-        delta = region_delta if node_delta is None else node_delta
-        _check_budget(delta, internal, N, G, max_cells, max_table, rounds, scale)
+        _check_budget(region_delta, shift, internal, G, max_cells, max_table, rounds, scale)
         try:
-            run = run_forest_round(
-                hierarchy, noisy, delta, 0, G, max_table, executor=executor, n_tasks=n_tasks
-            )
+            run = runner.run(dirty)
         except (ValueError, OverflowError) as exc:
             raise _kernel_error("census tree DP", exc) from None
         if run.status != 0:  # ⊤ cannot reach G inside the windows: widen everything
-            if np.all(delta >= G):
+            if np.all(_half_widths(region_delta, shift, G) >= G):
                 raise InfeasibleModel(f"no consistent release exists; check G = {G}")
-            region_delta = np.minimum(2 * region_delta, G)
-            node_delta = None if node_delta is None else np.minimum(2 * node_delta, G)
+            np.minimum(shift + 1, 63, out=shift)
+            dirty = None
             continue
         touch = np.flatnonzero(run.touch.ravel())
         if touch.size == 0:
             break
-        if node_delta is None:
-            node_delta = np.repeat(region_delta[:, None], N, axis=1)
-        grow = _with_ancestors(hierarchy, touch // N, touch % N)
-        node_delta[grow] = np.minimum(2 * node_delta[grow], G)
+        regions, sizes = _with_ancestors(hierarchy, touch // N, touch % N)
+        nodes = np.unique(regions * N + sizes)  # double each window once per round
+        regions, sizes = nodes // N, nodes % N
+        shift[regions, sizes] = np.minimum(shift[regions, sizes] + 1, 63)
+        dirty = set(runner.subtree_of[regions].tolist()) - {-1}
+    values = np.array(run.values, copy=True)
     # δ of the windows that cost (internal regions; the root when it is the only region).
-    used = delta[internal] if internal.any() else delta
-    info = _certified_info(squared_distance(run.values, noisy), rounds, used, window)
+    rows = internal if internal.any() else slice(None)
+    used = _half_widths(region_delta[rows], shift[rows], G)
+    info = _certified_info(squared_distance(values, noisy), rounds, used, window)
     info["widened"] = run.widened
-    return run.values, info
+    return values, info
+
+
+def _half_widths(region_delta: np.ndarray, shift: np.ndarray, G: int) -> np.ndarray:
+    """Half-width per node (R, N): δ_r·2^shift, capped at G (as the kernel computes it)."""
+    d = region_delta[:, None].astype(np.float64) * np.exp2(shift)
+    return np.where(d >= G, np.maximum(region_delta[:, None], G), d).astype(np.int64)
 
 
 def _check_budget(
-    delta: np.ndarray,
+    region_delta: np.ndarray,
+    shift: np.ndarray,
     internal: np.ndarray,
-    N: int,
     G: int,
     max_cells: int,
     max_table: int,
@@ -289,9 +299,9 @@ def _check_budget(
     scale: float,
 ) -> None:
     """SolverLimit when the internal windows (tables and traces) would exceed the limits."""
-    d = delta[internal]
+    d = _half_widths(region_delta[internal], shift[internal], G)
     width = np.minimum(2 * d + 1, G + 1)
-    total = int(width.sum()) * (N if d.ndim == 1 else 1)
+    total = int(width.sum())
     biggest = int(width.max(initial=0))
     if total > max_cells or biggest > max_table:
         raise SolverLimit(

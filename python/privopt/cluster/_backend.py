@@ -183,7 +183,8 @@ class DaskData:
         return acc
 
     def codes(self, beta: float, window: str) -> Any:
-        """The (n, d) codes as a Dask array: persisted when small enough, else lazy."""
+        """The codes of each row chunk, as delayed values: persisted when small enough (in
+        worker memory on a cluster), else lazy (recomputed from the raw chunk by each pass)."""
         if self._codes is None or self._codes[0] != (beta, window):
             probe = _cc.cell_codes(np.zeros((1, 1)), self.a, self.b, beta, window)
             args = (self.a, self.b, beta, window)
@@ -236,12 +237,13 @@ class DaskData:
         args = (self.a, self.b, tree.kernel_arrays(slots), len(slots), scale)
         parts = [delayed(chunk_sums)(blk, *args) for blk in self.blocks()]
         # Batches bound the raw chunks in flight; each batch is tree-summed where it ran.
-        return add_parts(batched_compute(parts, combine=self._tree_sum))
+        sums, sizes = add_parts(batched_compute(parts, combine=self._tree_sum))
+        return sums, sizes
 
 
-#: Row chunks read at a time by the passes over the raw data. Dask's scheduler would otherwise
-#: read ahead and hold most chunks at once (measured: about 4 of 5 chunks), which for data larger
-#: than memory is all of it.
+#: Row chunks read at a time by the passes over the raw data: the bound on raw chunks in memory
+#: does not depend on how far the scheduler would read ahead (with one graph for all chunks, a
+#: 5-chunk pass held about 4 of them at once).
 BATCH_CHUNKS = 4
 
 

@@ -405,8 +405,9 @@ class DPM(ClusterMixin, BaseEstimator):
         if is_dask_array(X):
             if X.ndim != 2:
                 raise InvalidInput(f"X must be 2-dimensional, got shape {X.shape}")
-            data: InMemoryData | DaskData = DaskData(X, a, b)
-            finite, lo, hi = data.summary()
+            lazy = DaskData(X, a, b)
+            finite, lo, hi = lazy.summary()
+            data: InMemoryData | DaskData = lazy
             if not finite:
                 raise InvalidInput("X contains a non-finite value (NaN or inf)")
         else:  # already checked by _points

@@ -109,7 +109,7 @@ def _write_outputs(out: Path, args: argparse.Namespace, X: np.ndarray, delta: fl
         f"DPM, epsilon={args.epsilon:g}: {model.n_clusters_} clusters",
     )
     rows: list[list[object]] = [
-        [i, float(w)] + [float(v) for v in c[:3]]
+        [i, float(w), *(float(v) for v in c[:3])]
         for i, (c, w) in enumerate(zip(model.cluster_centers_, model.cluster_sizes_, strict=True))
     ]
     body = (

@@ -34,6 +34,7 @@ from privopt.errors import InvalidInput, SolverLimit
 from privopt.graphs import shortest_paths
 from privopt.lp import LinearProgram
 from privopt.lp.benders import BendersProblem, solve_benders
+from privopt.mdp._exact import _solve_block_rowgen
 from privopt.mdp._lpbuild import mdp_rows
 from privopt.mdp.partition import Partition, classify, mp_component_sizes, partition
 from privopt.mdp.problem import EdgeList, _Block
@@ -319,6 +320,7 @@ def solve_benders_block(
     scale_m: bool = True,
     n_total: int | None = None,
     in_out: float = 1.0,
+    retries: int = 2,
 ) -> tuple[np.ndarray, float, dict[str, Any], list[dict[str, Any]]]:
     """Benders decomposition (spec §3.4) of one connected block on the shared engine
     :func:`privopt.lp.benders.solve_benders`.
@@ -349,6 +351,9 @@ def solve_benders_block(
         Farkas rays).
     progress : Benders bar with bounds and gap on stderr: True, False or "auto" (default: on
         in the CLI, else on a terminal once the run has lasted 2 s).
+    retries : a subproblem task lost with its worker is retried this many times, then
+        :class:`~privopt.errors.SolverError` names the subproblem (see
+        :func:`privopt.lp.benders.solve_benders`).
     in_out : < 1 enables the engine's in-out separation around the uniform mechanism (a
         point at which every subproblem is feasible), e.g. 0.5; 1 (default) separates at the
         master points as in the paper.
@@ -380,8 +385,6 @@ def solve_benders_block(
     setup_s = time.perf_counter() - start
     if not model.subs:
         # Every record is a boundary record: the master is the whole LP of the block.
-        from privopt.mdp.solvers import _solve_block_rowgen
-
         z, value, info = _solve_block_rowgen(
             block, lp_method="simplex", threads=None, time_limit=time_limit
         )
@@ -421,6 +424,7 @@ def solve_benders_block(
         core_point=core,
         in_out=in_out,
         stall_in_out=0.5 if in_out == 1.0 else None,
+        retries=retries,
     )
     history = [
         {

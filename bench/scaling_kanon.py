@@ -1,0 +1,111 @@
+"""k-anonymity scaling (issue 17 item 5): time and peak RSS at 3–5 sizes, log-log slopes, plot.
+
+``kanon(sizes, method, data, out)`` is the family entry for a shared ``bench/scaling.py``: it
+runs each size in a fresh child (``bench/kanon_measure.py``, which ``anonymize``s and so
+verifies the output k-anonymous), fits time ∝ n^a and peak RSS ∝ n^b by least squares on the
+logs, writes ``out`` (a PNG with the points and fitted lines) and returns the measurements and
+exponents. The paper reports no timings to plot beside them (its figures did not survive as
+numbers). Progress goes to stderr; as a script it prints a markdown table.
+
+    python bench/scaling_kanon.py [--method greedy] [--data adult] [--sizes 100000 300000 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kanon_measure import run_child  # noqa: E402
+
+DEFAULT_SIZES = {"greedy": (100_000, 300_000, 1_000_000), "split_carry": (10_000, 30_000, 100_000)}
+
+
+def log_log_slope(x: list[float], y: list[float]) -> float:
+    """Least-squares slope of log y against log x."""
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+def kanon(
+    sizes=None, method: str = "greedy", data: str = "adult", out: str | Path = "kanon_scaling.png"
+) -> dict:
+    """Measure ``anonymize(..., method=method)`` (k = 3) on ``data`` at ``sizes``; returns
+    {"family", "method", "data", "sizes", "solve_s", "total_s", "peak_gib", "time_exponent",
+    "memory_exponent", "plot"} (time = the algorithm; total adds validation, rendering and the
+    k-anonymity check)."""
+    sizes = list(sizes or DEFAULT_SIZES.get(method, DEFAULT_SIZES["greedy"]))
+    solve_s, total_s, peak = [], [], []
+    for n in sizes:
+        print(f"kanon {method} scaling: n = {n:.0e}", file=sys.stderr, flush=True)
+        r = run_child(["--method", method, "--data", data, "--n", str(n)])
+        if "error" in r:
+            raise RuntimeError(f"kanon {method} at n = {n} failed: {r['error']}")
+        solve_s.append(r["solve"])
+        total_s.append(r["total"])
+        peak.append(r["rss_mib"] / 1024)
+    result = {
+        "family": f"kanon ({method})",
+        "method": method,
+        "data": data,
+        "sizes": sizes,
+        "solve_s": solve_s,
+        "total_s": total_s,
+        "peak_gib": peak,
+        "time_exponent": log_log_slope(sizes, solve_s),
+        "memory_exponent": log_log_slope(sizes, peak),
+        "plot": str(out),
+    }
+    plot(result, Path(out))
+    return result
+
+
+def plot(result: dict, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = np.asarray(result["sizes"], dtype=float)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    for ax, key, exp, label in (
+        (axes[0], "solve_s", result["time_exponent"], f"{result['method']} time (s)"),
+        (axes[1], "peak_gib", result["memory_exponent"], "peak RSS (GiB)"),
+    ):
+        y = np.asarray(result[key])
+        coef = np.polyfit(np.log(n), np.log(y), 1)
+        ax.loglog(n, y, "o", label="measured")
+        ax.loglog(n, np.exp(np.polyval(coef, np.log(n))), "-", label=f"fit: n^{exp:.2f}")
+        ax.set_xlabel(f"rows n ({result['data']}, k = 3)")
+        ax.set_ylabel(label)
+        ax.legend()
+    fig.suptitle(f"k-anonymity (privopt.kanon, {result['method']}), one process")
+    fig.tight_layout()
+    tmp = out.with_name(out.name + ".partial.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    os.replace(tmp, out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--method", default="greedy")
+    parser.add_argument("--data", default="adult")
+    parser.add_argument("--sizes", nargs="+", type=int, default=None)
+    parser.add_argument("--out", default="kanon_scaling.png")
+    args = parser.parse_args()
+    print(f"load average at start: {os.getloadavg()}", file=sys.stderr)
+    r = kanon(args.sizes, args.method, args.data, args.out)
+    print("| n | solve (s) | end to end (s) | peak RSS (GiB) |")
+    print("|---|---|---|---|")
+    for n, t, tt, m in zip(r["sizes"], r["solve_s"], r["total_s"], r["peak_gib"], strict=True):
+        print(f"| {n:.0e} | {t:.2f} | {tt:.2f} | {m:.2f} |")
+    print(f"\ntime ∝ n^{r['time_exponent']:.2f}, peak RSS ∝ n^{r['memory_exponent']:.2f}")
+    print(f"load average at end: {os.getloadavg()}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
