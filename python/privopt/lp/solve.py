@@ -179,9 +179,12 @@ def phase1_farkas_ray(A: Any, row_lower, row_upper, col_lower, col_upper) -> np.
     return orient_farkas(A, row_lower, row_upper, col_lower, col_upper, y)
 
 
-def dual_ray_of(h: Any, A: Any, row_lower, row_upper, col_lower, col_upper) -> np.ndarray | None:
+def dual_ray_of(
+    h: Any, A: Any, row_lower, row_upper, col_lower, col_upper, *, phase1: bool = True
+) -> np.ndarray | None:
     """The verified Farkas ray of an infeasible model just solved in ``h`` (``getDualRay``), or
-    from the phase-1 LP when HiGHS has no ray or it fails verification."""
+    from the phase-1 LP when HiGHS has no ray or it fails verification (``phase1=False``: no
+    fallback, for callers that keep their own elastic model)."""
     try:
         _, has_ray, ray = h.getDualRay()
     except Exception:  # noqa: BLE001 - older highspy returned a different tuple
@@ -190,7 +193,7 @@ def dual_ray_of(h: Any, A: Any, row_lower, row_upper, col_lower, col_upper) -> n
         oriented = orient_farkas(A, row_lower, row_upper, col_lower, col_upper, np.asarray(ray))
         if oriented is not None:
             return oriented
-    return phase1_farkas_ray(A, row_lower, row_upper, col_lower, col_upper)
+    return phase1_farkas_ray(A, row_lower, row_upper, col_lower, col_upper) if phase1 else None
 
 
 # --------------------------------------------------------------------------- results
