@@ -1,0 +1,293 @@
+"""The pytest-benchmark suite of privopt: sizes, baselines measured in the same run, ratios.
+
+    python -m pytest bench --benchmark-only                      # small settings (default)
+    python -m pytest bench --benchmark-only --bench-size paper   # the papers' settings
+    python -m pytest bench --benchmark-only --benchmark-autosave # save .benchmarks/<machine>/...
+    python -m pytest bench --benchmark-only --benchmark-compare  # against the last saved run
+
+Every benchmark times a privopt operation with pytest-benchmark and, interleaved with its rounds
+(one baseline round before each privopt round, untimed by pytest-benchmark), a *baseline*: plain
+HiGHS on the same model, the previous implementation, or a peer method on the same data. Both
+see the same machine load, so their ratio ``privopt / baseline`` is what to compare between
+runs and machines; absolute times move with the load. ``extra_info`` of each benchmark (in the
+saved JSON) holds the setting, the baseline's times, the ratio, the peak RSS of both, the
+paper's figure for the setting, and the quality figures asserted by the test. A summary table of
+the ratios, with the compared run's ratios beside them under ``--benchmark-compare``, is printed
+at the end; ``--bench-ratio-fail PCT`` fails the run when a ratio grew by more than PCT percent.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+import pytest
+
+matplotlib.use("Agg")
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the bench scripts' helpers
+
+#: Sizes of ``--bench-size``: each benchmark module maps them to its settings (``SETTINGS``).
+SIZES = ("small", "paper")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("privopt benchmarks")
+    group.addoption(
+        "--bench-size",
+        choices=SIZES,
+        default="small",
+        help="small: the whole suite in a few minutes (default); paper: the papers' settings",
+    )
+    group.addoption(
+        "--bench-ratio-fail",
+        type=float,
+        default=None,
+        metavar="PCT",
+        help="with --benchmark-compare: fail when a privopt/baseline ratio grew by more than "
+        "PCT percent over the compared run",
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize ``setting`` with ``SETTINGS[test name][--bench-size]`` of the module; each
+    setting's ``id`` names it, so a small and a paper run never compare as the same benchmark."""
+    if "setting" not in metafunc.fixturenames:
+        return
+    size = metafunc.config.getoption("bench_size")
+    settings = metafunc.module.SETTINGS[metafunc.function.__name__][size]
+    metafunc.parametrize("setting", settings, ids=[s["id"] for s in settings])
+
+
+def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: dict) -> None:
+    """The load at the end of the run and the size: absolute times mean little without them."""
+    import privopt
+
+    machine_info["load_average"] = list(os.getloadavg())
+    machine_info["cpu_count"] = os.cpu_count()
+    machine_info["bench_size"] = config.getoption("bench_size")
+    machine_info["privopt"] = privopt.__version__
+
+
+def data_root() -> Path | None:
+    """The real data sets: ``$PRIVOPT_DATA``, else ``<repo>/../shared/data`` (not shipped)."""
+    env = os.environ.get("PRIVOPT_DATA")
+    root = Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
+    return root if root.is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path | None:
+    """The real data folder, or None: for benchmarks with a generated stand-in."""
+    return data_root()
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Callable[[str], Path]:
+    """``shared_data("rome")`` -> that folder of the real data, or a skip (a failure where
+    ``PRIVOPT_REQUIRE_DATA=1``): the data is not part of privopt, so users' clones lack it.
+    Benchmarks that have a generated stand-in use ``data_dir`` and fall back instead."""
+
+    def folder(subdir: str) -> Path:
+        root = data_root()
+        path = None if root is None else root / subdir
+        if path is None or not path.exists():
+            message = f"real data folder {subdir!r} absent (set PRIVOPT_DATA)"
+            if os.environ.get("PRIVOPT_REQUIRE_DATA") == "1":
+                pytest.fail(message)
+            pytest.skip(message)
+        return path
+
+    return folder
+
+
+# ----------------------------------------------------------------------- peak memory (Linux)
+def peak_rss_mib() -> float:
+    """High-water mark of this process's resident set since the last :func:`reset_peak_rss`,
+    in MiB (``ru_maxrss`` where /proc is absent: then it is the process's whole peak)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+
+    scale = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB on Linux
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale / 1024
+
+
+def reset_peak_rss() -> None:
+    """Reset the high-water mark to the current RSS (Linux ``clear_refs`` 5; else a no-op)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
+# ----------------------------------------------------------------------- privopt vs baseline
+@dataclass
+class Against:
+    """Runs a privopt operation under pytest-benchmark and its baseline in the same rounds.
+
+    Use through the ``against`` fixture::
+
+        def test_x(against, setting):
+            mine, base = against(run, baseline, baseline_name="plain HiGHS", paper="161.4 s")
+    """
+
+    benchmark: Any
+    size: str
+
+    def __call__(
+        self,
+        target: Callable[[], Any],
+        baseline: Callable[[], Any],
+        *,
+        baseline_name: str,
+        paper: Any = None,
+        rounds: int = 3,
+        baseline_rounds: int | None = None,
+        warmup: bool = True,
+        setting: dict | None = None,
+    ) -> tuple[Any, Any]:
+        """Time ``target`` (``rounds`` rounds) and ``baseline`` (``baseline_rounds``, default
+        ``rounds``, each just before a target round); returns the last results of both.
+
+        ``warmup`` runs each once untimed first (JIT compilation, first HiGHS instance, caches).
+        The ratio recorded is the median of the target over the median of the baseline.
+        """
+        baseline_rounds = rounds if baseline_rounds is None else min(baseline_rounds, rounds)
+        if warmup:
+            target()
+            baseline()
+        base_times: list[float] = []
+        peaks = {"target": 0.0, "baseline": 0.0}
+        last: dict[str, Any] = {}
+
+        def before_round() -> None:
+            if len(base_times) < baseline_rounds:
+                reset_peak_rss()
+                start = time.perf_counter()
+                last["baseline"] = baseline()
+                base_times.append(time.perf_counter() - start)
+                peaks["baseline"] = max(peaks["baseline"], peak_rss_mib())
+            reset_peak_rss()
+
+        def after_round() -> None:
+            peaks["target"] = max(peaks["target"], peak_rss_mib())
+
+        result = self.benchmark.pedantic(
+            target, setup=before_round, teardown=after_round, rounds=rounds, iterations=1
+        )
+        self.record(setting, baseline_name, base_times, paper, peaks)
+        return result, last.get("baseline")
+
+    def record(
+        self,
+        setting: dict | None,
+        baseline_name: str,
+        base_times: list[float],
+        paper: Any,
+        peaks: dict[str, float],
+    ) -> None:
+        info = self.benchmark.extra_info
+        info["size"] = self.size
+        if setting is not None:
+            info["setting"] = setting
+        info["baseline"] = baseline_name
+        info["baseline_median_s"] = statistics.median(base_times)
+        info["baseline_min_s"] = min(base_times)
+        info["baseline_rounds"] = len(base_times)
+        info["paper"] = paper
+        info["peak_rss_mib"] = round(peaks["target"], 1)
+        info["baseline_peak_rss_mib"] = round(peaks["baseline"], 1)
+        stats = getattr(self.benchmark, "stats", None)
+        if stats is not None and stats.stats.rounds:
+            median = stats.stats.median
+            info["median_s"] = median
+            info["ratio"] = median / info["baseline_median_s"]
+
+
+@pytest.fixture
+def against(benchmark, request) -> Against:
+    """The privopt-vs-baseline runner of one benchmark (see :class:`Against`)."""
+    return Against(benchmark, request.config.getoption("bench_size"))
+
+
+# ----------------------------------------------------------------------- the ratio summary
+def _ratios(config: pytest.Config) -> list[dict]:
+    """One row per benchmark of this run: its ratio and the compared run's ratio, if any."""
+    session = getattr(config, "_benchmarksession", None)
+    if session is None:
+        return []
+    compared: dict[str, dict] = {}
+    for mapping in (session.compared_mapping or {}).values():
+        compared.update(mapping)
+    rows = []
+    for bench in session.benchmarks:
+        info = bench.extra_info
+        if "ratio" not in info:
+            continue
+        then = compared.get(bench.fullname, {}).get("extra_info", {}).get("ratio")
+        rows.append(
+            {
+                "name": bench.name,
+                "median": info["median_s"],
+                "baseline": info["baseline"],
+                "baseline_median": info["baseline_median_s"],
+                "ratio": info["ratio"],
+                "then": then,
+                "paper": info.get("paper"),
+            }
+        )
+    return rows
+
+
+def _ratio_regressions(config: pytest.Config) -> list[str]:
+    limit = config.getoption("bench_ratio_fail")
+    if limit is None:
+        return []
+    return [
+        f"{r['name']}: ratio {r['then']:.3g} -> {r['ratio']:.3g}"
+        for r in _ratios(config)
+        if r["then"] and r["ratio"] > r["then"] * (1 + limit / 100)
+    ]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _ratio_regressions(session.config) and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    rows = _ratios(config)
+    if not rows:
+        return
+    tr = terminalreporter
+    tr.section("privopt / baseline (same run; < 1: privopt faster)")
+    width = max(len(r["name"]) for r in rows)
+    tr.write_line(
+        f"{'benchmark':<{width}}  {'privopt s':>10}  {'baseline s':>10}  {'ratio':>8}  "
+        f"{'compared':>8}  {'change':>7}  baseline"
+    )
+    for r in rows:
+        then = f"{r['then']:8.3g}" if r["then"] else f"{'':8}"
+        change = f"{100 * (r['ratio'] / r['then'] - 1):+6.0f}%" if r["then"] else f"{'':7}"
+        tr.write_line(
+            f"{r['name']:<{width}}  {r['median']:10.4g}  {r['baseline_median']:10.4g}  "
+            f"{r['ratio']:8.3g}  {then}  {change}  {r['baseline']}"
+        )
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    tr.write_line(f"load average {load}, {os.cpu_count()} cores")
+    for line in _ratio_regressions(config):
+        tr.write_line(f"RATIO REGRESSION {line}", red=True)
