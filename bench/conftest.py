@@ -22,6 +22,7 @@ import os
 import statistics
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="small: the whole suite in a few minutes (default); paper: the papers' settings",
     )
     group.addoption(
+        "--bench-rounds",
+        type=int,
+        default=None,
+        metavar="N",
+        help="rounds of every benchmark (default: each module's choice, 1-15); more rounds, "
+        "less noise in the ratios",
+    )
+    group.addoption(
         "--bench-ratio-fail",
         type=float,
         default=None,
@@ -65,11 +74,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("setting", settings, ids=[s["id"] for s in settings])
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    # --benchmark-compare warns when the saved run's machine differs (CPU clock, version); the
+    # project's warnings-as-errors would turn that note into an internal error.
+    from pytest_benchmark.logger import PytestBenchmarkWarning
+
+    warnings.filterwarnings(
+        "default", "Benchmark machine_info is different", PytestBenchmarkWarning
+    )
+
+
 def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: dict) -> None:
-    """The load at the end of the run and the size: absolute times mean little without them."""
+    """The size and the privopt version (the load goes into each benchmark's extra_info)."""
     import privopt
 
-    machine_info["load_average"] = list(os.getloadavg())
     machine_info["cpu_count"] = os.cpu_count()
     machine_info["bench_size"] = config.getoption("bench_size")
     machine_info["privopt"] = privopt.__version__
@@ -108,29 +127,56 @@ def shared_data() -> Callable[[str], Path]:
 
 
 # ----------------------------------------------------------------------- peak memory (Linux)
-def peak_rss_mib() -> float:
-    """High-water mark of this process's resident set since the last :func:`reset_peak_rss`,
-    in MiB (``ru_maxrss`` where /proc is absent: then it is the process's whole peak)."""
+def _status_mib(key: str) -> float | None:
     try:
         with open("/proc/self/status") as f:
             for line in f:
-                if line.startswith("VmHWM:"):
+                if line.startswith(key):
                     return int(line.split()[1]) / 1024
     except OSError:
         pass
+    return None
+
+
+def peak_rss_mib() -> float:
+    """High-water mark of this process's resident set since the last :func:`reset_peak_rss`,
+    in MiB (``ru_maxrss`` where /proc is absent: then it is the process's whole peak)."""
+    peak = _status_mib("VmHWM:")
+    if peak is not None:
+        return peak
     import resource
 
     scale = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB on Linux
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale / 1024
 
 
-def reset_peak_rss() -> None:
-    """Reset the high-water mark to the current RSS (Linux ``clear_refs`` 5; else a no-op)."""
+def reset_peak_rss() -> float:
+    """Reset the high-water mark to the current RSS (Linux ``clear_refs`` 5) and return that
+    RSS in MiB (the peak so far where the reset is not available)."""
     try:
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")
     except OSError:
-        pass
+        return peak_rss_mib()
+    return _status_mib("VmRSS:") or 0.0
+
+
+class PeakMemory:
+    """Peak RSS of the rounds of one side: the process's high-water mark (data held
+    included) and the growth above the RSS at the start of the round (the call's own)."""
+
+    def __init__(self) -> None:
+        self.peak = 0.0
+        self.growth = 0.0
+        self._start = 0.0
+
+    def start(self) -> None:
+        self._start = reset_peak_rss()
+
+    def stop(self) -> None:
+        peak = peak_rss_mib()
+        self.peak = max(self.peak, peak)
+        self.growth = max(self.growth, peak - self._start)
 
 
 # ----------------------------------------------------------------------- privopt vs baseline
@@ -146,6 +192,7 @@ class Against:
 
     benchmark: Any
     size: str
+    rounds: int | None = None
 
     def __call__(
         self,
@@ -165,30 +212,32 @@ class Against:
         ``warmup`` runs each once untimed first (JIT compilation, first HiGHS instance, caches).
         The ratio recorded is the median of the target over the median of the baseline.
         """
+        rounds = self.rounds or rounds
         baseline_rounds = rounds if baseline_rounds is None else min(baseline_rounds, rounds)
         if warmup:
             target()
             baseline()
         base_times: list[float] = []
-        peaks = {"target": 0.0, "baseline": 0.0}
+        memory = {"target": PeakMemory(), "baseline": PeakMemory()}
         last: dict[str, Any] = {}
 
         def before_round() -> None:
             if len(base_times) < baseline_rounds:
-                reset_peak_rss()
+                memory["baseline"].start()
                 start = time.perf_counter()
                 last["baseline"] = baseline()
                 base_times.append(time.perf_counter() - start)
-                peaks["baseline"] = max(peaks["baseline"], peak_rss_mib())
-            reset_peak_rss()
-
-        def after_round() -> None:
-            peaks["target"] = max(peaks["target"], peak_rss_mib())
+                memory["baseline"].stop()
+            memory["target"].start()
 
         result = self.benchmark.pedantic(
-            target, setup=before_round, teardown=after_round, rounds=rounds, iterations=1
+            target,
+            setup=before_round,
+            teardown=memory["target"].stop,
+            rounds=rounds,
+            iterations=1,
         )
-        self.record(setting, baseline_name, base_times, paper, peaks)
+        self.record(setting, baseline_name, base_times, paper, memory)
         return result, last.get("baseline")
 
     def record(
@@ -197,10 +246,11 @@ class Against:
         baseline_name: str,
         base_times: list[float],
         paper: Any,
-        peaks: dict[str, float],
+        memory: dict[str, PeakMemory],
     ) -> None:
         info = self.benchmark.extra_info
         info["size"] = self.size
+        info["load_average"] = [round(x, 2) for x in os.getloadavg()]
         if setting is not None:
             info["setting"] = setting
         info["baseline"] = baseline_name
@@ -208,8 +258,9 @@ class Against:
         info["baseline_min_s"] = min(base_times)
         info["baseline_rounds"] = len(base_times)
         info["paper"] = paper
-        info["peak_rss_mib"] = round(peaks["target"], 1)
-        info["baseline_peak_rss_mib"] = round(peaks["baseline"], 1)
+        for side, prefix in (("target", ""), ("baseline", "baseline_")):
+            info[f"{prefix}peak_rss_mib"] = round(memory[side].peak, 1)
+            info[f"{prefix}rss_growth_mib"] = round(memory[side].growth, 1)
         stats = getattr(self.benchmark, "stats", None)
         if stats is not None and stats.stats.rounds:
             median = stats.stats.median
@@ -220,7 +271,8 @@ class Against:
 @pytest.fixture
 def against(benchmark, request) -> Against:
     """The privopt-vs-baseline runner of one benchmark (see :class:`Against`)."""
-    return Against(benchmark, request.config.getoption("bench_size"))
+    config = request.config
+    return Against(benchmark, config.getoption("bench_size"), config.getoption("bench_rounds"))
 
 
 # ----------------------------------------------------------------------- the ratio summary
