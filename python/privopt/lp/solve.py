@@ -172,7 +172,7 @@ def phase1_farkas_ray(A: Any, row_lower, row_upper, col_lower, col_upper) -> np.
     lp.add_rows(sp.hstack([A, eye, -eye], format="csc"), lower=row_lower, upper=row_upper)
     h = lp.to_highs()
     configure(h, method="simplex", presolve=False)
-    h.run()
+    highs.run(h)
     if h.getModelStatus() != highs.ModelStatus.kOptimal:
         return None
     y = np.asarray(h.getSolution().row_dual, dtype=np.float64)
@@ -254,7 +254,7 @@ def _rerun_plain_simplex(h: Any) -> float:
     set_option(h, "solver", "simplex")
     h.clearSolver()
     t0 = time.perf_counter()
-    h.run()
+    highs.run(h)
     return time.perf_counter() - t0
 
 
@@ -307,7 +307,7 @@ def _resolve_ambiguous(h: Any, lp: LinearProgram, method: str, presolve: bool) -
     feas = lp.with_objective(np.zeros(lp.n_vars))
     hf = feas.to_highs()
     configure(hf, method="simplex", presolve=False)
-    hf.run()
+    highs.run(hf)
     if hf.getModelStatus() == S.kOptimal:
         raise UnboundedModel(
             "the objective is unbounded (a feasible point exists and HiGHS "
@@ -430,6 +430,6 @@ def solve(
             )
         h.setSolution(lp.n_vars, np.arange(lp.n_vars, dtype=np.int32), start)
     t0 = time.perf_counter()
-    h.run()
+    highs.run(h)
     elapsed = time.perf_counter() - t0
     return classify(h, lp, elapsed, method=method, presolve=presolve)

@@ -90,7 +90,7 @@ class _SubSolver:
         _set_options(self.h, self.data.options)
 
     def _run(self) -> Any:
-        self.h.run()
+        highs.run(self.h)
         return self.h.getModelStatus()
 
     def _elastic(self, lo: np.ndarray, up: np.ndarray) -> tuple[float, np.ndarray, Any]:
@@ -121,7 +121,7 @@ class _SubSolver:
                 h.clearSolver()
             for name, value in opts:
                 h.setOptionValue(name, value)
-            h.run()
+            highs.run(h)
             for name, _ in opts:
                 h.setOptionValue(name, 1 if name == "simplex_strategy" else 2)
             if h.getModelStatus() == S.kOptimal:
@@ -180,7 +180,7 @@ class _SubSolver:
         warm start can derail on badly scaled rows); returns the new model status."""
         self.h.clearSolver()
         self.h.setOptionValue("simplex_strategy", 4)
-        self.h.run()
+        highs.run(self.h)
         self.h.setOptionValue("simplex_strategy", 1)
         return self.h.getModelStatus()
 
@@ -208,7 +208,7 @@ class _SubSolver:
         if rows.size:
             self.h.changeRowsBounds(rows.size, rows, lo[rows], up[rows])
         self._all_rows_stale = False
-        self.h.run()
+        highs.run(self.h)
         st = self.h.getModelStatus()
         if st not in (S.kOptimal, S.kInfeasible, S.kUnboundedOrInfeasible, S.kUnbounded):
             st = self._retry_from_scratch()
