@@ -104,6 +104,19 @@ def test_small_model_is_not_watched_and_the_signal_follows_the_run() -> None:
     assert h.getModelStatus() == highs.ModelStatus.kOptimal
 
 
+def test_an_ignored_signal_stays_ignored() -> None:
+    # A background job of a non-interactive shell starts with SIGINT ignored; a signal meant
+    # to be ignored must not stop HiGHS (it then ended the command with an error).
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with interruptible():
+            assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_outside_the_scope_runs_get_no_callback(big_lp) -> None:
     h = fresh(random_lp(300, 200, seed=2))
     highs.run(h)

@@ -230,8 +230,8 @@ FALLBACK_OPTIONS: tuple[tuple[tuple[str, Any], ...], ...] = (
 def run_with_fallbacks(h: Any, accept: Any = None) -> tuple[Any, list[str]]:
     """``h.run()``; when the model status is not in ``accept`` (default: optimal, infeasible,
     unbounded, time or iteration limit), re-run from scratch with each of
-    :data:`FALLBACK_OPTIONS` until one gives an accepted status. Options are restored to
-    their previous values after each try.
+    :data:`FALLBACK_OPTIONS` until one gives an accepted status (never after an interrupt).
+    Options are restored to their previous values after each try.
 
     Returns (model status, names of the fallbacks tried).
     """
@@ -249,7 +249,7 @@ def run_with_fallbacks(h: Any, accept: Any = None) -> tuple[Any, list[str]]:
     status = h.getModelStatus()
     tried: list[str] = []
     for opts in FALLBACK_OPTIONS:
-        if status in accept:
+        if status in accept or status == ms.kInterrupt:  # a user's interrupt is final
             break
         saved = [(name, h.getOptionValue(name)[1]) for name, _ in opts]
         h.clearSolver()
@@ -376,8 +376,8 @@ def solve_checked(h: Any, *, what: str = "LP", accept: Any = None) -> LPSolution
         raise InfeasibleModel(f"{what} is infeasible", status=text)
     if status in (ms.kUnbounded, ms.kUnboundedOrInfeasible):
         raise UnboundedModel(f"{what} is unbounded or infeasible", status=text)
-    if status in (ms.kTimeLimit, ms.kIterationLimit):
-        raise SolverLimit(f"{what}: solver stopped by a limit ({text})", status=text)
+    if status in (ms.kTimeLimit, ms.kIterationLimit, ms.kInterrupt):
+        raise SolverLimit(f"{what}: solver stopped by a limit or interrupt ({text})", status=text)
     raise NumericalTrouble(f"{what}: HiGHS returned {text}", status=text)
 
 

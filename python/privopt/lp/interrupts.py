@@ -126,7 +126,8 @@ def leave_run(interrupted: bool) -> None:
 def interruptible(*, log: bool = False) -> Iterator[None]:
     """Make SIGINT and SIGTERM stop HiGHS runs at once while the block runs (main thread only;
     elsewhere the block runs unchanged). The handlers in place when the scope opens are the
-    ones finally called. ``log``: HiGHS prints its log (on fd 1) for every run in the scope.
+    ones finally called; an ignored signal stays ignored. ``log``: HiGHS prints its log (on
+    fd 1) for every run in the scope.
 
     After a signal that was raised outside a HiGHS run, watched runs in the scope (for example
     on worker threads) keep stopping at once until the scope closes.
@@ -136,7 +137,9 @@ def interruptible(*, log: bool = False) -> Iterator[None]:
         return
     outer = _state.depth == 0
     if outer:
-        _state.previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+        # An ignored signal stays ignored (a background job of a shell ignores SIGINT).
+        current = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+        _state.previous = {s: h for s, h in current.items() if h != signal.SIG_IGN}
         for s in _state.previous:
             signal.signal(s, _on_signal)
         _state.log = log
