@@ -18,8 +18,10 @@ which no ``x`` with ``A x = r`` can satisfy.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -381,6 +383,7 @@ def solve(
     mip_rel_gap: float | None = None,
     mip_start: Any = None,
     verbose: bool = False,
+    progress: Any = "auto",
 ) -> LPResult:
     """Solve an LP or MILP with HiGHS.
 
@@ -400,6 +403,9 @@ def solve(
     mip_start : a feasible (or partial) assignment, shape (n_vars,), handed to HiGHS as a
         starting incumbent.
     verbose : show the HiGHS log.
+    progress : MILP only: a bar of branch-and-bound nodes with the bounds and gap on stderr
+        (``True`` / ``False`` / ``"auto"``, see :mod:`privopt._progress`); an ``"auto"`` bar
+        appears after :data:`privopt._progress.AUTO_DELAY_S` seconds, so short solves show none.
 
     Returns
     -------
@@ -430,6 +436,35 @@ def solve(
             )
         h.setSolution(lp.n_vars, np.arange(lp.n_vars, dtype=np.int32), start)
     t0 = time.perf_counter()
-    highs.run(h)
+    with _node_bar(h, progress if lp.is_mip else False):
+        highs.run(h)
     elapsed = time.perf_counter() - t0
     return classify(h, lp, elapsed, method=method, presolve=presolve)
+
+
+@contextlib.contextmanager
+def _node_bar(h: Any, progress: Any) -> Iterator[None]:
+    """While open, HiGHS's MIP callback advances a bar by branch-and-bound nodes and shows the
+    dual and primal bounds; nothing is subscribed when the bar is off."""
+    from privopt._progress import AUTO_DELAY_S, gap_postfix, progress_bar
+
+    wait = AUTO_DELAY_S if progress in (None, "auto") else 0.0
+    with progress_bar(progress, desc="MILP", unit="node", min_delay=wait) as bar:
+        if bar.disable:
+            yield
+            return
+
+        def show(event: Any) -> None:
+            out = event.data_out
+            nodes = int(out.mip_node_count)
+            if nodes > bar.n:
+                bar.set_postfix_str(
+                    gap_postfix(out.mip_dual_bound, out.mip_primal_bound), refresh=False
+                )
+                bar.update(nodes - bar.n)
+
+        h.cbMipInterrupt.subscribe(show)
+        try:
+            yield
+        finally:
+            h.cbMipInterrupt.unsubscribe(show)
