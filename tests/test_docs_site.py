@@ -71,9 +71,21 @@ def test_api_page_lists_exactly_the_public_names(name):
     qualified = module.__name__  # type: ignore[attr-defined]
     expected = expected_entries(name, module, public_modules())
     template = "\n".join(
-        [qualified, "=" * len(qualified), "", f".. automodule:: {qualified}", "   :no-members:"]
-        + ["", f".. currentmodule:: {qualified}", "", ".. autosummary::", "   :toctree: generated/"]
-        + ["   :nosignatures:", "", *(f"   {entry}" for entry in sorted(expected))]
+        [
+            qualified,
+            "=" * len(qualified),
+            "",
+            f".. automodule:: {qualified}",
+            "   :no-members:",
+            "",
+            f".. currentmodule:: {qualified}",
+            "",
+            ".. autosummary::",
+            "   :toctree: generated/",
+            "   :nosignatures:",
+            "",
+            *(f"   {entry}" for entry in sorted(expected)),
+        ]
     )
     assert page.is_file(), f"add docs/api/{name}.rst for {qualified}, e.g.\n{template}"
     listed = autosummary_entries(page)
@@ -106,7 +118,7 @@ def test_getting_started_code_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {}
     for block in blocks:
-        exec(compile(block, "getting_started.md", "exec"), namespace)  # noqa: S102
+        exec(compile(block, "getting_started.md", "exec"), namespace)
     assert namespace["mechanism"].expected_loss <= namespace["baseline"].expected_loss
 
 

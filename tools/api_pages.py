@@ -44,9 +44,22 @@ def listed_names(name: str, modules: dict[str, ModuleType]) -> list[str]:
 
 def new_page(qualified: str, names: list[str]) -> str:
     return "\n".join(
-        [f"``{qualified}``", "=" * (len(qualified) + 4), "", f".. automodule:: {qualified}"]
-        + ["   :no-members:", "", f".. currentmodule:: {qualified}", "", ".. autosummary::"]
-        + ["   :toctree: generated/", "   :nosignatures:", "", *(f"   {n}" for n in names), ""]
+        [
+            f"``{qualified}``",
+            "=" * (len(qualified) + 4),
+            "",
+            f".. automodule:: {qualified}",
+            "   :no-members:",
+            "",
+            f".. currentmodule:: {qualified}",
+            "",
+            ".. autosummary::",
+            "   :toctree: generated/",
+            "   :nosignatures:",
+            "",
+            *(f"   {n}" for n in names),
+            "",
+        ]
     )
 
 

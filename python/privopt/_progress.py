@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -111,7 +112,7 @@ def gap_postfix(lower: float, upper: float) -> str:
     """``"lb=… ub=… gap=…"`` for a bar's postfix: bounds and their relative gap."""
     gap = (
         (upper - lower) / max(abs(upper), 1e-300)
-        if upper == upper and lower == lower
+        if not (math.isnan(upper) or math.isnan(lower))
         else float("nan")
     )
     return f"lb={lower:.6g} ub={upper:.6g} gap={gap:.2e}"

@@ -185,12 +185,15 @@ def _get(
     start = time.perf_counter()
     data = _check_data(data)
     check_accountant(accountant)
-    if measurements is not None and epsilon is not None:
-        if check_epsilon(epsilon) != getattr(measurements, "epsilon", epsilon):
-            raise InvalidInput(
-                f"epsilon = {epsilon} differs from the measurements' ε = "
-                f"{measurements.epsilon}: pass epsilon=None to post-process them"
-            )
+    if (
+        measurements is not None
+        and epsilon is not None
+        and check_epsilon(epsilon) != getattr(measurements, "epsilon", epsilon)
+    ):
+        raise InvalidInput(
+            f"epsilon = {epsilon} differs from the measurements' ε = "
+            f"{measurements.epsilon}: pass epsilon=None to post-process them"
+        )
     if measurements is None:
         if epsilon is None:
             raise InvalidInput("epsilon is required unless measurements are given")
