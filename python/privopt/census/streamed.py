@@ -1,4 +1,4 @@
-"""M_H^dp for hierarchies too large for one process (issue 17 item 2): every top-level subtree is
+"""M_H^dp for hierarchies too large for one process: every top-level subtree is
 generated, measured, solved and written in its own task on a :class:`concurrent.futures.Executor`
 (or a Dask client), so no process ever holds the whole hierarchy.
 
