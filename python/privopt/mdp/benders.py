@@ -242,9 +242,10 @@ def to_benders_problem(
     model: BendersModel,
     *,
     scale_rows: bool = True,
-) -> tuple[BendersProblem, tuple]:
+) -> tuple[BendersProblem, LinearProgram]:
     """The decomposition as a :class:`privopt.lp.benders.BendersProblem` for the shared
-    engine, plus the master pool as ``lazy_rows`` (spec §3.1–3.2, clean cut form).
+    engine, plus the master pool ``P y ≤ 0`` as ``lazy_rows``, a :class:`LinearProgram` over
+    the master variables (spec §3.1–3.2, clean cut form).
 
     Master variables x = ȳ (boundary perturbation vectors, row-major); one subproblem per
     subset with internal records, ``min c_𝒳ₗᵀx_l : G_l x_l ≤ T_l y, E_l x_l = 1, x_l ≥ 0``,
@@ -300,7 +301,11 @@ def to_benders_problem(
         # e^20-sized coefficients HiGHS's master duals, hence the safe bound, were loose.
         big = _row_absmax(pool)
         pool = sp.csr_array(sp.diags_array(1.0 / np.where(big > 0, big, 1.0)) @ pool)
-    return prob, (pool, -np.inf, 0.0)
+    # The pool as the one model description (measured: 9-30 ms more than passing the matrix
+    # for its 462,200 rows at grid N = 500, once per solve).
+    rows = LinearProgram(n_y)
+    rows.add_rows(pool, upper=0.0)
+    return prob, rows
 
 
 def solve_benders_block(
