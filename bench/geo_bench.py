@@ -276,6 +276,8 @@ def table_targets(a: argparse.Namespace) -> None:
         ("ConstOPT K=400", {"k": 400, "method": "constopt"}, "≤ 10 s, gap ≤ 1e-6"),
     ]
     for name, setting, target in rows:
+        if setting.get("method", "lrgeo") not in a.methods.split(","):
+            continue  # e.g. --methods lrgeo: the LR-Geo rows only
         r = _child(a, **setting)
         _print_row(
             [name, _stat(r.get("per_user_ms")), _stat(r.get("solve_per_user_ms")),

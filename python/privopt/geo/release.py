@@ -68,17 +68,11 @@ def lift_free_entries(
     starts = np.flatnonzero(np.r_[True, dst[1:] != dst[:-1]])
     targets = dst[starts]
     w = z.copy()
+    # Only a free entry can rise: columns without one (most of V when K is large) are skipped.
+    cols = np.flatnonzero(free[targets].any(axis=0))
     step = max(1, _CHUNK_ENTRIES // len(edges))
-    for k0 in range(0, z.shape[1], step):
-        cols = slice(k0, min(k0 + step, z.shape[1]))
-        mask = free[targets, cols]
-        for _ in range(z.shape[0]):  # a max-product Bellman–Ford: at most n − 1 passes
-            reach = np.maximum.reduceat(w[src, cols] * decay[:, None], starts, axis=0)
-            raise_ = mask & (reach > w[targets, cols])
-            if not raise_.any():
-                break
-            block = w[targets, cols]
-            w[targets, cols] = np.where(raise_, reach, block)
+    for c0 in range(0, cols.size, step):
+        _lift_columns(w, free, cols[c0 : c0 + step], src, starts, targets, decay)
     if not keep_row_sums:
         return w
     added = (w - z).sum(axis=1)
@@ -89,6 +83,29 @@ def lift_free_entries(
         scale = np.divide(base, lifted, out=np.zeros_like(base), where=lifted > 0)
         w[rows] = np.where(free[rows], w[rows] * scale[:, None], w[rows])
     return w
+
+
+def _lift_columns(
+    w: np.ndarray,
+    free: np.ndarray,
+    cols: np.ndarray,
+    src: np.ndarray,
+    starts: np.ndarray,
+    targets: np.ndarray,
+    decay: np.ndarray,
+) -> None:
+    """Max-product Bellman–Ford on columns ``cols`` of ``w`` (in place): at most n − 1 passes,
+    each over the columns that still rose in the previous pass."""
+    for _ in range(w.shape[0]):
+        if cols.size == 0:
+            return
+        block = w[np.ix_(targets, cols)]
+        reach = np.maximum.reduceat(w[np.ix_(src, cols)] * decay[:, None], starts, axis=0)
+        raise_ = free[np.ix_(targets, cols)] & (reach > block)
+        if not raise_.any():
+            return
+        w[np.ix_(targets, cols)] = np.where(raise_, reach, block)
+        cols = cols[raise_.any(axis=0)]
 
 
 def release_matrices(model: Any, raw: list[np.ndarray]) -> tuple[list[np.ndarray], float, dict]:
