@@ -55,21 +55,22 @@ url = json.loads(line)["url"]
 print(f"server at {url}")
 
 # %%
-# Twelve drivers at random cells ask in two waves of six, 0.6 s apart: each wave fills one
-# batch. Each call is the whole protocol: CR request, upload, wait for the batch's solve,
-# local check, local draw.
+# Twelve drivers at random cells ask in two waves of six (the second once the first has its
+# reports): the six uploads of a wave arrive within the batch window and share one solve. Each
+# call is the whole protocol: CR request, upload, wait for the batch's solve, local check, local
+# draw.
 try:
     client = GeoServiceClient(url, geo, timeout=120)
     drivers = np.random.default_rng(3).choice(geo.n_locations, 12, replace=False)
 
     def report(n: int):
-        time.sleep(0.6 * (n // 6))
         t = time.perf_counter()
         out = client.obfuscate(int(drivers[n]), rng=100 + n)  # a seed only for a repeatable page
         return out, time.perf_counter() - t
 
-    with ThreadPoolExecutor(len(drivers)) as pool:
-        results = list(pool.map(report, range(len(drivers))))
+    with ThreadPoolExecutor(6) as pool:
+        results = list(pool.map(report, range(6)))  # wave 1
+        results += list(pool.map(report, range(6, 12)))  # wave 2
     health = client.health()
 finally:
     server.send_signal(signal.SIGTERM)  # the normal way to stop it
