@@ -45,7 +45,7 @@ serve = [sys.executable, "-m", "privopt", "geo", "serve", *map_args, "--port", "
 serve += ["--epsilon", "2", "--gamma", "0.5", "--gamma-graph", "50", "--lr-radius", "20"]
 serve += ["--r-exp", "1", "--r-obf", "2", "--lr-max-size", "20", "--targets", "20"]
 serve += ["--batch-window", "0.3", "--max-batch", "16"]
-log = tempfile.TemporaryFile("w+")  # the server's progress (stderr); a pipe could fill up
+log = tempfile.TemporaryFile("w+")  # noqa: SIM115 - the server's stderr for its lifetime; a pipe could fill up
 server = subprocess.Popen(serve, stdout=subprocess.PIPE, stderr=log, text=True)
 line = server.stdout.readline()  # one JSON line, printed once the server listens
 if not line:

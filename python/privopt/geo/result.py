@@ -60,6 +60,7 @@ class LRGeoResult:
 
     @property
     def lr_sets(self) -> list[np.ndarray]:
+        """Each user's LR set: the row indices of its matrix."""
         return [pm.row_index for pm in self.matrices]  # type: ignore[misc]
 
     def cost(self) -> float:
@@ -172,7 +173,7 @@ class LRGeoResult:
 
     def rows_without_neighbours(self) -> int:
         """LR rows with no Geo-Ind neighbour (d ≤ γ) in their own LR set: their row only needs
-        to be a distribution, so most such rows report their true location (issue 14)."""
+        to be a distribution, so most such rows report their true location."""
         n = 0
         for up in self.uploads:
             d = up.pair_distances
