@@ -8,15 +8,17 @@ ratios (our absolute costs are far below Table 2, see docs/geo.md). Times exclud
 
     python bench/geo_bench.py --rome ../shared/data/rome --table 1 --reps 20 --bound
     python bench/geo_bench.py --rome ../shared/data/rome --table targets --reps 5
+    python bench/geo_bench.py --rome ../shared/data/rome --table solvers --reps 5
     python bench/geo_bench.py --rome ../shared/data/rome --table users      # Figs 9b, 11, 12
     python bench/geo_bench.py --rome ../shared/data/rome --table scaling    # Fig 9a, to 10,000
     python bench/geo_bench.py --rome ../shared/data/rome --table radius     # Fig 10a
     python bench/geo_bench.py --rome ../shared/data/rome --table cell       # Fig 10b
     python bench/geo_bench.py --rome ../shared/data/rome --table ambiguity  # Fig 13
 
-Methods (table 1): lrgeo (CLR-Geo, default solver), lrgeo-lp, lrgeo-f (γ = ∞), lp (full LP at
-γ = ∞), constopt, expmech, laplace. K > 1,331 uses a generated grid of 0.5 km cells (roads 1.2×
-the straight line). The load average is printed with each table.
+Methods (table 1): lrgeo (CLR-Geo, default solver), lrgeo-SOLVER (benders, rowgen, lp), lrgeo-f
+(γ = ∞, also lrgeo-f-SOLVER), lp (full LP at γ = ∞), constopt, expmech, laplace. K > 1,331 uses
+a generated grid of 0.5 km cells (roads 1.2× the straight line). The load average is printed
+with each table.
 """
 
 from __future__ import annotations
@@ -53,10 +55,10 @@ PAPER_RATIO = {100: 1.24, 200: 1.20, 300: 1.13, 400: 1.23}  # = Table 2 LR-Geo /
 
 
 # ------------------------------------------------------------------------ child process
-def _geography(rome: str | None, k: int, seed: int) -> Any:
+def _geography(rome: str | None, k: int, seed: int, grid: bool = False) -> Any:
     from privopt.geo import grid_geography, load_rome_grid
 
-    if rome and k <= 1331:
+    if rome and k <= 1331 and not grid:
         geo = load_rome_grid(rome)
     else:  # a generated grid with 0.5 km cells, roads 1.2× the straight line
         side = int(np.ceil(np.sqrt(k)))
@@ -81,18 +83,20 @@ def _rep(a: argparse.Namespace, seed: int) -> dict:
     """One repetition of one method (inside the child process)."""
     from privopt.geo import CostReferenceTable, run_lrgeo
 
-    geo = _geography(a.rome, a.k, seed)
+    geo = _geography(a.rome, a.k, seed, a.grid)
     params = _params(a)
     t = time.perf_counter()
     table = CostReferenceTable(geo, 20, cell_km=params.cr_cell_km, seed=seed)
     out: dict[str, Any] = {"cr_table_s": time.perf_counter() - t, "K": geo.n_locations}
     users = np.random.default_rng(seed).choice(geo.n_locations, a.m, replace=False)
-    if a.method not in ("lrgeo", "lrgeo-lp", "lrgeo-f"):
+    if not a.method.startswith("lrgeo"):
         return {**out, **_baseline(a, geo, params, table, users, seed)}
     from privopt.geo import baselines as bl
 
-    p = bl.lr_geo_f_params(params) if a.method == "lrgeo-f" else params
-    method = "lp" if a.method == "lrgeo-lp" else "auto"
+    # lrgeo[-f][-SOLVER]: LR-Geo (-f: γ = ∞) with solve_clr's method SOLVER (default auto)
+    parts = a.method.split("-")[1:]
+    p = bl.lr_geo_f_params(params) if "f" in parts else params
+    method = next((x for x in parts if x != "f"), "auto")
     res = run_lrgeo(geo, p, users, table, method=method, rng=seed)
     s = res.solution
     out.update(
@@ -104,7 +108,7 @@ def _rep(a: argparse.Namespace, seed: int) -> dict:
         gap=s.relative_gap,
         solver=s.method,
         y_norm=s.info["y_norm"],
-        iterations=s.info.get("iterations"),
+        iterations=s.info.get("iterations", s.info.get("rounds")),
     )
     if a.bound:
         out["bound"] = res.relaxed_bound()
@@ -259,6 +263,8 @@ def table_targets(a: argparse.Namespace) -> None:
     rows = [
         ("LR-Geo K=1331 M=4", {"k": 1331, "m": 4}, "≤ 50 ms / user"),
         ("LR-Geo K=1331 M=10", {"k": 1331, "m": 10}, "≤ 50 ms / user"),
+        ("LR-Geo K=1369 M=4 (37×37 grid)", {"k": 1369, "m": 4, "grid": True}, "reference"),
+        ("LR-Geo K=1369 M=10 (37×37 grid)", {"k": 1369, "m": 10, "grid": True}, "reference"),
         ("LR-Geo K=10000 M=4 (grid)", {"k": 10000, "m": 4}, "≤ 2× K=1331"),
         ("LR-Geo K=10000 M=10 (grid)", {"k": 10000, "m": 10}, "≤ 2× K=1331"),
         ("full LP K=400 γ=∞", {"k": 400, "method": "lp"}, "≤ 10 s, gap ≤ 1e-6"),
@@ -270,6 +276,30 @@ def table_targets(a: argparse.Namespace) -> None:
             [name, _stat(r.get("per_user_ms")), _stat(r.get("solve_per_user_ms")),
              _stat(r.get("time_s")), _statuses(r), target, _stat(r.get("peak_rss_mib"), ".0f")]
         )  # fmt: skip
+
+
+def table_solvers(a: argparse.Namespace) -> None:
+    """Solver (a) Benders, (b) row generation and the monolithic LP on the same instances."""
+    _header(
+        "setting", "solver", "solve per user (ms)", "time (s)", "iterations / rounds", "‖y*‖",
+        "status", "peak RSS MiB",
+    )  # fmt: skip
+    settings = [
+        ("K=1331 M=4 r_exp=4 ε=10", {"k": 1331, "m": 4}),
+        ("K=1331 M=10 r_exp=4 ε=10", {"k": 1331, "m": 10}),
+        ("K=400 M=4 r_exp=1 ε=2", {"k": 400, "m": 4, "r_exp": 1.0, "epsilon": 2.0}),
+        ("K=400 M=4 r_exp=1 ε=10", {"k": 400, "m": 4, "r_exp": 1.0}),
+        ("K=400 M=4 γ=∞ (LR-Geo-F)", {"k": 400, "m": 4, "f": True}),
+    ]
+    for name, setting in settings:
+        f = "-f" if setting.pop("f", False) else ""
+        for solver in ("benders", "rowgen", "lp"):
+            r = _child(a, method=f"lrgeo{f}-{solver}", **setting)
+            _print_row(
+                [name, solver, _stat(r.get("solve_per_user_ms")), _stat(r.get("time_s")),
+                 _stat(r.get("iterations")), _stat(r.get("y_norm")), _statuses(r),
+                 _stat(r.get("peak_rss_mib"), ".0f")]
+            )  # fmt: skip
 
 
 def table_sweep(a: argparse.Namespace) -> None:
@@ -314,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--table",
         default="1",
-        choices=["1", "targets", "users", "scaling", "radius", "cell", "ambiguity"],
+        choices=["1", "targets", "solvers", "users", "scaling", "radius", "cell", "ambiguity"],
     )
     ap.add_argument("--methods", default="lrgeo,lrgeo-f,lp,constopt,expmech,laplace")
     ap.add_argument("--ks", default="100,200,300,400")
@@ -330,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lr-radius", type=float, default=20.0)
     ap.add_argument("--cell", type=float, default=0.1)
     ap.add_argument("--gv", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--grid", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--ambiguity", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
@@ -339,7 +370,8 @@ def main(argv: list[str] | None = None) -> int:
         f"load average: {' '.join(load)}; reps {a.reps}; ε {a.epsilon} km⁻¹; r_exp {a.r_exp} km; "
         f"table {a.table}\n"
     )
-    {"1": table_1, "targets": table_targets}.get(a.table, table_sweep)(a)
+    tables = {"1": table_1, "targets": table_targets, "solvers": table_solvers}
+    tables.get(a.table, table_sweep)(a)
     load = Path("/proc/loadavg").read_text().split()[:3]
     print(f"\nload average at the end: {' '.join(load)}")
     return 0

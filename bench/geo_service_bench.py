@@ -136,7 +136,7 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=100, help="client sessions per level")
     ap.add_argument("--max-batch", type=int, default=64)
     ap.add_argument("--batch-window", type=float, default=0.25)
-    ap.add_argument("--method", default="auto", choices=["auto", "benders", "lp"])
+    ap.add_argument("--method", default="auto", choices=["auto", "benders", "rowgen", "lp"])
     ap.add_argument("--workers", type=int, default=1, help="server threads per batch solve")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from decimal import Decimal, localcontext
 
 import numpy as np
 import pytest
@@ -34,6 +35,64 @@ def test_analytic_beats_classic_and_matches_published_value():
     assert classic_gaussian_sigma(0.5, 1e-5) == pytest.approx(math.sqrt(2 * math.log(1.25e5)) / 0.5)
     # Balle & Wang's reference implementation gives σ ≈ 3.7306 at ε = 1, δ = 1e-5, Δ = 1.
     assert analytic_gaussian_sigma(1.0, 1e-5) == pytest.approx(3.7306, abs=1e-4)
+
+
+@pytest.mark.parametrize("sens", [1e-300, 1e-100, 1e100, 1e300, 1e307])
+def test_analytic_sigma_scales_to_extreme_sensitivities(sens):
+    # σ/Δ is solved for, then scaled: doubling σ itself overflowed near Δ = 1e300.
+    sigma = analytic_gaussian_sigma(1.0, 1e-5, sens)
+    assert sigma == pytest.approx(sens * analytic_gaussian_sigma(1.0, 1e-5), rel=1e-12)
+    assert gaussian_delta(sigma, 1.0, sens) <= 1e-5
+
+
+@pytest.mark.parametrize(
+    ("epsilon", "delta", "sens"),
+    [(1.0, 1e-5, 1.7e308), (1.0, 1e-5, 1e-310), (1e-300, 1e-300, 1e10), (1e300, 0.5, 1e-200)],
+)
+def test_analytic_sigma_refuses_unrepresentable_sigma(epsilon, delta, sens):
+    from privopt.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="not representable|overflows|underflows"):
+        analytic_gaussian_sigma(epsilon, delta, sens)
+
+
+_PI = Decimal("3.14159265358979323846264338327950288419716939937510582097494459230781640628")
+
+
+def _normal_cdf_exact(x: Decimal) -> Decimal:
+    """Φ(x) to ~70 digits: the erf series for |x| < 3, the erfc continued fraction beyond."""
+    z = abs(x) / Decimal(2).sqrt()
+    if z < 3:
+        term, total, n = z, z, 0
+        while abs(term) > Decimal(10) ** -80:
+            n += 1
+            term *= -z * z / n
+            total += term / (2 * n + 1)
+        erfc = 1 - 2 / _PI.sqrt() * total
+    else:
+        frac = Decimal(0)
+        for k in range(4000, 0, -1):  # erfc(z) = e^{-z²}/√π / (z + (1/2)/(z + 1/(z + ...)))
+            frac = (Decimal(k) / 2) / (z + frac)
+        erfc = (-z * z).exp() / _PI.sqrt() / (z + frac)
+    tail = erfc / 2  # Φ(−|x|)
+    return 1 - tail if x > 0 else tail
+
+
+@pytest.mark.parametrize(("epsilon", "delta"), [(1e-10, 1e-300), (1e-300, 1e-12), (1e-6, 1e-200)])
+def test_analytic_sigma_is_safe_where_the_terms_of_delta_cancel(epsilon, delta):
+    # At tiny ε and δ the two terms of δ(σ) agree to rounding level: their float difference
+    # is noise (even negative). σ must still satisfy the exact condition, checked here in
+    # 80-digit decimal arithmetic.
+    with localcontext() as ctx:
+        ctx.prec = 80
+        sigma, eps = Decimal(analytic_gaussian_sigma(epsilon, delta)), Decimal(epsilon)
+        a, b = 1 / (2 * sigma), eps * sigma
+        exact = _normal_cdf_exact(a - b) - eps.exp() * _normal_cdf_exact(-a - b)
+        assert 0 < exact <= Decimal(delta)
+        # ... and is not far above the exact root: 1 % less σ breaks the condition.
+        sigma *= Decimal("0.99")
+        a, b = 1 / (2 * sigma), eps * sigma
+        assert _normal_cdf_exact(a - b) - eps.exp() * _normal_cdf_exact(-a - b) > Decimal(delta)
 
 
 def _exact_discrete_delta(sigma, epsilon, sens):

@@ -63,9 +63,10 @@ def test_instance_a_clr_geo_both_solvers(instance_a) -> None:
     assert res.solution.objective == pytest.approx(1.954146367, abs=1e-6)
     assert res.solution.status == "optimal"
     model = build_model([u.block() for u in res.uploads], PARAMS_A)
-    benders = solve_clr(model, "benders")
-    assert benders.objective == pytest.approx(1.954146367, abs=1e-6)
-    assert benders.lower_bound <= 1.954146367 + 1e-9
+    for method in ("benders", "rowgen"):
+        sol = solve_clr(model, method)
+        assert sol.objective == pytest.approx(1.954146367, abs=1e-6)
+        assert sol.lower_bound <= 1.954146367 + 1e-9 and sol.status == "optimal"
     # Relaxed LR-OMG per user: 0.690099668 each (exact costs, so c̃ = c̄).
     assert res.relaxed_bound() == pytest.approx(0.690099668, abs=1e-6)
     assert 2 * res.relaxed_bound() <= res.solution.objective  # ordering invariant
@@ -117,6 +118,7 @@ def test_instance_b() -> None:
     model = build_model([u.block() for u in res.uploads], PARAMS_B)
     assert (model.blocks[0].n_free, model.blocks[0].n_geo_rows) == (21, 56)
     assert res.solution.objective == pytest.approx(0.4684354230, abs=1e-8)
+    assert solve_clr(model, "rowgen").objective == pytest.approx(0.4684354230, abs=1e-8)
     assert res.relaxed_bound() == pytest.approx(0.4605614030, abs=1e-8)
     full = solve(MDPProblem(g.points, epsilon=1.0, eta=1.0, cost=cbar))
     assert full.expected_loss == pytest.approx(0.6463982624, abs=1e-8)

@@ -76,7 +76,8 @@ def test_exponential_entries_are_half_eps_across_users(seed, gamma, r_exp, eps) 
 @SETTINGS
 @given(st.integers(0, 1000), st.floats(0.5, 1.5))
 def test_solvers_agree_and_scaling_keeps_the_optimum(seed, eps) -> None:
-    """Benders (serial, threads, processes) = monolithic LP on random instances with y* > 0."""
+    """Benders (serial, threads, processes) = row generation = monolithic LP on random
+    instances with y* > 0."""
     geo, params, users = _instance(seed, 1.0, 0.8, eps)
     client = LRGeoClient(geo, params, SnapTable(np.arange(25), np.zeros(25), np.zeros(25)))
     costs = TravelCosts(geo)
@@ -95,10 +96,13 @@ def test_solvers_agree_and_scaling_keeps_the_optimum(seed, eps) -> None:
     bd = solve_clr(model, "benders")
     with ThreadPoolExecutor(2) as pool:
         bt = solve_clr(model, "benders", executor=pool)
-    for s in (lp, bd, bt):
+    rg = solve_clr(model, "rowgen")
+    assert rg.method == "rowgen" and rg.info["rows"] <= rg.info["rows_full"]
+    for s in (lp, bd, bt, rg):
         assert s.status == "optimal"
         assert s.objective == pytest.approx(lp.objective, rel=1e-5)
         assert s.lower_bound <= lp.objective * (1 + 1e-9)
+        assert lp.lower_bound <= s.objective * (1 + 1e-9)
     # ỹ scaling (§7.3): y = ỹ e^{ε r_exp / 2} reproduces the entries g·y unscaled.
     g_unscaled = np.exp(-eps * np.minimum(blocks[0].column_distances, params.r_obf) / 2)
     z = lp.matrices[0]
@@ -381,3 +385,20 @@ def test_lr_set_is_the_metric_ball_when_the_radius_is_within_gamma(seed, gamma, 
         assert ball.nodes[0] == m and set(ball.nodes) == set(search.nodes)
         order = np.argsort(search.nodes)
         np.testing.assert_allclose(ball.distances[np.argsort(ball.nodes)], search.distances[order])
+
+
+def test_auto_uses_row_generation_when_geo_ind_rows_dominate() -> None:
+    """At γ = ∞ every pair of LR rows is constrained: many Geo-Ind rows per free variable, so
+    'auto' picks row generation; at γ = 1 km it keeps Benders. Same optimum either way."""
+    from privopt.geo.solve import ROWGEN_ROW_RATIO
+
+    geo = grid_geography(6, 6, metric="euclidean")
+    for gamma, want in ((math.inf, "rowgen"), (1.0, "benders")):
+        p = GeoParams(epsilon=1.0, gamma=gamma, lr_radius=3.0, r_exp=4.0, r_obf=4.5, lr_max_size=12)
+        res = run_lrgeo(geo, p, [7, 28], TravelCosts(geo), method="lp", rng=0)
+        model = build_model([u.block() for u in res.uploads], p)
+        dense = model.info["geo_rows"] > ROWGEN_ROW_RATIO * model.info["free_variables"]
+        assert dense == (want == "rowgen")
+        auto = solve_clr(model, "auto")
+        assert auto.method == want and auto.status == "optimal"
+        assert auto.objective == pytest.approx(res.solution.objective, rel=2e-6)

@@ -264,6 +264,15 @@ case(
 )
 case("BendersProblem", "master='x'", lambda: lp.BendersProblem("x"), "master")
 case("solve_benders", "problem='x'", lambda: lp.solve_benders("x"), "problem")
+for kw, frag in [
+    ({"lower": NAN}, "lower must not be NaN"),
+    ({"upper": NAN}, "upper must not be NaN"),
+    ({"lower": 1j}, "lower must be a real number"),
+    ({"lower": "1"}, "lower must be a real number"),
+    ({"lower": 2.0, "upper": 1.0}, "lower <= upper"),
+    ({"coef": [1.0, NAN]}, "Cut coef"),
+]:
+    case("Cut", repr(kw), lambda k=kw: lp.Cut(**{"coef": [1.0, 0.0], **k}), frag)
 
 # ---------------------------------------------------------------------------- privopt.mdp
 P = points()

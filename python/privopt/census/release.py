@@ -192,11 +192,14 @@ class CensusRelease:
         names = [*table.column("region").chunk(0).dictionary.to_pylist()]
         names += table.column("level").chunk(0).dictionary.to_pylist()
         plain = not any(any(c in str(x) for c in ',"\r\n') for x in names)
-        table = table.cast(_plain_schema(table))
+        schema = _plain_schema(table)
         options = pc.WriteOptions(include_header=False, quoting_style="none" if plain else "needed")
         with open(path, "wb") as f:
             f.write((",".join(table.column_names) + "\n").encode())
-            pc.write_csv(table, f, write_options=options)
+            # The names become plain strings one block at a time (not 10^7 strings at once).
+            for start in range(0, table.num_rows, CSV_BLOCK_ROWS):
+                block = table.slice(start, CSV_BLOCK_ROWS).cast(schema)
+                pc.write_csv(block, f, write_options=options)
 
     def __repr__(self) -> str:
         R, N = self.counts.shape
@@ -204,6 +207,10 @@ class CensusRelease:
             f"CensusRelease({self.mechanism}, ε={self.epsilon:g}, {R} regions × {N} sizes, "
             f"G={self.G}, {self.timings.get('total', float('nan')):.3g} s)"
         )
+
+
+#: Rows written per block by the pyarrow CSV writer.
+CSV_BLOCK_ROWS = 1 << 20
 
 
 def _plain_schema(table: Any) -> Any:

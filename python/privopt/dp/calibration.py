@@ -33,7 +33,8 @@ __all__ = [
 def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
     """δ(σ) of the continuous Gaussian mechanism (Balle & Wang 2018, Theorem 8).
 
-    The second term is formed as exp(ε + log Φ(·)) so that large ε does not overflow.
+    The second term is formed as exp(ε + log Φ(·)) so that large ε does not overflow, and
+    both terms from σ/Δ so that a huge σ or Δ does not either.
 
     Raises
     ------
@@ -43,17 +44,37 @@ def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> fl
     sigma = check_positive("sigma", sigma)
     epsilon = check_epsilon(epsilon)
     sensitivity = check_positive("sensitivity", sensitivity)
-    a = sensitivity / (2.0 * sigma)
-    b = epsilon * sigma / sensitivity
-    return float(ndtr(a - b) - math.exp(min(epsilon + float(log_ndtr(-a - b)), 700.0)))
+    first, second = _delta_terms(sigma / sensitivity, epsilon)
+    return first - second
+
+
+def _delta_terms(ratio: float, epsilon: float) -> tuple[float, float]:
+    """The two terms Φ(a − b) and e^ε Φ(−a − b) of δ, with a = 1/(2r), b = εr, r = σ/Δ."""
+    a = 0.5 / ratio
+    b = epsilon * ratio
+    return float(ndtr(a - b)), math.exp(min(epsilon + float(log_ndtr(-a - b)), 700.0))
+
+
+def _delta_upper(ratio: float, epsilon: float) -> float:
+    """An upper bound on δ at σ/Δ = ``ratio``: the difference of the two terms plus a bound
+    on its rounding error. Where the terms cancel (tiny ε and δ: both ≫ δ) the plain
+    difference is rounding noise and can even be negative; calibrating on the bound keeps σ
+    on the safe side. The bound allows 8 ulps of relative error in Φ(a − b) and, for the
+    second term, formed as exp(ε + log Φ), 8 ulps of the exponent's size as well."""
+    first, second = _delta_terms(ratio, epsilon)
+    log_second = math.log(second) if second > 0 else 0.0
+    error = 2.0**-49 * (first + second * (2.0 + abs(log_second)))
+    return first - second + error
 
 
 def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """Smallest σ making the Gaussian mechanism (ε, δ)-DP (Balle & Wang 2018), by bisection.
 
-    δ(σ) decreases in σ; we bracket the root by doubling and bisect (in log σ) until the
-    bracket is 1e-12 relative, returning its upper end, so that δ(σ) ≤ δ holds for the σ
-    returned.
+    δ(σ) depends on σ/Δ only and decreases in it: the root s of δ(s·Δ) = δ is bracketed by
+    doubling and bisected (in log s) until the bracket is 1e-12 relative, and σ = Δ·s is the
+    upper end, checked against a rounding-safe upper bound on δ, so that δ(σ) ≤ δ holds for
+    the σ returned (σ exceeds the exact root by ~1e-12 relative, by up to ~0.3 % where the
+    two terms of δ cancel to rounding level, e.g. ε = 1e-300, δ = 1e-12).
 
     Parameters
     ----------
@@ -68,11 +89,14 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
     Raises
     ------
     InvalidInput
-        ε, Δ not finite and > 0, δ not in (0, 1).
+        ε, Δ not finite and > 0, δ not in (0, 1), or a σ that a float cannot hold (e.g.
+        Δ = 1e308: σ would overflow).
 
     Examples
     --------
     >>> round(analytic_gaussian_sigma(1.0, 1e-5), 4)
+    3.7306
+    >>> round(analytic_gaussian_sigma(1.0, 1e-5, sensitivity=1e300) / 1e300, 4)
     3.7306
     """
     epsilon = check_epsilon(epsilon)
@@ -80,16 +104,47 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
     sensitivity = check_positive("sensitivity", sensitivity)
     if delta == 0.0:
         raise InvalidInput("delta must be > 0 for the Gaussian mechanism, got 0.0")
-    lo = hi = sensitivity
-    while gaussian_delta(hi, epsilon, sensitivity) > delta:
+    s = _unit_sigma(epsilon, delta)
+    sigma = sensitivity * s
+    if not (math.isfinite(sigma) and sigma >= _TINY):
+        raise InvalidInput(
+            f"sigma = sensitivity * {s:.6g} is not representable as a float "
+            f"(sensitivity={sensitivity!r}, epsilon={epsilon!r}, delta={delta!r})"
+        )
+    # Δ·s rounds: nudge σ up (by 2^-52, 2^-51, ...) until the bound holds at σ/Δ itself.
+    step = 2.0**-52
+    while _delta_upper(sigma / sensitivity, epsilon) > delta and step < 1e-9:
+        sigma *= 1.0 + step
+        step *= 2.0
+    return sigma
+
+
+#: Smallest normal float: σ/Δ below it loses precision.
+_TINY = 2.2250738585072014e-308
+
+
+def _unit_sigma(epsilon: float, delta: float) -> float:
+    """The smallest s with δ(s; ε, Δ = 1) ≤ δ (by the upper bound): brackets by doubling and
+    halving, then bisection in log s to 1e-12 relative. Every loop is bounded: the brackets
+    stop at the float range (about 2100 octaves), the bisection at adjacent floats."""
+    lo = hi = 1.0
+    while _delta_upper(hi, epsilon) > delta:
         hi *= 2.0
-    while gaussian_delta(lo, epsilon, sensitivity) <= delta:
+        if math.isinf(hi):
+            raise InvalidInput(
+                f"sigma/sensitivity overflows a float for epsilon={epsilon!r}, delta={delta!r}"
+            )
+    while _delta_upper(lo, epsilon) <= delta:
         lo /= 2.0
-        if lo < 1e-300:  # pragma: no cover - δ(σ) → 1 as σ → 0, so this cannot happen
-            raise InvalidInput("could not bracket sigma")
+        if lo < _TINY:  # δ(σ) → 1 as σ → 0, so only a huge ε gets here
+            raise InvalidInput(
+                f"sigma/sensitivity underflows a float for epsilon={epsilon!r}, delta={delta!r}"
+            )
     while hi / lo - 1.0 > 1e-12:
-        mid = math.sqrt(lo * hi)
-        if gaussian_delta(mid, epsilon, sensitivity) > delta:
+        mid = lo * math.sqrt(hi / lo)
+        if not lo < mid < hi:  # adjacent floats
+            break
+        if _delta_upper(mid, epsilon) > delta:
             lo = mid
         else:
             hi = mid

@@ -85,7 +85,7 @@ def _param_options(p: argparse.ArgumentParser) -> None:
 
 
 def _solver_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--method", default="auto", choices=["auto", "benders", "lp"])
+    p.add_argument("--method", default="auto", choices=["auto", "benders", "rowgen", "lp"])
     p.add_argument("--gap", type=float, default=1e-6, help="requested relative gap")
 
 

@@ -20,9 +20,13 @@ from privopt.certify import certify
 from privopt.errors import InvalidInput
 from privopt.geo.clr import ClrModel
 
-__all__ = ["ClrSolution", "solve_clr", "CLR_METHODS"]
+__all__ = ["ClrSolution", "solve_clr", "CLR_METHODS", "ROWGEN_ROW_RATIO"]
 
-CLR_METHODS = ("auto", "benders", "lp")
+CLR_METHODS = ("auto", "benders", "lp", "rowgen")
+
+#: "auto" uses row generation above this many Geo-Ind rows per free variable (measured: 15
+#: per variable for LR-Geo-F, where lazy rows win 4×; 1–2 at γ = 0.5 km, where Benders wins).
+ROWGEN_ROW_RATIO = 8.0
 
 #: HiGHS tolerances of every CLR-Geo solve (see _solve_monolithic).
 _TIGHT = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
@@ -40,7 +44,7 @@ class ClrSolution:
     lower_bound : certified lower bound on the CLR-Geo optimum (safe dual bound).
     status : "optimal" when the certification rule proves ``rel_gap``, else why not.
     relative_gap : proven relative gap (objective − lower_bound) / objective.
-    method : "benders" or "lp".
+    method : "benders", "rowgen" or "lp" (the solver that produced it).
     info : sizes, times, iterations, repair weight, solver details.
     """
 
@@ -71,12 +75,17 @@ def solve_clr(
     ----------
     model : from :func:`privopt.geo.build_model`.
     method : "benders" (multi-cut Benders on :func:`privopt.lp.benders.solve_benders`, one
-        subproblem per user, Appendix C), "lp" (the monolithic LP with HiGHS) or "auto"
-        (default): Benders, and the monolithic LP when Benders reaches a limit without a
-        feasible point or a subproblem fails numerically (measured at r_exp = 1 km,
-        ε = 10 km⁻¹ on the Rome grid: no feasible master point in 500 iterations, while the LP
-        takes 0.4 s; at the paper's r_exp = 4 km Benders needs 2 iterations and is 2–3×
-        faster than the LP).
+        subproblem per user, Appendix C), "rowgen" (one LP with lazy Geo-Ind rows and ỹ as
+        shared columns on :mod:`privopt.lp.rowgen`, :mod:`privopt.geo.rowgen`), "lp" (the
+        monolithic LP with HiGHS) or "auto" (default): the faster one measured for the
+        instance's shape (bench/geo_bench.py --table solvers, Rome grid, M = 4): row
+        generation when the model has more than :data:`ROWGEN_ROW_RATIO` Geo-Ind rows per free
+        variable (LR-Geo-F at K = 400: 15 per variable, row generation 44 ms per user, Benders
+        185, LP 168), else Benders (the paper's r_exp = 4 km, y* = 0: 2 iterations, 39 ms per
+        user at K = 1,331 against 172 for row generation and 175 for the LP), falling back to
+        the monolithic LP when Benders reaches a limit without a feasible point or a
+        subproblem fails numerically (r_exp = 1 km, ε = 10 km⁻¹: no feasible master point in
+        500 iterations; the LP takes 15 ms per user).
     rel_gap : requested relative gap; Benders stops at it, and the certification rule checks it.
     abs_gap : Benders also stops when UB − LB ≤ abs_gap (the paper's ξ_BD = 0.01 km).
     executor : a :class:`concurrent.futures.Executor` for the Benders subproblems (threads,
@@ -92,8 +101,18 @@ def solve_clr(
     if method not in CLR_METHODS:
         raise InvalidInput(f"method must be one of {CLR_METHODS}, got {method!r}")
     start = time.perf_counter()
+    if method == "auto" and model.info["geo_rows"] > ROWGEN_ROW_RATIO * max(
+        1, model.info["free_variables"]
+    ):
+        method = "rowgen"
     if method == "lp":
         z_free, y, lower, info = _solve_monolithic(model, time_limit)
+    elif method == "rowgen":
+        from privopt.geo.rowgen import solve_rowgen_clr
+
+        z_free, y, lower, info = solve_rowgen_clr(
+            model, rel_gap=rel_gap, time_limit=time_limit, highs_options=_TIGHT
+        )
     else:
         from privopt.errors import NumericalTrouble, SolverLimit
 

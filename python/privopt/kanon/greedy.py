@@ -190,19 +190,21 @@ def greedy_search(
 
 
 def _reference_cost(problem: KAnonProblem, exact: bool):
-    """``g(rows)`` from its definition, in Fractions (exact) or float64."""
+    """``g(rows)`` from its definition, in Fractions (exact) or float64 (as ``(w/den)·span``
+    summed over the columns in order, the kernel's rounding)."""
     num = (lambda v: Fraction(float(v)).limit_denominator(10**6)) if exact else float
     w = [num(v) for v in problem.weights]
     den = [num(d) for d in np.where(problem.categorical, problem.cat_denominator, problem.ranges)]
+    factor = [wj / dj for wj, dj in zip(w, den, strict=True)]
 
     def g(rows):
         sub = problem.x[rows]
         total = num(0)
         for j in range(problem.m):
             if problem.categorical[j]:
-                total += w[j] * (len(np.unique(sub[:, j])) - 1) / den[j]
+                total += factor[j] * (len(np.unique(sub[:, j])) - 1)
             else:
-                total += w[j] * num(sub[:, j].max() - sub[:, j].min()) / den[j]
+                total += factor[j] * num(sub[:, j].max() - sub[:, j].min())
         return total
 
     return g

@@ -360,6 +360,8 @@ def _prepare_initial_cuts(cuts: Sequence[Any], master: _Master) -> list[tuple]:
                 raise InvalidInput(
                     f"initial_cuts[{i}] must be a Cut or (coef, lower, upper)"
                 ) from None
+            except InvalidInput as exc:
+                raise InvalidInput(f"initial_cuts[{i}]: {exc}") from None
         if sp.issparse(cut.coef):
             row = sp.csr_array(cut.coef)
             if row.shape[0] != 1:

@@ -156,9 +156,46 @@ class Cut:
     """A master row ``lower <= coef^T (x, theta) <= upper`` given by the caller.
 
     ``coef`` is a 1-D array or sparse row over ``n_master + n_theta`` columns (column
-    ``n_master + k`` is ``theta_k``; a shorter row leaves the rest zero).
+    ``n_master + k`` is ``theta_k``; a shorter row leaves the rest zero). The bounds are
+    checked at construction (real, not NaN, ``lower <= upper``, not both infinite on the same
+    side), the coefficients for finiteness; the width is checked against the master by
+    :func:`~privopt.lp.benders.solve_benders`.
+
+    Raises
+    ------
+    InvalidInput
+        A NaN, complex or non-numeric bound, ``lower > upper``, or a non-finite coefficient.
+
+    Examples
+    --------
+    >>> Cut([1.0, 0.0, 1.0], lower=2.0).upper
+    inf
     """
 
     coef: Any
     lower: float = -_INF
     upper: float = _INF
+
+    def __post_init__(self) -> None:
+        from privopt._validation import check_finite_array
+
+        self.lower = _cut_bound("lower", self.lower)
+        self.upper = _cut_bound("upper", self.upper)
+        if self.lower > self.upper or self.lower == _INF or self.upper == -_INF:
+            raise InvalidInput(
+                f"Cut bounds must satisfy lower <= upper, lower < inf and upper > -inf, "
+                f"got lower={self.lower!r}, upper={self.upper!r}"
+            )
+        values = sp.csr_array(self.coef).data if sp.issparse(self.coef) else self.coef
+        check_finite_array("Cut coef", values)
+
+
+def _cut_bound(name: str, value: Any) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        raise InvalidInput(f"Cut {name} must be a real number, got {value!r}")
+    if isinstance(value, (complex, np.complexfloating)):
+        raise InvalidInput(f"Cut {name} must be real, got {value!r}")
+    out = float(value)
+    if math.isnan(out):
+        raise InvalidInput(f"Cut {name} must not be NaN, got {value!r}")
+    return out
