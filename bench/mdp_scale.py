@@ -20,7 +20,9 @@ Workloads (``make_workload``):
 * ``geo400`` — LR-Geo's full-LP baseline: the Rome 40 × 40 grid sampled to K = 400 locations,
   γ = ∞ (every pair constrained), ε = 10, travel-cost loss (``privopt.geo.baselines.full_lp``);
 * ``road-kn2000`` (not in the default set) — 2,000 road nodes, K = N (751.5 s, 2.9 GB before);
-* ``grid-kn:N`` — the K = N grid at the sizes of ``bench/scaling_mdp.py``.
+* ``grid-kn:N`` — the K = N grid at the sizes of ``bench/scaling_mdp.py``;
+* ``paper:DATASET`` — ``bench/mdp_bench.py``'s paper setting of one dataset (grid, synthetic,
+  road, text: N = 500, K = 100, ε = 10, η = 2).
 """
 
 from __future__ import annotations
@@ -66,6 +68,8 @@ def make_workload(name: str, data: Path | None):
         return make_problem("road", 5000, 100, 0, data)
     if name == "road-kn2000":
         return make_problem("road", 2000, 2000, 0, data)
+    if name.startswith("paper:"):  # bench/mdp_bench.py's paper settings, one dataset
+        return make_problem(name[6:], 500, 100, 0, data)
     if name == "geo400":
         return _geo_full_lp(data)
     raise SystemExit(f"unknown workload {name}")
