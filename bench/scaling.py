@@ -438,14 +438,35 @@ FAMILIES: dict[str, tuple[Callable[..., Result], list[int], list[int] | None]] =
 }
 
 
-def measure(name: str, quick: bool) -> Result:
+def measure(name: str, quick: bool, repeats: int = 1) -> Result:
+    """The family at its full (or quick) sizes, ``repeats`` times over: per size the least
+    time (other jobs' load only ever adds time) and the largest memory."""
     runner, full, small = FAMILIES[name]
     sizes = small if quick else full
     if sizes is None:
         raise ValueError(f"{name} has no --quick sizes")
-    if name == "geo":
-        return family_geo(sizes, reps=1 if quick else 2)
-    return runner(sizes)
+    runs = []
+    for i in range(repeats):
+        if repeats > 1:
+            _progress(f"{name}: run {i + 1} of {repeats}")
+        runs.append(family_geo(sizes, reps=1 if quick else 2) if name == "geo" else runner(sizes))
+    return least_time(runs)
+
+
+def least_time(runs: list[Result]) -> Result:
+    """The first result with, per size, the least seconds (and least extra figure) and the
+    largest memory over ``runs``."""
+    first = runs[0]
+    first.series = Series(
+        first.series.sizes,
+        [min(v) for v in zip(*(r.series.seconds for r in runs), strict=True)],
+        [max(v) for v in zip(*(r.series.mib for r in runs), strict=True)],
+    )
+    first.extra = {
+        key: [min(v) for v in zip(*(r.extra[key] for r in runs), strict=True)]
+        for key in first.extra
+    }
+    return first
 
 
 # ----------------------------------------------------------------------- a baseline revision
@@ -489,12 +510,13 @@ def _git(*args: str) -> str:
     ).stdout
 
 
-def measure_baseline(names: list[str], quick: bool, rev: str) -> dict[str, Series]:
+def measure_baseline(names: list[str], quick: bool, rev: str, repeats: int) -> dict[str, Series]:
     """The same families and sizes under REV's privopt (this script, another interpreter)."""
     python = baseline_python(rev)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "baseline.json"
         cmd = [python, __file__, "--families", *names, "--json", str(out), "--no-page"]
+        cmd += ["--repeats", str(repeats)]
         subprocess.run(cmd + (["--quick"] if quick else []), check=True)
         saved = json.loads(out.read_text())
     return {
@@ -539,7 +561,9 @@ def render(results: list[Result], errors: dict[str, str], context: dict) -> str:
         f"Measured {context['date']} by `{context['command']}` on privopt {context['version']} "
         f"(git {context['commit']}), {context['cores']} cores shared with other jobs: load "
         f"average {context['load_start']:.1f} at the start, {context['load_end']:.1f} at the "
-        f"end; {context['minutes']:.1f} min in all. This page is written by that command: edit "
+        f"end; {context['minutes']:.1f} min in all. Each size ran {context['repeats']} time(s): "
+        "the least time is kept (other jobs' load only adds time), and the largest memory. "
+        "This page is written by that command: edit "
         "`bench/scaling.py`, not the page.",
         "",
     ]
@@ -597,14 +621,16 @@ def _section(r: Result, rev: str | None) -> list[str]:
 
 
 # ----------------------------------------------------------------------- command line
-def run_families(names: list[str], quick: bool) -> tuple[list[Result], dict[str, str]]:
+def run_families(
+    names: list[str], quick: bool, repeats: int = 1
+) -> tuple[list[Result], dict[str, str]]:
     results, errors = [], {}
     for name in names:
         if quick and FAMILIES[name][2] is None:
             _progress(f"{name}: no --quick sizes, left out")
             continue
         try:
-            results.append(measure(name, quick))
+            results.append(measure(name, quick, repeats))
         except Exception as exc:  # one family's failure is reported, the others still run
             errors[name] = f"{type(exc).__name__}: {str(exc)[:200]}"
             _progress(f"{name} failed: {errors[name]}")
@@ -638,6 +664,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--families", nargs="+", choices=list(FAMILIES), default=list(FAMILIES))
     ap.add_argument("--quick", action="store_true", help="smaller sizes (about 2 minutes)")
+    ap.add_argument(
+        "--repeats",
+        type=int,
+        default=None,
+        help="runs per size, the least time kept (default 2, 1 with --quick)",
+    )
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "scaling.md")
     ap.add_argument("--baseline-rev", default=None, help="also measure this git revision")
     ap.add_argument("--json", type=Path, default=None, help="also save the measurements")
@@ -654,9 +686,10 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("PRIVOPT_DATA", str(data))  # the children's real data sets
     start, load_start = time.perf_counter(), os.getloadavg()[0]
     _progress(f"load average at the start {load_start:.1f}")
-    results, errors = run_families(args.families, args.quick)
+    repeats = args.repeats or (1 if args.quick else 2)
+    results, errors = run_families(args.families, args.quick, repeats)
     if args.baseline_rev:
-        before = measure_baseline([r.name for r in results], args.quick, args.baseline_rev)
+        before = measure_baseline([r.name for r in results], args.quick, args.baseline_rev, repeats)
         for r in results:
             r.before = before.get(r.name)
     if args.json:
@@ -667,6 +700,7 @@ def main(argv: list[str] | None = None) -> int:
             "date": dt.date.today().isoformat(),
             "command": "python bench/scaling.py"
             + (" --quick" if args.quick else "")
+            + (f" --repeats {args.repeats}" if args.repeats else "")
             + (f" --baseline-rev {args.baseline_rev}" if args.baseline_rev else ""),
             "version": _version(),
             "commit": _git("rev-parse", "--short", "HEAD").strip(),
@@ -675,6 +709,7 @@ def main(argv: list[str] | None = None) -> int:
             "load_end": os.getloadavg()[0],
             "minutes": (time.perf_counter() - start) / 60,
             "baseline_rev": args.baseline_rev,
+            "repeats": repeats,
         }
         for r in results:
             plot(r, args.out.parent / "scaling" / f"{r.name}.png", args.baseline_rev)
