@@ -24,7 +24,12 @@ import numpy as np
 
 from privopt._validation import check_epsilon, check_finite_array, check_int, check_positive
 from privopt.dp import _kernels
-from privopt.dp._reference import BitReader, ref_discrete_gaussian, ref_discrete_laplace
+from privopt.dp._reference import (
+    BitReader,
+    laplace_block,
+    ref_discrete_gaussian,
+    ref_discrete_laplace,
+)
 from privopt.dp.randomness import RandomSource, as_random_source
 from privopt.errors import InvalidInput
 
@@ -202,6 +207,12 @@ def _run(
     return out
 
 
+def _laplace_bits(s: int, t: int) -> float:
+    """A generous estimate of the random bits one discrete Laplace draw reads (sizes refills)."""
+    k = laplace_block(s, t).bit_length() - 1
+    return 1.6 * k + 24 + 8 * max(0, s // t)
+
+
 def sample_discrete_laplace(
     epsilon: float, size: Any = None, *, sensitivity: float = 1, rng: Any = None
 ) -> Any:
@@ -238,16 +249,14 @@ def sample_discrete_laplace(
     count, shape = _size_count(size)
     source = as_random_source(rng)
     s, t = discrete_laplace_rate(epsilon, sensitivity)
-    kt = (t - 1).bit_length()
-    # Bits per draw: ~kt for the uniform, a handful for the Bernoulli(exp) steps.
     out = _run(
         _kernels.discrete_laplace_kernel,
-        (s, t, kt),
+        (s, t),
         ref_discrete_laplace,
         (s, t),
         count,
         source,
-        bits_per_sample=2 * kt + 24,
+        bits_per_sample=_laplace_bits(s, t),
     )
     return _finish(out, shape)
 
@@ -288,16 +297,13 @@ def sample_discrete_gaussian(sigma: float, size: Any = None, *, rng: Any = None)
             [ref_discrete_gaussian(reader, n, d, t) for _ in range(count)], dtype=np.int64
         )
         return _finish(out, shape)
-    td = t * d
-    ylim = (2**63 - 1) // td
-    kt = (t - 1).bit_length()
     out = _run(
         _kernels.discrete_gaussian_kernel,
-        (n, t, kt, td, ylim, np.uint64(dd >> 64), np.uint64(dd & (2**64 - 1))),
+        (n, d, t),
         ref_discrete_gaussian,
         (n, d, t),
         count,
         source,
-        bits_per_sample=3 * kt + 48,
+        bits_per_sample=_laplace_bits(1, t) + 16,
     )
     return _finish(out, shape)
