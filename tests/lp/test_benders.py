@@ -478,3 +478,30 @@ def test_lost_task_retries_then_names_the_subproblem():
     with pytest.raises(SolverError, match=r"subproblem .* failed after 2 retries"):
         solve_benders(problem, executor=pool, retries=2, progress=False)
     assert pool.submitted >= 3  # the first task and two retries
+
+
+def test_in_out_state_machine() -> None:
+    # In-out separation (lp/benders/stabilisation.py): the separation point, the core moving
+    # to feasible points, a round at x̄ itself when the cuts left it unseparated, and the
+    # switch from classical Benders to in-out on a stall.
+    from privopt.lp.benders.stabilisation import InOut
+
+    core, x = np.zeros(2), np.array([2.0, 4.0])
+    io = InOut(core, weight=0.5)
+    sep = io.separation_point(x)
+    assert sep.tolist() == [1.0, 2.0]
+    assert io.after_round(sep, feasible=False, separated=True) is False
+    assert io.core.tolist() == [0.0, 0.0] and io.lam == 0.5  # infeasible: core stays
+    assert io.after_round(sep, feasible=True, separated=False) is True
+    assert io.core.tolist() == [1.0, 2.0] and io.lam == 1.0  # next round at x̄ itself
+    assert io.separation_point(x) is x
+    assert io.after_round(x, feasible=True, separated=True) is False and io.lam == 0.5
+    classical = InOut(core, weight=1.0, stall_weight=0.25)
+    assert classical.separation_point(x) is x
+    assert classical.after_round(x, feasible=True, separated=False) is True  # a stall
+    assert classical.lam == 0.25 and classical.weight == 0.25
+    assert InOut(None).after_round(x, feasible=True, separated=False) is False
+    with pytest.raises(InvalidInput, match="in_out"):
+        InOut(core, weight=0.0)
+    with pytest.raises(InvalidInput, match="stall_in_out"):
+        InOut(core, weight=1.0, stall_weight=1.0)

@@ -149,42 +149,7 @@ def _block_to_csc(A: Any, n_rows: int | None, width: int) -> sp.csc_array:
 def _block_to_csr(A: Any, n_rows: int | None, width: int) -> sp.csr_array:
     """Convert a row block given as sparse/dense/triple to a canonical CSR array (m × w)."""
     if isinstance(A, tuple):
-        if len(A) != 3:
-            raise InvalidInput("A as a tuple must be (rows, cols, vals)")
-        if n_rows is None:
-            raise InvalidInput("n_rows= is required when A is a (rows, cols, vals) triple")
-        m = check_int("n_rows", n_rows, minimum=0)
-        rows = np.asarray(A[0])
-        cols = np.asarray(A[1])
-        vals = np.asarray(A[2], dtype=np.float64)
-        if (
-            rows.ndim != 1
-            or cols.ndim != 1
-            or vals.ndim != 1
-            or not (rows.size == cols.size == vals.size)
-        ):
-            raise InvalidInput(
-                f"A triple arrays must be 1-D of equal length, got shapes "
-                f"{rows.shape}, {cols.shape}, {vals.shape}"
-            )
-        for nm, idx, hi in (("rows", rows, m), ("cols", cols, width)):
-            if idx.size == 0:
-                continue
-            if idx.dtype.kind not in "iu":
-                raise InvalidInput(f"A {nm} indices must be integers, got dtype {idx.dtype}")
-            if idx.min() < 0 or idx.max() >= hi:
-                raise InvalidInput(
-                    f"A {nm} indices must lie in [0, {hi}), got range [{idx.min()}, {idx.max()}]"
-                )
-        if rows.size and bool(np.all(rows[1:] >= rows[:-1])):
-            # Already in row order (the usual way rows are generated): CSR without a sort.
-            indptr = np.zeros(m + 1, dtype=np.int64)
-            np.cumsum(np.bincount(rows, minlength=m), out=indptr[1:])
-            idx_t = np.int32 if width < 2**31 else np.int64
-            mat = sp.csr_array((vals, cols.astype(idx_t, copy=False), indptr), shape=(m, width))
-        else:
-            # coo -> csr is a counting sort by row; duplicate (row, col) entries are summed.
-            mat = sp.coo_array((vals, (rows, cols)), shape=(m, width)).tocsr()
+        mat = _triple_to_csr(A, n_rows, width)
     elif sp.issparse(A):
         if A.ndim != 2:
             raise InvalidInput(f"A must be 2-dimensional, got shape {A.shape}")
@@ -212,6 +177,42 @@ def _block_to_csr(A: Any, n_rows: int | None, width: int) -> sp.csr_array:
     if mat.data.size and not np.isfinite(mat.data).all():
         raise InvalidInput("A contains a non-finite coefficient (NaN or inf)")
     return mat
+
+
+def _triple_to_csr(A: tuple, n_rows: int | None, width: int) -> sp.csr_array:
+    """A ``(rows, cols, vals)`` triple as a CSR array (n_rows × width), checked."""
+    if len(A) != 3:
+        raise InvalidInput("A as a tuple must be (rows, cols, vals)")
+    if n_rows is None:
+        raise InvalidInput("n_rows= is required when A is a (rows, cols, vals) triple")
+    m = check_int("n_rows", n_rows, minimum=0)
+    rows, cols = np.asarray(A[0]), np.asarray(A[1])
+    vals = np.asarray(A[2], dtype=np.float64)
+    if (
+        rows.ndim != 1
+        or cols.ndim != 1
+        or vals.ndim != 1
+        or not rows.size == cols.size == vals.size
+    ):
+        raise InvalidInput(
+            f"A triple arrays must be 1-D of equal length, got shapes "
+            f"{rows.shape}, {cols.shape}, {vals.shape}"
+        )
+    for nm, idx, hi in (("rows", rows, m), ("cols", cols, width)):
+        if idx.size and idx.dtype.kind not in "iu":
+            raise InvalidInput(f"A {nm} indices must be integers, got dtype {idx.dtype}")
+        if idx.size and (idx.min() < 0 or idx.max() >= hi):
+            raise InvalidInput(
+                f"A {nm} indices must lie in [0, {hi}), got range [{idx.min()}, {idx.max()}]"
+            )
+    if rows.size and bool(np.all(rows[1:] >= rows[:-1])):
+        # Already in row order (the usual way rows are generated): CSR without a sort.
+        indptr = np.zeros(m + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=m), out=indptr[1:])
+        idx_t = np.int32 if width < 2**31 else np.int64
+        return sp.csr_array((vals, cols.astype(idx_t, copy=False), indptr), shape=(m, width))
+    # coo -> csr is a counting sort by row; duplicate (row, col) entries are summed.
+    return sp.coo_array((vals, (rows, cols)), shape=(m, width)).tocsr()
 
 
 def _block_column_counts(b: RowBlock, n_cols: int) -> tuple[int, np.ndarray]:

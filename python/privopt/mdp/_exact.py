@@ -12,12 +12,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from privopt._validation import check_instance
-from privopt.errors import InvalidInput
+from privopt.errors import InvalidInput, NumericalTrouble, SolverLimit
 from privopt.lp import highs
 from privopt.lp.highs import new_highs, solve_checked
 from privopt.lp.highs import pass_arrays as pass_lp
-from privopt.mdp._lpbuild import mdp_rows, mdp_rows_subset, unit_rows
-from privopt.mdp.problem import _Block
+from privopt.mdp._lpbuild import mdp_rows, unit_rows
+from privopt.mdp.problem import EdgeList, _Block
 from privopt.mdp.result import repair
 
 __all__ = ["build_lp"]
@@ -83,45 +83,6 @@ def _solve_block_lp(
     )
 
 
-#: Edges per chunk when scanning all |E|·K rows for violations (bounds temporary memory).
-_SCAN_CHUNK = 4_000_000
-
-
-def _initial_rows(block: _Block) -> np.ndarray:
-    """Flat indices (e·K + k) of the rows expected to bind: for each output k, the arcs of the
-    shortest-path DAG of the mDP graph rooted at the record cheapest for k (an optimal
-    column decays away from its output along such arcs, z_ik = e^{εd} z_jk)."""
-    from privopt.graphs import shortest_paths
-
-    cost = block.cost if block.cost is not None else block.objective
-    roots = np.argmin(cost, axis=0)
-    uniq, inv = np.unique(roots, return_inverse=True)
-    dist = shortest_paths(block.graph(), uniq)  # (n_roots, n), finite in a component
-    e = block.edges
-    k = block.k
-    out = []
-    step = max(1, _SCAN_CHUNK // max(k, 1))
-    for s in range(0, len(e), step):
-        i, j, d = e.i[s : s + step], e.j[s : s + step], e.d[s : s + step]
-        di, dj = dist[inv][:, i], dist[inv][:, j]  # (K, chunk)
-        on_tree = np.abs(di + d[None, :] - dj) <= 1e-12 * np.maximum(1.0, dj)
-        kk, ee = np.nonzero(on_tree)
-        out.append((ee + s) * k + kk)
-    return np.sort(np.concatenate(out)) if out else np.zeros(0, dtype=np.int64)
-
-
-def _violated_rows(z: np.ndarray, block: _Block, active: np.ndarray, tol: float) -> np.ndarray:
-    e, k = block.edges, block.k
-    out = []
-    step = max(1, _SCAN_CHUNK // max(k, 1))
-    for s in range(0, len(e), step):
-        i, j, d = e.i[s : s + step], e.j[s : s + step], e.d[s : s + step]
-        viol = z[i] - np.exp(block.epsilon * d)[:, None] * z[j]
-        bad = np.flatnonzero((viol > tol).ravel()) + s * k
-        out.append(bad[~active[bad]])
-    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
-
-
 def _safe_lower_bound(c: np.ndarray, a: sp.csr_array, n_unit: int, row_dual: np.ndarray) -> float:
     """Rigorous lower bound on the *full* mDP LP of a block from any row multipliers.
 
@@ -160,58 +121,233 @@ def _safe_dual_bound_full(
     )
 
 
-def _row_scales(block: _Block, rows: np.ndarray) -> np.ndarray:
-    """1 / (largest |coefficient|) of the mDP rows ``rows``: 1 / exp(ε d_ij)."""
-    return np.exp(-block.epsilon * block.edges.d[rows // block.k])
+class _Rows:
+    """The mDP rows row generation works with: the block's shortest-path-closed edges
+    (:func:`privopt.mdp._separation.closed_edges`; the LP over them has the full LP's feasible
+    set) with their row scales e^{−εd}. Row ``e·K + k`` is ``e^{−εd_e} z_ik − z_jk ≤ 0`` for
+    edge e = (i, j) of this list."""
+
+    def __init__(self, block: _Block) -> None:
+        from privopt.mdp._separation import closed_edges
+
+        keep = closed_edges(block.edges, block.distances)
+        e = block.edges
+        self.edges = EdgeList(e.i[keep], e.j[keep], e.d[keep])
+        self.scale = np.exp(-block.epsilon * self.edges.d)
+        self.k = block.k
+        self.epsilon = block.epsilon
+
+    @property
+    def count(self) -> int:
+        """Rows of the closed LP (|E'|·K)."""
+        return len(self.edges) * self.k
+
+    def matrix(
+        self, rows: np.ndarray, pos: np.ndarray, n_cols: int, *, scaled: bool = True
+    ) -> sp.csr_array:
+        """Rows ``rows`` as CSR over the ``n_cols`` model columns (``pos[i·K + k]``: model
+        index of z_ik), scaled (largest coefficient 1) or as in the paper
+        (``z_ik − e^{εd} z_jk ≤ 0``)."""
+        e, kk = np.divmod(rows, self.k)
+        cols = np.empty(2 * rows.size, dtype=np.int64)
+        cols[0::2] = pos[self.edges.i[e] * self.k + kk]
+        cols[1::2] = pos[self.edges.j[e] * self.k + kk]
+        vals = np.empty(2 * rows.size)
+        vals[0::2] = self.scale[e] if scaled else 1.0
+        vals[1::2] = -1.0 if scaled else -1.0 / self.scale[e]
+        indptr = np.arange(0, 2 * rows.size + 1, 2, dtype=np.int64)
+        return sp.csr_array((vals, cols, indptr), shape=(rows.size, n_cols))
+
+    def variables(self, rows: np.ndarray) -> np.ndarray:
+        """Flat indices i·K + k of the variables the rows ``rows`` mention."""
+        e, kk = np.divmod(rows, self.k)
+        return np.concatenate([self.edges.i[e] * self.k + kk, self.edges.j[e] * self.k + kk])
+
+    def dag(self, block: _Block) -> np.ndarray:
+        """Flat indices of the rows expected to bind: for each output k, the arcs of the
+        shortest-path DAG of the mDP graph rooted at the record cheapest for k (an optimal
+        column decays away from its output along such arcs, z_ik = e^{εd} z_jk)."""
+        from privopt.graphs import shortest_paths
+
+        cost = block.cost if block.cost is not None else block.objective
+        uniq, inv = np.unique(np.argmin(cost, axis=0), return_inverse=True)
+        dist = shortest_paths(block.graph(), uniq)  # (n_roots, n), finite in a component
+        e, k = self.edges, self.k
+        di, dj = dist[inv][:, e.i], dist[inv][:, e.j]  # (K, |E'|)
+        kk, ee = np.nonzero(np.abs(di + e.d[None, :] - dj) <= 1e-12 * np.maximum(1.0, dj))
+        return np.sort(ee * k + kk)
+
+    def cascade(self, z: np.ndarray, active: np.ndarray, tol: float) -> np.ndarray:
+        """Rows that the violations of ``z`` will bring in over the next rounds, at once.
+
+        Every column of a feasible Z satisfies ``z_i ≥ e^{−ε d_ji} z_j`` on each edge, hence
+        ``z_i ≥ max_j e^{−ε D_ij} z_j`` (Property 3.2); the least such lift of each column
+        (:func:`privopt.mdp.lift.lift_with_arcs`) names, for every entry it raises by more
+        than ``tol``, the arc its value came along: that arc's row ``z_pk ≤ e^{εd} z_ik`` is
+        violated by the same amount where p is a source, and by the lifted one once the row
+        before it binds. Adding the violated rows alone lets the LP answer one edge at a time
+        (road N = 500, K = 100, ε = 2: 12 rounds and 61,685 rows; with the cascade 7 and
+        36,500)."""
+        from privopt.mdp.lift import lift_with_arcs
+
+        lifted, _, arc = lift_with_arcs(z, self.edges, self.epsilon)
+        ii, kk = np.nonzero((lifted - np.clip(z, 0.0, None) > tol) & (arc >= 0))
+        rows = arc[ii, kk] * self.k + kk
+        return np.unique(rows[~active[rows]])
 
 
-def _cascade_rows(
-    z: np.ndarray, block: _Block, active: np.ndarray, lift_tol: float = 1e-13
-) -> np.ndarray:
-    """mDP rows that the violations of ``z`` will bring in over the next rounds, at once.
+class _RowGeneration:
+    """The live model of one block's row and column generation (see
+    :func:`_solve_block_rowgen`): the HiGHS handle, its mDP rows (flat indices into
+    :class:`_Rows`, in model order after the n unit-measure rows) and its columns (flat
+    indices i·K + k in model order, ``pos`` the inverse map, −1 for absent ones)."""
 
-    Every column of a feasible Z satisfies ``z_i ≥ e^{−ε d_ji} z_j`` on each edge, hence
-    ``z_i ≥ max_j e^{−ε D_ij} z_j`` (Property 3.2). The least such lift ``w ≥ z`` of each
-    column is a shortest-path problem in −log space (sources j with label −log z_j, arc
-    lengths ε d): one Dijkstra over K copies of the mDP graph joined by a super source
-    (scipy.sparse.csgraph). For every entry lifted by more than ``lift_tol`` the arc from its
-    predecessor on the shortest-path tree is returned (row ``e·K + k`` of ``z_p ≤ e^{εd} z_i``)
-    unless already active. Adding the violated rows alone lets the LP answer one edge at a
-    time (a row raises z_i, which then violates the next edge): road N = 500, K = 100, ε = 2
-    needed 12 rounds and 61,685 rows; with the cascade 7 rounds and 36,500 rows.
-    """
-    from privopt.mdp.lift import column_lift
+    def __init__(
+        self,
+        block: _Block,
+        rows: _Rows,
+        first_rows: np.ndarray,
+        first_cols: np.ndarray,
+        *,
+        lp_method: str,
+        threads: int | None,
+        time_limit: float | None,
+    ) -> None:
+        self.block, self.lp = block, rows
+        self.n, self.k = block.n, block.k
+        self.c = block.objective.ravel()
+        self.active = np.zeros(rows.count, dtype=bool)
+        self.active[first_rows] = True
+        self.rows = first_rows
+        self.cols = np.concatenate(
+            [first_cols, np.setdiff1d(rows.variables(first_rows), first_cols)]
+        )
+        self.pos = np.full(self.n * self.k, -1, dtype=np.int64)
+        self.pos[self.cols] = np.arange(self.cols.size)
+        # Dual simplex by default: rounds after the first re-solve from the previous basis.
+        # When HiGHS's presolve aborts on these badly scaled LPs, _run retries without it.
+        simplex = "simplex" if lp_method == "choose" else lp_method
+        self.h = new_highs(method=simplex, threads=threads, time_limit=time_limit, tol=1e-9)
+        # HiGHS's smallest primal tolerance, on rows scaled to largest coefficient 1.
+        self.h.setOptionValue("primal_feasibility_tolerance", 1e-10)
+        unit = sp.csr_array(
+            (np.ones(self.cols.size), self.cols // self.k, np.arange(self.cols.size + 1)),
+            shape=(self.cols.size, self.n),
+        ).T
+        pass_lp(
+            self.h,
+            self.c[self.cols],
+            sp.vstack([unit, rows.matrix(first_rows, self.pos, self.cols.size)]),
+            np.concatenate([np.ones(self.n), np.full(first_rows.size, -np.inf)]),
+            np.concatenate([np.ones(self.n), np.zeros(first_rows.size)]),
+        )
 
-    n, k = z.shape
-    e = block.edges
-    lifted, parent = column_lift(z, e, block.epsilon)
-    ii, kk = np.nonzero(
-        (lifted - np.clip(z, 0.0, None) > lift_tol)
-        & (parent >= 0)
-        & (parent != np.arange(n)[:, None])
-    )
-    pp = parent[ii, kk]
-    # Edge index of the arc p -> i (block edges are sorted by (i, j) unless built otherwise).
-    key = e.i * n + e.j
-    if np.all(key[1:] > key[:-1]):
-        t = np.searchsorted(key, pp * n + ii)
-    else:
-        order = np.argsort(key)
-        t = order[np.searchsorted(key[order], pp * n + ii)]
-    rows = t * k + kk
-    return np.unique(rows[~active[rows]])
+    def set_basis(self, basis: Any) -> None:
+        """Start from ``basis`` of a smaller model with the same leading rows and columns (the
+        previous ε's): new rows enter basic, new columns nonbasic at 0 (still a basis)."""
+        n_rows, n_cols = len(basis.row_status), len(basis.col_status)
+        if n_rows > self.h.getNumRow() or n_cols > self.h.getNumCol():
+            return
+        basis.row_status = list(basis.row_status) + [highs.BasisStatus.kBasic] * (
+            self.h.getNumRow() - n_rows
+        )
+        basis.col_status = list(basis.col_status) + [highs.BasisStatus.kLower] * (
+            self.h.getNumCol() - n_cols
+        )
+        self.h.setBasis(basis)
 
+    def add_cols(self, flat: np.ndarray) -> None:
+        flat = np.unique(flat[self.pos[flat] < 0])
+        if not flat.size:
+            return
+        self.pos[flat] = self.cols.size + np.arange(flat.size)
+        self.cols = np.concatenate([self.cols, flat])
+        # Each new z_ik enters its record's unit row (model row i) only; mDP rows follow.
+        self.h.addCols(
+            flat.size,
+            self.c[flat],
+            np.zeros(flat.size),
+            np.full(flat.size, highs.INF),
+            flat.size,
+            np.arange(flat.size, dtype=np.int32),
+            (flat // self.k).astype(np.int32),
+            np.ones(flat.size),
+        )
 
-def _model_columns(a: sp.csr_array, cols: np.ndarray, columns: str) -> sp.csr_array:
-    """``a`` (flat column space) restricted to the model columns ``cols``, in model order."""
-    return a if columns == "all" else sp.csr_array(sp.csc_array(a)[:, cols])
+    def add_rows(self, new: np.ndarray) -> None:
+        # Devex pricing on the warm re-solves: HiGHS otherwise recomputes dual steepest-edge
+        # weights for every row after addRows (road N = 500, ε = 2: 6–8 s per round that adds
+        # under 300 rows, 0.1–0.6 s with Devex; the whole solve 51.8 s -> 21.8 s).
+        self.h.setOptionValue("simplex_dual_edge_weight_strategy", 1)
+        self.add_cols(self.lp.variables(new))
+        self.active[new] = True
+        self.rows = np.concatenate([self.rows, new])
+        a = self.lp.matrix(new, self.pos, self.cols.size)
+        self.h.addRows(
+            new.size,
+            np.full(new.size, -highs.INF),
+            np.zeros(new.size),
+            a.nnz,
+            a.indptr[:-1].astype(np.int32),
+            a.indices.astype(np.int32),
+            a.data,
+        )
 
+    def priced_cols(self, row_duals: np.ndarray) -> np.ndarray:
+        """Absent z_ik are in no model row but their unit row: reduced cost c_ik − u_i."""
+        if self.cols.size == self.c.size:
+            return np.zeros(0, dtype=np.int64)
+        reduced = self.block.objective - row_duals[: self.n, None]
+        neg = np.flatnonzero(reduced.ravel() < 0.0)
+        return neg[self.pos[neg] < 0]
 
-def _scatter(x: np.ndarray, cols: np.ndarray, n: int, k: int) -> np.ndarray:
-    """Model solution ``x`` back to the (n, k) matrix; variables not in the model are 0."""
-    z = np.zeros(n * k)
-    z[cols] = x
-    return z.reshape(n, k)
+    def point(self, x: np.ndarray) -> np.ndarray:
+        """Model solution ``x`` as the (n, K) matrix; variables not in the model are 0."""
+        z = np.zeros(self.c.size)
+        z[self.cols] = x
+        return z.reshape(self.n, self.k)
+
+    def separate(self, z: np.ndarray, tol: float, cascade: bool) -> np.ndarray:
+        """Rows of the closed LP violated by more than ``tol`` (scaled) and not in the model,
+        with the rows their repair cascades into."""
+        from privopt.mdp._separation import violated_rows
+
+        new = violated_rows(z, self.lp.edges, self.lp.scale, self.active, tol)
+        if new.size and cascade:
+            new = np.union1d(new, self.lp.cascade(z, self.active, tol))
+        return new
+
+    def bound(self, row_duals: np.ndarray) -> float:
+        """Rigorous lower bound on the full LP from the mDP-row duals (unit rows kept as
+        constraints, :func:`privopt.mdp._separation.simplex_bound`); at least Σ_i min_k c_ik,
+        the bound without any mDP row (the better one where the duals certify nothing)."""
+        from privopt.mdp._separation import simplex_bound
+
+        obj = self.block.objective
+        trivial = float(obj.min(axis=1).sum())
+        m = row_duals.size - self.n  # rows added after the last solve take multiplier 0
+        rows = self.rows[:m]
+        got = simplex_bound(obj, rows, self.lp.edges, self.lp.scale, row_duals[self.n :])
+        return max(trivial, got)
+
+    def polish(self, time_limit: float | None, threads: int | None) -> highs.LPSolution:
+        """The same rows unscaled, re-solved from the final basis: its primal meets each row
+        to 1e-9 absolute (fewer repairs), at the cost of a dual simplex pass."""
+        hp = new_highs(method="simplex", threads=threads, time_limit=time_limit, tol=1e-9)
+        unit = sp.csr_array(
+            (np.ones(self.cols.size), self.cols // self.k, np.arange(self.cols.size + 1)),
+            shape=(self.cols.size, self.n),
+        ).T
+        pass_lp(
+            hp,
+            self.c[self.cols],
+            sp.vstack([unit, self.lp.matrix(self.rows, self.pos, self.cols.size, scaled=False)]),
+            np.concatenate([np.ones(self.n), np.full(self.rows.size, -np.inf)]),
+            np.concatenate([np.ones(self.n), np.zeros(self.rows.size)]),
+        )
+        hp.setOptionValue("simplex_dual_edge_weight_strategy", 1)  # see add_rows
+        hp.setBasis(self.h.getBasis())
+        return _run(hp, what=f"mDP LP ({self.n} records, polish)")
 
 
 def _solve_block_rowgen(
@@ -228,264 +364,203 @@ def _solve_block_rowgen(
     columns: str = "generate",
     warm: dict[str, Any] | None = None,
 ) -> tuple[np.ndarray, float, dict[str, Any]]:
-    """Exact LP by lazy row generation with a rigorous bound (beyond the paper).
+    """Exact LP by lazy row and column generation with a rigorous bound (beyond the paper).
 
-    The model holds the unit-measure rows and the mDP rows found so far, each mDP row divided
-    by its largest coefficient e^{εd} (``z_ik e^{−εd} − z_jk ≤ 0``). Scaling matters for the
-    *dual*: HiGHS's optimality test then sees a dual of the size that moves the objective;
-    unscaled, rows with coefficients up to e^{εη} (e^20 at the paper's settings) keep duals
-    of 1e-10 with the wrong sign that HiGHS accepts yet that are worth 1e-4 of the objective
-    (measured on the 500-cell grid: safe gap 4.4e-4 unscaled, 1e-9 scaled).
+    The model holds the unit-measure rows and the mDP rows found so far, each divided by its
+    largest coefficient e^{εd} (``z_ik e^{−εd} − z_jk ≤ 0``). Scaling matters for the *dual*:
+    HiGHS's optimality test then sees a dual of the size that moves the objective; unscaled,
+    rows with coefficients up to e^{εη} (e^20 at the paper's settings) keep duals of 1e-10 with
+    the wrong sign that HiGHS accepts yet that are worth 1e-4 of the objective. Rows come from
+    the shortest-path-closed edges only (:class:`_Rows`): the others are implied.
 
     1. Solve with the initial rows (``"none"``: only unit-measure rows, default; ``"dag"``:
-       also the shortest-path-DAG rows, :func:`_initial_rows`), add every mDP row of the full
-       LP violated by more than ``tol`` (in unscaled terms) together with the rows their
-       repair will cascade into (``cascade=True``, :func:`_cascade_rows`), re-solve warm
-       (dual simplex, Devex pricing), until none is violated.
-    2. Bound: :func:`_safe_lower_bound` from the model's duals, valid for the full LP.
-    3. Release: the scaled rows let z_ik − e^{εd} z_jk reach e^{εd}·1e-10, so Z is repaired
-       (:func:`privopt.mdp.result.repair`, provably ε-mDP: the cheaper of mixing with a
-       partner and lifting onto the cone first; typical cost 1e-11–3e-7 relative, 2.9e-6 on
-       the 500-cell grid at K = N).
+       also the shortest-path-DAG rows), add every row violated by more than ``tol`` on its
+       scaled form — the violation in units of the row's largest entry, the scale HiGHS's
+       primal tolerance (1e-10) holds the model's rows to — with the rows their repair will
+       cascade into (``cascade=True``), re-solve warm (dual simplex, Devex pricing), until
+       none is violated. A row between records so far apart that e^{−εd} < ``tol`` is never
+       violated by more than ``tol``: the entries it would hold up are below the LP's
+       resolution, and the repair's lift supplies them at their exact decay.
+    2. Bound: :meth:`_RowGeneration.bound` from the model's duals, valid for the full LP
+       (rows not in the model take multiplier 0; every column, absent ones too, is covered).
+    3. Release: scaled rows and the unseparated tiny violations leave Z slightly infeasible,
+       so it is repaired (:func:`privopt.mdp.result.repair` on the closed edges, provably
+       ε-mDP: the cheaper of mixing with a partner and lifting onto the cone first).
     4. Polish (``polish=True``, or ``"auto"`` when the certified gap — repaired loss vs the
        bound — exceeds ``target_gap``): the same rows unscaled are re-solved once from the
-       final basis (2,000–3,000 dual simplex iterations at N = 500, K = 100), whose primal meets
-       each row to 1e-9 absolute; rows it violates send the loop back to step 1; the better
-       of the two repaired matrices is released. Since the lift repair it rarely pays: at
-       K = N = 1,000 (road) it took 397 s after a 16 s solve, hence ``target_gap`` 1e-5.
+       final basis; rows it violates send the loop back to step 1; the better of the two
+       repaired matrices is released.
 
     Columns (``columns="generate"``, default): the model also holds only the variables z_ik
-    that its rows mention or that priced in. An entry no row touches sits at 0 and is worth
-    adding only when its reduced cost ``p_i c_ik − u_i`` (u the unit-row duals) is negative;
-    such entries join each round, the rows' variables join with the rows. Columns are
-    generated, rows are generated, and the loop ends when neither finds anything; the safe
-    bound is taken over *all* N·K variables, so it stays rigorous whatever was left out. At
-    K = N most z_ik lie below the 1e-10 row tolerance (far from output k) and never enter:
-    road N = 1,000, K = N keeps 217,245 rows and 62,856 of 937,000 columns (rounds 12.4 s,
-    whole solve 22.3 s; with all columns and the former 1e-6 polish rule, 448.5 s).
-    ``columns="all"`` passes every variable from the start.
+    that its rows mention or that priced in (reduced cost ``p_i c_ik − u_i < 0``, u the
+    unit-row duals); ``columns="all"`` passes every variable from the start.
 
     Returns (Z, rigorous lower bound, info); the released loss minus the bound is the
     certified gap (``PerturbationMatrix.relative_gap``).
     """
-    from privopt.errors import NumericalTrouble, SolverLimit
-
     if initial_rows not in ("dag", "none"):
         raise InvalidInput(f"initial_rows must be 'dag' or 'none', got {initial_rows!r}")
     if columns not in ("generate", "all"):
         raise InvalidInput(f"columns must be 'generate' or 'all', got {columns!r}")
     start = time.perf_counter()
-    n, k = block.n, block.k
-    n_cols = n * k
-    c = block.objective.ravel()
-    m_full = len(block.edges) * k
-    active = np.zeros(m_full, dtype=bool)
-    rows = _initial_rows(block) if initial_rows == "dag" else np.zeros(0, dtype=np.int64)
-    if warm is not None and "rows" in warm:
-        # ε-path warm start: the previous ε's active rows (in its model order, so that its
-        # final basis maps row by row) plus this ε's initial rows.
-        prev = np.asarray(warm["rows"], dtype=np.int64)
-        rows = np.concatenate([prev, np.setdiff1d(rows, prev)])
-    active[rows] = True
-
-    def scaled_rows(new: np.ndarray) -> sp.csr_array:
-        a = mdp_rows_subset(block.edges, block.epsilon, k, new, n_cols)
-        return sp.csr_array(sp.diags(_row_scales(block, new)) @ a)
-
-    blocks = [unit_rows(n, k), scaled_rows(rows)]  # in flat column space (for the bound)
-    model_rows = [rows]
-    # Model columns: flat indices i·K + k in model order, and the inverse map (−1: not in it).
-    if columns == "all":
-        cols = np.arange(n_cols, dtype=np.int64)
-    else:
-        # The unit rows alone put each record on its cheapest output.
-        first = np.arange(n, dtype=np.int64) * k + np.argmin(block.objective, axis=1)
-        prev = (
-            np.asarray(warm["cols"], dtype=np.int64)
-            if warm is not None and "cols" in warm
-            else np.zeros(0, dtype=np.int64)
-        )
-        cols = np.concatenate([prev, np.setdiff1d(np.union1d(first, blocks[1].indices), prev)])
-    pos = np.full(n_cols, -1, dtype=np.int64)
-    pos[cols] = np.arange(cols.size)
-    # Dual simplex by default: rounds after the first re-solve from the previous basis.
-    # When HiGHS's presolve aborts on these badly scaled LPs, _run retries without it.
-    simplex = "simplex" if lp_method == "choose" else lp_method
-    h = new_highs(method=simplex, threads=threads, time_limit=time_limit, tol=1e-9)
-    # HiGHS's smallest primal tolerance: scaled rows allow z_ik − e^{εd} z_jk up to e^{εd}·tol.
-    h.setOptionValue("primal_feasibility_tolerance", 1e-10)
-    pass_lp(
-        h,
-        c[cols],
-        _model_columns(sp.vstack(blocks, format="csr"), cols, columns),
-        np.concatenate([np.ones(n), np.full(rows.size, -np.inf)]),
-        np.concatenate([np.ones(n), np.zeros(rows.size)]),
-    )
-    if warm is not None and warm.get("basis") is not None:
-        basis = warm["basis"]
-        n_prev, n_prev_cols = len(basis.row_status), len(basis.col_status)
-        if n_prev <= h.getNumRow() and n_prev_cols <= h.getNumCol():
-            # New rows (this ε's initial rows not active before) enter basic, new columns
-            # nonbasic at 0: still a basis.
-            extra = h.getNumRow() - n_prev
-            basis.row_status = list(basis.row_status) + [highs.BasisStatus.kBasic] * extra
-            basis.col_status = list(basis.col_status) + [highs.BasisStatus.kLower] * (
-                h.getNumCol() - n_prev_cols
-            )
-            h.setBasis(basis)
+    rows = _Rows(block)
+    gen = _start(block, rows, initial_rows, columns, warm, lp_method, threads, time_limit)
     build = time.perf_counter() - start
+    deadline = None if time_limit is None else start + time_limit
     rounds: list[dict[str, Any]] = []
     polishes: list[dict[str, Any]] = []
-    iterations = 0
-
-    def time_left() -> float | None:
-        if time_limit is None:
-            return None
-        left = time_limit - (time.perf_counter() - start)
-        if left <= 0:
-            raise SolverLimit("mDP row generation: time limit reached", status="limit")
-        return left
-
-    def add_rows(new: np.ndarray) -> None:
-        # Devex pricing on the warm re-solves: HiGHS otherwise recomputes dual steepest-edge
-        # weights for every row after addRows (road N = 500, ε = 2: 6–8 s per round that adds
-        # under 300 rows, 0.1–0.6 s with Devex; the whole solve 51.8 s -> 21.8 s).
-        h.setOptionValue("simplex_dual_edge_weight_strategy", 1)
-        add = scaled_rows(new)
-        add_cols(add.indices)  # the variables these rows mention
-        active[new] = True
-        model_rows.append(new)
-        blocks.append(add)
-        h.addRows(
-            new.size,
-            np.full(new.size, -highs.INF),
-            np.zeros(new.size),
-            add.nnz,
-            add.indptr[:-1].astype(np.int32),
-            pos[add.indices].astype(np.int32),
-            add.data,
+    sol = _round(gen, rounds, tol, cascade, deadline)
+    z, lower, alpha, loss = _release(gen, sol)
+    if polish is True or (polish == "auto" and _gap(loss, lower) > target_gap):
+        z, alpha, loss, sol = _polished(
+            gen, sol, (z, alpha, loss), polishes, rounds, tol, cascade, deadline, threads
         )
-        left = time_left()
-        if left is not None:
-            h.setOptionValue("time_limit", float(left))
-
-    def add_cols(flat: np.ndarray) -> None:
-        nonlocal cols
-        flat = np.unique(flat[pos[flat] < 0])
-        if not flat.size:
-            return
-        pos[flat] = cols.size + np.arange(flat.size)
-        cols = np.concatenate([cols, flat])
-        # Each new z_ik enters its record's unit row (model row i) only; mDP rows follow.
-        h.addCols(
-            flat.size,
-            c[flat],
-            np.zeros(flat.size),
-            np.full(flat.size, highs.INF),
-            flat.size,
-            np.arange(flat.size, dtype=np.int32),
-            (flat // k).astype(np.int32),
-            np.ones(flat.size),
-        )
-
-    def priced_cols(row_duals: np.ndarray) -> np.ndarray:
-        # Absent z_ik are in no model row but their unit row: reduced cost c_ik − u_i.
-        if cols.size == n_cols:
-            return np.zeros(0, dtype=np.int64)
-        reduced = block.objective - row_duals[:n, None]
-        neg = np.flatnonzero(reduced.ravel() < 0.0)
-        return neg[pos[neg] < 0]
-
-    while True:
-        sol = _run(h, what=f"mDP LP ({n} records, row generation)")
-        iterations += sol.iterations
-        z = _scatter(sol.x, cols, n, k)
-        new = _violated_rows(z, block, active, tol)
-        if new.size and cascade:
-            new = np.union1d(new, _cascade_rows(z, block, active))
-        priced = priced_cols(sol.row_duals)
-        rounds.append(
-            {
-                "rows": int(h.getNumRow()),
-                "cols": int(h.getNumCol()),
-                "objective": sol.objective,
-                "solve_s": sol.solve_time,
-                "added": int(new.size),
-                "priced": int(priced.size),
-            }
-        )
-        if new.size or priced.size:
-            add_cols(priced)
-            add_rows(new)
-            continue
-        a = sp.vstack(blocks, format="csr")
-        lower = _safe_lower_bound(c, a, n, sol.row_duals)
-        z, alpha = repair(z, block.edges, block.epsilon, objective=block.objective)
-        loss = float(np.dot(c, z.ravel()))
-        gap = (loss - lower) / max(abs(loss), 1e-300)
-        if polish is False or (polish == "auto" and gap <= target_gap) or polishes:
-            break
-        # Polish (step 3): the same rows unscaled, from the final basis.
-        t0 = time.perf_counter()
-        all_rows = np.concatenate(model_rows)
-        unscale = np.concatenate([np.ones(n), 1.0 / _row_scales(block, all_rows)])
-        hp = new_highs(method="simplex", threads=threads, time_limit=time_left(), tol=1e-9)
-        pass_lp(
-            hp,
-            c[cols],
-            _model_columns(sp.csr_array(sp.diags(unscale) @ a), cols, columns),
-            np.concatenate([np.ones(n), np.full(all_rows.size, -np.inf)]),
-            np.concatenate([np.ones(n), np.zeros(all_rows.size)]),
-        )
-        hp.setOptionValue("simplex_dual_edge_weight_strategy", 1)  # see add_rows
-        hp.setBasis(h.getBasis())
-        try:
-            solp = _run(hp, what=f"mDP LP ({n} records, polish)")
-        except NumericalTrouble as exc:  # keep the repaired scaled solution
-            polishes.append({"failed": str(exc), "solve_s": time.perf_counter() - t0})
-            break
-        iterations += solp.iterations
-        zp = _scatter(solp.x, cols, n, k)
-        new = _violated_rows(zp, block, active, tol)
-        polishes.append(
-            {
-                "objective": solp.objective,
-                "iterations": solp.iterations,
-                "added": int(new.size),
-                "solve_s": time.perf_counter() - t0,
-            }
-        )
-        priced = priced_cols(solp.row_duals)
-        if new.size or priced.size:
-            # The polished point leaves the model's rows: back to step 1 (one polish only).
-            add_cols(priced)
-            add_rows(new)
-            continue
-        zp, alpha_p = repair(zp, block.edges, block.epsilon, objective=block.objective)
-        loss_p = float(np.dot(c, zp.ravel()))
-        if loss_p < loss:
-            z, alpha, loss = zp, alpha_p, loss_p
-            gap = (loss - lower) / max(abs(loss), 1e-300)
-        break
+        lower = max(lower, gen.bound(sol.row_duals))
     info = {
-        "records": n,
-        "rows": int(h.getNumRow()),
-        "full_rows": m_full + n,
-        "vars": n_cols,
-        "model_vars": int(cols.size),
+        "records": block.n,
+        "rows": int(gen.h.getNumRow()),
+        "full_rows": len(block.edges) * block.k + block.n,
+        "closed_rows": rows.count + block.n,
+        "vars": block.n * block.k,
+        "model_vars": int(gen.cols.size),
         "build_s": build,
         "solve_s": time.perf_counter() - start - build,
-        "iterations": iterations,
+        "iterations": int(sum(r["iterations"] for r in rounds + polishes)),
         "rounds": rounds,
         "polish": polishes,
         "relaxation_objective": sol.objective,
         "lower_bound": lower,
         "repair_alpha": alpha,
-        "certified_gap": gap,
+        "certified_gap": _gap(loss, lower),
     }
     if warm is not None:
         # Hand the row set and basis on to the next ε (kept out of the saved history).
-        warm["rows"] = np.concatenate(model_rows)
-        warm["cols"] = cols
-        warm["basis"] = h.getBasis()
+        warm.update(rows=gen.rows, cols=gen.cols, basis=gen.h.getBasis())
     return z, lower, info
+
+
+def _gap(loss: float, lower: float) -> float:
+    return (loss - lower) / max(abs(loss), 1e-300)
+
+
+def _start(
+    block: _Block,
+    rows: _Rows,
+    initial_rows: str,
+    columns: str,
+    warm: dict[str, Any] | None,
+    lp_method: str,
+    threads: int | None,
+    time_limit: float | None,
+) -> _RowGeneration:
+    """The first model: unit rows, the initial mDP rows and columns (after the previous ε's
+    ones in their model order when warm, so that its final basis maps row by row)."""
+    n, k = block.n, block.k
+    first = rows.dag(block) if initial_rows == "dag" else np.zeros(0, dtype=np.int64)
+    if columns == "all":
+        cols = np.arange(n * k, dtype=np.int64)
+    else:  # the unit rows alone put each record on its cheapest output
+        cols = np.arange(n, dtype=np.int64) * k + np.argmin(block.objective, axis=1)
+    if warm is not None and "rows" in warm:
+        prev = np.asarray(warm["rows"], dtype=np.int64)
+        first = np.concatenate([prev, np.setdiff1d(first, prev)])
+        prev = np.asarray(warm["cols"], dtype=np.int64)
+        cols = np.concatenate([prev, np.setdiff1d(cols, prev)])
+    gen = _RowGeneration(
+        block, rows, first, cols, lp_method=lp_method, threads=threads, time_limit=time_limit
+    )
+    if warm is not None and warm.get("basis") is not None:
+        gen.set_basis(warm["basis"])
+    return gen
+
+
+def _round(
+    gen: _RowGeneration,
+    rounds: list[dict[str, Any]],
+    tol: float,
+    cascade: bool,
+    deadline: float | None,
+) -> highs.LPSolution:
+    """Solve, separate and price until nothing is added; returns the last solution."""
+    while True:
+        _time_left(gen.h, deadline)
+        sol = _run(gen.h, what=f"mDP LP ({gen.n} records, row generation)")
+        z = gen.point(sol.x)
+        new = gen.separate(z, tol, cascade)
+        priced = gen.priced_cols(sol.row_duals)
+        rounds.append(
+            {
+                "rows": int(gen.h.getNumRow()),
+                "cols": int(gen.h.getNumCol()),
+                "objective": sol.objective,
+                "iterations": sol.iterations,
+                "solve_s": sol.solve_time,
+                "added": int(new.size),
+                "priced": int(priced.size),
+            }
+        )
+        if not (new.size or priced.size):
+            return sol
+        gen.add_cols(priced)
+        gen.add_rows(new)
+
+
+def _time_left(h: Any, deadline: float | None) -> None:
+    if deadline is None:
+        return
+    left = deadline - time.perf_counter()
+    if left <= 0:
+        raise SolverLimit("mDP row generation: time limit reached", status="limit")
+    h.setOptionValue("time_limit", float(left))
+
+
+def _release(gen: _RowGeneration, sol: highs.LPSolution) -> tuple[np.ndarray, float, float, float]:
+    """The repaired matrix of ``sol`` with its bound, mixing weight and loss."""
+    lower = gen.bound(sol.row_duals)
+    z, alpha = repair(gen.point(sol.x), gen.lp.edges, gen.lp.epsilon, objective=gen.block.objective)
+    return z, lower, alpha, float(np.dot(gen.c, z.ravel()))
+
+
+def _polished(
+    gen: _RowGeneration,
+    sol: highs.LPSolution,
+    best: tuple[np.ndarray, float, float],
+    polishes: list[dict[str, Any]],
+    rounds: list[dict[str, Any]],
+    tol: float,
+    cascade: bool,
+    deadline: float | None,
+    threads: int | None,
+) -> tuple[np.ndarray, float, float, highs.LPSolution]:
+    """One polish (step 4): the unscaled re-solve, back to the rounds when it leaves the
+    model's rows; the cheaper repaired matrix of the two is kept."""
+    t0 = time.perf_counter()
+    left = None if deadline is None else deadline - t0
+    if left is not None and left <= 0:
+        raise SolverLimit("mDP row generation: time limit reached", status="limit")
+    try:
+        solp = gen.polish(left, threads)
+    except NumericalTrouble as exc:  # keep the repaired scaled solution
+        polishes.append({"failed": str(exc), "solve_s": time.perf_counter() - t0, "iterations": 0})
+        return (*best, sol)
+    zp = gen.point(solp.x)
+    new = gen.separate(zp, tol, cascade=False)
+    priced = gen.priced_cols(solp.row_duals)
+    polishes.append(
+        {
+            "objective": solp.objective,
+            "iterations": solp.iterations,
+            "added": int(new.size),
+            "solve_s": time.perf_counter() - t0,
+        }
+    )
+    if new.size or priced.size:
+        # The polished point leaves the model's rows: back to the rounds (one polish only).
+        gen.add_cols(priced)
+        gen.add_rows(new)
+        sol = _round(gen, rounds, tol, cascade, deadline)
+        z, _, alpha, loss = _release(gen, sol)
+        return (z, alpha, loss, sol) if loss < best[2] else (*best, sol)
+    zp, alpha_p = repair(zp, gen.lp.edges, gen.lp.epsilon, objective=gen.block.objective)
+    loss_p = float(np.dot(gen.c, zp.ravel()))
+    return (zp, alpha_p, loss_p, sol) if loss_p < best[2] else (*best, sol)

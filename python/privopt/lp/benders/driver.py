@@ -1,5 +1,5 @@
-"""The Benders loop (spec 000 §3.4): solve the master, separate at its point, add cuts, stop on the
-certified gap.
+"""The Benders loop (spec 000 §3.4): solve the master, separate at its point (or an in-out
+point), add cuts, keep the incumbent, stop when the certified bound proves the gap.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import numpy as np
@@ -23,10 +23,9 @@ from privopt.errors import (
 from privopt.lp.benders.master import _LazyRows, _Master, _MasterTimeout, _prepare_initial_cuts
 from privopt.lp.benders.problem import _INF, BendersProblem, _SubData
 from privopt.lp.benders.result import BendersIteration, BendersResult
+from privopt.lp.benders.stabilisation import InOut
 from privopt.lp.benders.subproblems import _Dispatcher, _Outcome, _set_options
-from privopt.lp.solve import (
-    configure,
-)
+from privopt.lp.solve import configure
 
 
 def solve_benders(
@@ -113,222 +112,349 @@ def solve_benders(
     InvalidInput, InfeasibleModel (the whole problem is infeasible), UnboundedModel,
     NumericalTrouble, SolverLimit (no feasible point within the limits, or ``raise_on_limit``).
     """
-    if not isinstance(problem, BendersProblem):
-        raise InvalidInput(f"problem must be a BendersProblem, got {type(problem).__name__}")
-    if problem.n_subproblems == 0:
-        raise InvalidInput("problem has no subproblems")
-    rel_gap = float(rel_gap)
-    if not (rel_gap >= 0 and math.isfinite(rel_gap)):
-        raise InvalidInput(f"rel_gap must be a finite number >= 0, got {rel_gap!r}")
-    abs_gap = float(abs_gap)
-    if not (abs_gap >= 0 and math.isfinite(abs_gap)):
-        raise InvalidInput(f"abs_gap must be a finite number >= 0, got {abs_gap!r}")
-    gap_floor = float(gap_floor)
-    if not (gap_floor > 0 and math.isfinite(gap_floor)):
-        raise InvalidInput(f"gap_floor must be a finite number > 0, got {gap_floor!r}")
-    max_iterations = check_int("max_iterations", max_iterations, minimum=1)
-    retries = check_int("retries", retries, minimum=0)
-    if time_limit is not None:
-        time_limit = check_positive("time_limit", time_limit, allow_inf=True)
-    if executor is not None and not isinstance(executor, Executor):
-        raise InvalidInput(
-            f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}"
-        )
+    settings = _Settings.checked(
+        problem,
+        rel_gap=rel_gap,
+        abs_gap=abs_gap,
+        gap_floor=gap_floor,
+        max_iterations=max_iterations,
+        time_limit=time_limit,
+        retries=retries,
+        executor=executor,
+        cut_tolerance=cut_tolerance,
+        multi_cut=multi_cut,
+        keep_solutions=keep_solutions,
+        lazy_tolerance=lazy_tolerance,
+        options=tuple((highs_options or {}).items()),
+    )
+    stabiliser = _in_out(problem, core_point, in_out, stall_in_out)
+    run = _Run(problem, settings, initial_cuts, lazy_rows, stabiliser, executor, progress)
+    try:
+        status = run.iterate()
+    finally:
+        run.close()
+    return run.result(status, raise_on_limit)
 
-    options = tuple((highs_options or {}).items())
-    t_start = time.perf_counter()
-    master = _Master(problem, multi_cut)
-    _set_options(master.h, options)
+
+@dataclass(frozen=True)
+class _Settings:
+    """The validated scalar options of a run."""
+
+    rel_gap: float
+    abs_gap: float
+    gap_floor: float
+    max_iterations: int
+    time_limit: float | None
+    retries: int
+    cut_tolerance: float
+    multi_cut: bool
+    keep_solutions: bool
+    lazy_tolerance: float
+    options: tuple[tuple[str, Any], ...]
+
+    @classmethod
+    def checked(cls, problem: Any, *, executor: Any, **kw: Any) -> _Settings:
+        if not isinstance(problem, BendersProblem):
+            raise InvalidInput(f"problem must be a BendersProblem, got {type(problem).__name__}")
+        if problem.n_subproblems == 0:
+            raise InvalidInput("problem has no subproblems")
+        if executor is not None and not isinstance(executor, Executor):
+            raise InvalidInput(
+                f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}"
+            )
+        for name in ("rel_gap", "abs_gap"):
+            kw[name] = float(kw[name])
+            if not (kw[name] >= 0 and math.isfinite(kw[name])):
+                raise InvalidInput(f"{name} must be a finite number >= 0, got {kw[name]!r}")
+        kw["gap_floor"] = float(kw["gap_floor"])
+        if not (kw["gap_floor"] > 0 and math.isfinite(kw["gap_floor"])):
+            raise InvalidInput(f"gap_floor must be a finite number > 0, got {kw['gap_floor']!r}")
+        kw["max_iterations"] = check_int("max_iterations", kw["max_iterations"], minimum=1)
+        kw["retries"] = check_int("retries", kw["retries"], minimum=0)
+        if kw["time_limit"] is not None:
+            kw["time_limit"] = check_positive("time_limit", kw["time_limit"], allow_inf=True)
+        return cls(**kw)
+
+    def proven(self, bound: float, ub: float) -> bool:
+        """The certification rule: the safe ``bound`` proves ``ub`` to rel_gap or abs_gap."""
+        return _proven(bound, ub, self.rel_gap, self.abs_gap, self.gap_floor)
+
+    def closing(self, lb: float, ub: float) -> bool:
+        """Whether HiGHS's master value ``lb`` says the gap is closed (time to certify)."""
+        return _gap(lb, ub, self.gap_floor) <= self.rel_gap or ub - lb <= self.abs_gap
+
+
+def _in_out(
+    problem: BendersProblem, core_point: Any, in_out: float, stall_in_out: float | None
+) -> InOut:
+    if core_point is None:
+        return InOut(None)
+    core = np.asarray(core_point, dtype=np.float64).ravel()
+    if core.size != problem.n_master or not np.isfinite(core).all():
+        raise InvalidInput(f"core_point must be {problem.n_master} finite numbers")
+    stall = None if stall_in_out is None else float(stall_in_out)
+    return InOut(core, float(in_out), stall)
+
+
+class _Clock:
+    """Wall clock of a run against its time limit."""
+
+    def __init__(self, limit: float | None) -> None:
+        self.start = time.perf_counter()
+        self.limit = limit
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def left(self) -> float | None:
+        """Seconds left; raises :class:`_MasterTimeout` when none are."""
+        if self.limit is None:
+            return None
+        left = self.limit - self.elapsed()
+        if left <= 0:
+            # HiGHS checks its limit only every so many iterations: a master re-solve of a
+            # few pivots ignores a 1 ms limit, and the lazy-row loop ran on for minutes
+            # past time_limit (grid N = 500).
+            raise _MasterTimeout("time limit reached")
+        return left
+
+    def expired(self) -> bool:
+        return self.limit is not None and self.elapsed() >= self.limit
+
+
+@dataclass
+class _Incumbent:
+    """The best fully feasible master point seen: its objective, x and subproblem solutions."""
+
+    ub: float = _INF
+    x: np.ndarray | None = None
+    y: list[np.ndarray] | None = None
+
+    def offer(self, value: float, x: np.ndarray, results: list[_Outcome], keep: bool) -> None:
+        if value < self.ub:
+            self.ub, self.x = value, x.copy()
+            self.y = [cast(np.ndarray, r.y) for r in results] if keep else None
+
+
+@dataclass
+class _Round:
+    """One round of subproblem solves at ``x_sep`` and the cuts it produced."""
+
+    x_sep: np.ndarray
+    results: list[_Outcome]
+    cuts: list[tuple]
+    n_opt: int
+    n_feas: int
+    iterate_ub: float  # c^T x_sep + Σ phi_k, inf when some subproblem is infeasible
+    newly: np.ndarray  # theta indices that became bounded
+    sub_time: float
+
+
+class _Run:
+    """One Benders run: master, subproblem dispatcher, stabilisation, incumbent, history."""
+
+    def __init__(
+        self,
+        problem: BendersProblem,
+        s: _Settings,
+        initial_cuts: Sequence[Any] | None,
+        lazy_rows: Any,
+        stabiliser: InOut,
+        executor: Executor | None,
+        progress: Any,
+    ) -> None:
+        self.s, self.problem, self.stab = s, problem, stabiliser
+        self.clock = _Clock(s.time_limit)
+        self.master = _new_master(problem, s, initial_cuts)
+        self.lazy = None if lazy_rows is None else _LazyRows(lazy_rows, self.master.n_x)
+        self.subs = (
+            [replace(d, options=s.options) for d in problem._subs] if s.options else problem._subs
+        )
+        self.dispatcher = _Dispatcher(self.subs, executor, s.retries, problem.names)
+        self.bar = _progress_bar(progress, s.max_iterations)
+        self.history: list[BendersIteration] = []
+        self.incumbent = _Incumbent()
+        self.lb, self.safe_lb = -_INF, -_INF
+        self.n_cuts = 0
+        self.cold_retried = False
+
+    def iterate(self) -> str:
+        """The loop of spec 000 §3.4; returns the status it ended with."""
+        for it in range(1, self.s.max_iterations + 1):
+            t0 = time.perf_counter()
+            try:
+                x, theta = self.master_point()
+            except _MasterTimeout:
+                return "time_limit"
+            master_time = time.perf_counter() - t0
+            rnd = self.separate(x, theta)
+            retry = self.stab.after_round(
+                rnd.x_sep, feasible=math.isfinite(rnd.iterate_ub), separated=bool(rnd.cuts)
+            )
+            self.master.add_cuts(rnd.cuts)
+            self.master.activate(rnd.newly)
+            self.n_cuts += len(rnd.cuts)
+            self.cold_retried = self.cold_retried and not rnd.cuts  # one cold re-solve per stall
+            if math.isfinite(rnd.iterate_ub):
+                self.incumbent.offer(rnd.iterate_ub, rnd.x_sep, rnd.results, self.s.keep_solutions)
+            self.record(it, rnd, master_time)
+            status = self.stop_rule(stalled=not rnd.cuts and not retry)
+            if status is not None:
+                return status
+        return "iteration_limit"
+
+    def master_point(self) -> tuple[np.ndarray, np.ndarray]:
+        """Solve the master, adding violated lazy rows until none is; updates the bounds."""
+        x, theta, obj = self.master.solve(self.clock.left())
+        while self.lazy is not None:
+            rows = self.lazy.violated(x, self.s.lazy_tolerance)
+            if not rows:
+                break
+            self.master.add_cuts(rows)
+            x, theta, obj = self.master.solve(self.clock.left())
+        if self.lb_valid:
+            # HiGHS's value of this master only decides when certification is tried (a warm
+            # re-solve can report a value above the master's optimum).
+            self.lb = obj
+            self.safe_lb = max(self.safe_lb, self.master.last_safe_bound)
+        return x, theta
+
+    @property
+    def lb_valid(self) -> bool:
+        """The master bounds the problem once every theta_k is bounded."""
+        return bool(self.master.active.all())
+
+    def separate(self, x: np.ndarray, theta: np.ndarray) -> _Round:
+        """Solve every subproblem at the separation point and build the cuts."""
+        t1 = time.perf_counter()
+        x_sep = self.stab.separation_point(x)
+        results = self.dispatcher.solve_all(
+            [x_sep[d.t_cols] for d in self.subs], self.s.keep_solutions
+        )
+        sub_time = time.perf_counter() - t1
+        cuts, n_opt, n_feas, phi_sum, newly = _make_cuts(
+            results,
+            self.subs,
+            self.master,
+            theta,
+            self.s.cut_tolerance,
+            self.s.multi_cut,
+            self.problem.names,
+            x,
+        )
+        iterate_ub = phi_sum
+        if math.isfinite(phi_sum):
+            iterate_ub += float(self.master.cost_x @ x_sep) + self.master.offset
+        return _Round(x_sep, results, cuts, n_opt, n_feas, iterate_ub, newly, sub_time)
+
+    def stop_rule(self, *, stalled: bool) -> str | None:
+        """The status to stop with, or None to go on. Only the safe bound may prove the gap:
+        when HiGHS's value closes it (or no cut separates) but the bound does not, the master
+        is re-solved from scratch once (its warm basis may be stale: metric DP, 0.0665 warm,
+        0.0449 cold on the same master) and the run goes on from the true master point."""
+        ub = self.incumbent.ub
+        if (self.s.closing(self.lb, ub) or stalled) and self.lb_valid:
+            if not self.s.proven(self.safe_lb, ub):
+                self.safe_lb = max(self.safe_lb, self.master.certify(self.certify_limit))
+            if self.s.proven(self.safe_lb, ub):
+                return "optimal"
+            if not (self.master.solved_cold or self.cold_retried):
+                self.master.discard_basis()
+                self.cold_retried = True
+                return None
+            return "gap_not_closed"
+        if stalled:
+            return "gap_not_closed"
+        return "time_limit" if self.clock.expired() else None
+
+    @property
+    def certify_limit(self) -> float | None:
+        # Bounded when the run is: 10 % of time_limit, at least 1 s (road N = 500, BSC: an
+        # unbounded certification re-solve overran a 60 s run by more than 30 s).
+        limit = self.s.time_limit
+        return None if limit is None else max(1.0, 0.1 * limit)
+
+    def record(self, it: int, rnd: _Round, master_time: float) -> None:
+        gap = _gap(self.lb, self.incumbent.ub, self.s.gap_floor)
+        self.history.append(
+            BendersIteration(
+                it,
+                self.lb if self.lb_valid else -_INF,
+                self.incumbent.ub,
+                rnd.iterate_ub,
+                gap,
+                len(rnd.cuts),
+                rnd.n_opt,
+                rnd.n_feas,
+                master_time,
+                rnd.sub_time,
+                float(sum(r.seconds for r in rnd.results)),
+                int(sum(r.cold for r in rnd.results)),
+            )
+        )
+        # refresh=False: an explicit refresh would show the bar before tqdm's delay
+        self.bar.set_postfix(
+            lb=f"{self.lb:.6g}", ub=f"{self.incumbent.ub:.6g}", gap=f"{gap:.2e}", refresh=False
+        )
+        self.bar.update(1)
+
+    def close(self) -> None:
+        self.dispatcher.close()
+        self.bar.close()
+
+    def result(self, status: str, raise_on_limit: bool) -> BendersResult:
+        """The result (raising :class:`SolverLimit` as documented)."""
+        if status != "optimal" and self.lb_valid:
+            # The rigorous bound once more from the final master with better multipliers
+            # (rows scaled to coefficient ≤ 1): grid N = 500 masters carry cut coefficients
+            # up to 1e12. If it proves the gap, the run is certified after all.
+            self.safe_lb = max(self.safe_lb, self.master.certify(self.certify_limit))
+            if status == "gap_not_closed" and self.s.proven(self.safe_lb, self.incumbent.ub):
+                status = "optimal"
+        inc = self.incumbent
+        result = BendersResult(
+            x_master=inc.x if inc.x is not None else np.full(self.problem.n_master, np.nan),
+            objective=inc.ub,
+            lower_bound=self.safe_lb,
+            upper_bound=inc.ub,
+            gap=max(0.0, _gap(self.safe_lb, inc.ub, self.s.gap_floor)),
+            status=status,
+            iterations=len(self.history),
+            history=self.history,
+            sub_solutions=inc.y,
+            solve_time=self.clock.elapsed(),
+            n_cuts=self.n_cuts,
+            executor_mode=self.dispatcher.mode,
+            n_lazy_rows=0 if self.lazy is None else int(self.lazy.active.sum()),
+            solver_lower_bound=self.lb,
+        )
+        if inc.x is None:
+            raise SolverLimit(
+                f"Benders stopped ({status}) after {len(self.history)} iterations without "
+                f"a feasible master point",
+                status=status,
+                best=result,
+            )
+        if raise_on_limit and status != "optimal":
+            raise SolverLimit(
+                f"Benders stopped ({status}) with gap {result.gap:.3g}", status=status, best=result
+            )
+        return result
+
+
+def _new_master(problem: BendersProblem, s: _Settings, initial_cuts: Any) -> _Master:
+    """The master with its options and the caller's initial cuts."""
+    master = _Master(problem, s.multi_cut)
+    _set_options(master.h, s.options)
     if master.is_mip:
         # An integer master's LB is its MIP dual bound: solve it to well inside rel_gap.
-        configure(master.h, method="simplex", mip_rel_gap=min(1e-4, 0.1 * rel_gap))
+        configure(master.h, method="simplex", mip_rel_gap=min(1e-4, 0.1 * s.rel_gap))
     if initial_cuts:
         rows = _prepare_initial_cuts(initial_cuts, master)
         master.add_cuts(rows)
         touched = np.unique(np.concatenate([r[0] for r in rows])) - master.n_x
         master.activate(touched[touched >= 0])
-    lazy = None if lazy_rows is None else _LazyRows(lazy_rows, master.n_x)
-    subs = problem._subs if not options else [replace(d, options=options) for d in problem._subs]
-    core = None
-    lam = 1.0
-    if core_point is not None:
-        core = np.asarray(core_point, dtype=np.float64).ravel()
-        if core.size != problem.n_master or not np.isfinite(core).all():
-            raise InvalidInput(f"core_point must be {problem.n_master} finite numbers")
-        in_out = float(in_out)
-        if not (0.0 < in_out <= 1.0):
-            raise InvalidInput(f"in_out must be in (0, 1], got {in_out!r}")
-        if stall_in_out is not None and not (0.0 < float(stall_in_out) < 1.0):
-            raise InvalidInput(f"stall_in_out must be in (0, 1), got {stall_in_out!r}")
-        lam = in_out
-    dispatcher = _Dispatcher(subs, executor, retries, problem.names)
-    bar = _progress_bar(progress, max_iterations)
-    history: list[BendersIteration] = []
-    best_ub, lb, safe_lb = _INF, -_INF, -_INF
-    incumbent_x: np.ndarray | None = None
-    incumbent_y: list[np.ndarray] | None = None
-    status, n_cuts_total = "iteration_limit", 0
-    cold_retried = False
-    try:
-        for it in range(1, max_iterations + 1):
-            t0 = time.perf_counter()
-            time_left = None if time_limit is None else time_limit - (t0 - t_start)
-            try:
-                if time_left is not None and time_left <= 0:
-                    raise _MasterTimeout("time limit reached")
-                x, theta, master_obj = master.solve(time_left)
-                while lazy is not None:
-                    rows = lazy.violated(x, lazy_tolerance)
-                    if not rows:
-                        break
-                    master.add_cuts(rows)
-                    time_left = (
-                        None if time_limit is None else time_limit - (time.perf_counter() - t_start)
-                    )
-                    if time_left is not None and time_left <= 0:
-                        # HiGHS checks its limit only every so many iterations: a master
-                        # re-solve of a few pivots ignores a 1 ms limit, and the lazy-row
-                        # loop ran on for minutes past time_limit (grid N = 500).
-                        raise _MasterTimeout("time limit reached while adding lazy rows")
-                    x, theta, master_obj = master.solve(time_left)
-            except _MasterTimeout:
-                status = "time_limit"
-                break
-            master_time = time.perf_counter() - t0
-            lb_valid = bool(master.active.all())
-            if lb_valid:
-                # HiGHS's value of this master: it only decides when certification is tried
-                # (a warm re-solve can report a value above the master's optimum).
-                lb = master_obj
-                safe_lb = max(safe_lb, master.last_safe_bound)
-            t1 = time.perf_counter()
-            x_master_point = x
-            if core is not None and lam < 1.0:
-                x = lam * x_master_point + (1.0 - lam) * core
-            results = dispatcher.solve_all([x[d.t_cols] for d in subs], keep_solutions)
-            sub_time = time.perf_counter() - t1
-            cuts, n_opt, n_feas, iterate_ub, newly = _make_cuts(
-                results,
-                subs,
-                master,
-                theta,
-                cut_tolerance,
-                multi_cut,
-                problem.names,
-                x_master_point,
-            )
-            retry_at_master = False
-            if core is not None:
-                if math.isfinite(iterate_ub) and lam < 1.0:
-                    core = x.copy()  # feasible: move the core towards the master points
-                if not cuts and in_out == 1.0 and stall_in_out is not None:
-                    # Classical Benders stalled (no cut separates x̄ once made safe for
-                    # HiGHS): stabilise around the core from now on.
-                    in_out, retry_at_master = stall_in_out, True
-                # separate at x̄ itself next when these cuts leave x̄ untouched
-                retry_at_master = retry_at_master or (not cuts and lam < 1.0)
-                lam = 1.0 if (not cuts and lam < 1.0) else in_out
-            master.add_cuts(cuts)
-            master.activate(newly)
-            n_cuts_total += len(cuts)
-            cold_retried = cold_retried and not cuts  # one cold re-solve per stall
-            if math.isfinite(iterate_ub):
-                iterate_ub += float(master.cost_x @ x) + master.offset
-                if iterate_ub < best_ub:
-                    best_ub = iterate_ub
-                    incumbent_x = x.copy()
-                    incumbent_y = (
-                        [cast(np.ndarray, r.y) for r in results] if keep_solutions else None
-                    )
-            gap = _gap(lb, best_ub, gap_floor)
-            history.append(
-                BendersIteration(
-                    it,
-                    lb if lb_valid else -_INF,
-                    best_ub,
-                    iterate_ub,
-                    gap,
-                    len(cuts),
-                    n_opt,
-                    n_feas,
-                    master_time,
-                    sub_time,
-                    float(sum(r.seconds for r in results)),
-                    int(sum(r.cold for r in results)),
-                )
-            )
-            if bar is not None:
-                # refresh=False: an explicit refresh would show the bar before tqdm's delay
-                bar.set_postfix(
-                    lb=f"{lb:.6g}", ub=f"{best_ub:.6g}", gap=f"{gap:.2e}", refresh=False
-                )
-                bar.update(1)
-            closing = gap <= rel_gap or best_ub - lb <= abs_gap
-            stalled = not cuts and not retry_at_master
-            if (closing or stalled) and lb_valid:
-                # The stop rule is the certification rule: only the safe bound may close it.
-                if not _proven(safe_lb, best_ub, rel_gap, abs_gap, gap_floor):
-                    safe_lb = max(safe_lb, master.certify(_certify_limit(time_limit)))
-                if _proven(safe_lb, best_ub, rel_gap, abs_gap, gap_floor):
-                    status = "optimal"
-                    break
-                if not (master.solved_cold or cold_retried):
-                    # HiGHS's warm value is not backed by the bound: its basis may have gone
-                    # stale under the new cuts (metric DP: 0.0665 warm, 0.0449 cold on the same
-                    # master). Re-solve from scratch and go on from the true master point.
-                    master.discard_basis()
-                    cold_retried = True
-                    continue
-                status = "gap_not_closed"
-                break
-            if stalled:
-                status = "gap_not_closed"
-                break
-            if time_limit is not None and time.perf_counter() - t_start >= time_limit:
-                status = "time_limit"
-                break
-    finally:
-        dispatcher.close()
-        if bar is not None:
-            bar.close()
-    if status != "optimal" and master.active.all():
-        # The rigorous bound once more from the final master with better multipliers (rows
-        # scaled to coefficient ≤ 1): grid N = 500 masters carry cut coefficients up to 1e12.
-        safe_lb = max(safe_lb, master.certify(_certify_limit(time_limit)))
-    result = BendersResult(
-        x_master=incumbent_x if incumbent_x is not None else np.full(problem.n_master, np.nan),
-        objective=best_ub,
-        lower_bound=safe_lb,
-        upper_bound=best_ub,
-        gap=max(0.0, _gap(safe_lb, best_ub, gap_floor)),
-        status=status,
-        iterations=len(history),
-        history=history,
-        sub_solutions=incumbent_y,
-        solve_time=time.perf_counter() - t_start,
-        n_cuts=n_cuts_total,
-        executor_mode=dispatcher.mode,
-        n_lazy_rows=0 if lazy is None else int(lazy.active.sum()),
-        solver_lower_bound=lb,
-    )
-    if incumbent_x is None:
-        raise SolverLimit(
-            f"Benders stopped ({status}) after {len(history)} iterations without "
-            f"a feasible master point",
-            status=status,
-            best=result,
-        )
-    if raise_on_limit and status != "optimal":
-        raise SolverLimit(
-            f"Benders stopped ({status}) with gap {result.gap:.3g}", status=status, best=result
-        )
-    return result
-
-
-def _certify_limit(time_limit: float | None) -> float | None:
-    # Bounded when the run is: 10 % of time_limit, at least 1 s (road N = 500, BSC: an
-    # unbounded certification re-solve overran a 60 s run by more than 30 s).
-    return None if time_limit is None else max(1.0, 0.1 * time_limit)
+    return master
 
 
 def _proven(bound: float, ub: float, rel_gap: float, abs_gap: float, floor: float) -> bool:

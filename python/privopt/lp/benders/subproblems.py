@@ -194,87 +194,89 @@ class _SubSolver:
 
     def _solve(self, x_coupled: np.ndarray, want_solution: bool) -> _Outcome:
         t0 = time.perf_counter()
-        d = self.data
         S = highs.ModelStatus
-        shift = d.t_matrix @ x_coupled if d.t_cols.size else np.zeros(self.lp.n_rows)
-        lo = self.row_lower - shift
-        up = self.row_upper - shift
-        m = self.lp.n_rows
-        if m:
-            self.h.changeRowsBounds(m, self.rows, lo, up)
+        shift = (
+            self.data.t_matrix @ x_coupled if self.data.t_cols.size else np.zeros(self.lp.n_rows)
+        )
+        lo, up = self.row_lower - shift, self.row_upper - shift
+        if self.lp.n_rows:
+            self.h.changeRowsBounds(self.lp.n_rows, self.rows, lo, up)
         self.h.run()
         st = self.h.getModelStatus()
         if st not in (S.kOptimal, S.kInfeasible, S.kUnboundedOrInfeasible, S.kUnbounded):
             st = self._retry_from_scratch()
+        out = None
         if st not in (S.kOptimal, S.kUnbounded):
-            # Infeasible, or no verdict. A feasibility cut comes from a verified Farkas ray or,
-            # without one, from the elastic phase-1 LP (spec 000 §3.2), which also decides
-            # when HiGHS gave no verdict. The cut is only returned if it separates x̄ by more
-            # than the feasibility tolerance once normalised to max |β| = 1 (what the master
-            # sees): on badly scaled rows (e^20 in metric DP) HiGHS calls points infeasible
-            # whose violation is at tolerance level, and a cut the master already satisfies
-            # within its tolerance returns the same master point forever (measured: grid
-            # N = 500, ε = 10, 900 iterations without progress). Such a point is treated as
-            # feasible: the subproblem is solved with the row bounds widened by the elastic
-            # slacks. The duals stay dual feasible and the cut below is built from the
-            # *nominal* bounds, so it stays valid; phi and the released y_k are off by the
-            # slack (the caller verifies its final point).
-            cut = None
-            if st in (S.kInfeasible, S.kUnboundedOrInfeasible):
-                ray = dual_ray_of(self.h, self.W(), lo, up, self.col_lower, self.col_upper)
-                if ray is not None:
-                    cut = self._ray_cut(ray)
-            value, v, esol = math.nan, None, None
-            if cut is None:
-                value, v, esol = self._elastic(lo, up)
-                if esol is None:
-                    return _Outcome(
-                        "error",
-                        message="no verdict: neither a verifiable Farkas "
-                        "ray nor an elastic phase-1 solution",
-                        seconds=time.perf_counter() - t0,
-                    )
-                if value > self.feas_tol:
-                    cut = self._elastic_cut(esol)
-            if cut is not None:
-                gamma, beta = cut
-                scale = max(float(np.abs(beta).max(initial=0.0)), 1e-300)
-                violation = (gamma - float(beta @ x_coupled)) / scale
-                if violation > self.feas_tol:
-                    return _Outcome(
-                        "infeasible", rhs=gamma, beta=beta, seconds=time.perf_counter() - t0
-                    )
-                if esol is None:
-                    value, v, esol = self._elastic(lo, up)
-                if esol is None:
-                    return _Outcome(
-                        "error",
-                        message="infeasible at tolerance level and the elastic phase-1 LP failed",
-                        seconds=time.perf_counter() - t0,
-                    )
-            assert v is not None  # set together with esol by the elastic solve
-            st = self._solve_widened(lo, up, v)
-            if st != S.kOptimal:
-                return _Outcome(
-                    "error",
-                    message="nearly feasible point: the subproblem with "
-                    "bounds widened by the elastic slacks failed: "
-                    + self.h.modelStatusToString(st),
-                    seconds=time.perf_counter() - t0,
+            out = self._not_optimal(st, x_coupled, lo, up)  # None: solved on widened bounds
+        elif st == S.kUnbounded:
+            out = _Outcome("unbounded")
+        if out is None:
+            out = self._optimal(want_solution)
+        out.seconds = time.perf_counter() - t0
+        return out
+
+    def _optimal(self, want_solution: bool) -> _Outcome:
+        """The optimality cut and value of the solve that just ended optimal."""
+        sol = self.h.getSolution()
+        pi = np.asarray(sol.row_dual, dtype=np.float64)
+        bound = np.where(pi > 0, self.row_lower, np.where(pi < 0, self.row_upper, 0.0))
+        pi = np.where(np.isfinite(bound), pi, 0.0)  # dual dust on an infinite bound
+        alpha = self._dual_constant(pi, np.asarray(sol.col_dual, dtype=np.float64))
+        beta = self.data.t_matrix.T @ pi
+        phi = float(self.h.getInfo().objective_function_value)
+        y = np.asarray(sol.col_value, dtype=np.float64) if want_solution else None
+        return _Outcome("optimal", phi=phi, rhs=alpha, beta=beta, y=y)
+
+    def _not_optimal(
+        self, st: Any, x_coupled: np.ndarray, lo: np.ndarray, up: np.ndarray
+    ) -> _Outcome | None:
+        """Infeasible, or no verdict. A feasibility cut comes from a verified Farkas ray or,
+        without one, from the elastic phase-1 LP (spec 000 §3.2), which also decides when
+        HiGHS gave no verdict. The cut is only returned if it separates x̄ by more than the
+        feasibility tolerance once normalised to max |β| = 1 (what the master sees): on badly
+        scaled rows (e^20 in metric DP) HiGHS calls points infeasible whose violation is at
+        tolerance level, and a cut the master already satisfies within its tolerance returns
+        the same master point forever (measured: grid N = 500, ε = 10, 900 iterations without
+        progress). Such a point is treated as feasible: the subproblem is solved with the row
+        bounds widened by the elastic slacks (returns None then). The duals stay dual
+        feasible and the cut is built from the *nominal* bounds, so it stays valid; phi and
+        the released y_k are off by the slack (the caller verifies its final point)."""
+        S = highs.ModelStatus
+        cut = None
+        if st in (S.kInfeasible, S.kUnboundedOrInfeasible):
+            ray = dual_ray_of(self.h, self.W(), lo, up, self.col_lower, self.col_upper)
+            if ray is not None:
+                cut = self._ray_cut(ray)
+        v = esol = None
+        if cut is None:
+            value, v, esol = self._elastic(lo, up)
+            if esol is None:
+                return _error(
+                    "no verdict: neither a verifiable Farkas ray nor an elastic phase-1 solution"
                 )
-        if st == S.kOptimal:
-            sol = self.h.getSolution()
-            pi = np.asarray(sol.row_dual, dtype=np.float64)
-            bound = np.where(pi > 0, self.row_lower, np.where(pi < 0, self.row_upper, 0.0))
-            pi = np.where(np.isfinite(bound), pi, 0.0)  # dual dust on an infinite bound
-            alpha = self._dual_constant(pi, np.asarray(sol.col_dual, dtype=np.float64))
-            beta = d.t_matrix.T @ pi
-            phi = float(self.h.getInfo().objective_function_value)
-            y = np.asarray(sol.col_value, dtype=np.float64) if want_solution else None
-            return _Outcome(
-                "optimal", phi=phi, rhs=alpha, beta=beta, y=y, seconds=time.perf_counter() - t0
+            if value > self.feas_tol:
+                cut = self._elastic_cut(esol)
+        if cut is not None and self._separates(cut, x_coupled):
+            return _Outcome("infeasible", rhs=cut[0], beta=cut[1])
+        if esol is None:
+            _, v, esol = self._elastic(lo, up)
+            if esol is None:
+                return _error("infeasible at tolerance level and the elastic phase-1 LP failed")
+        assert v is not None  # set together with esol by the elastic solve
+        st = self._solve_widened(lo, up, v)
+        if st != S.kOptimal:
+            return _error(
+                "nearly feasible point: the subproblem with bounds widened by the elastic "
+                "slacks failed: " + self.h.modelStatusToString(st)
             )
-        return _Outcome("unbounded", seconds=time.perf_counter() - t0)
+        return None
+
+    def _separates(self, cut: tuple[float, np.ndarray], x_coupled: np.ndarray) -> bool:
+        """Whether ``βᵀx ≥ γ`` cuts ``x_coupled`` off by more than the feasibility tolerance
+        once normalised to max |β| = 1."""
+        gamma, beta = cut
+        scale = max(float(np.abs(beta).max(initial=0.0)), 1e-300)
+        return (gamma - float(beta @ x_coupled)) / scale > self.feas_tol
 
     def _solve_widened(self, lo: np.ndarray, up: np.ndarray, v: np.ndarray) -> Any:
         """Solve with row bounds widened by the elastic slacks ``v`` (W y = r − s⁺ + s⁻ with
@@ -294,6 +296,10 @@ class _SubSolver:
             self.h.changeRowsBounds(m, self.rows, s_lo, s_up)
             st = self._run()
         return st
+
+
+def _error(message: str) -> _Outcome:
+    return _Outcome("error", message=message)
 
 
 def _set_options(h: Any, options: Any) -> None:
