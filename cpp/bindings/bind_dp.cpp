@@ -38,10 +38,10 @@ void check_pos(std::int64_t pos, const py::array& words) {
         throw std::invalid_argument("pos must lie in [0, 64*len(words)], got " + std::to_string(pos));
 }
 
-void check_range(const char* name, std::int64_t v) {
-    if (v < 1 || v >= kLimit)
-        throw std::invalid_argument(std::string(name) + " must lie in [1, 2**62), got " +
-                                    std::to_string(v));
+void check_range(const char* name, std::int64_t v, std::int64_t top) {
+    if (v < 1 || v > top)
+        throw std::invalid_argument(std::string(name) + " must lie in [1, " + std::to_string(top) +
+                                    "], got " + std::to_string(v));
 }
 
 py::tuple to_tuple(const dp::SampleRun& run) { return py::make_tuple(run.filled, run.pos, run.status); }
@@ -52,8 +52,8 @@ py::tuple discrete_laplace_py(const py::array& words, std::int64_t pos, std::int
     const std::uint64_t* w = word_data(words);
     std::int64_t* o = out_data(out, start);
     check_pos(pos, words);
-    check_range("s", s);
-    check_range("t", t);
+    check_range("s", s, kLimit);  // 2^62 itself is safe: the kernel doubles values below t
+    check_range("t", t, kLimit);
     if (t / s > (std::int64_t{1} << 56))
         throw std::invalid_argument("t/s must not exceed 2**56 (the noise must fit int64)");
     dp::SampleRun run;
@@ -70,9 +70,9 @@ py::tuple discrete_gaussian_py(const py::array& words, std::int64_t pos, std::in
     const std::uint64_t* w = word_data(words);
     std::int64_t* o = out_data(out, start);
     check_pos(pos, words);
-    check_range("n", n);
-    check_range("d", d);
-    check_range("t", t);
+    check_range("n", n, kLimit - 1);
+    check_range("d", d, kLimit - 1);
+    check_range("t", t, kLimit - 1);
     if (d > (kLimit - 1) / t) throw std::invalid_argument("t*d must be below 2**62");
     using dp::detail::u128;
     const u128 dd = u128{2} * static_cast<u128>(n) * static_cast<u128>(t * d);  // < 2^125

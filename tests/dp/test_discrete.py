@@ -111,6 +111,7 @@ def _words(seed: int, n: int) -> np.ndarray:
         (3602879701896397, 2**55),
         (230584300921369, 2**61),
         (1, 2**56),
+        (461168601, 2**62),
     ],
 )
 def test_laplace_kernel_matches_reference(s, t):
@@ -194,7 +195,7 @@ def test_kernels_reject_bad_buffers_and_parameters():
         lambda: _kernels.discrete_laplace_kernel(words, 0, 1, 1, out[::2], 0),
         lambda: _kernels.discrete_laplace_kernel(words, 257, 1, 1, out, 0),
         lambda: _kernels.discrete_laplace_kernel(words, 0, 0, 1, out, 0),
-        lambda: _kernels.discrete_laplace_kernel(words, 0, 1, 2**62, out, 0),
+        lambda: _kernels.discrete_laplace_kernel(words, 0, 1, 2**62 + 1, out, 0),
         lambda: _kernels.discrete_laplace_kernel(words, 0, 1, 2**57, out, 0),
         lambda: _kernels.discrete_laplace_kernel(words, 0, 1, 1, out, 4),
         lambda: _kernels.discrete_gaussian_kernel(words, 0, 2**62, 1, 1, out, 0),

@@ -141,7 +141,7 @@ inline int bit_length(std::uint64_t x) { return x == 0 ? 0 : 64 - __builtin_clzl
 
 }  // namespace detail
 
-// Parameters of P(y) ∝ exp(-|y|·s/t), 0 < s, t < 2^62, t/s <= 2^56.
+// Parameters of P(y) ∝ exp(-|y|·s/t), 0 < s, t <= 2^62, t/s <= 2^56.
 //
 // |y| is a geometric variable of ratio q = e^{-s/t}, drawn as |y| = m·v + u with the block m
 // the largest power of two <= max(1, t/s): u is uniform on {0..m-1} (log2(m) bits, no
