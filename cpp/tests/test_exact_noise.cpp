@@ -64,6 +64,48 @@ void test_bernoulli_exhaustive() {
     }
 }
 
+// The 64-bits-at-a-time Bernoulli makes the decisions of the bit-by-bit loop and leaves the
+// stream at the same bit, including when all 64 bits agree with the expansion.
+void test_bernoulli_chunk_equals_loop() {
+    using privopt::dp::detail::bernoulli;
+    using privopt::dp::detail::bernoulli_loop;
+    using privopt::dp::detail::reverse_bits;
+    auto w = random_words(4000, 5);
+    std::mt19937_64 gen(6);
+    for (int trial = 0; trial < 20000; ++trial) {
+        // Odd trials: num/2^k for any num; even ones: 1/den for a small den (the two fast paths).
+        const int k = 1 + static_cast<int>(gen() % 62);
+        const std::uint64_t den = trial % 2 ? std::uint64_t{1} << k : 3 + gen() % 61;
+        const std::uint64_t num = trial % 2 ? gen() % (den + 1) : 1;
+        const std::int64_t pos = static_cast<std::int64_t>(gen() % (64 * 3990));
+        BitStream a(w.data(), 4000, pos), b(w.data(), 4000, pos);
+        bool x = bernoulli<std::uint64_t>(a, num, den);
+        bool y = (num == 0 || num == den) ? num == den : bernoulli_loop<std::uint64_t>(b, num, den);
+        CHECK(x == y);
+        CHECK(a.pos() == b.pos() || num == 0 || num == den);
+    }
+    for (std::uint64_t den : {std::uint64_t{3}, std::uint64_t{7}, std::uint64_t{1} << 40}) {
+        const std::uint64_t num = den == 3 || den == 7 ? 1 : 0x123456789ull;
+        // Words whose first 64 bits equal the expansion, then a tail that decides later.
+        std::uint64_t exp_bits = 0, n = num;
+        for (int j = 0; j < 64; ++j) {
+            n <<= 1;
+            if (n >= den) {
+                n -= den;
+                exp_bits |= std::uint64_t{1} << j;
+            }
+        }
+        std::uint64_t words[3] = {exp_bits, 0x5a5a5a5a5a5a5a5aull, 0x1234567ull};
+        for (std::uint64_t tail : {std::uint64_t{0}, ~std::uint64_t{0}, std::uint64_t{0x5a}}) {
+            words[1] = tail;
+            BitStream a(words, 3, 0), b(words, 3, 0);
+            CHECK(bernoulli<std::uint64_t>(a, num, den) == bernoulli_loop<std::uint64_t>(b, num, den));
+            CHECK(a.pos() == b.pos() && a.pos() > 64);
+        }
+    }
+    CHECK(reverse_bits(1) == std::uint64_t{1} << 63 && reverse_bits(0x6) == std::uint64_t{0x6} << 60);
+}
+
 // |count - N·p| within 6 standard deviations for every value with N·p >= 20.
 template <class Pmf>
 void check_histogram(const std::vector<std::int64_t>& x, Pmf pmf, int half) {
@@ -136,6 +178,7 @@ void test_resume_after_refill() {
 int main() {
     test_bit_stream();
     test_bernoulli_exhaustive();
+    test_bernoulli_chunk_equals_loop();
     test_laplace_histogram();
     test_gaussian_histogram();
     test_resume_after_refill();

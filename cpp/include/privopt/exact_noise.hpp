@@ -45,6 +45,32 @@ public:
 
     bool exhausted() const { return out_; }
     std::int64_t pos() const { return idx_ * 64 + (64 - left_); }
+    std::int64_t remaining() const { return left_ + 64 * (n_ - 1 - idx_); }
+
+    // The next 64 bits without consuming them (bit j = the j-th bit to come); needs
+    // remaining() >= 64.
+    std::uint64_t peek64() const {
+        if (left_ == 64) return cur_;
+        return cur_ | (words_[idx_ + 1] << left_);
+    }
+
+    // Consumes k bits, 1 <= k <= min(64, remaining()).
+    void skip(int k) {
+        if (k < left_) {
+            cur_ >>= k;
+            left_ -= k;
+            return;
+        }
+        k -= left_;
+        if (k == 0) {  // the next word is loaded by the next read
+            left_ = 0;
+            cur_ = 0;
+            return;
+        }
+        ++idx_;
+        cur_ = k == 64 ? 0 : words_[idx_] >> k;
+        left_ = 64 - k;
+    }
 
     std::uint64_t bit() {
         if (left_ == 0 && !next_word()) return 0;
@@ -93,15 +119,13 @@ private:
 
 namespace detail {
 
-using u128 = unsigned __int128;
+using u128 = unsigned __int128;  // GCC/Clang extension
 
 // Bernoulli(num/den) for 0 <= num <= den < 2^126 (U = uint64_t or u128): compare a lazily drawn
 // uniform with the binary expansion of num/den, one bit at a time (2 bits expected). num = 0
 // and num = den are decided without bits.
 template <class U>
-inline bool bernoulli(BitStream& r, U num, U den) {
-    if (num == 0) return false;
-    if (num == den) return true;
+inline bool bernoulli_loop(BitStream& r, U num, U den) {
     for (;;) {
         num <<= 1;
         std::uint64_t e = 0;
@@ -113,6 +137,60 @@ inline bool bernoulli(BitStream& r, U num, U den) {
         if (r.exhausted()) return false;
         if (b != e) return e == 1;
     }
+}
+
+inline std::uint64_t reverse_bits(std::uint64_t x) {
+    x = __builtin_bswap64(x);
+    x = ((x >> 4) & 0x0F0F0F0F0F0F0F0Full) | ((x & 0x0F0F0F0F0F0F0F0Full) << 4);
+    x = ((x >> 2) & 0x3333333333333333ull) | ((x & 0x3333333333333333ull) << 2);
+    return ((x >> 1) & 0x5555555555555555ull) | ((x & 0x5555555555555555ull) << 1);
+}
+
+// The first 64 bits of the expansion of 1/k, first bit lowest, and the remainder 2^64 mod k
+// (the state of bernoulli_loop after them), for 3 <= k < 64.
+struct InverseExpansions {
+    std::uint64_t bits[64];
+    std::uint64_t rest[64];
+    InverseExpansions() {
+        for (std::uint64_t k = 3; k < 64; ++k) {
+            const u128 scaled = u128{1} << 64;
+            bits[k] = reverse_bits(static_cast<std::uint64_t>(scaled / k));
+            rest[k] = static_cast<std::uint64_t>(scaled % k);
+        }
+    }
+};
+
+// bernoulli_loop's decision and bit use, 64 expansion bits at a time: the first bit where the
+// uniform and the expansion differ decides, and exactly the bits up to it are consumed.
+inline bool bernoulli_chunk(BitStream& r, std::uint64_t expansion, std::uint64_t rest,
+                            std::uint64_t den) {
+    const std::uint64_t diff = r.peek64() ^ expansion;
+    if (diff == 0) {  // 64 equal bits (probability 2^-64): continue bit by bit
+        r.skip(64);
+        return bernoulli_loop<std::uint64_t>(r, rest, den);
+    }
+    const int j = __builtin_ctzll(diff);
+    r.skip(j + 1);
+    return ((expansion >> j) & 1u) == 1;
+}
+
+template <class U>
+inline bool bernoulli(BitStream& r, U num, U den) {
+    if (num == 0) return false;
+    if (num == den) return true;
+    if constexpr (sizeof(U) == 8) {
+        if (r.remaining() >= 64) {
+            if ((den & (den - 1)) == 0) {  // den = 2^k: the expansion is num's k bits
+                const int k = 63 - __builtin_clzll(den);
+                return bernoulli_chunk(r, reverse_bits(num << (64 - k)), 0, den);
+            }
+            if (num == 1 && den < 64) {
+                static const InverseExpansions inv;
+                return bernoulli_chunk(r, inv.bits[den], inv.rest[den], den);
+            }
+        }
+    }
+    return bernoulli_loop<U>(r, num, den);
 }
 
 // Bernoulli(exp(-num/den)) for 0 <= num <= den (CKS Algorithm 1).
