@@ -121,6 +121,7 @@ def _add_common_options(parser: argparse.ArgumentParser, *, top: bool = False) -
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``privopt`` argument parser: one subcommand per mechanism family."""
     parser = argparse.ArgumentParser(
         prog="privopt",
         description="Optimal privacy mechanisms by mathematical optimization. Each command "
@@ -206,7 +207,7 @@ def _fd(stream: Any) -> int | None:
 @contextlib.contextmanager
 def _stdout_for_results_only() -> Iterator[TextIO]:
     """Divert stdout (Python's and file descriptor 1) to stderr; yield the results stream."""
-    global _results
+    global _results  # noqa: PLW0603 - the results stream is process-wide, like stdout
     sys.stdout.flush()
     real_fd = _fd(sys.stdout) == 1
     saved = os.dup(1) if _fd(sys.__stdout__) is not None else None
@@ -293,7 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not args.verbose:
                 _mute_highs_banner()
             return int(args.func(args) or 0)
-        except BaseException as exc:  # noqa: BLE001 - every failure ends in one line
+        except BaseException as exc:
             if isinstance(exc, SystemExit):
                 raise
             code, message = _classify(exc)
