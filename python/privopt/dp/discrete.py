@@ -15,6 +15,7 @@ rational actually used.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from fractions import Fraction
@@ -67,8 +68,13 @@ def discrete_laplace_rate(epsilon: float, sensitivity: float = 1) -> tuple[int, 
     InvalidInput
         ε or Δ not finite and > 0, or a rate outside [2⁻⁵⁶, 2⁶²].
     """
-    epsilon = check_epsilon(epsilon)
-    sensitivity = check_positive("sensitivity", sensitivity)
+    return _laplace_rate(check_epsilon(epsilon), check_positive("sensitivity", sensitivity))
+
+
+@functools.lru_cache(maxsize=256)
+def _laplace_rate(epsilon: float, sensitivity: float) -> tuple[int, int]:
+    """:func:`discrete_laplace_rate` of validated floats, cached: exact rational arithmetic
+    costs more than a small draw, and mechanisms repeat the same few rates."""
     rate = Fraction(epsilon) / Fraction(sensitivity)
     s, t = rate.numerator, rate.denominator
     if s >= _LIMIT or t >= _LIMIT:
