@@ -96,8 +96,8 @@ void register_dp(py::module_& m) {
     m.def("discrete_gaussian", &discrete_gaussian_py, py::arg("words"), py::arg("pos"),
           py::arg("n"), py::arg("d"), py::arg("t"), py::arg("out"), py::arg("start"),
           py::arg("ylim") = -1,
-          "Fill out[start:] with P(y) ∝ exp(-y²/(2n/d)), t = floor(sqrt(n/d))+1, from the bits\n"
-          "of words from bit pos; returns (filled, pos, status).");
+          "Fill out[start:] with P(y) ∝ exp(-y²/(2n/d)) (Laplace proposal of scale t), from the\n"
+          "bits of words from bit pos; returns (filled, pos, status).");
 }
 
 }  // namespace privopt::bindings

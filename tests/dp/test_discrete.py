@@ -18,7 +18,12 @@ from privopt.dp import (
     sample_discrete_gaussian,
     sample_discrete_laplace,
 )
-from privopt.dp.discrete import _run, discrete_gaussian_variance, discrete_laplace_rate
+from privopt.dp.discrete import (
+    _run,
+    discrete_gaussian_variance,
+    discrete_laplace_rate,
+    gaussian_laplace_scale,
+)
 
 N = 200_000
 
@@ -129,9 +134,10 @@ def test_laplace_kernel_matches_reference(s, t):
 
 
 @pytest.mark.parametrize("sigma", [0.7, 3.3, 1000.0, 123456.789])
-def test_gaussian_kernel_matches_reference(sigma):
+@pytest.mark.parametrize("scale", ["power of two", "CKS"])
+def test_gaussian_kernel_matches_reference(sigma, scale):
     n, d = discrete_gaussian_variance(sigma)
-    t = math.isqrt(n // d) + 1
+    t = gaussian_laplace_scale(n, d) if scale == "power of two" else math.isqrt(n // d) + 1
     dd = 2 * n * t * t * d
     words = _words(int(sigma * 10), 8000)
     out = np.empty(300, dtype=np.int64)
@@ -223,6 +229,21 @@ def test_rational_parameters():
     assert Fraction(n, d) >= Fraction(3.7) ** 2
     assert Fraction(n, d) / Fraction(3.7) ** 2 - 1 < Fraction(1, 2**39)
     assert discrete_gaussian_variance(2.0) == (4 * 2**37, 2**37)
+
+
+def test_gaussian_laplace_scale_is_the_nearest_power_of_two():
+    """t is a power of two with t/σ in [2^-1/2, 2^1/2] (exact rational comparison of t² and σ²),
+    and t = 1 below σ = 1."""
+    rng = np.random.default_rng(0)
+    for sigma in np.concatenate([[0.3, 1.0, 1.5, 2**20, 1e6], 10 ** rng.uniform(-1, 8, 300)]):
+        n, d = discrete_gaussian_variance(float(sigma))
+        t = gaussian_laplace_scale(n, d)
+        assert t & (t - 1) == 0
+        var = Fraction(n, d)
+        if var < 1:
+            assert t == 1
+        else:
+            assert var / 2 <= t * t <= 2 * var
 
 
 def test_pmfs_sum_to_one():

@@ -292,8 +292,8 @@ inline SampleRun discrete_laplace(const std::uint64_t* words, std::int64_t n_wor
     return {count, r.pos(), 0};
 }
 
-// Discrete Gaussian, σ² = n/d, t = floor(σ)+1 (CKS Algorithm 3): a discrete Laplace of scale t
-// accepted with probability exp(-(|y| - σ²/t)² / 2σ²) = exp(-a²/D), a = |y|·t·d - n,
+// Discrete Gaussian, σ² = n/d (CKS Algorithm 3, exact for any scale t > 0; t ≈ σ keeps the
+// acceptance high): a discrete Laplace of scale t accepted with probability exp(-(|y| - σ²/t)² / 2σ²) = exp(-a²/D), a = |y|·t·d - n,
 // D = 2·n·t²·d. Requires n, t·d < 2^62 and D < 2^126. Candidates with |y| > ylim go to the
 // reference (status 2); ylim < 0 means the overflow bound INT64_MAX / (t·d).
 inline SampleRun discrete_gaussian(const std::uint64_t* words, std::int64_t n_words,

@@ -8,8 +8,8 @@ so kernel and reference produce identical samples from identical words. Both rel
 
 ``discrete_laplace_kernel(words, pos, s, t, out, start, vmax=-1)`` draws P(y) ∝ e^{-|y|s/t};
 ``discrete_gaussian_kernel(words, pos, n, d, t, out, start, ylim=-1)`` draws
-P(y) ∝ e^{-y²d/2n} with t = ⌊√(n/d)⌋+1. Each fills ``out[start:]`` and returns
-``(i, pos, status)``:
+P(y) ∝ e^{-y²d/2n} from a Laplace proposal of scale t (any t ≥ 1). Each fills ``out[start:]``
+and returns ``(i, pos, status)``:
 
 - status 0: all samples done; ``pos`` is the next unread bit;
 - status 1: the words ran out while drawing sample ``i``; ``pos`` is the bit where sample ``i``

@@ -132,7 +132,8 @@ def ref_discrete_laplace(r: BitReader, s: int, t: int) -> int:
 
 
 def ref_discrete_gaussian(r: BitReader, n: int, d: int, t: int) -> int:
-    """Discrete Gaussian P(y) ∝ exp(-y²/(2σ²)), σ² = n/d, t = ⌊σ⌋+1 (CKS Algorithm 3)."""
+    """Discrete Gaussian P(y) ∝ exp(-y²/(2σ²)), σ² = n/d (CKS Algorithm 3 with a discrete
+    Laplace of scale t > 0; any t is exact, t ≈ σ keeps the acceptance high)."""
     while True:
         y = ref_discrete_laplace(r, 1, t)
         a = abs(y) * t * d - n
