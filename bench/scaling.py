@@ -517,7 +517,10 @@ def measure_baseline(names: list[str], quick: bool, rev: str, repeats: int) -> d
         out = Path(tmp) / "baseline.json"
         cmd = [python, __file__, "--families", *names, "--json", str(out), "--no-page"]
         cmd += ["--repeats", str(repeats)]
-        subprocess.run(cmd + (["--quick"] if quick else []), check=True)
+        # exit status 1 means some family failed (one REV lacks): the JSON says which
+        proc = subprocess.run(cmd + (["--quick"] if quick else []))
+        if not out.exists():
+            raise RuntimeError(f"the measurements at {rev} failed (exit status {proc.returncode})")
         saved = json.loads(out.read_text())
     return {
         name: Series(r["sizes"], r["seconds"], r["mib"])
