@@ -7,16 +7,13 @@ without the source tree (an installed wheel's smoke test), which has no ``docs/`
 
 from __future__ import annotations
 
-import importlib
 import io
-import pkgutil
 import re
 import sys
 from pathlib import Path
 
 import docutils.core
 import docutils.utils
-import privopt
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,18 +23,11 @@ pytestmark = pytest.mark.skipif(
     not (DOCS / "conf.py").is_file(), reason="needs the source tree's docs/ beside the tests"
 )
 sys.path.insert(0, str(DOCS / "_ext"))
+sys.path.insert(0, str(DOCS.parent / "tools"))
 
+from api_pages import listed_names, new_page, public_modules  # noqa: E402
 from docstring_hygiene import escape_bars, escape_docstring_bars, normalize_section_titles  # noqa: E402
 from site_pages import api_pages, concept_pages, guide_pages  # noqa: E402
-
-
-def public_modules() -> dict[str, object]:
-    """``{"privopt": privopt, "dp": privopt.dp, ...}``: the package and its public modules."""
-    modules: dict[str, object] = {"privopt": privopt}
-    for info in pkgutil.iter_modules(privopt.__path__):
-        if not info.name.startswith("_"):
-            modules[info.name] = importlib.import_module(f"privopt.{info.name}")
-    return modules
 
 
 def autosummary_entries(page: Path) -> list[str]:
@@ -54,28 +44,18 @@ def autosummary_entries(page: Path) -> list[str]:
     return names
 
 
-def expected_entries(name: str, module: object, modules: dict[str, object]) -> set[str]:
-    """``__all__``, less the submodules that have a page of their own (the toctree links them)."""
-    return {
-        entry
-        for entry in module.__all__  # type: ignore[attr-defined]
-        if not (entry in modules and getattr(module, entry) is modules[entry])
-    }
-
-
 @pytest.mark.parametrize("name", sorted(public_modules()))
 def test_api_page_lists_exactly_the_public_names(name):
     module = public_modules()[name]
     assert hasattr(module, "__all__"), f"privopt module {name!r} has no __all__"
     page = DOCS / "api" / f"{name}.rst"
     qualified = module.__name__  # type: ignore[attr-defined]
-    expected = expected_entries(name, module, public_modules())
-    template = "\n".join(
-        [qualified, "=" * len(qualified), "", f".. automodule:: {qualified}", "   :no-members:"]
-        + ["", f".. currentmodule:: {qualified}", "", ".. autosummary::", "   :toctree: generated/"]
-        + ["   :nosignatures:", "", *(f"   {entry}" for entry in sorted(expected))]
+    expected = set(listed_names(name, public_modules()))
+    template = new_page(qualified, sorted(expected))
+    assert page.is_file(), (
+        f"add docs/api/{name}.rst for {qualified} (python tools/api_pages.py writes it), "
+        f"e.g.\n{template}"
     )
-    assert page.is_file(), f"add docs/api/{name}.rst for {qualified}, e.g.\n{template}"
     listed = autosummary_entries(page)
     assert len(listed) == len(set(listed)), f"{page.name} lists a name twice: {listed}"
     missing, extra = expected - set(listed), set(listed) - expected
@@ -106,7 +86,7 @@ def test_getting_started_code_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {}
     for block in blocks:
-        exec(compile(block, "getting_started.md", "exec"), namespace)  # noqa: S102
+        exec(compile(block, "getting_started.md", "exec"), namespace)
     assert namespace["mechanism"].expected_loss <= namespace["baseline"].expected_loss
 
 

@@ -44,9 +44,22 @@ def listed_names(name: str, modules: dict[str, ModuleType]) -> list[str]:
 
 def new_page(qualified: str, names: list[str]) -> str:
     return "\n".join(
-        [f"``{qualified}``", "=" * (len(qualified) + 4), "", f".. automodule:: {qualified}"]
-        + ["   :no-members:", "", f".. currentmodule:: {qualified}", "", ".. autosummary::"]
-        + ["   :toctree: generated/", "   :nosignatures:", "", *(f"   {n}" for n in names), ""]
+        [
+            f"``{qualified}``",
+            "=" * (len(qualified) + 4),
+            "",
+            f".. automodule:: {qualified}",
+            "   :no-members:",
+            "",
+            f".. currentmodule:: {qualified}",
+            "",
+            ".. autosummary::",
+            "   :toctree: generated/",
+            "   :nosignatures:",
+            "",
+            *(f"   {n}" for n in names),
+            "",
+        ]
     )
 
 
@@ -80,7 +93,9 @@ def main(argv: list[str] | None = None) -> int:
         if new != old:
             stale.append(page.name)
             if not args.check:
-                page.write_text(new)
+                temporary = page.with_name(f".{page.name}.tmp")
+                temporary.write_text(new)
+                temporary.replace(page)  # atomic: a page is never left half-written
     verb = "out of date" if args.check else "written"
     print(f"{len(stale)} page(s) {verb}: {', '.join(stale) or '-'}", file=sys.stderr)
     return 1 if stale and args.check else 0

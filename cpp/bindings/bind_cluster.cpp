@@ -106,16 +106,22 @@ void cells_of(const py::array& codes, const dpm::SplitGrid& g, const dpm::TreeVi
     dpm::level_cells_codes(g, c, n, d, tv, n_slots, cells, n_threads);
 }
 
-py::array_t<std::int64_t> level_cells_codes(const py::array& codes, double a, double b, double beta,
-                                            const std::string& mode, const Tree& tree, std::int64_t n_slots,
-                                            int n_threads) {
+// The zeroed (n_slots, d, n_cells) counts for a code array (n, d), after checking the shapes.
+py::array_t<std::int64_t> zeroed_cells(const py::array& codes, const dpm::SplitGrid& g, std::int64_t n_slots) {
     if (codes.ndim() != 2 || codes.shape(1) < 1) throw std::invalid_argument("codes must be (n, d), d >= 1");
     if (n_slots < 0) throw std::invalid_argument("n_slots must be >= 0");
-    const dpm::SplitGrid g = dpm::make_grid(a, b, beta, parse_mode(mode));
-    const dpm::TreeView tv = tree.view();
     const std::int64_t d = codes.shape(1), nc = g.n_cells();
     py::array_t<std::int64_t> cells({n_slots, d, nc});
     std::fill(cells.mutable_data(), cells.mutable_data() + n_slots * d * nc, std::int64_t{0});
+    return cells;
+}
+
+py::array_t<std::int64_t> level_cells_codes(const py::array& codes, double a, double b, double beta,
+                                            const std::string& mode, const Tree& tree, std::int64_t n_slots,
+                                            int n_threads) {
+    const dpm::SplitGrid g = dpm::make_grid(a, b, beta, parse_mode(mode));
+    const dpm::TreeView tv = tree.view();
+    py::array_t<std::int64_t> cells = zeroed_cells(codes, g, n_slots);
     std::int64_t* out = cells.mutable_data();
     const auto kind = codes.dtype();
     if (kind.is(py::dtype::of<std::uint8_t>()))
@@ -159,13 +165,9 @@ void cells_with_nodes_of(const py::array& codes, py::array& nodes, const dpm::Sp
 py::array_t<std::int64_t> level_cells_nodes(const py::array& codes, py::array nodes, double a, double b,
                                             double beta, const std::string& mode, const Tree& tree,
                                             std::int64_t n_slots, int n_threads) {
-    if (codes.ndim() != 2 || codes.shape(1) < 1) throw std::invalid_argument("codes must be (n, d), d >= 1");
-    if (n_slots < 0) throw std::invalid_argument("n_slots must be >= 0");
     const dpm::SplitGrid g = dpm::make_grid(a, b, beta, parse_mode(mode));
     const dpm::TreeView tv = tree.view();
-    const std::int64_t d = codes.shape(1), nc = g.n_cells();
-    py::array_t<std::int64_t> cells({n_slots, d, nc});
-    std::fill(cells.mutable_data(), cells.mutable_data() + n_slots * d * nc, std::int64_t{0});
+    py::array_t<std::int64_t> cells = zeroed_cells(codes, g, n_slots);
     std::int64_t* out = cells.mutable_data();
     const auto kind = codes.dtype();
     if (kind.is(py::dtype::of<std::uint8_t>()))

@@ -114,9 +114,8 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[Path]:
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (temporary file, fsync, ``os.replace``)."""
     target = Path(path)
-    with atomic_file(target) as tmp:
-        with open(tmp, "wb") as f:
-            f.write(data)
+    with atomic_file(target) as tmp, open(tmp, "wb") as f:
+        f.write(data)
     return target
 
 

@@ -15,13 +15,21 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from privopt.errors import InvalidInput
 
-__all__ = ["AUTO_DELAY_S", "check_progress", "progress_bar", "progress_scope", "gap_postfix"]
+__all__ = [
+    "AUTO_DELAY_S",
+    "check_progress",
+    "progress_bar",
+    "progress_scope",
+    "progress_scope_for",
+    "gap_postfix",
+]
 
 #: Seconds an ``"auto"`` bar waits before it appears (a call this short needs no bar).
 AUTO_DELAY_S = 2.0
@@ -50,6 +58,14 @@ def progress_scope(enabled: bool) -> Iterator[None]:
         _scope.reset(token)
 
 
+def progress_scope_for(progress: Any) -> contextlib.AbstractContextManager[None]:
+    """The scope a public call with a ``progress`` argument opens around its work: ``True`` or
+    ``False`` switch the ``"auto"`` bars of everything it calls on or off; ``"auto"`` keeps the
+    enclosing scope."""
+    resolved = check_progress(progress)
+    return contextlib.nullcontext() if resolved == "auto" else progress_scope(bool(resolved))
+
+
 def _resolve(progress: bool | str) -> tuple[bool, float]:
     """(show a bar, delay in seconds) for a validated ``progress``."""
     if progress != "auto":
@@ -69,6 +85,7 @@ def progress_bar(
     desc: str,
     unit: str = "it",
     leave: bool | None = None,
+    min_delay: float = 0.0,
 ) -> Any:
     """A tqdm bar on stderr, disabled (a cheap no-op with the same methods) when off.
 
@@ -80,6 +97,8 @@ def progress_bar(
     desc : short label shown before the bar (e.g. ``"Benders"``).
     unit : name of one step.
     leave : keep the finished bar on screen (default: when ``progress`` is True).
+    min_delay : seconds before the bar appears, even where ``"auto"`` would show it at once
+        (for calls made many times in a row, most of them short: one bar per call flickers).
 
     Examples
     --------
@@ -100,7 +119,7 @@ def progress_bar(
         unit=unit,
         file=sys.stderr,
         disable=not show,
-        delay=delay,
+        delay=max(delay, float(min_delay)),
         leave=bool(progress is True) if leave is None else leave,
         mininterval=0.5,
         dynamic_ncols=True,
@@ -111,7 +130,7 @@ def gap_postfix(lower: float, upper: float) -> str:
     """``"lb=… ub=… gap=…"`` for a bar's postfix: bounds and their relative gap."""
     gap = (
         (upper - lower) / max(abs(upper), 1e-300)
-        if upper == upper and lower == lower
+        if not (math.isnan(upper) or math.isnan(lower))
         else float("nan")
     )
     return f"lb={lower:.6g} ub={upper:.6g} gap={gap:.2e}"

@@ -152,12 +152,12 @@ def check_finite_array(
     arr = _real_array(name, value, dtype)
     if ndim is not None and arr.ndim != ndim:
         raise InvalidInput(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
-    if shape is not None:
-        if arr.ndim != len(shape) or any(
-            want is not None and want != got for want, got in zip(shape, arr.shape, strict=True)
-        ):
-            want_text = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
-            raise InvalidInput(f"{name} must have shape {want_text}, got {arr.shape}")
+    if shape is not None and (
+        arr.ndim != len(shape)
+        or any(want is not None and want != got for want, got in zip(shape, arr.shape, strict=True))
+    ):
+        want_text = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+        raise InvalidInput(f"{name} must have shape {want_text}, got {arr.shape}")
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise InvalidInput(f"{name} contains a non-finite value at index {tuple(bad.tolist())}")

@@ -121,6 +121,7 @@ def _add_common_options(parser: argparse.ArgumentParser, *, top: bool = False) -
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``privopt`` argument parser: one subcommand per mechanism family."""
     parser = argparse.ArgumentParser(
         prog="privopt",
         description="Optimal privacy mechanisms by mathematical optimization. Each command "
@@ -206,7 +207,7 @@ def _fd(stream: Any) -> int | None:
 @contextlib.contextmanager
 def _stdout_for_results_only() -> Iterator[TextIO]:
     """Divert stdout (Python's and file descriptor 1) to stderr; yield the results stream."""
-    global _results
+    global _results  # noqa: PLW0603 - the results stream is process-wide, like stdout
     sys.stdout.flush()
     real_fd = _fd(sys.stdout) == 1
     saved = os.dup(1) if _fd(sys.__stdout__) is not None else None
@@ -288,12 +289,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in ("force", "quiet", "verbose", "debug"):
         setattr(args, name, bool(getattr(args, name, False)))
     args.progress = not args.quiet
-    with _stdout_for_results_only(), _sigterm_raises(), progress_scope(args.progress):
+    from privopt.lp.interrupts import interruptible  # here: --version and --help need no solver
+
+    # interruptible() inside _sigterm_raises(): a signal during a HiGHS run stops the run, then
+    # the handlers in place (KeyboardInterrupt, Terminated) end the command as before.
+    with (
+        _stdout_for_results_only(),
+        _sigterm_raises(),
+        interruptible(log=args.verbose),
+        progress_scope(args.progress),
+    ):
         try:
             if not args.verbose:
                 _mute_highs_banner()
             return int(args.func(args) or 0)
-        except BaseException as exc:  # noqa: BLE001 - every failure ends in one line
+        except BaseException as exc:
             if isinstance(exc, SystemExit):
                 raise
             code, message = _classify(exc)

@@ -36,9 +36,11 @@ class Report:
     sections: list[Section] = field(default_factory=list)
 
     def add(self, section: Section) -> None:
+        """Append a section."""
         self.sections.append(section)
 
     def to_markdown(self) -> str:
+        """The report as Markdown: a title, then each section in order."""
         parts = [f"# {self.title}\n"]
         for s in self.sections:
             parts.append(f"## {s.title}\n")

@@ -25,7 +25,7 @@ def exact_cost(values: np.ndarray, noisy: np.ndarray) -> int:
 def tree_brute_force(h: Hierarchy, noisy: np.ndarray, G: int) -> int:
     """min Σ_{r,s} (x − ñ)² over consistent non-negative integer tables with every level summing
     to G, by enumerating every way to put G groups into the leaf cells."""
-    R, N = noisy.shape
+    _R, N = noisy.shape
     n_leaves = h.leaves.stop - h.leaves.start
     cells = n_leaves * N
     best = None
@@ -43,7 +43,7 @@ def tree_improving_move(h: Hierarchy, noisy: np.ndarray, counts: np.ndarray) -> 
     Moving one unit into leaf cell i changes each region on i's path by +1 (cost 2d + 1), out of
     j by −1 (cost −2d + 1); regions on both paths (same size, above the lowest common ancestor)
     do not change."""
-    R, N = noisy.shape
+    _R, N = noisy.shape
     d = np.asarray(counts, dtype=np.int64) - np.asarray(noisy, dtype=np.int64)
     leaves = np.arange(h.leaves.start, h.leaves.stop)
     paths = []
@@ -81,7 +81,7 @@ def chain_brute_force(c: np.ndarray, equal_next: np.ndarray, G: int) -> int:
     B = int(block[-1]) + 1
     best = None
     for head in itertools.combinations_with_replacement(range(G + 1), B - 1):
-        x = np.asarray(list(head) + [G], dtype=np.int64)[block]
+        x = np.asarray([*list(head), G], dtype=np.int64)[block]
         cost = exact_cost(x, c)
         best = cost if best is None or cost < best else best
     return best

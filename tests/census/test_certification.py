@@ -95,7 +95,7 @@ def small_instances(draw):
     data = CensusCounts.from_leaf_counts(h, leaf.reshape(n_leaves, N))
     eps = draw(st.sampled_from([0.5, 1.0, 4.0]))
     lam = 2 * h.n_levels / eps
-    far = int(round(50 * lam))
+    far = round(50 * lam)
     noise = draw(
         st.lists(
             st.sampled_from([-far, far]) | st.integers(-3, 3),

@@ -201,7 +201,7 @@ def test_cli_synthetic_options_and_secure_default(tmp_path):
     ]
     # No --seed: the release noise comes from the OS CSPRNG; --compare still runs (seed 0).
     assert (
-        main(args + ["--mechanism", "M_H^dp", "--window", "40", "--compare", "M_H^dp,TopDown"]) == 0
+        main([*args, "--mechanism", "M_H^dp", "--window", "40", "--compare", "M_H^dp,TopDown"]) == 0
     )
     f = pd.read_csv(out / "released_counts.csv")
     assert f["level"].unique().tolist() == ["nation", "state", "county", "tract"]
@@ -251,6 +251,6 @@ def test_cli_ragged_counts_with_padding(tmp_path):
         "0",
     ]
     assert main(base) == 2  # InvalidInput → usage error without --pad-leaves
-    assert main(base + ["--pad-leaves"]) == 0
+    assert main([*base, "--pad-leaves"]) == 0
     f = pd.read_csv(out / "released_counts.csv")
     assert set(f.region) == {"root", "VA", "DC", "VA/v1", "VA/v2", "DC/DC"}

@@ -50,7 +50,7 @@ def test_consistent_mechanisms_verify_for_any_noise(name, seed):
         assert rel.info["certified"]
 
 
-@pytest.mark.parametrize("name", CONSISTENT + ["M_H^r", "M_c^r", "M_H"])
+@pytest.mark.parametrize("name", [*CONSISTENT, "M_H^r", "M_c^r", "M_H"])
 def test_zero_noise_returns_truth(name):
     rng = np.random.default_rng(1)
     data = random_counts(rng, random_hierarchy(rng, 3, 3), N=3, high=5)
@@ -124,7 +124,7 @@ def test_release_frame_and_save(tmp_path, running_example):
 
     back = pd.read_csv(tmp_path / "out.csv", dtype={"region": str, "level": str})
     assert back.equals(f.astype({"region": str, "level": str}))  # same text, any writer
-    with pytest.raises(InvalidInput, match="csv or .parquet"):
+    with pytest.raises(InvalidInput, match=r"csv or \.parquet"):
         rel.save(tmp_path / "out.txt")
     assert "M_H^dp" in repr(rel)
 

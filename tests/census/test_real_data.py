@@ -16,7 +16,7 @@ def ipums(shared_data) -> CensusCounts:
     data = CensusCounts.from_records(frame, ["RACE", "MARST"], ["SEX", "AGE"])
     # Count of counts: every person is in exactly one sex × age cell of one leaf.
     assert int((data.counts[0] * np.arange(1, data.N + 1)).sum()) == len(frame)
-    assert data.G == len(frame.drop_duplicates())
+    assert len(frame.drop_duplicates()) == data.G
     return data
 
 

@@ -15,7 +15,7 @@ from scipy.optimize import LinearConstraint, milp
 
 def test_o1_table_merge_binding():
     for method in ("heap", "sort"):
-        lo, phi, v0, V0, up, down = kernels.table_merge(
+        lo, phi, v0, V0, _up, _down = kernels.table_merge(
             np.array([0, 0]),
             [np.array([9, 4, 1, 0, 1]), np.array([0, 1, 4, 9, 16])],
             -99,
@@ -89,7 +89,7 @@ def test_o4_running_example_chain(running_example):
 
 def _tree_brute(h, noisy, G):
     """Enumerate leaf values in [0, G]; keep faithful ones; return the min Model-1 cost."""
-    R, N = noisy.shape
+    _R, N = noisy.shape
     leaves = range(h.leaves.start, h.leaves.stop)
     best = np.inf
     n_leaf = len(leaves) * N
@@ -161,7 +161,7 @@ def test_tree_dp_equals_brute_force_and_milp(seed):
     assert cost == info["cost"]
     assert cost == _tree_brute(h, noisy, G)
     assert abs(cost - _tree_milp(h, noisy, G)) < 1e-6
-    auto, info2 = tree_postprocess(h, noisy, G, scale=0.3, window="auto")
+    _auto, info2 = tree_postprocess(h, noisy, G, scale=0.3, window="auto")
     assert info2["cost"] == info["cost"] and info2["certified"]
 
 
@@ -214,10 +214,10 @@ def test_chain_dp_equals_brute_force_milp_and_pava(seed):
     G = int(rng.integers(1, 5))
     _, _, level, eq = chain_order(h, N)
     c = rng.integers(-2, G + 3, size=level.size)
-    counts, info = chain_postprocess(h, c, G, N, scale=np.ones(2), window="exact")
+    _counts, info = chain_postprocess(h, c, G, N, scale=np.ones(2), window="exact")
     assert info["cost"] == _chain_brute(c, eq, G)
     assert abs(info["cost"] - _chain_milp(c, eq, G)) < 1e-6
-    auto, info2 = chain_postprocess(h, c, G, N, scale=np.ones(2), window="auto")
+    _auto, info2 = chain_postprocess(h, c, G, N, scale=np.ones(2), window="auto")
     assert info2["cost"] == info["cost"]
     # Rounded weighted PAVA reaches the same cost (spec 003 §3.4 cross-check).
     pava = round_half_up(chain_pava(c, eq, G))
@@ -232,16 +232,16 @@ def test_auto_window_matches_exact_on_medium_instances():
     leaf = rng.multinomial(G, np.full(n_leaves * N, 1 / (n_leaves * N))).reshape(n_leaves, N)
     truth = h.aggregate(leaf)
     noisy = truth + rng.integers(-6, 7, size=truth.shape)
-    a, ia = tree_postprocess(h, noisy, G, scale=2.0, window="exact")
-    b, ib = tree_postprocess(h, noisy, G, scale=2.0, window=3)
+    _a, ia = tree_postprocess(h, noisy, G, scale=2.0, window="exact")
+    _b, ib = tree_postprocess(h, noisy, G, scale=2.0, window=3)
     assert ia["cost"] == ib["cost"] and ib["certified"]
-    _, _, level, eq = chain_order(h, N)
+    _, _, level, _eq = chain_order(h, N)
     from privopt.census.solvers import level_cumulative as lc
 
     region, size, _, _ = chain_order(h, N)
     c = lc(truth[region, size], level, 3) + rng.integers(-6, 7, size=level.size)
-    x, ix = chain_postprocess(h, c, G, N, scale=np.ones(3), window="exact")
-    y, iy = chain_postprocess(h, c, G, N, scale=np.ones(3), window="auto")
+    _x, ix = chain_postprocess(h, c, G, N, scale=np.ones(3), window="exact")
+    _y, iy = chain_postprocess(h, c, G, N, scale=np.ones(3), window="auto")
     assert ix["cost"] == iy["cost"]
 
 

@@ -66,7 +66,7 @@ def test_streamed_equals_in_memory_on_the_same_measurements(tmp_path, seed):
 
 def test_streamed_optimum_matches_in_memory(tmp_path, monkeypatch):
     # Fix the root measurement to a known value so the in-memory DP sees identical inputs.
-    import privopt.census.streamed as streamed
+    from privopt.census import streamed
 
     source = RegularSyntheticSource((2, 3, 4), n_groups=900, N=2, seed=5)
     calls = []
@@ -97,9 +97,8 @@ def test_streamed_refuses_bad_arguments_and_charges_all_or_nothing(tmp_path):
     source = RegularSyntheticSource((2, 2), n_groups=50, N=2)
     with pytest.raises(InvalidInput, match="executor"):
         m_h_dp_streamed(source, 1.0, None, tmp_path)
-    with pytest.raises(InvalidInput, match="folder"):
-        with ThreadPoolExecutor(1) as ex:
-            m_h_dp_streamed(source, 1.0, ex, tmp_path / "absent")
+    with pytest.raises(InvalidInput, match="folder"), ThreadPoolExecutor(1) as ex:
+        m_h_dp_streamed(source, 1.0, ex, tmp_path / "absent")
     acct = PrivacyAccountant(epsilon_budget=0.5)
     with ThreadPoolExecutor(1) as ex, pytest.raises(PrivacyBudgetExceeded):
         m_h_dp_streamed(source, 1.0, ex, tmp_path, accountant=acct)

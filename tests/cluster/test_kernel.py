@@ -64,12 +64,9 @@ def test_twelve_point_example_paper_window_differs_only_at_edge_point(twelve_poi
     [
         (
             12,
-            {
-                r: c
-                for r, c in enumerate(
-                    [0.0, 0.3, 0.44, 0.58, 0.72, 0.86, 1.0, 0.86, 0.72, 0.58, 0.44, 0.3, 0]
-                )
-            },
+            dict(
+                enumerate([0.0, 0.3, 0.44, 0.58, 0.72, 0.86, 1.0, 0.86, 0.72, 0.58, 0.44, 0.3, 0])
+            ),
         ),
         (
             100,
@@ -141,7 +138,7 @@ def test_level_counts_match_brute_force_and_sorted_oracle(values, beta, window):
     np.testing.assert_array_equal(rank[0], r)
     np.testing.assert_array_equal(win[0], w)
     np.testing.assert_array_equal(at_most[0], m)
-    sr, sw, sm = cc.node_counts_sorted(X, -5.0, 5.0, beta, window)
+    sr, sw, _sm = cc.node_counts_sorted(X, -5.0, 5.0, beta, window)
     np.testing.assert_array_equal(rank[0], sr)
     np.testing.assert_array_equal(win[0], sw)
 
@@ -160,7 +157,7 @@ def test_level_counts_per_node_and_threads_add_up():
     size, rank, win, at_most = cc.level_counts(X, -100, 100, 4.0, "paper", tree, 2, 1)
     assert size.tolist() == [int((X[:, 1] > 0).sum()), int((X[:, 1] <= 0).sum())]
     for slot, mask in ((0, X[:, 1] > 0), (1, X[:, 1] <= 0)):
-        r, w, m = brute_force(X[mask], 4.0, "paper", -100, 100)
+        r, w, _m = brute_force(X[mask], 4.0, "paper", -100, 100)
         np.testing.assert_array_equal(rank[slot], r)
         np.testing.assert_array_equal(win[slot], w)
     threaded = cc.level_counts(X, -100, 100, 4.0, "paper", tree, 2, 2)

@@ -25,11 +25,10 @@ def names(folder):
 def test_atomic_file_replaces_only_on_success(tmp_path):
     target = tmp_path / "m.npz"
     write_text_atomic(target, "old")
-    with pytest.raises(RuntimeError):
-        with atomic_file(target) as tmp:
-            assert tmp.parent == tmp_path and tmp.suffix == ".npz" and tmp.name.startswith(".")
-            tmp.write_text("half")
-            raise RuntimeError("writer failed")
+    with pytest.raises(RuntimeError), atomic_file(target) as tmp:
+        assert tmp.parent == tmp_path and tmp.suffix == ".npz" and tmp.name.startswith(".")
+        tmp.write_text("half")
+        raise RuntimeError("writer failed")
     assert target.read_text() == "old" and names(tmp_path) == ["m.npz"]
     with atomic_file(target) as tmp:
         np.savez(tmp, x=np.arange(4))  # a library writer that needs the suffix kept
@@ -39,12 +38,13 @@ def test_atomic_file_replaces_only_on_success(tmp_path):
 
 
 def test_atomic_file_needs_its_directory_and_a_written_file(tmp_path):
-    with pytest.raises(InvalidInput, match="absent"):
-        with atomic_file(tmp_path / "nope" / "a.txt"):
-            pass
-    with pytest.raises(FileNotFoundError, match="nothing was written"):
-        with atomic_file(tmp_path / "a.txt"):
-            pass
+    with pytest.raises(InvalidInput, match="absent"), atomic_file(tmp_path / "nope" / "a.txt"):
+        pass
+    with (
+        pytest.raises(FileNotFoundError, match="nothing was written"),
+        atomic_file(tmp_path / "a.txt"),
+    ):
+        pass
     assert names(tmp_path) == []
 
 
@@ -57,10 +57,9 @@ def test_atomic_directory_swaps_as_a_unit(tmp_path, monkeypatch, exchange):
         (staging / "a.txt").write_text("1")
         (staging / "old_only.txt").write_text("1")
     assert names(out) == [MARKER, "a.txt", "old_only.txt"]
-    with pytest.raises(KeyboardInterrupt):
-        with atomic_directory(out) as staging:
-            (staging / "a.txt").write_text("2")
-            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt), atomic_directory(out) as staging:
+        (staging / "a.txt").write_text("2")
+        raise KeyboardInterrupt
     assert (out / "a.txt").read_text() == "1" and names(tmp_path) == ["out"]
     with atomic_directory(out) as staging:
         (staging / "a.txt").write_text("3")

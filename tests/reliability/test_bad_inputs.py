@@ -178,7 +178,7 @@ for bad in ("x", -1, 2.5, [1]):
 case("GeneratorSource", "generator=5", lambda: dp.GeneratorSource(5), "generator")
 scalar_cases(
     "PrivacyAccountant",
-    lambda e: dp.PrivacyAccountant(e),
+    dp.PrivacyAccountant,
     "epsilon_budget",
     bads=(0.0, -1.0, NAN, 1j, "1"),
 )
@@ -452,13 +452,13 @@ case("anonymize", "greedy bogus option", lambda: kanon.anonymize(F, 3, bogus=1),
 case(
     "anonymize",
     "NaN in a QI",
-    lambda: kanon.anonymize(F.assign(AGE=[NAN] + list(F.AGE[1:])), 3),
+    lambda: kanon.anonymize(F.assign(AGE=[NAN, *list(F.AGE[1:])]), 3),
     "AGE",
 )
 case(
     "anonymize",
     "inf in a QI",
-    lambda: kanon.anonymize(F.assign(AGE=[INF] + list(F.AGE[1:])), 3),
+    lambda: kanon.anonymize(F.assign(AGE=[INF, *list(F.AGE[1:])]), 3),
     "AGE",
 )
 case("anonymize", "complex QI", lambda: kanon.anonymize(F.assign(AGE=F.AGE + 1j), 3), "AGE")

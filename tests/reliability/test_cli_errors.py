@@ -207,5 +207,5 @@ def test_the_table_covers_every_subcommand():
     from privopt.cli import build_parser
 
     parser = build_parser()
-    registered = set(parser._subparsers._group_actions[0].choices)  # noqa: SLF001
+    registered = set(parser._subparsers._group_actions[0].choices)
     assert registered == {c.name for c in COMMANDS}

@@ -198,6 +198,27 @@ void parallel_rows(std::int64_t n, int n_threads, Body body) {
     }
     for (auto& th : pool) th.join();
 }
+
+// Count rows into `cells` (total counters, added to): body(begin, end, out) adds the counts of
+// rows [begin, end) into out, which is `cells` itself on one thread and a zeroed private copy per
+// thread otherwise; the copies are summed into `cells` at the end.
+template <class Body>
+void count_rows(std::int64_t n, int n_threads, std::int64_t total, std::int64_t* cells, Body body) {
+    n_threads = std::max(1, n_threads);
+    std::vector<std::vector<std::int64_t>> local(static_cast<std::size_t>(n_threads));
+    parallel_rows(n, n_threads, [&](std::int64_t begin, std::int64_t end, int t) {
+        std::int64_t* out = cells;
+        if (n_threads > 1) {
+            local[static_cast<std::size_t>(t)].assign(static_cast<std::size_t>(total), 0);
+            out = local[static_cast<std::size_t>(t)].data();
+        }
+        body(begin, end, out);
+    });
+    if (n_threads > 1)
+        for (const auto& buf : local)
+            if (!buf.empty())
+                for (std::int64_t k = 0; k < total; ++k) cells[k] += buf[static_cast<std::size_t>(k)];
+}
 }  // namespace detail
 
 // One pass over the data: cells[slot][dim][cell] += 1 for every point routed to an active slot.
@@ -211,14 +232,8 @@ inline void level_cells(const SplitGrid& g, const double* X, std::int64_t n, std
     const std::int64_t nc = g.n_cells();
     const std::int64_t per_slot = d * nc;
     const std::int64_t total = n_slots * per_slot;
-    n_threads = std::max(1, n_threads);
-    std::vector<std::vector<std::int64_t>> local(static_cast<std::size_t>(n_threads));
-    detail::parallel_rows(n, n_threads, [&](std::int64_t begin, std::int64_t end, int t) {
-        std::int64_t* out = cells;
-        if (n_threads > 1) {
-            local[static_cast<std::size_t>(t)].assign(static_cast<std::size_t>(total), 0);
-            out = local[static_cast<std::size_t>(t)].data();
-        }
+    detail::count_rows(n, n_threads, total, cells,
+                       [&](std::int64_t begin, std::int64_t end, std::int64_t* out) {
         for (std::int64_t i = begin; i < end; ++i) {
             const double* x = X + i * d;
             const std::int64_t s = tree.route(x);
@@ -227,10 +242,6 @@ inline void level_cells(const SplitGrid& g, const double* X, std::int64_t n, std
             for (std::int64_t k = 0; k < d; ++k) ++base[k * nc + g.cell(clip(x[k], g.a, g.b))];
         }
     });
-    if (n_threads > 1)
-        for (const auto& buf : local)
-            if (!buf.empty())
-                for (std::int64_t k = 0; k < total; ++k) cells[k] += buf[static_cast<std::size_t>(k)];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -309,14 +320,8 @@ void level_cells_codes(const SplitGrid& g, const Code* codes, std::int64_t n, st
     const CodeTree ct(g, tree, d, n_slots);
     const std::int64_t nc = g.n_cells(), per_slot = d * nc, total = n_slots * per_slot;
     std::atomic<bool> bad_code{false};
-    n_threads = std::max(1, n_threads);
-    std::vector<std::vector<std::int64_t>> local(static_cast<std::size_t>(n_threads));
-    detail::parallel_rows(n, n_threads, [&](std::int64_t begin, std::int64_t end, int t) {
-        std::int64_t* out = cells;
-        if (n_threads > 1) {
-            local[static_cast<std::size_t>(t)].assign(static_cast<std::size_t>(total), 0);
-            out = local[static_cast<std::size_t>(t)].data();
-        }
+    detail::count_rows(n, n_threads, total, cells,
+                       [&](std::int64_t begin, std::int64_t end, std::int64_t* out) {
         for (std::int64_t i = begin; i < end; ++i) {
             const Code* c = codes + i * d;
             const std::int64_t s = ct.route(c);
@@ -332,10 +337,6 @@ void level_cells_codes(const SplitGrid& g, const Code* codes, std::int64_t n, st
         }
     });
     if (bad_code.load()) throw std::invalid_argument("code out of range for the grid");
-    if (n_threads > 1)
-        for (const auto& buf : local)
-            if (!buf.empty())
-                for (std::int64_t k = 0; k < total; ++k) cells[k] += buf[static_cast<std::size_t>(k)];
 }
 
 // level_cells_codes with per-point state: nodes[i] holds the tip point i reached in the previous
@@ -350,14 +351,8 @@ void level_cells_nodes(const SplitGrid& g, const Code* codes, NodeId* nodes, std
         throw std::invalid_argument("the node id type is too narrow for the tree");
     const std::int64_t nc = g.n_cells(), per_slot = d * nc, total = n_slots * per_slot;
     std::atomic<bool> bad{false};
-    n_threads = std::max(1, n_threads);
-    std::vector<std::vector<std::int64_t>> local(static_cast<std::size_t>(n_threads));
-    detail::parallel_rows(n, n_threads, [&](std::int64_t begin, std::int64_t end, int t) {
-        std::int64_t* out = cells;
-        if (n_threads > 1) {
-            local[static_cast<std::size_t>(t)].assign(static_cast<std::size_t>(total), 0);
-            out = local[static_cast<std::size_t>(t)].data();
-        }
+    detail::count_rows(n, n_threads, total, cells,
+                       [&](std::int64_t begin, std::int64_t end, std::int64_t* out) {
         for (std::int64_t i = begin; i < end; ++i) {
             const Code* c = codes + i * d;
             const std::int64_t from = static_cast<std::int64_t>(nodes[i]);
@@ -380,10 +375,6 @@ void level_cells_nodes(const SplitGrid& g, const Code* codes, NodeId* nodes, std
         }
     });
     if (bad.load()) throw std::invalid_argument("code or node id out of range for the grid and tree");
-    if (n_threads > 1)
-        for (const auto& buf : local)
-            if (!buf.empty())
-                for (std::int64_t k = 0; k < total; ++k) cells[k] += buf[static_cast<std::size_t>(k)];
 }
 
 // Ranks, window counts and size of one node, from its d × n_cells block of cells.

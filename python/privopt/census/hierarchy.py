@@ -142,58 +142,10 @@ class Hierarchy:
         >>> h.names.tolist(), h.level_sizes.tolist()
         (['US', 'VA', 'DC', 'VA-1', 'DC/DC'], [1, 2, 2])
         """
-        try:
-            par = np.asarray(parent)
-        except (TypeError, ValueError):
-            raise InvalidInput("parent must be an array of integers") from None
-        if par.ndim != 1 or par.size == 0 or par.dtype.kind not in "iu":
-            raise InvalidInput(f"parent must be a non-empty 1-D integer array, got {par!r:.80}")
-        par = par.astype(np.int64)
+        par, root = _checked_parents(parent)
         R = par.size
-        roots = np.flatnonzero(par == -1)
-        if roots.size != 1:
-            raise InvalidInput(f"parent must have exactly one root (entry -1), found {roots.size}")
-        bad = np.flatnonzero((par < -1) | (par >= R) | (par == np.arange(R)))
-        if bad.size:
-            raise InvalidInput(f"parent[{bad[0]}] = {par[bad[0]]} is not a valid region index")
-        if names is None:
-            names_arr = np.array([str(i) for i in range(R)], dtype=object)
-        else:
-            names_arr = np.empty(R, dtype=object)
-            names_list = list(names)
-            if len(names_list) != R:
-                raise InvalidInput(f"names must have {R} entries, got {len(names_list)}")
-            names_arr[:] = names_list
-            if len(set(names_list)) != R:
-                raise InvalidInput("names must be unique")
-        # Children lists in original index order, then breadth-first relabelling.
-        order = np.argsort(par, kind="stable")
-        counts = np.bincount(par[par >= 0], minlength=R)
-        ptr = np.concatenate([[0], np.cumsum(counts)])
-        kids = order[roots.size :]  # sorted by parent, stable: declared order
-        bfs = [int(roots[0])]
-        depth = np.full(R, -1, dtype=np.int64)
-        depth[roots[0]] = 0
-        frontier = np.array([roots[0]])
-        while frontier.size:
-            nxt = (
-                np.concatenate([kids[ptr[p] : ptr[p + 1]] for p in frontier])
-                if frontier.size
-                else frontier
-            )
-            nxt = nxt.astype(np.int64)
-            if nxt.size:
-                depth[nxt] = depth[frontier[0]] + 1
-                bfs.extend(nxt.tolist())
-            frontier = nxt
-            if len(bfs) > R:
-                break
-        if len(bfs) != R:
-            unreached = np.flatnonzero(depth < 0)
-            raise InvalidInput(
-                f"parent has a cycle or a region not below the root "
-                f"(region {unreached[0]} is unreachable)"
-            )
+        names_arr = _checked_names(names, R)
+        bfs, depth, counts = _breadth_first(par, root)
         leaves = counts == 0
         leaf_depths = np.unique(depth[leaves])
         if leaf_depths.size != 1 and pad_leaves:
@@ -204,16 +156,7 @@ class Hierarchy:
                 f"{leaf_depths.tolist()}: pad shorter branches with single-child regions "
                 f"(pad_leaves=True does it)"
             )
-        L = int(leaf_depths[0]) + 1
-        if level_names is None:
-            level_names = tuple(f"level{i + 1}" for i in range(L))
-        if isinstance(level_names, str):
-            raise InvalidInput(
-                f"level_names must be a sequence of names, not the string {level_names!r}"
-            )
-        level_names = tuple(str(x) for x in level_names)
-        if len(level_names) != L:
-            raise InvalidInput(f"level_names must have {L} entries, got {len(level_names)}")
+        level_names = _checked_level_names(level_names, int(leaf_depths[0]) + 1)
         perm = np.asarray(bfs, dtype=np.int64)  # new index -> old index
         inv = np.empty(R, dtype=np.int64)
         inv[perm] = np.arange(R)
@@ -298,13 +241,13 @@ class Hierarchy:
         for row in paths.itertuples(index=False):
             key: tuple = ()
             for v in _path(row):
-                child = key + (v,)
+                child = (*key, v)
                 if child not in index:
                     index[child] = len(names)
                     names.append("/".join(str(x) for x in child))
                     parent.append(index[key])
                 key = child
-        return cls.from_parents(parent, names, [root_name] + cols, pad_leaves=pad_leaves)
+        return cls.from_parents(parent, names, [root_name, *cols], pad_leaves=pad_leaves)
 
     # ----------------------------------------------------------------- properties
     @functools.cached_property
@@ -328,6 +271,7 @@ class Hierarchy:
 
     @property
     def n_regions(self) -> int:
+        """Number of regions R over all levels (the root included)."""
         return int(self.parent.size)
 
     @property
@@ -347,9 +291,11 @@ class Hierarchy:
 
     @property
     def leaves(self) -> slice:
+        """Index range of the leaf level in the level-ordered region arrays."""
         return self.level_slice(self.n_levels - 1)
 
     def index(self, name: Any) -> int:
+        """Position of the region called ``name``; InvalidInput when there is none."""
         hits = np.flatnonzero(self.names == name)
         if hits.size == 0:
             raise InvalidInput(f"no region named {name!r}")
@@ -376,7 +322,7 @@ class Hierarchy:
 
     def aggregate(self, leaf_values: np.ndarray) -> np.ndarray:
         """Sum leaf rows up the tree: (n_leaves, ...) -> (R, ...) consistent table."""
-        out = np.zeros((self.n_regions,) + leaf_values.shape[1:], dtype=leaf_values.dtype)
+        out = np.zeros((self.n_regions, *leaf_values.shape[1:]), dtype=leaf_values.dtype)
         out[self.leaves] = leaf_values
         for lev in range(self.n_levels - 1, 0, -1):
             sl = self.level_slice(lev)
@@ -534,3 +480,78 @@ class CensusCounts:
     def N(self) -> int:
         """Largest group size (sizes are 1..N)."""
         return int(self.counts.shape[1])
+
+
+def _checked_parents(parent: Sequence[int] | np.ndarray) -> tuple[np.ndarray, int]:
+    """(parent as int64 (R,), index of the root); InvalidInput unless there is exactly one root
+    and every other entry is another region's index."""
+    try:
+        par = np.asarray(parent)
+    except (TypeError, ValueError):
+        raise InvalidInput("parent must be an array of integers") from None
+    if par.ndim != 1 or par.size == 0 or par.dtype.kind not in "iu":
+        raise InvalidInput(f"parent must be a non-empty 1-D integer array, got {par!r:.80}")
+    par = par.astype(np.int64)
+    R = par.size
+    roots = np.flatnonzero(par == -1)
+    if roots.size != 1:
+        raise InvalidInput(f"parent must have exactly one root (entry -1), found {roots.size}")
+    bad = np.flatnonzero((par < -1) | (par >= R) | (par == np.arange(R)))
+    if bad.size:
+        raise InvalidInput(f"parent[{bad[0]}] = {par[bad[0]]} is not a valid region index")
+    return par, int(roots[0])
+
+
+def _checked_names(names: Sequence[Any] | np.ndarray | None, R: int) -> np.ndarray:
+    """R unique region names as an object array (default ``"0"``, ``"1"``, …)."""
+    if names is None:
+        return np.array([str(i) for i in range(R)], dtype=object)
+    names_arr = np.empty(R, dtype=object)
+    names_list = list(names)
+    if len(names_list) != R:
+        raise InvalidInput(f"names must have {R} entries, got {len(names_list)}")
+    names_arr[:] = names_list
+    if len(set(names_list)) != R:
+        raise InvalidInput("names must be unique")
+    return names_arr
+
+
+def _breadth_first(par: np.ndarray, root: int) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """(regions in breadth-first order, depth (R,), number of children (R,)); children are
+    visited in their declared order. InvalidInput on a cycle or a region not below the root."""
+    R = par.size
+    order = np.argsort(par, kind="stable")
+    counts = np.bincount(par[par >= 0], minlength=R)
+    ptr = np.concatenate([[0], np.cumsum(counts)])
+    kids = order[1:]  # sorted by parent, stable: declared order (the root sorts first)
+    bfs = [root]
+    depth = np.full(R, -1, dtype=np.int64)
+    depth[root] = 0
+    frontier = np.array([root])
+    while frontier.size and len(bfs) <= R:
+        nxt = np.concatenate([kids[ptr[p] : ptr[p + 1]] for p in frontier]).astype(np.int64)
+        if nxt.size:
+            depth[nxt] = depth[frontier[0]] + 1
+            bfs.extend(nxt.tolist())
+        frontier = nxt
+    if len(bfs) != R:
+        unreached = np.flatnonzero(depth < 0)
+        raise InvalidInput(
+            f"parent has a cycle or a region not below the root "
+            f"(region {unreached[0]} is unreachable)"
+        )
+    return bfs, depth, counts
+
+
+def _checked_level_names(level_names: Sequence[str] | None, L: int) -> tuple[str, ...]:
+    """L level names as strings (default ``level1`` … ``levelL``)."""
+    if level_names is None:
+        return tuple(f"level{i + 1}" for i in range(L))
+    if isinstance(level_names, str):
+        raise InvalidInput(
+            f"level_names must be a sequence of names, not the string {level_names!r}"
+        )
+    names = tuple(str(x) for x in level_names)
+    if len(names) != L:
+        raise InvalidInput(f"level_names must have {L} entries, got {len(names)}")
+    return names

@@ -27,6 +27,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from privopt._progress import progress_scope_for
 from privopt._validation import check_epsilon, check_finite_result, check_positive
 from privopt.census.forest import check_executor
 from privopt.census.hierarchy import CensusCounts, Hierarchy, cumulate, decumulate
@@ -185,12 +186,15 @@ def _get(
     start = time.perf_counter()
     data = _check_data(data)
     check_accountant(accountant)
-    if measurements is not None and epsilon is not None:
-        if check_epsilon(epsilon) != getattr(measurements, "epsilon", epsilon):
-            raise InvalidInput(
-                f"epsilon = {epsilon} differs from the measurements' ε = "
-                f"{measurements.epsilon}: pass epsilon=None to post-process them"
-            )
+    if (
+        measurements is not None
+        and epsilon is not None
+        and check_epsilon(epsilon) != getattr(measurements, "epsilon", epsilon)
+    ):
+        raise InvalidInput(
+            f"epsilon = {epsilon} differs from the measurements' ε = "
+            f"{measurements.epsilon}: pass epsilon=None to post-process them"
+        )
     if measurements is None:
         if epsilon is None:
             raise InvalidInput("epsilon is required unless measurements are given")
@@ -288,6 +292,7 @@ def m_h_dp(
     measurements: Measurements | None = None,
     window: str | int = "auto",
     executor: Any = None,
+    progress: bool | str = "auto",
 ) -> CensusRelease:
     """M_H^dp (spec 003 §2): noisy counts, then the exact tree DP with TableMerge (C++).
 
@@ -302,6 +307,8 @@ def m_h_dp(
     executor : optional :class:`concurrent.futures.Executor` (or a Dask client's
         ``get_executor()``) on which the top-level subtrees are solved as tasks; the release is
         the same, bit for bit (:mod:`privopt.census.forest`).
+    progress : ``True``, ``False`` or ``"auto"``: bars on stderr over the noise draws and the
+        DP's widening rounds (``"auto"``: on a terminal, once the call has run 2 s).
 
     Returns
     -------
@@ -317,16 +324,17 @@ def m_h_dp(
     """
     check_window(window)
     check_executor(executor)
-    meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
-    start = time.perf_counter()
-    counts, info = tree_postprocess(
-        data.hierarchy,
-        meas.noisy,
-        data.G,
-        scale=float(meas.scale[0]),
-        window=window,
-        executor=executor,
-    )
+    with progress_scope_for(progress):
+        meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
+        start = time.perf_counter()
+        counts, info = tree_postprocess(
+            data.hierarchy,
+            meas.noisy,
+            data.G,
+            scale=float(meas.scale[0]),
+            window=window,
+            executor=executor,
+        )
     return _release(
         "M_H^dp", data, meas, counts, t0, time.perf_counter() - start, "counts Δ=2, λ=2L/ε", info
     )
@@ -368,24 +376,28 @@ def m_c_dp(
     measurements: Measurements | None = None,
     window: str | int = "auto",
     executor: Any = None,
+    progress: bool | str = "auto",
 ) -> CensusRelease:
     """M_c^dp (spec 003 §3.3): noisy cumulative counts, per-region isotonic regression on
     [0, G], round half-up, ⊖, then the tree DP to restore consistency and faithfulness
-    (``executor`` as in :func:`m_h_dp`)."""
+    (``executor`` and ``progress`` as in :func:`m_h_dp`)."""
     check_window(window)
     check_executor(executor)
-    meas, t0 = _get(measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements)
-    start = time.perf_counter()
-    iso = np.clip(_pava_rows(meas.noisy.astype(np.float64)), 0, data.G)
-    n_bar = decumulate(round_half_up(iso))
-    counts, info = tree_postprocess(
-        data.hierarchy,
-        n_bar,
-        data.G,
-        scale=float(meas.scale[0]),
-        window=window,
-        executor=executor,
-    )
+    with progress_scope_for(progress):
+        meas, t0 = _get(
+            measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements
+        )
+        start = time.perf_counter()
+        iso = np.clip(_pava_rows(meas.noisy.astype(np.float64)), 0, data.G)
+        n_bar = decumulate(round_half_up(iso))
+        counts, info = tree_postprocess(
+            data.hierarchy,
+            n_bar,
+            data.G,
+            scale=float(meas.scale[0]),
+            window=window,
+            executor=executor,
+        )
     return _release(
         "M_c^dp",
         data,
@@ -408,28 +420,30 @@ def m_c_ch(
     measurements: Measurements | None = None,
     chain_noise_scale: str = "strict",
     window: str | int = "auto",
+    progress: bool | str = "auto",
 ) -> CensusRelease:
     """M_c^ch (spec 003 §3.4): level-wise cumulative chain counts, exact chain DP (C++), ⊖.
 
     ``chain_noise_scale="strict"`` (default) is ε-DP with Δ_ℓ = |R_ℓ|; ``"paper"`` reproduces
     the paper's scale L/ε, which is NOT ε-DP when a level has more than one region (the ledger
-    and ``release.guarantee`` say so).
+    and ``release.guarantee`` say so). ``progress`` as in :func:`m_h_dp`.
     """
     check_window(window)
-    meas, t0 = _get(
-        measure_chain,
-        "chain",
-        data,
-        epsilon,
-        rng,
-        accountant,
-        measurements,
-        chain_noise_scale=chain_noise_scale,
-    )
-    start = time.perf_counter()
-    counts, info = chain_postprocess(
-        data.hierarchy, meas.noisy, data.G, data.N, scale=meas.scale, window=window
-    )
+    with progress_scope_for(progress):
+        meas, t0 = _get(
+            measure_chain,
+            "chain",
+            data,
+            epsilon,
+            rng,
+            accountant,
+            measurements,
+            chain_noise_scale=chain_noise_scale,
+        )
+        start = time.perf_counter()
+        counts, info = chain_postprocess(
+            data.hierarchy, meas.noisy, data.G, data.N, scale=meas.scale, window=window
+        )
     what = (
         "chain counts Δ_ℓ=|R_ℓ|, λ_ℓ=|R_ℓ|L/ε"
         if meas.info["chain_noise_scale"] == "strict"

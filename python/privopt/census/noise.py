@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from privopt._progress import progress_bar
 from privopt.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -128,19 +129,22 @@ def draw_level_noise(
     sources = _chunk_sources(source, len(jobs)) if sum(sizes) > NOISE_CHUNK else None
     out = [np.empty(n, dtype=np.int64) for n in sizes]
 
-    def draw(job: int) -> None:
+    def draw(job: int) -> int:
         lev, a, b = jobs[job]
         src = source if sources is None else sources[job]
         out[lev][a:b] = sample_discrete_laplace(
             epsilon / L, b - a, sensitivity=int(sensitivity[lev]), rng=src
         )
+        return b - a
 
-    if sources is None:
-        for job in range(len(jobs)):
-            draw(job)
-    else:
-        with ThreadPoolExecutor(max_workers=min(os.cpu_count() or 1, len(jobs))) as pool:
-            list(pool.map(draw, range(len(jobs))))
+    with progress_bar(total=sum(sizes), desc="census noise", unit="draw") as bar:
+        if sources is None:
+            for job in range(len(jobs)):
+                bar.update(draw(job))
+        else:
+            with ThreadPoolExecutor(max_workers=min(os.cpu_count() or 1, len(jobs))) as pool:
+                for drawn in pool.map(draw, range(len(jobs))):
+                    bar.update(drawn)
     return [o.reshape(shape) for o, shape in zip(out, shape_per_level, strict=True)]
 
 

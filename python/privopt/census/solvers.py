@@ -38,6 +38,7 @@ import numpy as np
 from scipy.optimize import isotonic_regression
 
 from privopt._core import census as _kernels
+from privopt._progress import progress_bar
 from privopt._validation import check_finite_array, check_int, check_positive
 from privopt.census.forest import ForestRunner
 from privopt.census.hierarchy import Hierarchy
@@ -252,27 +253,31 @@ def tree_postprocess(
     )
     dirty: set[int] | None = None
     rounds = 0
-    while True:
-        rounds += 1
-        _check_budget(region_delta, shift, internal, G, max_cells, max_table, rounds, scale)
-        try:
-            run = runner.run(dirty)
-        except (ValueError, OverflowError) as exc:
-            raise _kernel_error("census tree DP", exc) from None
-        if run.status != 0:  # ⊤ cannot reach G inside the windows: widen everything
-            if np.all(_half_widths(region_delta, shift, G) >= G):
-                raise InfeasibleModel(f"no consistent release exists; check G = {G}")
-            np.minimum(shift + 1, 63, out=shift)
-            dirty = None
-            continue
-        touch = np.flatnonzero(run.touch.ravel())
-        if touch.size == 0:
-            break
-        regions, sizes = _with_ancestors(hierarchy, touch // N, touch % N)
-        nodes = np.unique(regions * N + sizes)  # double each window once per round
-        regions, sizes = nodes // N, nodes % N
-        shift[regions, sizes] = np.minimum(shift[regions, sizes] + 1, 63)
-        dirty = set(runner.subtree_of[regions].tolist()) - {-1}
+    with progress_bar(desc="census tree DP", unit="round") as bar:
+        while True:
+            rounds += 1
+            _check_budget(region_delta, shift, internal, G, max_cells, max_table, rounds, scale)
+            try:
+                run = runner.run(dirty)
+            except (ValueError, OverflowError) as exc:
+                raise _kernel_error("census tree DP", exc) from None
+            bar.update(1)
+            if run.status != 0:  # ⊤ cannot reach G inside the windows: widen everything
+                if np.all(_half_widths(region_delta, shift, G) >= G):
+                    raise InfeasibleModel(f"no consistent release exists; check G = {G}")
+                np.minimum(shift + 1, 63, out=shift)
+                dirty = None
+                bar.set_postfix_str("widening every window", refresh=False)
+                continue
+            touch = np.flatnonzero(run.touch.ravel())
+            bar.set_postfix_str(f"{touch.size} windows touched", refresh=False)
+            if touch.size == 0:
+                break
+            regions, sizes = _with_ancestors(hierarchy, touch // N, touch % N)
+            nodes = np.unique(regions * N + sizes)  # double each window once per round
+            regions, sizes = nodes // N, nodes % N
+            shift[regions, sizes] = np.minimum(shift[regions, sizes] + 1, 63)
+            dirty = set(runner.subtree_of[regions].tolist()) - {-1}
     values = np.array(run.values, copy=True)
     # δ of the windows that cost (internal regions; the root when it is the only region).
     rows = internal if internal.any() else slice(None)
@@ -509,26 +514,28 @@ def chain_postprocess(
         delta = np.full(c.size, d, dtype=np.int64)
     delta = np.minimum(delta, max(G, 1))
     rounds = 0
-    while True:
-        rounds += 1
-        lo, hi = _window_bounds(center, delta, G)
-        lo[-1] = hi[-1] = G  # (C7): the last chain node is ⊤'s size-N root, cumulative = G
-        try:
-            status, _, _, values = solve_chain(c, lo, hi, equal_next, max_cells, max_table)
-        except (ValueError, OverflowError) as exc:
-            if "max_cells" in str(exc) or "limit" in str(exc):
-                raise SolverLimit(
-                    f"census chain DP: after {rounds - 1} widening rounds the windows need more "
-                    f"than max_cells = {max_cells} values (or max_table = {max_table} in one "
-                    f"node) against G = {G}"
-                ) from None
-            raise _kernel_error("census chain DP", exc) from None
-        exact = bool(np.all(delta >= G))
-        if status == 0 and not np.any(_touches(values[:-1], lo[:-1], hi[:-1], G)):
-            break
-        if status != 0 and exact:
-            raise InfeasibleModel(f"no feasible chain; check G = {G}")
-        delta = np.minimum(delta * 2, max(G, 1))
+    with progress_bar(desc="census chain DP", unit="round") as bar:
+        while True:
+            rounds += 1
+            bar.update(1)
+            lo, hi = _window_bounds(center, delta, G)
+            lo[-1] = hi[-1] = G  # (C7): the last chain node is ⊤'s size-N root, cumulative = G
+            try:
+                status, _, _, values = solve_chain(c, lo, hi, equal_next, max_cells, max_table)
+            except (ValueError, OverflowError) as exc:
+                if "max_cells" in str(exc) or "limit" in str(exc):
+                    raise SolverLimit(
+                        f"census chain DP: after {rounds - 1} widening rounds the windows need "
+                        f"more than max_cells = {max_cells} values (or max_table = {max_table} in "
+                        f"one node) against G = {G}"
+                    ) from None
+                raise _kernel_error("census chain DP", exc) from None
+            exact = bool(np.all(delta >= G))
+            if status == 0 and not np.any(_touches(values[:-1], lo[:-1], hi[:-1], G)):
+                break
+            if status != 0 and exact:
+                raise InfeasibleModel(f"no feasible chain; check G = {G}")
+            delta = np.minimum(delta * 2, max(G, 1))
     n_chain = level_decumulate(values, level, hierarchy.n_levels)
     counts = np.zeros((hierarchy.n_regions, N), dtype=np.int64)
     counts[region, size] = n_chain

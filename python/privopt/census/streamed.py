@@ -1,4 +1,4 @@
-"""M_H^dp for hierarchies too large for one process (issue 17 item 2): every top-level subtree is
+"""M_H^dp for hierarchies too large for one process: every top-level subtree is
 generated, measured, solved and written in its own task on a :class:`concurrent.futures.Executor`
 (or a Dask client), so no process ever holds the whole hierarchy.
 
@@ -63,10 +63,12 @@ class RegularSyntheticSource:
 
     @property
     def n_levels(self) -> int:
+        """Number of levels, the root included."""
         return len(self.fanouts) + 1
 
     @property
     def n_leaves(self) -> int:
+        """Number of leaves: the product of the fan-outs."""
         return int(np.prod(self.fanouts, dtype=np.int64))
 
     def top_groups(self) -> np.ndarray:
@@ -227,6 +229,24 @@ def _with_ancestors(ptr: np.ndarray, nodes: np.ndarray, N: int) -> np.ndarray:
     return np.unique(np.concatenate(out))
 
 
+def _checked_streamed_arguments(
+    epsilon: float, executor: Any, out_dir: str | Path
+) -> tuple[float, Path, Path]:
+    """(ε, output folder, its ``measurements`` spill folder, created) after validation."""
+    from privopt.census.forest import check_executor
+
+    eps = check_epsilon(epsilon)
+    if executor is None:
+        raise InvalidInput("m_h_dp_streamed needs an executor")
+    check_executor(executor)
+    out = Path(out_dir)
+    if not out.is_dir():
+        raise InvalidInput(f"out_dir {str(out)!r} is not a folder")
+    spill = out / "measurements"
+    spill.mkdir(exist_ok=True)
+    return eps, out, spill
+
+
 def m_h_dp_streamed(
     source: RegularSyntheticSource,
     epsilon: float,
@@ -255,17 +275,8 @@ def m_h_dp_streamed(
     import time
 
     from privopt._core import census as kernels
-    from privopt.census.forest import check_executor
 
-    eps = check_epsilon(epsilon)
-    if executor is None:
-        raise InvalidInput("m_h_dp_streamed needs an executor")
-    check_executor(executor)
-    out = Path(out_dir)
-    if not out.is_dir():
-        raise InvalidInput(f"out_dir {str(out)!r} is not a folder")
-    spill = out / "measurements"
-    spill.mkdir(exist_ok=True)
+    eps, out, spill = _checked_streamed_arguments(epsilon, executor, out_dir)
     L, N = source.n_levels, source.N
     t0 = time.perf_counter()
     with charge_levels(

@@ -260,7 +260,7 @@ def synthetic_us(
         level_names.append(lname)
     # 116.7 M covers the 50 states + DC; Puerto Rico's households come on top.
     pr = hh[-1] / hh[:-1].sum() if include_pr else 0.0
-    n_groups = int(round(US_HOUSEHOLDS_2010 * scale * (1.0 + pr)))
+    n_groups = round(US_HOUSEHOLDS_2010 * scale * (1.0 + pr))
     return _build(
         rng,
         fan,

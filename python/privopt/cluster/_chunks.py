@@ -62,5 +62,5 @@ def add_parts(parts: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
     out = [np.array(p, copy=True) for p in parts[0]]
     for part in parts[1:]:
         for acc, p in zip(out, part, strict=True):
-            acc += p
+            acc += p  # noqa: PLW2901 - in-place add into out's arrays
     return tuple(out)

@@ -322,19 +322,7 @@ class DPM(ClusterMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ validation
     def _validated(self) -> dict[str, Any]:
-        if self.bounds is None:
-            raise InvalidInput("bounds must be given: the public range (a, b) of every coordinate")
-        try:
-            a, b = (float(v) for v in self.bounds)
-        except (TypeError, ValueError):
-            raise InvalidInput(f"bounds must be a pair (a, b), got {self.bounds!r}") from None
-        if not (math.isfinite(a) and math.isfinite(b) and a < b):
-            raise InvalidInput(f"bounds must be finite with a < b, got {self.bounds!r}")
-        if not _MIN_WIDTH <= b - a < math.inf:
-            raise InvalidInput(
-                f"bounds {self.bounds!r} span b - a = {b - a!r}, outside the float64 range the "
-                f"split grid needs ([{_MIN_WIDTH:g}, 1.8e308)): rescale the data"
-            )
+        a, b = self._validated_bounds()
         eps = check_epsilon(self.epsilon)
         if self.delta is None:
             raise InvalidInput("delta must be given (the paper uses delta = 1/n**1.5)")
@@ -353,10 +341,7 @@ class DPM(ClusterMixin, BaseEstimator):
         alpha = check_positive("alpha", self.alpha)
         split = self._fractions("budget_split", self.budget_split, 4)
         dsplit = self._fractions("delta_split", self.delta_split, 2)
-        grid = DEFAULT_SIGMA_GRID if self.sigma_grid is None else self.sigma_grid
-        grid = check_finite_array("sigma_grid", grid, ndim=1)
-        if grid.size == 0 or np.any(grid <= 0) or np.any(np.diff(grid) <= 0):
-            raise InvalidInput("sigma_grid must be a non-empty increasing array of positive values")
+        grid = self._validated_sigma_grid()
         pct = check_positive("percentile", self.percentile)
         if not pct < 100:
             raise InvalidInput(f"percentile must lie in (0, 100), got {self.percentile!r}")
@@ -368,13 +353,7 @@ class DPM(ClusterMixin, BaseEstimator):
         min_size = None if self.min_size is None else check_positive("min_size", self.min_size)
         if self.window not in _WINDOWS:
             raise InvalidInput(f"window must be one of {_WINDOWS}, got {self.window!r}")
-        for name in ("strict_termination", "clip"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise InvalidInput(f"{name} must be a bool, got {getattr(self, name)!r}")
-        if self.n_jobs is not None:
-            check_int("n_jobs", self.n_jobs)
-            if self.n_jobs == 0:
-                raise InvalidInput("n_jobs must be a positive int, -1 or None, got 0")
+        self._check_flags_and_jobs()
         return dict(
             a=a,
             b=b,
@@ -391,6 +370,39 @@ class DPM(ClusterMixin, BaseEstimator):
             reps=reps,
             min_size=min_size,
         )
+
+    def _validated_bounds(self) -> tuple[float, float]:
+        """The public range (a, b) of every coordinate, finite, a < b, within float64's grid."""
+        if self.bounds is None:
+            raise InvalidInput("bounds must be given: the public range (a, b) of every coordinate")
+        try:
+            a, b = (float(v) for v in self.bounds)
+        except (TypeError, ValueError):
+            raise InvalidInput(f"bounds must be a pair (a, b), got {self.bounds!r}") from None
+        if not (math.isfinite(a) and math.isfinite(b) and a < b):
+            raise InvalidInput(f"bounds must be finite with a < b, got {self.bounds!r}")
+        if not _MIN_WIDTH <= b - a < math.inf:
+            raise InvalidInput(
+                f"bounds {self.bounds!r} span b - a = {b - a!r}, outside the float64 range the "
+                f"split grid needs ([{_MIN_WIDTH:g}, 1.8e308)): rescale the data"
+            )
+        return a, b
+
+    def _validated_sigma_grid(self) -> np.ndarray:
+        grid = DEFAULT_SIGMA_GRID if self.sigma_grid is None else self.sigma_grid
+        grid = check_finite_array("sigma_grid", grid, ndim=1)
+        if grid.size == 0 or np.any(grid <= 0) or np.any(np.diff(grid) <= 0):
+            raise InvalidInput("sigma_grid must be a non-empty increasing array of positive values")
+        return grid
+
+    def _check_flags_and_jobs(self) -> None:
+        for name in ("strict_termination", "clip"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise InvalidInput(f"{name} must be a bool, got {getattr(self, name)!r}")
+        if self.n_jobs is not None:
+            check_int("n_jobs", self.n_jobs)
+            if self.n_jobs == 0:
+                raise InvalidInput("n_jobs must be a positive int, -1 or None, got 0")
 
     @staticmethod
     def _fractions(name: str, value: Any, length: int) -> tuple[float, ...]:

@@ -210,6 +210,6 @@ def split_width(
     (⌊ñ⌋ samples for the codebook).
     """
     p_tilde = dp_percentile_in_place(gaps, percentile, epsilon, (0.0, bound_width), rng=rng)
-    table = codebook(int(math.floor(n_tilde)), sigma_grid, percentile)
+    table = codebook(math.floor(n_tilde), sigma_grid, percentile)
     sigma_star = float(sigma_grid[int(np.argmin(np.abs(table - p_tilde)))])
     return 0.5 * sigma_star, p_tilde

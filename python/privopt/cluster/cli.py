@@ -20,6 +20,7 @@ def load_points(path: str | Path) -> np.ndarray:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``cluster`` subcommand to the ``privopt`` parser."""
     p = subparsers.add_parser(
         "cluster",
         help="differentially private clustering (DPM) of a CSV/NPY file",

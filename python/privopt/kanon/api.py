@@ -134,6 +134,7 @@ class KAnonResult:
 
     @property
     def quasi_identifiers(self) -> list:
+        """Names of the quasi-identifier columns, in the order of ``problem``."""
         return list(self.problem.names)
 
     @property
@@ -186,6 +187,7 @@ class KAnonResult:
         )
 
     def summary(self) -> str:
+        """One line: method, n, k, class sizes, objective, GCP and solve time."""
         sizes = self.class_sizes
         return (
             f"{self.method}: n={len(self.classes)}, k={self.k}, {len(sizes)} classes "

@@ -57,6 +57,7 @@ class BoxCost:
 
     @property
     def n_slots(self) -> int:
+        """Total number of slots over all groups."""
         return int(self.sizes.sum())
 
     def row_costs(self, labels: np.ndarray, q: int, row: int) -> np.ndarray:

@@ -53,6 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``privopt kanon``: read the table, anonymize it, write outputs atomically; exit code."""
     from privopt._atomic import atomic_directory, atomic_file, check_output
     from privopt._inputs import read_csv_table
     from privopt.cli import emit_summary

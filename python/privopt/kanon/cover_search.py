@@ -35,7 +35,7 @@ def _type_shares(ptr, types, counts, d, size, n_types):
 
 @numba.njit(cache=True, nogil=True)
 def _fits(ptr, types, counts, rem, g):
-    for q in range(ptr[g], ptr[g + 1]):
+    for q in range(ptr[g], ptr[g + 1]):  # noqa: SIM110 - Numba compiles no generators
         if counts[q] > rem[types[q]]:
             return False
     return True
@@ -52,8 +52,9 @@ def _apply(ptr, types, counts, rem, h, g, sign):
     return change
 
 
+# One jitted branch-and-bound: helpers would be calls in its innermost loop.
 @numba.njit(cache=True, nogil=True)
-def _search(
+def _search(  # noqa: C901
     ptr, types, counts, d, size, mult, by_ptr, by_col, budget, node_limit
 ):  # pragma: no cover
     n_types = len(mult)

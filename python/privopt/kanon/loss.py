@@ -49,7 +49,7 @@ def class_boxes(problem: KAnonProblem, labels: np.ndarray) -> ClassBoxes:
     """Tight boxes and distinct-value counts of the partition ``labels`` (n,)."""
     check_instance("problem", problem, KAnonProblem)
     lab = normalize_labels(check_labels("labels", labels, problem.n))
-    n, m = problem.x.shape
+    _n, m = problem.x.shape
     c = int(lab.max()) + 1
     order = np.argsort(lab, kind="stable")
     starts = np.searchsorted(lab[order], np.arange(c))

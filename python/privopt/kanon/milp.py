@@ -259,7 +259,7 @@ def _solve_set_partition(run: _Run, k: int, rel_gap: float, max_columns: int) ->
     types = RowTypes.of(run.x, run.coef, k)
     if run.value == 0.0:  # nothing beats zero loss
         return
-    pool, bound, stats = column_generation(types, types.groups_of(run.labels), run.deadline)
+    _pool, bound, stats = column_generation(types, types.groups_of(run.labels), run.deadline)
     run.info.update(stats)
     if bound is None:
         run.timed_out = True

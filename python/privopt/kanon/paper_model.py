@@ -102,7 +102,7 @@ def paper_model(x, lo, hi, coef, k, *, equality_cardinality=False, strengthen=Tr
     if strengthen:
         extra = _valid_inequalities(x, pairs, r0)
         for acc, more in zip((rows, cols, vals, rlo, rhi), extra[:5], strict=True):
-            acc += more
+            acc += more  # noqa: PLW2901 - extends the lists in place
         r0 = extra[5]
     # cardinality (26): Σ_{l≠i} v_il >= k-1 (each pair appears in the rows of both ends)
     rows += [r0 + iu, r0 + lu]

@@ -76,8 +76,9 @@ def _keep(out, out_rc, n_out, elem, d, rc):
     return out, out_rc
 
 
+# One jitted depth-first search: helpers would be calls in its innermost loop.
 @numba.njit(cache=True, nogil=True)
-def _search(xt, mult, coef, pi, smin, smax, theta, cap, node_limit):  # pragma: no cover
+def _search(xt, mult, coef, pi, smin, smax, theta, cap, node_limit):  # noqa: PLR0915  # pragma: no cover
     n_types, m = xt.shape
     out = np.full((min(cap, 1024), smax), -1, dtype=np.int64)
     out_rc = np.empty(out.shape[0])

@@ -60,10 +60,12 @@ class KAnonProblem:
 
     @property
     def n(self) -> int:
+        """Number of records n."""
         return int(self.x.shape[0])
 
     @property
     def m(self) -> int:
+        """Number of quasi-identifiers m."""
         return int(self.x.shape[1])
 
     @property

@@ -112,6 +112,7 @@ class RowTypes:
 
     @property
     def n(self) -> int:
+        """Number of records n covered by the partition."""
         return len(self.inverse)
 
     @property

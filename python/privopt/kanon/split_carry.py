@@ -21,6 +21,7 @@ so it never increases the loss; the seams are a second wave of tasks.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from concurrent.futures import Executor
@@ -164,7 +165,7 @@ def _run_parts(xs, lo, hi, coef, k, S, sub_time_limit, formulation, cuts, execut
     """Every part's Split & Carry (tasks on ``executor``, or here); labels (n,) and stats."""
     args = [
         (xs[a:b], lo, hi, coef, k, S, sub_time_limit, formulation)
-        for a, b in zip(cuts[:-1], cuts[1:], strict=True)
+        for a, b in itertools.pairwise(cuts)
     ]
     if executor is None:
         results = [_part_task(*a) for a in args]
@@ -176,7 +177,7 @@ def _run_parts(xs, lo, hi, coef, k, S, sub_time_limit, formulation, cuts, execut
             bar.update(1)
     labels = np.empty(len(xs), dtype=np.int64)
     offset, stats = 0, []
-    for (a, b), (lab, st) in zip(zip(cuts[:-1], cuts[1:], strict=True), results, strict=True):
+    for (a, b), (lab, st) in zip(itertools.pairwise(cuts), results, strict=True):
         labels[a:b] = lab + offset
         offset += int(lab.max()) + 1
         stats += st
@@ -252,7 +253,7 @@ def split_and_carry(
     order = variance_sort(problem)
     keys = problem.x[order][:, key_order(problem)]
     cuts = split_points(keys, parts, MIN_PART_FACTOR * k * (2 * k - 1))
-    n_subs = sum(-(-((b - a) // k) // S) for a, b in zip(cuts[:-1], cuts[1:], strict=True))
+    n_subs = sum(-(-((b - a) // k) // S) for a, b in itertools.pairwise(cuts))
     if sub_time_limit is not None:
         sub_time_limit = check_positive("sub_time_limit", sub_time_limit)
     if time_limit is not None:
