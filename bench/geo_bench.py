@@ -11,9 +11,11 @@ ratios (our absolute costs are far below Table 2, see docs/geo.md). Times exclud
     python bench/geo_bench.py --rome ../shared/data/rome --table solvers --reps 5
     python bench/geo_bench.py --rome ../shared/data/rome --table users      # Figs 9b, 11, 12
     python bench/geo_bench.py --rome ../shared/data/rome --table scaling    # Fig 9a, to 10,000
-    python bench/geo_bench.py --rome ../shared/data/rome --table radius     # Fig 10a
+    python bench/geo_bench.py --rome ../shared/data/rome --table radius     # Fig 10a, L = 20, none
     python bench/geo_bench.py --rome ../shared/data/rome --table cell       # Fig 10b
     python bench/geo_bench.py --rome ../shared/data/rome --table ambiguity  # Fig 13
+
+The sweeps take ``--plot FILE.png`` (docs/geo/ holds the figures docs/geo.md shows).
 
 Methods (table 1): lrgeo (CLR-Geo, default solver), lrgeo-SOLVER (benders, rowgen, lp), lrgeo-f
 (γ = ∞, also lrgeo-f-SOLVER), lp (full LP at γ = ∞), constopt, expmech, laplace. K > 1,331 uses
@@ -76,6 +78,7 @@ def _params(a: argparse.Namespace) -> Any:
         gamma_graph=a.gamma_graph,
         lr_radius=a.lr_radius,
         cr_cell_km=a.cell,
+        lr_max_size=a.lr_max_size or None,
     )
 
 
@@ -109,6 +112,7 @@ def _rep(a: argparse.Namespace, seed: int) -> dict:
         solver=s.method,
         y_norm=s.info["y_norm"],
         iterations=s.info.get("iterations", s.info.get("rounds")),
+        lr_size=float(np.mean([len(lr) for lr in res.lr_sets])),
     )
     if a.bound:
         out["bound"] = res.relaxed_bound()
@@ -189,7 +193,8 @@ def _child_main(a: argparse.Namespace) -> int:
 def _child(a: argparse.Namespace, **setting: Any) -> dict:
     """Run one table row in a fresh process; {key: [value per rep]} plus peak_rss_mib."""
     opts = {"method": "lrgeo", "k": a.k, "m": a.m, "r_exp": a.r_exp, "epsilon": a.epsilon}
-    opts |= {"gamma_graph": 50.0, "lr_radius": 20.0, "cell": 0.1} | setting
+    opts |= {"gamma_graph": 50.0, "lr_radius": 20.0, "cell": 0.1, "lr_max_size": a.lr_max_size}
+    opts |= setting
     argv = [sys.executable, __file__, "--child", "--reps", str(a.reps), "--seed", str(a.seed)]
     for key, value in opts.items():
         if isinstance(value, bool):
@@ -271,6 +276,8 @@ def table_targets(a: argparse.Namespace) -> None:
         ("ConstOPT K=400", {"k": 400, "method": "constopt"}, "≤ 10 s, gap ≤ 1e-6"),
     ]
     for name, setting, target in rows:
+        if setting.get("method", "lrgeo") not in a.methods.split(","):
+            continue  # e.g. --methods lrgeo: the LR-Geo rows only
         r = _child(a, **setting)
         _print_row(
             [name, _stat(r.get("per_user_ms")), _stat(r.get("solve_per_user_ms")),
@@ -303,7 +310,8 @@ def table_solvers(a: argparse.Namespace) -> None:
 
 
 def table_sweep(a: argparse.Namespace) -> None:
-    """Figs. 9–13: one parameter swept, LR-Geo's time, ratio, GV/GVE or ambiguity."""
+    """Figs. 9–13: one parameter swept, LR-Geo's time, ratio, GV/GVE or ambiguity; with
+    ``--plot`` also the figure (ours beside the paper's values where it gives them)."""
     sweep = {
         "users": ("m", [2, 4, 6, 8, 10], {"k": a.k, "gv": True}),
         "scaling": ("k", [100, 400, 800, 1331, 2500, 5000, 10000], {}),
@@ -315,25 +323,34 @@ def table_sweep(a: argparse.Namespace) -> None:
     cols = {
         "users": ["GV (%)", "max GVE", "max GVE within", "max GVE across"],
         "scaling": ["K"],
-        "radius": ["ratio (bound c̃)", "ratio (bound c̄)"],
+        "radius": ["ratio (bound c̃)", "ratio (bound c̄)", "mean |N_m|"],
         "cell": ["ratio (bound c̃)", "ratio (bound c̄)", "CR table (s)"],
         "ambiguity": ["rows matched (exact)", "rows matched (paper)", "share of V̂", "|V̂|"],
     }[a.table]
     fields = {
         "users": ["gv_pct", "gve", "gve_within", "gve_across"],
         "scaling": ["K"],
-        "radius": ["ratio", "ratio_exact_cost"],
+        "radius": ["ratio", "ratio_exact_cost", "lr_size"],
         "cell": ["ratio", "ratio_exact_cost", "cr_table_s"],
         "ambiguity": ["matched", "matched_paper", "matched_share", "cr_points"],
     }[a.table]
-    _header(key, "time (s)", "per user (ms)", "solve per user (ms)", *cols, "status", "RSS MiB")
-    for value in values:
-        r = _child(a, **{key: value}, **fixed)
-        _print_row(
-            [value, _stat(r.get("time_s")), _stat(r.get("per_user_ms")),
-             _stat(r.get("solve_per_user_ms")), *(_stat(r.get(f)) for f in fields),
-             _statuses(r), _stat(r.get("peak_rss_mib"), ".0f")]
-        )  # fmt: skip
+    caps = [a.lr_max_size] + ([0] if a.table == "radius" and a.lr_max_size else [])
+    _header(key, "L", "time (s)", "per user (ms)", "solve (ms)", *cols, "status", "RSS MiB")
+    series: dict[int, list[dict]] = {}
+    for cap in caps:
+        for value in values:
+            r = _child(a, **{key: value, "lr_max_size": cap}, **fixed)
+            series.setdefault(cap, []).append(r)
+            _print_row(
+                [value, cap or "none", _stat(r.get("time_s")), _stat(r.get("per_user_ms")),
+                 _stat(r.get("solve_per_user_ms")), *(_stat(r.get(f)) for f in fields),
+                 _statuses(r), _stat(r.get("peak_rss_mib"), ".0f")]
+            )  # fmt: skip
+    if a.plot:
+        from geo_figures import plot_sweep
+
+        plot_sweep(a.table, values, series, a.plot, k=a.k)
+        print(f"\nfigure: {a.plot}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -359,6 +376,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gamma-graph", type=float, default=50.0)
     ap.add_argument("--lr-radius", type=float, default=20.0)
     ap.add_argument("--cell", type=float, default=0.1)
+    ap.add_argument(
+        "--lr-max-size", type=int, default=20, help="L, LR sets' size cap; 0 = none (radius: both)"
+    )
+    ap.add_argument("--plot", help="sweeps: also write this PNG (atomically)")
     ap.add_argument("--gv", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--grid", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--ambiguity", action="store_true", help=argparse.SUPPRESS)

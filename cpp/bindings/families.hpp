@@ -8,5 +8,6 @@ namespace privopt::bindings {
 void register_graphs(pybind11::module_& m);
 void register_census(pybind11::module_& m);
 void register_cluster(pybind11::module_& m);
+void register_dp(pybind11::module_& m);
 void register_build_info(pybind11::module_& m);
 }  // namespace privopt::bindings

@@ -12,4 +12,5 @@ PYBIND11_MODULE(_core, m) {
     privopt::bindings::register_graphs(graphs);
     { auto census = m.def_submodule("census", "Census hierarchical-count DPs (spec 003)"); privopt::bindings::register_census(census); }
     { auto cluster = m.def_submodule("cluster", "DPM split scoring"); privopt::bindings::register_cluster(cluster); }
+    { auto dp = m.def_submodule("dp", "Exact discrete noise samplers"); privopt::bindings::register_dp(dp); }
 }

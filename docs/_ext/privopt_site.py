@@ -134,7 +134,7 @@ def _forward_numpydoc_warnings() -> Any:
     """Route numpydoc's Python warnings (they name the docstring) into Sphinx warnings."""
     original = warnings.showwarning
 
-    def showwarning(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
+    def showwarning(message, category, filename, lineno, file=None, line=None):
         if "numpydoc" in str(filename):
             if not ALIASED_SECTION.match(str(message)):  # those are renamed before rendering
                 logger.warning("numpydoc: %s", message, type="numpydoc")

@@ -85,6 +85,7 @@ def progress_bar(
     desc: str,
     unit: str = "it",
     leave: bool | None = None,
+    min_delay: float = 0.0,
 ) -> Any:
     """A tqdm bar on stderr, disabled (a cheap no-op with the same methods) when off.
 
@@ -96,6 +97,8 @@ def progress_bar(
     desc : short label shown before the bar (e.g. ``"Benders"``).
     unit : name of one step.
     leave : keep the finished bar on screen (default: when ``progress`` is True).
+    min_delay : seconds before the bar appears, even where ``"auto"`` would show it at once
+        (for calls made many times in a row, most of them short: one bar per call flickers).
 
     Examples
     --------
@@ -116,7 +119,7 @@ def progress_bar(
         unit=unit,
         file=sys.stderr,
         disable=not show,
-        delay=delay,
+        delay=max(delay, float(min_delay)),
         leave=bool(progress is True) if leave is None else leave,
         mininterval=0.5,
         dynamic_ncols=True,

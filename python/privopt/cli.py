@@ -289,7 +289,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in ("force", "quiet", "verbose", "debug"):
         setattr(args, name, bool(getattr(args, name, False)))
     args.progress = not args.quiet
-    with _stdout_for_results_only(), _sigterm_raises(), progress_scope(args.progress):
+    from privopt.lp.interrupts import interruptible  # here: --version and --help need no solver
+
+    # interruptible() inside _sigterm_raises(): a signal during a HiGHS run stops the run, then
+    # the handlers in place (KeyboardInterrupt, Terminated) end the command as before.
+    with (
+        _stdout_for_results_only(),
+        _sigterm_raises(),
+        interruptible(log=args.verbose),
+        progress_scope(args.progress),
+    ):
         try:
             if not args.verbose:
                 _mute_highs_banner()

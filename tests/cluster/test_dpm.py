@@ -31,7 +31,10 @@ def test_eight_blobs_give_eight_clusters(eight_blobs, eight_centres):
             err = np.linalg.norm(m.cluster_centers_[:, None] - eight_centres[None], axis=2).min(
                 axis=1
             )
-            assert err.max() < 1.0
+            # The noisy centres' error is random: over seeds 0-39, with the noise streams of two
+            # exact samplers (same pmf, different bit use), the largest was 1.25 and 5 of 80
+            # fits were above 1.0.
+            assert err.max() < 1.5
             assert clustering_accuracy(m.labels_, y) == 1.0
         assert m.split_width_ == pytest.approx(3.25, abs=0.5)
     assert hits >= 9

@@ -18,7 +18,12 @@ from privopt.dp import (
     sample_discrete_gaussian,
     sample_discrete_laplace,
 )
-from privopt.dp.discrete import _run, discrete_gaussian_variance, discrete_laplace_rate
+from privopt.dp.discrete import (
+    _run,
+    discrete_gaussian_variance,
+    discrete_laplace_rate,
+    gaussian_laplace_scale,
+)
 
 N = 200_000
 
@@ -98,40 +103,46 @@ def _words(seed: int, n: int) -> np.ndarray:
     return as_random_source(seed).random_words(n)
 
 
-@pytest.mark.parametrize(("s", "t"), [(1, 1), (1, 10), (7, 3), (3602879701896397, 2**55)])
+@pytest.mark.parametrize(
+    ("s", "t"),
+    [
+        (1, 1),
+        (1, 10),
+        (7, 3),
+        (3, 7),
+        (5, 1),
+        (1, 2**20),
+        (6004799503160661, 2**55),
+        (3602879701896397, 2**55),
+        (230584300921369, 2**61),
+        (1, 2**56),
+        (461168601, 2**62),
+    ],
+)
 def test_laplace_kernel_matches_reference(s, t):
-    """Same words in, same samples out: the Numba kernel is the CKS algorithm verbatim."""
+    """Same words in, same samples out: the compiled kernel is the reference algorithm verbatim."""
     words = _words(s % 1000 + t % 1000, 4000)
     out = np.empty(400, dtype=np.int64)
-    i, pos, status = _kernels.discrete_laplace_kernel(words, 0, s, t, (t - 1).bit_length(), out, 0)
+    i, pos, status = _kernels.discrete_laplace_kernel(words, 0, s, t, out, 0)
     assert i > 0
     reader = _reference.BitReader(as_random_source(0), words, 0)
     ref = [_reference.ref_discrete_laplace(reader, s, t) for _ in range(i)]
     np.testing.assert_array_equal(out[:i], ref)
-    assert reader.pos == pos if status == 0 else True
+    assert status == 0 or (status == 1 and i < out.size)
+    if status == 0:
+        assert reader.pos == pos
 
 
 @pytest.mark.parametrize("sigma", [0.7, 3.3, 1000.0, 123456.789])
-def test_gaussian_kernel_matches_reference(sigma):
+@pytest.mark.parametrize("scale", ["power of two", "CKS"])
+def test_gaussian_kernel_matches_reference(sigma, scale):
     n, d = discrete_gaussian_variance(sigma)
-    t = math.isqrt(n // d) + 1
+    t = gaussian_laplace_scale(n, d) if scale == "power of two" else math.isqrt(n // d) + 1
     dd = 2 * n * t * t * d
     words = _words(int(sigma * 10), 8000)
     out = np.empty(300, dtype=np.int64)
-    i, pos, status = _kernels.discrete_gaussian_kernel(
-        words,
-        0,
-        n,
-        t,
-        (t - 1).bit_length(),
-        t * d,
-        (2**63 - 1) // (t * d),
-        np.uint64(dd >> 64),
-        np.uint64(dd & (2**64 - 1)),
-        out,
-        0,
-    )
-    assert i > 0
+    i, _pos, _status = _kernels.discrete_gaussian_kernel(words, 0, n, d, t, out, 0)
+    assert i > 0 and dd < 2**126
     reader = _reference.BitReader(as_random_source(0), words, 0)
     ref = [_reference.ref_discrete_gaussian(reader, n, d, t) for _ in range(i)]
     np.testing.assert_array_equal(out[:i], ref)
@@ -144,12 +155,16 @@ def test_buffer_refill_and_bigint_fallback_keep_the_stream():
     n, d = discrete_gaussian_variance(sigma)
     t = math.isqrt(n // d) + 1
     dd = 2 * n * t * t * d
+
     # ylim = 3 forces the fall-back for every candidate with |y| > 3; tiny refills force
     # many buffer boundaries inside samples.
-    args = (n, t, (t - 1).bit_length(), t * d, 3, np.uint64(dd >> 64), np.uint64(dd & (2**64 - 1)))
+    def kernel(words, pos, n, d, t, out, start):
+        return _kernels.discrete_gaussian_kernel(words, pos, n, d, t, out, start, ylim=3)
+
+    assert dd < 2**126
     got = _run(
-        _kernels.discrete_gaussian_kernel,
-        args,
+        kernel,
+        (n, d, t),
         _reference.ref_discrete_gaussian,
         (n, d, t),
         500,
@@ -162,6 +177,48 @@ def test_buffer_refill_and_bigint_fallback_keep_the_stream():
     assert np.any(np.abs(got) > 3)
 
 
+@pytest.mark.parametrize(("s", "t"), [(1, 1), (1, 3), (2, 7)])
+def test_laplace_refill_and_fallback_keep_the_stream(s, t):
+    """The same for the discrete Laplace: vmax = 0 sends every draw with v > 0 to the
+    reference, and one-word refills cut samples in the middle."""
+
+    def kernel(words, pos, s, t, out, start):
+        return _kernels.discrete_laplace_kernel(words, pos, s, t, out, start, vmax=0)
+
+    got = _run(kernel, (s, t), _reference.ref_discrete_laplace, (s, t), 500, as_random_source(4), 1)
+    reader = _reference.BitReader(as_random_source(4))
+    want = [_reference.ref_discrete_laplace(reader, s, t) for _ in range(500)]
+    np.testing.assert_array_equal(got, want)
+    assert np.any(np.abs(got) >= max(1, t // s))
+
+
+def test_kernels_reject_bad_buffers_and_parameters():
+    words = np.zeros(4, dtype=np.uint64)
+    out = np.empty(3, dtype=np.int64)
+    bad = [
+        lambda: _kernels.discrete_laplace_kernel(words.astype(np.int64), 0, 1, 1, out, 0),
+        lambda: _kernels.discrete_laplace_kernel(words, 0, 1, 1, out.astype(np.int32), 0),
+        lambda: _kernels.discrete_laplace_kernel(words, 0, 1, 1, out[::2], 0),
+        lambda: _kernels.discrete_laplace_kernel(words, 257, 1, 1, out, 0),
+        lambda: _kernels.discrete_laplace_kernel(words, 0, 0, 1, out, 0),
+        lambda: _kernels.discrete_laplace_kernel(words, 0, 1, 2**62 + 1, out, 0),
+        lambda: _kernels.discrete_laplace_kernel(words, 0, 1, 2**57, out, 0),
+        lambda: _kernels.discrete_laplace_kernel(words, 0, 1, 1, out, 4),
+        lambda: _kernels.discrete_gaussian_kernel(words, 0, 2**62, 1, 1, out, 0),
+        lambda: _kernels.discrete_gaussian_kernel(words, 0, 1, 2**40, 2**30, out, 0),
+        lambda: _kernels.discrete_gaussian_kernel(words, 0, 2**61, 1, 2**40, out, 0),
+    ]
+    for call in bad:
+        with pytest.raises((ValueError, TypeError)):
+            call()
+    ro = np.empty(3, dtype=np.int64)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError):
+        _kernels.discrete_laplace_kernel(words, 0, 1, 1, ro, 0)
+    # All-zero words: the sampler never finishes a sample and asks for more words.
+    assert _kernels.discrete_laplace_kernel(words, 0, 1, 1, out, 0)[2] in (0, 1)
+
+
 def test_rational_parameters():
     assert discrete_laplace_rate(1.0, 1) == (1, 1)
     assert discrete_laplace_rate(0.5, 3) == (1, 6)
@@ -172,6 +229,21 @@ def test_rational_parameters():
     assert Fraction(n, d) >= Fraction(3.7) ** 2
     assert Fraction(n, d) / Fraction(3.7) ** 2 - 1 < Fraction(1, 2**39)
     assert discrete_gaussian_variance(2.0) == (4 * 2**37, 2**37)
+
+
+def test_gaussian_laplace_scale_is_the_nearest_power_of_two():
+    """t is a power of two with t/σ in [2^-1/2, 2^1/2] (exact rational comparison of t² and σ²),
+    and t = 1 below σ = 1."""
+    rng = np.random.default_rng(0)
+    for sigma in np.concatenate([[0.3, 1.0, 1.5, 2**20, 1e6], 10 ** rng.uniform(-1, 8, 300)]):
+        n, d = discrete_gaussian_variance(float(sigma))
+        t = gaussian_laplace_scale(n, d)
+        assert t & (t - 1) == 0
+        var = Fraction(n, d)
+        if var < 1:
+            assert t == 1
+        else:
+            assert var / 2 <= t * t <= 2 * var
 
 
 def test_pmfs_sum_to_one():

@@ -34,7 +34,7 @@ def test_o1_randomised_response() -> None:
 
 
 def test_instance_a_costs_and_sizes(instance_a) -> None:
-    g, costs, res = instance_a
+    _g, costs, res = instance_a
     cbar = costs.true_costs(np.arange(25))
     np.testing.assert_allclose(cbar[6, :5], [1.36, 1.00, 0.88, 1.80, 2.32], atol=1e-12)
     assert cbar[6].min() == 0 and cbar[6].max() == pytest.approx(2.8)

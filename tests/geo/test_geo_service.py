@@ -31,9 +31,9 @@ import pytest
 pytest.importorskip("starlette", reason="needs the privopt[server] extra (starlette)")
 pytest.importorskip("uvicorn", reason="needs the privopt[server] extra (uvicorn)")
 
-from privopt.errors import InvalidInput  # noqa: E402
-from privopt.geo import grid_geography, solve_uploads, user_problem  # noqa: E402
-from privopt.geo.http_client import GeoServiceClient  # noqa: E402
+from privopt.errors import InvalidInput
+from privopt.geo import grid_geography, solve_uploads, user_problem
+from privopt.geo.http_client import GeoServiceClient
 
 # Coupling active (r_exp = 0.5 km, ε = 2 km⁻¹: y* > 0), LR sets of 8, 4-neighbours Geo-Ind.
 SERVE = [
@@ -52,7 +52,7 @@ def _geography():
 @pytest.fixture(scope="module")
 def server():
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    log = tempfile.TemporaryFile("w+")  # a file, not a pipe: a full pipe would block it
+    log = tempfile.TemporaryFile("w+")  # noqa: SIM115 - a file, not a pipe: a full pipe would block it
     proc = subprocess.Popen(
         [sys.executable, "-m", "privopt", "geo", "serve", *SERVE],
         stdout=subprocess.PIPE,

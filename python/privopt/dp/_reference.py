@@ -1,7 +1,7 @@
 """Pure-Python reference of the exact samplers (Canonne, Kamath & Steinke 2020, Algorithms 1-3).
 
 Arbitrary-precision integers, one sample at a time. It reads bits in exactly the order of the
-Numba kernels in :mod:`privopt.dp._kernels`, so that, fed the same words, both return the
+compiled kernels in :mod:`privopt.dp._kernels`, so that, fed the same words, both return the
 same samples. It serves three purposes:
 
 - the test oracle of the kernels (identical output on identical bits);
@@ -22,6 +22,7 @@ __all__ = [
     "ref_bernoulli",
     "ref_bernoulli_exp_small",
     "ref_bernoulli_exp",
+    "laplace_block",
     "ref_discrete_laplace",
     "ref_discrete_gaussian",
 ]
@@ -67,20 +68,13 @@ class BitReader:
         return words, self.pos - 64 * w0
 
 
-def ref_uniform_below(r: BitReader, m: int) -> int:
-    """Uniform on {0..m-1}: draw bit_length(m-1) bits, reject values ≥ m."""
-    k = (m - 1).bit_length()
-    if k == 0:
-        return 0
-    while True:
-        x = r.read(k)
-        if x < m:
-            return x
-
-
 def ref_bernoulli(r: BitReader, num: int, den: int) -> bool:
     """Bernoulli(num/den), 0 ≤ num ≤ den: compare a lazily drawn uniform U with the binary
-    expansion of num/den, bit by bit (2 bits expected)."""
+    expansion of num/den, bit by bit (2 bits expected); num = 0 and num = den need no bits."""
+    if num == 0:
+        return False
+    if num == den:
+        return True
     while True:
         num *= 2
         e = 0
@@ -109,22 +103,28 @@ def ref_bernoulli_exp(r: BitReader, num: int, den: int) -> bool:
     return ref_bernoulli_exp_small(r, num, den)
 
 
+def laplace_block(s: int, t: int) -> int:
+    """The block m of the discrete Laplace: the largest power of two ≤ max(1, t/s)."""
+    return 1 << ((t // s).bit_length() - 1) if s < t else 1
+
+
 def ref_discrete_laplace(r: BitReader, s: int, t: int) -> int:
-    """Discrete Laplace P(y) ∝ exp(-|y|·s/t): CKS Algorithm 2 for s/t < 1, else the magnitude
-    as the number of successes of Bernoulli(e^{-s/t}) (see the kernel's docstring)."""
+    """Discrete Laplace P(y) ∝ exp(-|y|·s/t) = q^|y|, q = e^{-s/t}.
+
+    |y| = m·v + u with the block m = :func:`laplace_block`: u uniform on {0..m-1} (log2 m bits)
+    kept with probability q^u, v the number of successes of Bernoulli(q^m) before the first
+    failure, so P(|y|) ∝ q^u·(q^m)^v = q^|y|. A sign bit then rejects (negative, 0).
+    """
+    m = laplace_block(s, t)
+    k = m.bit_length() - 1
     while True:
-        if s >= t:
-            y = 0
-            while ref_bernoulli_exp(r, s, t):
-                y += 1
-        else:
-            u = ref_uniform_below(r, t)
-            if not ref_bernoulli_exp_small(r, u, t):
-                continue
-            v = 0
-            while ref_bernoulli_exp_small(r, 1, 1):
-                v += 1
-            y = (u + t * v) // s
+        u = r.read(k) if k else 0
+        if not ref_bernoulli_exp_small(r, u * s, t):
+            continue
+        v = 0
+        while ref_bernoulli_exp(r, m * s, t):
+            v += 1
+        y = m * v + u
         b = r.read(1)
         if b == 1 and y == 0:
             continue
@@ -132,7 +132,8 @@ def ref_discrete_laplace(r: BitReader, s: int, t: int) -> int:
 
 
 def ref_discrete_gaussian(r: BitReader, n: int, d: int, t: int) -> int:
-    """Discrete Gaussian P(y) ∝ exp(-y²/(2σ²)), σ² = n/d, t = ⌊σ⌋+1 (CKS Algorithm 3)."""
+    """Discrete Gaussian P(y) ∝ exp(-y²/(2σ²)), σ² = n/d (CKS Algorithm 3 with a discrete
+    Laplace of scale t > 0; any t is exact, t ≈ σ keeps the acceptance high)."""
     while True:
         y = ref_discrete_laplace(r, 1, t)
         a = abs(y) * t * d - n

@@ -15,6 +15,7 @@ rational actually used.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from fractions import Fraction
@@ -24,7 +25,12 @@ import numpy as np
 
 from privopt._validation import check_epsilon, check_finite_array, check_int, check_positive
 from privopt.dp import _kernels
-from privopt.dp._reference import BitReader, ref_discrete_gaussian, ref_discrete_laplace
+from privopt.dp._reference import (
+    BitReader,
+    laplace_block,
+    ref_discrete_gaussian,
+    ref_discrete_laplace,
+)
 from privopt.dp.randomness import RandomSource, as_random_source
 from privopt.errors import InvalidInput
 
@@ -62,8 +68,13 @@ def discrete_laplace_rate(epsilon: float, sensitivity: float = 1) -> tuple[int, 
     InvalidInput
         ε or Δ not finite and > 0, or a rate outside [2⁻⁵⁶, 2⁶²].
     """
-    epsilon = check_epsilon(epsilon)
-    sensitivity = check_positive("sensitivity", sensitivity)
+    return _laplace_rate(check_epsilon(epsilon), check_positive("sensitivity", sensitivity))
+
+
+@functools.lru_cache(maxsize=256)
+def _laplace_rate(epsilon: float, sensitivity: float) -> tuple[int, int]:
+    """:func:`discrete_laplace_rate` of validated floats, cached: exact rational arithmetic
+    costs more than a small draw, and mechanisms repeat the same few rates."""
     rate = Fraction(epsilon) / Fraction(sensitivity)
     s, t = rate.numerator, rate.denominator
     if s >= _LIMIT or t >= _LIMIT:
@@ -147,7 +158,7 @@ def discrete_gaussian_pmf(k: Any, sigma: float) -> np.ndarray:
     """
     n, d = discrete_gaussian_variance(sigma)
     var = n / d
-    half = int(math.ceil(math.sqrt(var) * 40)) + 2
+    half = math.ceil(math.sqrt(var) * 40) + 2
     j = np.arange(-half, half + 1, dtype=np.float64)
     z = float(np.sum(np.exp(-(j * j) / (2 * var))))
     k = _integer_points(k)
@@ -202,6 +213,12 @@ def _run(
     return out
 
 
+def _laplace_bits(s: int, t: int) -> float:
+    """A generous estimate of the random bits one discrete Laplace draw reads (sizes refills)."""
+    k = laplace_block(s, t).bit_length() - 1
+    return 1.6 * k + 24 + 8 * max(0, s // t)
+
+
 def sample_discrete_laplace(
     epsilon: float, size: Any = None, *, sensitivity: float = 1, rng: Any = None
 ) -> Any:
@@ -238,22 +255,41 @@ def sample_discrete_laplace(
     count, shape = _size_count(size)
     source = as_random_source(rng)
     s, t = discrete_laplace_rate(epsilon, sensitivity)
-    kt = (t - 1).bit_length()
-    # Bits per draw: ~kt for the uniform, a handful for the Bernoulli(exp) steps.
     out = _run(
         _kernels.discrete_laplace_kernel,
-        (s, t, kt),
+        (s, t),
         ref_discrete_laplace,
         (s, t),
         count,
         source,
-        bits_per_sample=2 * kt + 24,
+        bits_per_sample=_laplace_bits(s, t),
     )
     return _finish(out, shape)
 
 
+def gaussian_laplace_scale(n: int, d: int) -> int:
+    """Scale t of the discrete Laplace proposal of the discrete Gaussian, σ² = n/d.
+
+    CKS Algorithm 3 is exact for any t > 0: the Laplace pmf e^{-|y|/t} times the acceptance
+    e^{-(|y| - σ²/t)²/2σ²} is e^{-y²/2σ²} times a constant. CKS take t = ⌊σ⌋+1; we take the
+    power of two nearest to σ on a log scale (t/σ within [2^-½, 2^½], about as many proposals),
+    whose uniform part is plain random bits and whose Bernoulli(u/t) compares 64 bits at once.
+
+    Examples
+    --------
+    >>> [gaussian_laplace_scale(round(s * s * 2**20), 2**20) for s in (0.5, 3.0, 600.0, 1e4)]
+    [1, 4, 512, 8192]
+    """
+    r = math.isqrt(n // d)  # ⌊σ⌋
+    if r == 0:
+        return 1
+    lo = 1 << (r.bit_length() - 1)  # lo ≤ σ < 2·lo
+    return lo if n <= 2 * lo * lo * d else 2 * lo  # σ ≤ √2·lo: lo is nearer
+
+
 def sample_discrete_gaussian(sigma: float, size: Any = None, *, rng: Any = None) -> Any:
-    """Discrete Gaussian noise, P(k) ∝ exp(-k²/(2σ²)), k ∈ ℤ (CKS 2020, Algorithm 3).
+    """Discrete Gaussian noise, P(k) ∝ exp(-k²/(2σ²)), k ∈ ℤ (CKS 2020, Algorithm 3, with the
+    Laplace scale of :func:`gaussian_laplace_scale`).
 
     Adding it to an integer query of ℓ2-sensitivity Δ gives ρ-zCDP with ρ = Δ²/(2σ²), and
     (ε, δ)-DP with δ from CKS Theorem 7 (see :mod:`privopt.dp.calibration`). σ² is used as
@@ -279,7 +315,7 @@ def sample_discrete_gaussian(sigma: float, size: Any = None, *, rng: Any = None)
     count, shape = _size_count(size)
     source = as_random_source(rng)
     n, d = discrete_gaussian_variance(sigma)
-    t = math.isqrt(n // d) + 1
+    t = gaussian_laplace_scale(n, d)
     dd = 2 * n * t * t * d
     if n >= _LIMIT or t * d >= _LIMIT or dd >= 2**126:
         # Beyond the 128-bit kernel (σ ≳ 1e9): exact but slow pure-Python path.
@@ -288,16 +324,13 @@ def sample_discrete_gaussian(sigma: float, size: Any = None, *, rng: Any = None)
             [ref_discrete_gaussian(reader, n, d, t) for _ in range(count)], dtype=np.int64
         )
         return _finish(out, shape)
-    td = t * d
-    ylim = (2**63 - 1) // td
-    kt = (t - 1).bit_length()
     out = _run(
         _kernels.discrete_gaussian_kernel,
-        (n, t, kt, td, ylim, np.uint64(dd >> 64), np.uint64(dd & (2**64 - 1))),
+        (n, d, t),
         ref_discrete_gaussian,
         (n, d, t),
         count,
         source,
-        bits_per_sample=3 * kt + 48,
+        bits_per_sample=_laplace_bits(1, t) + 16,
     )
     return _finish(out, shape)

@@ -1,4 +1,4 @@
-"""LR-Geo: locally relevant geo-obfuscation on road networks (spec 001, issue 14).
+"""LR-Geo: locally relevant geo-obfuscation on road networks (spec 001).
 
 Data flows one way: a public map (:class:`Geography`) and parameters (:class:`GeoParams`) →
 each user's client (:class:`LRGeoClient`: LR set, CR request, cost estimates, upload) → the

@@ -31,6 +31,7 @@ def _float(text: str) -> float:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``privopt geo`` (a whole run) and its ``serve`` and ``client`` subcommands."""
     p = subparsers.add_parser(
         "geo",
         help="LR-Geo: locally relevant geo-obfuscation for many users (client/server)",

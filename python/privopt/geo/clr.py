@@ -70,10 +70,12 @@ class UserBlock:
 
     @property
     def n_rows(self) -> int:
+        """Number of rows (the user's locations in the block)."""
         return int(self.pair_distances.shape[0])
 
     @property
     def n_columns(self) -> int:
+        """Number of columns (obfuscated locations the block may report)."""
         return int(self.column_distances.shape[1])
 
 
@@ -192,6 +194,7 @@ class ClrModel:
 
     @property
     def n_columns(self) -> int:
+        """Number of columns of the shared model."""
         return int(self.alpha.size)
 
     def y_scale(self) -> float:

@@ -207,6 +207,7 @@ class GeoService:
         ]
 
     def count(self, what: str) -> None:
+        """Count one event of kind ``what`` (thread-safe)."""
         with self._lock:
             self.counts[what] += 1
 
@@ -257,6 +258,7 @@ class UploadBatcher:
 
     @property
     def pending(self) -> int:
+        """Number of uploads waiting for the next batch."""
         return len(self._pending)
 
     async def submit(self, upload: Upload) -> UserMatrix:
@@ -305,6 +307,7 @@ class UploadBatcher:
         self._schedule(loop)
 
     def close(self) -> None:
+        """Stop the solver pool; pending batches are cancelled."""
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
@@ -370,7 +373,7 @@ def create_app(service: GeoService) -> Any:
         async def wrapped(request: Request) -> JSONResponse:
             try:
                 return JSONResponse(await handler(request))
-            except Exception as exc:  # noqa: BLE001 - every failure becomes a JSON error
+            except Exception as exc:
                 status, message = _classify(exc)
                 service.count("refused" if status < 500 else "failed")
                 return JSONResponse(_error_json(status, message), status_code=status)

@@ -114,7 +114,7 @@ def _field(data: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> An
     if name not in data:
         raise InvalidInput(f"field {name!r} is missing")
     value = data[name]
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         raise InvalidInput(f"field {name!r} has the wrong type ({type(value).__name__})")
     return value
 
@@ -138,6 +138,7 @@ class CRRequest:
     cols: np.ndarray
 
     def to_json(self) -> dict[str, Any]:
+        """The message as a JSON-ready dict (arrays encoded)."""
         return {
             "type": "cr_request",
             "center": int(self.center),
@@ -148,6 +149,7 @@ class CRRequest:
 
     @classmethod
     def from_json(cls, data: Any) -> CRRequest:
+        """Decode and validate a message; InvalidInput names the bad field."""
         d = _as_dict(data, "cr_request")
         radius = float(_field(d, "radius_km", (int, float)))
         if not (radius >= 0 and math.isfinite(radius)):
@@ -169,6 +171,7 @@ class CRBlock:
     beta: np.ndarray
 
     def to_json(self) -> dict[str, Any]:
+        """The message as a JSON-ready dict (arrays encoded)."""
         return {
             "type": "cr_block",
             "rows": encode_array(self.rows, "int64"),
@@ -178,6 +181,7 @@ class CRBlock:
 
     @classmethod
     def from_json(cls, data: Any) -> CRBlock:
+        """Decode and validate a message; InvalidInput names the bad field."""
         d = _as_dict(data, "cr_block")
         rows = decode_array("rows", d.get("rows"), dtype="int64", ndim=1)
         cols = decode_array("cols", d.get("cols"), dtype="int64", ndim=1)
@@ -214,6 +218,7 @@ class Upload:
         return UserBlock(self.pair_distances, self.column_distances, self.cost)
 
     def to_json(self) -> dict[str, Any]:
+        """The message as a JSON-ready dict (arrays encoded)."""
         k = np.asarray(self.column_distances).shape[1]
         cols = np.arange(k) if self.columns is None else self.columns
         return {
@@ -227,6 +232,7 @@ class Upload:
 
     @classmethod
     def from_json(cls, data: Any) -> Upload:
+        """Decode and validate a message; InvalidInput names the bad field."""
         d = _as_dict(data, "upload")
         user = _field(d, "user", str)
         up = cls(
@@ -255,6 +261,7 @@ class UserMatrix:
     info: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
+        """The message as a JSON-ready dict (arrays encoded)."""
         return {
             "type": "user_matrix",
             "user": self.user,
@@ -267,6 +274,7 @@ class UserMatrix:
 
     @classmethod
     def from_json(cls, data: Any) -> UserMatrix:
+        """Decode and validate a message; InvalidInput names the bad field."""
         d = _as_dict(data, "user_matrix")
         z = decode_array("matrix", d.get("matrix"), ndim=2)
         if np.any(z < 0) or not np.allclose(z.sum(axis=1), 1.0, atol=1e-9):
@@ -292,10 +300,12 @@ class ErrorMessage:
     status: int = 400
 
     def to_json(self) -> dict[str, Any]:
+        """The message as a JSON-ready dict."""
         return {"type": "error", "error": self.error, "status": self.status}
 
     @classmethod
     def from_json(cls, data: Any) -> ErrorMessage:
+        """Decode and validate a message; InvalidInput names the bad field."""
         d = _as_dict(data, "error")
         return cls(_field(d, "error", str), int(d.get("status", 400)))
 
@@ -323,6 +333,7 @@ class Setup:
 
     @property
     def n_locations(self) -> int:
+        """Number of locations in the snap table."""
         return int(self.snap.size)
 
     def snaps(self) -> Any:
@@ -332,6 +343,7 @@ class Setup:
         return SnapTable(self.snap, self.snap_road_km, self.snap_line_km)
 
     def to_json(self) -> dict[str, Any]:
+        """The message as a JSON-ready dict (arrays encoded)."""
         return {
             "type": "setup",
             "params": self.params.to_json(),
@@ -344,6 +356,7 @@ class Setup:
 
     @classmethod
     def from_json(cls, data: Any) -> Setup:
+        """Decode and validate a message; InvalidInput names the bad field."""
         from privopt.geo.params import GeoParams
 
         d = _as_dict(data, "setup")

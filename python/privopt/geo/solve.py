@@ -135,10 +135,9 @@ def solve_clr(
             info["fallback"] = f"monolithic LP after Benders: {exc}"
             method = "lp"
     raw = [b.assemble(z, y) for b, z in zip(model.blocks, z_free, strict=True)]
-    from privopt.mdp.result import repair_shared
+    from privopt.geo.release import release_matrices
 
-    edges = [model.user_edges(m) for m in range(len(model.blocks))]
-    matrices, alpha = repair_shared(raw, edges, model.params.epsilon, partners=_partners(model))
+    matrices, alpha, released = release_matrices(model, raw)
     objective = model.objective(matrices)
     cert = certify(objective, lower, rel_gap, what=f"CLR-Geo ({method})", stacklevel=3)
     info.update(
@@ -146,21 +145,11 @@ def solve_clr(
         time_s=time.perf_counter() - start,
         objective_before_repair=model.objective(raw),
         repair_alpha=alpha,
+        **released,
         y_norm=float(np.linalg.norm(y) * model.y_scale()),
         y_tilde_max=float(y.max(initial=0.0)),
     )
     return ClrSolution(matrices, y, objective, lower, cert.status, cert.relative_gap, method, info)
-
-
-def _partners(model: ClrModel) -> list[np.ndarray]:
-    """Repair partners: ExpMech at ε/2, ``P_ik ∝ exp(−ε d_ik / 4)`` per row. Its ratios are at
-    most e^{ε d_ij / 2} for *every* pair of rows, of one user or of two, so it has slack
-    ``(e^{εd} − e^{εd/2}) P_jk`` on each Geo-Ind row and mixing with it keeps ε-Geo-Ind across
-    users; it is near each row's location, hence far cheaper than the uniform mechanism."""
-    from scipy.special import log_softmax
-
-    eps = model.params.epsilon
-    return [np.exp(log_softmax(-eps * u.column_distances / 4.0, axis=1)) for u in model.uploads]
 
 
 def _solve_monolithic(

@@ -6,6 +6,8 @@ Everything that talks to HiGHS goes through here:
   and :data:`INF`;
 * options: :func:`configure` (method, limits, threads, presolve, MIP gap, silence),
   :func:`set_threads` (the process-wide scheduler), :func:`set_options` (validated pairs);
+* :func:`run`, every privopt ``Highs.run()``: inside :func:`privopt.lp.interrupts.interruptible`
+  a SIGINT / SIGTERM stops a long run at once (interrupt callbacks) and ``-v`` turns the log on;
 * a solve with fallbacks, :func:`run_with_fallbacks` (presolve off, primal simplex,
   another scaling, IPM), and :func:`solve_checked`, which maps the model status to a
   :mod:`privopt.errors` exception;
@@ -37,6 +39,7 @@ from privopt.errors import (
     SolverLimit,
     UnboundedModel,
 )
+from privopt.lp import interrupts
 
 __all__ = [
     "INF",
@@ -57,6 +60,7 @@ __all__ = [
     "set_option",
     "set_options",
     "set_threads",
+    "run",
     "run_with_fallbacks",
     "solve_checked",
     "safe_dual_bound",
@@ -178,6 +182,40 @@ def safe_dual_bound(
     return float(pi @ row_b + d @ col_b) + float(offset)
 
 
+def run(h: Any) -> Any:
+    """``h.run()``, watched for signals inside :func:`privopt.lp.interrupts.interruptible`
+    (models of at least :data:`~privopt.lp.interrupts.WATCH_MIN_SIZE` rows plus columns get
+    the interrupt callbacks; a signal received during the run raises once HiGHS has returned).
+    Returns HiGHS's run status."""
+    if not interrupts.watching():
+        return h.run()
+    if interrupts.logging_on():
+        h.setOptionValue("output_flag", True)
+    if h.getNumRow() + h.getNumCol() >= interrupts.WATCH_MIN_SIZE:
+        _watch(h)
+    interrupts.enter_run()
+    try:
+        status = h.run()
+    finally:
+        interrupted = h.getModelStatus() == _hs.HighsModelStatus.kInterrupt
+        interrupts.leave_run(interrupted)
+    return status
+
+
+def _stop_if_asked(event: Any) -> None:
+    if interrupts.stop_requested():
+        event.interrupt()
+
+
+def _watch(h: Any) -> None:
+    """Subscribe the interrupt callbacks on ``h`` (once per instance)."""
+    if getattr(h, "_privopt_watched", False):
+        return
+    for callback in (h.cbSimplexInterrupt, h.cbIpmInterrupt, h.cbMipInterrupt):
+        callback.subscribe(_stop_if_asked)
+    h._privopt_watched = True
+
+
 #: Option sets tried, in order, after a HiGHS run ends without a verdict ("Solve error",
 #: "Not Set", "Unknown"). Each one solved such failing LPs in isolation (metric DP: presolve
 #: aborting on coefficients up to e^20, dual simplex derailing from a warm basis, scaling).
@@ -192,8 +230,8 @@ FALLBACK_OPTIONS: tuple[tuple[tuple[str, Any], ...], ...] = (
 def run_with_fallbacks(h: Any, accept: Any = None) -> tuple[Any, list[str]]:
     """``h.run()``; when the model status is not in ``accept`` (default: optimal, infeasible,
     unbounded, time or iteration limit), re-run from scratch with each of
-    :data:`FALLBACK_OPTIONS` until one gives an accepted status. Options are restored to
-    their previous values after each try.
+    :data:`FALLBACK_OPTIONS` until one gives an accepted status (never after an interrupt).
+    Options are restored to their previous values after each try.
 
     Returns (model status, names of the fallbacks tried).
     """
@@ -207,17 +245,17 @@ def run_with_fallbacks(h: Any, accept: Any = None) -> tuple[Any, list[str]]:
             ms.kTimeLimit,
             ms.kIterationLimit,
         )
-    h.run()
+    run(h)
     status = h.getModelStatus()
     tried: list[str] = []
     for opts in FALLBACK_OPTIONS:
-        if status in accept:
+        if status in accept or status == ms.kInterrupt:  # a user's interrupt is final
             break
         saved = [(name, h.getOptionValue(name)[1]) for name, _ in opts]
         h.clearSolver()
         for name, value in opts:
             h.setOptionValue(name, value)
-        h.run()
+        run(h)
         status = h.getModelStatus()
         tried.append(", ".join(f"{name}={value}" for name, value in opts))
         for name, value in saved:
@@ -338,8 +376,8 @@ def solve_checked(h: Any, *, what: str = "LP", accept: Any = None) -> LPSolution
         raise InfeasibleModel(f"{what} is infeasible", status=text)
     if status in (ms.kUnbounded, ms.kUnboundedOrInfeasible):
         raise UnboundedModel(f"{what} is unbounded or infeasible", status=text)
-    if status in (ms.kTimeLimit, ms.kIterationLimit):
-        raise SolverLimit(f"{what}: solver stopped by a limit ({text})", status=text)
+    if status in (ms.kTimeLimit, ms.kIterationLimit, ms.kInterrupt):
+        raise SolverLimit(f"{what}: solver stopped by a limit or interrupt ({text})", status=text)
     raise NumericalTrouble(f"{what}: HiGHS returned {text}", status=text)
 
 

@@ -82,7 +82,7 @@ def solve_projection_qp(
     model.hessian_ = hess
     h = highs.new_highs(method="choose", time_limit=time_limit)
     h.passModel(model)
-    h.run()
+    highs.run(h)
     return _solution_or_raise(h, time_limit)
 
 

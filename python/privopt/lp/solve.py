@@ -18,8 +18,10 @@ which no ``x`` with ``A x = r`` can satisfy.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -172,16 +174,19 @@ def phase1_farkas_ray(A: Any, row_lower, row_upper, col_lower, col_upper) -> np.
     lp.add_rows(sp.hstack([A, eye, -eye], format="csc"), lower=row_lower, upper=row_upper)
     h = lp.to_highs()
     configure(h, method="simplex", presolve=False)
-    h.run()
+    highs.run(h)
     if h.getModelStatus() != highs.ModelStatus.kOptimal:
         return None
     y = np.asarray(h.getSolution().row_dual, dtype=np.float64)
     return orient_farkas(A, row_lower, row_upper, col_lower, col_upper, y)
 
 
-def dual_ray_of(h: Any, A: Any, row_lower, row_upper, col_lower, col_upper) -> np.ndarray | None:
+def dual_ray_of(
+    h: Any, A: Any, row_lower, row_upper, col_lower, col_upper, *, phase1: bool = True
+) -> np.ndarray | None:
     """The verified Farkas ray of an infeasible model just solved in ``h`` (``getDualRay``), or
-    from the phase-1 LP when HiGHS has no ray or it fails verification."""
+    from the phase-1 LP when HiGHS has no ray or it fails verification (``phase1=False``: no
+    fallback, for callers that keep their own elastic model)."""
     try:
         _, has_ray, ray = h.getDualRay()
     except Exception:  # noqa: BLE001 - older highspy returned a different tuple
@@ -190,7 +195,7 @@ def dual_ray_of(h: Any, A: Any, row_lower, row_upper, col_lower, col_upper) -> n
         oriented = orient_farkas(A, row_lower, row_upper, col_lower, col_upper, np.asarray(ray))
         if oriented is not None:
             return oriented
-    return phase1_farkas_ray(A, row_lower, row_upper, col_lower, col_upper)
+    return phase1_farkas_ray(A, row_lower, row_upper, col_lower, col_upper) if phase1 else None
 
 
 # --------------------------------------------------------------------------- results
@@ -251,7 +256,7 @@ def _rerun_plain_simplex(h: Any) -> float:
     set_option(h, "solver", "simplex")
     h.clearSolver()
     t0 = time.perf_counter()
-    h.run()
+    highs.run(h)
     return time.perf_counter() - t0
 
 
@@ -304,7 +309,7 @@ def _resolve_ambiguous(h: Any, lp: LinearProgram, method: str, presolve: bool) -
     feas = lp.with_objective(np.zeros(lp.n_vars))
     hf = feas.to_highs()
     configure(hf, method="simplex", presolve=False)
-    hf.run()
+    highs.run(hf)
     if hf.getModelStatus() == S.kOptimal:
         raise UnboundedModel(
             "the objective is unbounded (a feasible point exists and HiGHS "
@@ -378,6 +383,7 @@ def solve(
     mip_rel_gap: float | None = None,
     mip_start: Any = None,
     verbose: bool = False,
+    progress: Any = "auto",
 ) -> LPResult:
     """Solve an LP or MILP with HiGHS.
 
@@ -397,6 +403,9 @@ def solve(
     mip_start : a feasible (or partial) assignment, shape (n_vars,), handed to HiGHS as a
         starting incumbent.
     verbose : show the HiGHS log.
+    progress : MILP only: a bar of branch-and-bound nodes with the bounds and gap on stderr
+        (``True`` / ``False`` / ``"auto"``, see :mod:`privopt._progress`); an ``"auto"`` bar
+        appears after :data:`privopt._progress.AUTO_DELAY_S` seconds, so short solves show none.
 
     Returns
     -------
@@ -427,6 +436,35 @@ def solve(
             )
         h.setSolution(lp.n_vars, np.arange(lp.n_vars, dtype=np.int32), start)
     t0 = time.perf_counter()
-    h.run()
+    with _node_bar(h, progress if lp.is_mip else False):
+        highs.run(h)
     elapsed = time.perf_counter() - t0
     return classify(h, lp, elapsed, method=method, presolve=presolve)
+
+
+@contextlib.contextmanager
+def _node_bar(h: Any, progress: Any) -> Iterator[None]:
+    """While open, HiGHS's MIP callback advances a bar by branch-and-bound nodes and shows the
+    dual and primal bounds; nothing is subscribed when the bar is off."""
+    from privopt._progress import AUTO_DELAY_S, gap_postfix, progress_bar
+
+    wait = AUTO_DELAY_S if progress in (None, "auto") else 0.0
+    with progress_bar(progress, desc="MILP", unit="node", min_delay=wait) as bar:
+        if bar.disable:
+            yield
+            return
+
+        def show(event: Any) -> None:
+            out = event.data_out
+            nodes = int(out.mip_node_count)
+            if nodes > bar.n:
+                bar.set_postfix_str(
+                    gap_postfix(out.mip_dual_bound, out.mip_primal_bound), refresh=False
+                )
+                bar.update(nodes - bar.n)
+
+        h.cbMipInterrupt.subscribe(show)
+        try:
+            yield
+        finally:
+            h.cbMipInterrupt.unsubscribe(show)

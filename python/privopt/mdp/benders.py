@@ -294,7 +294,12 @@ def to_benders_problem(
             theta_upper=float(model.w_upper[t]),
             name=f"subset {sub.label}",
         )
-    pool = model.pool[:, :n_y]
+    pool = sp.csr_array(model.pool[:, :n_y])
+    if scale_rows:
+        # The same rows divided by their largest coefficient (e^{-εd} y_ik ≤ y_jk): with
+        # e^20-sized coefficients HiGHS's master duals, hence the safe bound, were loose.
+        big = _row_absmax(pool)
+        pool = sp.csr_array(sp.diags_array(1.0 / np.where(big > 0, big, 1.0)) @ pool)
     return prob, (pool, -np.inf, 0.0)
 
 

@@ -83,7 +83,8 @@ def lift_with_arcs(
     else:
         for t in tasks:
             run(t)
-    w = np.exp(-dist).T
+    # exp(−(−log z)) rounds: an entry no arc raised keeps its own value exactly (w ≥ z)
+    w = np.where(pred == np.arange(n), zt, np.maximum(np.exp(-dist), zt)).T
     arcs = np.full((k, n), -1, dtype=np.int64)
     reached = pred_arc >= 0
     arcs[reached] = order[pred_arc[reached]]

@@ -128,6 +128,11 @@ def scan_violations(
     ViolationScan
     """
     zr = z if right is None else right
+    if not collect:  # one compiled pass (privopt.mdp._scan), same arithmetic
+        from privopt.mdp._scan import scan_worst
+
+        rel, ab, worst, bad = scan_worst(z, edges, epsilon, count_tol, zr)
+        return ViolationScan(rel, ab, worst, len(edges) * z.shape[1], bad, None)
     k = z.shape[1]
     worst_rel, worst_abs, where, n_bad = 0.0, 0.0, None, 0
     values: list[np.ndarray] = []
@@ -326,25 +331,9 @@ def _mixing_weight(
 ) -> float:
     """Smallest α with every violated entry of Z fixed by mixing with ``partner``
     (None = the uniform mechanism); 1 where the partner has no slack."""
-    k = z.shape[1]
-    alpha = 0.0
-    step = max(1, _CHUNK_ENTRIES // max(k, 1))
-    for s in range(0, len(edges), step):
-        i, j, d = edges.i[s : s + step], edges.j[s : s + step], edges.d[s : s + step]
-        ratio = np.exp(epsilon * d)[:, None]
-        # Aim for a margin rtol·z_ik so that the relative check passes after rounding.
-        viol = z[i] * (1.0 + rtol) - ratio * z[j]
-        bad = viol > 0
-        if not bad.any():
-            continue
-        if partner is None:
-            gain = np.broadcast_to((ratio - 1.0) / k, viol.shape)[bad]
-        else:
-            gain = (ratio * partner[j] - partner[i] * (1.0 + rtol))[bad]
-        if np.any(gain <= 0):
-            return 1.0
-        alpha = max(alpha, float((viol[bad] / (viol[bad] + gain)).max()))
-    return alpha
+    from privopt.mdp._scan import mixing_weight
+
+    return mixing_weight(z, edges, epsilon, rtol, partner)  # one compiled pass
 
 
 def repair_shared(
@@ -400,9 +389,9 @@ def repair_shared(
     ):
         raise InvalidInput("partners must match the matrices one to one, shape for shape")
     clean, alpha = [], 0.0
-    for m, (z, e) in enumerate(zip(matrices, edges, strict=True)):
+    for m, (matrix, e) in enumerate(zip(matrices, edges, strict=True)):
         # Coincident records get their mean row: their exponential entries are equal already.
-        z, sub = _stochastic_equalised(z, e, epsilon)
+        z, sub = _stochastic_equalised(matrix, e, epsilon)
         clean.append(z)
         partner = None if partners is None else partners[m]
         alpha = max(alpha, _mixing_weight(z, sub, epsilon, rtol, partner))
@@ -499,6 +488,7 @@ class PerturbationMatrix:
 
     @property
     def n_outputs(self) -> int:
+        """Number of outputs K (columns of the matrix)."""
         return int(self.matrix.shape[1])
 
     @property

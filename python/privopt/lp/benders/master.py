@@ -55,10 +55,14 @@ class _Master:
         self.theta_cols = lp.add_variables(self.n_theta, objective=1.0, lower=lower, name="theta")
         self.lp = lp
         self.cost_x = problem.master.objective
+        self._cost = lp.objective
         self.offset = problem.master.offset
         self.is_mip = lp.is_mip
         self.h = lp.to_highs()
         configure(self.h, method="simplex", presolve=True)
+        # The rows as HiGHS holds them, kept on this side for the safe bound (reading them
+        # back with getLp() copied the whole model through Python lists on every solve).
+        self._rows = _RowStore(lp.to_csr().to_scipy(), lp.row_lower, lp.row_upper, lp.n_vars)
         self.active = np.isfinite(lower)
         self._apply_theta_bounds()
         self._cold_next = True  # the first solve has no basis
@@ -129,10 +133,14 @@ class _Master:
         vals[pos] = 2 * drop
         return cols[keep], vals[keep], rhs
 
-    def _apply_theta_bounds(self) -> None:
-        cols = np.arange(self.theta_cols.start, self.theta_cols.stop, dtype=np.int32)
+    def _theta_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         lo = np.where(self.active, self.theta_lower, 0.0)
         up = np.where(self.active, self.theta_upper, 0.0)
+        return lo, up
+
+    def _apply_theta_bounds(self) -> None:
+        cols = np.arange(self.theta_cols.start, self.theta_cols.stop, dtype=np.int32)
+        lo, up = self._theta_bounds()
         self.h.changeColsBounds(cols.size, cols, lo, up)
 
     def activate(self, ks: np.ndarray) -> None:
@@ -151,6 +159,7 @@ class _Master:
         up = np.array([r[3] for r in rows], dtype=np.float64)
         n0 = self.h.getNumRow()
         status = self.h.addRows(len(rows), lo, up, idx.size, starts, idx, val)
+        self._rows.append(starts, idx, val, lo, up)
         if self.h.getNumRow() != n0 + len(rows):
             # HiGHS rejects the whole batch for one bad row (e.g. a coefficient above
             # large_matrix_value = 1e15): silently losing cuts made the master return the
@@ -225,7 +234,7 @@ class _Master:
             )
         raise NumericalTrouble(f"Benders master solve failed: {text}", status=text)
 
-    def _safe_bound(self, sol: Any, lp: Any = None, pi: np.ndarray | None = None) -> float:
+    def _safe_bound(self, sol: Any, pi: np.ndarray | None = None) -> float:
         """Rigorous lower bound on the master LP from row multipliers ``pi`` (default: the
         solution's duals) — the safe dual bound ``Σ π_i B_i + Σ_j min over [l_j, u_j] of
         d_j x_j`` with ``d = c − Aᵀπ`` recomputed. HiGHS's optimality test runs on its scaled
@@ -236,18 +245,25 @@ class _Master:
         scaled to coefficient ≤ 1 for better multipliers. Columns whose recomputed reduced
         cost points to an infinite bound (θ with d < 0, dust) keep the solver's reduced cost
         (0 within tolerance)."""
-        lp = self.h.getLp() if lp is None else lp
+        A, row_lower, row_upper = self._rows.arrays()
+        col_lower, col_upper = self._col_bounds()
         return safe_dual_bound(
-            np.asarray(lp.col_cost_),
-            _highs_matrix(lp),
-            np.asarray(lp.row_lower_),
-            np.asarray(lp.row_upper_),
-            np.asarray(lp.col_lower_),
-            np.asarray(lp.col_upper_),
+            self._cost,
+            A,
+            row_lower,
+            row_upper,
+            col_lower,
+            col_upper,
             sol.row_dual if pi is None else pi,
             solver_col_dual=sol.col_dual,
-            offset=float(lp.offset_),
+            offset=self.offset,
         )
+
+    def _col_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Column bounds as HiGHS holds them (an inactive theta is fixed at 0)."""
+        lo = np.concatenate([self.lp.col_lower[: self.n_x], self._theta_bounds()[0]])
+        up = np.concatenate([self.lp.col_upper[: self.n_x], self._theta_bounds()[1]])
+        return lo, up
 
     def certify(self, time_limit: float | None = None) -> float:
         """Safe bound of the current master from better multipliers: the same LP with every
@@ -257,8 +273,7 @@ class _Master:
         −inf when the re-solve fails. MIP masters: the MIP dual bound."""
         if self.is_mip:
             return float(self.h.getInfo().mip_dual_bound)
-        lp = self.h.getLp()
-        a = sp.csr_array(_highs_matrix(lp))
+        a, row_lower, row_upper = self._rows.arrays()
         if a.shape[0] == 0:
             return -_INF
         rowmax = np.zeros(a.shape[0])
@@ -266,18 +281,11 @@ class _Master:
         rowmax[nz] = np.maximum.reduceat(np.abs(a.data), a.indptr[:-1][nz])
         f = np.where(rowmax > 0, 1.0 / np.where(rowmax > 0, rowmax, 1.0), 1.0)
         # The same LP with scaled rows, passed through the project's LinearProgram.
+        col_lower, col_upper = self._col_bounds()
         copy = LinearProgram(
-            lp.num_col_,
-            objective=np.asarray(lp.col_cost_),
-            lower=np.asarray(lp.col_lower_),
-            upper=np.asarray(lp.col_upper_),
-            offset=float(lp.offset_),
+            a.shape[1], objective=self._cost, lower=col_lower, upper=col_upper, offset=self.offset
         )
-        copy.add_rows(
-            sp.csr_array(sp.diags(f) @ a),
-            lower=np.asarray(lp.row_lower_) * f,
-            upper=np.asarray(lp.row_upper_) * f,
-        )
+        copy.add_rows(sp.csr_array(sp.diags(f) @ a), lower=row_lower * f, upper=row_upper * f)
         h2 = copy.to_highs()
         # Tolerances and threads as the master's; its own time limit (the run's may be used
         # up; a re-solve from an optimal basis is usually quick, but not always).
@@ -290,16 +298,36 @@ class _Master:
         if st != highs.ModelStatus.kOptimal:
             return -_INF
         sol = h2.getSolution()
-        return self._safe_bound(sol, lp=lp, pi=np.asarray(sol.row_dual) * f)
+        return self._safe_bound(sol, pi=np.asarray(sol.row_dual) * f)
 
 
-def _highs_matrix(lp: Any) -> sp.csc_array:
-    """The constraint matrix of a ``highs.HighsLp`` (column- or row-wise storage)."""
-    m = lp.a_matrix_
-    data = (np.asarray(m.value_), np.asarray(m.index_), np.asarray(m.start_))
-    if m.format_ == highs.MatrixFormat.kRowwise:
-        return sp.csc_array(sp.csr_array(data, shape=(lp.num_row_, lp.num_col_)))
-    return sp.csc_array(data, shape=(lp.num_row_, lp.num_col_))
+class _RowStore:
+    """The master's rows (CSR pieces and bounds), appended as HiGHS gets them and joined on
+    demand (cached until the next append)."""
+
+    def __init__(self, a: sp.csr_array, lower: np.ndarray, upper: np.ndarray, n_cols: int) -> None:
+        self.n_cols = n_cols
+        self._pieces: list[tuple[sp.csr_array, np.ndarray, np.ndarray]] = []
+        self._joined: tuple[sp.csr_array, np.ndarray, np.ndarray] | None = None
+        self._add(sp.csr_array(a, shape=(a.shape[0], n_cols)), lower, upper)
+
+    def _add(self, a: sp.csr_array, lower: np.ndarray, upper: np.ndarray) -> None:
+        self._pieces.append((a, np.asarray(lower, np.float64), np.asarray(upper, np.float64)))
+        self._joined = None
+
+    def append(self, starts, idx, val, lower, upper) -> None:
+        """Rows in HiGHS's ``addRows`` layout (row starts, column indices, values)."""
+        indptr = np.append(np.asarray(starts, np.int64), idx.size)
+        self._add(sp.csr_array((val, idx, indptr), shape=(len(lower), self.n_cols)), lower, upper)
+
+    def arrays(self) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
+        """(A as CSR, row lower bounds, row upper bounds) of every row so far."""
+        if self._joined is None:
+            mats, lows, ups = zip(*self._pieces, strict=True)
+            a = sp.csr_array(sp.vstack(mats, format="csr"))
+            self._joined = (a, np.concatenate(lows), np.concatenate(ups))
+            self._pieces = [self._joined]
+        return self._joined
 
 
 class _LazyRows:

@@ -64,6 +64,10 @@ class _SubSolver:
         self.col_lower = lp.col_lower
         self.col_upper = lp.col_upper
         self.rows = np.arange(lp.n_rows, dtype=np.int32)
+        # Only the rows that T_k touches change with x (metric DP: under half of them);
+        # after a solve on widened bounds every row is reset once.
+        self.coupled = np.flatnonzero(np.diff(data.t_matrix.indptr) > 0).astype(np.int32)
+        self._all_rows_stale = False
         self._W = None
         self._h_elastic: Any = None  # a highspy.Highs once built
         self.feas_tol = float(dict(data.options).get("primal_feasibility_tolerance", 1e-7))
@@ -86,7 +90,7 @@ class _SubSolver:
         _set_options(self.h, self.data.options)
 
     def _run(self) -> Any:
-        self.h.run()
+        highs.run(self.h)
         return self.h.getModelStatus()
 
     def _elastic(self, lo: np.ndarray, up: np.ndarray) -> tuple[float, np.ndarray, Any]:
@@ -109,14 +113,15 @@ class _SubSolver:
             configure(self._h_elastic, method="simplex", presolve=False)
             _set_options(self._h_elastic, self.data.options)
         h = self._h_elastic
-        if m:
-            h.changeRowsBounds(m, self.rows, lo, up)
+        if self.coupled.size:
+            rows = self.coupled
+            h.changeRowsBounds(rows.size, rows, lo[rows], up[rows])
         for opts in ((), (("simplex_strategy", 4),), (("simplex_scale_strategy", 4),)):
             if opts:
                 h.clearSolver()
             for name, value in opts:
                 h.setOptionValue(name, value)
-            h.run()
+            highs.run(h)
             for name, _ in opts:
                 h.setOptionValue(name, 1 if name == "simplex_strategy" else 2)
             if h.getModelStatus() == S.kOptimal:
@@ -175,7 +180,7 @@ class _SubSolver:
         warm start can derail on badly scaled rows); returns the new model status."""
         self.h.clearSolver()
         self.h.setOptionValue("simplex_strategy", 4)
-        self.h.run()
+        highs.run(self.h)
         self.h.setOptionValue("simplex_strategy", 1)
         return self.h.getModelStatus()
 
@@ -199,9 +204,11 @@ class _SubSolver:
             self.data.t_matrix @ x_coupled if self.data.t_cols.size else np.zeros(self.lp.n_rows)
         )
         lo, up = self.row_lower - shift, self.row_upper - shift
-        if self.lp.n_rows:
-            self.h.changeRowsBounds(self.lp.n_rows, self.rows, lo, up)
-        self.h.run()
+        rows = self.rows if self._all_rows_stale else self.coupled
+        if rows.size:
+            self.h.changeRowsBounds(rows.size, rows, lo[rows], up[rows])
+        self._all_rows_stale = False
+        highs.run(self.h)
         st = self.h.getModelStatus()
         if st not in (S.kOptimal, S.kInfeasible, S.kUnboundedOrInfeasible, S.kUnbounded):
             st = self._retry_from_scratch()
@@ -244,7 +251,11 @@ class _SubSolver:
         S = highs.ModelStatus
         cut = None
         if st in (S.kInfeasible, S.kUnboundedOrInfeasible):
-            ray = dual_ray_of(self.h, self.W(), lo, up, self.col_lower, self.col_upper)
+            # HiGHS's own ray only: the phase-1 route is the persistent elastic model below
+            # (the shared fallback built a fresh one per call: 36 ms each, road N = 500).
+            ray = dual_ray_of(
+                self.h, self.W(), lo, up, self.col_lower, self.col_upper, phase1=False
+            )
             if ray is not None:
                 cut = self._ray_cut(ray)
         v = esol = None
@@ -282,11 +293,12 @@ class _SubSolver:
         """Solve with row bounds widened by the elastic slacks ``v`` (W y = r − s⁺ + s⁻ with
         r in [lo, up]), plus 1e-9 (with 1e-12 HiGHS still called the widened LP infeasible);
         from the previous basis, then from scratch with primal simplex, then on a fresh
-        instance. The next call resets every row bound."""
+        instance. The next call resets every row bound (``_all_rows_stale``)."""
         S = highs.ModelStatus
         n, m = self.lp.n_vars, self.lp.n_rows
         s_lo = lo - v[n : n + m] - 1e-9
         s_up = up + v[n + m :] + 1e-9
+        self._all_rows_stale = True
         self.h.changeRowsBounds(m, self.rows, s_lo, s_up)
         st = self._run()
         if st != S.kOptimal:
