@@ -19,13 +19,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dpm_scale import run_child  # noqa: E402
+from scaling import log_log_slope  # noqa: E402
 
 DEFAULT_SIZES = (100_000, 300_000, 1_000_000, 3_000_000)
-
-
-def log_log_slope(x: list[float], y: list[float]) -> float:
-    """Least-squares slope of log y against log x."""
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 
 
 def cluster(sizes=DEFAULT_SIZES, d: int = 10, out: str | Path = "dpm_scaling.png") -> dict:
