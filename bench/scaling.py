@@ -155,6 +155,45 @@ def _plot_series(
         ax.loglog(ahead, fit(ahead), ":", color=color, label=f"{name}: fit extended")
 
 
+def plot_runs(
+    runs: list[tuple[str, dict]],
+    out: Path,
+    *,
+    keys: tuple[str, str],
+    labels: tuple[str, str],
+    size_label: str,
+    title: str,
+    symbol: str = "n",
+) -> None:
+    """Time and memory of the per-family scripts' results (dicts with ``sizes``, the two
+    ``keys`` and ``time_exponent`` / ``memory_exponent``), one series per ``(name, result)``,
+    measured points and fitted line on log-log axes; written atomically to ``out`` (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    panels = zip(axes, keys, ("time_exponent", "memory_exponent"), labels, strict=True)
+    for ax, key, exponent, label in panels:
+        for name, run in runs:
+            n = np.asarray(run["sizes"], dtype=float)
+            y = np.asarray(run[key])
+            coef = np.polyfit(np.log(n), np.log(y), 1)
+            (points,) = ax.loglog(n, y, "o", label=f"{name}: {symbol}^{run[exponent]:.2f}")
+            ax.loglog(n, np.exp(np.polyval(coef, np.log(n))), "-", color=points.get_color())
+        ax.set_xlabel(size_label)
+        ax.set_ylabel(label)
+        ax.legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    out = Path(out)
+    tmp = out.with_name(out.name + ".partial.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    os.replace(tmp, out)
+
+
 # ----------------------------------------------------------------------- child processes
 def run_child(args: list[str], python: str | None = None, timeout: float = 3600) -> dict:
     """``python bench/scaling.py child ARGS`` in a fresh process; its JSON line."""
