@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from census_scale import SOLVER, run_child  # noqa: E402
-from scaling import log_log_slope, plot_runs  # noqa: E402
+from census_scale import SOLVER, run_child
+from scaling import log_log_slope, plot_runs
 
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 FANOUTS = {

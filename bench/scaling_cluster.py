@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dpm_scale import run_child  # noqa: E402
-from scaling import log_log_slope, plot_runs  # noqa: E402
+from dpm_scale import run_child
+from scaling import log_log_slope, plot_runs
 
 DEFAULT_SIZES = (100_000, 300_000, 1_000_000, 3_000_000)
 

@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from kanon_measure import run_child  # noqa: E402
-from scaling import log_log_slope, plot_runs  # noqa: E402
+from kanon_measure import run_child
+from scaling import log_log_slope, plot_runs
 
 DEFAULT_SIZES = {"greedy": (100_000, 300_000, 1_000_000), "split_carry": (10_000, 30_000, 100_000)}
 

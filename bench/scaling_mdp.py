@@ -20,8 +20,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mdp_scale import baseline_source, run_child  # noqa: E402
-from scaling import log_log_slope, plot_runs  # noqa: E402
+from mdp_scale import baseline_source, run_child
+from scaling import log_log_slope, plot_runs
 
 #: Grid shapes (rows, cols) of 1 km cells per size N.
 GRIDS = {500: (20, 25), 1000: (25, 40), 2000: (40, 50), 4000: (50, 80), 8000: (80, 100)}
