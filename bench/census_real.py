@@ -83,7 +83,7 @@ def main() -> None:
         )[0]
         paper["mechanism"] = "M_c^ch (paper λ, not ε-DP)"
         t_td = next(r["seconds"] for r in rows if r["mechanism"] == "TopDown")
-        for r in rows + [paper]:
+        for r in [*rows, paper]:
             if not r["ok"]:
                 print(
                     f"| {eps} | {r['mechanism']} | "

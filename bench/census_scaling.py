@@ -88,7 +88,7 @@ def national(mechs: list[str], N: int, args: argparse.Namespace) -> None:
     )
     print("|---|---|---|---|---|---|---|")
     res = {}
-    for m in mechs + ["M_H^r", "M_c^r"]:
+    for m in [*mechs, "M_H^r", "M_c^r"]:
         r = run(
             {"data": "national", "N": N, "mech": m, "eps": args.epsilon, "qp_limit": args.qp_limit}
         )

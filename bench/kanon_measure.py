@@ -106,7 +106,7 @@ def _measure(a: argparse.Namespace) -> dict:
         "solve": res.timings["solve"],
         "total": wall,
         "objective": res.objective,
-        "classes": int(len(res.class_sizes)),
+        "classes": len(res.class_sizes),
         "min_class": int(res.class_sizes.min()),
         "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / kib,
         "children_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / kib,

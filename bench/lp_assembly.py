@@ -127,7 +127,7 @@ def baseline_pass(lp: LinearProgram) -> float:
 
 def measure(repeats: int = 5, nnz: int = 1_000_000) -> dict[str, float]:
     blocks = make_blocks(nnz)
-    diag, link, n_link_rows, n, cols_per = blocks
+    diag, link, n_link_rows, n, _cols_per = blocks
     t_asm, t_csc, t_csc2, t_pass, t_base, t_scipy = [], [], [], [], [], []
     lp = None
     for _ in range(repeats):

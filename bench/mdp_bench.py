@@ -207,9 +207,9 @@ def cmd_paper(args) -> None:
             for m in args.methods:
                 res = run_one(spec, *METHODS[m], args.limit)
                 rows.append([ds, str(seed), m, *_fmt(res, ref), ""])
-            print(table(rows[-1 - len(args.methods) :], HEADER + ["paper"]), flush=True)
+            print(table(rows[-1 - len(args.methods) :], [*HEADER, "paper"]), flush=True)
     print(f"\n## paper settings (N = 500, K = 100, ε = {args.eps:g}, η = 2)\n")
-    print(table(rows, HEADER + ["paper (Table 3, BD k-m-DV)"]))
+    print(table(rows, [*HEADER, "paper (Table 3, BD k-m-DV)"]))
 
 
 HEADER = [

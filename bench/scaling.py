@@ -155,6 +155,45 @@ def _plot_series(
         ax.loglog(ahead, fit(ahead), ":", color=color, label=f"{name}: fit extended")
 
 
+def plot_runs(
+    runs: list[tuple[str, dict]],
+    out: Path,
+    *,
+    keys: tuple[str, str],
+    labels: tuple[str, str],
+    size_label: str,
+    title: str,
+    symbol: str = "n",
+) -> None:
+    """Time and memory of the per-family scripts' results (dicts with ``sizes``, the two
+    ``keys`` and ``time_exponent`` / ``memory_exponent``), one series per ``(name, result)``,
+    measured points and fitted line on log-log axes; written atomically to ``out`` (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    panels = zip(axes, keys, ("time_exponent", "memory_exponent"), labels, strict=True)
+    for ax, key, exponent, label in panels:
+        for name, run in runs:
+            n = np.asarray(run["sizes"], dtype=float)
+            y = np.asarray(run[key])
+            coef = np.polyfit(np.log(n), np.log(y), 1)
+            (points,) = ax.loglog(n, y, "o", label=f"{name}: {symbol}^{run[exponent]:.2f}")
+            ax.loglog(n, np.exp(np.polyval(coef, np.log(n))), "-", color=points.get_color())
+        ax.set_xlabel(size_label)
+        ax.set_ylabel(label)
+        ax.legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    out = Path(out)
+    tmp = out.with_name(out.name + ".partial.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    os.replace(tmp, out)
+
+
 # ----------------------------------------------------------------------- child processes
 def run_child(args: list[str], python: str | None = None, timeout: float = 3600) -> dict:
     """``python bench/scaling.py child ARGS`` in a fresh process; its JSON line."""
@@ -287,6 +326,31 @@ def family_mdp(sizes: list[int]) -> Result:
     )
 
 
+def family_mdp_grid(sizes: list[int]) -> Result:
+    from scaling_mdp import mdp
+
+    with tempfile.TemporaryDirectory() as tmp:
+        r = mdp(sizes, Path(tmp) / "mdp.png")
+    return Result(
+        name="mdp-grid",
+        title="Metric DP: the exact LP on the K = N grid (privopt.mdp)",
+        size_label="cells N = outputs K (1 km grid)",
+        time_label="solve (s)",
+        memory_label="process peak RSS (MiB)",
+        what="The exact LP on a grid of N 1 km cells with every cell an output (K = N), "
+        "ε = 10/km, η = 2 km: issue 17's setting (`bench/scaling_mdp.py`, which runs "
+        "`bench/mdp_scale.py` per size).",
+        expected="Expected: at least 2, as for the road nodes above.",
+        series=Series(sizes, r["solve_s"], [1024 * g for g in r["peak_gib"]]),
+        references=[
+            Reference(2000, 751, "issue 17, before: 751 s", "before"),
+            Reference(2000, 60, "goal: ≤ 60 s", "goal"),
+            Reference(2000, 2.9e3 / 1.024 / 1.024, "issue 17, before: 2.9 GB", "before", "memory"),
+            Reference(2000, 2048, "goal: ≤ 2 GiB", "goal", "memory"),
+        ],
+    )
+
+
 def family_geo(sizes: list[int], reps: int) -> Result:
     from geo_bench import PAPER_TIME, _child
 
@@ -294,7 +358,15 @@ def family_geo(sizes: list[int], reps: int) -> Result:
     for k in sizes:
         _progress(f"geo, K = {k}")
         a = argparse.Namespace(
-            k=k, m=4, r_exp=4.0, epsilon=10.0, reps=reps, seed=0, rome=None, timeout=3600
+            k=k,
+            m=4,
+            r_exp=4.0,
+            epsilon=10.0,
+            reps=reps,
+            seed=0,
+            rome=None,
+            timeout=3600,
+            lr_max_size=20,  # L, as in the paper's tables
         )
         r = _child(a, grid=True)
         if "error" in r:
@@ -418,6 +490,7 @@ def family_cluster(sizes: list[int]) -> Result:
 FAMILIES: dict[str, tuple[Callable[..., Result], list[int], list[int] | None]] = {
     "lp": (family_lp, [300_000, 1_000_000, 3_000_000, 10_000_000], [100_000, 300_000, 1_000_000]),
     "mdp": (family_mdp, [200, 400, 800, 1600], [100, 200, 400]),
+    "mdp-grid": (family_mdp_grid, [500, 1000, 2000], None),
     "geo": (family_geo, [100, 400, 1369, 4900, 10000], [100, 400, 1369]),
     "kanon-greedy": (
         lambda s: family_kanon(s, "greedy"),
@@ -436,6 +509,11 @@ FAMILIES: dict[str, tuple[Callable[..., Result], list[int], list[int] | None]] =
         [100_000, 300_000, 1_000_000],
     ),
 }
+
+
+#: Families not run at --baseline-rev: their "before" is issue 17's figure on the plot (the
+#: K = N = 2,000 grid took 751 s before, longer than the whole report).
+NO_BASELINE = {"mdp-grid"}
 
 
 def measure(name: str, quick: bool, repeats: int = 1) -> Result:
@@ -517,7 +595,10 @@ def measure_baseline(names: list[str], quick: bool, rev: str, repeats: int) -> d
         out = Path(tmp) / "baseline.json"
         cmd = [python, __file__, "--families", *names, "--json", str(out), "--no-page"]
         cmd += ["--repeats", str(repeats)]
-        subprocess.run(cmd + (["--quick"] if quick else []), check=True)
+        # exit status 1 means some family failed (one REV lacks): the JSON says which
+        proc = subprocess.run(cmd + (["--quick"] if quick else []))
+        if not out.exists():
+            raise RuntimeError(f"the measurements at {rev} failed (exit status {proc.returncode})")
         saved = json.loads(out.read_text())
     return {
         name: Series(r["sizes"], r["seconds"], r["mib"])
@@ -689,7 +770,12 @@ def main(argv: list[str] | None = None) -> int:
     repeats = args.repeats or (1 if args.quick else 2)
     results, errors = run_families(args.families, args.quick, repeats)
     if args.baseline_rev:
-        before = measure_baseline([r.name for r in results], args.quick, args.baseline_rev, repeats)
+        before = measure_baseline(
+            [r.name for r in results if r.name not in NO_BASELINE],
+            args.quick,
+            args.baseline_rev,
+            repeats,
+        )
         for r in results:
             r.before = before.get(r.name)
     if args.json:

@@ -18,10 +18,9 @@ import os
 import sys
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from census_scale import SOLVER, run_child  # noqa: E402
+from census_scale import SOLVER, run_child
+from scaling import log_log_slope, plot_runs
 
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 FANOUTS = {
@@ -31,11 +30,6 @@ FANOUTS = {
     1_000_000: [10, 100, 1000],
     10_000_000: [10, 1000, 1000],
 }
-
-
-def log_log_slope(x: list[float], y: list[float]) -> float:
-    """Least-squares slope of log y against log x."""
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 
 
 def census(sizes=DEFAULT_SIZES, out: str | Path = "census_scaling.png") -> dict:
@@ -65,30 +59,14 @@ def census(sizes=DEFAULT_SIZES, out: str | Path = "census_scaling.png") -> dict:
 
 
 def plot(result: dict, out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    n = np.asarray(result["sizes"], dtype=float)
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
-    for ax, key, exp, label in (
-        (axes[0], "solve_s", result["time_exponent"], "solver time (s)"),
-        (axes[1], "solver_mib", result["memory_exponent"], "solver's own peak (MiB)"),
-    ):
-        y = np.asarray(result[key])
-        coef = np.polyfit(np.log(n), np.log(y), 1)
-        ax.loglog(n, y, "o", label="measured")
-        ax.loglog(n, np.exp(np.polyval(coef, np.log(n))), "-", label=f"fit: n^{exp:.2f}")
-        ax.set_xlabel("leaves (N = 20 sizes each)")
-        ax.set_ylabel(label)
-        ax.legend()
-    fig.suptitle("Census M_H^dp tree DP (privopt.census), one process")
-    fig.tight_layout()
-    tmp = out.with_name(out.name + ".partial.png")
-    fig.savefig(tmp, dpi=110)
-    plt.close(fig)
-    os.replace(tmp, out)
+    plot_runs(
+        [("measured", result)],
+        out,
+        keys=("solve_s", "solver_mib"),
+        labels=("solver time (s)", "solver's own peak (MiB)"),
+        size_label="leaves (N = 20 sizes each)",
+        title="Census M_H^dp tree DP (privopt.census), one process",
+    )
 
 
 def main() -> None:

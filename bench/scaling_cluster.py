@@ -15,17 +15,11 @@ import os
 import sys
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dpm_scale import run_child  # noqa: E402
+from dpm_scale import run_child
+from scaling import log_log_slope, plot_runs
 
 DEFAULT_SIZES = (100_000, 300_000, 1_000_000, 3_000_000)
-
-
-def log_log_slope(x: list[float], y: list[float]) -> float:
-    """Least-squares slope of log y against log x."""
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 
 
 def cluster(sizes=DEFAULT_SIZES, d: int = 10, out: str | Path = "dpm_scaling.png") -> dict:
@@ -53,30 +47,14 @@ def cluster(sizes=DEFAULT_SIZES, d: int = 10, out: str | Path = "dpm_scaling.png
 
 
 def plot(result: dict, out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    n = np.asarray(result["sizes"], dtype=float)
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
-    for ax, key, exp, label in (
-        (axes[0], "fit_s", result["time_exponent"], "fit time (s)"),
-        (axes[1], "peak_gib", result["memory_exponent"], "peak RSS (GiB)"),
-    ):
-        y = np.asarray(result[key])
-        coef = np.polyfit(np.log(n), np.log(y), 1)
-        ax.loglog(n, y, "o", label="measured")
-        ax.loglog(n, np.exp(np.polyval(coef, np.log(n))), "-", label=f"fit: n^{exp:.2f}")
-        ax.set_xlabel("points n (d = 10)")
-        ax.set_ylabel(label)
-        ax.legend()
-    fig.suptitle("DPM (privopt.cluster), one process")
-    fig.tight_layout()
-    tmp = out.with_name(out.name + ".partial.png")
-    fig.savefig(tmp, dpi=110)
-    plt.close(fig)
-    os.replace(tmp, out)
+    plot_runs(
+        [("measured", result)],
+        out,
+        keys=("fit_s", "peak_gib"),
+        labels=("fit time (s)", "peak RSS (GiB)"),
+        size_label="points n (d = 10)",
+        title="DPM (privopt.cluster), one process",
+    )
 
 
 def main() -> None:

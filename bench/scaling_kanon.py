@@ -17,17 +17,11 @@ import os
 import sys
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from kanon_measure import run_child  # noqa: E402
+from kanon_measure import run_child
+from scaling import log_log_slope, plot_runs
 
 DEFAULT_SIZES = {"greedy": (100_000, 300_000, 1_000_000), "split_carry": (10_000, 30_000, 100_000)}
-
-
-def log_log_slope(x: list[float], y: list[float]) -> float:
-    """Least-squares slope of log y against log x."""
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 
 
 def kanon(
@@ -64,30 +58,14 @@ def kanon(
 
 
 def plot(result: dict, out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    n = np.asarray(result["sizes"], dtype=float)
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
-    for ax, key, exp, label in (
-        (axes[0], "solve_s", result["time_exponent"], f"{result['method']} time (s)"),
-        (axes[1], "peak_gib", result["memory_exponent"], "peak RSS (GiB)"),
-    ):
-        y = np.asarray(result[key])
-        coef = np.polyfit(np.log(n), np.log(y), 1)
-        ax.loglog(n, y, "o", label="measured")
-        ax.loglog(n, np.exp(np.polyval(coef, np.log(n))), "-", label=f"fit: n^{exp:.2f}")
-        ax.set_xlabel(f"rows n ({result['data']}, k = 3)")
-        ax.set_ylabel(label)
-        ax.legend()
-    fig.suptitle(f"k-anonymity (privopt.kanon, {result['method']}), one process")
-    fig.tight_layout()
-    tmp = out.with_name(out.name + ".partial.png")
-    fig.savefig(tmp, dpi=110)
-    plt.close(fig)
-    os.replace(tmp, out)
+    plot_runs(
+        [("measured", result)],
+        out,
+        keys=("solve_s", "peak_gib"),
+        labels=(f"{result['method']} time (s)", "peak RSS (GiB)"),
+        size_label=f"rows n ({result['data']}, k = 3)",
+        title=f"k-anonymity (privopt.kanon, {result['method']}), one process",
+    )
 
 
 def main() -> None:

@@ -15,24 +15,17 @@ markdown table.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mdp_scale import baseline_source, run_child  # noqa: E402
+from mdp_scale import baseline_source, run_child
+from scaling import log_log_slope, plot_runs
 
 #: Grid shapes (rows, cols) of 1 km cells per size N.
 GRIDS = {500: (20, 25), 1000: (25, 40), 2000: (40, 50), 4000: (50, 80), 8000: (80, 100)}
 DEFAULT_SIZES = (500, 1000, 2000, 4000)
-
-
-def log_log_slope(x: list[float], y: list[float]) -> float:
-    """Least-squares slope of log y against log x."""
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 
 
 def _measure(sizes, source: Path | None, limit: float, label: str) -> dict:
@@ -77,34 +70,18 @@ def mdp(
 
 
 def plot(result: dict, out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
     runs = [("this tree", result)]
     if "baseline" in result:
         runs.append((f"baseline {result['baseline']['revision']}", result["baseline"]))
-    for ax, key, exp, label in (
-        (axes[0], "solve_s", "time_exponent", "solve time (s)"),
-        (axes[1], "peak_gib", "memory_exponent", "peak RSS (GiB)"),
-    ):
-        for name, run in runs:
-            n = np.asarray(run["sizes"], dtype=float)
-            y = np.asarray(run[key])
-            coef = np.polyfit(np.log(n), np.log(y), 1)
-            (line,) = ax.loglog(n, y, "o", label=f"{name}: N^{run[exp]:.2f}")
-            ax.loglog(n, np.exp(np.polyval(coef, np.log(n))), "-", color=line.get_color())
-        ax.set_xlabel("records N = outputs K (grid, ε = 10, η = 2)")
-        ax.set_ylabel(label)
-        ax.legend()
-    fig.suptitle("metric DP exact LP (privopt.mdp.solve), one process")
-    fig.tight_layout()
-    tmp = out.with_name(out.name + ".partial.png")
-    fig.savefig(tmp, dpi=110)
-    plt.close(fig)
-    os.replace(tmp, out)
+    plot_runs(
+        runs,
+        out,
+        keys=("solve_s", "peak_gib"),
+        labels=("solve time (s)", "peak RSS (GiB)"),
+        size_label="records N = outputs K (grid, ε = 10, η = 2)",
+        title="metric DP exact LP (privopt.mdp.solve), one process",
+        symbol="N",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

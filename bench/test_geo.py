@@ -45,7 +45,7 @@ def _instance(setting: dict, data_dir):
     rome = None if data_dir is None or not (data_dir / "rome").is_dir() else str(data_dir / "rome")
     geo = _geography(rome, setting["k"], 0)
     args = types.SimpleNamespace(
-        epsilon=10.0, r_exp=4.0, gamma_graph=50.0, lr_radius=20.0, cell=0.1
+        epsilon=10.0, r_exp=4.0, gamma_graph=50.0, lr_radius=20.0, cell=0.1, lr_max_size=20
     )
     params = _params(args)
     table = CostReferenceTable(geo, 20, cell_km=params.cr_cell_km, seed=0)

@@ -17,6 +17,7 @@ __all__ = [
     "NumericalTrouble",
     "PrivacyBudgetExceeded",
     "PrivacyViolation",
+    "UnprotectedRecordsWarning",
 ]
 
 
@@ -78,3 +79,9 @@ class PrivacyBudgetExceeded(PrivoptError, RuntimeError):
 
 class PrivacyViolation(PrivoptError, RuntimeError):
     """A released object does not satisfy its stated privacy guarantee."""
+
+
+class UnprotectedRecordsWarning(UserWarning):
+    """A released mechanism satisfies its guarantee, yet the guarantee itself says nothing about
+    some records (e.g. a metric-DP record with no neighbour within η): the warning names how many
+    and how to protect them."""

@@ -72,10 +72,9 @@ def test_budget_exceeded_raises_before_recording():
         acct.spend(0.5, label="second")
     with pytest.raises(PrivacyBudgetExceeded, match="delta"):
         acct.spend(0.1, 2e-6, label="third")
-    with pytest.raises(PrivacyBudgetExceeded):
-        with acct.parallel("g"):
-            acct.spend(0.3, label="g1")
-            acct.spend(0.45, label="g2")  # group max 0.45 → total 1.05
+    with pytest.raises(PrivacyBudgetExceeded), acct.parallel("g"):
+        acct.spend(0.3, label="g1")
+        acct.spend(0.45, label="g2")  # group max 0.45 → total 1.05
     assert acct.entries == [*before, acct.entries[-1]]  # only g1 recorded
     assert acct.epsilon_spent == pytest.approx(0.9)
     assert acct._group is None  # the context closed despite the exception
@@ -147,7 +146,5 @@ def test_invalid_budget_and_nested_groups():
     with pytest.raises(InvalidInput, match="delta_budget"):
         PrivacyAccountant(delta_budget=1.0)
     acct = PrivacyAccountant()
-    with pytest.raises(InvalidInput, match="nest"):
-        with acct.parallel("a"):
-            with acct.parallel("b"):
-                pass
+    with pytest.raises(InvalidInput, match="nest"), acct.parallel("a"), acct.parallel("b"):
+        pass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 
 import pytest
@@ -25,9 +26,8 @@ def test_budget_one_level_short_is_refused_before_anything_is_recorded():
         acct.check_plan(plan)
     with pytest.raises(PrivacyBudgetExceeded):
         acct.spend_all(plan)
-    with pytest.raises(PrivacyBudgetExceeded):
-        with acct.transaction(plan):
-            pytest.fail("the block must not run when the plan does not fit")
+    with pytest.raises(PrivacyBudgetExceeded), acct.transaction(plan):
+        pytest.fail("the block must not run when the plan does not fit")
     assert acct.entries == before
     assert acct.check_plan(plan[:2]) == (pytest.approx(1.0), 0.0)
     assert acct.entries == before  # checking records nothing
@@ -46,31 +46,28 @@ def test_budget_one_delta_sample_short():
 def test_transaction_rolls_back_on_a_refusal_midway():
     acct = PrivacyAccountant(epsilon_budget=1.0)
     acct.spend(0.1, label="kept")
-    with pytest.raises(PrivacyBudgetExceeded, match="third"):
-        with acct.transaction():
-            acct.spend(0.4, label="first")
-            acct.spend(0.4, label="second")
-            acct.spend(0.4, label="third")
+    with pytest.raises(PrivacyBudgetExceeded, match="third"), acct.transaction():
+        acct.spend(0.4, label="first")
+        acct.spend(0.4, label="second")
+        acct.spend(0.4, label="third")
     assert [e.label for e in acct.entries] == ["kept"]
 
 
 def test_transaction_rolls_back_on_any_error_and_keeps_a_success():
     acct = PrivacyAccountant(epsilon_budget=1.0)
-    with pytest.raises(ZeroDivisionError):
-        with acct.transaction():
-            acct.spend(0.5, label="noise drawn")
-            sample_discrete_laplace(0.5, rng=0)
-            _ = 1 / 0  # the mechanism fails before releasing anything
+    with pytest.raises(ZeroDivisionError), acct.transaction():
+        acct.spend(0.5, label="noise drawn")
+        sample_discrete_laplace(0.5, rng=0)
+        _ = 1 / 0  # the mechanism fails before releasing anything
     assert acct.entries == []
     with acct.transaction(level_plan(0.9, 3)) as same:
         assert same is acct
         for spend in level_plan(0.9, 3):
             acct.spend(spend.epsilon, label=spend.label)
     assert len(acct.entries) == 3
-    with pytest.raises(KeyboardInterrupt):  # an interrupt is undone too
-        with acct.transaction():
-            acct.spend(0.05, label="interrupted")
-            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt), acct.transaction():  # an interrupt is undone too
+        acct.spend(0.05, label="interrupted")
+        raise KeyboardInterrupt
     assert len(acct.entries) == 3
 
 
@@ -78,10 +75,9 @@ def test_nested_transactions_undo_only_their_own_spends():
     acct = PrivacyAccountant(epsilon_budget=1.0)
     with acct.transaction():
         acct.spend(0.3, label="outer")
-        with pytest.raises(PrivacyBudgetExceeded):
-            with acct.transaction():
-                acct.spend(0.3, label="inner ok")
-                acct.spend(0.5, label="inner over")
+        with pytest.raises(PrivacyBudgetExceeded), acct.transaction():
+            acct.spend(0.3, label="inner ok")
+            acct.spend(0.5, label="inner over")
         acct.spend(0.2, label="outer again")
     assert [e.label for e in acct.entries] == ["outer", "outer again"]
 
@@ -146,10 +142,8 @@ def test_plan_is_all_or_nothing_and_agrees_with_spending_one_by_one(
 ):
     acct = PrivacyAccountant(eps_budget, delta_budget)
     for i, (eps, delta, group) in enumerate(prior):
-        try:
+        with contextlib.suppress(PrivacyBudgetExceeded):
             acct.spend_all([PlannedSpend(eps, delta, label=f"prior {i}", group=group)])
-        except PrivacyBudgetExceeded:
-            pass
     planned = [PlannedSpend(e, d, label=f"p{i}", group=g) for i, (e, d, g) in enumerate(plan)]
     # Oracle: record the spends one at a time on a copy; totals only grow, so the plan fits
     # exactly when every single spend is accepted in turn.

@@ -128,7 +128,7 @@ def test_laplace_kernel_matches_reference(s, t):
     reader = _reference.BitReader(as_random_source(0), words, 0)
     ref = [_reference.ref_discrete_laplace(reader, s, t) for _ in range(i)]
     np.testing.assert_array_equal(out[:i], ref)
-    assert status == 0 or status == 1 and i < out.size
+    assert status == 0 or (status == 1 and i < out.size)
     if status == 0:
         assert reader.pos == pos
 
@@ -141,7 +141,7 @@ def test_gaussian_kernel_matches_reference(sigma, scale):
     dd = 2 * n * t * t * d
     words = _words(int(sigma * 10), 8000)
     out = np.empty(300, dtype=np.int64)
-    i, pos, status = _kernels.discrete_gaussian_kernel(words, 0, n, d, t, out, 0)
+    i, _pos, _status = _kernels.discrete_gaussian_kernel(words, 0, n, d, t, out, 0)
     assert i > 0 and dd < 2**126
     reader = _reference.BitReader(as_random_source(0), words, 0)
     ref = [_reference.ref_discrete_gaussian(reader, n, d, t) for _ in range(i)]

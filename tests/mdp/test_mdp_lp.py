@@ -223,7 +223,7 @@ def test_epsilon_path_warm_start_equals_cold_solves() -> None:
 
 
 def _component_block(prob: MDPProblem):
-    n_comp, labels = prob.components
+    _n_comp, labels = prob.components
     big = int(np.argmax(np.bincount(labels)))
     return prob.subproblem(np.flatnonzero(labels == big))
 

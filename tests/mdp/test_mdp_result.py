@@ -17,7 +17,7 @@ def solved():
 
 
 def test_sample_frequencies_match_row(solved) -> None:
-    prob, pm = solved
+    _prob, pm = solved
     draws = pm.sample_many(np.full(40_000, 7), rng=np.random.default_rng(0))
     freq = np.bincount(draws, minlength=pm.n_outputs) / draws.size
     # 5-sigma binomial band around the exact probabilities.
@@ -153,7 +153,7 @@ def test_repair_lifts_entries_left_out_far_from_the_output() -> None:
     prob = random_2d(40, seed=3, eps=8.0, eta=1.5, side=5.0)
     pm = solve(prob, columns="all", polish=True)
     cut = np.where(pm.matrix < 1e-10, 0.0, pm.matrix)
-    fixed, alpha = repair(cut, prob.edges, prob.epsilon, objective=prob.objective)
+    fixed, _alpha = repair(cut, prob.edges, prob.epsilon, objective=prob.objective)
     assert PerturbationMatrix(fixed, prob.epsilon, prob.eta, 0.0).verify(prob).ok(1e-12)
     assert np.abs(fixed.sum(axis=1) - 1).max() <= 1e-12
     keep = np.exp(prob.epsilon * prob.edges.d) > 1.0

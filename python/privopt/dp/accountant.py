@@ -228,9 +228,12 @@ class PrivacyAccountant:
         for i, item in enumerate(plan):
             if not isinstance(item, PlannedSpend):
                 raise InvalidInput(f"plan[{i}] must be a PlannedSpend, got {item!r}")
-            if item.group is None and self._group is not None:
-                item = replace(item, group=self._group)
-            entries.append(self._entry(item))
+            grouped = (
+                replace(item, group=self._group)
+                if item.group is None and self._group is not None
+                else item
+            )
+            entries.append(self._entry(grouped))
         return entries
 
     def check_plan(self, plan: Iterable[PlannedSpend]) -> tuple[float, float]:

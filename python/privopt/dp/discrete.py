@@ -158,7 +158,7 @@ def discrete_gaussian_pmf(k: Any, sigma: float) -> np.ndarray:
     """
     n, d = discrete_gaussian_variance(sigma)
     var = n / d
-    half = int(math.ceil(math.sqrt(var) * 40)) + 2
+    half = math.ceil(math.sqrt(var) * 40) + 2
     j = np.arange(-half, half + 1, dtype=np.float64)
     z = float(np.sum(np.exp(-(j * j) / (2 * var))))
     k = _integer_points(k)

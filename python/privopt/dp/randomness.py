@@ -96,6 +96,7 @@ class GeneratorSource(RandomSource):
         self.generator = generator
 
     def random_words(self, n: int) -> np.ndarray:
+        """``n`` uniform 64-bit words (uint64, (n,)) from the generator."""
         return self.generator.integers(0, 2**64, size=int(n), dtype=np.uint64)
 
     def __repr__(self) -> str:
@@ -112,6 +113,7 @@ class SecureSource(RandomSource):
     secure = True
 
     def random_words(self, n: int) -> np.ndarray:
+        """``n`` uniform 64-bit words (uint64, (n,)) from ``secrets.token_bytes``."""
         n = int(n)
         return np.frombuffer(secrets.token_bytes(8 * n), dtype="<u8").astype(np.uint64)
 

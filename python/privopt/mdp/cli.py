@@ -33,6 +33,7 @@ def load_points(path: str | Path, option: str = "POINTS") -> np.ndarray:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``mdp`` subcommand to the ``privopt`` parser."""
     p = subparsers.add_parser(
         "mdp",
         help="optimal metric-DP perturbation matrix (LP / Benders / ExpMech)",

@@ -389,9 +389,9 @@ def repair_shared(
     ):
         raise InvalidInput("partners must match the matrices one to one, shape for shape")
     clean, alpha = [], 0.0
-    for m, (z, e) in enumerate(zip(matrices, edges, strict=True)):
+    for m, (matrix, e) in enumerate(zip(matrices, edges, strict=True)):
         # Coincident records get their mean row: their exponential entries are equal already.
-        z, sub = _stochastic_equalised(z, e, epsilon)
+        z, sub = _stochastic_equalised(matrix, e, epsilon)
         clean.append(z)
         partner = None if partners is None else partners[m]
         alpha = max(alpha, _mixing_weight(z, sub, epsilon, rtol, partner))
@@ -488,6 +488,7 @@ class PerturbationMatrix:
 
     @property
     def n_outputs(self) -> int:
+        """Number of outputs K (columns of the matrix)."""
         return int(self.matrix.shape[1])
 
     @property

@@ -8,6 +8,7 @@ violations, spec issue item 3).
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ from scipy.special import log_softmax
 
 from privopt._validation import check_instance, check_positive
 from privopt.certify import Certificate, certify, proven_relative_gap, warn_uncertified
-from privopt.errors import InvalidInput
+from privopt.errors import InvalidInput, UnprotectedRecordsWarning
 from privopt.mdp._exact import (  # noqa: F401 - _safe_lower_bound: tests' oracle
     _safe_lower_bound,
     _solve_block_lp,
@@ -161,6 +162,19 @@ _SOLVE_OPTIONS = (
 )
 
 
+def _warn_isolated(n_isolated: int, n: int, eta: float) -> None:
+    """Warn when records have no neighbour within η: (ε, η)-mDP constrains nothing about them,
+    so each gets its cheapest output (with the default cost, its own location)."""
+    if n_isolated and n > 1:
+        warnings.warn(
+            f"{n_isolated} of {n} records have no neighbour within eta = {eta:g}: metric DP "
+            "constrains nothing about them, so each gets its cheapest output (with the default "
+            "cost, its own location). Raise eta to protect them.",
+            UnprotectedRecordsWarning,
+            stacklevel=3,
+        )
+
+
 def solve(
     problem: MDPProblem,
     method: str = "lp",
@@ -235,6 +249,7 @@ def solve(
     parts: list[dict[str, Any]] = []
     # Isolated records (Property 3.1): the cheapest output, exactly optimal.
     iso = np.flatnonzero(sizes[labels] == 1)
+    _warn_isolated(iso.size, n, problem.eta)
     best = np.argmin(obj[iso], axis=1)
     z[iso, best] = 1.0
     lower += float(obj[iso, best].sum())
