@@ -297,6 +297,12 @@ def test_lazy_rows_equal_rows_in_the_master():
     upper = 0.5 * np.abs(cap @ ref.x[: prob.n_master])
     got = solve_benders(prob, lazy_rows=(cap, -np.inf, upper), rel_gap=1e-9, progress=False)
     assert rel_err(got.objective, want) <= REL
+    # The same rows as a LinearProgram over the master variables: the same optimum.
+    rows = LinearProgram(prob.n_master)
+    rows.add_rows(cap, upper=upper)
+    got_lp = solve_benders(prob, lazy_rows=rows, rel_gap=1e-9, progress=False)
+    assert rel_err(got_lp.objective, want) <= REL
+    assert got_lp.n_lazy_rows == got.n_lazy_rows
 
 
 def test_abs_gap_gap_floor_and_highs_options():
@@ -319,6 +325,7 @@ def test_abs_gap_gap_floor_and_highs_options():
         dict(gap_floor=0.0),
         dict(lazy_rows=(np.ones((1, 99)), 0, 1)),
         dict(lazy_rows=np.ones(3)),
+        dict(lazy_rows=LinearProgram(99)),  # wider than the master
         dict(highs_options={"no_such_option": 1}),
     ):
         with pytest.raises(InvalidInput):

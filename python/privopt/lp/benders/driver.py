@@ -78,7 +78,9 @@ def solve_benders(
     gap_floor : the relative gap is ``(UB - LB) / max(gap_floor, |UB|)``; the default 1 makes
         it absolute for objectives below 1, a tiny floor (e.g. 1e-300) makes it truly relative
         (objectives of order 1e-4, as metric-DP losses at large ε).
-    lazy_rows : ``(P, lower, upper)`` with ``P`` of shape (m, <= n_master): valid master rows
+    lazy_rows : a :class:`~privopt.lp.LinearProgram` over (a prefix of) the master variables
+        whose rows are used (objective and bounds ignored), or ``(P, lower, upper)`` with ``P``
+        of shape (m, <= n_master): valid master rows
         added only once a master point violates them by more than ``lazy_tolerance`` (the
         master is re-solved, warm, until none is violated). For large families of valid
         inequalities that are mostly slack at the optimum (metric DP: boundary mDP rows and

@@ -335,8 +335,16 @@ class _LazyRows:
     (row generation on the master: valid rows that are mostly slack at the optimum)."""
 
     def __init__(self, spec: Any, n_x: int) -> None:
+        if isinstance(spec, LinearProgram):
+            # The one model description: its rows over (a prefix of) the master's columns.
+            if spec.n_vars > n_x:
+                raise InvalidInput(
+                    f"lazy_rows must have at most {n_x} variables (master variables), "
+                    f"got {spec.n_vars}"
+                )
+            spec = (spec.to_csr().to_scipy(), spec.row_lower, spec.row_upper)
         if not (isinstance(spec, (tuple, list)) and len(spec) == 3):
-            raise InvalidInput("lazy_rows must be a triple (P, lower, upper)")
+            raise InvalidInput("lazy_rows must be a LinearProgram or a triple (P, lower, upper)")
         mat, lower, upper = spec
         P = sp.csr_array(mat if sp.issparse(mat) else np.atleast_2d(np.asarray(mat, float)))
         if P.shape[1] > n_x:
