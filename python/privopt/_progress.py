@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
+import inspect
 import math
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from privopt.errors import InvalidInput
@@ -28,6 +30,7 @@ __all__ = [
     "progress_bar",
     "progress_scope",
     "progress_scope_for",
+    "with_progress_argument",
     "gap_postfix",
 ]
 
@@ -64,6 +67,30 @@ def progress_scope_for(progress: Any) -> contextlib.AbstractContextManager[None]
     enclosing scope."""
     resolved = check_progress(progress)
     return contextlib.nullcontext() if resolved == "auto" else progress_scope(bool(resolved))
+
+
+def with_progress_argument(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Give ``func`` a keyword-only ``progress`` argument (``"auto"``, True or False) that opens
+    :func:`progress_scope_for` around the call, so every ``"auto"`` bar of what it calls follows
+    it. The argument shows in ``inspect.signature`` (hence in the docs and in checks of valid
+    keywords)."""
+    signature = inspect.signature(func)
+    params = list(signature.parameters.values())
+    at = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
+    params.insert(
+        at,
+        inspect.Parameter(
+            "progress", inspect.Parameter.KEYWORD_ONLY, default="auto", annotation="bool | str"
+        ),
+    )
+
+    @functools.wraps(func)
+    def with_scope(*args: Any, progress: Any = "auto", **kwargs: Any) -> Any:
+        with progress_scope_for(progress):
+            return func(*args, **kwargs)
+
+    with_scope.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    return with_scope
 
 
 def _resolve(progress: bool | str) -> tuple[bool, float]:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from privopt._progress import progress_bar
 from privopt._validation import check_instance
 from privopt.errors import InvalidInput, NumericalTrouble, SolverLimit
 from privopt.lp import highs
@@ -482,27 +483,33 @@ def _round(
     deadline: float | None,
 ) -> highs.LPSolution:
     """Solve, separate and price until nothing is added; returns the last solution."""
-    while True:
-        _time_left(gen.h, deadline)
-        sol = _run(gen.h, what=f"mDP LP ({gen.n} records, row generation)")
-        z = gen.point(sol.x)
-        new = gen.separate(z, tol, cascade)
-        priced = gen.priced_cols(sol.row_duals)
-        rounds.append(
-            {
-                "rows": int(gen.h.getNumRow()),
-                "cols": int(gen.h.getNumCol()),
-                "objective": sol.objective,
-                "iterations": sol.iterations,
-                "solve_s": sol.solve_time,
-                "added": int(new.size),
-                "priced": int(priced.size),
-            }
-        )
-        if not (new.size or priced.size):
-            return sol
-        gen.add_cols(priced)
-        gen.add_rows(new)
+    with progress_bar(desc=f"mDP row generation ({gen.n} records)", unit="round") as bar:
+        while True:
+            _time_left(gen.h, deadline)
+            sol = _run(gen.h, what=f"mDP LP ({gen.n} records, row generation)")
+            z = gen.point(sol.x)
+            new = gen.separate(z, tol, cascade)
+            priced = gen.priced_cols(sol.row_duals)
+            rounds.append(
+                {
+                    "rows": int(gen.h.getNumRow()),
+                    "cols": int(gen.h.getNumCol()),
+                    "objective": sol.objective,
+                    "iterations": sol.iterations,
+                    "solve_s": sol.solve_time,
+                    "added": int(new.size),
+                    "priced": int(priced.size),
+                }
+            )
+            bar.set_postfix_str(
+                f"rows {rounds[-1]['rows']:,}, +{new.size:,} rows, +{priced.size:,} columns",
+                refresh=False,
+            )
+            bar.update(1)
+            if not (new.size or priced.size):
+                return sol
+            gen.add_cols(priced)
+            gen.add_rows(new)
 
 
 def _time_left(h: Any, deadline: float | None) -> None:

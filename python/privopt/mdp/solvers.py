@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from scipy.special import log_softmax
 
+from privopt._progress import with_progress_argument
 from privopt._validation import check_instance, check_positive
 from privopt.certify import Certificate, certify, proven_relative_gap, warn_uncertified
 from privopt.errors import InvalidInput, UnprotectedRecordsWarning
@@ -175,6 +176,7 @@ def _warn_isolated(n_isolated: int, n: int, eta: float) -> None:
         )
 
 
+@with_progress_argument
 def solve(
     problem: MDPProblem,
     method: str = "lp",
@@ -220,6 +222,9 @@ def solve(
     repair_rtol : released matrices satisfy every mDP ratio to this relative tolerance;
         when solver tolerances leave larger violations, :func:`privopt.mdp.result.repair`
         restores them and the utility cost is recorded in ``summary``.
+    progress : ``True``, ``False`` or ``"auto"`` (default): bars on stderr over the
+        row-generation rounds or the Benders iterations (``"auto"``: on a terminal, once the
+        call has run 2 s; the command line shows them unless ``--quiet``).
 
     Returns
     -------
