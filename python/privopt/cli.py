@@ -232,22 +232,6 @@ def _stdout_for_results_only() -> Iterator[TextIO]:
         _results = previous
 
 
-def _mute_highs_banner() -> None:
-    """HiGHS prints its banner on fd 1 when the process creates its first solver: create that
-    first one with fd 1 on /dev/null (later solvers print only when their log is on)."""
-    from privopt.lp import highs
-
-    sys.stdout.flush()
-    saved, null = os.dup(1), os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 1)
-        highs.Highs()
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(null)
-
-
 def _classify(exc: BaseException) -> tuple[int, str]:
     """(exit code, message) of a failure; the message is one line."""
     if isinstance(exc, KeyboardInterrupt):
@@ -300,8 +284,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         progress_scope(args.progress),
     ):
         try:
-            if not args.verbose:
-                _mute_highs_banner()
             return int(args.func(args) or 0)
         except BaseException as exc:
             if isinstance(exc, SystemExit):

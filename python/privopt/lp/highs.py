@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import highspy as _hs
+import highspy.highs as _hs_module
 import numpy as np
 import scipy.sparse as sp
 
@@ -67,8 +68,31 @@ __all__ = [
     "pass_arrays",
 ]
 
+# highspy's constructor calls into HiGHS with logging on, so the first solver of a process
+# prints HiGHS's banner on stdout (ERGO-Code/HiGHS#1702, #2749), which a library must not do.
+# Highs below runs the same set-up with output_flag off first where highspy's layout is the
+# known one (the core class, its callbacks); elsewhere it falls back to highspy's constructor.
+_QUIET_CONSTRUCTION = all(hasattr(_hs_module, n) for n in ("_Highs", "HighsCallback", "cb"))
+
+
+class Highs(_hs.Highs):
+    """highspy's ``Highs``, created silent (logging is switched on by :func:`configure`'s
+    ``verbose``); everything else is highspy's."""
+
+    def __init__(self) -> None:
+        if not _QUIET_CONSTRUCTION:  # pragma: no cover - another highspy layout
+            super().__init__()
+            return
+        _hs_module._Highs.__init__(self)
+        self.setOptionValue("output_flag", False)
+        kinds = range(int(_hs_module.cb.HighsCallbackType.kCallbackMax) + 1)
+        self.callbacks = [
+            _hs_module.HighsCallback(_hs_module.cb.HighsCallbackType(t), self) for t in kinds
+        ]
+        self.enableCallbacks()
+
+
 #: The HiGHS types privopt uses, re-exported so that no other module imports highspy.
-Highs = _hs.Highs
 HighsLp = _hs.HighsLp
 HighsModel = _hs.HighsModel
 HighsHessian = _hs.HighsHessian
@@ -282,7 +306,7 @@ def new_highs(
 ) -> Any:
     """A fresh, silent (unless ``verbose``) ``Highs`` with :func:`configure`'s options and,
     when ``tol`` is given, that primal and dual feasibility tolerance."""
-    h = _hs.Highs()
+    h = Highs()
     configure(
         h,
         method=method,
