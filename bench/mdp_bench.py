@@ -137,7 +137,7 @@ def _worker(queue, spec, method, opts):
                 "K": prob.n_outputs,
             }
         )
-    except Exception as exc:  # reported in the table
+    except Exception as exc:  # noqa: BLE001 - reported in the table
         msg = str(exc).split(" (LB")[0]  # Benders limits: keep iterations and gap
         queue.put({"ok": False, "error": f"{type(exc).__name__}: {msg}"[:110]})
 

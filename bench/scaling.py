@@ -712,7 +712,7 @@ def run_families(
             continue
         try:
             results.append(measure(name, quick, repeats))
-        except Exception as exc:  # one family's failure is reported, the others still run
+        except Exception as exc:  # noqa: BLE001 - reported; the other families still run
             errors[name] = f"{type(exc).__name__}: {str(exc)[:200]}"
             _progress(f"{name} failed: {errors[name]}")
     return results, errors

@@ -23,7 +23,7 @@ import privopt  # noqa: E402  (the installed package is what the site documents)
 
 project = "privopt"
 author = "the privopt developers"
-copyright = "2025, the privopt developers"
+copyright = "2025, the privopt developers"  # the name Sphinx reads
 release = privopt.__version__
 version = ".".join(release.split(".")[:2])
 

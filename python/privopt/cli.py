@@ -285,7 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ):
         try:
             return int(args.func(args) or 0)
-        except BaseException as exc:
+        except BaseException as exc:  # every failure ends in one line
             if isinstance(exc, SystemExit):
                 raise
             code, message = _classify(exc)

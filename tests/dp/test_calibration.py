@@ -52,7 +52,7 @@ def test_analytic_sigma_scales_to_extreme_sensitivities(sens):
 def test_analytic_sigma_refuses_unrepresentable_sigma(epsilon, delta, sens):
     from privopt.errors import InvalidInput
 
-    with pytest.raises(InvalidInput, match="not representable|overflows|underflows"):
+    with pytest.raises(InvalidInput, match=r"not representable|overflows|underflows"):
         analytic_gaussian_sigma(epsilon, delta, sens)
 
 

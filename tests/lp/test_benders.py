@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import replace
@@ -24,7 +25,7 @@ def rel_err(a: float, b: float) -> float:
 def check_incumbent_feasible(problem: BendersProblem, res) -> None:
     """The incumbent (x, y_1..y_K) satisfies the monolithic LP and has the stated objective."""
     mono = problem.to_monolithic()
-    z = np.concatenate([res.x_master] + res.sub_solutions)
+    z = np.concatenate([res.x_master, *res.sub_solutions])
     A = mono.matrix()
     act = A @ z
     tol = 1e-6
@@ -219,7 +220,7 @@ def test_progress_bar_and_plot(tmp_path, capsys):
         lambda p: p.add_subproblem(LinearProgram(1, sense="max"), sp.csr_array((0, 2))),
         lambda p: p.add_subproblem(LinearProgram(1, integrality=[True]), sp.csr_array((0, 2))),
         lambda p: p.add_subproblem(LinearProgram(1), sp.csr_array((0, 2)), theta_lower=np.nan),
-        lambda p: solve_benders(p),  # no subproblems
+        solve_benders,  # no subproblems
         lambda p: BendersProblem(LinearProgram(1, sense="max")),
         lambda p: solve_benders(random_block_lp(0, n_subproblems=1), rel_gap=-1),
         lambda p: solve_benders(random_block_lp(0, n_subproblems=1), executor="threads"),
@@ -444,10 +445,9 @@ def test_dask_worker_killed_mid_solve_is_retried(monkeypatch):
         calls["n"] += 1
         if calls["n"] == 2:
             victim = sorted(self._client.scheduler_info()["workers"])[0]
-            try:
+            # The victim's connection drops, as intended.
+            with contextlib.suppress(Exception):
                 self._client.run(os._exit, 1, workers=[victim])
-            except Exception:  # noqa: BLE001 - the victim's connection drops, as intended
-                pass
         return original(self, xs, want_solution)
 
     monkeypatch.setattr(engine._Dispatcher, "solve_all", solve_all_killing_a_worker)

@@ -17,7 +17,7 @@ class _FlakyHighs(highspy.Highs):
         self.fail = fail
         self.seen: list[tuple] = []
 
-    def run(self):  # noqa: D102
+    def run(self):
         self.seen.append(
             tuple(self.getOptionValue(n)[1] for n in ("presolve", "simplex_strategy", "solver"))
         )
@@ -25,7 +25,7 @@ class _FlakyHighs(highspy.Highs):
         self.fail -= 1
         return super().run()
 
-    def getModelStatus(self):  # noqa: N802, D102
+    def getModelStatus(self):
         if self.failed_now:
             return highspy.HighsModelStatus.kSolveError
         return super().getModelStatus()

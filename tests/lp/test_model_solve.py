@@ -441,7 +441,7 @@ class _FakeHighs:
 )
 def test_status_mapping(name, error):
     import highspy
-    import privopt.errors as errors
+    from privopt import errors
     from privopt.lp.solve import classify
 
     lp = LinearProgram(1)

@@ -219,7 +219,7 @@ def test_thread_executor_same_answer() -> None:
 
 def test_direct_block_call_returns_history() -> None:
     prob = line_problem(9, 1.0)
-    z, lb, info, hist = solve_benders_block(
+    z, _lb, info, hist = solve_benders_block(
         prob.subproblem(np.arange(9)), labels=np.arange(9) // 3, **TIGHT
     )
     assert z.shape == (9, 9) and info["converged"] and len(hist) == info["iterations"]

@@ -298,7 +298,7 @@ def _default_tasks(executor: Any) -> int:
         client = getattr(executor, "_client", None)
         try:
             workers = len(client.scheduler_info()["workers"]) if client is not None else None
-        except Exception:
+        except Exception:  # noqa: BLE001 - any client error: fall back to a fixed count
             workers = None
     return 4 * int(workers or 2)
 

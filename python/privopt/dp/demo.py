@@ -15,6 +15,7 @@ from privopt.dp.discrete import (
     sample_discrete_laplace,
 )
 from privopt.dp.exponential import exponential_mechanism_probabilities
+from privopt.errors import PrivacyBudgetExceeded
 from privopt.report import Section, markdown_table, new_figure, save_figure
 
 __all__ = ["demo_section"]
@@ -72,7 +73,7 @@ def demo_section(out_dir: Path, seed: int) -> Section:
     refused = ""
     try:
         acct.spend(0.5, label="one query too many", mechanism="discrete Laplace")
-    except Exception as exc:  # PrivacyBudgetExceeded: shown, not raised, in the demo
+    except PrivacyBudgetExceeded as exc:  # shown, not raised, in the demo
         refused = f"{type(exc).__name__}: {exc}"
 
     # Exponential mechanism with scores spanning 1e6: log space keeps the probabilities finite.

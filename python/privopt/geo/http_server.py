@@ -373,7 +373,7 @@ def create_app(service: GeoService) -> Any:
         async def wrapped(request: Request) -> JSONResponse:
             try:
                 return JSONResponse(await handler(request))
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a JSON error
                 status, message = _classify(exc)
                 service.count("refused" if status < 500 else "failed")
                 return JSONResponse(_error_json(status, message), status_code=status)

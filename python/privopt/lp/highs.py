@@ -122,7 +122,7 @@ def set_threads(h: Any, threads: int | None) -> None:
     A count different from the one last requested resets the scheduler; do not change the count
     while other threads of the process are inside a HiGHS run.
     """
-    global _scheduler_threads
+    global _scheduler_threads  # noqa: PLW0603 - HiGHS's scheduler is process-wide too
     if threads is None:
         return
     threads = check_int("threads", threads, minimum=1)
@@ -431,10 +431,12 @@ class Model:
 
     @property
     def n_rows(self) -> int:
+        """Number of rows in the model now."""
         return int(self.h.getNumRow())
 
     @property
     def n_cols(self) -> int:
+        """Number of columns in the model now."""
         return int(self.h.getNumCol())
 
     def add_rows(self, lower: Any, upper: Any, a: Any, columns: np.ndarray | None = None) -> None:
@@ -476,6 +478,7 @@ class Model:
         )
 
     def set_option(self, name: str, value: Any) -> None:
+        """Set one HiGHS option by name; InvalidInput when HiGHS rejects it."""
         set_option(self.h, name, value)
 
     def basis(self) -> Any:

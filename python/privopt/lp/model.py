@@ -15,6 +15,7 @@ Row constraints read ``lower <= A x <= upper``; column bounds ``lower <= x <= up
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -77,6 +78,7 @@ class CscArrays(_CompressedArrays):
     """Column-wise arrays: ``start`` has ``n_cols + 1`` entries, row indices sorted per column."""
 
     def to_scipy(self) -> sp.csc_array:
+        """The same matrix as a scipy CSC array (shares the arrays)."""
         return sp.csc_array((self.value, self.index, self.start), shape=(self.n_rows, self.n_cols))
 
 
@@ -85,6 +87,7 @@ class CsrArrays(_CompressedArrays):
     unique but not necessarily sorted."""
 
     def to_scipy(self) -> sp.csr_array:
+        """The same matrix as a scipy CSR array (shares the arrays)."""
         return sp.csr_array((self.value, self.index, self.start), shape=(self.n_rows, self.n_cols))
 
 
@@ -255,7 +258,7 @@ NUMBA_MIN_NNZ = 200_000
 
 def _numba_kernels():
     """The compiled kernels (built lazily so that importing privopt.lp stays cheap)."""
-    global _KERNELS
+    global _KERNELS  # noqa: PLW0603 - compiled once per process, on first use
     if _KERNELS is None:
         import numba
 
@@ -268,7 +271,7 @@ def _numba_kernels():
             for i in range(indptr.size - 1):
                 r = row_start + i
                 for e in range(indptr[i], indptr[i + 1]):
-                    if col_offset >= 0:
+                    if col_offset >= 0:  # noqa: SIM108 - one branch per entry in a hot loop
                         j = col_offset + indices[e]
                     else:
                         j = col_map[indices[e]]
@@ -327,7 +330,7 @@ def merge_row_blocks(
         return merge_row_blocks_reference(blocks, n_rows, n_cols)
     threads = max(1, min(int(threads or 1), len(blocks)))
     cuts = _split_balanced(nnz_blocks, threads)
-    groups = [blocks[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    groups = [blocks[a:b] for a, b in itertools.pairwise(cuts)]
     group_counts = _group_counts(groups, n_cols)
     start = np.cumsum(np.sum(group_counts, axis=0))
     to_buckets, from_buckets = _numba_kernels()
@@ -554,10 +557,12 @@ class LinearProgram:
 
     @property
     def nnz(self) -> int:
+        """Number of stored nonzeros over all row blocks."""
         return int(sum(b.data.size for b in self._blocks))
 
     @property
     def is_mip(self) -> bool:
+        """Whether any variable is integer."""
         return bool(self._integrality.any())
 
     @property
@@ -567,30 +572,36 @@ class LinearProgram:
 
     @property
     def col_lower(self) -> np.ndarray:
+        """Column lower bounds (n_vars,), a copy."""
         return self._lower.copy()
 
     @property
     def col_upper(self) -> np.ndarray:
+        """Column upper bounds (n_vars,), a copy."""
         return self._upper.copy()
 
     @property
     def integrality(self) -> np.ndarray:
+        """Integrality flags (n_vars,) bool, a copy."""
         return self._integrality.copy()
 
     @property
     def row_lower(self) -> np.ndarray:
+        """Row lower bounds (n_rows,), concatenated over the row blocks."""
         if not self._blocks:
             return np.zeros(0)
         return np.concatenate([b.lower for b in self._blocks])
 
     @property
     def row_upper(self) -> np.ndarray:
+        """Row upper bounds (n_rows,), concatenated over the row blocks."""
         if not self._blocks:
             return np.zeros(0)
         return np.concatenate([b.upper for b in self._blocks])
 
     @property
     def names(self) -> list[str] | None:
+        """Variable names, or None when the model has none."""
         return None if self._names is None else list(self._names)
 
     # ---------------------------------------------------------------- building
@@ -678,12 +689,13 @@ class LinearProgram:
                 raise InvalidInput("columns must not repeat a column")
             width = col_map.size
         mat = _block_to_csr(A, n_rows, width)
-        if not isinstance(A, tuple):
-            if mat.shape[1] > width or (col_map is not None and mat.shape[1] != width):
-                raise InvalidInput(
-                    f"A has {mat.shape[1]} columns, expected "
-                    f"{'at most ' if col_map is None else ''}{width}"
-                )
+        if not isinstance(A, tuple) and (
+            mat.shape[1] > width or (col_map is not None and mat.shape[1] != width)
+        ):
+            raise InvalidInput(
+                f"A has {mat.shape[1]} columns, expected "
+                f"{'at most ' if col_map is None else ''}{width}"
+            )
         m = mat.shape[0]
         lo = _bound_vector("lower", lower, m, default=-_INF)
         up = _bound_vector("upper", upper, m, default=_INF)

@@ -159,9 +159,11 @@ class RowGenProblem:
         self._rows.append((k, g, lo, up))
 
     def cost(self) -> np.ndarray:
+        """Costs of all columns: the shared ones first, then each block's."""
         return np.concatenate([self.shared[0]] + [b.cost for b in self.blocks])
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper) bounds of all columns, in the order of :meth:`cost`."""
         lo = np.concatenate([self.shared[1]] + [b.lower for b in self.blocks])
         up = np.concatenate([self.shared[2]] + [b.upper for b in self.blocks])
         return lo, up

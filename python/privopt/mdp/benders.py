@@ -97,6 +97,7 @@ class BendersModel:
 
     @property
     def n_y(self) -> int:
+        """Number of master variables y (coupled records × outputs)."""
         return int(self.y_records.size) * self.block.k
 
 

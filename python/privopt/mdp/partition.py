@@ -105,6 +105,7 @@ class Partition:
 
     @property
     def n_subsets(self) -> int:
+        """Number of subsets (subproblems) of the partition."""
         return len(self.internal)
 
     def sizes(self) -> dict[str, Any]:

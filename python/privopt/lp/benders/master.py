@@ -186,13 +186,18 @@ class _Master:
         """
         v, obj = self._solve_once(time_left)
         warm = not self.solved_cold
-        if warm and self._check_warm and self.active.all() and not self.is_mip:
-            if obj - self.last_safe_bound > WARM_CHECK_RTOL * max(abs(obj), 1e-12):
-                warm_obj = obj
-                self.discard_basis()
-                v, obj = self._solve_once(time_left)
-                self.n_cold_resolves += 1
-                self._check_warm = abs(obj - warm_obj) > 1e-9 * max(abs(obj), 1e-12)
+        if (
+            warm
+            and self._check_warm
+            and self.active.all()
+            and not self.is_mip
+            and obj - self.last_safe_bound > WARM_CHECK_RTOL * max(abs(obj), 1e-12)
+        ):
+            warm_obj = obj
+            self.discard_basis()
+            v, obj = self._solve_once(time_left)
+            self.n_cold_resolves += 1
+            self._check_warm = abs(obj - warm_obj) > 1e-9 * max(abs(obj), 1e-12)
         return v[: self.n_x], v[self.n_x :], obj
 
     def _solve_once(self, time_left: float | None) -> tuple[np.ndarray, float]:
@@ -388,10 +393,11 @@ class _MasterTimeout(Exception):
 def _prepare_initial_cuts(cuts: Sequence[Any], master: _Master) -> list[tuple]:
     width = master.n_x + master.n_theta
     rows = []
-    for i, cut in enumerate(cuts):
+    for i, given in enumerate(cuts):
+        cut = given
         if not isinstance(cut, Cut):
             try:
-                cut = Cut(*cut)
+                cut = Cut(*given)
             except TypeError:
                 raise InvalidInput(
                     f"initial_cuts[{i}] must be a Cut or (coef, lower, upper)"

@@ -68,6 +68,7 @@ class BendersProblem:
 
     @property
     def n_subproblems(self) -> int:
+        """Number of subproblems added so far."""
         return len(self._subs)
 
     def subproblem(self, k: int) -> tuple[LinearProgram, sp.csr_array]:

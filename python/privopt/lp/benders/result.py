@@ -78,6 +78,7 @@ class BendersResult:
 
     @property
     def certified_lower_bound(self) -> float:
+        """The certified lower bound (alias of ``lower_bound``, which is always certified here)."""
         return self.lower_bound
 
     @property

@@ -437,7 +437,7 @@ class _Dispatcher:
         for attempt in range(self.retries + 1):
             try:
                 return fut.result()
-            except Exception as exc:  # noqa: BLE001 - a lost worker, cancelled future, ...
+            except Exception as exc:  # a lost worker, a cancelled future, ...
                 if attempt == self.retries:
                     raise SolverError(
                         f"subproblem {self.names[k]} failed after {self.retries} retries: "
