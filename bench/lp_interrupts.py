@@ -17,19 +17,9 @@ import resource
 import statistics
 import time
 
-import numpy as np
-import scipy.sparse as sp
 from privopt.lp import LinearProgram, highs
+from privopt.lp.examples import random_packing_lp
 from privopt.lp.interrupts import WATCH_MIN_SIZE, interruptible
-
-
-def packing_lp(n_cols: int, n_rows: int, seed: int = 0) -> LinearProgram:
-    rng = np.random.default_rng(seed)
-    a = sp.random(n_rows, n_cols, density=0.005, random_state=seed, format="csr")
-    a.data = rng.uniform(0.1, 1.0, a.nnz)
-    lp = LinearProgram(n_cols, objective=-rng.uniform(0, 1, n_cols), lower=0.0, upper=1.0)
-    lp.add_rows(a, lower=-np.inf, upper=rng.uniform(1, 3, n_rows))
-    return lp
 
 
 def timed_solve(lp: LinearProgram, watched: bool) -> tuple[float, int, int]:
@@ -58,7 +48,7 @@ def main() -> None:
     ap.add_argument("--cols", type=int, default=3000)
     ap.add_argument("--rows", type=int, default=2000)
     args = ap.parse_args()
-    lp = packing_lp(args.cols, args.rows)
+    lp = random_packing_lp(args.cols, args.rows)
     assert lp.n_vars + lp.n_rows >= WATCH_MIN_SIZE, "below the watch threshold"
     print(f"load average {os.getloadavg()[0]:.1f}; {args.cols} cols x {args.rows} rows")
     print(f"{'plain s':>8} {'watched s':>10} {'iters':>7} {'callbacks':>10} {'ratio':>7}")

@@ -12,22 +12,12 @@ import signal
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from privopt.lp import highs
+from privopt.lp.examples import random_packing_lp
 from privopt.lp.interrupts import WATCH_MIN_SIZE, interruptible, watching
 from privopt.lp.model import LinearProgram
 
 TRIGGER = 30  # simplex iteration at which the test sends the signal
-
-
-def random_lp(n_cols: int, n_rows: int, seed: int = 0) -> LinearProgram:
-    """max-type packing LP (box [0, 1]) that needs thousands of simplex iterations."""
-    rng = np.random.default_rng(seed)
-    a = sp.random(n_rows, n_cols, density=0.005, random_state=seed, format="csr")
-    a.data = rng.uniform(0.1, 1.0, a.nnz)
-    lp = LinearProgram(n_cols, objective=-rng.uniform(0, 1, n_cols), lower=0.0, upper=1.0)
-    lp.add_rows(a, lower=-np.inf, upper=rng.uniform(1, 3, n_rows))
-    return lp
 
 
 def fresh(lp: LinearProgram):
@@ -55,7 +45,7 @@ def signal_at(h, sig: int, iteration: int = TRIGGER) -> list[int]:
 
 @pytest.fixture(scope="module")
 def big_lp() -> LinearProgram:
-    lp = random_lp(3_000, 2_000)
+    lp = random_packing_lp(3_000, 2_000)
     assert lp.n_vars + lp.n_rows >= WATCH_MIN_SIZE
     return lp
 
@@ -92,7 +82,7 @@ def test_sigterm_calls_the_handler_in_place_when_the_scope_opened(big_lp) -> Non
 
 
 def test_small_model_is_not_watched_and_the_signal_follows_the_run() -> None:
-    lp = random_lp(300, 200, seed=1)
+    lp = random_packing_lp(300, 200, seed=1)
     h = fresh(lp)
     signal_at(h, signal.SIGINT, iteration=1)
     with interruptible(), pytest.raises(KeyboardInterrupt):
@@ -118,7 +108,7 @@ def test_an_ignored_signal_stays_ignored() -> None:
 
 
 def test_outside_the_scope_runs_get_no_callback(big_lp) -> None:
-    h = fresh(random_lp(300, 200, seed=2))
+    h = fresh(random_packing_lp(300, 200, seed=2))
     highs.run(h)
     assert not getattr(h, "_privopt_watched", False)
     assert h.getModelStatus() == highs.ModelStatus.kOptimal

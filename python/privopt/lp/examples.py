@@ -1,7 +1,9 @@
-"""Random block-structured LPs for tests, the demo and benchmarks (generated, never downloaded).
+"""Random LPs for tests, the demo and benchmarks (generated, never downloaded).
 
-Both generators return a :class:`~privopt.lp.benders.BendersProblem` (master + K subproblems);
-``problem.to_monolithic()`` gives the equivalent single LP.
+The block generators return a :class:`~privopt.lp.benders.BendersProblem` (master + K
+subproblems; ``problem.to_monolithic()`` gives the equivalent single LP);
+:func:`random_packing_lp` returns one :class:`~privopt.lp.LinearProgram` that needs thousands of
+simplex iterations.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from privopt._validation import check_int
 from privopt.lp.benders import BendersProblem
 from privopt.lp.model import LinearProgram
 
-__all__ = ["random_block_lp", "capacity_expansion_lp"]
+__all__ = ["random_block_lp", "capacity_expansion_lp", "random_packing_lp"]
 
 
 def random_block_lp(
@@ -129,3 +131,24 @@ def capacity_expansion_lp(
         )
         problem.add_subproblem(sub, T, theta_lower=0.0)
     return problem
+
+
+def random_packing_lp(n_cols: int, n_rows: int, seed: int = 0) -> LinearProgram:
+    """``max pᵀx`` (as ``min −pᵀx``) over ``0 ≤ x ≤ 1`` and ``A x ≤ b``, A sparse (0.5 %
+    nonzeros in [0.1, 1]), b in [1, 3]: a packing LP that keeps the simplex busy for thousands of
+    iterations at a few thousand columns (used to time interrupts).
+
+    Examples
+    --------
+    >>> lp = random_packing_lp(200, 100, seed=1)
+    >>> lp.n_vars, lp.n_rows
+    (200, 100)
+    """
+    n_cols = check_int("n_cols", n_cols, minimum=1)
+    n_rows = check_int("n_rows", n_rows, minimum=1)
+    rng = np.random.default_rng(seed)
+    a = sp.random(n_rows, n_cols, density=0.005, random_state=seed, format="csr")
+    a.data = rng.uniform(0.1, 1.0, a.nnz)
+    lp = LinearProgram(n_cols, objective=-rng.uniform(0, 1, n_cols), lower=0.0, upper=1.0)
+    lp.add_rows(a, lower=-np.inf, upper=rng.uniform(1, 3, n_rows))
+    return lp
