@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing as mp
+import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import replace
 
@@ -270,6 +271,27 @@ def test_time_limit_stops_the_run():
     assert res.status == "time_limit" and res.iterations <= 1
 
 
+@pytest.mark.parametrize("limit", [0.15, 0.6])
+def test_time_limit_cuts_subproblem_rounds_short(limit):
+    # One subproblem round here takes about 1 s (40 subproblems, cold): the run must end
+    # within the limit plus one HiGHS call's reaction, not after the round (or a
+    # certification re-solve), and claim nothing it did not prove.
+    problem = random_block_lp(0, n_subproblems=40, sub_vars=400, sub_rows=200)
+    t0 = time.perf_counter()
+    try:
+        res = solve_benders(
+            problem, rel_gap=0, time_limit=limit, progress=False, max_iterations=1000
+        )
+    except SolverLimit as err:  # no complete round yet: no feasible point
+        assert err.status == "time_limit"
+        res = err.best
+    elapsed = time.perf_counter() - t0
+    assert elapsed <= limit + 0.35, elapsed
+    assert res.status == "time_limit"
+    assert res.lower_bound <= res.upper_bound
+    assert res.solve_time <= elapsed
+
+
 def _demand_problem() -> BendersProblem:
     """Buy capacity x ∈ [0, 10] at 1; unmet demand u at 3 with x + u ≥ 4: optimum x = 4."""
     master = LinearProgram(1, objective=[1.0], upper=10.0)
@@ -441,14 +463,14 @@ def test_dask_worker_killed_mid_solve_is_retried(monkeypatch):
     calls = {"n": 0}
     original = engine._Dispatcher.solve_all
 
-    def solve_all_killing_a_worker(self, xs, want_solution):
+    def solve_all_killing_a_worker(self, xs, want_solution, *args):
         calls["n"] += 1
         if calls["n"] == 2:
             victim = sorted(self._client.scheduler_info()["workers"])[0]
             # The victim's connection drops, as intended.
             with contextlib.suppress(Exception):
                 self._client.run(os._exit, 1, workers=[victim])
-        return original(self, xs, want_solution)
+        return original(self, xs, want_solution, *args)
 
     monkeypatch.setattr(engine._Dispatcher, "solve_all", solve_all_killing_a_worker)
     with (

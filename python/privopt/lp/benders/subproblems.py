@@ -72,14 +72,22 @@ class _SubSolver:
         self._h_elastic: Any = None  # a highspy.Highs once built
         self.feas_tol = float(dict(data.options).get("primal_feasibility_tolerance", 1e-7))
         self.n_calls = 0
+        self._time_limit = math.inf
 
     def W(self) -> sp.csc_array:
         if self._W is None:
             self._W = self.lp.matrix()
         return self._W
 
-    def solve(self, x_coupled: np.ndarray, want_solution: bool) -> _Outcome:
+    def solve(
+        self, x_coupled: np.ndarray, want_solution: bool, time_left: float | None = None
+    ) -> _Outcome:
+        """Solve at ``x_coupled``; with ``time_left`` (seconds) every HiGHS call of this solve
+        is limited to it, and a solve cut short returns kind ``"time_limit"``."""
+        self._set_time_limit(time_left)
         out = self._solve(x_coupled, want_solution)
+        if time_left is not None and out.kind == "error" and out.seconds >= time_left:
+            out = _Outcome("time_limit", message=out.message, seconds=out.seconds)
         out.cold = self.n_calls == 0
         self.n_calls += 1
         return out
@@ -88,6 +96,16 @@ class _SubSolver:
         self.h = self.lp.to_highs()
         configure(self.h, method="simplex", presolve=False)
         _set_options(self.h, self.data.options)
+        self.h.setOptionValue("time_limit", getattr(self, "_time_limit", math.inf))
+
+    def _set_time_limit(self, time_left: float | None) -> None:
+        # The run's deadline reaches every HiGHS call (a round of 100 grid subproblems took
+        # 40 s past a 120 s limit when only the master was limited).
+        limit = math.inf if time_left is None else max(float(time_left), 1e-3)
+        self._time_limit = limit
+        self.h.setOptionValue("time_limit", limit)
+        if self._h_elastic is not None:
+            self._h_elastic.setOptionValue("time_limit", limit)
 
     def _run(self) -> Any:
         highs.run(self.h)
@@ -112,6 +130,7 @@ class _SubSolver:
             self._h_elastic = lp.to_highs()
             configure(self._h_elastic, method="simplex", presolve=False)
             _set_options(self._h_elastic, self.data.options)
+            self._h_elastic.setOptionValue("time_limit", self._time_limit)
         h = self._h_elastic
         if self.coupled.size:
             rows = self.coupled
@@ -211,9 +230,11 @@ class _SubSolver:
         highs.run(self.h)
         st = self.h.getModelStatus()
         if st not in (S.kOptimal, S.kInfeasible, S.kUnboundedOrInfeasible, S.kUnbounded):
-            st = self._retry_from_scratch()
+            st = self._retry_from_scratch() if st != S.kTimeLimit else st
         out = None
-        if st not in (S.kOptimal, S.kUnbounded):
+        if st == S.kTimeLimit:
+            out = _Outcome("time_limit", message="time limit reached")
+        elif st not in (S.kOptimal, S.kUnbounded):
             out = self._not_optimal(st, x_coupled, lo, up)  # None: solved on widened bounds
         elif st == S.kUnbounded:
             out = _Outcome("unbounded")
@@ -352,14 +373,35 @@ def _cached_solver(token: str, k: int, source: Any) -> _SubSolver:
 
 
 def _remote_solve(
-    token: str, k: int, source: Any, x_coupled: np.ndarray, want_solution: bool
+    token: str,
+    k: int,
+    source: Any,
+    x_coupled: np.ndarray,
+    want_solution: bool,
+    time_left: float | None = None,
 ) -> _Outcome:
     """Module-level task: solve subproblem ``k`` of run ``token`` at ``x_coupled``.
 
     ``source`` is the subproblem data (Dask resolves a scattered future to it) or the path of a
     pickle file; either is used only the first time this process sees ``(token, k)``.
+    ``time_left`` (seconds from submission) limits the solve.
     """
-    return _cached_solver(token, k, source).solve(x_coupled, want_solution)
+    return _cached_solver(token, k, source).solve(x_coupled, want_solution, time_left)
+
+
+def _left(deadline: float | None) -> float | None:
+    """Seconds until ``deadline`` (a ``time.perf_counter()`` value), None without one."""
+    return None if deadline is None else deadline - time.perf_counter()
+
+
+def _solve_by(
+    solver: _SubSolver, x: np.ndarray, want_solution: bool, deadline: float | None
+) -> _Outcome:
+    """Solve with the time left until ``deadline``; none left: kind ``"time_limit"``."""
+    left = _left(deadline)
+    if left is not None and left <= 0:
+        return _Outcome("time_limit", message="time limit reached before the solve")
+    return solver.solve(x, want_solution, left)
 
 
 class _Dispatcher:
@@ -383,6 +425,7 @@ class _Dispatcher:
         self._sources: list[Any] = []
         self._tmpdir: tempfile.TemporaryDirectory | None = None
         self._client = None
+        self._time_left: float | None = None  # of the current round, for remote tasks
         if executor is None or isinstance(executor, ThreadPoolExecutor):
             self.mode = "serial" if executor is None else "threads"
             self._local = [_SubSolver(d) for d in subs]
@@ -399,16 +442,24 @@ class _Dispatcher:
                     pickle.dump(d, fh, protocol=pickle.HIGHEST_PROTOCOL)
                 self._sources.append(path)
 
-    def solve_all(self, xs: Sequence[np.ndarray], want_solution: bool) -> list[_Outcome]:
+    def solve_all(
+        self, xs: Sequence[np.ndarray], want_solution: bool, deadline: float | None = None
+    ) -> list[_Outcome]:
+        """The outcomes at ``xs`` (one point per subproblem, over its coupled columns). With a
+        ``deadline`` (a ``time.perf_counter()`` value) each solve gets the time left and the
+        ones that start after it are skipped: their outcome has kind ``"time_limit"``."""
         local = self._local or []
         if self.mode == "serial":
-            return [s.solve(x, want_solution) for s, x in zip(local, xs, strict=False)]
+            return [
+                _solve_by(s, x, want_solution, deadline) for s, x in zip(local, xs, strict=False)
+            ]
         if self.mode == "threads":
             futs = [
-                self.executor.submit(s.solve, x, want_solution)
+                self.executor.submit(_solve_by, s, x, want_solution, deadline)
                 for s, x in zip(local, xs, strict=False)
             ]
         else:
+            self._time_left = _left(deadline)
             futs = [
                 self._submit(k, src, x, want_solution)
                 for k, (src, x) in enumerate(zip(self._sources, xs, strict=False))
@@ -426,10 +477,13 @@ class _Dispatcher:
                 source,
                 x,
                 want_solution,
+                self._time_left,
                 pure=False,
                 retries=self.retries,
             )
-        return self.executor.submit(_remote_solve, self.token, k, source, x, want_solution)
+        return self.executor.submit(
+            _remote_solve, self.token, k, source, x, want_solution, self._time_left
+        )
 
     def _result(self, k: int, fut: Any, x: np.ndarray, want_solution: bool) -> _Outcome:
         """The task's outcome; a task lost with its worker (or its scattered data) is
