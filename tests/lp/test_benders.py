@@ -164,8 +164,45 @@ def test_dask_local_cluster_same_optimum():
     ):
         res = solve_benders(problem, rel_gap=1e-9, progress=False, executor=client.get_executor())
     assert res.executor_mode == "dask"
-    assert rel_err(res.objective, ref.objective) <= 1e-9
-    assert sum(h.n_cold_starts for h in res.history) <= 2 * problem.n_subproblems
+    # Batches are pinned to their workers: every subproblem has one warm solver that sees
+    # the serial run's points, so the iterates are bit for bit the serial ones.
+    assert res.objective == ref.objective and res.lower_bound == ref.lower_bound
+    assert [(h.lb, h.ub, h.iterate_ub) for h in res.history] == [
+        (h.lb, h.ub, h.iterate_ub) for h in ref.history
+    ]
+    assert sum(h.n_cold_starts for h in res.history) == problem.n_subproblems
+
+
+def test_one_task_per_worker_per_round():
+    # Remote executors get one batch task per worker and round, not one task per subproblem,
+    # and every subproblem lands in exactly one batch.
+    from concurrent.futures import Executor, Future
+
+    from privopt.lp.benders.subproblems import _balanced_batches
+
+    class CountingExecutor(Executor):
+        """Runs tasks inline; reports 3 workers like a process pool."""
+
+        _max_workers = 3
+
+        def __init__(self):
+            self.submitted = 0
+
+        def submit(self, fn, *args, **kwargs):
+            self.submitted += 1
+            f = Future()
+            f.set_result(fn(*args, **kwargs))
+            return f
+
+    problem = random_block_lp(4, n_subproblems=7)
+    ref = solve_benders(problem, rel_gap=1e-9, progress=False)
+    ex = CountingExecutor()
+    res = solve_benders(problem, rel_gap=1e-9, progress=False, executor=ex)
+    assert res.executor_mode == "files" and ex.submitted == 3 * res.iterations
+    assert res.objective == ref.objective and res.iterations == ref.iterations
+    batches = _balanced_batches(problem._subs, 3)
+    assert sorted(k for b in batches for k in b) == list(range(7)) and len(batches) == 3
+    assert batches == _balanced_batches(problem._subs, 3)
 
 
 def test_infeasible_problem_raises():
@@ -504,7 +541,9 @@ def test_lost_task_retries_then_names_the_subproblem():
 
     problem = capacity_expansion_lp(0, n_regions=2)
     pool = FailingExecutor()
-    with pytest.raises(SolverError, match=r"subproblem .* failed after 2 retries"):
+    with pytest.raises(
+        SolverError, match=r"subproblem batch \[sub0, sub1\] failed after 2 retries"
+    ):
         solve_benders(problem, executor=pool, retries=2, progress=False)
     assert pool.submitted >= 3  # the first task and two retries
 

@@ -404,8 +404,47 @@ def _solve_by(
     return solver.solve(x, want_solution, left)
 
 
+def _remote_batch(
+    token: str,
+    ks: Sequence[int],
+    sources: Sequence[Any],
+    xs: Sequence[np.ndarray],
+    want_solution: bool,
+    time_left: float | None = None,
+) -> list[_Outcome]:
+    """Module-level task: solve subproblems ``ks`` of run ``token`` at ``xs``, in order, on
+    this worker's cached solvers (one task per worker and round: the per-task overhead of
+    the executor is paid once per batch). ``sources[i]`` is the data of ``ks[i]`` (see
+    :func:`_remote_solve`); ``time_left`` (seconds from the task's start) limits the batch."""
+    deadline = None if time_left is None else time.perf_counter() + time_left
+    return [
+        _solve_by(_cached_solver(token, k, src), x, want_solution, deadline)
+        for k, src, x in zip(ks, sources, xs, strict=True)
+    ]
+
+
+def _balanced_batches(subs: Sequence[_SubData], n_batches: int) -> list[list[int]]:
+    """Subproblem indices split into ``n_batches`` groups of about equal work (largest first
+    onto the lightest group; work ~ nonzeros of ``W_k`` plus rows), each in increasing order.
+    Deterministic, so a subproblem stays with one worker (and its warm solver) for the run."""
+    work = [d.lp.matrix().nnz + d.lp.n_rows for d in subs]
+    loads = [0] * n_batches
+    groups: list[list[int]] = [[] for _ in range(n_batches)]
+    for k in sorted(range(len(subs)), key=lambda k: (-work[k], k)):
+        g = min(range(n_batches), key=lambda g: (loads[g], g))
+        groups[g].append(k)
+        loads[g] += work[k]
+    return [sorted(g) for g in groups if g]
+
+
 class _Dispatcher:
-    """Solves all subproblems at given master points; data shipped at construction."""
+    """Solves all subproblems at given master points; data shipped at construction.
+
+    Serial and threads: the solvers live here. Other executors: the subproblems are split
+    into one batch per worker (:func:`_balanced_batches`) and each round submits one
+    :func:`_remote_batch` task per batch; on Dask each batch's data is scattered once to its
+    worker and its tasks are pinned there, so every subproblem keeps one warm solver and the
+    iterates are those of the serial run."""
 
     def __init__(
         self,
@@ -422,7 +461,9 @@ class _Dispatcher:
         self.token = uuid.uuid4().hex
         self.mode = "serial"
         self._local: list[_SubSolver] | None = None
-        self._sources: list[Any] = []
+        self._batches: list[list[int]] = []
+        self._sources: list[Any] = []  # per batch: scattered future (Dask) or file paths
+        self._workers: list[str | None] = []  # per batch: the Dask worker it is pinned to
         self._tmpdir: tempfile.TemporaryDirectory | None = None
         self._client = None
         self._time_left: float | None = None  # of the current round, for remote tasks
@@ -432,15 +473,33 @@ class _Dispatcher:
         elif _dask_client(executor) is not None:
             self.mode = "dask"
             self._client = _dask_client(executor)
-            self._sources = self._client.scatter(list(subs), hash=False)
+            workers = sorted(self._client.scheduler_info()["workers"]) or [None]
+            self._batches = _balanced_batches(self.subs, len(workers))
+            self._workers = workers[: len(self._batches)]
+            self._sources = [self._scatter(b) for b in range(len(self._batches))]
         else:
             self.mode = "files"
+            self._batches = _balanced_batches(self.subs, _max_workers(executor))
             self._tmpdir = tempfile.TemporaryDirectory(prefix="privopt-benders-")
-            for k, d in enumerate(subs):
-                path = os.path.join(self._tmpdir.name, f"sub{k}.pkl")
-                with open(path, "wb") as fh:
-                    pickle.dump(d, fh, protocol=pickle.HIGHEST_PROTOCOL)
-                self._sources.append(path)
+            for batch in self._batches:
+                self._sources.append([self._write(k) for k in batch])
+
+    def _write(self, k: int) -> str:
+        assert self._tmpdir is not None
+        path = os.path.join(self._tmpdir.name, f"sub{k}.pkl")
+        with open(path, "wb") as fh:
+            pickle.dump(self.subs[k], fh, protocol=pickle.HIGHEST_PROTOCOL)
+        return path
+
+    def _scatter(self, b: int) -> Any:
+        """Batch ``b``'s data, scattered once (to its worker when it has one)."""
+        assert self._client is not None
+        data = [self.subs[k] for k in self._batches[b]]
+        where = self._workers[b]
+        # Wrapped: a scattered list would become one future per element.
+        return self._client.scatter(
+            [data], hash=False, broadcast=False, workers=None if where is None else [where]
+        )[0]
 
     def solve_all(
         self, xs: Sequence[np.ndarray], want_solution: bool, deadline: float | None = None
@@ -458,66 +517,70 @@ class _Dispatcher:
                 self.executor.submit(_solve_by, s, x, want_solution, deadline)
                 for s, x in zip(local, xs, strict=False)
             ]
-        else:
-            self._time_left = _left(deadline)
-            futs = [
-                self._submit(k, src, x, want_solution)
-                for k, (src, x) in enumerate(zip(self._sources, xs, strict=False))
-            ]
-            return [self._result(k, f, xs[k], want_solution) for k, f in enumerate(futs)]
-        return [f.result() for f in futs]
+            return [f.result() for f in futs]
+        self._time_left = _left(deadline)
+        batch_xs = [[xs[k] for k in batch] for batch in self._batches]
+        futs = [self._submit(b, bx, want_solution) for b, bx in enumerate(batch_xs)]
+        out: list[Any] = [None] * len(self.subs)
+        for b, fut in enumerate(futs):
+            results = self._result(b, fut, batch_xs[b], want_solution)
+            for k, res in zip(self._batches[b], results, strict=True):
+                out[k] = res
+        return out
 
-    def _submit(self, k: int, source: Any, x: np.ndarray, want_solution: bool) -> Any:
+    def _submit(self, b: int, xs: list[np.ndarray], want_solution: bool) -> Any:
+        args = (_remote_batch, self.token, self._batches[b], self._sources[b], xs, want_solution)
         if self.mode == "dask":
-            # Pure tasks: Dask re-runs them itself when their worker dies.
+            # Pure tasks: Dask re-runs them itself when their worker dies; pinned to the
+            # worker holding the batch's data and solvers (another one if it is gone).
+            where = self._workers[b]
+            pin = {} if where is None else {"workers": [where], "allow_other_workers": True}
             return self.executor.submit(
-                _remote_solve,
-                self.token,
-                k,
-                source,
-                x,
-                want_solution,
-                self._time_left,
-                pure=False,
-                retries=self.retries,
+                *args, self._time_left, pure=False, retries=self.retries, **pin
             )
-        return self.executor.submit(
-            _remote_solve, self.token, k, source, x, want_solution, self._time_left
-        )
+        return self.executor.submit(*args, self._time_left)
 
-    def _result(self, k: int, fut: Any, x: np.ndarray, want_solution: bool) -> _Outcome:
-        """The task's outcome; a task lost with its worker (or its scattered data) is
-        resubmitted with the subproblem data itself, up to ``retries`` times."""
+    def _result(self, b: int, fut: Any, xs: list[np.ndarray], want_solution: bool) -> list[Any]:
+        """The batch's outcomes; a task lost with its worker (or its scattered data) is
+        resubmitted with the batch's data shipped anew, up to ``retries`` times."""
         for attempt in range(self.retries + 1):
             try:
                 return fut.result()
             except Exception as exc:  # a lost worker, a cancelled future, ...
+                names = ", ".join(self.names[k] for k in self._batches[b])
                 if attempt == self.retries:
                     raise SolverError(
-                        f"subproblem {self.names[k]} failed after {self.retries} retries: "
+                        f"subproblem batch [{names}] failed after {self.retries} retries: "
                         f"{type(exc).__name__}: {exc}"
                     ) from exc
                 try:
-                    fut = self._submit(k, self._recover_source(k), x, want_solution)
+                    self._recover_source(b)
+                    fut = self._submit(b, xs, want_solution)
                 except Exception as sub_exc:  # noqa: BLE001 - e.g. a broken process pool
                     raise SolverError(
-                        f"subproblem {self.names[k]} failed and could not be resubmitted: "
+                        f"subproblem batch [{names}] failed and could not be resubmitted: "
                         f"{type(sub_exc).__name__}: {sub_exc}"
                     ) from exc
         raise AssertionError("unreachable")
 
-    def _recover_source(self, k: int) -> Any:
-        """Subproblem ``k``'s data for a resubmission: scattered anew on Dask (the copy may
-        have died with its worker), else the same file."""
+    def _recover_source(self, b: int) -> None:
+        """Batch ``b``'s data for a resubmission: scattered anew on Dask to any worker (the
+        copy may have died with its worker), else the same files."""
         if self._client is not None:  # Dask
-            self._sources[k] = self._client.scatter(self.subs[k], hash=False)
-        return self._sources[k]
+            self._workers[b] = None
+            self._sources[b] = self._scatter(b)
 
     def close(self) -> None:
         if self._client is not None and self._sources:
             self._client.cancel(self._sources)
         if self._tmpdir is not None:
             self._tmpdir.cleanup()
+
+
+def _max_workers(executor: Any) -> int:
+    """The executor's worker count where it tells (process pools do), else 1."""
+    n = getattr(executor, "_max_workers", None)
+    return n if isinstance(n, int) and n > 0 else 1
 
 
 def _dask_client(executor: Any) -> Any:
