@@ -71,6 +71,12 @@ def run(block: Any, args: argparse.Namespace, executor: Any) -> dict[str, Any]:
 
 
 def peak_rss_mib() -> float:
+    """This process's peak RSS (VmHWM; ``ru_maxrss`` survives exec, so spawned workers
+    would report their parent's peak)."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM"):
+                return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
