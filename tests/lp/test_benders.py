@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing as mp
+import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import replace
 
@@ -163,8 +164,45 @@ def test_dask_local_cluster_same_optimum():
     ):
         res = solve_benders(problem, rel_gap=1e-9, progress=False, executor=client.get_executor())
     assert res.executor_mode == "dask"
-    assert rel_err(res.objective, ref.objective) <= 1e-9
-    assert sum(h.n_cold_starts for h in res.history) <= 2 * problem.n_subproblems
+    # Batches are pinned to their workers: every subproblem has one warm solver that sees
+    # the serial run's points, so the iterates are bit for bit the serial ones.
+    assert res.objective == ref.objective and res.lower_bound == ref.lower_bound
+    assert [(h.lb, h.ub, h.iterate_ub) for h in res.history] == [
+        (h.lb, h.ub, h.iterate_ub) for h in ref.history
+    ]
+    assert sum(h.n_cold_starts for h in res.history) == problem.n_subproblems
+
+
+def test_one_task_per_worker_per_round():
+    # Remote executors get one batch task per worker and round, not one task per subproblem,
+    # and every subproblem lands in exactly one batch.
+    from concurrent.futures import Executor, Future
+
+    from privopt.lp.benders.subproblems import _balanced_batches
+
+    class CountingExecutor(Executor):
+        """Runs tasks inline; reports 3 workers like a process pool."""
+
+        _max_workers = 3
+
+        def __init__(self):
+            self.submitted = 0
+
+        def submit(self, fn, *args, **kwargs):
+            self.submitted += 1
+            f = Future()
+            f.set_result(fn(*args, **kwargs))
+            return f
+
+    problem = random_block_lp(4, n_subproblems=7)
+    ref = solve_benders(problem, rel_gap=1e-9, progress=False)
+    ex = CountingExecutor()
+    res = solve_benders(problem, rel_gap=1e-9, progress=False, executor=ex)
+    assert res.executor_mode == "files" and ex.submitted == 3 * res.iterations
+    assert res.objective == ref.objective and res.iterations == ref.iterations
+    batches = _balanced_batches(problem._subs, 3)
+    assert sorted(k for b in batches for k in b) == list(range(7)) and len(batches) == 3
+    assert batches == _balanced_batches(problem._subs, 3)
 
 
 def test_infeasible_problem_raises():
@@ -268,6 +306,27 @@ def test_time_limit_stops_the_run():
         assert err.status == "time_limit"
         res = err.best
     assert res.status == "time_limit" and res.iterations <= 1
+
+
+@pytest.mark.parametrize("limit", [0.15, 0.6])
+def test_time_limit_cuts_subproblem_rounds_short(limit):
+    # One subproblem round here takes about 1 s (40 subproblems, cold): the run must end
+    # within the limit plus one HiGHS call's reaction, not after the round (or a
+    # certification re-solve), and claim nothing it did not prove.
+    problem = random_block_lp(0, n_subproblems=40, sub_vars=400, sub_rows=200)
+    t0 = time.perf_counter()
+    try:
+        res = solve_benders(
+            problem, rel_gap=0, time_limit=limit, progress=False, max_iterations=1000
+        )
+    except SolverLimit as err:  # no complete round yet: no feasible point
+        assert err.status == "time_limit"
+        res = err.best
+    elapsed = time.perf_counter() - t0
+    assert elapsed <= limit + 0.35, elapsed
+    assert res.status == "time_limit"
+    assert res.lower_bound <= res.upper_bound
+    assert res.solve_time <= elapsed
 
 
 def _demand_problem() -> BendersProblem:
@@ -441,14 +500,14 @@ def test_dask_worker_killed_mid_solve_is_retried(monkeypatch):
     calls = {"n": 0}
     original = engine._Dispatcher.solve_all
 
-    def solve_all_killing_a_worker(self, xs, want_solution):
+    def solve_all_killing_a_worker(self, xs, want_solution, *args):
         calls["n"] += 1
         if calls["n"] == 2:
             victim = sorted(self._client.scheduler_info()["workers"])[0]
             # The victim's connection drops, as intended.
             with contextlib.suppress(Exception):
                 self._client.run(os._exit, 1, workers=[victim])
-        return original(self, xs, want_solution)
+        return original(self, xs, want_solution, *args)
 
     monkeypatch.setattr(engine._Dispatcher, "solve_all", solve_all_killing_a_worker)
     with (
@@ -482,7 +541,9 @@ def test_lost_task_retries_then_names_the_subproblem():
 
     problem = capacity_expansion_lp(0, n_regions=2)
     pool = FailingExecutor()
-    with pytest.raises(SolverError, match=r"subproblem .* failed after 2 retries"):
+    with pytest.raises(
+        SolverError, match=r"subproblem batch \[sub0, sub1\] failed after 2 retries"
+    ):
         solve_benders(problem, executor=pool, retries=2, progress=False)
     assert pool.submitted >= 3  # the first task and two retries
 

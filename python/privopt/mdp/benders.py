@@ -382,6 +382,8 @@ def solve_benders_block(
         check_positive("rel_gap", rel_gap)
     check_nonnegative("abs_gap", abs_gap)
     max_iterations = check_int("max_iterations", max_iterations, minimum=1)
+    if time_limit is not None:
+        time_limit = check_positive("time_limit", time_limit, allow_inf=True)
     start = time.perf_counter()
     if labels is None:
         mm = check_int("m", m, minimum=1)
@@ -396,6 +398,8 @@ def solve_benders_block(
         max_initial_cut_rows=max_initial_cut_rows,
     )
     setup_s = time.perf_counter() - start
+    # The limit covers the partition and model build too.
+    time_limit = None if time_limit is None else max(time_limit - setup_s, 1e-3)
     if not model.subs:
         # Every record is a boundary record: the master is the whole LP of the block.
         z, value, info = _solve_block_rowgen(

@@ -44,16 +44,19 @@ basis):
 * ``executor=None``: serial, in this process.
 * :class:`~concurrent.futures.ThreadPoolExecutor`: the solvers live in this process; HiGHS
   releases the GIL in ``run()``.
-* Dask (``distributed.Client.get_executor()``): each subproblem is ``client.scatter``-ed once;
-  tasks carry the scattered future, so Dask runs them where the data lives.
+* Dask (``distributed.Client.get_executor()``) and any other executor: the subproblems are
+  split once into one batch per worker (balanced by size) and each round submits one task per
+  batch (the executor's per-task overhead is paid per worker, not per subproblem).
+* Dask: each batch is ``client.scatter``-ed once to its worker and its tasks are pinned there,
+  so each subproblem keeps one warm solver and the iterates are the serial ones.
 * Any other executor (e.g. :class:`~concurrent.futures.ProcessPoolExecutor`): each subproblem is
-  pickled once into a temporary file; tasks carry ``(token, k, path, x_k)`` and a module-level
+  pickled once into a temporary file; tasks carry ``(token, ks, paths, xs)`` and a module-level
   function loads the file at most once per worker process, caching the solver under the
   per-run ``token`` (a small LRU of recent runs, so workers do not accumulate models). This needs
   workers on the same machine (shared file system). Prefer a ``spawn``/``forkserver``
   multiprocessing context: forking a process that already ran HiGHS's thread pool is unsafe.
 
-Only the coupled entries ``x[cols(T_k)]`` travel per task and per iteration.
+Only the coupled entries ``x[cols(T_k)]`` travel per subproblem and per iteration.
 """
 
 # Internal pieces re-exported under their former module path (tests, privopt.mdp, workers).

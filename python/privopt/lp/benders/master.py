@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -184,6 +185,7 @@ class _Master:
         HiGHS report a value above the master's optimum. When the cold value equals the warm
         one, the bound was merely loose (badly scaled cuts) and the check is switched off.
         """
+        t0 = time.perf_counter()
         v, obj = self._solve_once(time_left)
         warm = not self.solved_cold
         if (
@@ -195,6 +197,10 @@ class _Master:
         ):
             warm_obj = obj
             self.discard_basis()
+            if time_left is not None:
+                time_left -= time.perf_counter() - t0
+                if time_left <= 0:
+                    raise _MasterTimeout("time limit reached")
             v, obj = self._solve_once(time_left)
             self.n_cold_resolves += 1
             self._check_warm = abs(obj - warm_obj) > 1e-9 * max(abs(obj), 1e-12)

@@ -72,14 +72,22 @@ class _SubSolver:
         self._h_elastic: Any = None  # a highspy.Highs once built
         self.feas_tol = float(dict(data.options).get("primal_feasibility_tolerance", 1e-7))
         self.n_calls = 0
+        self._time_limit = math.inf
 
     def W(self) -> sp.csc_array:
         if self._W is None:
             self._W = self.lp.matrix()
         return self._W
 
-    def solve(self, x_coupled: np.ndarray, want_solution: bool) -> _Outcome:
+    def solve(
+        self, x_coupled: np.ndarray, want_solution: bool, time_left: float | None = None
+    ) -> _Outcome:
+        """Solve at ``x_coupled``; with ``time_left`` (seconds) every HiGHS call of this solve
+        is limited to it, and a solve cut short returns kind ``"time_limit"``."""
+        self._set_time_limit(time_left)
         out = self._solve(x_coupled, want_solution)
+        if time_left is not None and out.kind == "error" and out.seconds >= time_left:
+            out = _Outcome("time_limit", message=out.message, seconds=out.seconds)
         out.cold = self.n_calls == 0
         self.n_calls += 1
         return out
@@ -88,6 +96,16 @@ class _SubSolver:
         self.h = self.lp.to_highs()
         configure(self.h, method="simplex", presolve=False)
         _set_options(self.h, self.data.options)
+        self.h.setOptionValue("time_limit", getattr(self, "_time_limit", math.inf))
+
+    def _set_time_limit(self, time_left: float | None) -> None:
+        # The run's deadline reaches every HiGHS call (a round of 100 grid subproblems took
+        # 40 s past a 120 s limit when only the master was limited).
+        limit = math.inf if time_left is None else max(float(time_left), 1e-3)
+        self._time_limit = limit
+        self.h.setOptionValue("time_limit", limit)
+        if self._h_elastic is not None:
+            self._h_elastic.setOptionValue("time_limit", limit)
 
     def _run(self) -> Any:
         highs.run(self.h)
@@ -112,6 +130,7 @@ class _SubSolver:
             self._h_elastic = lp.to_highs()
             configure(self._h_elastic, method="simplex", presolve=False)
             _set_options(self._h_elastic, self.data.options)
+            self._h_elastic.setOptionValue("time_limit", self._time_limit)
         h = self._h_elastic
         if self.coupled.size:
             rows = self.coupled
@@ -211,9 +230,11 @@ class _SubSolver:
         highs.run(self.h)
         st = self.h.getModelStatus()
         if st not in (S.kOptimal, S.kInfeasible, S.kUnboundedOrInfeasible, S.kUnbounded):
-            st = self._retry_from_scratch()
+            st = self._retry_from_scratch() if st != S.kTimeLimit else st
         out = None
-        if st not in (S.kOptimal, S.kUnbounded):
+        if st == S.kTimeLimit:
+            out = _Outcome("time_limit", message="time limit reached")
+        elif st not in (S.kOptimal, S.kUnbounded):
             out = self._not_optimal(st, x_coupled, lo, up)  # None: solved on widened bounds
         elif st == S.kUnbounded:
             out = _Outcome("unbounded")
@@ -352,18 +373,78 @@ def _cached_solver(token: str, k: int, source: Any) -> _SubSolver:
 
 
 def _remote_solve(
-    token: str, k: int, source: Any, x_coupled: np.ndarray, want_solution: bool
+    token: str,
+    k: int,
+    source: Any,
+    x_coupled: np.ndarray,
+    want_solution: bool,
+    time_left: float | None = None,
 ) -> _Outcome:
     """Module-level task: solve subproblem ``k`` of run ``token`` at ``x_coupled``.
 
     ``source`` is the subproblem data (Dask resolves a scattered future to it) or the path of a
     pickle file; either is used only the first time this process sees ``(token, k)``.
+    ``time_left`` (seconds from submission) limits the solve.
     """
-    return _cached_solver(token, k, source).solve(x_coupled, want_solution)
+    return _cached_solver(token, k, source).solve(x_coupled, want_solution, time_left)
+
+
+def _left(deadline: float | None) -> float | None:
+    """Seconds until ``deadline`` (a ``time.perf_counter()`` value), None without one."""
+    return None if deadline is None else deadline - time.perf_counter()
+
+
+def _solve_by(
+    solver: _SubSolver, x: np.ndarray, want_solution: bool, deadline: float | None
+) -> _Outcome:
+    """Solve with the time left until ``deadline``; none left: kind ``"time_limit"``."""
+    left = _left(deadline)
+    if left is not None and left <= 0:
+        return _Outcome("time_limit", message="time limit reached before the solve")
+    return solver.solve(x, want_solution, left)
+
+
+def _remote_batch(
+    token: str,
+    ks: Sequence[int],
+    sources: Sequence[Any],
+    xs: Sequence[np.ndarray],
+    want_solution: bool,
+    time_left: float | None = None,
+) -> list[_Outcome]:
+    """Module-level task: solve subproblems ``ks`` of run ``token`` at ``xs``, in order, on
+    this worker's cached solvers (one task per worker and round: the per-task overhead of
+    the executor is paid once per batch). ``sources[i]`` is the data of ``ks[i]`` (see
+    :func:`_remote_solve`); ``time_left`` (seconds from the task's start) limits the batch."""
+    deadline = None if time_left is None else time.perf_counter() + time_left
+    return [
+        _solve_by(_cached_solver(token, k, src), x, want_solution, deadline)
+        for k, src, x in zip(ks, sources, xs, strict=True)
+    ]
+
+
+def _balanced_batches(subs: Sequence[_SubData], n_batches: int) -> list[list[int]]:
+    """Subproblem indices split into ``n_batches`` groups of about equal work (largest first
+    onto the lightest group; work ~ nonzeros of ``W_k`` plus rows), each in increasing order.
+    Deterministic, so a subproblem stays with one worker (and its warm solver) for the run."""
+    work = [d.lp.matrix().nnz + d.lp.n_rows for d in subs]
+    loads = [0] * n_batches
+    groups: list[list[int]] = [[] for _ in range(n_batches)]
+    for k in sorted(range(len(subs)), key=lambda k: (-work[k], k)):
+        g = min(range(n_batches), key=lambda g: (loads[g], g))
+        groups[g].append(k)
+        loads[g] += work[k]
+    return [sorted(g) for g in groups if g]
 
 
 class _Dispatcher:
-    """Solves all subproblems at given master points; data shipped at construction."""
+    """Solves all subproblems at given master points; data shipped at construction.
+
+    Serial and threads: the solvers live here. Other executors: the subproblems are split
+    into one batch per worker (:func:`_balanced_batches`) and each round submits one
+    :func:`_remote_batch` task per batch; on Dask each batch's data is scattered once to its
+    worker and its tasks are pinned there, so every subproblem keeps one warm solver and the
+    iterates are those of the serial run."""
 
     def __init__(
         self,
@@ -380,90 +461,126 @@ class _Dispatcher:
         self.token = uuid.uuid4().hex
         self.mode = "serial"
         self._local: list[_SubSolver] | None = None
-        self._sources: list[Any] = []
+        self._batches: list[list[int]] = []
+        self._sources: list[Any] = []  # per batch: scattered future (Dask) or file paths
+        self._workers: list[str | None] = []  # per batch: the Dask worker it is pinned to
         self._tmpdir: tempfile.TemporaryDirectory | None = None
         self._client = None
+        self._time_left: float | None = None  # of the current round, for remote tasks
         if executor is None or isinstance(executor, ThreadPoolExecutor):
             self.mode = "serial" if executor is None else "threads"
             self._local = [_SubSolver(d) for d in subs]
         elif _dask_client(executor) is not None:
             self.mode = "dask"
             self._client = _dask_client(executor)
-            self._sources = self._client.scatter(list(subs), hash=False)
+            workers = sorted(self._client.scheduler_info()["workers"]) or [None]
+            self._batches = _balanced_batches(self.subs, len(workers))
+            self._workers = workers[: len(self._batches)]
+            self._sources = [self._scatter(b) for b in range(len(self._batches))]
         else:
             self.mode = "files"
+            self._batches = _balanced_batches(self.subs, _max_workers(executor))
             self._tmpdir = tempfile.TemporaryDirectory(prefix="privopt-benders-")
-            for k, d in enumerate(subs):
-                path = os.path.join(self._tmpdir.name, f"sub{k}.pkl")
-                with open(path, "wb") as fh:
-                    pickle.dump(d, fh, protocol=pickle.HIGHEST_PROTOCOL)
-                self._sources.append(path)
+            for batch in self._batches:
+                self._sources.append([self._write(k) for k in batch])
 
-    def solve_all(self, xs: Sequence[np.ndarray], want_solution: bool) -> list[_Outcome]:
+    def _write(self, k: int) -> str:
+        assert self._tmpdir is not None
+        path = os.path.join(self._tmpdir.name, f"sub{k}.pkl")
+        with open(path, "wb") as fh:
+            pickle.dump(self.subs[k], fh, protocol=pickle.HIGHEST_PROTOCOL)
+        return path
+
+    def _scatter(self, b: int) -> Any:
+        """Batch ``b``'s data, scattered once (to its worker when it has one)."""
+        assert self._client is not None
+        data = [self.subs[k] for k in self._batches[b]]
+        where = self._workers[b]
+        # Wrapped: a scattered list would become one future per element.
+        return self._client.scatter(
+            [data], hash=False, broadcast=False, workers=None if where is None else [where]
+        )[0]
+
+    def solve_all(
+        self, xs: Sequence[np.ndarray], want_solution: bool, deadline: float | None = None
+    ) -> list[_Outcome]:
+        """The outcomes at ``xs`` (one point per subproblem, over its coupled columns). With a
+        ``deadline`` (a ``time.perf_counter()`` value) each solve gets the time left and the
+        ones that start after it are skipped: their outcome has kind ``"time_limit"``."""
         local = self._local or []
         if self.mode == "serial":
-            return [s.solve(x, want_solution) for s, x in zip(local, xs, strict=False)]
+            return [
+                _solve_by(s, x, want_solution, deadline) for s, x in zip(local, xs, strict=False)
+            ]
         if self.mode == "threads":
             futs = [
-                self.executor.submit(s.solve, x, want_solution)
+                self.executor.submit(_solve_by, s, x, want_solution, deadline)
                 for s, x in zip(local, xs, strict=False)
             ]
-        else:
-            futs = [
-                self._submit(k, src, x, want_solution)
-                for k, (src, x) in enumerate(zip(self._sources, xs, strict=False))
-            ]
-            return [self._result(k, f, xs[k], want_solution) for k, f in enumerate(futs)]
-        return [f.result() for f in futs]
+            return [f.result() for f in futs]
+        self._time_left = _left(deadline)
+        batch_xs = [[xs[k] for k in batch] for batch in self._batches]
+        futs = [self._submit(b, bx, want_solution) for b, bx in enumerate(batch_xs)]
+        out: list[Any] = [None] * len(self.subs)
+        for b, fut in enumerate(futs):
+            results = self._result(b, fut, batch_xs[b], want_solution)
+            for k, res in zip(self._batches[b], results, strict=True):
+                out[k] = res
+        return out
 
-    def _submit(self, k: int, source: Any, x: np.ndarray, want_solution: bool) -> Any:
+    def _submit(self, b: int, xs: list[np.ndarray], want_solution: bool) -> Any:
+        args = (_remote_batch, self.token, self._batches[b], self._sources[b], xs, want_solution)
         if self.mode == "dask":
-            # Pure tasks: Dask re-runs them itself when their worker dies.
+            # Pure tasks: Dask re-runs them itself when their worker dies; pinned to the
+            # worker holding the batch's data and solvers (another one if it is gone).
+            where = self._workers[b]
+            pin = {} if where is None else {"workers": [where], "allow_other_workers": True}
             return self.executor.submit(
-                _remote_solve,
-                self.token,
-                k,
-                source,
-                x,
-                want_solution,
-                pure=False,
-                retries=self.retries,
+                *args, self._time_left, pure=False, retries=self.retries, **pin
             )
-        return self.executor.submit(_remote_solve, self.token, k, source, x, want_solution)
+        return self.executor.submit(*args, self._time_left)
 
-    def _result(self, k: int, fut: Any, x: np.ndarray, want_solution: bool) -> _Outcome:
-        """The task's outcome; a task lost with its worker (or its scattered data) is
-        resubmitted with the subproblem data itself, up to ``retries`` times."""
+    def _result(self, b: int, fut: Any, xs: list[np.ndarray], want_solution: bool) -> list[Any]:
+        """The batch's outcomes; a task lost with its worker (or its scattered data) is
+        resubmitted with the batch's data shipped anew, up to ``retries`` times."""
         for attempt in range(self.retries + 1):
             try:
                 return fut.result()
             except Exception as exc:  # a lost worker, a cancelled future, ...
+                names = ", ".join(self.names[k] for k in self._batches[b])
                 if attempt == self.retries:
                     raise SolverError(
-                        f"subproblem {self.names[k]} failed after {self.retries} retries: "
+                        f"subproblem batch [{names}] failed after {self.retries} retries: "
                         f"{type(exc).__name__}: {exc}"
                     ) from exc
                 try:
-                    fut = self._submit(k, self._recover_source(k), x, want_solution)
+                    self._recover_source(b)
+                    fut = self._submit(b, xs, want_solution)
                 except Exception as sub_exc:  # noqa: BLE001 - e.g. a broken process pool
                     raise SolverError(
-                        f"subproblem {self.names[k]} failed and could not be resubmitted: "
+                        f"subproblem batch [{names}] failed and could not be resubmitted: "
                         f"{type(sub_exc).__name__}: {sub_exc}"
                     ) from exc
         raise AssertionError("unreachable")
 
-    def _recover_source(self, k: int) -> Any:
-        """Subproblem ``k``'s data for a resubmission: scattered anew on Dask (the copy may
-        have died with its worker), else the same file."""
+    def _recover_source(self, b: int) -> None:
+        """Batch ``b``'s data for a resubmission: scattered anew on Dask to any worker (the
+        copy may have died with its worker), else the same files."""
         if self._client is not None:  # Dask
-            self._sources[k] = self._client.scatter(self.subs[k], hash=False)
-        return self._sources[k]
+            self._workers[b] = None
+            self._sources[b] = self._scatter(b)
 
     def close(self) -> None:
         if self._client is not None and self._sources:
             self._client.cancel(self._sources)
         if self._tmpdir is not None:
             self._tmpdir.cleanup()
+
+
+def _max_workers(executor: Any) -> int:
+    """The executor's worker count where it tells (process pools do), else 1."""
+    n = getattr(executor, "_max_workers", None)
+    return n if isinstance(n, int) and n > 0 else 1
 
 
 def _dask_client(executor: Any) -> Any:
