@@ -132,6 +132,7 @@ def test_mechanisms_take_an_executor_and_reject_other_objects():
 @pytest.mark.dask
 def test_local_cluster_with_worker_processes_equals_serial():
     import distributed  # in the test extra: a missing install must fail, not skip
+
     data = synthetic_hierarchy([6, 8, 10], 50_000, N=4, seed=3)
     m = measure_counts(data, 0.3, rng=1)
     h, G, lam = data.hierarchy, data.G, float(m.scale[0])

@@ -76,6 +76,7 @@ def test_threads_give_the_same_partition(census, inline_three_parts):
 @pytest.mark.slow
 def test_dask_local_cluster_gives_the_same_partition(census, inline_three_parts):
     import distributed  # in the test extra: a missing install must fail, not skip
+
     _, p = census
     inline = inline_three_parts
     with (

@@ -154,6 +154,7 @@ def test_threads_and_processes_give_same_optimum():
 @pytest.mark.dask
 def test_dask_local_cluster_same_optimum():
     import distributed  # in the test extra: a missing install must fail, not skip
+
     problem = capacity_expansion_lp(1, n_regions=4)
     ref = solve_benders(problem, rel_gap=1e-9, progress=False)
     with (
@@ -492,9 +493,9 @@ def test_dask_worker_killed_mid_solve_is_retried(monkeypatch):
     # between two rounds; its tasks are retried and the result equals the serial one.
     import os
 
+    import distributed  # in the test extra: a missing install must fail, not skip
     import privopt.lp.benders as engine
 
-    import distributed  # in the test extra: a missing install must fail, not skip
     problem = capacity_expansion_lp(1, n_regions=4)
     ref = solve_benders(problem, rel_gap=1e-9, progress=False)
     calls = {"n": 0}

@@ -241,6 +241,7 @@ def test_process_executor_same_answer() -> None:
 @pytest.mark.dask
 def test_dask_executor_same_answer() -> None:
     import distributed  # in the test extra: a missing install must fail, not skip
+
     prob = line_problem(12, 0.7)
     with (
         distributed.LocalCluster(
