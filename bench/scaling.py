@@ -155,6 +155,28 @@ def _plot_series(
         ax.loglog(ahead, fit(ahead), ":", color=color, label=f"{name}: fit extended")
 
 
+def fitted_result(
+    family: str,
+    sizes: list[int],
+    series: dict[str, list[float]],
+    keys: tuple[str, str],
+    out: str | Path,
+    **extra: Any,
+) -> dict:
+    """The per-family scripts' result: ``series`` measured at ``sizes`` with the log-log
+    exponents of its time and memory columns (``keys``) and the plot's path."""
+    sizes = list(sizes)
+    return {
+        "family": family,
+        **extra,
+        "sizes": sizes,
+        **series,
+        "time_exponent": log_log_slope(sizes, series[keys[0]]),
+        "memory_exponent": log_log_slope(sizes, series[keys[1]]),
+        "plot": str(out),
+    }
+
+
 def plot_runs(
     runs: list[tuple[str, dict]],
     out: Path,

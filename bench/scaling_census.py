@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from census_scale import SOLVER, run_child
-from scaling import log_log_slope, plot_runs
+from scaling import fitted_result, plot_runs
 
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 FANOUTS = {
@@ -45,15 +45,13 @@ def census(sizes=DEFAULT_SIZES, out: str | Path = "census_scaling.png") -> dict:
             raise RuntimeError(f"census DP at {n} leaves failed: {r['error']}")
         solve_s.append(r["seconds"])
         own.append(max(r["solver_peak_mib"] - r["before_mib"], 1.0))
-    result = {
-        "family": "census (M_H^dp tree DP)",
-        "sizes": list(sizes),
-        "solve_s": solve_s,
-        "solver_mib": own,
-        "time_exponent": log_log_slope(list(sizes), solve_s),
-        "memory_exponent": log_log_slope(list(sizes), own),
-        "plot": str(out),
-    }
+    result = fitted_result(
+        "census (M_H^dp tree DP)",
+        sizes,
+        {"solve_s": solve_s, "solver_mib": own},
+        ("solve_s", "solver_mib"),
+        out,
+    )
     plot(result, Path(out))
     return result
 

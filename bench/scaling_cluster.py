@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dpm_scale import run_child
-from scaling import log_log_slope, plot_runs
+from scaling import fitted_result, plot_runs
 
 DEFAULT_SIZES = (100_000, 300_000, 1_000_000, 3_000_000)
 
@@ -33,15 +33,9 @@ def cluster(sizes=DEFAULT_SIZES, d: int = 10, out: str | Path = "dpm_scaling.png
             raise RuntimeError(f"DPM fit at n = {n} failed: {r['error']}")
         fit_s.append(r["fit_s"])
         peak.append(r["peak_gib"])
-    result = {
-        "family": "cluster (DPM)",
-        "sizes": list(sizes),
-        "fit_s": fit_s,
-        "peak_gib": peak,
-        "time_exponent": log_log_slope(list(sizes), fit_s),
-        "memory_exponent": log_log_slope(list(sizes), peak),
-        "plot": str(out),
-    }
+    result = fitted_result(
+        "cluster (DPM)", sizes, {"fit_s": fit_s, "peak_gib": peak}, ("fit_s", "peak_gib"), out
+    )
     plot(result, Path(out))
     return result
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kanon_measure import run_child
-from scaling import log_log_slope, plot_runs
+from scaling import fitted_result, plot_runs
 
 DEFAULT_SIZES = {"greedy": (100_000, 300_000, 1_000_000), "split_carry": (10_000, 30_000, 100_000)}
 
@@ -41,18 +41,15 @@ def kanon(
         solve_s.append(r["solve"])
         total_s.append(r["total"])
         peak.append(r["rss_mib"] / 1024)
-    result = {
-        "family": f"kanon ({method})",
-        "method": method,
-        "data": data,
-        "sizes": sizes,
-        "solve_s": solve_s,
-        "total_s": total_s,
-        "peak_gib": peak,
-        "time_exponent": log_log_slope(sizes, solve_s),
-        "memory_exponent": log_log_slope(sizes, peak),
-        "plot": str(out),
-    }
+    result = fitted_result(
+        f"kanon ({method})",
+        sizes,
+        {"solve_s": solve_s, "total_s": total_s, "peak_gib": peak},
+        ("solve_s", "peak_gib"),
+        out,
+        method=method,
+        data=data,
+    )
     plot(result, Path(out))
     return result
 
