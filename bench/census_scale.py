@@ -233,10 +233,12 @@ print(json.dumps({"serial": t_serial, "dask": t_remote, "equal": equal,
 """
 
 
+#: Regular hierarchies (fan-out per level below the root) of the Dask sections, by leaf count.
+DASK_FANOUTS = {10**5: [10, 100, 100], 10**6: [10, 100, 1000], 10**7: [10, 1000, 1000]}
+
+
 def dask_section(args: argparse.Namespace) -> None:
-    fanouts = {10**5: [10, 100, 100], 10**6: [10, 100, 1000], 10**7: [10, 1000, 1000]}[
-        args.dask_leaves
-    ]
+    fanouts = DASK_FANOUTS[args.dask_leaves]
     print(
         f"## Tree DP on a Dask LocalCluster ({args.workers} worker processes), "
         f"{args.dask_leaves:,} leaves"
@@ -279,9 +281,7 @@ print(json.dumps({"seconds": seconds, "worker_peak_mib": max(peaks.values()),
 
 
 def streamed_section(args: argparse.Namespace) -> None:
-    fanouts = {10**5: [10, 100, 100], 10**6: [10, 100, 1000], 10**7: [10, 1000, 1000]}[
-        args.dask_leaves
-    ]
+    fanouts = DASK_FANOUTS[args.dask_leaves]
     print(
         f"## Streamed M_H^dp (generated, measured and solved per top-level subtree) on a Dask "
         f"LocalCluster ({args.workers} worker processes, 4 GiB each), {args.dask_leaves:,} leaves"
