@@ -199,6 +199,21 @@ void parallel_rows(std::int64_t n, int n_threads, Body body) {
     for (auto& th : pool) th.join();
 }
 
+// Add one point's d cell codes to its slot's per-dimension histograms (base: d × nc counters);
+// false when a code is outside the grid (those codes are skipped).
+template <class Code>
+bool add_codes(const Code* c, std::int64_t d, std::int64_t nc, std::int64_t* base) {
+    bool ok = true;
+    for (std::int64_t k = 0; k < d; ++k) {
+        const std::int64_t cell = static_cast<std::int64_t>(c[k]);
+        if (cell < nc)
+            ++base[k * nc + cell];
+        else
+            ok = false;
+    }
+    return ok;
+}
+
 // Count rows into `cells` (total counters, added to): body(begin, end, out) adds the counts of
 // rows [begin, end) into out, which is `cells` itself on one thread and a zeroed private copy per
 // thread otherwise; the copies are summed into `cells` at the end.
@@ -326,14 +341,8 @@ void level_cells_codes(const SplitGrid& g, const Code* codes, std::int64_t n, st
             const Code* c = codes + i * d;
             const std::int64_t s = ct.route(c);
             if (s < 0) continue;
-            std::int64_t* base = out + s * per_slot;
-            for (std::int64_t k = 0; k < d; ++k) {
-                const std::int64_t cell = static_cast<std::int64_t>(c[k]);
-                if (cell < nc)
-                    ++base[k * nc + cell];
-                else
-                    bad_code.store(true, std::memory_order_relaxed);  // no throw across a thread
-            }
+            if (!detail::add_codes(c, d, nc, out + s * per_slot))
+                bad_code.store(true, std::memory_order_relaxed);  // no throw across a thread
         }
     });
     if (bad_code.load()) throw std::invalid_argument("code out of range for the grid");
@@ -364,14 +373,7 @@ void level_cells_nodes(const SplitGrid& g, const Code* codes, NodeId* nodes, std
             nodes[i] = static_cast<NodeId>(at);
             const std::int64_t s = ct.nodes[static_cast<std::size_t>(at)].slot;
             if (s < 0) continue;
-            std::int64_t* base = out + s * per_slot;
-            for (std::int64_t k = 0; k < d; ++k) {
-                const std::int64_t cell = static_cast<std::int64_t>(c[k]);
-                if (cell < nc)
-                    ++base[k * nc + cell];
-                else
-                    bad.store(true, std::memory_order_relaxed);
-            }
+            if (!detail::add_codes(c, d, nc, out + s * per_slot)) bad.store(true, std::memory_order_relaxed);
         }
     });
     if (bad.load()) throw std::invalid_argument("code or node id out of range for the grid and tree");
