@@ -356,3 +356,32 @@ def test_issue12_warm_master_value_does_not_certify() -> None:
     assert bd.lower_bound <= lp_star * (1 + 1e-12) <= bd.expected_loss * (1 + 1e-12)
     assert bd.relative_gap == pytest.approx(bd.summary["relative_gap"], rel=1e-12)
     assert bd.expected_loss <= lp_star * (1 + 1e-6)  # it went on to the true optimum
+
+
+@pytest.mark.slow
+def test_issue12_component_status_is_that_of_the_released_matrix() -> None:
+    """At rel_gap 1e-6 the engine proves its pre-repair incumbent on the issue-12 instance;
+    the component's status and ``converged`` are decided for the released (repaired) matrix
+    and agree with the summary, and the warning points at the caller."""
+    prob = MDPProblem(np.array(ISSUE12_POINTS), epsilon=5.439473786479139, eta=1.6070411300134144)
+    lp_star = solve(prob).expected_loss
+    for fallback in (False, True):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UncertifiedResultWarning)
+            bd = solve(
+                prob, "benders", m=4, partitioner="k-m-rec", rel_gap=1e-6, stall_fallback=fallback
+            )
+        part = bd.summary["components"][0]
+        released = float(np.sum(prob.objective * bd.matrix))
+        proven = (released - part["lower_bound"]) / released <= 1e-6
+        assert part["released_loss"] == pytest.approx(released, rel=1e-12)
+        assert part["converged"] == proven == (part["status"] == "optimal")
+        assert (bd.summary["status"] == "optimal") == (bd.relative_gap <= 1e-6)
+        assert [w.filename for w in caught] == ([] if proven else [__file__])
+        assert bd.lower_bound <= lp_star * (1 + 1e-12) <= bd.expected_loss * (1 + 1e-12)
+        if fallback:
+            # certified by exact row generation when Benders' repaired incumbent is not
+            assert proven
+            assert part["fallback"]["benders_status"] in ("optimal", "gap_not_closed")
+        else:
+            assert "fallback" not in part and bd.summary["fallbacks"] == 0

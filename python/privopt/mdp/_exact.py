@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 from privopt._progress import progress_bar
 from privopt._validation import check_instance
+from privopt.certify import proven_relative_gap
 from privopt.errors import InvalidInput, NumericalTrouble, SolverLimit
 from privopt.lp import highs
 from privopt.lp.highs import new_highs, solve_checked
@@ -441,7 +442,8 @@ def _solve_block_rowgen(
 
 
 def _gap(loss: float, lower: float) -> float:
-    return (loss - lower) / max(abs(loss), 1e-300)
+    """The proven relative gap of the certification rule (docs/certification.md)."""
+    return proven_relative_gap(loss, lower)
 
 
 def _start(

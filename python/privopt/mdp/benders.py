@@ -38,6 +38,7 @@ from privopt.mdp._exact import _solve_block_rowgen
 from privopt.mdp._lpbuild import mdp_rows
 from privopt.mdp.partition import Partition, classify, mp_component_sizes, partition
 from privopt.mdp.problem import EdgeList, _Block
+from privopt.mdp.result import repair, verify_matrix
 
 __all__ = [
     "solve_benders_block",
@@ -332,6 +333,8 @@ def solve_benders_block(
     n_total: int | None = None,
     in_out: float = 0.5,
     retries: int = 2,
+    repair_rtol: float = 1e-9,
+    stall_fallback: bool = True,
 ) -> tuple[np.ndarray, float, dict[str, Any], list[dict[str, Any]]]:
     """Benders decomposition (spec §3.4) of one connected block on the shared engine
     :func:`privopt.lp.benders.solve_benders`.
@@ -370,6 +373,17 @@ def solve_benders_block(
         separates at the master points as in the paper. At ε·η = 20 (grid, N = 500, K = 100)
         the paper's separation found no feasible point in 600 s; 0.5 converged to ξ = 1e-4
         in 38 iterations. At ε·η ≤ 6 (N = 150) both take the same time.
+    repair_rtol : the component's matrix is released repaired (:func:`privopt.mdp.repair`)
+        when a ratio is violated by more than this relative tolerance; ``status`` and
+        ``converged`` are decided for the released loss, ``info["engine_status"]`` is what
+        the engine proved for its pre-repair incumbent.
+    stall_fallback : when the decomposition ends without proving the gap for the released
+        matrix — it stalled (no cut separates the master point after a cold re-solve: at
+        ε·η ≳ 20 the cut slopes reach e^{εd}, beyond what HiGHS's tolerances resolve), or
+        its incumbent, feasible only to HiGHS's tolerances, cost more than the gap to
+        repair — solve the component by exact row generation instead (default);
+        ``info["fallback"]`` then records the Benders run. ``False`` returns the Benders
+        incumbent with ``status="gap_not_closed"`` and its proven gap.
 
     Returns
     -------
@@ -402,22 +416,8 @@ def solve_benders_block(
     time_limit = None if time_limit is None else max(time_limit - setup_s, 1e-3)
     if not model.subs:
         # Every record is a boundary record: the master is the whole LP of the block.
-        z, value, info = _solve_block_rowgen(
-            block, lp_method="simplex", threads=None, time_limit=time_limit
-        )
-        # value is the rigorous (safe dual) bound; the incumbent is the repaired matrix.
-        upper = float(np.sum(block.objective * z))
-        proven = upper - value <= abs_gap or proven_relative_gap(upper, value) <= rel_gap
-        info = {
-            **info,
-            "setup_s": setup_s,
-            "status": "optimal" if proven else "gap_not_closed",
-            "converged": proven,
-            "lower_bound": value,
-            "upper_bound": upper,
-            **model.sizes,
-        }
-        return z, value, info, []
+        z, value, info = _solve_exactly(block, time_limit, rel_gap, abs_gap)
+        return z, value, {**info, "setup_s": setup_s, **model.sizes}, []
     prob, lazy = to_benders_problem(model)
     # In-out separation (beyond the paper) around the uniform mechanism Z = 1/K, which meets
     # every ratio constraint, so every Sub_l is feasible at its boundary rows. Without it, at
@@ -458,10 +458,33 @@ def solve_benders_block(
         }
         for h in res.history
     ]
-    # Converged only when the certified (safe dual) bound proves the gap (docs/certification.md).
-    converged = res.status == "optimal"
     assert res.sub_solutions is not None  # solve_benders returns them with every status
-    z = _assemble(model, res.x_master, res.sub_solutions)
+    z, alpha = _release(block, _assemble(model, res.x_master, res.sub_solutions), repair_rtol)
+    released = float(np.sum(block.objective * z))
+    # Converged only when the certified (safe dual) bound proves the gap for the released,
+    # repaired matrix (docs/certification.md), not for the engine's pre-repair incumbent.
+    converged = _proven(released, res.lower_bound, rel_gap, abs_gap)
+    status = "optimal" if converged else _open_status(res.status)
+    if status == "gap_not_closed" and stall_fallback:
+        # The decomposition stalled (no cut separates the master point once made safe for
+        # HiGHS: cut slopes reach e^{εd}, beyond what double precision resolves at
+        # ε·η ≳ 20), or its incumbent, feasible only to HiGHS's tolerances, cost more than
+        # the gap to repair. The component is solved by exact row generation instead.
+        left = None if time_limit is None else time_limit - (time.perf_counter() - start)
+        if left is None or left > 0:
+            z, value, exact = _solve_exactly(block, left, rel_gap, abs_gap)
+            exact["fallback"] = {
+                "reason": (
+                    "Benders stalled without proving the gap"
+                    if res.status == "gap_not_closed"
+                    else "the repaired Benders incumbent is not within the gap"
+                ),
+                "benders_status": res.status,
+                "benders_iterations": res.iterations,
+                "benders_lower_bound": res.lower_bound,
+                "benders_released_loss": released,
+            }
+            return z, value, {**exact, "setup_s": setup_s, **model.sizes}, history
     info = {
         "records": block.n,
         "iterations": res.iterations,
@@ -474,14 +497,18 @@ def solve_benders_block(
         "pool_rows_used": res.n_lazy_rows,
         "lower_bound": res.lower_bound,
         "upper_bound": res.upper_bound,
+        "released_loss": released,
+        "repair_alpha": alpha,
+        "certified_gap": proven_relative_gap(released, res.lower_bound),
         "certified_lower_bound": res.lower_bound,
         "solver_lower_bound": res.solver_lower_bound,
-        "status": res.status,
+        "engine_status": res.status,
+        "status": status,
         "executor": res.executor_mode,
         "converged": converged,
         **model.sizes,
     }
-    if res.status in ("time_limit", "iteration_limit"):
+    if status in ("time_limit", "iteration_limit"):
         raise SolverLimit(
             f"Benders stopped ({res.status}) after {res.iterations} iterations "
             f"with certified gap {res.upper_bound - res.lower_bound:.3g} "
@@ -491,6 +518,51 @@ def solve_benders_block(
         )
     # "gap_not_closed" is returned: the caller reports the proven gap and warns.
     return z, res.lower_bound, info, history
+
+
+def _solve_exactly(
+    block: _Block, time_limit: float | None, rel_gap: float, abs_gap: float
+) -> tuple[np.ndarray, float, dict[str, Any]]:
+    """The block's exact LP by row generation, certified against ``rel_gap`` / ``abs_gap``:
+    (repaired Z, safe dual bound, info)."""
+    z, value, info = _solve_block_rowgen(
+        block, lp_method="simplex", threads=None, time_limit=time_limit
+    )
+    # value is the rigorous (safe dual) bound; the incumbent is the repaired matrix.
+    upper = float(np.sum(block.objective * z))
+    proven = _proven(upper, value, rel_gap, abs_gap)
+    return (
+        z,
+        value,
+        {
+            **info,
+            "status": "optimal" if proven else "gap_not_closed",
+            "converged": proven,
+            "lower_bound": value,
+            "upper_bound": upper,
+            "released_loss": upper,
+        },
+    )
+
+
+def _proven(loss: float, lower: float, rel_gap: float, abs_gap: float) -> bool:
+    """The certification rule for one component: the bound proves ``abs_gap`` or ``rel_gap``."""
+    return loss - lower <= abs_gap or proven_relative_gap(loss, lower) <= rel_gap
+
+
+def _open_status(engine_status: str) -> str:
+    """Status of a component whose released loss the bound does not prove: the engine's
+    limit when it stopped on one, else ``"gap_not_closed"`` (also when the engine proved its
+    pre-repair incumbent but the repair cost more than the gap)."""
+    return engine_status if engine_status in ("time_limit", "iteration_limit") else "gap_not_closed"
+
+
+def _release(block: _Block, z: np.ndarray, repair_rtol: float) -> tuple[np.ndarray, float]:
+    """The component's matrix as released: repaired (provably ε-mDP) when HiGHS's tolerances
+    left a ratio violated by more than ``repair_rtol``; returns (Z, mixing weight)."""
+    if verify_matrix(z, block.edges, block.epsilon).ok(repair_rtol):
+        return z, 0.0
+    return repair(z, block.edges, block.epsilon, objective=block.objective)
 
 
 def _assemble(model: BendersModel, ybar: np.ndarray, xs: list[np.ndarray]) -> np.ndarray:
