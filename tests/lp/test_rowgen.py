@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from privopt.certify import UncertifiedResultWarning
 from privopt.errors import InvalidInput, SolverLimit
 from privopt.lp import LinearProgram, solve
-from privopt.lp.rowgen import RowGenProblem, solve_rowgen
+from privopt.lp.rowgen import RowGenProblem, RowGenSolver, solve_rowgen
 
 
 def _block_instance(rng: np.random.Generator, n_blocks: int, n_shared: int):
@@ -127,3 +127,133 @@ def test_limits_and_bad_input() -> None:
         RowGenProblem(-1)
     with pytest.raises(InvalidInput):
         prob.add_block([1.0], lower=2.0, upper=1.0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_simplex_group_bound_is_valid_and_tight(seed: int) -> None:
+    """The safe dual bound with simplex groups kept as constraints, Σ_g min_{j∈g} (c − Aᵀμ)_j,
+    never exceeds the LP optimum (random multipliers of any sign and size, some rows left
+    out) and equals it at the optimal duals (scipy's HiGHS), on a metric-DP LP."""
+    from privopt.lp.highs import SimplexGroups, safe_dual_bound
+    from privopt.mdp import MDPProblem
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(seed)
+    prob = MDPProblem(
+        rng.uniform(0, 3, (12, 2)), epsilon=rng.uniform(0.5, 3), eta=1.2, outputs=5, seed=seed
+    )
+    e, n, k = prob.edges, prob.n_records, prob.n_outputs
+    scale = np.exp(-prob.epsilon * e.d)
+    rows = np.arange(len(e) * k)
+    a = np.zeros((rows.size, n * k))
+    ee, kk = np.divmod(rows, k)
+    a[rows, e.i[ee] * k + kk] = scale[ee]
+    a[rows, e.j[ee] * k + kk] = -1.0
+    c = prob.objective.ravel()
+    opt = linprog(
+        c,
+        A_ub=a,
+        b_ub=np.zeros(rows.size),
+        A_eq=np.kron(np.eye(n), np.ones((1, k))),
+        b_eq=np.ones(n),
+        method="highs",
+    )
+    assert opt.status == 0
+    groups = SimplexGroups.blocks(n, k)
+
+    def bound(mu: np.ndarray, keep: np.ndarray) -> float:
+        m = int(keep.sum())
+        return safe_dual_bound(
+            c, sp.csr_array(a[keep]), np.full(m, -np.inf), np.zeros(m), 0.0, np.inf,
+            mu[keep], simplices=groups,
+        )  # fmt: skip
+
+    everything = np.ones(rows.size, dtype=bool)
+    for _ in range(50):
+        mu = rng.normal(0, 1, rows.size) * rng.choice([1e-6, 1e-2, 1.0])
+        assert bound(mu, everything) <= opt.fun + 1e-12
+        assert bound(mu, rng.random(rows.size) < 0.5) <= opt.fun + 1e-12
+    assert bound(opt.ineqlin.marginals, everything) == pytest.approx(opt.fun, rel=1e-7, abs=1e-12)
+
+
+def _simplex_instance(rng: np.random.Generator):
+    """Distributions over K outputs for n records (Σ_k x_ik = 1) under random lazy rows
+    ``x_ik ≤ r x_jk + s`` (feasible: the uniform point meets them when r ≥ 1, s ≥ 0)."""
+    n, k = int(rng.integers(2, 7)), int(rng.integers(2, 6))
+    m = int(rng.integers(1, 25))
+    i, j = rng.integers(0, n, m), rng.integers(0, n, m)
+    col = rng.integers(0, k, m)
+    r, slack = rng.uniform(1.0, 3.0, m), rng.uniform(0.0, 0.1, m)
+    a = sp.csr_array(
+        (
+            np.column_stack([np.ones(m), -r]).ravel(),
+            np.column_stack([i * k + col, j * k + col]).ravel(),
+            np.arange(0, 2 * m + 1, 2),
+        ),
+        shape=(m, n * k),
+    )
+    a.sum_duplicates()
+    return n, k, rng.uniform(0.0, 2.0, n * k), a, slack
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_simplex_groups_equal_the_plain_lp(seed: int, few_columns: bool) -> None:
+    """Rows given as simplex groups, absent columns priced against the group duals, lazy
+    rows: the same optimum as the plain LP, certified by the simplex-group bound."""
+    rng = np.random.default_rng(seed)
+    n, k, cost, a, slack = _simplex_instance(rng)
+    lp = LinearProgram(n * k, objective=cost)
+    lp.add_rows(sp.csr_array(np.kron(np.eye(n), np.ones((1, k)))), lower=1.0, upper=1.0)
+    lp.add_rows(a, upper=slack)
+    want = solve(lp).objective
+
+    def separate(x: np.ndarray, y: np.ndarray):
+        bad = np.flatnonzero(a @ x > slack + 1e-9)
+        return a[bad], np.full(bad.size, -np.inf), slack[bad]
+
+    prob = RowGenProblem()
+    prob.add_block(
+        cost,
+        separate=separate,
+        initial_columns=[] if few_columns else None,
+        simplex_groups=np.repeat(np.arange(n), k),
+    )
+    res = solve_rowgen(prob, rel_gap=1e-7, progress=False)
+    assert res.status == "optimal"
+    assert res.objective == pytest.approx(want, rel=1e-7, abs=1e-9)
+    assert res.lower_bound <= want + 1e-9 * max(1.0, abs(want))
+    x = res.x[0]
+    assert np.allclose(x.reshape(n, k).sum(axis=1), 1.0, atol=1e-9)
+    assert np.all(a @ x <= slack + 1e-7) and np.all(x >= -1e-9)
+
+
+def test_session_adds_rows_and_restarts_from_a_basis() -> None:
+    """A client adds rows itself and runs again; a related model (same rows, new
+    coefficients) started from the first one's basis reaches the cold optimum."""
+    rng = np.random.default_rng(7)
+    n, k, cost, a, slack = _simplex_instance(rng)
+    groups = np.repeat(np.arange(n), k)
+
+    def problem(scale: float) -> RowGenProblem:
+        prob = RowGenProblem()
+        prob.add_block(cost * scale, simplex_groups=groups)
+        return prob
+
+    first = RowGenSolver(problem(1.0))
+    res0 = first.run(progress=False)
+    first.add_rows(0, a, -np.inf, slack)  # every row, found by the client
+    res1 = first.run(progress=False)
+    assert res1.objective >= res0.objective - 1e-12
+    assert np.all(a @ res1.x[0] <= slack + 1e-7)
+    assert len(res1.rounds) == len(res0.rounds) + 1
+    warm_prob = problem(1.5)
+    warm_prob.blocks[0].initial_columns = np.arange(n * k)
+    warm_prob._add_rows(0, a, -np.inf, slack)
+    warm = RowGenSolver(warm_prob, basis=first.basis()).run(progress=False)
+    cold_prob = problem(1.5)
+    cold_prob._add_rows(0, a, -np.inf, slack)
+    cold = RowGenSolver(cold_prob).run(progress=False)
+    assert warm.objective == pytest.approx(cold.objective, rel=1e-9, abs=1e-12)
+    assert warm.rounds[0]["iterations"] <= cold.rounds[0]["iterations"]
+    assert warm.status == cold.status == "optimal"

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from privopt.mdp import MDPProblem, rome_grid, solve
 from privopt.mdp._scan import mixing_weight, scan_worst
-from privopt.mdp._separation import closed_edges, simplex_bound, violated_rows
+from privopt.mdp._separation import closed_edges, violated_rows
 from privopt.mdp.lift import column_lift, lift_with_arcs
 from privopt.mdp.problem import EdgeList
 from scipy.optimize import linprog
@@ -156,39 +156,6 @@ def test_repair_scans_match_the_numpy_expressions(inst, noise: float) -> None:
         else:
             want = float((v[bad] / (v[bad] + gain[bad])).max())
         assert mixing_weight(z, e, eps, 1e-12, p) == want
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_simplex_bound_is_valid_and_tight(seed: int) -> None:
-    """Σ_i min_k (c − Aᵀμ)_ik never exceeds the LP optimum (random multipliers, any sign),
-    and equals it at the optimal duals (scipy's HiGHS)."""
-    rng = np.random.default_rng(seed)
-    prob = MDPProblem(
-        rng.uniform(0, 3, (12, 2)), epsilon=rng.uniform(0.5, 3), eta=1.2, outputs=5, seed=seed
-    )
-    e, n, k = prob.edges, prob.n_records, prob.n_outputs
-    scale = np.exp(-prob.epsilon * e.d)
-    rows = np.arange(len(e) * k)
-    a = np.zeros((rows.size, n * k))
-    ee, kk = np.divmod(rows, k)
-    a[rows, e.i[ee] * k + kk] = scale[ee]
-    a[rows, e.j[ee] * k + kk] = -1.0
-    opt = linprog(
-        prob.objective.ravel(),
-        A_ub=a,
-        b_ub=np.zeros(rows.size),
-        A_eq=np.kron(np.eye(n), np.ones((1, k))),
-        b_eq=np.ones(n),
-        method="highs",
-    )
-    assert opt.status == 0
-    for _ in range(50):
-        mu = rng.normal(0, 1, rows.size) * rng.choice([1e-6, 1e-2, 1.0])
-        assert simplex_bound(prob.objective, rows, e, scale, mu) <= opt.fun + 1e-12
-        part = rng.random(rows.size) < 0.5  # rows not given take multiplier 0
-        assert simplex_bound(prob.objective, rows[part], e, scale, mu[part]) <= opt.fun + 1e-12
-    got = simplex_bound(prob.objective, rows, e, scale, opt.ineqlin.marginals)
-    assert got == pytest.approx(opt.fun, rel=1e-7, abs=1e-12)
 
 
 def scaled_reference(prob: MDPProblem) -> float:

@@ -65,6 +65,7 @@ __all__ = [
     "run_with_fallbacks",
     "solve_checked",
     "safe_dual_bound",
+    "SimplexGroups",
     "pass_arrays",
 ]
 
@@ -170,6 +171,57 @@ def configure(
         set_option(h, "mip_rel_gap", gap)
 
 
+class SimplexGroups:
+    """Columns grouped into simplices ``Σ_{j ∈ g} x_j = rhs_g, x ≥ 0`` (each column in at most
+    one group), kept as constraints by :func:`safe_dual_bound`: over a simplex,
+    ``min dᵀx = rhs_g · min_{j ∈ g} d_j``, which needs no column upper bound and is at least
+    the bound from any multiplier of the group's row (whose dual infeasibilities would add up
+    over every column of the group).
+
+    Parameters
+    ----------
+    group : (n,) int, the group of each column, −1 for none.
+    rhs : (n_groups,) right-hand sides ≥ 0.
+
+    Examples
+    --------
+    >>> g = SimplexGroups([0, 0, 1, -1], [1.0, 2.0])
+    >>> g.minimum(np.array([3.0, -1.0, 0.5, 7.0])).tolist()
+    [-1.0, 0.5]
+    """
+
+    def __init__(self, group: Any, rhs: Any) -> None:
+        self.group = np.asarray(group, dtype=np.int64)
+        self.rhs = np.asarray(rhs, dtype=np.float64)
+        n_groups = self.rhs.size
+        if self.group.ndim != 1 or self.rhs.ndim != 1:
+            raise InvalidInput("simplex groups: group and rhs must be 1-D")
+        if self.group.size and (self.group.min() < -1 or self.group.max() >= n_groups):
+            raise InvalidInput(f"simplex groups: group ids must lie in [-1, {n_groups})")
+        if not (np.isfinite(self.rhs).all() and (self.rhs >= 0).all()):
+            raise InvalidInput("simplex groups: rhs must be finite and >= 0")
+        counts = np.bincount(self.group[self.group >= 0], minlength=n_groups)
+        if (counts == 0).any():
+            raise InvalidInput(f"simplex groups: group {int(np.argmin(counts))} has no column")
+        self.member = self.group >= 0
+        # Members sorted by group, so that one reduceat takes every group's minimum.
+        self.order = np.argsort(self.group, kind="stable")[self.group.size - int(counts.sum()) :]
+        self.starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+
+    @classmethod
+    def blocks(cls, n_groups: int, size: int, rhs: Any = 1.0) -> SimplexGroups:
+        """``n_groups`` consecutive groups of ``size`` columns (a row-major (n, K) matrix
+        whose rows are distributions)."""
+        group = np.repeat(np.arange(n_groups, dtype=np.int64), size)
+        return cls(group, np.broadcast_to(np.asarray(rhs, np.float64), (n_groups,)))
+
+    def minimum(self, d: np.ndarray) -> np.ndarray:
+        """``min_{j ∈ g} d_j`` of every group, shape (n_groups,)."""
+        if not self.rhs.size:
+            return np.zeros(0)
+        return np.minimum.reduceat(np.asarray(d, dtype=np.float64)[self.order], self.starts)
+
+
 def safe_dual_bound(
     cost: np.ndarray,
     A: Any,
@@ -181,6 +233,7 @@ def safe_dual_bound(
     *,
     solver_col_dual: np.ndarray | None = None,
     offset: float = 0.0,
+    simplices: SimplexGroups | None = None,
 ) -> float:
     """Rigorous lower bound on ``min cᵀx, row_lower ≤ A x ≤ row_upper, col bounds`` from any
     row multipliers (the safe dual bound of Neumaier & Shcherbina, 2004):
@@ -189,12 +242,28 @@ def safe_dual_bound(
     for the π used. It does not trust the solver's optimality claim. Where ``d_j`` points to
     an infinite column bound the term would be −∞; there ``solver_col_dual`` (if given) is used
     instead, which is only as valid as the solver's duals (0 within tolerance at an optimum).
+
+    ``simplices``: columns in simplex groups (rows ``Σ_{j∈g} x_j = rhs_g``, not in ``A``,
+    ``x ≥ 0``) contribute ``rhs_g · min_{j∈g} d_j`` instead of their box terms.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> # min x0 + 2 x1 s.t. x0 + x1 = 1 (a simplex), x0 <= 0.25 (dual -1 at the optimum)
+    >>> a = sp.csr_array([[1.0, 0.0]])
+    >>> g = SimplexGroups([0, 0], [1.0])
+    >>> safe_dual_bound(np.array([1.0, 2.0]), a, [-INF], [0.25], 0.0, INF, [-1.0], simplices=g)
+    1.75
     """
     pi = np.asarray(row_dual, dtype=np.float64)
     row_b = np.where(pi > 0, row_lower, np.where(pi < 0, row_upper, 0.0))
     pi = np.where(np.isfinite(row_b), pi, 0.0)
     row_b = np.where(np.isfinite(row_b), row_b, 0.0)
     d = np.asarray(cost, dtype=np.float64) - A.T @ pi
+    bound = float(pi @ row_b) + float(offset)
+    if simplices is not None:
+        bound += float(simplices.rhs @ simplices.minimum(d))
+        d = np.where(simplices.member, 0.0, d)  # the members' box terms are replaced
     col_b = np.where(d > 0, col_lower, np.where(d < 0, col_upper, 0.0))
     unsafe = ~np.isfinite(col_b)
     if np.any(unsafe):
@@ -203,7 +272,7 @@ def safe_dual_bound(
         d = np.where(unsafe, np.asarray(solver_col_dual, dtype=np.float64)[: d.size], d)
         col_b = np.where(d > 0, col_lower, np.where(d < 0, col_upper, 0.0))
         col_b = np.where(np.isfinite(col_b), col_b, 0.0)
-    return float(pi @ row_b + d @ col_b) + float(offset)
+    return bound + float(d @ col_b)
 
 
 def run(h: Any) -> Any:
@@ -366,6 +435,7 @@ class LPSolution:
     status : HiGHS's model status text.
     solve_time : wall-clock seconds.
     iterations : simplex + IPM iterations.
+    col_duals : reduced costs as HiGHS reports them, shape (n_cols,).
     """
 
     x: np.ndarray
@@ -374,6 +444,7 @@ class LPSolution:
     status: str
     solve_time: float
     iterations: int
+    col_duals: np.ndarray | None = None
 
 
 def solve_checked(h: Any, *, what: str = "LP", accept: Any = None) -> LPSolution:
@@ -395,6 +466,7 @@ def solve_checked(h: Any, *, what: str = "LP", accept: Any = None) -> LPSolution
             text,
             elapsed,
             int(info.simplex_iteration_count) + int(info.ipm_iteration_count),
+            np.asarray(sol.col_dual),
         )
     if status == ms.kInfeasible:
         raise InfeasibleModel(f"{what} is infeasible", status=text)

@@ -13,11 +13,20 @@ The LP is organised as *blocks* coupled by *shared columns*::
 
     min  c_sᵀ y + Σ_b c_bᵀ x_b
     s.t. L_b ≤ A_b [x_b; y] ≤ U_b          (block b's rows, given and separated)
+         Σ_{j ∈ g} x_b,j = r_g             (block b's simplex groups, optional)
          l_s ≤ y ≤ u_s,  l_b ≤ x_b ≤ u_b
 
 Shared columns ``y`` are always in the model and never priced; a block's rows may use them
 (CLR-Geo: each user's block and the shared exponential weights y). One block without shared
-columns is a plain LP with lazy rows.
+columns is a plain LP with lazy rows. *Simplex groups* are rows that make some of a block's
+columns a distribution (a perturbation matrix's unit-measure rows): the engine holds them from
+the start and keeps them as constraints in the bound (:class:`privopt.lp.highs.SimplexGroups`),
+which is tighter than their multipliers and needs no column upper bound.
+
+:func:`solve_rowgen` runs the loop once. :class:`RowGenSolver` is the same loop as a session
+that a client drives further: add rows or columns it found itself (metric DP's unscaled polish),
+run again warm, read the model's columns and basis, or start a related model (the same rows
+with new coefficients, as along an ε path) from a previous :class:`RowGenBasis`.
 
 Examples
 --------
@@ -46,11 +55,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from privopt._progress import progress_bar
 from privopt.certify import certify
 from privopt.errors import InvalidInput, SolverLimit
 from privopt.lp import highs
 
-__all__ = ["RowGenProblem", "RowGenResult", "solve_rowgen"]
+__all__ = ["RowGenBasis", "RowGenProblem", "RowGenResult", "RowGenSolver", "solve_rowgen"]
 
 #: ``separate(x_block, y) -> (A, lower, upper)``: rows violated at the point, A over
 #: [block columns | shared columns]; an empty A when none.
@@ -70,6 +80,8 @@ class _Block:
     price: PricingOracle | None
     initial_columns: np.ndarray
     name: str
+    groups: np.ndarray | None  # (n_b,) local simplex group of each column, -1 for none
+    group_rhs: np.ndarray  # (n_groups_b,)
 
 
 class RowGenProblem:
@@ -109,6 +121,8 @@ class RowGenProblem:
         separate: SeparationOracle | None = None,
         price: PricingOracle | None = None,
         initial_columns: Any = None,
+        simplex_groups: Any = None,
+        simplex_rhs: Any = 1.0,
         name: str | None = None,
     ) -> int:
         """Add a block of columns x_b; returns its index.
@@ -121,7 +135,13 @@ class RowGenProblem:
         separate : separation oracle, or None (no lazy rows).
         price : pricing oracle, or None (the built-in reduced-cost test).
         initial_columns : local indices of the columns in the first model (default: all);
-            the columns that the rows mention join with them.
+            the columns that the rows mention join with them, and every simplex group gets
+            its cheapest column when none of its columns is given.
+        simplex_groups : (n_b,) int, optional: the simplex group of each column (−1 for
+            none); the rows ``Σ_{j ∈ g} x_j = simplex_rhs[g]`` are part of the block, held
+            from the start and kept as constraints in the certified bound. The group's
+            columns must have lower bound 0.
+        simplex_rhs : (n_groups,) or scalar right-hand sides ≥ 0 (default 1).
         name : label in messages.
         """
         cost, lo, up = _columns(np.size(cost), cost, lower, upper)
@@ -129,8 +149,18 @@ class RowGenProblem:
         init = np.arange(n) if initial_columns is None else np.asarray(initial_columns, np.int64)
         if init.size and (init.min() < 0 or init.max() >= n):
             raise InvalidInput(f"initial_columns must lie in [0, {n})")
+        groups, rhs = _simplex_groups(n, lo, simplex_groups, simplex_rhs)
         b = _Block(
-            cost, lo, up, self.n_cols, separate, price, init, name or f"block {len(self.blocks)}"
+            cost,
+            lo,
+            up,
+            self.n_cols,
+            separate,
+            price,
+            init,
+            name or f"block {len(self.blocks)}",
+            groups,
+            rhs,
         )
         self.blocks.append(b)
         self.n_cols += n
@@ -154,9 +184,7 @@ class RowGenProblem:
         g = sp.csr_array(a, dtype=np.float64)  # made global once every block is known
         self.global_rows(k, g)  # validates the width
         m = g.shape[0]
-        lo = np.broadcast_to(np.asarray(lower, np.float64), (m,)).copy()
-        up = np.broadcast_to(np.asarray(upper, np.float64), (m,)).copy()
-        self._rows.append((k, g, lo, up))
+        self._rows.append((k, g, _row_bounds(lower, m), _row_bounds(upper, m)))
 
     def cost(self) -> np.ndarray:
         """Costs of all columns: the shared ones first, then each block's."""
@@ -167,6 +195,22 @@ class RowGenProblem:
         lo = np.concatenate([self.shared[1]] + [b.lower for b in self.blocks])
         up = np.concatenate([self.shared[2]] + [b.upper for b in self.blocks])
         return lo, up
+
+    def simplices(self) -> highs.SimplexGroups | None:
+        """Every block's simplex groups over the global columns (None when there are none)."""
+        if all(b.groups is None for b in self.blocks):
+            return None
+        group = np.full(self.n_cols, -1, dtype=np.int64)
+        rhs, n_groups = [], 0
+        for b in self.blocks:
+            if b.groups is None:
+                continue
+            local = b.groups
+            sl = slice(b.offset, b.offset + local.size)
+            group[sl] = np.where(local >= 0, local + n_groups, -1)
+            rhs.append(b.group_rhs)
+            n_groups += b.group_rhs.size
+        return highs.SimplexGroups(group, np.concatenate(rhs))
 
 
 def _count(name: str, n: Any) -> int:
@@ -187,9 +231,47 @@ def _columns(n: int, cost: Any, lower: Any, upper: Any) -> tuple[np.ndarray, ...
     return tuple(out)
 
 
+def _row_bounds(v: Any, m: int) -> np.ndarray:
+    return np.broadcast_to(np.asarray(v, np.float64), (m,)).copy()
+
+
+def _simplex_groups(
+    n: int, lower: np.ndarray, groups: Any, rhs: Any
+) -> tuple[np.ndarray | None, np.ndarray]:
+    if groups is None:
+        return None, np.zeros(0)
+    g = np.asarray(groups)
+    if g.shape != (n,) or not np.issubdtype(g.dtype, np.integer):
+        raise InvalidInput(f"simplex_groups must be {n} integers (one per column)")
+    g = g.astype(np.int64)
+    n_groups = int(g.max(initial=-1)) + 1
+    r = np.broadcast_to(np.asarray(rhs, dtype=np.float64), (n_groups,)).copy()
+    highs.SimplexGroups(g, r)  # validates ids, rhs and that no group is empty
+    if (lower[g >= 0] != 0.0).any():
+        raise InvalidInput("columns in a simplex group must have lower bound 0")
+    return g, r
+
+
+@dataclass
+class RowGenBasis:
+    """A final simplex basis of a row-generation model, to start a related one from.
+
+    Attributes
+    ----------
+    columns : (n_model_cols,) global column ids in model order.
+    n_rows : rows of the model it was taken on (simplex rows, then the block rows in the
+        order they entered).
+    highs_basis : HiGHS's basis object.
+    """
+
+    columns: np.ndarray
+    n_rows: int
+    highs_basis: Any
+
+
 @dataclass
 class RowGenResult:
-    """Outcome of :func:`solve_rowgen`.
+    """Outcome of :func:`solve_rowgen` / :meth:`RowGenSolver.run`.
 
     Attributes
     ----------
@@ -197,11 +279,13 @@ class RowGenResult:
     y : (n_shared,) shared columns.
     objective : objective value of the final model's solution.
     lower_bound : certified lower bound on the full LP (safe dual bound over all rows and
-        columns, absent ones included).
+        columns, absent ones included, with the simplex groups kept as constraints).
     relative_gap : proven ``(objective − lower_bound) / max(|objective|, 1e-12)``.
     status : ``"optimal"`` (the bound proves ``rel_gap``) or ``"gap_not_closed"``.
-    rounds : per round: rows, columns, objective, rows added, columns priced, seconds.
+    rounds : per round: rows, columns, objective, rows added, columns priced, solver
+        iterations, solve and round seconds.
     n_rows, n_cols : size of the final model (the full LP has ``n_cols_full`` columns).
+    row_duals : (n_rows,) the final solve's row duals (HiGHS signs), in model row order.
     """
 
     x: list[np.ndarray]
@@ -214,108 +298,372 @@ class RowGenResult:
     n_rows: int = 0
     n_cols: int = 0
     n_cols_full: int = 0
+    row_duals: np.ndarray | None = None
 
 
-class _State:
-    """The live model: global column set, stored rows (global columns) and the HiGHS handle."""
+class _RowStore:
+    """The model's rows over the global columns, appended as HiGHS gets them and joined on
+    demand (cached until the next append)."""
 
-    def __init__(self, prob: RowGenProblem, method: str, threads: int | None) -> None:
-        self.prob = prob
-        self.c = prob.cost()
-        self.lo, self.up = prob.bounds()
-        self.pos = np.full(prob.n_cols, -1, dtype=np.int64)
+    def __init__(self, n_cols: int) -> None:
+        self.n_cols = n_cols
+        self.pieces: list[tuple[sp.csr_array, np.ndarray, np.ndarray]] = []
+        self.count = 0
+
+    def append(self, a: sp.csr_array, lower: np.ndarray, upper: np.ndarray) -> None:
+        self.pieces.append((a, lower, upper))
+        self.count += a.shape[0]
+
+    def arrays(self, m: int) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
+        """The first ``m`` rows: (A, lower, upper)."""
+        if not self.pieces:
+            return sp.csr_array((0, self.n_cols)), np.zeros(0), np.zeros(0)
+        if len(self.pieces) > 1:
+            mats, lows, ups = zip(*self.pieces, strict=True)
+            joined = sp.csr_array(sp.vstack(mats, format="csr"))
+            self.pieces = [(joined, np.concatenate(lows), np.concatenate(ups))]
+        a, lo, up = self.pieces[0]
+        return (a[:m], lo[:m], up[:m]) if m < a.shape[0] else (a, lo, up)
+
+
+class RowGenSolver:
+    """Row and column generation on a :class:`RowGenProblem`, as a session.
+
+    Parameters
+    ----------
+    problem : the blocks, shared columns, simplex groups and oracles.
+    method, threads, highs_options : HiGHS settings (see :mod:`privopt.lp.highs`).
+    feasible : the LP is known feasible and bounded (every restricted model too): an
+        "infeasible" or "unbounded" verdict is then a numerical failure, retried with the
+        fallbacks of :func:`privopt.lp.highs.run_with_fallbacks` instead of raised.
+    basis : a :class:`RowGenBasis` of a related model to start from: its columns join the
+        first model, their statuses are mapped by column id and the row statuses by position
+        (the client passes the earlier model's rows, in order, as the blocks' rows); new rows
+        enter basic and new columns nonbasic at their lower bound.
+    """
+
+    def __init__(
+        self,
+        problem: RowGenProblem,
+        *,
+        method: str = "simplex",
+        threads: int | None = None,
+        highs_options: dict[str, Any] | None = None,
+        feasible: bool = False,
+        basis: RowGenBasis | None = None,
+    ) -> None:
+        if not isinstance(problem, RowGenProblem):
+            raise InvalidInput(f"problem must be a RowGenProblem, got {type(problem).__name__}")
+        self.problem = problem
+        self.c = problem.cost()
+        self.lo, self.up = problem.bounds()
+        self.simplices = problem.simplices()
+        self.pos = np.full(problem.n_cols, -1, dtype=np.int64)
         self.cols = np.zeros(0, dtype=np.int64)
-        self.rows: list[sp.csr_array] = []
-        self.row_lo: list[np.ndarray] = []
-        self.row_up: list[np.ndarray] = []
-        self.row_block: list[np.ndarray] = []
+        self.rows = _RowStore(problem.n_cols)
+        self.rounds: list[dict[str, Any]] = []
+        self.n_simplex_rows = 0  # the simplex groups' rows, first in the model
+        ms = highs.ModelStatus
+        self._accept = (ms.kOptimal, ms.kTimeLimit, ms.kIterationLimit) if feasible else None
         self.model = highs.Model(highs.new_highs(method=method, threads=threads))
+        highs.set_options(self.model.h, highs_options or {})
         highs.pass_arrays(self.model.h, np.zeros(0), sp.csc_array((0, 0)), np.zeros(0), np.zeros(0))
+        self._start(basis)
+
+    # ------------------------------------------------------------------ the model
+    def _start(self, basis: RowGenBasis | None) -> None:
+        prob = self.problem
         start = [np.arange(prob.n_shared)]
         start += [b.offset + b.initial_columns for b in prob.blocks]
-        self.add_columns(np.concatenate(start))
+        if self.simplices is not None:
+            start.append(self._group_representatives(np.concatenate(start)))
+        if basis is not None:
+            start.append(np.asarray(basis.columns, dtype=np.int64))
+        self._add_columns(np.concatenate(start))
+        self._add_simplex_rows()
         for k, a, lo, up in prob._rows:
-            self.add_rows(k, prob.global_rows(k, a), lo, up)
+            self._add_rows(prob.global_rows(k, a), lo, up)
+        if basis is not None:
+            self._set_basis(basis)
 
-    def add_columns(self, glob: np.ndarray) -> None:
+    def _group_representatives(self, given: np.ndarray) -> np.ndarray:
+        """The cheapest column of every simplex group none of whose columns is in ``given``
+        (a group row without a column in the model would make it infeasible)."""
+        assert self.simplices is not None
+        g = self.simplices
+        covered = np.zeros(g.rhs.size, dtype=bool)
+        in_group = g.group[given]
+        covered[in_group[in_group >= 0]] = True
+        # members sorted by group (as g.order), then by cost within each group
+        by_cost = g.order[np.lexsort((self.c[g.order], g.group[g.order]))]
+        return by_cost[g.starts][~covered]
+
+    def _add_simplex_rows(self) -> None:
+        """One row per simplex group, first in the model (their duals are the groups')."""
+        if self.simplices is None:
+            return
+        g = self.simplices
+        present = self.cols[g.group[self.cols] >= 0]
+        grp = g.group[present]
+        order = np.argsort(grp, kind="stable")
+        a = sp.csr_array(
+            (
+                np.ones(present.size),
+                self.pos[present[order]],
+                np.searchsorted(grp[order], np.arange(g.rhs.size + 1)),
+            ),
+            shape=(g.rhs.size, self.cols.size),
+        )
+        self.model.add_rows(g.rhs, g.rhs, a)
+        self.n_simplex_rows = g.rhs.size
+
+    def _add_columns(self, glob: np.ndarray) -> np.ndarray:
+        """Add the absent ones among ``glob``; returns the new ones. An absent column is in
+        no model row but its simplex group's (every row mentions only model columns)."""
+        glob = np.asarray(glob, dtype=np.int64)
         new = np.unique(glob[self.pos[glob] < 0])
         if not new.size:
-            return
+            return new
         self.pos[new] = self.cols.size + np.arange(new.size)
         self.cols = np.concatenate([self.cols, new])
         m = self.model.n_rows
-        entries = (
-            sp.csc_array(sp.vstack(self.rows, format="csr")[:, new])
-            if m
-            else sp.csc_array((0, new.size))
-        )
+        if self.simplices is not None and self.n_simplex_rows:
+            grp = self.simplices.group[new]
+            inside = np.flatnonzero(grp >= 0)
+            entries = sp.csc_array(
+                (np.ones(inside.size), (grp[inside], inside)), shape=(m, new.size)
+            )
+        else:
+            entries = sp.csc_array((m, new.size))
         self.model.add_cols(self.c[new], self.lo[new], self.up[new], entries)
+        return new
 
-    def add_rows(self, k: int, g: sp.csr_array, lo: np.ndarray, up: np.ndarray) -> None:
+    def _add_rows(self, g: sp.csr_array, lo: np.ndarray, up: np.ndarray) -> None:
         if not g.shape[0]:
             return
-        self.add_columns(np.unique(g.indices).astype(np.int64))
-        self.rows.append(g)
-        self.row_lo.append(lo)
-        self.row_up.append(up)
-        self.row_block.append(np.full(g.shape[0], k))
+        self._add_columns(np.unique(g.indices).astype(np.int64))
+        self.rows.append(g, lo, up)
         local = sp.csr_array(
             (g.data, self.pos[g.indices], g.indptr), shape=(g.shape[0], self.cols.size)
         )
         self.model.add_rows(lo, up, local)
 
-    def all_rows(self) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
-        if not self.rows:
-            return sp.csr_array((0, self.prob.n_cols)), np.zeros(0), np.zeros(0)
-        return (
-            sp.vstack(self.rows, format="csr"),
-            np.concatenate(self.row_lo),
-            np.concatenate(self.row_up),
+    def _set_basis(self, basis: RowGenBasis) -> None:
+        hb = basis.highs_basis
+        n_rows = len(hb.row_status)
+        if n_rows > self.model.n_rows or len(hb.col_status) != np.size(basis.columns):
+            return  # not a basis of an earlier form of this model: start from scratch
+        col_status = [highs.BasisStatus.kLower] * self.cols.size
+        for j, st in zip(self.pos[np.asarray(basis.columns)], hb.col_status, strict=True):
+            col_status[j] = st
+        hb.col_status = col_status
+        hb.row_status = list(hb.row_status) + [highs.BasisStatus.kBasic] * (
+            self.model.n_rows - n_rows
         )
+        self.model.h.setBasis(hb)
+
+    # ------------------------------------------------------------------ client access
+    @property
+    def columns(self) -> np.ndarray:
+        """Global column ids in model order."""
+        return self.cols
+
+    def basis(self) -> RowGenBasis:
+        """The model's current basis, with its columns (to start a related model from)."""
+        return RowGenBasis(self.cols.copy(), self.model.n_rows, self.model.basis())
+
+    def add_rows(self, block: int, a: Any, lower: Any, upper: Any) -> None:
+        """Add rows ``lower ≤ a [x_b; y] ≤ upper`` of block ``block`` to the model (rows the
+        client found itself); the columns they mention join the model."""
+        g = self.problem.global_rows(block, a)
+        self._add_rows(g, _row_bounds(lower, g.shape[0]), _row_bounds(upper, g.shape[0]))
+
+    def add_columns(self, block: int, local: Any) -> None:
+        """Add block ``block``'s columns ``local`` (local indices) to the model."""
+        b = self.problem.blocks[block]
+        local = np.asarray(local, dtype=np.int64)
+        if local.size and (local.min() < 0 or local.max() >= b.cost.size):
+            raise InvalidInput(f"{b.name}: column indices must lie in [0, {b.cost.size})")
+        self._add_columns(b.offset + local)
 
     def point(self, x_model: np.ndarray) -> np.ndarray:
-        x = np.zeros(self.prob.n_cols)
+        """A model solution as the full column vector (absent columns 0)."""
+        x = np.zeros(self.problem.n_cols)
         x[self.cols] = x_model
         return x
 
+    # ------------------------------------------------------------------ the loop
+    def run(
+        self,
+        *,
+        rel_gap: float = 1e-6,
+        max_rounds: int = 10_000,
+        time_limit: float | None = None,
+        progress: Any = "auto",
+        desc: str = "row generation",
+        warn: bool = True,
+    ) -> RowGenResult:
+        """Solve, separate and price until neither adds anything; then certify.
 
-def _separate(state: _State, x: np.ndarray) -> int:
-    prob, added = state.prob, 0
-    y = x[: prob.n_shared]
-    for k, b in enumerate(prob.blocks):
-        if b.separate is None:
-            continue
-        a, lo, up = b.separate(x[b.offset : b.offset + b.cost.size], y)
-        g = prob.global_rows(k, a)
-        m = g.shape[0]
-        if m:
-            state.add_rows(
-                k,
-                g,
-                np.broadcast_to(np.asarray(lo, np.float64), (m,)).copy(),
-                np.broadcast_to(np.asarray(up, np.float64), (m,)).copy(),
-            )
-            added += m
-    return added
+        Each round solves the model (warm after the first, dual simplex with Devex pricing:
+        HiGHS otherwise recomputes steepest-edge weights for every row after ``addRows``),
+        asks every block's separation oracle for violated rows and the pricing for columns
+        with negative reduced cost. The certified bound (safe dual bound of the full LP) and
+        the certification rule decide the status; an uncertified result warns once (unless
+        ``warn`` is False). Calling it again continues warm, e.g. after :meth:`add_rows`.
 
+        Raises
+        ------
+        SolverLimit
+            ``max_rounds`` or ``time_limit`` (seconds of this call) reached; ``best`` holds
+            the last solved round's result, its bound certified.
+        """
+        start = time.perf_counter()
+        sol: highs.LPSolution | None = None
+        with progress_bar(progress, desc=desc, unit="round") as bar:
+            for _ in range(max_rounds):
+                try:
+                    self._time_left(start, time_limit)
+                    t0 = time.perf_counter()
+                    sol = self.model.solve(what=desc, accept=self._accept)
+                except SolverLimit as exc:
+                    raise self._limit(str(exc), sol, rel_gap) from None
+                added, priced = self._extend(sol)
+                self._record(sol, added, priced, time.perf_counter() - t0, bar)
+                if not (added or priced):
+                    return self._finish(sol, rel_gap, warn=warn)
+                # warm re-solves from here on (see the docstring)
+                self.model.set_option("simplex_dual_edge_weight_strategy", 1)
+        raise self._limit(f"{desc}: {max_rounds} rounds with rows still violated", sol, rel_gap)
 
-def _price(state: _State, a: sp.csr_array, duals: np.ndarray) -> int:
-    """Add the absent columns the pricing oracles (or negative reduced costs) ask for."""
-    prob = state.prob
-    reduced = state.c - a.T @ duals
-    want = []
-    for b in prob.blocks:
-        sl = slice(b.offset, b.offset + b.cost.size)
-        if b.price is not None:
-            local = np.asarray(b.price(reduced[sl]), dtype=np.int64)
-        else:
-            # a column at its lower bound improves the objective iff its reduced cost < 0
-            local = np.flatnonzero(reduced[sl] < 0.0)
-        want.append(b.offset + local)
-    glob = np.concatenate(want) if want else np.zeros(0, dtype=np.int64)
-    glob = glob[state.pos[glob] < 0]
-    state.add_columns(glob)
-    return int(np.unique(glob).size)
+    def _time_left(self, start: float, time_limit: float | None) -> None:
+        if time_limit is None:
+            return
+        left = time_limit - (time.perf_counter() - start)
+        if left <= 0:
+            raise SolverLimit("time limit reached", status="limit")
+        self.model.set_option("time_limit", float(left))
+
+    def _limit(self, message: str, sol: highs.LPSolution | None, rel_gap: float) -> SolverLimit:
+        best = None if sol is None else self._finish(sol, rel_gap, warn=False)
+        return SolverLimit(message, status="limit", best=best)
+
+    def _extend(self, sol: highs.LPSolution) -> tuple[int, int]:
+        """Rows the oracles find at the solution, and columns the pricing finds for its
+        duals (both from the same solve); returns their numbers."""
+        solved_cols = self.cols[: sol.x.size]  # the model's columns at that solve
+        added = self._separate(self.point(sol.x))
+        priced = self._price(sol.row_duals, sol.col_duals, solved_cols)
+        return added, priced
+
+    def _separate(self, x: np.ndarray) -> int:
+        prob, added = self.problem, 0
+        y = x[: prob.n_shared]
+        for k, b in enumerate(prob.blocks):
+            if b.separate is None:
+                continue
+            a, lo, up = b.separate(x[b.offset : b.offset + b.cost.size], y)
+            g = prob.global_rows(k, a)
+            m = g.shape[0]
+            if m:
+                self._add_rows(g, _row_bounds(lo, m), _row_bounds(up, m))
+                added += m
+        return added
+
+    def _reduced_costs(
+        self, duals: np.ndarray, col_duals: np.ndarray | None, solved_cols: np.ndarray
+    ) -> np.ndarray:
+        """Reduced costs of every column at a solve whose model held ``solved_cols``: HiGHS's
+        for those, and for any other column (in no row of that model but its simplex
+        group's) its cost less the group's dual."""
+        reduced = self.c.copy()
+        if self.simplices is not None and self.n_simplex_rows:
+            g = self.simplices
+            member = g.member
+            reduced[member] -= duals[: self.n_simplex_rows][g.group[member]]
+        if col_duals is not None:
+            reduced[solved_cols] = col_duals
+        else:  # recomputed for the model's columns
+            m = duals.size - self.n_simplex_rows
+            a, _, _ = self.rows.arrays(m)
+            reduced[solved_cols] = (self.c - a.T @ duals[self.n_simplex_rows :])[solved_cols]
+        return reduced
+
+    def _price(
+        self, duals: np.ndarray, col_duals: np.ndarray | None, solved_cols: np.ndarray
+    ) -> int:
+        """Add the absent columns the pricing oracles (or negative reduced costs) ask for."""
+        prob = self.problem
+        if self.cols.size == prob.n_cols and all(b.price is None for b in prob.blocks):
+            return 0
+        reduced = self._reduced_costs(duals, col_duals, solved_cols)
+        want = []
+        for b in prob.blocks:
+            sl = slice(b.offset, b.offset + b.cost.size)
+            if b.price is not None:
+                local = np.asarray(b.price(reduced[sl]), dtype=np.int64)
+            else:
+                # a column at its lower bound improves the objective iff its reduced cost < 0
+                local = np.flatnonzero(reduced[sl] < 0.0)
+            want.append(b.offset + local)
+        glob = np.concatenate(want) if want else np.zeros(0, dtype=np.int64)
+        return int(self._add_columns(glob).size)
+
+    def _record(
+        self, sol: highs.LPSolution, added: int, priced: int, seconds: float, bar: Any
+    ) -> None:
+        self.rounds.append(
+            {
+                "round": len(self.rounds),
+                "rows": self.model.n_rows,
+                "cols": self.model.n_cols,
+                "objective": sol.objective,
+                "added": added,
+                "priced": priced,
+                "iterations": sol.iterations,
+                "solve_s": sol.solve_time,
+                "seconds": seconds,
+            }
+        )
+        bar.set_postfix_str(
+            f"rows {self.model.n_rows:,}, +{added:,} rows, +{priced:,} columns", refresh=False
+        )
+        bar.update(1)
+
+    def certified_bound(self, row_duals: np.ndarray) -> float:
+        """Safe dual bound of the full LP from multipliers of the model's rows (in model row
+        order; rows beyond them take multiplier 0): the simplex groups are kept as
+        constraints, and the bound with every multiplier 0 is taken where it is larger (it
+        wins where the duals certify nothing)."""
+        m = row_duals.size - self.n_simplex_rows  # rows added after the solve take 0
+        a, lo, up = self.rows.arrays(m)
+        duals = row_duals[self.n_simplex_rows :]
+        args = (self.c, a, lo, up, self.lo, self.up)
+        bound = highs.safe_dual_bound(*args, duals, simplices=self.simplices)
+        if self.simplices is not None:
+            bound = max(bound, highs.safe_dual_bound(*args, 0.0 * duals, simplices=self.simplices))
+        return bound
+
+    def _finish(self, sol: highs.LPSolution, rel_gap: float, *, warn: bool) -> RowGenResult:
+        """Result with the certified bound of the full LP from the model's duals."""
+        prob = self.problem
+        x = self.point(sol.x)
+        bound = self.certified_bound(sol.row_duals)
+        value = float(self.c @ x)
+        cert = certify(value, bound, rel_gap, what="row generation", warn=warn, stacklevel=5)
+        return RowGenResult(
+            [x[b.offset : b.offset + b.cost.size] for b in prob.blocks],
+            x[: prob.n_shared],
+            value,
+            bound,
+            cert.relative_gap,
+            cert.status,
+            list(self.rounds),
+            self.model.n_rows,
+            self.model.n_cols,
+            prob.n_cols,
+            sol.row_duals,
+        )
 
 
 def solve_rowgen(
@@ -329,13 +677,7 @@ def solve_rowgen(
     highs_options: dict[str, Any] | None = None,
     progress: Any = "auto",
 ) -> RowGenResult:
-    """Solve a :class:`RowGenProblem` by row and column generation.
-
-    Each round solves the model (warm after the first, dual simplex with Devex pricing: HiGHS
-    otherwise recomputes steepest-edge weights for every row after ``addRows``), asks every
-    block's separation oracle for violated rows and the pricing for columns, and stops when
-    neither adds anything. Then the certified bound (safe dual bound of the full LP) and the
-    certification rule decide the status; an uncertified result warns once.
+    """Solve a :class:`RowGenProblem` by row and column generation (:meth:`RowGenSolver.run`).
 
     Parameters
     ----------
@@ -350,74 +692,7 @@ def solve_rowgen(
     -------
     RowGenResult
     """
-    from privopt._progress import progress_bar
-
-    start = time.perf_counter()
-    state = _State(problem, method, threads)
-    highs.set_options(state.model.h, highs_options or {})
-    rounds: list[dict[str, Any]] = []
-    with progress_bar(progress, desc="row generation", unit="round") as bar:
-        for r in range(max_rounds):
-            t0 = time.perf_counter()
-            sol = state.model.solve(what="row-generation LP")
-            x = state.point(sol.x)
-            a, _, _ = state.all_rows()
-            added = _separate(state, x)
-            priced = _price(state, a, sol.row_duals) if not added else 0
-            rounds.append(
-                {
-                    "round": r,
-                    "rows": state.model.n_rows,
-                    "cols": state.model.n_cols,
-                    "objective": sol.objective,
-                    "added": added,
-                    "priced": priced,
-                    "seconds": time.perf_counter() - t0,
-                }
-            )
-            bar.update(1)
-            if not (added or priced):
-                return _finish(state, sol, x, rounds, rel_gap)
-            # warm re-solves from here on (see the docstring)
-            state.model.set_option("simplex_dual_edge_weight_strategy", 1)
-            if time_limit is not None and time.perf_counter() - start > time_limit:
-                break
-            if time_limit is not None:
-                left = max(time_limit - (time.perf_counter() - start), 1e-3)
-                state.model.set_option("time_limit", float(left))
-    best = _finish(state, sol, x, rounds, rel_gap, warn=False)
-    raise SolverLimit(
-        f"row generation stopped after {len(rounds)} rounds with rows still violated",
-        status="limit",
-        best=best,
-    )
-
-
-def _finish(
-    state: _State,
-    sol: highs.LPSolution,
-    x: np.ndarray,
-    rounds: list[dict[str, Any]],
-    rel_gap: float,
-    warn: bool = True,
-) -> RowGenResult:
-    """Result with the safe dual bound of the full LP from the model's duals."""
-    prob = state.prob
-    a, lo, up = state.all_rows()
-    m = sol.row_duals.size  # rows added after this solve (at a limit) take multiplier 0
-    a, lo, up = a[:m], lo[:m], up[:m]
-    bound = highs.safe_dual_bound(state.c, a, lo, up, state.lo, state.up, sol.row_duals)
-    value = float(state.c @ x)
-    cert = certify(value, bound, rel_gap, what="row generation", warn=warn, stacklevel=4)
-    return RowGenResult(
-        [x[b.offset : b.offset + b.cost.size] for b in prob.blocks],
-        x[: prob.n_shared],
-        value,
-        bound,
-        cert.relative_gap,
-        cert.status,
-        rounds,
-        state.model.n_rows,
-        state.model.n_cols,
-        prob.n_cols,
+    solver = RowGenSolver(problem, method=method, threads=threads, highs_options=highs_options)
+    return solver.run(
+        rel_gap=rel_gap, max_rounds=max_rounds, time_limit=time_limit, progress=progress
     )

@@ -11,13 +11,13 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._progress import progress_bar
 from privopt._validation import check_instance
 from privopt.certify import proven_relative_gap
 from privopt.errors import InvalidInput, NumericalTrouble, SolverLimit
 from privopt.lp import highs
 from privopt.lp.highs import new_highs, solve_checked
 from privopt.lp.highs import pass_arrays as pass_lp
+from privopt.lp.rowgen import RowGenProblem, RowGenResult, RowGenSolver
 from privopt.mdp._lpbuild import mdp_rows, unit_rows
 from privopt.mdp.problem import EdgeList, _Block
 from privopt.mdp.result import repair
@@ -145,15 +145,17 @@ class _Rows:
         return len(self.edges) * self.k
 
     def matrix(
-        self, rows: np.ndarray, pos: np.ndarray, n_cols: int, *, scaled: bool = True
+        self, rows: np.ndarray, pos: np.ndarray | None, n_cols: int, *, scaled: bool = True
     ) -> sp.csr_array:
-        """Rows ``rows`` as CSR over the ``n_cols`` model columns (``pos[i·K + k]``: model
-        index of z_ik), scaled (largest coefficient 1) or as in the paper
-        (``z_ik − e^{εd} z_jk ≤ 0``)."""
+        """Rows ``rows`` as CSR over ``n_cols`` columns: the model's (``pos[i·K + k]`` the
+        model index of z_ik) or, with ``pos=None``, all z_ik in flat order i·K + k; scaled
+        (largest coefficient 1) or as in the paper (``z_ik − e^{εd} z_jk ≤ 0``)."""
         e, kk = np.divmod(rows, self.k)
         cols = np.empty(2 * rows.size, dtype=np.int64)
-        cols[0::2] = pos[self.edges.i[e] * self.k + kk]
-        cols[1::2] = pos[self.edges.j[e] * self.k + kk]
+        cols[0::2] = self.edges.i[e] * self.k + kk
+        cols[1::2] = self.edges.j[e] * self.k + kk
+        if pos is not None:
+            cols = pos[cols]
         vals = np.empty(2 * rows.size)
         vals[0::2] = self.scale[e] if scaled else 1.0
         vals[1::2] = -1.0 if scaled else -1.0 / self.scale[e]
@@ -198,158 +200,46 @@ class _Rows:
         return np.unique(rows[~active[rows]])
 
 
-class _RowGeneration:
-    """The live model of one block's row and column generation (see
-    :func:`_solve_block_rowgen`): the HiGHS handle, its mDP rows (flat indices into
-    :class:`_Rows`, in model order after the n unit-measure rows) and its columns (flat
-    indices i·K + k in model order, ``pos`` the inverse map, −1 for absent ones)."""
+class _Separation:
+    """The separation oracle of one block's row generation on :mod:`privopt.lp.rowgen`: the
+    closed-edge rows a point violates by more than ``tol`` (scaled), with the rows their
+    repair cascades into (``cascade``), as rows over the block's N·K columns. It records the
+    rows in the order the model receives them (after the engine's n unit-measure rows), which
+    the unscaled polish and the next ε's warm start rely on."""
 
-    def __init__(
-        self,
-        block: _Block,
-        rows: _Rows,
-        first_rows: np.ndarray,
-        first_cols: np.ndarray,
-        *,
-        lp_method: str,
-        threads: int | None,
-        time_limit: float | None,
-    ) -> None:
-        self.block, self.lp = block, rows
-        self.n, self.k = block.n, block.k
-        self.c = block.objective.ravel()
+    def __init__(self, rows: _Rows, n: int, tol: float, cascade: bool) -> None:
+        self.lp, self.n, self.k = rows, n, rows.k
+        self.tol, self.cascade = tol, cascade
         self.active = np.zeros(rows.count, dtype=bool)
-        self.active[first_rows] = True
-        self.rows = first_rows
-        self.cols = np.concatenate(
-            [first_cols, np.setdiff1d(rows.variables(first_rows), first_cols)]
-        )
-        self.pos = np.full(self.n * self.k, -1, dtype=np.int64)
-        self.pos[self.cols] = np.arange(self.cols.size)
-        # Dual simplex by default: rounds after the first re-solve from the previous basis.
-        # When HiGHS's presolve aborts on these badly scaled LPs, _run retries without it.
-        simplex = "simplex" if lp_method == "choose" else lp_method
-        self.h = new_highs(method=simplex, threads=threads, time_limit=time_limit, tol=1e-9)
-        # HiGHS's smallest primal tolerance, on rows scaled to largest coefficient 1.
-        self.h.setOptionValue("primal_feasibility_tolerance", 1e-10)
-        unit = sp.csr_array(
-            (np.ones(self.cols.size), self.cols // self.k, np.arange(self.cols.size + 1)),
-            shape=(self.cols.size, self.n),
-        ).T
-        pass_lp(
-            self.h,
-            self.c[self.cols],
-            sp.vstack([unit, rows.matrix(first_rows, self.pos, self.cols.size)]),
-            np.concatenate([np.ones(self.n), np.full(first_rows.size, -np.inf)]),
-            np.concatenate([np.ones(self.n), np.zeros(first_rows.size)]),
-        )
+        self._order: list[np.ndarray] = []
 
-    def set_basis(self, basis: Any) -> None:
-        """Start from ``basis`` of a smaller model with the same leading rows and columns (the
-        previous ε's): new rows enter basic, new columns nonbasic at 0 (still a basis)."""
-        n_rows, n_cols = len(basis.row_status), len(basis.col_status)
-        if n_rows > self.h.getNumRow() or n_cols > self.h.getNumCol():
-            return
-        basis.row_status = list(basis.row_status) + [highs.BasisStatus.kBasic] * (
-            self.h.getNumRow() - n_rows
-        )
-        basis.col_status = list(basis.col_status) + [highs.BasisStatus.kLower] * (
-            self.h.getNumCol() - n_cols
-        )
-        self.h.setBasis(basis)
+    def record(self, ids: np.ndarray) -> None:
+        """Rows entering the model (in this order)."""
+        self.active[ids] = True
+        self._order.append(ids)
 
-    def add_cols(self, flat: np.ndarray) -> None:
-        flat = np.unique(flat[self.pos[flat] < 0])
-        if not flat.size:
-            return
-        self.pos[flat] = self.cols.size + np.arange(flat.size)
-        self.cols = np.concatenate([self.cols, flat])
-        # Each new z_ik enters its record's unit row (model row i) only; mDP rows follow.
-        self.h.addCols(
-            flat.size,
-            self.c[flat],
-            np.zeros(flat.size),
-            np.full(flat.size, highs.INF),
-            flat.size,
-            np.arange(flat.size, dtype=np.int32),
-            (flat // self.k).astype(np.int32),
-            np.ones(flat.size),
-        )
+    @property
+    def model_rows(self) -> np.ndarray:
+        """Flat ids of the mDP rows in the model, in model order."""
+        return np.concatenate(self._order) if self._order else np.zeros(0, dtype=np.int64)
 
-    def add_rows(self, new: np.ndarray) -> None:
-        # Devex pricing on the warm re-solves: HiGHS otherwise recomputes dual steepest-edge
-        # weights for every row after addRows (road N = 500, ε = 2: 6–8 s per round that adds
-        # under 300 rows, 0.1–0.6 s with Devex; the whole solve 51.8 s -> 21.8 s).
-        self.h.setOptionValue("simplex_dual_edge_weight_strategy", 1)
-        self.add_cols(self.lp.variables(new))
-        self.active[new] = True
-        self.rows = np.concatenate([self.rows, new])
-        a = self.lp.matrix(new, self.pos, self.cols.size)
-        self.h.addRows(
-            new.size,
-            np.full(new.size, -highs.INF),
-            np.zeros(new.size),
-            a.nnz,
-            a.indptr[:-1].astype(np.int32),
-            a.indices.astype(np.int32),
-            a.data,
-        )
+    def matrix(self, ids: np.ndarray) -> sp.csr_array:
+        """Rows ``ids`` (scaled) over the block's columns z_ik (flat i·K + k)."""
+        return self.lp.matrix(ids, None, self.n * self.k)
 
-    def priced_cols(self, row_duals: np.ndarray) -> np.ndarray:
-        """Absent z_ik are in no model row but their unit row: reduced cost c_ik − u_i."""
-        if self.cols.size == self.c.size:
-            return np.zeros(0, dtype=np.int64)
-        reduced = self.block.objective - row_duals[: self.n, None]
-        neg = np.flatnonzero(reduced.ravel() < 0.0)
-        return neg[self.pos[neg] < 0]
-
-    def point(self, x: np.ndarray) -> np.ndarray:
-        """Model solution ``x`` as the (n, K) matrix; variables not in the model are 0."""
-        z = np.zeros(self.c.size)
-        z[self.cols] = x
-        return z.reshape(self.n, self.k)
-
-    def separate(self, z: np.ndarray, tol: float, cascade: bool) -> np.ndarray:
-        """Rows of the closed LP violated by more than ``tol`` (scaled) and not in the model,
-        with the rows their repair cascades into."""
+    def find(self, z: np.ndarray, cascade: bool) -> np.ndarray:
+        """Violated rows of ``z`` (n, K) not yet in the model, with their cascade."""
         from privopt.mdp._separation import violated_rows
 
-        new = violated_rows(z, self.lp.edges, self.lp.scale, self.active, tol)
+        new = violated_rows(z, self.lp.edges, self.lp.scale, self.active, self.tol)
         if new.size and cascade:
-            new = np.union1d(new, self.lp.cascade(z, self.active, tol))
+            new = np.union1d(new, self.lp.cascade(z, self.active, self.tol))
         return new
 
-    def bound(self, row_duals: np.ndarray) -> float:
-        """Rigorous lower bound on the full LP from the mDP-row duals (unit rows kept as
-        constraints, :func:`privopt.mdp._separation.simplex_bound`); at least Σ_i min_k c_ik,
-        the bound without any mDP row (the better one where the duals certify nothing)."""
-        from privopt.mdp._separation import simplex_bound
-
-        obj = self.block.objective
-        trivial = float(obj.min(axis=1).sum())
-        m = row_duals.size - self.n  # rows added after the last solve take multiplier 0
-        rows = self.rows[:m]
-        got = simplex_bound(obj, rows, self.lp.edges, self.lp.scale, row_duals[self.n :])
-        return max(trivial, got)
-
-    def polish(self, time_limit: float | None, threads: int | None) -> highs.LPSolution:
-        """The same rows unscaled, re-solved from the final basis: its primal meets each row
-        to 1e-9 absolute (fewer repairs), at the cost of a dual simplex pass."""
-        hp = new_highs(method="simplex", threads=threads, time_limit=time_limit, tol=1e-9)
-        unit = sp.csr_array(
-            (np.ones(self.cols.size), self.cols // self.k, np.arange(self.cols.size + 1)),
-            shape=(self.cols.size, self.n),
-        ).T
-        pass_lp(
-            hp,
-            self.c[self.cols],
-            sp.vstack([unit, self.lp.matrix(self.rows, self.pos, self.cols.size, scaled=False)]),
-            np.concatenate([np.ones(self.n), np.full(self.rows.size, -np.inf)]),
-            np.concatenate([np.ones(self.n), np.zeros(self.rows.size)]),
-        )
-        hp.setOptionValue("simplex_dual_edge_weight_strategy", 1)  # see add_rows
-        hp.setBasis(self.h.getBasis())
-        return _run(hp, what=f"mDP LP ({self.n} records, polish)")
+    def __call__(self, x: np.ndarray, y: np.ndarray) -> tuple[sp.csr_array, float, float]:
+        new = self.find(x.reshape(self.n, self.k), self.cascade)
+        self.record(new)
+        return self.matrix(new), -np.inf, 0.0
 
 
 def _solve_block_rowgen(
@@ -366,25 +256,30 @@ def _solve_block_rowgen(
     columns: str = "generate",
     warm: dict[str, Any] | None = None,
 ) -> tuple[np.ndarray, float, dict[str, Any]]:
-    """Exact LP by lazy row and column generation with a rigorous bound (beyond the paper).
+    """Exact LP by lazy row and column generation with a rigorous bound (beyond the paper),
+    on the shared engine :class:`privopt.lp.rowgen.RowGenSolver`.
 
-    The model holds the unit-measure rows and the mDP rows found so far, each divided by its
-    largest coefficient e^{εd} (``z_ik e^{−εd} − z_jk ≤ 0``). Scaling matters for the *dual*:
-    HiGHS's optimality test then sees a dual of the size that moves the objective; unscaled,
-    rows with coefficients up to e^{εη} (e^20 at the paper's settings) keep duals of 1e-10 with
-    the wrong sign that HiGHS accepts yet that are worth 1e-4 of the objective. Rows come from
-    the shortest-path-closed edges only (:class:`_Rows`): the others are implied.
+    The model holds the unit-measure rows (the engine's simplex groups: one per record) and
+    the mDP rows found so far, each divided by its largest coefficient e^{εd}
+    (``z_ik e^{−εd} − z_jk ≤ 0``). Scaling matters for the *dual*: HiGHS's optimality test
+    then sees a dual of the size that moves the objective; unscaled, rows with coefficients up
+    to e^{εη} (e^20 at the paper's settings) keep duals of 1e-10 with the wrong sign that
+    HiGHS accepts yet that are worth 1e-4 of the objective. Rows come from the
+    shortest-path-closed edges only (:class:`_Rows`): the others are implied.
 
     1. Solve with the initial rows (``"none"``: only unit-measure rows, default; ``"dag"``:
        also the shortest-path-DAG rows), add every row violated by more than ``tol`` on its
        scaled form — the violation in units of the row's largest entry, the scale HiGHS's
        primal tolerance (1e-10) holds the model's rows to — with the rows their repair will
-       cascade into (``cascade=True``), re-solve warm (dual simplex, Devex pricing), until
-       none is violated. A row between records so far apart that e^{−εd} < ``tol`` is never
-       violated by more than ``tol``: the entries it would hold up are below the LP's
-       resolution, and the repair's lift supplies them at their exact decay.
-    2. Bound: :meth:`_RowGeneration.bound` from the model's duals, valid for the full LP
-       (rows not in the model take multiplier 0; every column, absent ones too, is covered).
+       cascade into (``cascade=True``, :class:`_Separation`), re-solve warm (dual simplex,
+       Devex pricing), until none is violated. A row between records so far apart that
+       e^{−εd} < ``tol`` is never violated by more than ``tol``: the entries it would hold up
+       are below the LP's resolution, and the repair's lift supplies them at their exact
+       decay.
+    2. Bound: the engine's certified bound from the model's duals, valid for the full LP
+       (rows not in the model take multiplier 0; every column, absent ones too, is covered;
+       the unit-measure rows are kept as constraints: ``Σ_i min_k (c − Aᵀμ)_ik``), or
+       Σ_i min_k c_ik where larger.
     3. Release: scaled rows and the unseparated tiny violations leave Z slightly infeasible,
        so it is repaired (:func:`privopt.mdp.result.repair` on the closed edges, provably
        ε-mDP: the cheaper of mixing with a partner and lifting onto the cone first).
@@ -406,38 +301,39 @@ def _solve_block_rowgen(
         raise InvalidInput(f"columns must be 'generate' or 'all', got {columns!r}")
     start = time.perf_counter()
     rows = _Rows(block)
-    gen = _start(block, rows, initial_rows, columns, warm, lp_method, threads, time_limit)
+    sep = _Separation(rows, block.n, tol, cascade)
+    solver = _start(block, sep, initial_rows, columns, warm, lp_method, threads)
     build = time.perf_counter() - start
     deadline = None if time_limit is None else start + time_limit
-    rounds: list[dict[str, Any]] = []
+    res = _rounds(solver, block, deadline, target_gap)
+    z, alpha, loss = _release(block, sep, res)
+    lower = res.lower_bound
     polishes: list[dict[str, Any]] = []
-    sol = _round(gen, rounds, tol, cascade, deadline)
-    z, lower, alpha, loss = _release(gen, sol)
     if polish is True or (polish == "auto" and _gap(loss, lower) > target_gap):
-        z, alpha, loss, sol = _polished(
-            gen, sol, (z, alpha, loss), polishes, rounds, tol, cascade, deadline, threads
+        z, alpha, loss, res = _polished(
+            solver, sep, block, res, (z, alpha, loss), polishes, deadline, threads, target_gap
         )
-        lower = max(lower, gen.bound(sol.row_duals))
+        lower = max(lower, res.lower_bound)
     info = {
         "records": block.n,
-        "rows": int(gen.h.getNumRow()),
+        "rows": int(res.n_rows),
         "full_rows": len(block.edges) * block.k + block.n,
         "closed_rows": rows.count + block.n,
         "vars": block.n * block.k,
-        "model_vars": int(gen.cols.size),
+        "model_vars": int(solver.columns.size),
         "build_s": build,
         "solve_s": time.perf_counter() - start - build,
-        "iterations": int(sum(r["iterations"] for r in rounds + polishes)),
-        "rounds": rounds,
+        "iterations": int(sum(r["iterations"] for r in res.rounds + polishes)),
+        "rounds": res.rounds,
         "polish": polishes,
-        "relaxation_objective": sol.objective,
+        "relaxation_objective": res.objective,
         "lower_bound": lower,
         "repair_alpha": alpha,
         "certified_gap": _gap(loss, lower),
     }
     if warm is not None:
         # Hand the row set and basis on to the next ε (kept out of the saved history).
-        warm.update(rows=gen.rows, cols=gen.cols, basis=gen.h.getBasis())
+        warm.update(rows=sep.model_rows, basis=solver.basis())
     return z, lower, info
 
 
@@ -448,99 +344,120 @@ def _gap(loss: float, lower: float) -> float:
 
 def _start(
     block: _Block,
-    rows: _Rows,
+    sep: _Separation,
     initial_rows: str,
     columns: str,
     warm: dict[str, Any] | None,
     lp_method: str,
     threads: int | None,
-    time_limit: float | None,
-) -> _RowGeneration:
-    """The first model: unit rows, the initial mDP rows and columns (after the previous ε's
-    ones in their model order when warm, so that its final basis maps row by row)."""
+) -> RowGenSolver:
+    """The engine on the block's LP: the unit-measure rows as simplex groups, the initial
+    mDP rows (after the previous ε's ones in their model order when warm, so that its final
+    basis maps row by row) and columns."""
     n, k = block.n, block.k
-    first = rows.dag(block) if initial_rows == "dag" else np.zeros(0, dtype=np.int64)
+    first = sep.lp.dag(block) if initial_rows == "dag" else np.zeros(0, dtype=np.int64)
     if columns == "all":
         cols = np.arange(n * k, dtype=np.int64)
     else:  # the unit rows alone put each record on its cheapest output
         cols = np.arange(n, dtype=np.int64) * k + np.argmin(block.objective, axis=1)
+    basis = None
     if warm is not None and "rows" in warm:
         prev = np.asarray(warm["rows"], dtype=np.int64)
         first = np.concatenate([prev, np.setdiff1d(first, prev)])
-        prev = np.asarray(warm["cols"], dtype=np.int64)
-        cols = np.concatenate([prev, np.setdiff1d(cols, prev)])
-    gen = _RowGeneration(
-        block, rows, first, cols, lp_method=lp_method, threads=threads, time_limit=time_limit
+        basis = warm.get("basis")
+    sep.record(first)
+    prob = RowGenProblem()
+    prob.add_block(
+        block.objective.ravel(),
+        rows=sep.matrix(first) if first.size else None,
+        row_lower=-np.inf,
+        row_upper=0.0,
+        separate=sep,
+        initial_columns=cols,
+        simplex_groups=np.repeat(np.arange(n, dtype=np.int64), k),
+        name=f"mDP block ({n} records)",
     )
-    if warm is not None and warm.get("basis") is not None:
-        gen.set_basis(warm["basis"])
-    return gen
+    # Dual simplex by default: rounds after the first re-solve from the previous basis.
+    # Every restricted model is feasible (the unit rows alone) and bounded: "infeasible" or
+    # "unbounded" is a numerical failure, retried with the fallbacks (HiGHS's presolve called
+    # a 2-record LP with coefficients e^23 "Unbounded"; without presolve it solves).
+    return RowGenSolver(
+        prob,
+        method="simplex" if lp_method == "choose" else lp_method,
+        threads=threads,
+        # HiGHS's smallest primal tolerance, on rows scaled to largest coefficient 1.
+        highs_options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-9},
+        feasible=True,
+        basis=basis,
+    )
 
 
-def _round(
-    gen: _RowGeneration,
-    rounds: list[dict[str, Any]],
-    tol: float,
-    cascade: bool,
-    deadline: float | None,
-) -> highs.LPSolution:
-    """Solve, separate and price until nothing is added; returns the last solution."""
-    with progress_bar(desc=f"mDP row generation ({gen.n} records)", unit="round") as bar:
-        while True:
-            _time_left(gen.h, deadline)
-            sol = _run(gen.h, what=f"mDP LP ({gen.n} records, row generation)")
-            z = gen.point(sol.x)
-            new = gen.separate(z, tol, cascade)
-            priced = gen.priced_cols(sol.row_duals)
-            rounds.append(
-                {
-                    "rows": int(gen.h.getNumRow()),
-                    "cols": int(gen.h.getNumCol()),
-                    "objective": sol.objective,
-                    "iterations": sol.iterations,
-                    "solve_s": sol.solve_time,
-                    "added": int(new.size),
-                    "priced": int(priced.size),
-                }
-            )
-            bar.set_postfix_str(
-                f"rows {rounds[-1]['rows']:,}, +{new.size:,} rows, +{priced.size:,} columns",
-                refresh=False,
-            )
-            bar.update(1)
-            if not (new.size or priced.size):
-                return sol
-            gen.add_cols(priced)
-            gen.add_rows(new)
-
-
-def _time_left(h: Any, deadline: float | None) -> None:
-    if deadline is None:
-        return
-    left = deadline - time.perf_counter()
-    if left <= 0:
+def _rounds(
+    solver: RowGenSolver, block: _Block, deadline: float | None, rel_gap: float
+) -> RowGenResult:
+    """Rounds until nothing is added (the claim is made on the released matrix, by the
+    caller: no warning here)."""
+    left = None if deadline is None else deadline - time.perf_counter()
+    if left is not None and left <= 0:
         raise SolverLimit("mDP row generation: time limit reached", status="limit")
-    h.setOptionValue("time_limit", float(left))
+    try:
+        return solver.run(
+            rel_gap=rel_gap,
+            time_limit=left,
+            desc=f"mDP row generation ({block.n} records)",
+            warn=False,
+        )
+    except SolverLimit as exc:
+        raise SolverLimit(f"mDP row generation: {exc}", status="limit") from None
 
 
-def _release(gen: _RowGeneration, sol: highs.LPSolution) -> tuple[np.ndarray, float, float, float]:
-    """The repaired matrix of ``sol`` with its bound, mixing weight and loss."""
-    lower = gen.bound(sol.row_duals)
-    z, alpha = repair(gen.point(sol.x), gen.lp.edges, gen.lp.epsilon, objective=gen.block.objective)
-    return z, lower, alpha, float(np.dot(gen.c, z.ravel()))
+def _release(block: _Block, sep: _Separation, res: RowGenResult) -> tuple[np.ndarray, float, float]:
+    """The repaired matrix of a row-generation result with its mixing weight and loss."""
+    z, alpha = _repaired(block, sep, res.x[0].reshape(block.n, block.k))
+    return z, alpha, float(np.dot(block.objective.ravel(), z.ravel()))
+
+
+def _repaired(block: _Block, sep: _Separation, z: np.ndarray) -> tuple[np.ndarray, float]:
+    return repair(z, sep.lp.edges, sep.lp.epsilon, objective=block.objective)
+
+
+def _polish_model(
+    solver: RowGenSolver, sep: _Separation, block: _Block, threads: int | None
+) -> Any:
+    """The model's rows unscaled over its columns, in its row order, with its final basis:
+    the re-solve meets each row to 1e-9 absolute (fewer repairs)."""
+    cols = solver.columns
+    n, k = block.n, block.k
+    pos = np.full(n * k, -1, dtype=np.int64)
+    pos[cols] = np.arange(cols.size)
+    unit = sp.csr_array(
+        (np.ones(cols.size), cols // k, np.arange(cols.size + 1)), shape=(cols.size, n)
+    ).T
+    ids = sep.model_rows
+    hp = new_highs(method="simplex", threads=threads, tol=1e-9)
+    pass_lp(
+        hp,
+        block.objective.ravel()[cols],
+        sp.vstack([unit, sep.lp.matrix(ids, pos, cols.size, scaled=False)]),
+        np.concatenate([np.ones(n), np.full(ids.size, -np.inf)]),
+        np.concatenate([np.ones(n), np.zeros(ids.size)]),
+    )
+    hp.setOptionValue("simplex_dual_edge_weight_strategy", 1)  # Devex, as the engine's rounds
+    hp.setBasis(solver.basis().highs_basis)
+    return hp
 
 
 def _polished(
-    gen: _RowGeneration,
-    sol: highs.LPSolution,
+    solver: RowGenSolver,
+    sep: _Separation,
+    block: _Block,
+    res: RowGenResult,
     best: tuple[np.ndarray, float, float],
     polishes: list[dict[str, Any]],
-    rounds: list[dict[str, Any]],
-    tol: float,
-    cascade: bool,
     deadline: float | None,
     threads: int | None,
-) -> tuple[np.ndarray, float, float, highs.LPSolution]:
+    target_gap: float,
+) -> tuple[np.ndarray, float, float, RowGenResult]:
     """One polish (step 4): the unscaled re-solve, back to the rounds when it leaves the
     model's rows; the cheaper repaired matrix of the two is kept."""
     t0 = time.perf_counter()
@@ -548,13 +465,21 @@ def _polished(
     if left is not None and left <= 0:
         raise SolverLimit("mDP row generation: time limit reached", status="limit")
     try:
-        solp = gen.polish(left, threads)
+        hp = _polish_model(solver, sep, block, threads)
+        if left is not None:
+            hp.setOptionValue("time_limit", float(left))
+        solp = _run(hp, what=f"mDP LP ({block.n} records, polish)")
     except NumericalTrouble as exc:  # keep the repaired scaled solution
         polishes.append({"failed": str(exc), "solve_s": time.perf_counter() - t0, "iterations": 0})
-        return (*best, sol)
-    zp = gen.point(solp.x)
-    new = gen.separate(zp, tol, cascade=False)
-    priced = gen.priced_cols(solp.row_duals)
+        return (*best, res)
+    flat = np.zeros(block.n * block.k)
+    flat[solver.columns] = solp.x
+    zp = flat.reshape(block.n, block.k)
+    new = sep.find(zp, cascade=False)
+    # absent z_ik are in no model row but their unit row: reduced cost c_ik − u_i
+    reduced = block.objective - solp.row_duals[: block.n, None]
+    priced = np.flatnonzero(reduced.ravel() < 0.0)
+    priced = priced[~np.isin(priced, solver.columns)]
     polishes.append(
         {
             "objective": solp.objective,
@@ -565,11 +490,12 @@ def _polished(
     )
     if new.size or priced.size:
         # The polished point leaves the model's rows: back to the rounds (one polish only).
-        gen.add_cols(priced)
-        gen.add_rows(new)
-        sol = _round(gen, rounds, tol, cascade, deadline)
-        z, _, alpha, loss = _release(gen, sol)
-        return (z, alpha, loss, sol) if loss < best[2] else (*best, sol)
-    zp, alpha_p = repair(zp, gen.lp.edges, gen.lp.epsilon, objective=gen.block.objective)
-    loss_p = float(np.dot(gen.c, zp.ravel()))
-    return (zp, alpha_p, loss_p, sol) if loss_p < best[2] else (*best, sol)
+        solver.add_columns(0, priced)
+        sep.record(new)
+        solver.add_rows(0, sep.matrix(new), -np.inf, 0.0)
+        res = _rounds(solver, block, deadline, target_gap)
+        z, alpha, loss = _release(block, sep, res)
+        return (z, alpha, loss, res) if loss < best[2] else (*best, res)
+    zp, alpha_p = _repaired(block, sep, zp)
+    loss_p = float(np.dot(block.objective.ravel(), zp.ravel()))
+    return (zp, alpha_p, loss_p, res) if loss_p < best[2] else (*best, res)

@@ -8,8 +8,6 @@
   wherever both shorter rows bind.
 * :func:`violated_rows` — the rows ``e^{−εd} z_ik − z_jk > tol`` of a point, in the scaled
   form the LP holds them (largest coefficient 1), skipping rows already in the model.
-* :func:`simplex_bound` — the lower bound of the full LP from multipliers of its mDP rows,
-  with the unit-measure rows kept as constraints: ``Σ_i min_k (c − Aᵀμ)_ik``.
 """
 
 from __future__ import annotations
@@ -19,7 +17,7 @@ import numpy as np
 
 from privopt.mdp.problem import EdgeList
 
-__all__ = ["closed_edges", "violated_rows", "simplex_bound"]
+__all__ = ["closed_edges", "violated_rows"]
 
 #: Relative slack on d_im + d_mj ≤ d_ij: float sums of distances that are equal in exact
 #: arithmetic differ by a few units in the last place. The implied row is then weaker than
@@ -138,40 +136,3 @@ def _violations_kernel(z, ei, ej, scale, active, tol, out):  # pragma: no cover 
                     out[count] = base + kk
                 count += 1
     return count
-
-
-def simplex_bound(
-    objective: np.ndarray,
-    rows: np.ndarray,
-    edges: EdgeList,
-    scale: np.ndarray,
-    duals: np.ndarray,
-) -> float:
-    """Lower bound on the mDP LP from multipliers of some of its (scaled) mDP rows.
-
-    For every feasible Z and multipliers μ ≤ 0 of rows ``a·z ≤ 0`` (wrong-sign ones zeroed),
-    ``cᵀz ≥ cᵀz + Σ μ_r a_r z = (c − Aᵀμ)ᵀz``, and since each row of Z lies in the simplex
-    (``Σ_k z_ik = 1``, ``z ≥ 0``), ``(c − Aᵀμ)ᵀz ≥ Σ_i min_k (c − Aᵀμ)_ik``. Rows not given
-    take multiplier 0. Keeping the unit-measure rows as constraints makes this at least the
-    safe dual bound with any unit-row multipliers λ
-    (``Σλ_i + Σ_ik min(0, (c − Aᵀμ)_ik − λ_i)``), whose dual infeasibilities add up over all
-    N·K columns, and it needs no column bound.
-
-    Parameters
-    ----------
-    objective : (n, K) p_i c_ik.
-    rows : flat row indices ``e·K + k`` of the multipliers.
-    edges, scale : the rows' edges and scales (row ``scale_e z_ik − z_jk ≤ 0``).
-    duals : (len(rows),) the multipliers (solver duals; signs as HiGHS reports them).
-
-    Returns
-    -------
-    float
-    """
-    n, k = objective.shape
-    mu = np.minimum(np.asarray(duals, dtype=np.float64), 0.0)
-    e, kk = np.divmod(rows, k)
-    reduced = objective.ravel().copy()
-    reduced -= np.bincount(edges.i[e] * k + kk, weights=mu * scale[e], minlength=n * k)
-    reduced += np.bincount(edges.j[e] * k + kk, weights=mu, minlength=n * k)
-    return float(reduced.reshape(n, k).min(axis=1).sum())
