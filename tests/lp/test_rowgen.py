@@ -257,3 +257,32 @@ def test_session_adds_rows_and_restarts_from_a_basis() -> None:
     assert warm.objective == pytest.approx(cold.objective, rel=1e-9, abs=1e-12)
     assert warm.rounds[0]["iterations"] <= cold.rounds[0]["iterations"]
     assert warm.status == cold.status == "optimal"
+
+
+def test_simplex_groups_of_several_blocks_and_block_form() -> None:
+    """Two blocks with simplex groups (one as per-column ids, one as consecutive blocks)
+    solve as two independent LPs: the optimum is the sum."""
+    from privopt.lp.highs import SimplexGroups
+
+    rng = np.random.default_rng(3)
+    parts = [_simplex_instance(rng) for _ in range(2)]
+    want, prob = 0.0, RowGenProblem()
+    for b, (n, k, cost, a, slack) in enumerate(parts):
+        lp = LinearProgram(n * k, objective=cost)
+        lp.add_rows(sp.csr_array(np.kron(np.eye(n), np.ones((1, k)))), lower=1.0, upper=1.0)
+        lp.add_rows(a, upper=slack)
+        want += solve(lp).objective
+
+        def separate(x: np.ndarray, y: np.ndarray, a=a, slack=slack):
+            bad = np.flatnonzero(a @ x > slack + 1e-9)
+            return a[bad], np.full(bad.size, -np.inf), slack[bad]
+
+        groups = np.repeat(np.arange(n), k) if b == 0 else SimplexGroups.blocks(n, k)
+        prob.add_block(cost, separate=separate, initial_columns=[], simplex_groups=groups)
+    res = solve_rowgen(prob, rel_gap=1e-7, progress=False)
+    assert res.status == "optimal"
+    assert res.objective == pytest.approx(want, rel=1e-7, abs=1e-9)
+    with pytest.raises(InvalidInput, match="lower bound 0"):
+        RowGenProblem().add_block([1.0, 2.0], lower=0.5, simplex_groups=[0, 0])
+    with pytest.raises(InvalidInput, match="has no column"):
+        RowGenProblem().add_block([1.0, 2.0], simplex_groups=[0, 2])

@@ -188,38 +188,118 @@ class SimplexGroups:
     >>> g = SimplexGroups([0, 0, 1, -1], [1.0, 2.0])
     >>> g.minimum(np.array([3.0, -1.0, 0.5, 7.0])).tolist()
     [-1.0, 0.5]
+    >>> SimplexGroups.blocks(2, 3).minimum(np.arange(6.0)).tolist()   # rows of a 2 × 3 matrix
+    [0.0, 3.0]
     """
 
     def __init__(self, group: Any, rhs: Any) -> None:
         self.group = np.asarray(group, dtype=np.int64)
         self.rhs = np.asarray(rhs, dtype=np.float64)
-        n_groups = self.rhs.size
+        self.n_cols = self.group.size
+        self._run: tuple[int, int] | None = None  # (offset, size) of consecutive equal groups
         if self.group.ndim != 1 or self.rhs.ndim != 1:
             raise InvalidInput("simplex groups: group and rhs must be 1-D")
+        n_groups = self.rhs.size
         if self.group.size and (self.group.min() < -1 or self.group.max() >= n_groups):
             raise InvalidInput(f"simplex groups: group ids must lie in [-1, {n_groups})")
-        if not (np.isfinite(self.rhs).all() and (self.rhs >= 0).all()):
-            raise InvalidInput("simplex groups: rhs must be finite and >= 0")
+        _check_rhs(self.rhs)
         counts = np.bincount(self.group[self.group >= 0], minlength=n_groups)
         if (counts == 0).any():
             raise InvalidInput(f"simplex groups: group {int(np.argmin(counts))} has no column")
-        self.member = self.group >= 0
         # Members sorted by group, so that one reduceat takes every group's minimum.
-        self.order = np.argsort(self.group, kind="stable")[self.group.size - int(counts.sum()) :]
-        self.starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        self._order = np.argsort(self.group, kind="stable")[self.n_cols - int(counts.sum()) :]
+        self._starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
 
     @classmethod
-    def blocks(cls, n_groups: int, size: int, rhs: Any = 1.0) -> SimplexGroups:
-        """``n_groups`` consecutive groups of ``size`` columns (a row-major (n, K) matrix
-        whose rows are distributions)."""
-        group = np.repeat(np.arange(n_groups, dtype=np.int64), size)
-        return cls(group, np.broadcast_to(np.asarray(rhs, np.float64), (n_groups,)))
+    def blocks(
+        cls, n_groups: int, size: int, rhs: Any = 1.0, *, offset: int = 0, n_cols: int | None = None
+    ) -> SimplexGroups:
+        """``n_groups`` consecutive groups of ``size`` columns from column ``offset`` on, among
+        ``n_cols`` (default: just them): the rows of a row-major (n, K) matrix whose rows are
+        distributions. Held without per-column arrays."""
+        if not (n_groups >= 0 and size >= 1 and offset >= 0):
+            raise InvalidInput("simplex groups: n_groups >= 0, size >= 1 and offset >= 0")
+        self = cls.__new__(cls)
+        self.rhs = np.broadcast_to(np.asarray(rhs, dtype=np.float64), (n_groups,)).copy()
+        _check_rhs(self.rhs)
+        self.n_cols = offset + n_groups * size if n_cols is None else int(n_cols)
+        if self.n_cols < offset + n_groups * size:
+            raise InvalidInput("simplex groups: n_cols is smaller than the groups' columns")
+        self._run = (int(offset), int(size))
+        return self
+
+    def shifted(self, offset: int, n_cols: int) -> SimplexGroups:
+        """The same groups with their columns moved ``offset`` further, among ``n_cols``."""
+        if self._run is not None:
+            start, size = self._run
+            return SimplexGroups.blocks(
+                self.rhs.size, size, self.rhs, offset=start + offset, n_cols=n_cols
+            )
+        group = np.full(n_cols, -1, dtype=np.int64)
+        group[offset : offset + self.n_cols] = self.group
+        return SimplexGroups(group, self.rhs)
+
+    def _span(self) -> slice:
+        assert self._run is not None
+        start, size = self._run
+        return slice(start, start + self.rhs.size * size)
+
+    def group_of(self, cols: np.ndarray) -> np.ndarray:
+        """The group of each column in ``cols`` (−1 for none)."""
+        cols = np.asarray(cols, dtype=np.int64)
+        if self._run is None:
+            return self.group[cols]
+        start, size = self._run
+        g = (cols - start) // size
+        return np.where((cols >= start) & (g < self.rhs.size), g, -1)
 
     def minimum(self, d: np.ndarray) -> np.ndarray:
         """``min_{j ∈ g} d_j`` of every group, shape (n_groups,)."""
         if not self.rhs.size:
             return np.zeros(0)
-        return np.minimum.reduceat(np.asarray(d, dtype=np.float64)[self.order], self.starts)
+        d = np.asarray(d, dtype=np.float64)
+        if self._run is not None:
+            return d[self._span()].reshape(self.rhs.size, -1).min(axis=1)
+        return np.minimum.reduceat(d[self._order], self._starts)
+
+    def without_members(self, d: np.ndarray) -> np.ndarray:
+        """A copy of ``d`` with the group members' entries set to 0."""
+        out = np.array(d, dtype=np.float64)
+        if self._run is not None:
+            out[self._span()] = 0.0
+        else:
+            out[self.group >= 0] = 0.0
+        return out
+
+    def subtract(self, values: np.ndarray, duals: np.ndarray) -> None:
+        """``values[j] -= duals[group of j]`` for every member j, in place."""
+        if self._run is not None:
+            values[self._span()].reshape(self.rhs.size, -1)[:] -= np.asarray(duals)[:, None]
+            return
+        member = self.group >= 0
+        values[member] -= np.asarray(duals)[self.group[member]]
+
+    def cheapest(self, cost: np.ndarray) -> np.ndarray:
+        """The member of least ``cost`` of every group (the first one on ties)."""
+        cost = np.asarray(cost, dtype=np.float64)
+        if self._run is not None:
+            start, size = self._run
+            local = cost[self._span()].reshape(self.rhs.size, size).argmin(axis=1)
+            return start + np.arange(self.rhs.size, dtype=np.int64) * size + local
+        by_cost = self._order[np.lexsort((cost[self._order], self.group[self._order]))]
+        return by_cost[self._starts]
+
+    def members_have_lower_zero(self, lower: np.ndarray) -> bool:
+        """Whether every member's lower bound in ``lower`` is 0 (the simplex needs x ≥ 0)."""
+        lower = np.asarray(lower)
+        if self._run is not None:
+            return bool((lower[self._span()] == 0.0).all())
+        return bool((lower[self.group >= 0] == 0.0).all())
+
+
+def _check_rhs(rhs: np.ndarray) -> None:
+    if not (np.isfinite(rhs).all() and (rhs >= 0).all()):
+        raise InvalidInput("simplex groups: rhs must be finite and >= 0")
 
 
 def safe_dual_bound(
@@ -263,7 +343,7 @@ def safe_dual_bound(
     bound = float(pi @ row_b) + float(offset)
     if simplices is not None:
         bound += float(simplices.rhs @ simplices.minimum(d))
-        d = np.where(simplices.member, 0.0, d)  # the members' box terms are replaced
+        d = simplices.without_members(d)  # the members' box terms are replaced
     col_b = np.where(d > 0, col_lower, np.where(d < 0, col_upper, 0.0))
     unsafe = ~np.isfinite(col_b)
     if np.any(unsafe):

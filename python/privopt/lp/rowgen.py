@@ -80,8 +80,7 @@ class _Block:
     price: PricingOracle | None
     initial_columns: np.ndarray
     name: str
-    groups: np.ndarray | None  # (n_b,) local simplex group of each column, -1 for none
-    group_rhs: np.ndarray  # (n_groups_b,)
+    groups: highs.SimplexGroups | None  # the block's simplex groups, over its own columns
 
 
 class RowGenProblem:
@@ -138,10 +137,13 @@ class RowGenProblem:
             the columns that the rows mention join with them, and every simplex group gets
             its cheapest column when none of its columns is given.
         simplex_groups : (n_b,) int, optional: the simplex group of each column (−1 for
-            none); the rows ``Σ_{j ∈ g} x_j = simplex_rhs[g]`` are part of the block, held
-            from the start and kept as constraints in the certified bound. The group's
-            columns must have lower bound 0.
-        simplex_rhs : (n_groups,) or scalar right-hand sides ≥ 0 (default 1).
+            none), or a :class:`privopt.lp.highs.SimplexGroups` over the block's columns
+            (``SimplexGroups.blocks(n, K)`` for the rows of an (n, K) matrix, without
+            per-column arrays); the rows ``Σ_{j ∈ g} x_j = simplex_rhs[g]`` are part of the
+            block, held from the start and kept as constraints in the certified bound. The
+            groups' columns must have lower bound 0.
+        simplex_rhs : (n_groups,) or scalar right-hand sides ≥ 0 (default 1; ignored when
+            ``simplex_groups`` is a ``SimplexGroups``).
         name : label in messages.
         """
         cost, lo, up = _columns(np.size(cost), cost, lower, upper)
@@ -149,7 +151,7 @@ class RowGenProblem:
         init = np.arange(n) if initial_columns is None else np.asarray(initial_columns, np.int64)
         if init.size and (init.min() < 0 or init.max() >= n):
             raise InvalidInput(f"initial_columns must lie in [0, {n})")
-        groups, rhs = _simplex_groups(n, lo, simplex_groups, simplex_rhs)
+        groups = _simplex_groups(n, lo, simplex_groups, simplex_rhs)
         b = _Block(
             cost,
             lo,
@@ -160,7 +162,6 @@ class RowGenProblem:
             init,
             name or f"block {len(self.blocks)}",
             groups,
-            rhs,
         )
         self.blocks.append(b)
         self.n_cols += n
@@ -198,18 +199,22 @@ class RowGenProblem:
 
     def simplices(self) -> highs.SimplexGroups | None:
         """Every block's simplex groups over the global columns (None when there are none)."""
-        if all(b.groups is None for b in self.blocks):
+        with_groups = [b for b in self.blocks if b.groups is not None]
+        if not with_groups:
             return None
+        if len(with_groups) == 1:
+            b = with_groups[0]
+            assert b.groups is not None
+            return b.groups.shifted(b.offset, self.n_cols)
         group = np.full(self.n_cols, -1, dtype=np.int64)
         rhs, n_groups = [], 0
-        for b in self.blocks:
-            if b.groups is None:
-                continue
-            local = b.groups
-            sl = slice(b.offset, b.offset + local.size)
-            group[sl] = np.where(local >= 0, local + n_groups, -1)
-            rhs.append(b.group_rhs)
-            n_groups += b.group_rhs.size
+        for b in with_groups:
+            assert b.groups is not None
+            cols = np.arange(b.offset, b.offset + b.cost.size)
+            local = b.groups.group_of(np.arange(b.cost.size))
+            group[cols] = np.where(local >= 0, local + n_groups, -1)
+            rhs.append(b.groups.rhs)
+            n_groups += b.groups.rhs.size
         return highs.SimplexGroups(group, np.concatenate(rhs))
 
 
@@ -235,21 +240,22 @@ def _row_bounds(v: Any, m: int) -> np.ndarray:
     return np.broadcast_to(np.asarray(v, np.float64), (m,)).copy()
 
 
-def _simplex_groups(
-    n: int, lower: np.ndarray, groups: Any, rhs: Any
-) -> tuple[np.ndarray | None, np.ndarray]:
+def _simplex_groups(n: int, lower: np.ndarray, groups: Any, rhs: Any) -> highs.SimplexGroups | None:
     if groups is None:
-        return None, np.zeros(0)
-    g = np.asarray(groups)
-    if g.shape != (n,) or not np.issubdtype(g.dtype, np.integer):
-        raise InvalidInput(f"simplex_groups must be {n} integers (one per column)")
-    g = g.astype(np.int64)
-    n_groups = int(g.max(initial=-1)) + 1
-    r = np.broadcast_to(np.asarray(rhs, dtype=np.float64), (n_groups,)).copy()
-    highs.SimplexGroups(g, r)  # validates ids, rhs and that no group is empty
-    if (lower[g >= 0] != 0.0).any():
+        return None
+    if isinstance(groups, highs.SimplexGroups):
+        out = groups
+        if out.n_cols != n:
+            raise InvalidInput(f"simplex_groups must cover the block's {n} columns")
+    else:
+        g = np.asarray(groups)
+        if g.shape != (n,) or not np.issubdtype(g.dtype, np.integer):
+            raise InvalidInput(f"simplex_groups must be {n} integers (one per column)")
+        n_groups = int(g.max(initial=-1)) + 1
+        out = highs.SimplexGroups(g, np.broadcast_to(np.asarray(rhs, np.float64), (n_groups,)))
+    if not out.members_have_lower_zero(lower):
         raise InvalidInput("columns in a simplex group must have lower bound 0")
-    return g, r
+    return out
 
 
 @dataclass
@@ -392,19 +398,20 @@ class RowGenSolver:
         assert self.simplices is not None
         g = self.simplices
         covered = np.zeros(g.rhs.size, dtype=bool)
-        in_group = g.group[given]
+        in_group = g.group_of(given)
         covered[in_group[in_group >= 0]] = True
-        # members sorted by group (as g.order), then by cost within each group
-        by_cost = g.order[np.lexsort((self.c[g.order], g.group[g.order]))]
-        return by_cost[g.starts][~covered]
+        if covered.all():
+            return np.zeros(0, dtype=np.int64)
+        return g.cheapest(self.c)[~covered]
 
     def _add_simplex_rows(self) -> None:
         """One row per simplex group, first in the model (their duals are the groups')."""
         if self.simplices is None:
             return
         g = self.simplices
-        present = self.cols[g.group[self.cols] >= 0]
-        grp = g.group[present]
+        grp = g.group_of(self.cols)
+        present = self.cols[grp >= 0]
+        grp = grp[grp >= 0]
         order = np.argsort(grp, kind="stable")
         a = sp.csr_array(
             (
@@ -428,7 +435,7 @@ class RowGenSolver:
         self.cols = np.concatenate([self.cols, new])
         m = self.model.n_rows
         if self.simplices is not None and self.n_simplex_rows:
-            grp = self.simplices.group[new]
+            grp = self.simplices.group_of(new)
             inside = np.flatnonzero(grp >= 0)
             entries = sp.csc_array(
                 (np.ones(inside.size), (grp[inside], inside)), shape=(m, new.size)
@@ -578,9 +585,7 @@ class RowGenSolver:
         group's) its cost less the group's dual."""
         reduced = self.c.copy()
         if self.simplices is not None and self.n_simplex_rows:
-            g = self.simplices
-            member = g.member
-            reduced[member] -= duals[: self.n_simplex_rows][g.group[member]]
+            self.simplices.subtract(reduced, duals[: self.n_simplex_rows])
         if col_duals is not None:
             reduced[solved_cols] = col_duals
         else:  # recomputed for the model's columns

@@ -374,7 +374,7 @@ def _start(
         row_upper=0.0,
         separate=sep,
         initial_columns=cols,
-        simplex_groups=np.repeat(np.arange(n, dtype=np.int64), k),
+        simplex_groups=highs.SimplexGroups.blocks(n, k),  # row i of Z is a distribution
         name=f"mDP block ({n} records)",
     )
     # Dual simplex by default: rounds after the first re-solve from the previous basis.
