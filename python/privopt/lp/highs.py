@@ -262,14 +262,12 @@ class SimplexGroups:
             return d[self._span()].reshape(self.rhs.size, -1).min(axis=1)
         return np.minimum.reduceat(d[self._order], self._starts)
 
-    def without_members(self, d: np.ndarray) -> np.ndarray:
-        """A copy of ``d`` with the group members' entries set to 0."""
-        out = np.array(d, dtype=np.float64)
+    def non_members(self) -> np.ndarray:
+        """Indices of the columns in no group."""
         if self._run is not None:
-            out[self._span()] = 0.0
-        else:
-            out[self.group >= 0] = 0.0
-        return out
+            span = self._span()
+            return np.r_[0 : span.start, span.stop : self.n_cols].astype(np.int64)
+        return np.flatnonzero(self.group < 0)
 
     def subtract(self, values: np.ndarray, duals: np.ndarray) -> None:
         """``values[j] -= duals[group of j]`` for every member j, in place."""
@@ -295,6 +293,10 @@ class SimplexGroups:
         if self._run is not None:
             return bool((lower[self._span()] == 0.0).all())
         return bool((lower[self.group >= 0] == 0.0).all())
+
+
+def _pick(v: np.ndarray | float, idx: np.ndarray) -> np.ndarray | float:
+    return v if np.ndim(v) == 0 else np.asarray(v)[idx]
 
 
 def _check_rhs(rhs: np.ndarray) -> None:
@@ -339,11 +341,17 @@ def safe_dual_bound(
     row_b = np.where(pi > 0, row_lower, np.where(pi < 0, row_upper, 0.0))
     pi = np.where(np.isfinite(row_b), pi, 0.0)
     row_b = np.where(np.isfinite(row_b), row_b, 0.0)
-    d = np.asarray(cost, dtype=np.float64) - A.T @ pi
+    d = np.asarray(A.T @ pi, dtype=np.float64)
+    np.subtract(np.asarray(cost, dtype=np.float64), d, out=d)
     bound = float(pi @ row_b) + float(offset)
     if simplices is not None:
         bound += float(simplices.rhs @ simplices.minimum(d))
-        d = simplices.without_members(d)  # the members' box terms are replaced
+        # the members' box terms are replaced: only the other columns remain
+        rest = simplices.non_members()
+        d = d[rest]
+        col_lower, col_upper = _pick(col_lower, rest), _pick(col_upper, rest)
+        if solver_col_dual is not None:
+            solver_col_dual = np.asarray(solver_col_dual)[rest]
     col_b = np.where(d > 0, col_lower, np.where(d < 0, col_upper, 0.0))
     unsafe = ~np.isfinite(col_b)
     if np.any(unsafe):

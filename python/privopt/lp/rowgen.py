@@ -189,12 +189,12 @@ class RowGenProblem:
 
     def cost(self) -> np.ndarray:
         """Costs of all columns: the shared ones first, then each block's."""
-        return np.concatenate([self.shared[0]] + [b.cost for b in self.blocks])
+        return _joined([self.shared[0]] + [b.cost for b in self.blocks])
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """(lower, upper) bounds of all columns, in the order of :meth:`cost`."""
-        lo = np.concatenate([self.shared[1]] + [b.lower for b in self.blocks])
-        up = np.concatenate([self.shared[2]] + [b.upper for b in self.blocks])
+        """(lower, upper) bounds of all columns, in the order of :meth:`cost` (read-only)."""
+        lo = _joined([self.shared[1]] + [b.lower for b in self.blocks])
+        up = _joined([self.shared[2]] + [b.upper for b in self.blocks])
         return lo, up
 
     def simplices(self) -> highs.SimplexGroups | None:
@@ -218,6 +218,14 @@ class RowGenProblem:
         return highs.SimplexGroups(group, np.concatenate(rhs))
 
 
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The parts end to end; one non-empty part is returned as it is (no copy)."""
+    filled = [p for p in parts if p.size]
+    if len(filled) == 1:
+        return filled[0]
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
 def _count(name: str, n: Any) -> int:
     if not (isinstance(n, (int, np.integer)) and n >= 0):
         raise InvalidInput(f"{name} must be an integer >= 0, got {n!r}")
@@ -225,9 +233,13 @@ def _count(name: str, n: Any) -> int:
 
 
 def _columns(n: int, cost: Any, lower: Any, upper: Any) -> tuple[np.ndarray, ...]:
+    """(cost, lower, upper) of n columns; a scalar bound stays a read-only broadcast view
+    (no memory per column: metric DP has N·K columns, 4 M at N = K = 2,000)."""
     out = []
     for what, v in (("cost", cost), ("lower", lower), ("upper", upper)):
-        arr = np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)).copy()
+        arr = np.broadcast_to(np.asarray(v, dtype=np.float64), (n,))
+        if what == "cost" or arr.strides != (0,):
+            arr = arr.copy()
         if np.isnan(arr).any() or (what == "cost" and not np.isfinite(arr).all()):
             raise InvalidInput(f"column {what} must be {'finite' if what == 'cost' else 'non-NaN'}")
         out.append(arr)
