@@ -20,6 +20,7 @@ __all__ = [
     "check_nonnegative",
     "check_finite_array",
     "check_int",
+    "check_size",
     "check_probability_vector",
     "check_finite_result",
     "check_instance",
@@ -91,6 +92,32 @@ def check_int(
     if maximum is not None and out > maximum:
         raise InvalidInput(f"{name} must be <= {maximum}, got {out}")
     return out
+
+
+def check_size(value: Any, name: str = "size") -> tuple[int, tuple[int, ...] | None]:
+    """numpy's ``size=`` argument: None (one value), an int >= 0 or a tuple of them.
+
+    Returns the number of values and the output shape (None for a single value).
+
+    Examples
+    --------
+    >>> check_size((2, 3))
+    (6, (2, 3))
+    >>> check_size(None)
+    (1, None)
+    """
+    if value is None:
+        return 1, None
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        n = check_int(name, value, minimum=0)
+        return n, (n,)
+    try:
+        shape = tuple(check_int(name, s, minimum=0) for s in value)
+    except TypeError:
+        raise InvalidInput(
+            f"{name} must be None, an int or a tuple of ints, got {value!r}"
+        ) from None
+    return int(np.prod(shape, dtype=np.int64)), shape
 
 
 def _real_array(name: str, value: Any, dtype: Any) -> np.ndarray:

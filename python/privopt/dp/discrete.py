@@ -23,7 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_epsilon, check_finite_array, check_int, check_positive
+from privopt._validation import (
+    check_epsilon,
+    check_finite_array,
+    check_positive,
+    check_size,
+)
 from privopt.dp import _kernels
 from privopt.dp._reference import (
     BitReader,
@@ -165,19 +170,6 @@ def discrete_gaussian_pmf(k: Any, sigma: float) -> np.ndarray:
     return np.exp(-(k * k) / (2 * var)) / z
 
 
-def _size_count(size: Any) -> tuple[int, tuple[int, ...] | None]:
-    if size is None:
-        return 1, None
-    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
-        n = check_int("size", size, minimum=0)
-        return n, (n,)
-    try:
-        shape = tuple(check_int("size", s, minimum=0) for s in size)
-    except TypeError:
-        raise InvalidInput(f"size must be None, an int or a tuple of ints, got {size!r}") from None
-    return int(np.prod(shape, dtype=np.int64)), shape
-
-
 def _finish(out: np.ndarray, shape: tuple[int, ...] | None) -> Any:
     return int(out[0]) if shape is None else out.reshape(shape)
 
@@ -252,7 +244,7 @@ def sample_discrete_laplace(
     """
     epsilon = check_epsilon(epsilon)
     sensitivity = check_positive("sensitivity", sensitivity)
-    count, shape = _size_count(size)
+    count, shape = check_size(size)
     source = as_random_source(rng)
     s, t = discrete_laplace_rate(epsilon, sensitivity)
     out = _run(
@@ -312,7 +304,7 @@ def sample_discrete_gaussian(sigma: float, size: Any = None, *, rng: Any = None)
     5
     """
     sigma = check_positive("sigma", sigma)
-    count, shape = _size_count(size)
+    count, shape = check_size(size)
     source = as_random_source(rng)
     n, d = discrete_gaussian_variance(sigma)
     t = gaussian_laplace_scale(n, d)

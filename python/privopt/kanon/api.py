@@ -197,10 +197,9 @@ class KAnonResult:
 
     def plot_class_sizes(self, ax=None):
         """Bar chart of the class-size histogram; returns the matplotlib Axes."""
-        if ax is None:
-            from privopt.report import new_figure
+        from privopt.report import axes_or_new
 
-            _, ax = new_figure(figsize=(5, 3.2))
+        ax = axes_or_new(ax, figsize=(5, 3.2))
         vals, counts = np.unique(self.class_sizes, return_counts=True)
         from matplotlib.ticker import MaxNLocator
 
