@@ -28,6 +28,7 @@ from privopt._validation import (
     check_finite_array,
     check_positive,
     check_size,
+    finite_result,
 )
 from privopt.dp import _kernels
 from privopt.dp._reference import (
@@ -134,6 +135,7 @@ def _integer_points(k: Any) -> np.ndarray:
     return arr
 
 
+@finite_result(cause="k, epsilon or sensitivity beyond float64")
 def discrete_laplace_pmf(k: Any, epsilon: float, sensitivity: float = 1) -> np.ndarray:
     """Exact pmf P(k) = tanh(r/2)·exp(-r|k|), r = s/t ≈ ε/Δ (float64, shape of k).
 
@@ -153,6 +155,7 @@ def discrete_laplace_pmf(k: Any, epsilon: float, sensitivity: float = 1) -> np.n
     return np.tanh(r / 2) * np.exp(-r * k)
 
 
+@finite_result(cause="k or sigma beyond float64")
 def discrete_gaussian_pmf(k: Any, sigma: float) -> np.ndarray:
     """pmf P(k) = exp(-k²/(2σ'²)) / Σ_j exp(-j²/(2σ'²)), normaliser summed to 1e-17 accuracy.
 
@@ -211,6 +214,7 @@ def _laplace_bits(s: int, t: int) -> float:
     return 1.6 * k + 24 + 8 * max(0, s // t)
 
 
+@finite_result(cause="epsilon or sensitivity beyond float64")
 def sample_discrete_laplace(
     epsilon: float, size: Any = None, *, sensitivity: float = 1, rng: Any = None
 ) -> Any:
@@ -279,6 +283,7 @@ def gaussian_laplace_scale(n: int, d: int) -> int:
     return lo if n <= 2 * lo * lo * d else 2 * lo  # σ ≤ √2·lo: lo is nearer
 
 
+@finite_result(cause="sigma beyond float64")
 def sample_discrete_gaussian(sigma: float, size: Any = None, *, rng: Any = None) -> Any:
     """Discrete Gaussian noise, P(k) ∝ exp(-k²/(2σ²)), k ∈ ℤ (CKS 2020, Algorithm 3, with the
     Laplace scale of :func:`gaussian_laplace_scale`).

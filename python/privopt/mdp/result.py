@@ -11,6 +11,7 @@ import numpy as np
 
 from privopt._validation import (
     check_finite_array,
+    check_finite_result,
     check_instance,
     check_int,
     check_nonnegative,
@@ -446,6 +447,13 @@ class PerturbationMatrix:
 
     def __post_init__(self) -> None:
         self.matrix = _check_stochastic(self.matrix)
+        # The last check before a result is handed out: a loss that overflowed (costs near
+        # 1e308) is not an answer. NaN is the documented "no bound" of a heuristic.
+        self.expected_loss = float(
+            check_finite_result("expected_loss", self.expected_loss, cause="costs near 1e308")
+        )
+        if not np.isnan(self.lower_bound):
+            self.lower_bound = float(check_finite_result("lower_bound", self.lower_bound))
         if self.row_index is not None:
             rows = np.asarray(self.row_index)
             if rows.ndim != 1 or rows.size != self.matrix.shape[0]:
@@ -526,7 +534,8 @@ class PerturbationMatrix:
         rows' records)."""
         _check_shape(self, problem)
         obj = problem.objective if self.row_index is None else problem.objective[self.row_index]
-        return float(np.sum(obj * self.matrix))
+        loss = float(np.sum(obj * self.matrix))
+        return float(check_finite_result("loss", loss, cause="costs near 1e308"))
 
     def verify(self, problem: MDPProblem, *, count_tol: float = 1e-9) -> Verification:
         """Violations of every mDP constraint of ``problem`` between the matrix's rows (see
