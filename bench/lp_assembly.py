@@ -1,29 +1,17 @@
-"""Benchmark: assemble a 1,000,000-nonzero LP from sparse blocks with privopt.lp, compared with
-HiGHS's own ``passModel`` on the same, already prepared CSC arrays (issue 2, item 9).
+"""The block-angular LP of the LP layer's benchmarks (issue 2 item 9): its blocks, and the
+ways into HiGHS that ``bench/test_lp.py`` and ``bench/scaling.py`` time.
 
-    python bench/lp_assembly.py [--repeats 5] [--nnz 1000000]
-
-Columns of the table (best of ``repeats`` wall-clock runs, seconds):
-
-* ``assembly``: user blocks -> LinearProgram (add_variables/add_rows, per-block validation and
-  canonical CSR) -> the row-wise arrays ``LinearProgram.pass_to`` hands to HiGHS
-  (``LinearProgram.to_csr``: a concatenation, no sort).
-* ``assembly (CSC)``: the same up to merged CSC arrays (``LinearProgram.to_csc``, the two-pass
-  radix merge used for ``matrix()``), on one and on two threads.
-* ``pass (ours)``: ``LinearProgram.pass_to`` on a fresh ``highspy.Highs`` (row-wise
-  ``passModel``; HiGHS transposes to column-wise storage in C++).
-* ``passModel baseline``: ``Highs.passModel`` alone on prepared column-wise arrays (fresh Highs),
-  HiGHS's cheapest way in.
-* ``scipy vstack+tocsc``: the naive route, for context.
-
-The ratio ``assembly / passModel`` is the figure of merit (target <= 1); the last line gives the
-end-to-end ratio (blocks to a loaded Highs) against passModel alone.
+* :func:`make_blocks`: ten CSR diagonal blocks and one linking ``(rows, cols, vals)`` triple of
+  ``nnz`` nonzeros in all (1,000,000: 200,000 variables, 100,000 rows);
+* :func:`assemble`: user blocks -> ``LinearProgram`` (per-block validation and canonical CSR),
+  optionally up to merged CSC arrays (``LinearProgram.to_csc``, the two-pass radix merge);
+* :func:`pass_to`: ``LinearProgram.pass_to`` on a fresh Highs (row-wise; HiGHS transposes);
+* :func:`pass_model`: ``Highs.passModel`` alone on prepared column-wise arrays, the cheapest way
+  into HiGHS (the baseline);
+* :func:`scipy_route`: the naive ``block_diag`` + ``vstack`` + ``tocsc``, for context.
 """
 
 from __future__ import annotations
-
-import argparse
-import time
 
 import highspy
 import numpy as np
@@ -117,80 +105,8 @@ def pass_to(lp: LinearProgram) -> highspy.Highs:
     return h
 
 
-def baseline_pass(lp: LinearProgram) -> float:
-    """Seconds of :func:`pass_model` on ``lp`` (its CSC arrays prepared beforehand)."""
-    lp.to_csc()
-    t0 = time.perf_counter()
-    pass_model(lp)
-    return time.perf_counter() - t0
-
-
-def measure(repeats: int = 5, nnz: int = 1_000_000) -> dict[str, float]:
-    blocks = make_blocks(nnz)
-    diag, link, n_link_rows, n, _cols_per = blocks
-    t_asm, t_csc, t_csc2, t_pass, t_base, t_scipy = [], [], [], [], [], []
-    lp = None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        assemble(*blocks, threads=2, csc=True)
-        t_csc2.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        lp = assemble(*blocks, csc=True)
-        t_csc.append(time.perf_counter() - t0)
-        t_base.append(baseline_pass(lp))
-        t0 = time.perf_counter()
-        lp = assemble(*blocks)
-        t_asm.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        h = pass_to(lp)  # no CSC cache: row-wise
-        t_pass.append(time.perf_counter() - t0)
-        assert h.getNumNz() == lp.nnz
-        del h
-        t0 = time.perf_counter()
-        big = sp.block_diag(diag, format="csr")
-        linkm = sp.csr_array((link[2], (link[0], link[1])), shape=(n_link_rows, n))
-        sp.vstack([big, linkm], format="csr").tocsc()
-        t_scipy.append(time.perf_counter() - t0)
-    return {
-        "nnz": lp.nnz,
-        "n_vars": lp.n_vars,
-        "n_rows": lp.n_rows,
-        "assembly": min(t_asm),
-        "assembly_csc": min(t_csc),
-        "assembly_csc_2threads": min(t_csc2),
-        "pass_ours": min(t_pass),
-        "passModel": min(t_base),
-        "scipy_vstack_tocsc": min(t_scipy),
-    }
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--nnz", type=int, default=1_000_000)
-    args = ap.parse_args()
-    r = measure(args.repeats, args.nnz)
-    print(
-        f"LP: {r['n_vars']} variables, {r['n_rows']} rows, {r['nnz']} nonzeros "
-        f"(10 CSR diagonal blocks + 1 linking triple); best of {args.repeats}, seconds"
-    )
-    print(f"{'step':<34}{'seconds':>10}{'ratio to passModel':>20}")
-    print("-" * 64)
-    base = r["passModel"]
-    for label, key in [
-        ("privopt assembly (blocks -> rows)", "assembly"),
-        ("privopt assembly (blocks -> CSC)", "assembly_csc"),
-        ("  same, merge on 2 threads", "assembly_csc_2threads"),
-        ("privopt pass_to (row-wise)", "pass_ours"),
-        ("HiGHS passModel baseline (CSC)", "passModel"),
-        ("scipy block_diag+vstack+tocsc", "scipy_vstack_tocsc"),
-    ]:
-        print(f"{label:<34}{r[key]:>10.4f}{r[key] / base:>20.2f}")
-    print(
-        f"end to end, assembly + pass_to vs passModel alone: "
-        f"{(r['assembly'] + r['pass_ours']) / base:.2f}x"
-    )
-
-
-if __name__ == "__main__":
-    main()
+def scipy_route(diag, link, n_link_rows, n, cols_per) -> sp.csc_array:
+    """The same matrix by ``scipy.sparse``: ``block_diag`` + ``vstack``, then ``tocsc``."""
+    big = sp.block_diag(diag, format="csr")
+    linkm = sp.csr_array((link[2], (link[0], link[1])), shape=(n_link_rows, n))
+    return sp.vstack([big, linkm], format="csr").tocsc()

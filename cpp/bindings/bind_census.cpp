@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -101,9 +102,59 @@ void check_values(const char* name, const I64Array& a) {
     for (py::ssize_t i = 0; i < a.size(); ++i) detail::check_magnitude(d[i], name);
 }
 
-py::tuple tree_dp_py(const I64Array& child_ptr, const I64Array& child_idx, const I64Array& noisy,
-                     const I64Array& weight, const I64Array& lo, const I64Array& hi,
-                     std::int64_t root, bool widen, std::int64_t max_table_size) {
+// ``obj`` as a C-contiguous int64 array, never truncated: a float array is accepted only when
+// every value is a finite integer within int64 (the Python side's integral floats), and bool,
+// complex, object or text arrays are refused. (forcecast alone would turn 1.5 into 1.)
+I64Array integer_array(const char* name, const py::object& obj) {
+    const py::array a = py::array::ensure(obj);
+    if (!a) throw std::invalid_argument(std::string(name) + " must be an integer array");
+    const char kind = a.dtype().kind();
+    if (kind == 'f') {
+        const auto f = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(a);
+        const double* d = f.data();
+        for (py::ssize_t i = 0; i < f.size(); ++i)
+            // 2^63 is exact in double; every integral double below it fits in int64
+            if (!std::isfinite(d[i]) || d[i] != std::floor(d[i]) || std::fabs(d[i]) >= 0x1p63)
+                throw std::invalid_argument(std::string(name) + "[" + std::to_string(i) +
+                                            "] = " + py::repr(py::float_(d[i])).cast<std::string>() +
+                                            " is not an integer within int64");
+    } else if (kind == 'u' && a.itemsize() == 8) {
+        const auto u = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>::ensure(a);
+        for (py::ssize_t i = 0; i < u.size(); ++i)
+            if (u.data()[i] > static_cast<std::uint64_t>(INT64_MAX))  // would wrap negative
+                throw std::invalid_argument(std::string(name) + "[" + std::to_string(i) + "] = " +
+                                            std::to_string(u.data()[i]) + " is beyond int64");
+    } else if (kind != 'i' && kind != 'u') {
+        throw std::invalid_argument(std::string(name) + " must hold integers, got dtype " +
+                                    py::str(a.dtype()).cast<std::string>());
+    }
+    return I64Array::ensure(a);
+}
+
+// ``obj`` as 0/1 flags (uint8), from integers or integral floats; any other value is refused.
+U8Array flag_array(const char* name, const py::object& obj) {
+    const I64Array v = integer_array(name, obj);
+    U8Array out(v.request().shape);
+    for (py::ssize_t i = 0; i < v.size(); ++i) {
+        const std::int64_t x = v.data()[i];
+        if (x != 0 && x != 1)
+            throw std::invalid_argument(std::string(name) + "[" + std::to_string(i) + "] = " +
+                                        std::to_string(x) + " is not 0 or 1");
+        out.mutable_data()[i] = static_cast<std::uint8_t>(x);
+    }
+    return out;
+}
+
+py::tuple tree_dp_py(const py::object& child_ptr_in, const py::object& child_idx_in,
+                     const py::object& noisy_in, const py::object& weight_in,
+                     const py::object& lo_in, const py::object& hi_in, std::int64_t root,
+                     bool widen, std::int64_t max_table_size) {
+    const I64Array child_ptr = integer_array("child_ptr", child_ptr_in);
+    const I64Array child_idx = integer_array("child_idx", child_idx_in);
+    const I64Array noisy = integer_array("noisy", noisy_in);
+    const I64Array weight = integer_array("weight", weight_in);
+    const I64Array lo = integer_array("lo", lo_in);
+    const I64Array hi = integer_array("hi", hi_in);
     check_1d("noisy", noisy, -1);
     const py::ssize_t n = noisy.size();
     if (n == 0) throw std::invalid_argument("the tree must have at least one node");
@@ -138,9 +189,13 @@ py::tuple tree_dp_py(const I64Array& child_ptr, const I64Array& child_idx, const
                           r.n_widened);
 }
 
-py::tuple chain_dp_py(const I64Array& noisy, const I64Array& lo, const I64Array& hi,
-                      const U8Array& equal_next, std::int64_t max_table_size,
-                      std::int64_t max_cells) {
+py::tuple chain_dp_py(const py::object& noisy_in, const py::object& lo_in,
+                      const py::object& hi_in, const py::object& equal_next_in,
+                      std::int64_t max_table_size, std::int64_t max_cells) {
+    const I64Array noisy = integer_array("noisy", noisy_in);
+    const I64Array lo = integer_array("lo", lo_in);
+    const I64Array hi = integer_array("hi", hi_in);
+    const U8Array equal_next = flag_array("equal_next", equal_next_in);
     check_1d("noisy", noisy, -1);
     const py::ssize_t n = noisy.size();
     if (n == 0) throw std::invalid_argument("the chain must have at least one node");

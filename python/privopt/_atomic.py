@@ -220,13 +220,17 @@ def _check_writable(target: Path, option: str) -> None:
     """Probe, without leaving anything behind, that ``target`` can be created."""
     folder = _nearest_existing(target.parent if target.parent != target else target)
     if not folder.is_dir():
-        raise InvalidInput(f"{option} {str(target)!r}: {str(folder)!r} is not a directory")
+        raise InvalidInput(
+            f"{option} {str(target)!r} cannot be written: {str(folder)!r} is not a directory"
+        )
     probe = folder / f".privopt-write-probe.{secrets.token_hex(4)}"
     try:
         os.close(os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
     except OSError as err:
+        reason = (err.strerror or type(err).__name__).lower()
         raise InvalidInput(
-            f"{option} {str(target)!r} is not writable ({str(folder)!r}: {err.strerror})"
+            f"{option} {str(target)!r} is not writable: no file can be created in the "
+            f"folder {str(folder)!r} ({reason})"
         ) from None
     probe.unlink()
 

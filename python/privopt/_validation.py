@@ -6,8 +6,10 @@ the offending value, and returns the value converted to the expected type.
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -20,8 +22,10 @@ __all__ = [
     "check_nonnegative",
     "check_finite_array",
     "check_int",
+    "check_size",
     "check_probability_vector",
     "check_finite_result",
+    "finite_result",
     "check_instance",
     "check_labels",
     "check_permutation",
@@ -91,6 +95,32 @@ def check_int(
     if maximum is not None and out > maximum:
         raise InvalidInput(f"{name} must be <= {maximum}, got {out}")
     return out
+
+
+def check_size(value: Any, name: str = "size") -> tuple[int, tuple[int, ...] | None]:
+    """numpy's ``size=`` argument: None (one value), an int >= 0 or a tuple of them.
+
+    Returns the number of values and the output shape (None for a single value).
+
+    Examples
+    --------
+    >>> check_size((2, 3))
+    (6, (2, 3))
+    >>> check_size(None)
+    (1, None)
+    """
+    if value is None:
+        return 1, None
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        n = check_int(name, value, minimum=0)
+        return n, (n,)
+    try:
+        shape = tuple(check_int(name, s, minimum=0) for s in value)
+    except TypeError:
+        raise InvalidInput(
+            f"{name} must be None, an int or a tuple of ints, got {value!r}"
+        ) from None
+    return int(np.prod(shape, dtype=np.int64)), shape
 
 
 def _real_array(name: str, value: Any, dtype: Any) -> np.ndarray:
@@ -193,6 +223,10 @@ def check_finite_result(name: str, value: Any, *, cause: str = "") -> Any:
     ...
     privopt.errors.NumericalTrouble: loss is not finite (inf); cause: a disconnected graph
     """
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return value  # integers are finite (and a Python int may not fit a float)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "iu":
+        return value
     arr = _real_array(name, value, np.float64)
     finite = np.isfinite(arr)
     if not np.all(finite):
@@ -205,6 +239,54 @@ def check_finite_result(name: str, value: Any, *, cause: str = "") -> Any:
             f"({int((~finite).sum())} of {arr.size} entries){hint}"
         )
     return value
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def finite_result(cause: str = "") -> Callable[[_F], _F]:
+    """Decorator: :func:`check_finite_result` on what the function returns (a number or an
+    array), named after the function; an ``OverflowError`` raised inside (float or integer
+    conversion of a value beyond float64) becomes :class:`NumericalTrouble` too. numpy's
+    overflow and invalid-value warnings are off inside: their NaN or inf reaches the result,
+    and the check reports it.
+
+    Parameters
+    ----------
+    cause : hint naming the inputs that can produce a non-finite result, added to the message.
+
+    Examples
+    --------
+    >>> @finite_result(cause="a scale near the float64 limit")
+    ... def double(x):
+    ...     return 2 * x
+    >>> double(1e308)
+    Traceback (most recent call last):
+    ...
+    privopt.errors.NumericalTrouble: double result is not finite (inf); cause: a scale near the \
+float64 limit
+    """
+
+    def decorate(func: _F) -> _F:
+        name = f"{func.__name__} result"
+
+        @functools.wraps(func)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            try:
+                # An overflow inside shows in the result, which is checked below: one
+                # NumericalTrouble instead of a RuntimeWarning and then the error.
+                with np.errstate(over="ignore", invalid="ignore"):
+                    out = func(*args, **kwargs)
+            except OverflowError as err:
+                hint = f"; cause: {cause}" if cause else ""
+                raise NumericalTrouble(
+                    f"{func.__name__}: a value overflows float64 ({err}){hint}"
+                ) from None
+            return check_finite_result(name, out, cause=cause)
+
+        return checked  # type: ignore[return-value]
+
+    return decorate
 
 
 def check_probability_vector(name: str, value: Any, *, atol: float = 1e-9) -> np.ndarray:

@@ -36,7 +36,7 @@ import numpy as np
 
 import privopt
 from privopt._progress import progress_scope
-from privopt.errors import PrivacyBudgetExceeded, PrivoptError
+from privopt.errors import InvalidInput, PrivacyBudgetExceeded, PrivoptError
 
 __all__ = [
     "main",
@@ -175,6 +175,8 @@ def emit_summary(summary: Mapping[str, Any]) -> None:
     Non-finite floats become ``null`` and numpy values plain numbers, so the line always
     parses (e.g. with ``jq``). Outside :func:`main` it goes to ``sys.stdout``.
     """
+    if not isinstance(summary, Mapping):
+        raise InvalidInput(f"summary must be a mapping (one JSON object), got {summary!r}")
     stream = _results if _results is not None else sys.stdout
     stream.write(json.dumps(_jsonable(summary), default=_scalar) + "\n")
     stream.flush()

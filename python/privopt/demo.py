@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from privopt._validation import check_int
 from privopt.report import Report, Section
 
 __all__ = ["DEMO_SECTIONS", "run_demo"]
@@ -40,12 +41,13 @@ def run_demo(out_dir: str | Path = "demo", seed: int = 0, *, verbose: bool = Tru
     Parameters
     ----------
     out_dir : directory for ``report.md`` and the PNG figures (created if missing).
-    seed : seed of every random draw, so that the report is reproducible.
+    seed : seed (an int >= 0) of every random draw, so that the report is reproducible.
 
     Returns
     -------
     Path of the written ``report.md``.
     """
+    seed = check_int("seed", seed, minimum=0)  # before anything is written
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     report = Report("privopt demo")

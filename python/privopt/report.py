@@ -19,6 +19,11 @@ from privopt.errors import InvalidInput
 __all__ = ["Section", "Report", "new_figure", "save_figure", "markdown_table"]
 
 
+def _check_text(name: str, value: Any, *, empty: bool = False) -> None:
+    if not isinstance(value, str) or not (empty or value.strip()):
+        raise InvalidInput(f"{name} must be a{'' if empty else ' non-empty'} string, got {value!r}")
+
+
 @dataclass
 class Section:
     """One part of a report: a heading, Markdown text, and figures (paths relative to it)."""
@@ -26,6 +31,15 @@ class Section:
     title: str
     body: str = ""
     figures: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        _check_text("title", self.title)
+        _check_text("body", self.body, empty=True)
+        # A lone string would be read as one figure per character.
+        if isinstance(self.figures, (str, Path)) or not all(
+            isinstance(f, (str, Path)) for f in self.figures
+        ):
+            raise InvalidInput(f"figures must be a list of file names, got {self.figures!r}")
 
 
 @dataclass
@@ -35,8 +49,16 @@ class Report:
     title: str
     sections: list[Section] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        _check_text("title", self.title)
+        for i, section in enumerate(self.sections):
+            if not isinstance(section, Section):
+                raise InvalidInput(f"sections[{i}] must be a Section, got {section!r}")
+
     def add(self, section: Section) -> None:
         """Append a section."""
+        if not isinstance(section, Section):
+            raise InvalidInput(f"section must be a Section, got {section!r}")
         self.sections.append(section)
 
     def to_markdown(self) -> str:
@@ -65,6 +87,19 @@ def new_figure(*args, **kwargs):
     import matplotlib.pyplot as plt
 
     return plt.subplots(*args, **kwargs)
+
+
+def axes_or_new(ax: Any, figsize: tuple[float, float]) -> Any:
+    """``ax`` when it is a matplotlib Axes, a new figure's Axes of ``figsize`` (inches) when it
+    is None; anything else raises InvalidInput naming ``ax`` (for the ``plot_*(ax=None)``
+    methods, which would otherwise fail deep inside matplotlib)."""
+    if ax is None:
+        return new_figure(figsize=figsize)[1]
+    from matplotlib.axes import Axes
+
+    if not isinstance(ax, Axes):
+        raise InvalidInput(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}")
+    return ax
 
 
 def save_figure(fig: Any, path: str | Path, **savefig: Any) -> Path:

@@ -151,6 +151,45 @@ def test_chain_dp_binding_checks_sizes_and_limits():
     assert status == 0 and values.tolist() == [5, 5] and cost is None
 
 
+@pytest.mark.parametrize(
+    "change, fragment",
+    [
+        ({"noisy": np.array([1.5, 2.0])}, "noisy[0] = 1.5 is not an integer"),
+        ({"lo": np.array([0.0, np.nan])}, "lo[1] = nan is not an integer"),
+        ({"hi": np.array([5.0, 1e300])}, "hi[1] = 1e+300 is not an integer within int64"),
+        ({"hi": np.array([2**64 - 1, 5], dtype=np.uint64)}, "hi[0] = 18446744073709551615"),
+        ({"noisy": np.array([True, False])}, "noisy must hold integers, got dtype bool"),
+        ({"equal_next": np.array([0.5])}, "equal_next[0] = 0.5 is not an integer"),
+        ({"equal_next": np.array([2])}, "equal_next[0] = 2 is not 0 or 1"),
+    ],
+)
+def test_chain_dp_binding_refuses_non_integers_instead_of_truncating(change, fragment):
+    args = {
+        "noisy": np.array([1, 2]),
+        "lo": np.array([0, 0]),
+        "hi": np.array([5, 5]),
+        "equal_next": np.array([0], dtype=np.uint8),
+    }
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        kernels.chain_dp(**{**args, **change})
+    # Integral floats and plain lists are the same integers: same answer as int64 input.
+    want = kernels.chain_dp(**args)
+    as_floats = {k: v.astype(float) for k, v in args.items()}
+    as_lists = {k: v.tolist() for k, v in args.items()}
+    for other in (as_floats, as_lists):
+        got = kernels.chain_dp(**other)
+        assert got[:3] == want[:3] and got[3].tolist() == want[3].tolist()
+
+
+def test_tree_dp_binding_refuses_non_integers():
+    ptr, idx = _tree()
+    args = [ptr, idx, np.array([0, 1, 1]), np.array([1, 1, 1]), np.array([0, 0, 0])]
+    with pytest.raises(ValueError, match=re.escape("hi[2] = 3.5 is not an integer")):
+        kernels.tree_dp(*args, np.array([3.0, 3.0, 3.5]), 0)
+    with pytest.raises(ValueError, match=re.escape("weight[0] = 0.5 is not an integer")):
+        kernels.tree_dp(*args[:3], np.array([0.5, 1, 1]), args[4], np.array([3, 3, 3]), 0)
+
+
 def _tree(n_children: int = 2):
     ptr = np.array([0, n_children] + [n_children] * n_children, dtype=np.int64)
     idx = np.arange(1, n_children + 1, dtype=np.int64)

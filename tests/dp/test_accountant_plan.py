@@ -104,11 +104,6 @@ def test_plans_with_parallel_groups():
         (PlannedSpend(0.1, label="x"), "iterable of PlannedSpend"),
         (42, "iterable of PlannedSpend"),
         ([(0.1, 0.0)], r"plan\[0\] must be a PlannedSpend"),
-        ([PlannedSpend(0.1)], "label"),
-        ([PlannedSpend(-0.1, label="x")], "epsilon"),
-        ([PlannedSpend(0.1, 1.5, label="x")], "delta"),
-        ([PlannedSpend(0.1, label="x", sensitivity=-2)], "sensitivity"),
-        ([PlannedSpend(0.1, label="x", group="")], "group"),
     ],
 )
 def test_malformed_plans(plan, fragment):
@@ -117,6 +112,21 @@ def test_malformed_plans(plan, fragment):
         with pytest.raises(InvalidInput, match=fragment):
             call(plan)
     assert acct.entries == []
+
+
+@pytest.mark.parametrize(
+    ("fields", "fragment"),
+    [
+        (dict(epsilon=0.1), "label"),
+        (dict(epsilon=-0.1, label="x"), "epsilon"),
+        (dict(epsilon=0.1, delta=1.5, label="x"), "delta"),
+        (dict(epsilon=0.1, label="x", sensitivity=-2), "sensitivity"),
+        (dict(epsilon=0.1, label="x", group=""), "group"),
+    ],
+)
+def test_malformed_spends_are_refused_where_they_are_written(fields, fragment):
+    with pytest.raises(InvalidInput, match=fragment):
+        PlannedSpend(**fields)
 
 
 spends = st.lists(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing as mp
 import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -487,43 +486,8 @@ def test_in_out_separation_equals_monolithic():
             solve_benders(problem, progress=False, **bad)
 
 
-@pytest.mark.dask
-def test_dask_worker_killed_mid_solve_is_retried(monkeypatch):
-    # Issue 15 item 6: a worker (holding scattered subproblems and warm solvers) dies
-    # between two rounds; its tasks are retried and the result equals the serial one.
-    import os
-
-    import distributed  # in the test extra: a missing install must fail, not skip
-    import privopt.lp.benders as engine
-
-    problem = capacity_expansion_lp(1, n_regions=4)
-    ref = solve_benders(problem, rel_gap=1e-9, progress=False)
-    calls = {"n": 0}
-    original = engine._Dispatcher.solve_all
-
-    def solve_all_killing_a_worker(self, xs, want_solution, *args):
-        calls["n"] += 1
-        if calls["n"] == 2:
-            victim = sorted(self._client.scheduler_info()["workers"])[0]
-            # The victim's connection drops, as intended.
-            with contextlib.suppress(Exception):
-                self._client.run(os._exit, 1, workers=[victim])
-        return original(self, xs, want_solution, *args)
-
-    monkeypatch.setattr(engine._Dispatcher, "solve_all", solve_all_killing_a_worker)
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        res = solve_benders(problem, rel_gap=1e-9, progress=False, executor=client.get_executor())
-    assert calls["n"] >= 2 and res.status == "optimal"
-    assert rel_err(res.objective, ref.objective) <= 1e-9
-    assert res.lower_bound == pytest.approx(ref.lower_bound, rel=1e-9, abs=1e-9)
-
-
 def test_lost_task_retries_then_names_the_subproblem():
+    # (Real worker deaths on a LocalCluster: tests/reliability/test_faults.py.)
     from concurrent.futures import Executor, Future
 
     class FailingExecutor(Executor):

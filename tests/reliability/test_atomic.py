@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 
@@ -122,3 +123,18 @@ def test_check_output_probes_writability_without_leaving_anything(tmp_path):
         locked.mkdir(mode=0o500)
         with pytest.raises(InvalidInput, match="not writable"):
             check_output(locked / "out")
+
+
+def test_unwritable_output_is_one_plain_sentence_naming_the_path(tmp_path, monkeypatch):
+    # Root writes almost anywhere: the refusal is simulated where the probe file is created.
+    def refuse(path, flags, mode=0o777):
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    monkeypatch.setattr("privopt._atomic.os.open", refuse)
+    target = tmp_path / "sub" / "out.csv"
+    with pytest.raises(InvalidInput) as info:
+        check_output(target, kind="file")
+    assert str(info.value) == (
+        f"--out {str(target)!r} is not writable: no file can be created in the folder "
+        f"{str(tmp_path)!r} (permission denied)"
+    )

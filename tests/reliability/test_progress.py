@@ -70,3 +70,32 @@ def test_cli_shows_benders_progress_unless_quiet(tmp_path, capsys, quiet, shown)
     captured = capsys.readouterr()
     assert ("Benders" in captured.err) == shown
     assert captured.out.count("\n") == 1  # the JSON summary only
+
+
+def test_kanon_greedy_bar_and_slices_give_the_same_partition(capsys):
+    import pandas as pd
+    from privopt.kanon import build_problem, greedy_search
+
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame(rng.integers(0, 40, size=(1003, 3)), columns=["a", "b", "c"])
+    p = build_problem(df, 3)
+    whole = greedy_search(p, progress=False)  # one compiled call
+    assert capsys.readouterr().err == ""
+    sliced = greedy_search(p, progress=True)  # 334 classes in slices of 4
+    err = capsys.readouterr().err
+    assert "Greedy" in err and "334/334" in err
+    assert np.array_equal(whole, sliced)
+    with pytest.raises(InvalidInput, match="progress must be True, False or 'auto'"):
+        greedy_search(p, progress="yes")
+
+
+@pytest.mark.parametrize(("quiet", "shown"), [([], True), (["--quiet"], False)])
+def test_cli_shows_kanon_greedy_progress_unless_quiet(tmp_path, capsys, quiet, shown):
+    table = tmp_path / "t.csv"
+    xy = np.random.default_rng(3).integers(0, 30, (40, 2))
+    table.write_text("a,b\n" + "\n".join(f"{a},{b}" for a, b in xy) + "\n")
+    argv = ["kanon", str(table), "--k", "3", "--out", str(tmp_path / "o.csv"), *quiet]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert ("Greedy" in captured.err) == shown
+    assert captured.out.count("\n") == 1  # the JSON summary only

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_finite_array
+from privopt._validation import check_finite_array, finite_result
 from privopt.census.hierarchy import CensusCounts, Hierarchy
 from privopt.errors import InvalidInput, PrivacyViolation
 
@@ -37,6 +37,7 @@ def consistency_violations(hierarchy: Hierarchy, counts: np.ndarray) -> int:
     return int(np.count_nonzero(sums[internal] != counts[internal]))
 
 
+@finite_result(cause="counts near the float64 limit")
 def l1_per_level(hierarchy: Hierarchy, released: np.ndarray, truth: np.ndarray) -> np.ndarray:
     """L1 error per level, ``Σ_{r∈R_ℓ} ||n^r − n̂^r||_1`` (Table 7), shape (L,)."""
     released = _region_table("released", hierarchy, released)

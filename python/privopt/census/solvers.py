@@ -39,7 +39,7 @@ from scipy.optimize import isotonic_regression
 
 from privopt._core import census as _kernels
 from privopt._progress import progress_bar
-from privopt._validation import check_finite_array, check_int, check_positive
+from privopt._validation import check_finite_array, check_int, check_positive, finite_result
 from privopt.census.forest import ForestRunner
 from privopt.census.hierarchy import Hierarchy
 from privopt.errors import InfeasibleModel, InvalidInput, SolverLimit
@@ -71,6 +71,7 @@ MAX_ABS_VALUE = 1 << 61
 AUTO_WIDTH = 4.0
 
 
+@finite_result(cause="a noise scale beyond float64")
 def paper_delta(scale: float) -> int:
     """δ = 3·⌈2λ²⌉, three times the double-geometric variance (spec 003 §1.4, footnote 2)."""
     from privopt._validation import check_positive

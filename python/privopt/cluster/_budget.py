@@ -14,7 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_delta, check_epsilon, check_finite_array, check_int
+from privopt._validation import (
+    check_delta,
+    check_epsilon,
+    check_finite_array,
+    check_finite_result,
+    check_int,
+)
 from privopt.dp import PlannedSpend
 from privopt.errors import InvalidInput
 
@@ -123,7 +129,10 @@ def budget_schedule(
     eps_exp = epsilon * f_exp * level_weights(max_depth)
     delta_count = delta * d_cnt / (max_depth + 1)
     if delta_count > 0:
-        lambdas = np.maximum(-math.log(2.0 * delta_count) / eps_cnt, 0.0)
+        with np.errstate(over="ignore", divide="ignore"):
+            lambdas = np.maximum(-math.log(2.0 * delta_count) / eps_cnt, 0.0)
+        # +inf is the documented λ of δ_cnt = 0 only, never an overflow of a tiny ε
+        check_finite_result("budget_schedule lambdas", lambdas, cause=f"epsilon = {epsilon!r}")
     else:
         lambdas = np.full(max_depth + 1, math.inf)
     return BudgetSchedule(

@@ -16,6 +16,7 @@ from privopt._validation import (
     check_epsilon,
     check_finite_array,
     check_finite_result,
+    check_instance,
     check_int,
     check_positive,
 )
@@ -111,7 +112,7 @@ def sklearn_expected_failed_checks(estimator: DPM) -> dict[str, str]:
     >>> len(sklearn_expected_failed_checks(DPM())) > 0
     True
     """
-    if estimator.bounds is not None:
+    if check_instance("estimator", estimator, DPM).bounds is not None:
         return {}
     reason = (
         "needs a fitted estimator, and DPM() without bounds refuses to fit: an (epsilon, "

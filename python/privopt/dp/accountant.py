@@ -77,6 +77,29 @@ sensitivity=1, group=None)
     sensitivity: float | None = None
     group: str | None = None
 
+    def __post_init__(self) -> None:
+        self.ledger_entry()  # a malformed spend is refused where it is written
+
+    def ledger_entry(self) -> LedgerEntry:
+        """The validated :class:`LedgerEntry` this spend records.
+
+        Raises
+        ------
+        InvalidInput
+            Bad ε, δ or sensitivity, an empty label, or a group that is not a non-empty string.
+        """
+        epsilon = check_epsilon(self.epsilon)
+        delta = check_delta(self.delta)
+        sensitivity = self.sensitivity
+        if sensitivity is not None:
+            sensitivity = check_nonnegative("sensitivity", sensitivity)
+        label, group = self.label, self.group
+        if not isinstance(label, str) or not label:
+            raise InvalidInput(f"label must be a non-empty string, got {label!r}")
+        if group is not None and (not isinstance(group, str) or not group):
+            raise InvalidInput(f"group must be None or a non-empty string, got {group!r}")
+        return LedgerEntry(label, str(self.mechanism), epsilon, delta, sensitivity, group)
+
 
 def _exceeds(total: float, budget: float) -> bool:
     return total > budget * (1 + _REL_TOL)
@@ -183,29 +206,14 @@ class PrivacyAccountant:
         PrivacyBudgetExceeded
             The spend would take the totals over the budget; nothing is recorded.
         """
-        entry = self._entry(
-            PlannedSpend(epsilon, delta, label, mechanism, sensitivity, self._group)
-        )
+        entry = PlannedSpend(
+            epsilon, delta, label, mechanism, sensitivity, self._group
+        ).ledger_entry()
         self._check_fits(
             [entry],
             what=f"spending (epsilon={entry.epsilon:g}, delta={entry.delta:g}) on {entry.label!r}",
         )
         self.entries.append(entry)
-
-    @staticmethod
-    def _entry(planned: PlannedSpend) -> LedgerEntry:
-        """Validate one spend and turn it into a ledger entry."""
-        epsilon = check_epsilon(planned.epsilon)
-        delta = check_delta(planned.delta)
-        sensitivity = planned.sensitivity
-        if sensitivity is not None:
-            sensitivity = check_nonnegative("sensitivity", sensitivity)
-        label, group = planned.label, planned.group
-        if not isinstance(label, str) or not label:
-            raise InvalidInput(f"label must be a non-empty string, got {label!r}")
-        if group is not None and (not isinstance(group, str) or not group):
-            raise InvalidInput(f"group must be None or a non-empty string, got {group!r}")
-        return LedgerEntry(label, str(planned.mechanism), epsilon, delta, sensitivity, group)
 
     def _check_fits(self, new: list[LedgerEntry], *, what: str) -> tuple[float, float]:
         """Raise PrivacyBudgetExceeded unless the ledger plus ``new`` fits; return the totals."""
@@ -233,7 +241,7 @@ class PrivacyAccountant:
                 if item.group is None and self._group is not None
                 else item
             )
-            entries.append(self._entry(grouped))
+            entries.append(grouped.ledger_entry())
         return entries
 
     def check_plan(self, plan: Iterable[PlannedSpend]) -> tuple[float, float]:

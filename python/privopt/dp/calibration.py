@@ -19,7 +19,7 @@ import math
 
 from scipy.special import log_ndtr, ndtr
 
-from privopt._validation import check_delta, check_epsilon, check_positive
+from privopt._validation import check_delta, check_epsilon, check_positive, finite_result
 from privopt.errors import InvalidInput
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
 ]
 
 
+@finite_result(cause="sigma, epsilon or sensitivity beyond float64")
 def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
     """δ(σ) of the continuous Gaussian mechanism (Balle & Wang 2018, Theorem 8).
 
@@ -67,6 +68,7 @@ def _delta_upper(ratio: float, epsilon: float) -> float:
     return first - second + error
 
 
+@finite_result(cause="sensitivity / epsilon near the float64 limit")
 def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """Smallest σ making the Gaussian mechanism (ε, δ)-DP (Balle & Wang 2018), by bisection.
 
@@ -151,6 +153,7 @@ def _unit_sigma(epsilon: float, delta: float) -> float:
     return hi
 
 
+@finite_result(cause="sensitivity / epsilon near the float64 limit")
 def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """Classic σ = Δ·√(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Thm A.1; needs ε < 1).
 
@@ -169,6 +172,7 @@ def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.
     return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
 
 
+@finite_result(cause="sigma, epsilon or sensitivity beyond float64")
 def discrete_gaussian_delta(sigma: float, epsilon: float, sensitivity: int = 1) -> float:
     """Upper bound on δ of the discrete Gaussian mechanism at integer sensitivity.
 

@@ -29,7 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_delta, check_epsilon, check_finite_array, check_positive
+from privopt._validation import (
+    check_delta,
+    check_epsilon,
+    check_finite_array,
+    check_positive,
+    finite_result,
+)
 from privopt.dp.calibration import analytic_gaussian_sigma, discrete_gaussian_delta
 from privopt.dp.discrete import sample_discrete_gaussian, sample_discrete_laplace
 from privopt.errors import InvalidInput
@@ -64,6 +70,7 @@ def _to_grid(values: Any, g: float) -> tuple[np.ndarray, np.ndarray]:
     return x, np.rint(scaled).astype(np.int64)
 
 
+@finite_result(cause="a noise scale near the float64 limit")
 def sample_laplace(scale: float, size: Any = None, *, rng: Any = None) -> Any:
     """Laplace(0, b) noise on the grid gℤ, g = 2^(⌊log₂ b⌋-20): P(gk) ∝ exp(-|gk|/b).
 
@@ -91,6 +98,7 @@ def sample_laplace(scale: float, size: Any = None, *, rng: Any = None) -> Any:
     return g * z if size is not None else g * float(z)
 
 
+@finite_result(cause="a noise scale near the float64 limit")
 def sample_gaussian(sigma: float, size: Any = None, *, rng: Any = None) -> Any:
     """Gaussian N(0, σ²) noise on the grid gℤ, g = 2^(⌊log₂ σ⌋-20): P(gk) ∝ exp(-(gk)²/(2σ²)).
 
@@ -111,6 +119,9 @@ def sample_gaussian(sigma: float, size: Any = None, *, rng: Any = None) -> Any:
     return g * z if size is not None else g * float(z)
 
 
+@finite_result(
+    cause="values plus noise beyond float64 (values, or sensitivity / epsilon, near 1e308)"
+)
 def laplace_mechanism(
     values: Any, epsilon: float, *, sensitivity: float = 1.0, rng: Any = None
 ) -> np.ndarray:
@@ -143,6 +154,9 @@ def laplace_mechanism(
     return g * (idx + z).astype(np.float64)
 
 
+@finite_result(
+    cause="values plus noise beyond float64 (values, or sensitivity / epsilon, near 1e308)"
+)
 def gaussian_mechanism(
     values: Any, epsilon: float, delta: float, *, sensitivity: float = 1.0, rng: Any = None
 ) -> np.ndarray:

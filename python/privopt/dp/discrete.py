@@ -23,7 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_epsilon, check_finite_array, check_int, check_positive
+from privopt._validation import (
+    check_epsilon,
+    check_finite_array,
+    check_positive,
+    check_size,
+    finite_result,
+)
 from privopt.dp import _kernels
 from privopt.dp._reference import (
     BitReader,
@@ -129,6 +135,7 @@ def _integer_points(k: Any) -> np.ndarray:
     return arr
 
 
+@finite_result(cause="k, epsilon or sensitivity beyond float64")
 def discrete_laplace_pmf(k: Any, epsilon: float, sensitivity: float = 1) -> np.ndarray:
     """Exact pmf P(k) = tanh(r/2)·exp(-r|k|), r = s/t ≈ ε/Δ (float64, shape of k).
 
@@ -148,6 +155,7 @@ def discrete_laplace_pmf(k: Any, epsilon: float, sensitivity: float = 1) -> np.n
     return np.tanh(r / 2) * np.exp(-r * k)
 
 
+@finite_result(cause="k or sigma beyond float64")
 def discrete_gaussian_pmf(k: Any, sigma: float) -> np.ndarray:
     """pmf P(k) = exp(-k²/(2σ'²)) / Σ_j exp(-j²/(2σ'²)), normaliser summed to 1e-17 accuracy.
 
@@ -163,19 +171,6 @@ def discrete_gaussian_pmf(k: Any, sigma: float) -> np.ndarray:
     z = float(np.sum(np.exp(-(j * j) / (2 * var))))
     k = _integer_points(k)
     return np.exp(-(k * k) / (2 * var)) / z
-
-
-def _size_count(size: Any) -> tuple[int, tuple[int, ...] | None]:
-    if size is None:
-        return 1, None
-    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
-        n = check_int("size", size, minimum=0)
-        return n, (n,)
-    try:
-        shape = tuple(check_int("size", s, minimum=0) for s in size)
-    except TypeError:
-        raise InvalidInput(f"size must be None, an int or a tuple of ints, got {size!r}") from None
-    return int(np.prod(shape, dtype=np.int64)), shape
 
 
 def _finish(out: np.ndarray, shape: tuple[int, ...] | None) -> Any:
@@ -219,6 +214,7 @@ def _laplace_bits(s: int, t: int) -> float:
     return 1.6 * k + 24 + 8 * max(0, s // t)
 
 
+@finite_result(cause="epsilon or sensitivity beyond float64")
 def sample_discrete_laplace(
     epsilon: float, size: Any = None, *, sensitivity: float = 1, rng: Any = None
 ) -> Any:
@@ -252,7 +248,7 @@ def sample_discrete_laplace(
     """
     epsilon = check_epsilon(epsilon)
     sensitivity = check_positive("sensitivity", sensitivity)
-    count, shape = _size_count(size)
+    count, shape = check_size(size)
     source = as_random_source(rng)
     s, t = discrete_laplace_rate(epsilon, sensitivity)
     out = _run(
@@ -287,6 +283,7 @@ def gaussian_laplace_scale(n: int, d: int) -> int:
     return lo if n <= 2 * lo * lo * d else 2 * lo  # σ ≤ √2·lo: lo is nearer
 
 
+@finite_result(cause="sigma beyond float64")
 def sample_discrete_gaussian(sigma: float, size: Any = None, *, rng: Any = None) -> Any:
     """Discrete Gaussian noise, P(k) ∝ exp(-k²/(2σ²)), k ∈ ℤ (CKS 2020, Algorithm 3, with the
     Laplace scale of :func:`gaussian_laplace_scale`).
@@ -312,7 +309,7 @@ def sample_discrete_gaussian(sigma: float, size: Any = None, *, rng: Any = None)
     5
     """
     sigma = check_positive("sigma", sigma)
-    count, shape = _size_count(size)
+    count, shape = check_size(size)
     source = as_random_source(rng)
     n, d = discrete_gaussian_variance(sigma)
     t = gaussian_laplace_scale(n, d)

@@ -24,12 +24,19 @@ the float64 probabilities the sampler actually uses.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 from scipy.special import logsumexp
 
-from privopt._validation import check_epsilon, check_finite_array, check_int, check_positive
+from privopt._validation import (
+    check_epsilon,
+    check_finite_array,
+    check_int,
+    check_positive,
+    finite_result,
+)
 from privopt.dp.randomness import as_random_source
 from privopt.errors import InvalidInput
 
@@ -43,10 +50,15 @@ def _logits(scores: Any, epsilon: float, sensitivity: float, monotonic: bool) ->
     epsilon = check_epsilon(epsilon)
     sensitivity = check_positive("sensitivity", sensitivity)
     factor = epsilon / (sensitivity if monotonic else 2.0 * sensitivity)
+    if not math.isfinite(factor):
+        raise InvalidInput(
+            f"epsilon / sensitivity = {epsilon!r} / {sensitivity!r} overflows float64"
+        )
     # Shift by the max before scaling: keeps logits ≤ 0 and finite even for huge scores.
     return factor * (u - u.max())
 
 
+@finite_result(cause="epsilon / sensitivity beyond float64")
 def exponential_mechanism_probabilities(
     scores: Any, epsilon: float, *, sensitivity: float = 1.0, monotonic: bool = False
 ) -> np.ndarray:
@@ -68,6 +80,7 @@ def exponential_mechanism_probabilities(
     return np.exp(logits - logsumexp(logits))
 
 
+@finite_result(cause="epsilon / sensitivity beyond float64")
 def exponential_mechanism(
     scores: Any,
     epsilon: float,

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from privopt._validation import check_int, check_size
 from privopt.errors import InvalidInput
 
 __all__ = ["RandomSource", "GeneratorSource", "SecureSource", "as_random_source"]
@@ -43,16 +44,17 @@ class RandomSource:
 
     def random_bits(self, n: int) -> np.ndarray:
         """``n`` independent fair bits, shape (n,), dtype uint8 (0 or 1)."""
+        n = check_int("n", n, minimum=0)
         words = self.random_words((n + 63) // 64)
         bits = np.unpackbits(words.view(np.uint8), bitorder="little")
         return bits[:n]
 
     def uniform(self, size: int | tuple[int, ...] | None = None) -> Any:
         """Uniform floats on [0, 1) with 53 random bits each (multiples of 2⁻⁵³)."""
-        n = 1 if size is None else int(np.prod(size))
+        n, shape = check_size(size)
         words = self.random_words(n)
         out = (words >> np.uint64(11)).astype(np.float64) * _TWO_POW_M53
-        return float(out[0]) if size is None else out.reshape(size)
+        return float(out[0]) if shape is None else out.reshape(shape)
 
     def integers(self, high: int, size: int | tuple[int, ...] | None = None) -> Any:
         """Uniform integers on {0, ..., high-1} by exact rejection sampling (1 ≤ high ≤ 2⁶³).
@@ -60,10 +62,10 @@ class RandomSource:
         Draws ``k = bit_length(high-1)`` bits per trial and rejects values ≥ ``high``, so every
         value has probability exactly 1/high (no modulo bias).
         """
-        high = int(high)
+        high = check_int("high", high)
         if not 1 <= high <= 2**63:
             raise InvalidInput(f"high must lie in [1, 2**63], got {high}")
-        n = 1 if size is None else int(np.prod(size))
+        n, shape = check_size(size)
         k = (high - 1).bit_length()
         out = np.empty(n, dtype=np.int64)
         filled = 0
@@ -75,7 +77,7 @@ class RandomSource:
             cand = cand[cand < np.uint64(high)][:need]
             out[filled : filled + cand.size] = cand.astype(np.int64)
             filled += cand.size
-        return int(out[0]) if size is None else out.reshape(size)
+        return int(out[0]) if shape is None else out.reshape(shape)
 
 
 class GeneratorSource(RandomSource):
@@ -97,7 +99,8 @@ class GeneratorSource(RandomSource):
 
     def random_words(self, n: int) -> np.ndarray:
         """``n`` uniform 64-bit words (uint64, (n,)) from the generator."""
-        return self.generator.integers(0, 2**64, size=int(n), dtype=np.uint64)
+        n = check_int("n", n, minimum=0)
+        return self.generator.integers(0, 2**64, size=n, dtype=np.uint64)
 
     def __repr__(self) -> str:
         return f"GeneratorSource({self.generator.bit_generator.__class__.__name__})"
@@ -114,7 +117,7 @@ class SecureSource(RandomSource):
 
     def random_words(self, n: int) -> np.ndarray:
         """``n`` uniform 64-bit words (uint64, (n,)) from ``secrets.token_bytes``."""
-        n = int(n)
+        n = check_int("n", n, minimum=0)
         return np.frombuffer(secrets.token_bytes(8 * n), dtype="<u8").astype(np.uint64)
 
     def __repr__(self) -> str:

@@ -46,7 +46,7 @@ class Graph:
 
     Every search runs the header-only C++ Dijkstra (``privopt/dijkstra.hpp``) on the stored
     arrays with the GIL released: nothing is re-validated or re-symmetrised per call, which
-    makes a call cost the search plus a few microseconds (``bench/graph_bench.py``).
+    makes a call cost the search plus a few microseconds (``bench/test_graphs.py``).
 
     Parameters
     ----------

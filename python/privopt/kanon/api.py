@@ -197,10 +197,9 @@ class KAnonResult:
 
     def plot_class_sizes(self, ax=None):
         """Bar chart of the class-size histogram; returns the matplotlib Axes."""
-        if ax is None:
-            from privopt.report import new_figure
+        from privopt.report import axes_or_new
 
-            _, ax = new_figure(figsize=(5, 3.2))
+        ax = axes_or_new(ax, figsize=(5, 3.2))
         vals, counts = np.unique(self.class_sizes, return_counts=True)
         from matplotlib.ticker import MaxNLocator
 
@@ -220,10 +219,10 @@ def _run_initial(problem, **_):
     return initial_solution(problem), {}
 
 
-def _run_greedy(problem, **_):
+def _run_greedy(problem, *, progress="auto"):
     from privopt.kanon.greedy import greedy_search
 
-    return greedy_search(problem), {}
+    return greedy_search(problem, progress=progress), {}
 
 
 def _run_milp(problem, **opts):
@@ -253,7 +252,7 @@ def _run_kmember(problem, *, seed=0, **_):
 #: method name -> options it accepts (anything else is rejected, so typos do not pass silently)
 METHOD_OPTIONS: dict[str, set[str]] = {
     "initial": set(),
-    "greedy": set(),
+    "greedy": {"progress"},
     "milp": {
         "time_limit",
         "formulation",
@@ -335,9 +334,10 @@ def anonymize(
     bounds : ``{column: (L, U)}`` permissible ranges replacing the data min/max.
     categorical_denominator : ``"dom_minus_1"`` (default) or ``"dom"`` for the categorical NCP.
     normalize_weights : rescale the weights to sum to 1 (eq. 35).
-    **options : method options: ``time_limit`` (s), ``formulation`` ("auto", "set_partition"
+    **options : method options: ``progress`` (greedy, split_carry: ``True``, ``False`` or
+        ``"auto"``, a bar on stderr); ``time_limit`` (s), ``formulation`` ("auto", "set_partition"
         or "paper"), ``rel_gap``, ``max_columns``, ``equality_cardinality`` (milp); ``S``,
-        ``sub_time_limit``, ``time_limit``, ``formulation``, ``progress``, ``executor`` (a
+        ``sub_time_limit``, ``time_limit``, ``formulation``, ``executor`` (a
         ``concurrent.futures.Executor`` for parallel parts), ``parts`` (split_carry);
         ``seed`` (k_member).
 

@@ -21,6 +21,7 @@ from fractions import Fraction
 import numba
 import numpy as np
 
+from privopt._progress import check_progress, progress_bar
 from privopt._validation import check_instance, check_permutation
 from privopt.kanon.box_cost import (
     BoxCost,
@@ -84,26 +85,18 @@ def _best_run(
 
 
 @numba.njit(cache=True, nogil=True)
-def _greedy_kernel(values, run_start, k, coef, is_cat, n_slots, primary, exact):  # pragma: no cover
-    """Class id per sorted position for the first ⌊n/k⌋ classes; leftovers get -1.
+def _greedy_classes(
+    values, run_start, k, coef, is_cat, primary, exact, state, cls, c_start, c_stop
+):  # pragma: no cover
+    """Build classes ``c_start .. c_stop-1``, writing their ids into ``cls`` (n,) per sorted
+    position, and return the new head of the list of runs with rows left.
 
-    ``run_start`` (R+1,) delimits the runs of identical consecutive rows; each run hands out its
-    rows front to back, and a linked list holds the runs with rows left.
+    ``state`` is :func:`_greedy_state`'s tuple; its arrays carry the list of runs from one call
+    to the next, so classes can be built in slices (a progress bar advances between them). Each
+    run hands out its rows front to back.
     """
-    n, m = values.shape
-    n_runs = len(run_start) - 1
-    end = n_runs
-    nxt = np.arange(1, n_runs + 1)
-    prv = np.arange(-1, n_runs - 1)
-    first = run_start[:-1].copy()  # first remaining row of each run
-    head = 0
-    cls = np.full(n, -1, dtype=np.int64)
-    mn = np.empty(m, dtype=values.dtype)
-    mx = np.empty(m, dtype=values.dtype)
-    distinct = np.zeros(m, dtype=np.int64)
-    cnt = np.zeros(max(n_slots, 1), dtype=np.int64)
-    members = np.empty(k, dtype=np.int64)
-    for c in range(n // k):
+    head, end, nxt, prv, first, mn, mx, distinct, cnt, members = state
+    for c in range(c_start, c_stop):
         for step in range(k):
             r = head
             if step > 0:
@@ -133,6 +126,50 @@ def _greedy_kernel(values, run_start, k, coef, is_cat, n_slots, primary, exact):
             else:
                 add_to_class(values, p, is_cat, mn, mx, distinct, cnt)
         clear_class(values, members, k, is_cat, cnt)
+    return head
+
+
+def _greedy_state(values: np.ndarray, run_start: np.ndarray, k: int, n_slots: int) -> tuple:
+    """Initial state of :func:`_greedy_classes`: ``(head, end, nxt, prv, first, mn, mx,
+    distinct, cnt, members)``, a doubly linked list over the R runs of identical rows (all with
+    rows left) and the scratch arrays of the current class's box."""
+    m = values.shape[1]
+    n_runs = len(run_start) - 1
+    return (
+        0,
+        n_runs,
+        np.arange(1, n_runs + 1),
+        np.arange(-1, n_runs - 1),
+        run_start[:-1].copy(),  # first remaining row of each run
+        np.empty(m, dtype=values.dtype),
+        np.empty(m, dtype=values.dtype),
+        np.zeros(m, dtype=np.int64),
+        np.zeros(max(n_slots, 1), dtype=np.int64),
+        np.empty(k, dtype=np.int64),
+    )
+
+
+def _greedy_kernel(
+    values, run_start, k, coef, is_cat, n_slots, primary, exact, progress="auto"
+) -> np.ndarray:
+    """Class id per sorted position for the first ⌊n/k⌋ classes; leftovers get -1.
+
+    With a progress bar shown, the classes are built in about 100 slices (one compiled call
+    each) and the bar advances between them; otherwise in one call.
+    """
+    n = values.shape[0]
+    n_classes = n // k
+    cls = np.full(n, -1, dtype=np.int64)
+    state = _greedy_state(values, run_start, k, n_slots)
+    with progress_bar(progress, total=n_classes, desc="Greedy", unit="class") as bar:
+        step = max(1, -(-n_classes // 100)) if not bar.disable else max(n_classes, 1)
+        for c in range(0, n_classes, step):
+            stop = min(c + step, n_classes)
+            head = _greedy_classes(
+                values, run_start, k, coef, is_cat, primary, exact, state, cls, c, stop
+            )
+            state = (head, *state[1:])
+            bar.update(stop - c)
     return cls
 
 
@@ -150,7 +187,11 @@ def _assign_leftovers(cost: BoxCost, cls: np.ndarray) -> None:
 
 
 def greedy_search(
-    problem: KAnonProblem, order: np.ndarray | None = None, *, exact: bool = True
+    problem: KAnonProblem,
+    order: np.ndarray | None = None,
+    *,
+    exact: bool = True,
+    progress: bool | str = "auto",
 ) -> np.ndarray:
     """Greedy Search partition: class id per row (n,), classes numbered by creation.
 
@@ -160,12 +201,16 @@ def greedy_search(
     order : optional row order (n,); default :func:`variance_sort`.
     exact : compare costs in exact integer arithmetic where the data allow it (see
         :mod:`privopt.kanon.box_cost`); False forces float64.
+    progress : ``True``, ``False`` or ``"auto"`` (default: on under the command line unless
+        ``--quiet``, else only on a terminal once the call has run 2 s): a bar on stderr over
+        the ⌊n/k⌋ classes.
 
     Returns
     -------
     (n,) int64 class ids; every class has between k and k + (n mod k) rows.
     """
     check_instance("problem", problem, KAnonProblem)
+    progress = check_progress(progress)
     order = (
         variance_sort(problem) if order is None else check_permutation("order", order, problem.n)
     )
@@ -182,6 +227,7 @@ def greedy_search(
         cost.n_slots,
         primary,
         cost.exact,
+        progress,
     )
     _assign_leftovers(cost, cls)
     labels = np.empty(problem.n, dtype=np.int64)

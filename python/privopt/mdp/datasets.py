@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from privopt._validation import check_finite_array, check_int, check_positive
+from privopt._validation import check_finite_array, check_int, check_positive, finite_result
 from privopt.errors import InvalidInput
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
 ROME_BBOX = (41.66, 12.24, 42.10, 12.81)
 
 
+@finite_result(cause="coordinates near the float64 limit")
 def km_to_latlon(xy_km: np.ndarray, origin: tuple[float, float] = ROME_BBOX[:2]) -> np.ndarray:
     """(x east, y north) km offsets → (lat, lon) degrees around ``origin`` (equirectangular)."""
     xy_km = check_finite_array("xy_km", xy_km, shape=(None, 2))

@@ -46,6 +46,37 @@ class EdgeList:
     def __len__(self) -> int:
         return int(self.i.size)
 
+    def checked(self, n_records: int, name: str = "edges") -> EdgeList:
+        """These edges as int64 / float64 arrays, checked against ``n_records`` records.
+
+        For an ``EdgeList`` a caller built (privopt's own are right by construction): ``i``,
+        ``j`` and ``d`` must be 1-D of one length, ``i`` and ``j`` integers in
+        ``[0, n_records)`` with ``i ≠ j``, and ``d`` finite and ``>= 0``.
+
+        Raises
+        ------
+        InvalidInput
+            Naming the field and the first offending entry.
+        """
+        i = check_finite_array(f"{name}.i", self.i, ndim=1, dtype=np.int64)
+        j = check_finite_array(f"{name}.j", self.j, ndim=1, dtype=np.int64)
+        d = check_finite_array(f"{name}.d", self.d, ndim=1)
+        if not i.size == j.size == d.size:
+            raise InvalidInput(
+                f"{name}.i, .j and .d must have one length, got {i.size}, {j.size}, {d.size}"
+            )
+        for field_name, ids in ((f"{name}.i", i), (f"{name}.j", j)):
+            bad = np.flatnonzero((ids < 0) | (ids >= n_records))
+            if bad.size:
+                raise InvalidInput(
+                    f"{field_name}[{int(bad[0])}] = {int(ids[bad[0]])} is not a record index "
+                    f"in [0, {n_records})"
+                )
+        for text, bad in (("i == j", np.flatnonzero(i == j)), ("d < 0", np.flatnonzero(d < 0))):
+            if bad.size:
+                raise InvalidInput(f"{name} entry {int(bad[0])} has {text}")
+        return EdgeList(i, j, d)
+
 
 class MDPProblem:
     """Optimal ε-mDP perturbation matrix problem (spec 000 §1.3).

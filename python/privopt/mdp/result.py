@@ -11,6 +11,7 @@ import numpy as np
 
 from privopt._validation import (
     check_finite_array,
+    check_finite_result,
     check_instance,
     check_int,
     check_nonnegative,
@@ -71,7 +72,10 @@ class Verification:
         return self.n_violated / self.n_checked if self.n_checked else 0.0
 
     def ok(self, rtol: float = 1e-9, *, row_atol: float = 1e-9) -> bool:
-        """True when every mDP ratio holds to relative ``rtol`` and Z is row-stochastic."""
+        """True when every mDP ratio holds to relative ``rtol`` and Z is row-stochastic
+        (row sums within ``row_atol`` of 1); both tolerances are ``>= 0``."""
+        rtol = check_nonnegative("rtol", rtol)
+        row_atol = check_nonnegative("row_atol", row_atol)
         return (
             self.max_relative_violation <= rtol
             and self.max_row_sum_error <= row_atol
@@ -252,7 +256,7 @@ def repair(
     (Z', α) — the repaired matrix and the mixing weight (0 when nothing needed repair).
     """
     z = check_finite_array("z", z, ndim=2)
-    check_instance("edges", edges, EdgeList)
+    edges = check_instance("edges", edges, EdgeList).checked(z.shape[0])
     epsilon = check_nonnegative("epsilon", epsilon)
     z, sub = _stochastic_equalised(z, edges, epsilon)
     best = _mix(z, edges, sub, epsilon, rtol, objective)
@@ -443,6 +447,13 @@ class PerturbationMatrix:
 
     def __post_init__(self) -> None:
         self.matrix = _check_stochastic(self.matrix)
+        # The last check before a result is handed out: a loss that overflowed (costs near
+        # 1e308) is not an answer. NaN is the documented "no bound" of a heuristic.
+        self.expected_loss = float(
+            check_finite_result("expected_loss", self.expected_loss, cause="costs near 1e308")
+        )
+        if not np.isnan(self.lower_bound):
+            self.lower_bound = float(check_finite_result("lower_bound", self.lower_bound))
         if self.row_index is not None:
             rows = np.asarray(self.row_index)
             if rows.ndim != 1 or rows.size != self.matrix.shape[0]:
@@ -523,7 +534,8 @@ class PerturbationMatrix:
         rows' records)."""
         _check_shape(self, problem)
         obj = problem.objective if self.row_index is None else problem.objective[self.row_index]
-        return float(np.sum(obj * self.matrix))
+        loss = float(np.sum(obj * self.matrix))
+        return float(check_finite_result("loss", loss, cause="costs near 1e308"))
 
     def verify(self, problem: MDPProblem, *, count_tol: float = 1e-9) -> Verification:
         """Violations of every mDP constraint of ``problem`` between the matrix's rows (see
@@ -597,10 +609,9 @@ class PerturbationMatrix:
     # ---------------------------------------------------------------- plots
     def plot_bounds(self, ax: Any = None) -> Any:
         """Lower/upper bound per Benders iteration (log-scaled gap), from :attr:`history`."""
-        from privopt.report import new_figure
+        from privopt.report import axes_or_new
 
-        if ax is None:
-            _, ax = new_figure(figsize=(6, 3.5))
+        ax = axes_or_new(ax, figsize=(6, 3.5))
         it = [h["iteration"] for h in self.history if "lb" in h]
         lb = [h["lb"] for h in self.history if "lb" in h]
         ub = [h.get("best_ub", np.nan) for h in self.history if "lb" in h]
@@ -615,8 +626,9 @@ class PerturbationMatrix:
     def plot_row(self, problem: MDPProblem, record: int, ax: Any = None) -> Any:
         """One row's output distribution on a map (outputs coloured by probability, the true
         record starred). Needs coordinates (records given as points)."""
-        from privopt.report import new_figure
+        from privopt.report import axes_or_new
 
+        check_instance("problem", problem, MDPProblem)
         if problem.points is None:
             raise InvalidInput("plot_row needs a problem with record coordinates")
         check_int("record", record, minimum=0)
@@ -632,8 +644,7 @@ class PerturbationMatrix:
             if problem.metric == "haversine"
             else (lambda p: (p[:, 0], p[:, 1] if p.shape[1] > 1 else np.zeros(len(p))))
         )
-        if ax is None:
-            _, ax = new_figure(figsize=(5, 4))
+        ax = axes_or_new(ax, figsize=(5, 4))
         ax.scatter(*xy(problem.points), s=4, c="0.8", label="records")
         sc = ax.scatter(
             *xy(out_pts), s=18, c=self.matrix[row], cmap="viridis", label="outputs (Pr)"

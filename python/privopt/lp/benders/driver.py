@@ -164,7 +164,8 @@ class _Settings:
             raise InvalidInput("problem has no subproblems")
         if executor is not None and not isinstance(executor, Executor):
             raise InvalidInput(
-                f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}"
+                "executor must be a concurrent.futures.Executor (for Dask: "
+                f"client.get_executor()), got {type(executor).__name__}"
             )
         for name in ("rel_gap", "abs_gap"):
             kw[name] = float(kw[name])

@@ -93,10 +93,9 @@ class BendersResult:
 
     def plot_bounds(self, ax: Any = None) -> Any:
         """Plot LB and best UB per iteration (finite values only); returns the axes."""
-        if ax is None:
-            from privopt.report import new_figure
+        from privopt.report import axes_or_new
 
-            _, ax = new_figure(figsize=(6, 3.5))
+        ax = axes_or_new(ax, figsize=(6, 3.5))
         h = self.history_arrays()
         it = h["iteration"]
         lb, ub = h["lb"], h["ub"]
