@@ -34,7 +34,6 @@ INTERRUPTS = {
 SETTINGS = {
     "test_assembly_rows": ASSEMBLY,
     "test_assembly_csc": ASSEMBLY,
-    "test_assembly_csc_two_threads": ASSEMBLY,
     "test_scipy_route": ASSEMBLY,
     "test_pass_to": ASSEMBLY,
     "test_blocks_to_highs": ASSEMBLY,
@@ -77,27 +76,14 @@ def test_assembly_rows(against, setting, blocks):
     assert lp.nnz == h.getNumNz() == prepared.nnz
 
 
-def test_assembly_csc(against, setting, blocks):
-    """Blocks -> LinearProgram -> merged CSC arrays (the matrix() route)."""
+@pytest.mark.parametrize("threads", [1, 2])
+def test_assembly_csc(against, setting, blocks, threads):
+    """Blocks -> LinearProgram -> merged CSC arrays (the matrix() route), the merge on one
+    thread or two."""
     b = blocks(setting["nnz"])
     prepared = _prepared(b)
     lp, h = against(
-        lambda: assemble(*b, csc=True),
-        lambda: pass_model(prepared),
-        baseline_name="HiGHS passModel on prepared CSC arrays",
-        paper=TARGET,
-        rounds=15,
-        setting=setting,
-    )
-    assert lp.to_csc().nnz == h.getNumNz()
-
-
-def test_assembly_csc_two_threads(against, setting, blocks):
-    """The CSC route with the merge on two threads."""
-    b = blocks(setting["nnz"])
-    prepared = _prepared(b)
-    lp, h = against(
-        lambda: assemble(*b, threads=2, csc=True),
+        lambda: assemble(*b, threads=threads, csc=True),
         lambda: pass_model(prepared),
         baseline_name="HiGHS passModel on prepared CSC arrays",
         paper=TARGET,

@@ -93,13 +93,18 @@ def check_components(pm: PerturbationMatrix, prob: MDPProblem, rel_gap: float) -
         assert (part["status"] == "optimal") == (gap <= rel_gap)
 
 
+def hunting(examples: int):
+    """Hypothesis settings of these hunts: derandomized (stable CI), no deadline."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+
+
 @pytest.mark.slow
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@hunting(EXAMPLES)
 @given(instances())
 def test_benders_rowgen_and_plain_lp_agree(case: tuple[MDPProblem, dict]) -> None:
     prob, opts = case
@@ -152,12 +157,7 @@ def small_instances(draw: st.DrawFn) -> tuple[MDPProblem, dict]:
 
 
 @pytest.mark.slow
-@settings(
-    max_examples=CUTS_EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@hunting(CUTS_EXAMPLES)
 @given(small_instances())
 def test_initial_cuts_none_and_all_agree(case: tuple[MDPProblem, dict]) -> None:
     """Benders with and without the Property 3.2 initial cuts release the same loss, up to
