@@ -21,7 +21,6 @@ import math
 import time
 from typing import Any
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -167,39 +166,16 @@ class CostReferenceTable:
 
     def beta(self, rows: Any, cols: Any) -> np.ndarray:
         """β between V̂ points ``rows`` and ``cols`` (indices), shape (r, c), km."""
-        a = self.tc_points[np.asarray(rows, dtype=np.int64)]
-        b = self.tc_points[np.asarray(cols, dtype=np.int64)]
-        return _weighted_l1(a, b, self.weights)
+        from privopt.mdp import travel_cost_loss
+
+        a = self.tc_points[_indices("rows", rows, self.n_points)]
+        b = self.tc_points[_indices("cols", cols, self.n_points)]
+        return travel_cost_loss(a, b, self.weights)
 
     def true_costs(self, rows: Any, cols: Any = None) -> np.ndarray:
-        """Exact c̄_ik = Σ_j q_j |tc(v_i, t_j) − tc(v_k, t_j)| between locations (km)."""
-        a = self.tc_locations[np.asarray(rows, dtype=np.int64)]
-        b = (
-            self.tc_locations
-            if cols is None
-            else self.tc_locations[np.asarray(cols, dtype=np.int64)]
-        )
-        return _weighted_l1(a, b, self.weights)
-
-
-def _weighted_l1(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """``out_ik = Σ_j w_j |a_ij − b_kj|``: (r, t), (c, t), (t,) → (r, c), in one compiled pass
-    (no (r, c, t) temporary: β blocks of 20 × 10,000 × 20 targets are one user's request)."""
-    a = np.ascontiguousarray(a, dtype=np.float64)
-    b = np.ascontiguousarray(b, dtype=np.float64)
-    out = np.empty((a.shape[0], b.shape[0]))
-    _weighted_l1_kernel(a, b, np.ascontiguousarray(w, dtype=np.float64), out)
-    return out
-
-
-@numba.njit(cache=True, nogil=True)
-def _weighted_l1_kernel(a: np.ndarray, b: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
-    for i in range(a.shape[0]):
-        for k in range(b.shape[0]):
-            acc = 0.0
-            for j in range(w.shape[0]):
-                acc += w[j] * abs(a[i, j] - b[k, j])
-            out[i, k] = acc
+        """Exact c̄_ik = Σ_j q_j |tc(v_i, t_j) − tc(v_k, t_j)| between locations (km), shape
+        (r, c) (:func:`privopt.mdp.travel_cost_loss`)."""
+        return _location_costs(self.tc_locations, self.weights, rows, cols)
 
 
 def _pair_distances(a: np.ndarray, b: np.ndarray, metric: str) -> np.ndarray:
@@ -255,13 +231,26 @@ class TravelCosts:
         )
 
     def true_costs(self, rows: Any, cols: Any = None) -> np.ndarray:
-        """c̄ between locations ``rows`` and ``cols`` (default all), km."""
-        from privopt.mdp import travel_cost_loss
+        """c̄ between locations ``rows`` and ``cols`` (default all), km, shape (r, c)."""
+        return _location_costs(self.tc_locations, self.weights, rows, cols)
 
-        a = self.tc_locations[np.asarray(rows, dtype=np.int64)]
-        b = (
-            self.tc_locations
-            if cols is None
-            else self.tc_locations[np.asarray(cols, dtype=np.int64)]
-        )
-        return travel_cost_loss(a, b, self.weights)
+
+def _indices(name: str, value: Any, n: int) -> np.ndarray:
+    """``value`` as a 1-D int64 array of indices in [0, n) (InvalidInput naming it)."""
+    from privopt._validation import check_finite_array
+
+    idx = check_finite_array(name, np.atleast_1d(value), ndim=1, dtype=np.int64)
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise InvalidInput(f"{name} must be indices in [0, {n}), got one outside")
+    return idx
+
+
+def _location_costs(tc: np.ndarray, weights: np.ndarray, rows: Any, cols: Any) -> np.ndarray:
+    """c̄ between locations ``rows`` and ``cols`` (None: all) from their (K, n_t) travel
+    costs to the targets."""
+    from privopt.mdp import travel_cost_loss
+
+    k = tc.shape[0]
+    a = tc[_indices("rows", rows, k)]
+    b = tc if cols is None else tc[_indices("cols", cols, k)]
+    return travel_cost_loss(a, b, weights)

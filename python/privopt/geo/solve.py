@@ -137,7 +137,7 @@ def solve_clr(
     raw = [b.assemble(z, y) for b, z in zip(model.blocks, z_free, strict=True)]
     from privopt.geo.release import release_matrices
 
-    matrices, alpha, released = release_matrices(model, raw)
+    matrices, alpha = release_matrices(model, raw)
     objective = model.objective(matrices)
     cert = certify(objective, lower, rel_gap, what=f"CLR-Geo ({method})", stacklevel=3)
     info.update(
@@ -145,7 +145,6 @@ def solve_clr(
         time_s=time.perf_counter() - start,
         objective_before_repair=model.objective(raw),
         repair_alpha=alpha,
-        **released,
         y_norm=float(np.linalg.norm(y) * model.y_scale()),
         y_tilde_max=float(y.max(initial=0.0)),
     )
