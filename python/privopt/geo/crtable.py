@@ -26,7 +26,7 @@ import scipy.sparse as sp
 
 from privopt._validation import check_int, check_positive, check_probability_vector
 from privopt.errors import InvalidInput
-from privopt.geo.geography import Geography
+from privopt.geo.geography import Geography, check_geography, draw_indices, location_indices
 from privopt.graphs import Graph
 
 __all__ = ["CostReferenceTable", "TravelCosts", "subdivide_roads"]
@@ -72,11 +72,12 @@ class CostReferenceTable:
     Parameters
     ----------
     geography : the map (needs ``road_points``, the road nodes' coordinates).
-    targets : int array of V̂ point indices, or an int count drawn uniformly (seeded) from V̂
+    targets : int array of V̂ point indices, or an int count drawn uniformly from V̂
         (A4: 20 uniformly random targets). Known to the server only.
     weights : target prior q (default uniform).
     cell_km : s, the cell size (default 0.1 km).
-    seed : seed of the target draw.
+    seed : seed of the target draw: an int is reproducible (for testing and experiments),
+        None draws from the OS CSPRNG.
     threads : C++ threads of the many-source Dijkstra.
 
     Raises
@@ -95,14 +96,21 @@ class CostReferenceTable:
         seed: int | None = 0,
         threads: int | None = 1,
     ) -> None:
+        check_geography("geography", geography)
         if geography.road_points is None:
             raise InvalidInput("the CR table needs road node coordinates (geography.road_points)")
         start = time.perf_counter()
         self.cell_km = check_positive("cell_km", cell_km)
         self.geography = geography
+        if threads is not None:
+            threads = check_int("threads", threads, minimum=1)
         fine, xy = subdivide_roads(geography.road, geography.road_points, self.cell_km / 2)
         self.fine_road, self.fine_points = fine, xy
-        self.points_index = _cell_representatives(xy, self.cell_km, geography.metric)
+        # V̂ only on the locations' road component: elsewhere travel costs are infinite
+        # (a map read from OSM keeps every component among its road points).
+        _, labels = fine.components()
+        reach = np.flatnonzero(labels == labels[geography.road_nodes[0]])
+        self.points_index = reach[_cell_representatives(xy[reach], self.cell_km, geography.metric)]
         self.targets = self._targets(targets, seed)
         n_t = self.targets.size
         self.weights = (
@@ -123,17 +131,11 @@ class CostReferenceTable:
         n = self.points_index.size
         if isinstance(targets, (int, np.integer)) and not isinstance(targets, bool):
             t = check_int("targets", targets, minimum=1, maximum=n)
-            return np.sort(np.random.default_rng(seed).choice(n, t, replace=False))
+            return draw_indices(n, t, seed)  # None: the OS CSPRNG
         arr = np.asarray(targets)
-        if (
-            arr.ndim != 1
-            or arr.size == 0
-            or arr.dtype.kind not in "iu"
-            or arr.min() < 0
-            or arr.max() >= n
-        ):
+        if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu":
             raise InvalidInput(f"targets must be a count or V̂ indices in [0, {n})")
-        return arr.astype(np.int64)
+        return location_indices("targets", arr, n)
 
     def _snap_locations(self) -> None:
         from scipy.sparse.csgraph import dijkstra
@@ -168,8 +170,8 @@ class CostReferenceTable:
         """β between V̂ points ``rows`` and ``cols`` (indices), shape (r, c), km."""
         from privopt.mdp import travel_cost_loss
 
-        a = self.tc_points[_indices("rows", rows, self.n_points)]
-        b = self.tc_points[_indices("cols", cols, self.n_points)]
+        a = self.tc_points[location_indices("rows", rows, self.n_points)]
+        b = self.tc_points[location_indices("cols", cols, self.n_points)]
         return travel_cost_loss(a, b, self.weights)
 
     def true_costs(self, rows: Any, cols: Any = None) -> np.ndarray:
@@ -220,7 +222,14 @@ class TravelCosts:
     """
 
     def __init__(self, geography: Geography, targets: Any = None, weights: Any = None) -> None:
-        nodes = geography.road_nodes if targets is None else np.asarray(targets, dtype=np.int64)
+        check_geography("geography", geography)
+        nodes = (
+            geography.road_nodes
+            if targets is None
+            else location_indices("targets", targets, geography.road.n_nodes)
+        )
+        if nodes.size == 0:
+            raise InvalidInput("targets must name at least one road node")
         self.geography = geography
         self.tc_locations = np.ascontiguousarray(geography.travel_costs(nodes).T)  # (K, n_t)
         n_t = nodes.size
@@ -229,20 +238,14 @@ class TravelCosts:
             if weights is None
             else check_probability_vector("weights", weights)
         )
+        if self.weights.shape != (n_t,):
+            raise InvalidInput(f"weights must have shape ({n_t},), got {self.weights.shape}")
+        if not np.all(np.isfinite(self.tc_locations)):
+            raise InvalidInput("targets must lie on the locations' road component (tc is inf)")
 
     def true_costs(self, rows: Any, cols: Any = None) -> np.ndarray:
         """c̄ between locations ``rows`` and ``cols`` (default all), km, shape (r, c)."""
         return _location_costs(self.tc_locations, self.weights, rows, cols)
-
-
-def _indices(name: str, value: Any, n: int) -> np.ndarray:
-    """``value`` as a 1-D int64 array of indices in [0, n) (InvalidInput naming it)."""
-    from privopt._validation import check_finite_array
-
-    idx = check_finite_array(name, np.atleast_1d(value), ndim=1, dtype=np.int64)
-    if idx.size and (idx.min() < 0 or idx.max() >= n):
-        raise InvalidInput(f"{name} must be indices in [0, {n}), got one outside")
-    return idx
 
 
 def _location_costs(tc: np.ndarray, weights: np.ndarray, rows: Any, cols: Any) -> np.ndarray:
@@ -251,6 +254,6 @@ def _location_costs(tc: np.ndarray, weights: np.ndarray, rows: Any, cols: Any) -
     from privopt.mdp import travel_cost_loss
 
     k = tc.shape[0]
-    a = tc[_indices("rows", rows, k)]
-    b = tc if cols is None else tc[_indices("cols", cols, k)]
+    a = tc[location_indices("rows", rows, k)]
+    b = tc if cols is None else tc[location_indices("cols", cols, k)]
     return travel_cost_loss(a, b, weights)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from privopt._validation import check_finite_result
 from privopt.certify import certify
 from privopt.errors import InvalidInput
 from privopt.geo.clr import ClrModel
@@ -67,7 +68,7 @@ def solve_clr(
     executor: Executor | None = None,
     time_limit: float | None = None,
     max_iterations: int = 500,
-    progress: bool | None = False,
+    progress: bool | str | None = "auto",
 ) -> ClrSolution:
     """Solve CLR-Geo (Eqs. 20–25).
 
@@ -92,14 +93,36 @@ def solve_clr(
         processes or Dask); serial when None.
     time_limit : seconds for the whole solve.
     max_iterations : Benders iteration limit.
-    progress : Benders progress bar on stderr (None: only after 5 s).
+    progress : ``"auto"`` (default: a bar on stderr when it is a terminal and the solve has
+        lasted 2 s, or as the command line says), ``True`` or ``False``
+        (:mod:`privopt._progress`): Benders iterations with their bounds and gap.
 
     Returns
     -------
     ClrSolution
+        Every matrix, ỹ and the objective finite (else :class:`~privopt.errors.NumericalTrouble`);
+        ``lower_bound`` finite or ``-inf`` (none proven, ``relative_gap`` then ``inf``).
+
+    Raises
+    ------
+    InvalidInput
+        A model that is not a :class:`ClrModel`, an unknown method, bad gaps or limits.
     """
-    if method not in CLR_METHODS:
+    from privopt._progress import check_progress
+    from privopt._validation import check_instance, check_int, check_nonnegative, check_positive
+
+    check_instance("model", model, ClrModel)
+    if not isinstance(method, str) or method not in CLR_METHODS:
         raise InvalidInput(f"method must be one of {CLR_METHODS}, got {method!r}")
+    rel_gap = check_nonnegative("rel_gap", rel_gap)
+    abs_gap = check_nonnegative("abs_gap", abs_gap)
+    if time_limit is not None:
+        time_limit = check_positive("time_limit", time_limit, allow_inf=True)
+        time_limit = None if math.isinf(time_limit) else time_limit
+    max_iterations = check_int("max_iterations", max_iterations, minimum=1)
+    progress = check_progress(progress)
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise InvalidInput(f"executor must have a submit() method, got {type(executor).__name__}")
     start = time.perf_counter()
     if method == "auto" and model.info["geo_rows"] > ROWGEN_ROW_RATIO * max(
         1, model.info["free_variables"]
@@ -111,7 +134,7 @@ def solve_clr(
         from privopt.geo.rowgen import solve_rowgen_clr
 
         z_free, y, lower, info = solve_rowgen_clr(
-            model, rel_gap=rel_gap, time_limit=time_limit, highs_options=_TIGHT
+            model, rel_gap=rel_gap, time_limit=time_limit, highs_options=_TIGHT, progress=progress
         )
     else:
         from privopt.errors import NumericalTrouble, SolverLimit
@@ -138,7 +161,8 @@ def solve_clr(
     from privopt.geo.release import release_matrices
 
     matrices, alpha = release_matrices(model, raw)
-    objective = model.objective(matrices)
+    _check_finite(matrices, y, lower)
+    objective = check_finite_result("CLR-Geo objective", model.objective(matrices))
     cert = certify(objective, lower, rel_gap, what=f"CLR-Geo ({method})", stacklevel=3)
     info.update(
         model.info,
@@ -149,6 +173,16 @@ def solve_clr(
         y_tilde_max=float(y.max(initial=0.0)),
     )
     return ClrSolution(matrices, y, objective, lower, cert.status, cert.relative_gap, method, info)
+
+
+def _check_finite(matrices: list[np.ndarray], y: np.ndarray, lower: float) -> None:
+    """Issue 12 item 6: a result is finite or the call raises (the lower bound may be −inf,
+    "none proven", by the certification rule)."""
+    for m, z in enumerate(matrices):
+        check_finite_result(f"user {m}'s matrix", z, cause="the CLR-Geo solver")
+    check_finite_result("ỹ", y, cause="the CLR-Geo solver")
+    if lower != -math.inf:
+        check_finite_result("CLR-Geo lower bound", lower, cause="the safe dual bound")
 
 
 def _solve_monolithic(
@@ -196,7 +230,7 @@ def _solve_benders(
     executor: Executor | None,
     time_limit: float | None,
     max_iterations: int,
-    progress: bool | None,
+    progress: bool | str,
 ) -> tuple[list[np.ndarray], np.ndarray, float, dict[str, Any]]:
     from privopt.lp import LinearProgram
     from privopt.lp.benders import BendersProblem, solve_benders
