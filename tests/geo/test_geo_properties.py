@@ -129,6 +129,29 @@ def test_cr_estimates_bound_the_true_costs() -> None:
     assert np.all(beta + t >= c - 1e-9)
     assert np.all(np.maximum(beta - t, 0) <= c + 1e-9)
     assert table.n_points < table.fine_road.n_nodes
+    # Anchored at the locations, every location is its own V̂ point: ĉ = c̃ = c̄ exactly.
+    anchored = CostReferenceTable(geo, 8, cell_km=0.3, seed=2, anchor_locations=True)
+    assert anchored.n_points == table.n_points and anchored.delta_max == 0.0
+    np.testing.assert_array_equal(anchored.points_index[anchored.snap], geo.road_nodes)
+    np.testing.assert_allclose(
+        anchored.beta(anchored.snap[rows], anchored.snap[cols]),
+        anchored.true_costs(rows, cols),
+        rtol=1e-12,
+        atol=1e-15,
+    )
+
+
+def test_anchored_cr_table_makes_the_approximation_ratio_one() -> None:
+    """With exact estimates (anchored V̂) the relaxed bound (Thm 4.7) uses c̄ itself; at
+    r_exp ≥ the LR sets' reach (no coupling) LR-Geo's cost equals it (ratio 1)."""
+    geo = grid_geography(8, 8, 0.5, metric="haversine", road_factor=1.3)
+    params = GeoParams(epsilon=3.0, gamma=0.6, lr_radius=2.0, r_obf=6.0, r_exp=6.0, lr_max_size=6)
+    table = CostReferenceTable(geo, 6, cell_km=0.2, seed=1, anchor_locations=True)
+    res = run_lrgeo(geo, params, [5, 40, 62], table, rng=1)
+    for low, true in zip(res.lower_costs, res.true_costs, strict=True):
+        np.testing.assert_allclose(low, true, rtol=1e-12, atol=1e-15)
+    assert res.relaxed_bound() == pytest.approx(res.relaxed_bound(exact=True), rel=1e-12)
+    assert res.cost() / res.relaxed_bound() == pytest.approx(1.0, abs=3e-6)
 
 
 @pytest.mark.parametrize(

@@ -88,6 +88,11 @@ def _param_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cr-cell-km", type=float, default=0.1, help="CR-table cell size s (km)")
     p.add_argument("--targets", type=int, default=20, help="number of random targets")
     p.add_argument("--haversine-correction", action="store_true", help="paper-literal B.1")
+    p.add_argument(
+        "--anchor-locations",
+        action="store_true",
+        help="CR table: a cell holding a location keeps it as its point (exact cost estimates)",
+    )
 
 
 def _solver_options(p: argparse.ArgumentParser) -> None:
@@ -222,7 +227,13 @@ def _compute(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     print(f"[geo] {geo!r}: building the CR table (s = {params.cr_cell_km} km)", file=sys.stderr)
     # Unseeded (the default), every draw comes from the OS CSPRNG; --seed is for testing.
     rng = None if args.seed is None else np.random.default_rng(args.seed)
-    table = CostReferenceTable(geo, args.targets, cell_km=params.cr_cell_km, seed=args.seed)
+    table = CostReferenceTable(
+        geo,
+        args.targets,
+        cell_km=params.cr_cell_km,
+        seed=args.seed,
+        anchor_locations=args.anchor_locations,
+    )
     users = draw_indices(geo.n_locations, args.users, args.seed)
     print(f"[geo] solving CLR-Geo for {args.users} users ({args.method})", file=sys.stderr)
     res = run_lrgeo(geo, params, users, table, method=args.method, rel_gap=args.gap, rng=rng)
@@ -292,7 +303,13 @@ def _service(args: argparse.Namespace) -> Any:
     params = _params(args)
     geo = _geography(args, args.sample_seed)
     print(f"[geo serve] {geo!r}: building the CR table", file=sys.stderr)
-    table = CostReferenceTable(geo, args.targets, cell_km=params.cr_cell_km, seed=args.seed)
+    table = CostReferenceTable(
+        geo,
+        args.targets,
+        cell_km=params.cr_cell_km,
+        seed=args.seed,
+        anchor_locations=args.anchor_locations,
+    )
     executor = ThreadPoolExecutor(workers) if workers > 1 else None  # HiGHS releases the GIL
     return GeoService(table, params, config, executor=executor)
 

@@ -78,6 +78,11 @@ class CostReferenceTable:
     cell_km : s, the cell size (default 0.1 km).
     seed : seed of the target draw: an int is reproducible (for testing and experiments),
         None draws from the OS CSPRNG.
+    anchor_locations : an s-cell that holds a location keeps that location as its V̂ point
+        (the one nearest the centre if several), instead of the road point nearest its centre.
+        Every location is then its own snap (t = 0), so ĉ = c̃ = c̄: CLR-Geo optimises the true
+        costs and the relaxed bound is exact. The server learns nothing more: V and the snap
+        table are public, so it can recompute every ĉ_ik of V² either way (docs/geo.md).
     threads : C++ threads of the many-source Dijkstra.
 
     Raises
@@ -95,6 +100,7 @@ class CostReferenceTable:
         cell_km: float = 0.1,
         seed: int | None = 0,
         threads: int | None = 1,
+        anchor_locations: bool = False,
     ) -> None:
         check_geography("geography", geography)
         if geography.road_points is None:
@@ -110,7 +116,17 @@ class CostReferenceTable:
         # (a map read from OSM keeps every component among its road points).
         _, labels = fine.components()
         reach = np.flatnonzero(labels == labels[geography.road_nodes[0]])
-        self.points_index = reach[_cell_representatives(xy[reach], self.cell_km, geography.metric)]
+        if not isinstance(anchor_locations, bool):
+            raise InvalidInput(f"anchor_locations must be a bool, got {anchor_locations!r}")
+        self.anchor_locations = anchor_locations
+        preferred = None
+        if anchor_locations:
+            preferred = np.zeros(fine.n_nodes, dtype=bool)
+            preferred[geography.road_nodes] = True
+            preferred = preferred[reach]
+        self.points_index = reach[
+            _cell_representatives(xy[reach], self.cell_km, geography.metric, preferred)
+        ]
         self.targets = self._targets(targets, seed)
         n_t = self.targets.size
         self.weights = (
@@ -188,8 +204,12 @@ def _pair_distances(a: np.ndarray, b: np.ndarray, metric: str) -> np.ndarray:
     return haversine_pairs_km(a, b)
 
 
-def _cell_representatives(xy: np.ndarray, cell_km: float, metric: str) -> np.ndarray:
-    """Indices of the points nearest the centre of each non-empty s-km cell (sorted)."""
+def _cell_representatives(
+    xy: np.ndarray, cell_km: float, metric: str, preferred: np.ndarray | None = None
+) -> np.ndarray:
+    """Indices of the points nearest the centre of each non-empty s-km cell (sorted); with
+    ``preferred`` (bool per point), a cell holding preferred points keeps the one of them
+    nearest its centre."""
     from privopt.geometry import KM_PER_DEGREE_LAT
 
     if metric == "euclidean":
@@ -201,7 +221,8 @@ def _cell_representatives(xy: np.ndarray, cell_km: float, metric: str) -> np.nda
     cy, cx = np.floor(y / cell_km), np.floor(x / cell_km)
     cell = cy.astype(np.int64) * (int(cx.max()) + 1) + cx.astype(np.int64)
     off = np.hypot(y - (cy + 0.5) * cell_km, x - (cx + 0.5) * cell_km)
-    order = np.lexsort((np.arange(xy.shape[0]), off, cell))
+    rank = np.zeros(xy.shape[0]) if preferred is None else (~preferred).astype(np.float64)
+    order = np.lexsort((np.arange(xy.shape[0]), off, rank, cell))
     first = np.ones(order.size, dtype=bool)
     first[1:] = cell[order][1:] != cell[order][:-1]
     return np.sort(order[first])
