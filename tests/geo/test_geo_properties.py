@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -202,7 +203,7 @@ def test_bad_runs() -> None:
         grid_geography(3, 3, metric="haversine").locate([10.0, 10.0])
 
 
-@pytest.mark.parametrize("failure", ["numerical", "limit"])
+@pytest.mark.parametrize("failure", ["numerical", "limit", "limit with an infeasible result"])
 def test_auto_falls_back_to_the_lp_when_benders_fails(monkeypatch, failure: str) -> None:
     """'auto' answers with the monolithic LP when Benders fails numerically or stops without a
     feasible point; 'benders' reports the failure."""
@@ -215,6 +216,8 @@ def test_auto_falls_back_to_the_lp_when_benders_fails(monkeypatch, failure: str)
         [UserBlock(u.pair_distances, u.column_distances, u.cost) for u in res.uploads], params
     )
     error = NumericalTrouble("ray not confirmed") if failure == "numerical" else SolverLimit("it")
+    if failure == "limit with an infeasible result":  # the engine attaches its result anyway
+        error = SolverLimit("no feasible master point", best=SimpleNamespace(upper_bound=math.inf))
 
     def failing(*args, **kwargs):
         raise error
@@ -326,3 +329,49 @@ def test_auto_uses_row_generation_when_geo_ind_rows_dominate() -> None:
         auto = solve_clr(model, "auto")
         assert auto.method == want and auto.status == "optimal"
         assert auto.objective == pytest.approx(res.solution.objective, rel=2e-6)
+
+
+def test_auto_bounds_the_benders_attempt_and_falls_back_when_it_stops_short(monkeypatch) -> None:
+    """'auto' gives Benders at most AUTO_BENDERS_ITERATIONS and answers with the LP when
+    Benders ends short of its gap; 'benders' keeps the caller's limit and reports it."""
+    import privopt.geo.solve as solve_mod
+
+    geo, params, users = _instance(3, 1.0, 0.8, 1.0)
+    res = run_lrgeo(geo, params, users, TravelCosts(geo), method="lp", rng=0)
+    model = build_model([u.block() for u in res.uploads], params)
+    seen = []
+    original = solve_mod._solve_benders
+
+    def short(model, rel_gap, abs_gap, executor, time_limit, max_iterations, progress):
+        seen.append(max_iterations)
+        out = original(model, rel_gap, abs_gap, executor, time_limit, max_iterations, progress)
+        out[3]["benders_status"] = "iteration_limit"  # as if it had stopped short
+        return out
+
+    monkeypatch.setattr(solve_mod, "_solve_benders", short)
+    sol = solve_clr(model, "auto", max_iterations=1000)
+    assert seen == [solve_mod.AUTO_BENDERS_ITERATIONS]
+    assert sol.method == "lp" and "iteration_limit" in sol.info["fallback"]
+    assert sol.objective == pytest.approx(res.solution.objective, rel=2e-6)
+    bd = solve_clr(model, "benders", max_iterations=1000)  # certified on its own bound
+    assert seen[-1] == 1000 and bd.method == "benders" and "fallback" not in bd.info
+
+
+def test_tiny_geo_ind_coefficients_reach_highs() -> None:
+    """Rows with ε·d near the cap carry coefficients e^{−εd} ~ 1e-11 after scaling; HiGHS must
+    keep them (small_matrix_value), else the LP point violates them by up to 1 and the repair
+    must mix: here the row z_00 ≤ e^{εd} g ỹ_0 across 2.2 km at ε = 10 km⁻¹ (εd = 22). The
+    objective (~3e-10) is below what a relative gap can certify, so only the point is checked."""
+    from privopt.geo.clr import UserBlock
+
+    d = np.array([[0.0, 2.2], [2.2, 0.0]])
+    block = UserBlock(d, d, np.array([[0.0, 1.0], [1.0, 0.0]]))
+    params = GeoParams(epsilon=10.0, gamma=3.0, lr_radius=3.0, r_exp=1.0, r_obf=4.5)
+    model = build_model([block], params)
+    # (Benders is left out: its engine passes each subproblem to HiGHS before the options.)
+    for method in ("lp", "rowgen"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # uncertifiable at this scale, see above
+            sol = solve_clr(model, method)
+        assert sol.info["repair_alpha"] < 1e-15, method  # the LP point needed no repair
+        assert float(sol.y_tilde.min()) > 0  # both rows need y > 0 on the other's column
