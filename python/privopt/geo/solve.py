@@ -35,11 +35,13 @@ CLR_METHODS = ("auto", "benders", "lp", "rowgen")
 #: per variable for LR-Geo-F, where lazy rows win 4×; 1–2 at γ = 0.5 km, where Benders wins).
 ROWGEN_ROW_RATIO = 8.0
 
-#: Benders iterations "auto" allows before it answers with the monolithic LP (Rome, M = 4:
-#: 2 iterations at r_exp = 4 km (y* = 0), 23–24 at r_exp = 1 km with ε = 1–2 km⁻¹; at
-#: ε = 10 km⁻¹ and r_exp = 1 km no feasible master point within 500 iterations, 1.9 s at
-#: K = 400, where the LP takes 0.05 s).
-AUTO_BENDERS_ITERATIONS = 100
+#: Benders iterations "auto" allows before it answers with the monolithic LP. Rome, M = 4:
+#: Benders needs 2 iterations at r_exp = 4 km (y* = 0), where it beats the LP 4× at
+#: K = 1,331; once the coupling is active it needs 23–24 (r_exp = 1 km, ε = 1–2 km⁻¹), where the
+#: LP is as fast (K = 400: 11 against 14 ms per user), or finds no feasible master point within
+#: 500 (ε = 10 km⁻¹: 1.9 s at K = 400 before the LP's 0.05 s; K = 1,331 with a cap of 100:
+#: 1.07 ± 0.77 s per run).
+AUTO_BENDERS_ITERATIONS = 20
 
 #: HiGHS options of every CLR-Geo solve (see _solve_monolithic). ``small_matrix_value``: a
 #: Geo-Ind row divided by e^{εd} keeps coefficients down to e^{−eps_d_cap} = 1.4e-11, and
