@@ -89,7 +89,9 @@ def _rep(a: argparse.Namespace, seed: int) -> dict:
     geo = _geography(a.rome, a.k, seed, a.grid)
     params = _params(a)
     t = time.perf_counter()
-    table = CostReferenceTable(geo, 20, cell_km=params.cr_cell_km, seed=seed)
+    table = CostReferenceTable(
+        geo, 20, cell_km=params.cr_cell_km, seed=seed, anchor_locations=a.anchor
+    )
     out: dict[str, Any] = {"cr_table_s": time.perf_counter() - t, "K": geo.n_locations}
     users = np.random.default_rng(seed).choice(geo.n_locations, a.m, replace=False)
     if not a.method.startswith("lrgeo"):
@@ -113,6 +115,8 @@ def _rep(a: argparse.Namespace, seed: int) -> dict:
         y_norm=s.info["y_norm"],
         iterations=s.info.get("iterations", s.info.get("rounds")),
         lr_size=float(np.mean([len(lr) for lr in res.lr_sets])),
+        no_neighbours=res.rows_without_neighbours(),
+        lr_rows=int(sum(len(lr) for lr in res.lr_sets)),
     )
     if a.bound:
         out["bound"] = res.relaxed_bound()
@@ -194,6 +198,7 @@ def _child(a: argparse.Namespace, **setting: Any) -> dict:
     """Run one table row in a fresh process; {key: [value per rep]} plus peak_rss_mib."""
     opts = {"method": "lrgeo", "k": a.k, "m": a.m, "r_exp": a.r_exp, "epsilon": a.epsilon}
     opts |= {"gamma_graph": 50.0, "lr_radius": 20.0, "cell": 0.1, "lr_max_size": a.lr_max_size}
+    opts |= {"anchor": a.anchor}
     opts |= setting
     argv = [sys.executable, __file__, "--child", "--reps", str(a.reps), "--seed", str(a.seed)]
     for key, value in opts.items():
@@ -221,6 +226,14 @@ def _stat(values: list[Any] | None, fmt: str = ".4g") -> str:
     return f"{v.mean():{fmt}} ± {1.96 * v.std():.2g}"
 
 
+def _isolated(r: dict) -> str:
+    """LR rows without a Geo-Ind neighbour in their own LR set: mean over reps / rows."""
+    rows, alone = r.get("lr_rows"), r.get("no_neighbours")
+    if not rows or not alone or "error" in r:
+        return "—"
+    return f"{np.mean(alone):.1f} / {np.mean(rows):.0f}"
+
+
 def _statuses(r: dict) -> str:
     if "error" in r:
         return f"error: {r['error'][0]}"
@@ -241,7 +254,7 @@ def table_1(a: argparse.Namespace) -> None:
     ks = [int(k) for k in a.ks.split(",")]
     _header(
         "method", "K", "time (s)", "paper time", "cost (km)", "paper cost", "ratio (bound c̃)",
-        "paper ratio", "ratio (bound c̄)", "status", "peak RSS MiB",
+        "paper ratio", "ratio (bound c̄)", "rows w/o neighbours", "status", "peak RSS MiB",
     )  # fmt: skip
     paper_ks = [100, 200, 300, 400]
     for method in a.methods.split(","):
@@ -253,8 +266,8 @@ def table_1(a: argparse.Namespace) -> None:
             pr = PAPER_RATIO.get(k, "") if method == "lrgeo" else ""
             _print_row(
                 [method, k, _stat(r.get("time_s")), pt, _stat(r.get("cost")), pc or "—",
-                 _stat(r.get("ratio")), pr, _stat(r.get("ratio_exact_cost")), _statuses(r),
-                 _stat(r.get("peak_rss_mib"), ".0f")]
+                 _stat(r.get("ratio")), pr, _stat(r.get("ratio_exact_cost")), _isolated(r),
+                 _statuses(r), _stat(r.get("peak_rss_mib"), ".0f")]
             )  # fmt: skip
 
 
@@ -383,13 +396,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gv", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--grid", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--ambiguity", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--anchor",
+        action="store_true",
+        help="CR table anchored at the locations (exact estimates: ĉ = c̃ = c̄)",
+    )
     a = ap.parse_args(argv)
     if a.child:
         return _child_main(a)
     load = Path("/proc/loadavg").read_text().split()[:3]
     print(
         f"load average: {' '.join(load)}; reps {a.reps}; ε {a.epsilon} km⁻¹; r_exp {a.r_exp} km; "
-        f"table {a.table}\n"
+        f"table {a.table}{'; CR table anchored at the locations' if a.anchor else ''}\n"
     )
     tables = {"1": table_1, "targets": table_targets, "solvers": table_solvers}
     tables.get(a.table, table_sweep)(a)

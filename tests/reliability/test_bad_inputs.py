@@ -806,6 +806,253 @@ case(
     "",
 )
 
+
+# ------------------------------------------- privopt.geo: argument types at the boundary
+# (issue 15 sweep: every public geo function checks its arguments' types before using them).
+from privopt.geo import baselines as geo_baselines  # noqa: E402
+from privopt.geo import messages as geo_messages  # noqa: E402
+from privopt.geo import metrics as geo_metrics  # noqa: E402
+
+
+@cache
+def geo_model() -> Any:
+    block = geo.UserBlock(np.zeros((1, 1)), np.zeros((1, 2)), np.zeros((1, 2)))
+    return geo.build_model([block], geo.GeoParams(r_exp=0.5, r_obf=1.0))
+
+
+@cache
+def geo_table() -> Any:
+    return geo.CostReferenceTable(grid(), 2, cell_km=0.5)
+
+
+def _tc() -> Any:
+    return geo.TravelCosts(grid())
+
+
+GEO_TYPE_CASES: list[tuple[str, str, Callable[[], Any], str]] = [
+    ("solve_clr", "model='x'", lambda: geo.solve_clr("x"), "model must be a ClrModel"),
+    ("solve_clr", "method=3", lambda: geo.solve_clr(geo_model(), 3), "method"),
+    ("solve_clr", "rel_gap=-1", lambda: geo.solve_clr(geo_model(), rel_gap=-1), "rel_gap"),
+    ("solve_clr", "abs_gap=nan", lambda: geo.solve_clr(geo_model(), abs_gap=NAN), "abs_gap"),
+    ("solve_clr", "time_limit=0", lambda: geo.solve_clr(geo_model(), time_limit=0), "time_limit"),
+    (
+        "solve_clr",
+        "max_iterations=0",
+        lambda: geo.solve_clr(geo_model(), max_iterations=0),
+        "max_iterations",
+    ),
+    ("solve_clr", "progress='x'", lambda: geo.solve_clr(geo_model(), progress="x"), "progress"),
+    ("solve_clr", "executor='x'", lambda: geo.solve_clr(geo_model(), executor="x"), "executor"),
+    (
+        "answer_cr_request",
+        "('t', 'r', 'p')",
+        lambda: geo.answer_cr_request("t", "r", "p"),
+        "table must be a CostReferenceTable",
+    ),
+    (
+        "answer_cr_request",
+        "request='r'",
+        lambda: geo.answer_cr_request(geo_table(), "r", geo.GeoParams()),
+        "request must be a CRRequest",
+    ),
+    ("solve_uploads", "uploads='x'", lambda: geo.solve_uploads("x", geo.GeoParams()), "uploads"),
+    (
+        "solve_uploads",
+        "uploads=['x']",
+        lambda: geo.solve_uploads(["x"], geo.GeoParams()),
+        "uploads",
+    ),
+    ("build_model", "blocks=['x']", lambda: geo.build_model(["x"], geo.GeoParams()), "blocks"),
+    ("build_model", "params='p'", lambda: geo.build_model([], "p"), "params"),
+    (
+        "run_lrgeo",
+        "geography='g'",
+        lambda: geo.run_lrgeo("g", geo.GeoParams(), [0], _tc()),
+        "geography",
+    ),
+    ("run_lrgeo", "params='p'", lambda: geo.run_lrgeo(grid(), "p", [0], _tc()), "params"),
+    ("run_lrgeo", "costs='c'", lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [0], "c"), "costs"),
+    (
+        "run_lrgeo",
+        "progress='x'",
+        lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [0], _tc(), progress="x"),
+        "progress",
+    ),
+    (
+        "run_lrgeo",
+        "via_json='x'",
+        lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [0], _tc(), via_json="x"),
+        "via_json",
+    ),
+    (
+        "run_lrgeo",
+        "costs of another map",
+        lambda: geo.run_lrgeo(
+            grid(), geo.GeoParams(), [0], geo.TravelCosts(geo.grid_geography(2, 2))
+        ),
+        "same map",
+    ),
+    ("user_problem", "geography='g'", lambda: geo.user_problem("g", geo.GeoParams()), "geography"),
+    ("user_problem", "params='p'", lambda: geo.user_problem(grid(), "p"), "params"),
+    ("CostReferenceTable", "geography='g'", lambda: geo.CostReferenceTable("g"), "geography"),
+    ("CostReferenceTable", "seed='x'", lambda: geo.CostReferenceTable(grid(), 2, seed="x"), "seed"),
+    (
+        "CostReferenceTable",
+        "threads=0",
+        lambda: geo.CostReferenceTable(grid(), 2, threads=0),
+        "threads",
+    ),
+    (
+        "CostReferenceTable.beta",
+        "rows out of range",
+        lambda: geo_table().beta([10**6], [0]),
+        "rows",
+    ),
+    ("TravelCosts", "geography='g'", lambda: geo.TravelCosts("g"), "geography"),
+    ("TravelCosts", "targets out of range", lambda: geo.TravelCosts(grid(), [100]), "targets"),
+    (
+        "TravelCosts",
+        "weights of 1 for 2",
+        lambda: geo.TravelCosts(grid(), [0, 1], weights=[1.0]),
+        "weights",
+    ),
+    ("TravelCosts.true_costs", "rows=[100]", lambda: _tc().true_costs([100]), "rows"),
+    ("GeoIndGraph", "geography='g'", lambda: geo.GeoIndGraph("g", 1.0), "geography"),
+    ("GeoIndGraph.lr_set", "m=100", lambda: geo.GeoIndGraph(grid(), 1.0).lr_set(100, 1.0), "m"),
+    (
+        "GeoIndGraph.lr_set",
+        "radius=-1",
+        lambda: geo.GeoIndGraph(grid(), 1.0).lr_set(0, -1.0),
+        "radius",
+    ),
+    (
+        "LRGeoClient",
+        "geography='g'",
+        lambda: geo.LRGeoClient("g", geo.GeoParams(), None),
+        "geography",
+    ),
+    ("LRGeoClient", "params='p'", lambda: geo.LRGeoClient(grid(), "p", None), "params"),
+    ("LRGeoClient", "snaps='s'", lambda: geo.LRGeoClient(grid(), geo.GeoParams(), "s"), "snaps"),
+    ("SnapTable", "text", lambda: geo.SnapTable("a", "b", "c"), "snap"),
+    ("SnapTable.of", "table='x'", lambda: geo.SnapTable.of("x"), "table"),
+    ("GeoParams.with_", "bogus=1", lambda: geo.GeoParams().with_(bogus=1), "unknown parameters"),
+    ("Geography.sample", "seed='x'", lambda: grid().sample(2, seed="x"), "seed"),
+    ("Geography.subset", "index=[100]", lambda: grid().subset([100]), "index"),
+    ("Geography.subset", "index repeated", lambda: grid().subset([0, 0]), "distinct"),
+    ("Geography.distance_rows", "rows=[100]", lambda: grid().distance_rows([100]), "rows"),
+    ("Geography.travel_costs", "sources=[100]", lambda: grid().travel_costs([100]), "sources"),
+    (
+        "grid_geography",
+        "origin='x'",
+        lambda: geo.grid_geography(2, 2, metric="haversine", origin="x"),
+        "origin",
+    ),
+    ("load_rome_grid", "directory=3", lambda: geo.load_rome_grid(3), "directory"),
+    (
+        "baselines.full_lp",
+        "geography='g'",
+        lambda: geo_baselines.full_lp("g", geo.GeoParams(), _tc()),
+        "geography",
+    ),
+    (
+        "baselines.full_lp",
+        "costs='c'",
+        lambda: geo_baselines.full_lp(grid(), geo.GeoParams(), "c"),
+        "costs",
+    ),
+    (
+        "baselines.exp_mech",
+        "costs='c'",
+        lambda: geo_baselines.exp_mech(grid(), geo.GeoParams(), "c"),
+        "costs",
+    ),
+    (
+        "baselines.const_opt",
+        "params='p'",
+        lambda: geo_baselines.const_opt(grid(), "p", _tc()),
+        "params",
+    ),
+    (
+        "baselines.laplace",
+        "rows='r'",
+        lambda: geo_baselines.laplace(
+            geo.grid_geography(3, 3, 0.5, metric="haversine"), geo.GeoParams(), _tc(), "r"
+        ),
+        "rows",
+    ),
+    (
+        "baselines.lr_geo_f_params",
+        "params='p'",
+        lambda: geo_baselines.lr_geo_f_params("p"),
+        "params",
+    ),
+    ("metrics.expected_cost", "text", lambda: geo_metrics.expected_cost(["a"], ["b"]), "matrices"),
+    (
+        "metrics.expected_cost",
+        "shapes differ",
+        lambda: geo_metrics.expected_cost([np.ones((2, 2))], [np.ones((3, 2))]),
+        "do not match",
+    ),
+    (
+        "metrics.real_row_cost",
+        "no matrix",
+        lambda: geo_metrics.real_row_cost([], []),
+        "at least one",
+    ),
+    (
+        "metrics.cross_user_violations",
+        "epsilon=-1",
+        lambda: geo_metrics.cross_user_violations(
+            [np.full((1, 2), 0.5)], [np.array([0])], grid().distance_rows, -1.0, 1.0
+        ),
+        "epsilon",
+    ),
+    (
+        "metrics.prop45_bound",
+        "no user",
+        lambda: geo_metrics.prop45_bound([], 1.0),
+        "column_distances",
+    ),
+    (
+        "metrics.prop45_bound",
+        "r_exp=nan",
+        lambda: geo_metrics.prop45_bound([np.ones((2, 2))], NAN),
+        "r_exp",
+    ),
+    (
+        "metrics.ambiguity_counts",
+        "delta_max=nan",
+        lambda: geo_metrics.ambiguity_counts([1.0], [1.0], NAN),
+        "delta_max",
+    ),
+    (
+        "metrics.exponential_mass",
+        "text",
+        lambda: geo_metrics.exponential_mass(["a"], ["b"], 1.0),
+        "matrices",
+    ),
+    ("messages.encode_array", "dtype='x'", lambda: geo_messages.encode_array([1], "x"), "dtype"),
+    (
+        "ErrorMessage.from_json",
+        "status='x'",
+        lambda: geo_messages.ErrorMessage.from_json({"type": "error", "error": "e", "status": "x"}),
+        "status",
+    ),
+    (
+        "UserMatrix.from_json",
+        "info=[1]",
+        lambda: geo_messages.UserMatrix.from_json(
+            {
+                **geo_messages.UserMatrix("u", np.ones((1, 1)), "optimal", 0.0, 0.0).to_json(),
+                "info": [1],
+            }
+        ),
+        "info",
+    ),
+]
+for _entry, _bad, _call, _fragment in GEO_TYPE_CASES:
+    case(_entry, _bad, _call, _fragment)
+
 # ---------------------------------------------------------------------------- certify, report
 case("certify", "value NaN", lambda: certify.certify(NAN, 0.0, 1e-6), "value")
 case("certify", "rel_gap=-1", lambda: certify.certify(1.0, 0.0, -1.0), "rel_gap")

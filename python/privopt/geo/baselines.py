@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_int
+from privopt._validation import check_finite_result, check_int
 from privopt.errors import InvalidInput
 from privopt.geo.geography import Geography
 from privopt.geo.params import GeoParams
@@ -29,9 +29,27 @@ from privopt.mdp.result import PerturbationMatrix
 __all__ = ["full_lp", "const_opt", "exp_mech", "laplace", "lr_geo_f_params"]
 
 
+def _checked(geography: Any, params: Any, costs: Any) -> None:
+    """The common arguments of every baseline, checked at the boundary (InvalidInput)."""
+    from privopt._validation import check_instance
+    from privopt.geo.crtable import CostReferenceTable, TravelCosts
+    from privopt.geo.geography import check_geography
+    from privopt.geo.params import check_params
+
+    check_geography("geography", geography)
+    check_params("params", params)
+    check_instance("costs", costs, (CostReferenceTable, TravelCosts))
+    if costs.geography.n_locations != geography.n_locations:
+        raise InvalidInput(
+            f"costs must be built on the map of geography ({geography.n_locations} locations), "
+            f"got one of {costs.geography.n_locations}"
+        )
+
+
 def _problem(geography: Geography, params: GeoParams, costs: Any, gamma: float | None) -> Any:
     from privopt.geo.result import user_problem
 
+    _checked(geography, params, costs)
     k = geography.n_locations
     g = params.gamma if gamma is None else gamma
     return user_problem(geography, params.with_(gamma=g), costs.true_costs(np.arange(k)))
@@ -68,11 +86,12 @@ def const_opt(
     from privopt.geo.clr import UserBlock, build_model
     from privopt.geo.solve import solve_clr
 
+    _checked(geography, params, costs)
     k = geography.n_locations
     d = geography.distance_matrix()
     cbar = costs.true_costs(np.arange(k))
     model = build_model([UserBlock(d, d, cbar)], params)
-    sol = solve_clr(model, method, **options)
+    sol = solve_clr(model, method, **options)  # finite, or it raised
     return PerturbationMatrix(
         sol.matrices[0],
         params.epsilon,
@@ -102,12 +121,16 @@ def laplace(
     many. Needs (lat, lon) coordinates.
     """
     from privopt.dp.planar import planar_laplace_latlon
+    from privopt.geo.geography import location_indices
     from privopt.geometry import nearest
 
+    _checked(geography, params, costs)
     if geography.metric != "haversine" or geography.points is None:
         raise InvalidInput("the planar Laplace baseline needs a (lat, lon) geography")
     n = check_int("n_samples", n_samples, minimum=1)
-    r = np.asarray(rows, dtype=np.int64)
+    r = location_indices("rows", rows, geography.n_locations)
+    if r.size == 0:
+        raise InvalidInput("rows must name at least one location")
     start = time.perf_counter()
     k = geography.n_locations
     true = np.repeat(geography.points[r], n, axis=0)
@@ -115,7 +138,7 @@ def laplace(
     snapped, _ = nearest(noisy, geography.points, "haversine")
     z = np.zeros((r.size, k))
     np.add.at(z, (np.repeat(np.arange(r.size), n), snapped), 1.0 / n)
-    cost = float(np.sum(costs.true_costs(r) * z) / r.size)
+    cost = check_finite_result("Laplace cost", float(np.sum(costs.true_costs(r) * z) / r.size))
     return PerturbationMatrix(
         z,
         params.epsilon,
@@ -130,4 +153,7 @@ def laplace(
 
 def lr_geo_f_params(params: GeoParams) -> GeoParams:
     """LR-Geo-F: γ = ∞ for the constraints and the LR-search graph (N_m a metric ball)."""
+    from privopt.geo.params import check_params
+
+    check_params("params", params)
     return params.with_(gamma=math.inf, gamma_graph=math.inf)

@@ -26,6 +26,14 @@ import numpy as np
 __all__ = ["register"]
 
 
+_SEED_HELP = (
+    "seed of the random draws (targets, users, each client's v_a, the Laplace baseline's noise): "
+    "reproducible, for testing only, since anyone who knows it can recompute the draws; "
+    "default: the OS CSPRNG"
+)
+_SAMPLE_SEED_HELP = "seed of the K-location sample of the public map (default 0)"
+
+
 def _float(text: str) -> float:
     return math.inf if text.lower() in ("inf", "infinity") else float(text)
 
@@ -49,9 +57,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="expmech",
         help="comma list of: lp, lp-inf, constopt, expmech, laplace, none",
     )
-    p.add_argument(
-        "--seed", type=int, default=0, help="seed of every draw (reproducible, for testing)"
-    )
+    p.add_argument("--sample-seed", type=int, default=0, help=_SAMPLE_SEED_HELP)
+    p.add_argument("--seed", type=int, default=None, help=_SEED_HELP)
     p.add_argument("--out", default="geo_out", help="output directory")
     p.set_defaults(func=_run)
     nested = p.add_subparsers(dest="geo_command", metavar="{serve,client}")
@@ -66,9 +73,7 @@ def _map_options(p: argparse.ArgumentParser, *, sample_seed: bool = False) -> No
     p.add_argument("--cell-km", type=float, default=0.5, help="generated grid cell size (km)")
     p.add_argument("-K", "--locations", type=int, help="sample K locations (default: all)")
     if sample_seed:
-        p.add_argument(
-            "--sample-seed", type=int, default=0, help="seed of the K-location sample (default 0)"
-        )
+        p.add_argument("--sample-seed", type=int, default=0, help=_SAMPLE_SEED_HELP)
 
 
 def _param_options(p: argparse.ArgumentParser) -> None:
@@ -83,6 +88,11 @@ def _param_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cr-cell-km", type=float, default=0.1, help="CR-table cell size s (km)")
     p.add_argument("--targets", type=int, default=20, help="number of random targets")
     p.add_argument("--haversine-correction", action="store_true", help="paper-literal B.1")
+    p.add_argument(
+        "--anchor-locations",
+        action="store_true",
+        help="CR table: a cell holding a location keeps it as its point (exact cost estimates)",
+    )
 
 
 def _solver_options(p: argparse.ArgumentParser) -> None:
@@ -111,7 +121,13 @@ def _register_serve(nested: argparse._SubParsersAction) -> None:
     _map_options(q, sample_seed=True)
     _param_options(q)
     _solver_options(q)
-    q.add_argument("--seed", type=int, default=0, help="seed of the server's target draw")
+    q.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed of the server's target draw: reproducible, for testing only; default: the "
+        "OS CSPRNG",
+    )
     q.add_argument("--host", default="127.0.0.1", help="address to listen on")
     q.add_argument("--port", type=int, default=8765, help="port (0: any free port)")
     q.add_argument("--max-batch", type=int, default=64, help="most uploads per CLR-Geo solve")
@@ -142,7 +158,10 @@ def _register_client(nested: argparse._SubParsersAction) -> None:
     where.add_argument("--location", type=int, help="true location (index in V)")
     where.add_argument("--point", help="true position LAT,LON (the nearest location is used)")
     q.add_argument(
-        "--seed", type=int, help="seed of the draws (for testing; default: the OS CSPRNG)"
+        "--seed",
+        type=int,
+        help="seed of the draws (v_a and the reported location): reproducible, for testing "
+        "only, since it reveals the report's noise; default: the OS CSPRNG",
     )
     q.add_argument("--request-rows", default="lr", choices=["lr", "circle"])
     q.add_argument("--timeout", type=float, default=600.0, help="seconds per HTTP request")
@@ -198,17 +217,26 @@ def _run(args: argparse.Namespace) -> int:
 def _compute(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     from privopt.errors import InvalidInput
     from privopt.geo import CostReferenceTable, run_lrgeo
+    from privopt.geo.geography import draw_indices
     from privopt.geo.report import baseline_rows, write_report
 
     params = _params(args)
-    geo = _geography(args, args.seed)
+    geo = _geography(args, args.sample_seed)
     if not 1 <= args.users <= geo.n_locations:
         raise InvalidInput(f"--users must lie in [1, {geo.n_locations}], got {args.users}")
     print(f"[geo] {geo!r}: building the CR table (s = {params.cr_cell_km} km)", file=sys.stderr)
-    table = CostReferenceTable(geo, args.targets, cell_km=params.cr_cell_km, seed=args.seed)
-    users = np.random.default_rng(args.seed).choice(geo.n_locations, args.users, replace=False)
+    # Unseeded (the default), every draw comes from the OS CSPRNG; --seed is for testing.
+    rng = None if args.seed is None else np.random.default_rng(args.seed)
+    table = CostReferenceTable(
+        geo,
+        args.targets,
+        cell_km=params.cr_cell_km,
+        seed=args.seed,
+        anchor_locations=args.anchor_locations,
+    )
+    users = draw_indices(geo.n_locations, args.users, args.seed)
     print(f"[geo] solving CLR-Geo for {args.users} users ({args.method})", file=sys.stderr)
-    res = run_lrgeo(geo, params, users, table, method=args.method, rel_gap=args.gap, rng=args.seed)
+    res = run_lrgeo(geo, params, users, table, method=args.method, rel_gap=args.gap, rng=rng)
     for m, pm in enumerate(res.matrices):
         pm.save(out / f"user{m}.npz")
     wanted = [b for b in args.baselines.split(",") if b and b != "none"]
@@ -275,7 +303,13 @@ def _service(args: argparse.Namespace) -> Any:
     params = _params(args)
     geo = _geography(args, args.sample_seed)
     print(f"[geo serve] {geo!r}: building the CR table", file=sys.stderr)
-    table = CostReferenceTable(geo, args.targets, cell_km=params.cr_cell_km, seed=args.seed)
+    table = CostReferenceTable(
+        geo,
+        args.targets,
+        cell_km=params.cr_cell_km,
+        seed=args.seed,
+        anchor_locations=args.anchor_locations,
+    )
     executor = ThreadPoolExecutor(workers) if workers > 1 else None  # HiGHS releases the GIL
     return GeoService(table, params, config, executor=executor)
 

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_int
+from privopt._validation import check_finite_array, check_instance, check_int, check_nonnegative
 from privopt.errors import InvalidInput
-from privopt.geo.geography import Geography
+from privopt.geo.geography import Geography, check_geography
 from privopt.geo.messages import CRBlock, CRRequest, Upload
 from privopt.geo.params import GeoParams
 from privopt.graphs import Graph, Settled
@@ -48,6 +48,7 @@ class GeoIndGraph:
     def __init__(self, geography: Geography, gamma: float) -> None:
         from privopt._validation import check_positive
 
+        check_geography("geography", geography)
         self.geography, self.gamma = geography, check_positive("gamma", gamma, allow_inf=True)
         self._graph: Graph | None = None
         self._complete = not math.isfinite(self.gamma) or self.gamma >= _diameter_bound(geography)
@@ -66,6 +67,10 @@ class GeoIndGraph:
 
     def lr_set(self, m: int, radius: float, max_size: int | None = None) -> Settled:
         """N_m = {j : D_mj ≤ radius}, nearest first (v_m first), at most ``max_size``."""
+        m = check_int("m", m, minimum=0, maximum=self.geography.n_locations - 1)
+        radius = check_nonnegative("radius", radius, allow_inf=True)
+        if max_size is not None:
+            max_size = check_int("max_size", max_size, minimum=1)
         if not (self._complete or radius <= self.gamma):
             graph = self.graph
             assert graph is not None
@@ -130,9 +135,22 @@ class SnapTable:
     road_km: np.ndarray
     line_km: np.ndarray
 
+    def __post_init__(self) -> None:
+        snap = check_finite_array("snap", self.snap, ndim=1, dtype=np.int64)
+        road = check_finite_array("road_km", self.road_km, shape=snap.shape)
+        line = check_finite_array("line_km", self.line_km, shape=snap.shape)
+        if snap.size == 0 or snap.min() < 0 or road.min() < 0 or line.min() < 0:
+            raise InvalidInput("a snap table holds (K >= 1,) V̂ indices and distances >= 0")
+        object.__setattr__(self, "snap", snap)
+        object.__setattr__(self, "road_km", road)
+        object.__setattr__(self, "line_km", line)
+
     @classmethod
     def of(cls, table: Any) -> SnapTable:
         """From a :class:`~privopt.geo.crtable.CostReferenceTable`."""
+        from privopt.geo.crtable import CostReferenceTable
+
+        check_instance("table", table, CostReferenceTable)
         return cls(table.snap, table.snap_road_km, table.snap_line_km)
 
 
@@ -164,6 +182,16 @@ class LRGeoClient:
     def __init__(
         self, geography: Geography, params: GeoParams, snaps: SnapTable, *, request_rows: str = "lr"
     ) -> None:
+        from privopt.geo.params import check_params
+
+        check_geography("geography", geography)
+        check_params("params", params)
+        check_instance("snaps", snaps, SnapTable)
+        if snaps.snap.size != geography.n_locations:
+            raise InvalidInput(
+                f"snaps must have one entry per location ({geography.n_locations}), "
+                f"got {snaps.snap.size}"
+            )
         if request_rows not in ("lr", "circle"):
             raise InvalidInput(f"request_rows must be 'lr' or 'circle', got {request_rows!r}")
         self.geography, self.params, self.snaps = geography, params, snaps
@@ -191,6 +219,8 @@ class LRGeoClient:
 
     def estimate(self, state: UserState, block: CRBlock) -> None:
         """ĉ and c̃ for N_m × V from the server's CR block (Eqs. 27, 33)."""
+        check_instance("state", state, UserState)
+        check_instance("block", block, CRBlock)
         s = self.snaps
         corr = s.line_km if self.params.haversine_correction else s.road_km
         ri = _positions(block.rows, s.snap[state.lr_set], "rows")
@@ -202,6 +232,8 @@ class LRGeoClient:
 
     def upload(self, state: UserState, user: str = "user") -> Upload:
         """The upload message (distances and ĉ; rows in N_m order, columns = all of V)."""
+        check_instance("state", state, UserState)
+        check_instance("user", user, str)
         if state.cost_upper is None:
             raise InvalidInput("estimate() must run before upload()")
         rows = state.lr_set

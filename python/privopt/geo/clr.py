@@ -264,8 +264,14 @@ def build_model(blocks: list[UserBlock], params: GeoParams) -> ClrModel:
     InvalidInput
         No user, or users with different column sets (K).
     """
-    if not blocks:
-        raise InvalidInput("CLR-Geo needs at least one user block (M >= 1)")
+    from privopt._validation import check_instance
+    from privopt.geo.params import check_params
+
+    check_params("params", params)
+    if not isinstance(blocks, (list, tuple)) or not blocks:
+        raise InvalidInput("blocks must be a non-empty list of UserBlock (M >= 1)")
+    for upload in blocks:
+        check_instance("blocks[...]", upload, UserBlock)
     k = blocks[0].n_columns
     if any(b.n_columns != k for b in blocks):
         raise InvalidInput("every user must upload the same K columns (all of V)")

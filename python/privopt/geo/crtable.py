@@ -21,13 +21,12 @@ import math
 import time
 from typing import Any
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
 from privopt._validation import check_int, check_positive, check_probability_vector
 from privopt.errors import InvalidInput
-from privopt.geo.geography import Geography
+from privopt.geo.geography import Geography, check_geography, draw_indices, location_indices
 from privopt.graphs import Graph
 
 __all__ = ["CostReferenceTable", "TravelCosts", "subdivide_roads"]
@@ -73,11 +72,17 @@ class CostReferenceTable:
     Parameters
     ----------
     geography : the map (needs ``road_points``, the road nodes' coordinates).
-    targets : int array of V̂ point indices, or an int count drawn uniformly (seeded) from V̂
+    targets : int array of V̂ point indices, or an int count drawn uniformly from V̂
         (A4: 20 uniformly random targets). Known to the server only.
     weights : target prior q (default uniform).
     cell_km : s, the cell size (default 0.1 km).
-    seed : seed of the target draw.
+    seed : seed of the target draw: an int is reproducible (for testing and experiments),
+        None draws from the OS CSPRNG.
+    anchor_locations : an s-cell that holds a location keeps that location as its V̂ point
+        (the one nearest the centre if several), instead of the road point nearest its centre.
+        Every location is then its own snap (t = 0), so ĉ = c̃ = c̄: CLR-Geo optimises the true
+        costs and the relaxed bound is exact. The server learns nothing more: V and the snap
+        table are public, so it can recompute every ĉ_ik of V² either way (docs/geo.md).
     threads : C++ threads of the many-source Dijkstra.
 
     Raises
@@ -95,15 +100,33 @@ class CostReferenceTable:
         cell_km: float = 0.1,
         seed: int | None = 0,
         threads: int | None = 1,
+        anchor_locations: bool = False,
     ) -> None:
+        check_geography("geography", geography)
         if geography.road_points is None:
             raise InvalidInput("the CR table needs road node coordinates (geography.road_points)")
         start = time.perf_counter()
         self.cell_km = check_positive("cell_km", cell_km)
         self.geography = geography
+        if threads is not None:
+            threads = check_int("threads", threads, minimum=1)
         fine, xy = subdivide_roads(geography.road, geography.road_points, self.cell_km / 2)
         self.fine_road, self.fine_points = fine, xy
-        self.points_index = _cell_representatives(xy, self.cell_km, geography.metric)
+        # V̂ only on the locations' road component: elsewhere travel costs are infinite
+        # (a map read from OSM keeps every component among its road points).
+        _, labels = fine.components()
+        reach = np.flatnonzero(labels == labels[geography.road_nodes[0]])
+        if not isinstance(anchor_locations, bool):
+            raise InvalidInput(f"anchor_locations must be a bool, got {anchor_locations!r}")
+        self.anchor_locations = anchor_locations
+        preferred = None
+        if anchor_locations:
+            preferred = np.zeros(fine.n_nodes, dtype=bool)
+            preferred[geography.road_nodes] = True
+            preferred = preferred[reach]
+        self.points_index = reach[
+            _cell_representatives(xy[reach], self.cell_km, geography.metric, preferred)
+        ]
         self.targets = self._targets(targets, seed)
         n_t = self.targets.size
         self.weights = (
@@ -124,17 +147,11 @@ class CostReferenceTable:
         n = self.points_index.size
         if isinstance(targets, (int, np.integer)) and not isinstance(targets, bool):
             t = check_int("targets", targets, minimum=1, maximum=n)
-            return np.sort(np.random.default_rng(seed).choice(n, t, replace=False))
+            return draw_indices(n, t, seed)  # None: the OS CSPRNG
         arr = np.asarray(targets)
-        if (
-            arr.ndim != 1
-            or arr.size == 0
-            or arr.dtype.kind not in "iu"
-            or arr.min() < 0
-            or arr.max() >= n
-        ):
+        if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu":
             raise InvalidInput(f"targets must be a count or V̂ indices in [0, {n})")
-        return arr.astype(np.int64)
+        return location_indices("targets", arr, n)
 
     def _snap_locations(self) -> None:
         from scipy.sparse.csgraph import dijkstra
@@ -167,39 +184,16 @@ class CostReferenceTable:
 
     def beta(self, rows: Any, cols: Any) -> np.ndarray:
         """β between V̂ points ``rows`` and ``cols`` (indices), shape (r, c), km."""
-        a = self.tc_points[np.asarray(rows, dtype=np.int64)]
-        b = self.tc_points[np.asarray(cols, dtype=np.int64)]
-        return _weighted_l1(a, b, self.weights)
+        from privopt.mdp import travel_cost_loss
+
+        a = self.tc_points[location_indices("rows", rows, self.n_points)]
+        b = self.tc_points[location_indices("cols", cols, self.n_points)]
+        return travel_cost_loss(a, b, self.weights)
 
     def true_costs(self, rows: Any, cols: Any = None) -> np.ndarray:
-        """Exact c̄_ik = Σ_j q_j |tc(v_i, t_j) − tc(v_k, t_j)| between locations (km)."""
-        a = self.tc_locations[np.asarray(rows, dtype=np.int64)]
-        b = (
-            self.tc_locations
-            if cols is None
-            else self.tc_locations[np.asarray(cols, dtype=np.int64)]
-        )
-        return _weighted_l1(a, b, self.weights)
-
-
-def _weighted_l1(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """``out_ik = Σ_j w_j |a_ij − b_kj|``: (r, t), (c, t), (t,) → (r, c), in one compiled pass
-    (no (r, c, t) temporary: β blocks of 20 × 10,000 × 20 targets are one user's request)."""
-    a = np.ascontiguousarray(a, dtype=np.float64)
-    b = np.ascontiguousarray(b, dtype=np.float64)
-    out = np.empty((a.shape[0], b.shape[0]))
-    _weighted_l1_kernel(a, b, np.ascontiguousarray(w, dtype=np.float64), out)
-    return out
-
-
-@numba.njit(cache=True, nogil=True)
-def _weighted_l1_kernel(a: np.ndarray, b: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
-    for i in range(a.shape[0]):
-        for k in range(b.shape[0]):
-            acc = 0.0
-            for j in range(w.shape[0]):
-                acc += w[j] * abs(a[i, j] - b[k, j])
-            out[i, k] = acc
+        """Exact c̄_ik = Σ_j q_j |tc(v_i, t_j) − tc(v_k, t_j)| between locations (km), shape
+        (r, c) (:func:`privopt.mdp.travel_cost_loss`)."""
+        return _location_costs(self.tc_locations, self.weights, rows, cols)
 
 
 def _pair_distances(a: np.ndarray, b: np.ndarray, metric: str) -> np.ndarray:
@@ -210,8 +204,12 @@ def _pair_distances(a: np.ndarray, b: np.ndarray, metric: str) -> np.ndarray:
     return haversine_pairs_km(a, b)
 
 
-def _cell_representatives(xy: np.ndarray, cell_km: float, metric: str) -> np.ndarray:
-    """Indices of the points nearest the centre of each non-empty s-km cell (sorted)."""
+def _cell_representatives(
+    xy: np.ndarray, cell_km: float, metric: str, preferred: np.ndarray | None = None
+) -> np.ndarray:
+    """Indices of the points nearest the centre of each non-empty s-km cell (sorted); with
+    ``preferred`` (bool per point), a cell holding preferred points keeps the one of them
+    nearest its centre."""
     from privopt.geometry import KM_PER_DEGREE_LAT
 
     if metric == "euclidean":
@@ -223,7 +221,8 @@ def _cell_representatives(xy: np.ndarray, cell_km: float, metric: str) -> np.nda
     cy, cx = np.floor(y / cell_km), np.floor(x / cell_km)
     cell = cy.astype(np.int64) * (int(cx.max()) + 1) + cx.astype(np.int64)
     off = np.hypot(y - (cy + 0.5) * cell_km, x - (cx + 0.5) * cell_km)
-    order = np.lexsort((np.arange(xy.shape[0]), off, cell))
+    rank = np.zeros(xy.shape[0]) if preferred is None else (~preferred).astype(np.float64)
+    order = np.lexsort((np.arange(xy.shape[0]), off, rank, cell))
     first = np.ones(order.size, dtype=bool)
     first[1:] = cell[order][1:] != cell[order][:-1]
     return np.sort(order[first])
@@ -244,7 +243,14 @@ class TravelCosts:
     """
 
     def __init__(self, geography: Geography, targets: Any = None, weights: Any = None) -> None:
-        nodes = geography.road_nodes if targets is None else np.asarray(targets, dtype=np.int64)
+        check_geography("geography", geography)
+        nodes = (
+            geography.road_nodes
+            if targets is None
+            else location_indices("targets", targets, geography.road.n_nodes)
+        )
+        if nodes.size == 0:
+            raise InvalidInput("targets must name at least one road node")
         self.geography = geography
         self.tc_locations = np.ascontiguousarray(geography.travel_costs(nodes).T)  # (K, n_t)
         n_t = nodes.size
@@ -253,15 +259,22 @@ class TravelCosts:
             if weights is None
             else check_probability_vector("weights", weights)
         )
+        if self.weights.shape != (n_t,):
+            raise InvalidInput(f"weights must have shape ({n_t},), got {self.weights.shape}")
+        if not np.all(np.isfinite(self.tc_locations)):
+            raise InvalidInput("targets must lie on the locations' road component (tc is inf)")
 
     def true_costs(self, rows: Any, cols: Any = None) -> np.ndarray:
-        """c̄ between locations ``rows`` and ``cols`` (default all), km."""
-        from privopt.mdp import travel_cost_loss
+        """c̄ between locations ``rows`` and ``cols`` (default all), km, shape (r, c)."""
+        return _location_costs(self.tc_locations, self.weights, rows, cols)
 
-        a = self.tc_locations[np.asarray(rows, dtype=np.int64)]
-        b = (
-            self.tc_locations
-            if cols is None
-            else self.tc_locations[np.asarray(cols, dtype=np.int64)]
-        )
-        return travel_cost_loss(a, b, self.weights)
+
+def _location_costs(tc: np.ndarray, weights: np.ndarray, rows: Any, cols: Any) -> np.ndarray:
+    """c̄ between locations ``rows`` and ``cols`` (None: all) from their (K, n_t) travel
+    costs to the targets."""
+    from privopt.mdp import travel_cost_loss
+
+    k = tc.shape[0]
+    a = tc[location_indices("rows", rows, k)]
+    b = tc if cols is None else tc[location_indices("cols", cols, k)]
+    return travel_cost_loss(a, b, weights)

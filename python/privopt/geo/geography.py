@@ -17,7 +17,15 @@ from privopt.errors import InvalidInput
 from privopt.geometry import check_metric_matrix, check_points, offset_latlon, pairwise
 from privopt.graphs import Graph
 
-__all__ = ["Geography", "load_rome_grid", "grid_geography", "load_osm_pbf", "ROME_SW"]
+__all__ = [
+    "Geography",
+    "load_rome_grid",
+    "grid_geography",
+    "load_osm_pbf",
+    "ROME_SW",
+    "draw_indices",
+    "check_geography",
+]
 
 #: South-west corner of the Rome bounding box (lat, lon), spec 001 §12.
 ROME_SW = (41.66, 12.24)
@@ -116,13 +124,12 @@ class Geography:
 
     def distance_rows(self, rows: Any, cols: Any = None) -> np.ndarray:
         """d between locations ``rows`` and ``cols`` (default all of V), km, shape (r, c)."""
-        r = np.asarray(rows, dtype=np.int64)
+        r = location_indices("rows", rows, self.n_locations)
+        c = None if cols is None else location_indices("cols", cols, self.n_locations)
         if self._distances is not None:
-            return (
-                self._distances[r] if cols is None else self._distances[np.ix_(r, np.asarray(cols))]
-            )
+            return self._distances[r] if c is None else self._distances[np.ix_(r, c)]
         assert self.points is not None
-        other = self.points if cols is None else self.points[np.asarray(cols, dtype=np.int64)]
+        other = self.points if c is None else self.points[c]
         return pairwise(self.points[r], other, self.metric)
 
     def distance_matrix(self) -> np.ndarray:
@@ -133,25 +140,26 @@ class Geography:
 
     def travel_costs(self, sources: Any, *, threads: int | None = 1) -> np.ndarray:
         """Road distances tc (km) from road nodes ``sources`` to every location, (s, K)."""
-        return self.road.many(np.asarray(sources, dtype=np.int64), threads=threads)[
-            :, self.road_nodes
-        ]
+        nodes = location_indices("sources", sources, self.road.n_nodes)
+        return self.road.many(nodes, threads=threads)[:, self.road_nodes]
 
     def sample(self, k: int, *, seed: int | None = 0) -> Geography:
         """K locations drawn uniformly without replacement (sorted), on the same road network
-        (A6: the seeded K-cell samples of the experiments)."""
+        (A6: the seeded K-cell samples of the experiments; :func:`draw_indices`: an int seed
+        is reproducible, None draws from the OS CSPRNG)."""
         kk = check_int("K", k)
         if not 1 <= kk <= self.n_locations:
             raise InvalidInput(
                 f"K (the number of locations to sample) must lie in [1, |V| = "
                 f"{self.n_locations}], got K = {kk}"
             )
-        idx = np.sort(np.random.default_rng(seed).choice(self.n_locations, kk, replace=False))
-        return self.subset(idx)
+        return self.subset(draw_indices(self.n_locations, kk, seed))
 
     def subset(self, index: Any) -> Geography:
         """The locations ``index`` (distinct), on the same road network."""
-        idx = np.asarray(index, dtype=np.int64)
+        idx = location_indices("index", index, self.n_locations)
+        if np.unique(idx).size != idx.size or idx.size == 0:
+            raise InvalidInput("index must name distinct locations (at least one)")
         return Geography(
             road=self.road,
             road_nodes=self.road_nodes[idx],
@@ -194,6 +202,41 @@ class Geography:
         )
 
 
+def location_indices(name: str, value: Any, n: int) -> np.ndarray:
+    """``value`` as a 1-D int64 array of indices in [0, n); InvalidInput names ``name``."""
+    idx = check_finite_array(name, np.atleast_1d(value), ndim=1, dtype=np.int64)
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        bad = int(idx[(idx < 0) | (idx >= n)][0])
+        raise InvalidInput(f"{name} must be indices in [0, {n}), got {bad}")
+    return idx
+
+
+def draw_indices(n: int, k: int, seed: int | None) -> np.ndarray:
+    """``k`` of ``range(n)`` uniformly without replacement, sorted.
+
+    An int ``seed`` is reproducible, for testing and experiments (``numpy.random.default_rng``);
+    None draws from the OS CSPRNG (:class:`privopt.dp.randomness.SecureSource`), as every
+    unseeded draw in privopt.
+    """
+    n, k = check_int("n", n, minimum=0), check_int("k", k, minimum=0)
+    if k > n:
+        raise InvalidInput(f"cannot draw {k} of {n} without replacement")
+    if seed is None:
+        from privopt.dp import as_random_source
+
+        keys = as_random_source(None).random_words(n)  # a uniform random order (ties: ~n²/2⁶⁴)
+        return np.sort(np.argsort(keys, kind="stable")[:k]).astype(np.int64)
+    s = check_int("seed", seed, minimum=0)
+    return np.sort(np.random.default_rng(s).choice(n, k, replace=False)).astype(np.int64)
+
+
+def check_geography(name: str, value: Any) -> Geography:
+    """``value`` if it is a :class:`Geography`, else InvalidInput naming ``name``."""
+    from privopt._validation import check_instance
+
+    return check_instance(name, value, Geography)
+
+
 def _numeric_columns(path: Path, width: int, columns: tuple[int, ...]) -> np.ndarray:
     from privopt._inputs import read_numeric_csv
 
@@ -216,7 +259,7 @@ def load_rome_grid(directory: str | Path) -> Geography:
     -------
     Geography with Haversine metric; location i is road node i.
     """
-    d = Path(directory)
+    d = _path("directory", directory)
     nodes_file, edges_file = (
         d / "reget_rome_cell_node40x40.csv",
         d / "reget_rome_cost_thrhold_2.csv",
@@ -279,6 +322,7 @@ def grid_geography(
         raise InvalidInput(
             f"road_factor must be >= 1 (roads are no shorter than d), got {road_factor}"
         )
+    origin_ = check_points("origin", np.atleast_2d(origin), "haversine")[0]
     yy, xx = np.meshgrid(np.arange(r) * s, np.arange(c) * s, indexing="ij")
     planar = np.column_stack([xx.ravel(), yy.ravel()])
     idx = np.arange(r * c).reshape(r, c)
@@ -287,7 +331,7 @@ def grid_geography(
     if metric == "euclidean":
         points = planar
     elif metric == "haversine":
-        base = np.tile(np.asarray(origin, dtype=np.float64), (r * c, 1))
+        base = np.tile(origin_, (r * c, 1))
         points = offset_latlon(base, planar[:, 0], planar[:, 1])
     else:
         raise InvalidInput(f"metric must be 'euclidean' or 'haversine', got {metric!r}")
@@ -324,7 +368,8 @@ def load_osm_pbf(
         from pyrosm import OSM
     except ImportError:  # pragma: no cover - depends on the optional extra
         raise InvalidInput("load_osm_pbf needs pyrosm: pip install 'privopt[osm]'") from None
-    p = Path(path)
+    p = _path("path", path)
+    cell = check_positive("cell_km", cell_km)
     if not p.is_file():
         raise InvalidInput(f"{p} is not a file")
     nodes, edges = OSM(str(p)).get_network(nodes=True, network_type=network_type)
@@ -339,7 +384,15 @@ def load_osm_pbf(
     _, labels = road.components()
     main = np.bincount(labels).argmax()
     keep = np.flatnonzero(labels == main)
-    return _cells_on_roads(road, latlon, keep, cell_km, name=p.stem)
+    return _cells_on_roads(road, latlon, keep, cell, name=p.stem)
+
+
+def _path(name: str, value: Any) -> Path:
+    if not isinstance(value, (str, Path)) and not hasattr(value, "__fspath__"):
+        raise InvalidInput(
+            f"{name} must be a path (str or os.PathLike), got {type(value).__name__}"
+        )
+    return Path(value)
 
 
 def _cells_on_roads(

@@ -93,7 +93,11 @@ class GeoServiceClient:
     ) -> None:
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise InvalidInput(f"url must start with http:// or https://, got {url!r}")
-        self.url, self.timeout = url.rstrip("/"), float(timeout)
+        from privopt._validation import check_positive
+        from privopt.geo.geography import check_geography
+
+        check_geography("geography", geography)
+        self.url, self.timeout = url.rstrip("/"), check_positive("timeout", timeout)
         self.setup = Setup.from_json(self._call("GET", "/setup"))
         if self.setup.map_fingerprint != geography.fingerprint():
             raise InvalidInput(

@@ -88,7 +88,8 @@ class ServiceConfig:
             check_positive("time_limit", self.time_limit)
         from privopt.geo.solve import CLR_METHODS
 
-        if self.method not in CLR_METHODS:
+        check_nonnegative("rel_gap", self.rel_gap)
+        if not isinstance(self.method, str) or self.method not in CLR_METHODS:
             raise InvalidInput(f"method must be one of {CLR_METHODS}, got {self.method!r}")
 
 
@@ -119,8 +120,18 @@ class GeoService:
         *,
         executor: Executor | None = None,
     ) -> None:
+        from privopt._validation import check_instance
         from privopt.geo.client import SnapTable
+        from privopt.geo.params import check_params
 
+        check_instance("table", table, CostReferenceTable)
+        check_params("params", params)
+        if config is not None:
+            check_instance("config", config, ServiceConfig)
+        if executor is not None and not callable(getattr(executor, "submit", None)):
+            raise InvalidInput(
+                f"executor must have a submit() method, got {type(executor).__name__}"
+            )
         self.table, self.params = table, params
         self.config = config or ServiceConfig()
         self.executor = executor
@@ -182,6 +193,7 @@ class GeoService:
             executor=self.executor,
             rel_gap=c.rel_gap,
             time_limit=c.time_limit,
+            progress=False,  # batches follow one another: the log line per batch says enough
         )
         with self._lock:
             batch = len(self.batches)

@@ -59,6 +59,8 @@ _DTYPES = {"float64": "<f8", "int64": "<i8"}
 
 def encode_array(a: Any, dtype: str = "float64") -> dict[str, Any]:
     """An array as a JSON object (exact: the bytes of the little-endian values, base64)."""
+    if dtype not in _DTYPES:
+        raise InvalidInput(f"dtype must be one of {sorted(_DTYPES)}, got {dtype!r}")
     arr = np.ascontiguousarray(a, dtype=_DTYPES[dtype])
     return {
         "dtype": dtype,
@@ -288,7 +290,7 @@ class UserMatrix:
             _field(d, "status", str),
             math.inf if gap == "inf" else float(_field(d, "relative_gap", (int, float))),
             float(_field(d, "objective", (int, float))),
-            dict(d.get("info") or {}),
+            _field(d, "info", dict) if "info" in d else {},
         )
 
 
@@ -307,7 +309,10 @@ class ErrorMessage:
     def from_json(cls, data: Any) -> ErrorMessage:
         """Decode and validate a message; InvalidInput names the bad field."""
         d = _as_dict(data, "error")
-        return cls(_field(d, "error", str), int(d.get("status", 400)))
+        status = d.get("status", 400)
+        if not isinstance(status, int) or isinstance(status, bool) or not 100 <= status <= 599:
+            raise InvalidInput(f"field 'status' must be an HTTP status code, got {status!r}")
+        return cls(_field(d, "error", str), status)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from privopt._validation import check_finite_array, check_finite_result, check_nonnegative
 from privopt.errors import InvalidInput
 
 __all__ = [
@@ -25,20 +26,38 @@ __all__ = [
 ]
 
 
+def _pairs(matrices: Any, others: Any, name: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Validated (matrix, other) pairs: two equally long non-empty lists of finite 2-D
+    arrays, each pair of one shape."""
+    if not isinstance(matrices, (list, tuple)) or not isinstance(others, (list, tuple)):
+        raise InvalidInput(f"matrices and {name} must be lists of arrays")
+    if len(matrices) != len(others) or not matrices:
+        raise InvalidInput(f"one {name} entry per matrix (and at least one matrix) is needed")
+    out = []
+    for m, (z, c) in enumerate(zip(matrices, others, strict=True)):
+        zz = check_finite_array(f"matrices[{m}]", z, ndim=2)
+        cc = check_finite_array(f"{name}[{m}]", c, ndim=2)
+        if zz.shape[0] == 0 or cc.shape != zz.shape:
+            raise InvalidInput(
+                f"matrices[{m}] {zz.shape} and {name}[{m}] {cc.shape} do not match (n_m >= 1)"
+            )
+        out.append((zz, cc))
+    return out
+
+
 def expected_cost(matrices: list[np.ndarray], costs: list[np.ndarray]) -> float:
     """A9: ``(1/M) Σ_m (1/|N_m|) Σ_{i∈N_m} Σ_k z_ik c̄_ik`` (uniform prior over each LR set),
     with ``costs[m]`` the true c̄ rows of user m (n_m × K), km."""
-    if len(matrices) != len(costs) or not matrices:
-        raise InvalidInput("one cost table per matrix (and at least one) is needed")
-    return float(
-        np.mean([np.sum(z * c) / z.shape[0] for z, c in zip(matrices, costs, strict=True)])
-    )
+    pairs = _pairs(matrices, costs, "costs")
+    value = float(np.mean([np.sum(z * c) / z.shape[0] for z, c in pairs]))
+    return check_finite_result("expected cost", value)
 
 
 def real_row_cost(matrices: list[np.ndarray], costs: list[np.ndarray]) -> float:
     """``(1/M) Σ_m Σ_k z_{m,k} c̄_{m,k}``: the cost of each user's own row (row 0 of its
     block, v_m itself)."""
-    return float(np.mean([float(z[0] @ c[0]) for z, c in zip(matrices, costs, strict=True)]))
+    pairs = _pairs(matrices, costs, "costs")
+    return check_finite_result("real-row cost", float(np.mean([z[0] @ c[0] for z, c in pairs])))
 
 
 @dataclass(frozen=True)
@@ -86,12 +105,25 @@ def cross_user_violations(
 
     ``distances(a, b)`` returns d between global location ids a (r,) and b (c,) as (r, c).
     """
+    from privopt._validation import check_positive
     from privopt.mdp.problem import EdgeList
     from privopt.mdp.result import scan_violations
 
-    stacked = np.vstack(matrices)
-    loc = np.concatenate(lr_sets)
-    owner = np.repeat(np.arange(len(matrices)), [z.shape[0] for z in matrices])
+    mats = [z for z, _ in _pairs(matrices, matrices, "matrices")]
+    if not isinstance(lr_sets, (list, tuple)) or len(lr_sets) != len(mats):
+        raise InvalidInput("lr_sets must be a list with one LR set per matrix")
+    sets = [
+        check_finite_array(f"lr_sets[{m}]", x, shape=(z.shape[0],), dtype=np.int64)
+        for m, (x, z) in enumerate(zip(lr_sets, mats, strict=True))
+    ]
+    if not callable(distances):
+        raise InvalidInput(f"distances must be callable, got {type(distances).__name__}")
+    epsilon = check_positive("epsilon", epsilon)
+    gamma = check_positive("gamma", gamma, allow_inf=True)
+    tol = check_nonnegative("tol", tol)
+    stacked = np.vstack(mats)
+    loc = np.concatenate(sets)
+    owner = np.repeat(np.arange(len(mats)), [z.shape[0] for z in mats])
     d = distances(loc, loc)
     mask = ~np.eye(loc.size, dtype=bool)
     if not all_pairs:
@@ -126,7 +158,16 @@ def prop45_bound(column_distances: list[np.ndarray], r_exp: float) -> float:
     ``column_distances[m]`` is D_{N_m,V} (n_m × K); A_i = {k : d_ik > r_exp}. Rigorous only at
     γ = ∞ (LR-Geo-F), where every within-user pair satisfies Geo-Ind (spec §9 caveat).
     """
-    q = [(cd > r_exp).astype(np.float64) for cd in column_distances]
+    r_exp = check_nonnegative("r_exp", r_exp)
+    if not isinstance(column_distances, (list, tuple)) or not column_distances:
+        raise InvalidInput("column_distances must be a non-empty list of (n_m, K) arrays")
+    cds = [
+        check_finite_array(f"column_distances[{m}]", cd, ndim=2)
+        for m, cd in enumerate(column_distances)
+    ]
+    if any(cd.shape[1] != cds[0].shape[1] for cd in cds):
+        raise InvalidInput("every column_distances entry must have the same K columns")
+    q = [(cd > r_exp).astype(np.float64) for cd in cds]
     k = q[0].shape[1]
     sizes = np.array([x.shape[0] for x in q], dtype=np.float64)
     total = sizes.sum()
@@ -144,8 +185,9 @@ def ambiguity_counts(
     (``"paper"``). ``candidates`` are the CR-table β values the server could have matched."""
     if interval not in ("exact", "paper"):
         raise InvalidInput(f"interval must be 'exact' or 'paper', got {interval!r}")
-    beta = np.sort(np.ravel(candidates))
-    c = np.ravel(uploaded)
+    delta_max = check_nonnegative("delta_max", delta_max)
+    beta = np.sort(np.ravel(check_finite_array("candidates", candidates)))
+    c = np.ravel(check_finite_array("uploaded", uploaded))
     lo, hi = (c - 2 * delta_max, c) if interval == "exact" else (c - delta_max, c + delta_max)
     return np.searchsorted(beta, hi, side="right") - np.searchsorted(beta, lo, side="left")
 
@@ -154,9 +196,6 @@ def exponential_mass(
     matrices: list[np.ndarray], column_distances: list[np.ndarray], r_exp: float
 ) -> np.ndarray:
     """Per LR row, the probability mass on exponential entries (d_ik > r_exp), stacked."""
-    return np.concatenate(
-        [
-            np.where(cd > r_exp, z, 0.0).sum(axis=1)
-            for z, cd in zip(matrices, column_distances, strict=True)
-        ]
-    )
+    r_exp = check_nonnegative("r_exp", r_exp)
+    pairs = _pairs(matrices, column_distances, "column_distances")
+    return np.concatenate([np.where(cd > r_exp, z, 0.0).sum(axis=1) for z, cd in pairs])

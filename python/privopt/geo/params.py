@@ -9,7 +9,7 @@ from typing import Any
 from privopt._validation import check_int, check_nonnegative, check_positive
 from privopt.errors import InvalidInput
 
-__all__ = ["GeoParams"]
+__all__ = ["GeoParams", "check_params"]
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,9 @@ class GeoParams:
 
     def with_(self, **changes: Any) -> GeoParams:
         """A copy with some fields changed (validated again)."""
+        extra = set(changes) - set(self.__dataclass_fields__)
+        if extra:
+            raise InvalidInput(f"unknown parameters {sorted(extra)}")
         return replace(self, **changes)
 
     def to_json(self) -> dict[str, Any]:
@@ -110,3 +113,10 @@ class GeoParams:
             raise InvalidInput(f"unknown parameters {sorted(extra)}")
         values: dict[str, Any] = {k: (math.inf if v == "inf" else v) for k, v in data.items()}
         return cls(**values)
+
+
+def check_params(name: str, value: Any) -> GeoParams:
+    """``value`` if it is a :class:`GeoParams`, else InvalidInput naming ``name``."""
+    from privopt._validation import check_instance
+
+    return check_instance(name, value, GeoParams)

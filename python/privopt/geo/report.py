@@ -13,8 +13,11 @@ from privopt.geo.result import LRGeoResult
 __all__ = ["baseline_rows", "write_report", "plot_user", "demo_section"]
 
 
-def baseline_rows(res: LRGeoResult, costs: Any, wanted: list[str], *, seed: int = 0) -> list[dict]:
-    """Cost (A9, on the users' LR rows) and time of each requested baseline."""
+def baseline_rows(
+    res: LRGeoResult, costs: Any, wanted: list[str], *, seed: int | None = None
+) -> list[dict]:
+    """Cost (A9, on the users' LR rows) and time of each requested baseline; ``seed`` drives
+    the planar Laplace noise (an int: reproducible, for testing; None: the OS CSPRNG)."""
     import warnings
 
     from privopt.errors import InvalidInput
@@ -32,8 +35,10 @@ def baseline_rows(res: LRGeoResult, costs: Any, wanted: list[str], *, seed: int 
     for name in wanted:
         t = time.perf_counter()
         if name == "laplace":
+            # one stream for all users (a seed per user would repeat the same noise)
+            rng = None if seed is None else np.random.default_rng(seed)
             mats = [
-                baselines.laplace(geo, p, costs, lr, n_samples=200, rng=seed).matrix
+                baselines.laplace(geo, p, costs, lr, n_samples=200, rng=rng).matrix
                 for lr in res.lr_sets
             ]
         elif name in runs:

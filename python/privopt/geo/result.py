@@ -67,7 +67,7 @@ class LRGeoResult:
         """Expected cost (A9), km."""
         from privopt.geo.metrics import expected_cost
 
-        return expected_cost([pm.matrix for pm in self.matrices], self.true_costs)
+        return expected_cost([pm.matrix for pm in self.matrices], self.true_costs)  # checked
 
     def real_row_cost(self) -> float:
         """Cost of the users' own rows, km."""
@@ -78,21 +78,32 @@ class LRGeoResult:
     def relaxed_bound(self, *, exact: bool = False, **solve_options: Any) -> float:
         """Lower bound (Thm 4.7, Eqs. 31–32) normalised like :meth:`cost`: the mean over users
         of the rigorous lower bound of the relaxed LR problem with c̃ (``exact=True``: with the
-        true c̄, the exact-cost bound)."""
+        true c̄, the exact-cost bound).
+
+        Raises
+        ------
+        NumericalTrouble
+            A user's relaxed problem has no finite certified lower bound.
+        """
+        from privopt._validation import check_finite_result
         from privopt.mdp import solve
 
+        if not isinstance(exact, bool):
+            raise InvalidInput(f"exact must be a bool, got {exact!r}")
         bounds = []
         for pm, low, true in zip(self.matrices, self.lower_costs, self.true_costs, strict=True):
             prob = relaxed_problem(
                 self.geography, self.params, pm.row_index, true if exact else low
             )
             bounds.append(solve(prob, **solve_options).lower_bound)
-        return float(np.mean(bounds))
+        return check_finite_result("relaxed lower bound", float(np.mean(bounds)))
 
     def violations(self, *, all_pairs: bool = False, tol: float = 1e-9) -> Any:
         """GV/GVE across and within users (:func:`privopt.geo.metrics.cross_user_violations`)."""
         from privopt.geo.metrics import cross_user_violations
 
+        if not isinstance(all_pairs, bool):
+            raise InvalidInput(f"all_pairs must be a bool, got {all_pairs!r}")
         return cross_user_violations(
             [pm.matrix for pm in self.matrices],
             self.lr_sets,
@@ -134,8 +145,14 @@ class LRGeoResult:
         ``columns_per_user`` columns k are drawn per user (seeded; None: all), every row i of
         the upload kept. Returns the counts, one per coefficient (stacked over users).
         """
+        from privopt._validation import check_instance
         from privopt.geo.metrics import ambiguity_counts
 
+        check_instance("table", table, CostReferenceTable)
+        if columns_per_user is not None:
+            columns_per_user = check_int("columns_per_user", columns_per_user, minimum=1)
+        if seed is not None:
+            seed = check_int("seed", seed, minimum=0)
         rng = np.random.default_rng(seed)
         everyone = np.arange(table.n_points)
         counts = []
@@ -185,8 +202,12 @@ class LRGeoResult:
 def user_problem(geography: Geography, params: GeoParams, cost: np.ndarray | None = None) -> Any:
     """The :class:`~privopt.mdp.MDPProblem` the users' matrices are verified against: records
     and outputs = V, η = γ, ε; cost c̄ when given (K × K)."""
+    from privopt.geo.geography import check_geography
+    from privopt.geo.params import check_params
     from privopt.mdp import MDPProblem
 
+    check_geography("geography", geography)
+    check_params("params", params)
     if geography.points is not None and geography.metric != "precomputed":
         return MDPProblem(
             geography.points,
@@ -207,9 +228,13 @@ def user_problem(geography: Geography, params: GeoParams, cost: np.ndarray | Non
 def relaxed_problem(geography: Geography, params: GeoParams, rows: Any, cost: np.ndarray) -> Any:
     """Relaxed LR-OMG of one user (Eqs. 31–32): records N_m (uniform prior), outputs all of V,
     constraints (16) among N_m with d ≤ γ, no exponential entries, cost ``cost`` (n × K)."""
+    from privopt.geo.geography import check_geography, location_indices
+    from privopt.geo.params import check_params
     from privopt.mdp import MDPProblem
 
-    r = np.asarray(rows, dtype=np.int64)
+    check_geography("geography", geography)
+    check_params("params", params)
+    r = location_indices("rows", rows, geography.n_locations)
     if geography.points is None or geography.metric == "precomputed":
         return MDPProblem(
             geography.distance_rows(r, r),
@@ -241,6 +266,7 @@ def run_lrgeo(
     rng: Any = None,
     via_json: bool = True,
     request_rows: str = "lr",
+    progress: bool | str = "auto",
 ) -> LRGeoResult:
     """Run LR-Geo for users at locations ``users``.
 
@@ -254,12 +280,30 @@ def run_lrgeo(
     rng : the clients' randomness for v_a (None: the OS CSPRNG).
     via_json : pass every message through its JSON form (as over the wire).
     request_rows : see :class:`~privopt.geo.client.LRGeoClient`.
+    progress : ``"auto"`` (default), ``True`` or ``False``: the solver's progress bar on stderr
+        (:func:`privopt.geo.solve.solve_clr`).
 
     Raises
     ------
     InvalidInput
-        M = 0, a user outside the map, bad parameters.
+        M = 0, a user outside the map, bad parameters, arguments of the wrong type.
     """
+    from privopt._progress import check_progress
+    from privopt._validation import check_instance
+    from privopt.geo.geography import check_geography
+    from privopt.geo.params import check_params
+
+    check_geography("geography", geography)
+    check_params("params", params)
+    check_instance("costs", costs, (CostReferenceTable, TravelCosts))
+    if (
+        costs.geography is not geography
+        and costs.geography.fingerprint() != geography.fingerprint()
+    ):
+        raise InvalidInput("costs must be built on the same map as geography")
+    if not isinstance(via_json, bool):
+        raise InvalidInput(f"via_json must be a bool, got {via_json!r}")
+    progress = check_progress(progress)
     locs = np.atleast_1d(np.asarray(users))
     if locs.ndim != 1 or locs.size == 0 or locs.dtype.kind not in "iu":
         raise InvalidInput("users must be a non-empty 1-D int array of locations (M >= 1)")
@@ -289,7 +333,9 @@ def run_lrgeo(
         states.append(state)
     t_client = time.perf_counter() - t0 - t_cr
     t2 = time.perf_counter()
-    replies, sol = solve_uploads(uploads, params, method=method, executor=executor, rel_gap=rel_gap)
+    replies, sol = solve_uploads(
+        uploads, params, method=method, executor=executor, rel_gap=rel_gap, progress=progress
+    )
     t_solve = time.perf_counter() - t2
     replies = [UserMatrix.from_json(wire(r)) for r in replies]
     t_total = time.perf_counter() - t0  # the exchange; c̄ below is evaluation only

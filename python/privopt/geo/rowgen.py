@@ -50,8 +50,10 @@ def solve_rowgen_clr(
     rel_gap: float,
     time_limit: float | None,
     highs_options: dict[str, Any],
+    progress: bool | str = "auto",
 ) -> tuple[list[np.ndarray], np.ndarray, float, dict[str, Any]]:
     """Solve CLR-Geo by row generation; returns (per-user z', ỹ, certified lower bound, info).
+    ``progress``: the engine's bar of rounds (:mod:`privopt._progress`).
 
     Raises
     ------
@@ -85,7 +87,7 @@ def solve_rowgen_clr(
             rel_gap=rel_gap,
             time_limit=time_limit,
             highs_options=highs_options,
-            progress=False,
+            progress=progress,
         )
     info = {
         "build_s": build,

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from privopt._validation import check_finite_result
 from privopt.errors import InvalidInput
 from privopt.geo.clr import build_model
 from privopt.geo.crtable import CostReferenceTable
@@ -39,6 +40,12 @@ def answer_cr_request(table: CostReferenceTable, request: CRRequest, params: Geo
         A centre outside V, a radius other than the protocol's, indices outside V̂, rows
         outside the request circle, or a block larger than :data:`MAX_CR_PAIRS`.
     """
+    from privopt._validation import check_instance
+    from privopt.geo.params import check_params
+
+    check_instance("table", table, CostReferenceTable)
+    check_instance("request", request, CRRequest)
+    check_params("params", params)
     geo = table.geography
     if not 0 <= request.center < geo.n_locations:
         raise InvalidInput(f"center {request.center} is not a location of the map")
@@ -63,7 +70,8 @@ def answer_cr_request(table: CostReferenceTable, request: CRRequest, params: Geo
     far = pairwise(center_xy[None], rows_xy, metric)[0] > request.radius_km + 2 * table.cell_km
     if np.any(far):
         raise InvalidInput("rows outside the request circle were asked for")
-    return CRBlock(request.rows, request.cols, table.beta(request.rows, request.cols))
+    beta = check_finite_result("β", table.beta(request.rows, request.cols), cause="the CR table")
+    return CRBlock(request.rows, request.cols, beta)
 
 
 def solve_uploads(
@@ -74,6 +82,7 @@ def solve_uploads(
     executor: Executor | None = None,
     rel_gap: float = 1e-6,
     time_limit: float | None = None,
+    progress: bool | str = "auto",
 ) -> tuple[list[UserMatrix], ClrSolution]:
     """Solve CLR-Geo for a batch of uploads and return every user's matrix.
 
@@ -81,14 +90,26 @@ def solve_uploads(
     ----------
     uploads : one message per user (all with the same columns, in the same order).
     params : the public parameters.
-    method, executor, rel_gap, time_limit : see :func:`privopt.geo.solve.solve_clr`.
+    method, executor, rel_gap, time_limit, progress : see :func:`privopt.geo.solve.solve_clr`.
 
     Returns
     -------
     (replies in the order of ``uploads``, the full :class:`ClrSolution`)
+
+    Raises
+    ------
+    InvalidInput
+        No upload, an argument of the wrong type, uploads with different columns or repeated
+        user ids.
     """
-    if not uploads:
-        raise InvalidInput("solve_uploads needs at least one upload")
+    from privopt._validation import check_instance
+    from privopt.geo.params import check_params
+
+    if not isinstance(uploads, (list, tuple)) or not uploads:
+        raise InvalidInput("uploads must be a non-empty list of Upload messages")
+    for u in uploads:
+        check_instance("uploads[...]", u, Upload)
+    check_params("params", params)
     cols = [u.columns for u in uploads if u.columns is not None]
     if cols and any(not np.array_equal(c, cols[0]) for c in cols):
         raise InvalidInput("every upload must name the same columns in the same order")
@@ -96,10 +117,17 @@ def solve_uploads(
     if len(set(users)) != len(users):
         raise InvalidInput("user ids within a batch must be distinct")
     model = build_model([u.block() for u in uploads], params)
-    sol = solve_clr(model, method, rel_gap=rel_gap, executor=executor, time_limit=time_limit)
+    sol = solve_clr(
+        model,
+        method,
+        rel_gap=rel_gap,
+        executor=executor,
+        time_limit=time_limit,
+        progress=progress,
+    )
     replies = []
     for m, (u, z) in enumerate(zip(uploads, sol.matrices, strict=True)):
-        own = float(np.sum(u.cost * z) / z.shape[0])
+        own = check_finite_result("a user's objective", float(np.sum(u.cost * z) / z.shape[0]))
         info: dict[str, Any] = {"method": method, "users_in_batch": len(uploads), "index": m}
         replies.append(UserMatrix(u.user, z, sol.status, sol.relative_gap, own, info))
     return replies, sol

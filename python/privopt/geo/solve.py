@@ -16,11 +16,18 @@ from typing import Any
 
 import numpy as np
 
+from privopt._validation import check_finite_result
 from privopt.certify import certify
 from privopt.errors import InvalidInput
 from privopt.geo.clr import ClrModel
 
-__all__ = ["ClrSolution", "solve_clr", "CLR_METHODS", "ROWGEN_ROW_RATIO"]
+__all__ = [
+    "ClrSolution",
+    "solve_clr",
+    "CLR_METHODS",
+    "ROWGEN_ROW_RATIO",
+    "AUTO_BENDERS_ITERATIONS",
+]
 
 CLR_METHODS = ("auto", "benders", "lp", "rowgen")
 
@@ -28,8 +35,24 @@ CLR_METHODS = ("auto", "benders", "lp", "rowgen")
 #: per variable for LR-Geo-F, where lazy rows win 4×; 1–2 at γ = 0.5 km, where Benders wins).
 ROWGEN_ROW_RATIO = 8.0
 
-#: HiGHS tolerances of every CLR-Geo solve (see _solve_monolithic).
-_TIGHT = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+#: Benders iterations "auto" allows before it answers with the monolithic LP. Rome, M = 4:
+#: Benders needs 2 iterations at r_exp = 4 km (y* = 0), where it beats the LP 4× at
+#: K = 1,331; once the coupling is active it needs 23–24 (r_exp = 1 km, ε = 1–2 km⁻¹), where the
+#: LP is as fast (K = 400: 11 against 14 ms per user), or finds no feasible master point within
+#: 500 (ε = 10 km⁻¹: 1.9 s at K = 400 before the LP's 0.05 s; K = 1,331 with a cap of 100:
+#: 1.07 ± 0.77 s per run).
+AUTO_BENDERS_ITERATIONS = 20
+
+#: HiGHS options of every CLR-Geo solve (see _solve_monolithic). ``small_matrix_value``: a
+#: Geo-Ind row divided by e^{εd} keeps coefficients down to e^{−eps_d_cap} = 1.4e-11, and
+#: HiGHS drops entries below its default 1e-9 — the row ``e^{−εd} z_ik − g̃ ỹ_k ≤ 0`` then
+#: reads ``ỹ_k ≥ 0``, the LP point violates it by up to z_ik, and the repair's weight rose to
+#: 5e-7 (LR-Geo-F, Rome K = 200, r_exp = 1 km: gap 1.3e-6 on seeds 2, 6, 10; 0 of 20 after).
+_TIGHT = {
+    "primal_feasibility_tolerance": 1e-10,
+    "dual_feasibility_tolerance": 1e-10,
+    "small_matrix_value": 1e-12,
+}
 
 
 @dataclass
@@ -67,7 +90,7 @@ def solve_clr(
     executor: Executor | None = None,
     time_limit: float | None = None,
     max_iterations: int = 500,
-    progress: bool | None = False,
+    progress: bool | str | None = "auto",
 ) -> ClrSolution:
     """Solve CLR-Geo (Eqs. 20–25).
 
@@ -82,24 +105,47 @@ def solve_clr(
         generation when the model has more than :data:`ROWGEN_ROW_RATIO` Geo-Ind rows per free
         variable (LR-Geo-F at K = 400: 15 per variable, row generation 44 ms per user, Benders
         185, LP 168), else Benders (the paper's r_exp = 4 km, y* = 0: 2 iterations, 39 ms per
-        user at K = 1,331 against 172 for row generation and 175 for the LP), falling back to
-        the monolithic LP when Benders reaches a limit without a feasible point or a
-        subproblem fails numerically (r_exp = 1 km, ε = 10 km⁻¹: no feasible master point in
-        500 iterations; the LP takes 15 ms per user).
+        user at K = 1,331 against 172 for row generation and 175 for the LP) with at most
+        :data:`AUTO_BENDERS_ITERATIONS` iterations, falling back to the monolithic LP when
+        Benders ends without a feasible point or short of its gap, or a subproblem fails
+        numerically (r_exp = 1 km, ε = 10 km⁻¹: no feasible master point in 500 iterations;
+        the LP takes 15 ms per user).
     rel_gap : requested relative gap; Benders stops at it, and the certification rule checks it.
     abs_gap : Benders also stops when UB − LB ≤ abs_gap (the paper's ξ_BD = 0.01 km).
     executor : a :class:`concurrent.futures.Executor` for the Benders subproblems (threads,
         processes or Dask); serial when None.
     time_limit : seconds for the whole solve.
     max_iterations : Benders iteration limit.
-    progress : Benders progress bar on stderr (None: only after 5 s).
+    progress : ``"auto"`` (default: a bar on stderr when it is a terminal and the solve has
+        lasted 2 s, or as the command line says), ``True`` or ``False``
+        (:mod:`privopt._progress`): Benders iterations with their bounds and gap.
 
     Returns
     -------
     ClrSolution
+        Every matrix, ỹ and the objective finite (else :class:`~privopt.errors.NumericalTrouble`);
+        ``lower_bound`` finite or ``-inf`` (none proven, ``relative_gap`` then ``inf``).
+
+    Raises
+    ------
+    InvalidInput
+        A model that is not a :class:`ClrModel`, an unknown method, bad gaps or limits.
     """
-    if method not in CLR_METHODS:
+    from privopt._progress import check_progress
+    from privopt._validation import check_instance, check_int, check_nonnegative, check_positive
+
+    check_instance("model", model, ClrModel)
+    if not isinstance(method, str) or method not in CLR_METHODS:
         raise InvalidInput(f"method must be one of {CLR_METHODS}, got {method!r}")
+    rel_gap = check_nonnegative("rel_gap", rel_gap)
+    abs_gap = check_nonnegative("abs_gap", abs_gap)
+    if time_limit is not None:
+        time_limit = check_positive("time_limit", time_limit, allow_inf=True)
+        time_limit = None if math.isinf(time_limit) else time_limit
+    max_iterations = check_int("max_iterations", max_iterations, minimum=1)
+    progress = check_progress(progress)
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise InvalidInput(f"executor must have a submit() method, got {type(executor).__name__}")
     start = time.perf_counter()
     if method == "auto" and model.info["geo_rows"] > ROWGEN_ROW_RATIO * max(
         1, model.info["free_variables"]
@@ -111,61 +157,108 @@ def solve_clr(
         from privopt.geo.rowgen import solve_rowgen_clr
 
         z_free, y, lower, info = solve_rowgen_clr(
-            model, rel_gap=rel_gap, time_limit=time_limit, highs_options=_TIGHT
+            model, rel_gap=rel_gap, time_limit=time_limit, highs_options=_TIGHT, progress=progress
         )
     else:
-        from privopt.errors import NumericalTrouble, SolverLimit
-
-        try:
-            z_free, y, lower, info = _solve_benders(
-                model, rel_gap, abs_gap, executor, time_limit, max_iterations, progress
-            )
-            method = "benders"
-        except (SolverLimit, NumericalTrouble) as exc:
-            # "auto" falls back when Benders found no feasible master point within its limits,
-            # or when a subproblem failed numerically (Rome K = 400, ε = 10, r_exp = 1 km: a
-            # Farkas ray that HiGHS could not confirm), a limit with a feasible point is
-            # reported as such.
-            if method == "benders" or getattr(exc, "best", None) is not None:
-                raise
-            left = (
-                None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - start))
-            )
-            z_free, y, lower, info = _solve_monolithic(model, left)
-            info["fallback"] = f"monolithic LP after Benders: {exc}"
-            method = "lp"
+        z_free, y, lower, info, method = _benders_or_lp(
+            model,
+            method == "auto",
+            rel_gap,
+            abs_gap,
+            executor,
+            time_limit,
+            max_iterations,
+            progress,
+            start,
+        )
     raw = [b.assemble(z, y) for b, z in zip(model.blocks, z_free, strict=True)]
     from privopt.geo.release import release_matrices
 
-    matrices, alpha, released = release_matrices(model, raw)
-    objective = model.objective(matrices)
+    matrices, alpha = release_matrices(model, raw)
+    _check_finite(matrices, y, lower)
+    objective = check_finite_result("CLR-Geo objective", model.objective(matrices))
     cert = certify(objective, lower, rel_gap, what=f"CLR-Geo ({method})", stacklevel=3)
     info.update(
         model.info,
         time_s=time.perf_counter() - start,
         objective_before_repair=model.objective(raw),
         repair_alpha=alpha,
-        **released,
         y_norm=float(np.linalg.norm(y) * model.y_scale()),
         y_tilde_max=float(y.max(initial=0.0)),
     )
     return ClrSolution(matrices, y, objective, lower, cert.status, cert.relative_gap, method, info)
 
 
+def _benders_or_lp(
+    model: ClrModel,
+    auto: bool,
+    rel_gap: float,
+    abs_gap: float,
+    executor: Executor | None,
+    time_limit: float | None,
+    max_iterations: int,
+    progress: bool | str,
+    start: float,
+) -> tuple[list[np.ndarray], np.ndarray, float, dict[str, Any], str]:
+    """Benders; under "auto" at most :data:`AUTO_BENDERS_ITERATIONS` iterations, then the
+    monolithic LP when Benders found no feasible master point, failed numerically or stopped
+    short of its gap (a time limit is reported as such)."""
+    from privopt.errors import NumericalTrouble, SolverLimit
+
+    iterations = min(max_iterations, AUTO_BENDERS_ITERATIONS) if auto else max_iterations
+    try:
+        z_free, y, lower, info = _solve_benders(
+            model, rel_gap, abs_gap, executor, time_limit, iterations, progress
+        )
+        if not auto or info["benders_status"] in ("optimal", "time_limit"):
+            return z_free, y, lower, info, "benders"
+        reason = f"Benders ended {info['benders_status']} after {info['iterations']} iterations"
+    except (SolverLimit, NumericalTrouble) as exc:
+        # Rome K = 400, ε = 10, r_exp = 1 km: no feasible master point within 500 iterations,
+        # or a Farkas ray that HiGHS could not confirm.
+        if not auto or _has_feasible_point(exc):
+            raise
+        reason = str(exc)
+    left = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - start))
+    z_free, y, lower, info = _solve_monolithic(model, left)
+    info["fallback"] = f"monolithic LP after Benders: {reason}"
+    return z_free, y, lower, info, "lp"
+
+
+def _has_feasible_point(exc: Exception) -> bool:
+    """Whether a Benders limit left a feasible point (an incumbent with a finite upper bound);
+    the engine attaches its result as ``best`` either way."""
+    best = getattr(exc, "best", None)
+    return best is not None and math.isfinite(getattr(best, "upper_bound", math.inf))
+
+
+def _check_finite(matrices: list[np.ndarray], y: np.ndarray, lower: float) -> None:
+    """Issue 12 item 6: a result is finite or the call raises (the lower bound may be −inf,
+    "none proven", by the certification rule)."""
+    for m, z in enumerate(matrices):
+        check_finite_result(f"user {m}'s matrix", z, cause="the CLR-Geo solver")
+    check_finite_result("ỹ", y, cause="the CLR-Geo solver")
+    if lower != -math.inf:
+        check_finite_result("CLR-Geo lower bound", lower, cause="the safe dual bound")
+
+
 def _solve_monolithic(
     model: ClrModel, time_limit: float | None
 ) -> tuple[list[np.ndarray], np.ndarray, float, dict[str, Any]]:
+    from privopt.lp import LinearProgram
     from privopt.lp.solve import classify, configure, run_with_fallbacks, safe_dual_bound
 
     t0 = time.perf_counter()
     lp = model.monolithic()
     build = time.perf_counter() - t0
-    h = lp.to_highs()
+    h = LinearProgram(0).to_highs()  # an empty model: options first (see below), then the LP
     configure(h, method="simplex", time_limit=time_limit)
     # Tight tolerances: the safe bound pays every dual infeasibility times the column's bound
-    # (1e-7 over 10^5 columns is 1e-2, more than the costs at ε = 10 km⁻¹).
+    # (1e-7 over 10^5 columns is 1e-2, more than the costs at ε = 10 km⁻¹). They are set before
+    # the model is passed: HiGHS applies small_matrix_value when it receives the matrix.
     for name, value in _TIGHT.items():
         h.setOptionValue(name, value)
+    lp.pass_to(h)
     t1 = time.perf_counter()
     run_with_fallbacks(h)
     res = classify(h, lp, time.perf_counter() - t1, method="simplex", presolve=True)
@@ -197,7 +290,7 @@ def _solve_benders(
     executor: Executor | None,
     time_limit: float | None,
     max_iterations: int,
-    progress: bool | None,
+    progress: bool | str,
 ) -> tuple[list[np.ndarray], np.ndarray, float, dict[str, Any]]:
     from privopt.lp import LinearProgram
     from privopt.lp.benders import BendersProblem, solve_benders

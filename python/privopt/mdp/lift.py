@@ -7,6 +7,10 @@ at label −log z_j and arc lengths ρ·d. Each column is one multi-source Dijks
 graph (a compiled kernel, columns shared out over threads). Used by row generation (which rows
 the violations will cascade into) and by the repair (a feasible partner close to Z).
 
+:func:`lift_free_entries` is the same least lift restricted to the entries a matrix may change
+on its own (LR-Geo's free LP variables), with each row's added mass taken back from its own free
+entries: the first step of :func:`privopt.mdp.result.repair_shared` with ``free=``.
+
 Examples
 --------
 >>> import numpy as np
@@ -28,10 +32,13 @@ import numpy as np
 
 from privopt.mdp.problem import EdgeList
 
-__all__ = ["column_lift", "lift_with_arcs"]
+__all__ = ["column_lift", "lift_with_arcs", "lift_free_entries"]
 
 #: Columns per kernel call: bounds the per-call buffers and lets threads share the work.
 _COLUMNS_PER_TASK = 64
+
+#: Entries (edges × columns) per vectorised step of :func:`lift_free_entries` (bounds memory).
+_CHUNK_ENTRIES = 2_000_000
 
 
 def column_lift(z: np.ndarray, edges: EdgeList, rate: float) -> tuple[np.ndarray, np.ndarray]:
@@ -162,3 +169,85 @@ def _pop(key, node, size):  # pragma: no cover - compiled
     if size > 0:
         key[pos], node[pos] = k, v
     return size
+
+
+def lift_free_entries(
+    z: np.ndarray, free: np.ndarray, edges: EdgeList, epsilon: float, *, keep_row_sums: bool = True
+) -> np.ndarray:
+    """Least raise of the free entries of a matrix onto its mDP (Geo-Ind) constraints.
+
+    ``w_jk ← max(w_jk, e^{−ε d_ij} w_ik)`` over the edges (i, j) whose target entry (j, k) is
+    free, to a fixed point (a max-product Bellman–Ford per column; with every entry free it is
+    :func:`column_lift`), then each row's added mass is taken from its free entries by one scale
+    factor. Entries that are not free never move.
+
+    Parameters
+    ----------
+    z : (n, K) matrix, entries ≥ 0 after clipping.
+    free : (n, K) bool, the entries that may change.
+    edges : the ordered mDP pairs (rows, distance d).
+    epsilon : ε (per unit of d).
+    keep_row_sums : take each row's added mass from its free entries (one scale factor per
+        row); False returns the lift itself.
+
+    Returns
+    -------
+    (n, K) matrix: on every edge (i, j) and free entry (j, k), ``w_jk ≥ e^{−ε d_ij} w_ik``;
+    each row's added mass is taken from its free entries by one scale factor, so row sums
+    (and the exponential entries) are unchanged.
+
+    Examples
+    --------
+    >>> e = EdgeList(np.array([0, 1]), np.array([1, 0]), np.array([1.0, 1.0]))
+    >>> z = np.array([[1.0, 0.0], [0.0, 1.0]])      # violates e^{ε d} on both rows
+    >>> w = lift_free_entries(z, np.ones((2, 2), bool), e, np.log(3.0))
+    >>> np.round(w, 3).tolist(), bool(np.all(w[0] <= 3.0 * w[1] * (1 + 1e-12)))
+    ([[0.75, 0.25], [0.25, 0.75]], True)
+    """
+    z = np.clip(np.asarray(z, dtype=np.float64), 0.0, None)
+    if len(edges) == 0 or not free.any():
+        return z
+    order = np.argsort(edges.j, kind="stable")
+    src, dst = edges.i[order], edges.j[order]
+    decay = np.exp(-epsilon * edges.d[order])
+    starts = np.flatnonzero(np.r_[True, dst[1:] != dst[:-1]])
+    targets = dst[starts]
+    w = z.copy()
+    # Only a free entry can rise: columns without one (most of V when K is large) are skipped.
+    cols = np.flatnonzero(free[targets].any(axis=0))
+    step = max(1, _CHUNK_ENTRIES // len(edges))
+    for c0 in range(0, cols.size, step):
+        _lift_columns(w, free, cols[c0 : c0 + step], src, starts, targets, decay)
+    if not keep_row_sums:
+        return w
+    added = (w - z).sum(axis=1)
+    rows = np.flatnonzero(added > 0)
+    if rows.size:
+        base = np.where(free[rows], z[rows], 0.0).sum(axis=1)
+        lifted = base + added[rows]
+        scale = np.divide(base, lifted, out=np.zeros_like(base), where=lifted > 0)
+        w[rows] = np.where(free[rows], w[rows] * scale[:, None], w[rows])
+    return w
+
+
+def _lift_columns(
+    w: np.ndarray,
+    free: np.ndarray,
+    cols: np.ndarray,
+    src: np.ndarray,
+    starts: np.ndarray,
+    targets: np.ndarray,
+    decay: np.ndarray,
+) -> None:
+    """Max-product Bellman–Ford on columns ``cols`` of ``w`` (in place): at most n − 1 passes,
+    each over the columns that still rose in the previous pass."""
+    for _ in range(w.shape[0]):
+        if cols.size == 0:
+            return
+        block = w[np.ix_(targets, cols)]
+        reach = np.maximum.reduceat(w[np.ix_(src, cols)] * decay[:, None], starts, axis=0)
+        raise_ = free[np.ix_(targets, cols)] & (reach > block)
+        if not raise_.any():
+            return
+        w[np.ix_(targets, cols)] = np.where(raise_, reach, block)
+        cols = cols[raise_.any(axis=0)]

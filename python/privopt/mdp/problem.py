@@ -410,6 +410,9 @@ def travel_cost_loss(record_to_dest: Any, output_to_dest: Any, weights: Any = No
     """The paper's travel-cost utility loss (Eq. 48):
     ``c_ik = Σ_dest p_dest · |pd(r_i, dest) − pd(o_k, dest)|``.
 
+    One compiled pass, no (N, K, n_dest) temporary. LR-Geo computes its c̄ (spec 001 Eq. 5) and
+    the CR table's β with it too.
+
     Parameters
     ----------
     record_to_dest : (N, n_dest) path distances from each record to each destination (km).
@@ -427,8 +430,12 @@ def travel_cost_loss(record_to_dest: Any, output_to_dest: Any, weights: Any = No
     NumericalTrouble
         A cost overflows float64 (path distances near 1e308).
     """
+    from privopt.mdp._travel_cost import weighted_l1
+
     a = check_finite_array("record_to_dest", record_to_dest, ndim=2)
     b = check_finite_array("output_to_dest", output_to_dest, shape=(None, a.shape[1]))
+    if a.shape[1] == 0:
+        raise InvalidInput("record_to_dest must have at least one destination column")
     w = (
         np.full(a.shape[1], 1.0 / a.shape[1])
         if weights is None
@@ -436,11 +443,7 @@ def travel_cost_loss(record_to_dest: Any, output_to_dest: Any, weights: Any = No
     )
     if w.shape != (a.shape[1],):
         raise InvalidInput(f"weights must have shape ({a.shape[1]},), got {w.shape}")
-    out = np.empty((a.shape[0], b.shape[0]))
-    step = max(1, 4_000_000 // max(1, b.size))
-    with np.errstate(over="ignore", invalid="ignore"):
-        for s in range(0, a.shape[0], step):
-            out[s : s + step] = np.abs(a[s : s + step, None, :] - b[None, :, :]) @ w
+    out = weighted_l1(a, b, w)  # one compiled pass (privopt.mdp._travel_cost)
     return check_finite_result("travel_cost_loss", out, cause="path distances near 1e308")
 
 
