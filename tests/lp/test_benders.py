@@ -538,3 +538,26 @@ def test_in_out_state_machine() -> None:
         InOut(core, weight=0.0)
     with pytest.raises(InvalidInput, match="stall_in_out"):
         InOut(core, weight=1.0, stall_weight=1.0)
+
+
+def test_highs_options_reach_every_model_before_its_matrix() -> None:
+    """Options that act when HiGHS takes the matrix (``small_matrix_value``) reach the master,
+    each subproblem and its elastic model: an entry of 1e-11 is kept with 1e-12 and dropped
+    by HiGHS's default (1e-9)."""
+    from dataclasses import replace
+
+    from privopt.lp.benders.master import _Master
+    from privopt.lp.benders.subproblems import _SubSolver
+
+    tiny = 1e-11
+    master = LinearProgram(2, upper=1.0)
+    master.add_rows(sp.csr_array([[1.0, tiny]]), lower=0.0)
+    sub = LinearProgram(2, objective=[1.0, 1.0])
+    sub.add_rows(sp.csr_array([[1.0, tiny]]), lower=0.0)
+    problem = BendersProblem(master)
+    problem.add_subproblem(sub, np.array([[1.0, 0.0]]), theta_lower=0.0)
+    keep_tiny = (("small_matrix_value", 1e-12),)
+    for options, kept in (((), 1), (keep_tiny, 2)):
+        assert len(_Master(problem, True, options).h.getLp().a_matrix_.value_) == kept
+        solver = _SubSolver(replace(problem._subs[0], options=options))
+        assert len(solver.h.getLp().a_matrix_.value_) == kept

@@ -949,31 +949,31 @@ GEO_TYPE_CASES: list[tuple[str, str, Callable[[], Any], str]] = [
     ),
     ("load_rome_grid", "directory=3", lambda: geo.load_rome_grid(3), "directory"),
     (
-        "baselines.full_lp",
+        "geo.baselines.full_lp",
         "geography='g'",
         lambda: geo_baselines.full_lp("g", geo.GeoParams(), _tc()),
         "geography",
     ),
     (
-        "baselines.full_lp",
+        "geo.baselines.full_lp",
         "costs='c'",
         lambda: geo_baselines.full_lp(grid(), geo.GeoParams(), "c"),
         "costs",
     ),
     (
-        "baselines.exp_mech",
+        "geo.baselines.exp_mech",
         "costs='c'",
         lambda: geo_baselines.exp_mech(grid(), geo.GeoParams(), "c"),
         "costs",
     ),
     (
-        "baselines.const_opt",
+        "geo.baselines.const_opt",
         "params='p'",
         lambda: geo_baselines.const_opt(grid(), "p", _tc()),
         "params",
     ),
     (
-        "baselines.laplace",
+        "geo.baselines.laplace",
         "rows='r'",
         lambda: geo_baselines.laplace(
             geo.grid_geography(3, 3, 0.5, metric="haversine"), geo.GeoParams(), _tc(), "r"
@@ -981,26 +981,31 @@ GEO_TYPE_CASES: list[tuple[str, str, Callable[[], Any], str]] = [
         "rows",
     ),
     (
-        "baselines.lr_geo_f_params",
+        "geo.baselines.lr_geo_f_params",
         "params='p'",
         lambda: geo_baselines.lr_geo_f_params("p"),
         "params",
     ),
-    ("metrics.expected_cost", "text", lambda: geo_metrics.expected_cost(["a"], ["b"]), "matrices"),
     (
-        "metrics.expected_cost",
+        "geo.metrics.expected_cost",
+        "text",
+        lambda: geo_metrics.expected_cost(["a"], ["b"]),
+        "matrices",
+    ),
+    (
+        "geo.metrics.expected_cost",
         "shapes differ",
         lambda: geo_metrics.expected_cost([np.ones((2, 2))], [np.ones((3, 2))]),
         "do not match",
     ),
     (
-        "metrics.real_row_cost",
+        "geo.metrics.real_row_cost",
         "no matrix",
         lambda: geo_metrics.real_row_cost([], []),
         "at least one",
     ),
     (
-        "metrics.cross_user_violations",
+        "geo.metrics.cross_user_violations",
         "epsilon=-1",
         lambda: geo_metrics.cross_user_violations(
             [np.full((1, 2), 0.5)], [np.array([0])], grid().distance_rows, -1.0, 1.0
@@ -1008,38 +1013,43 @@ GEO_TYPE_CASES: list[tuple[str, str, Callable[[], Any], str]] = [
         "epsilon",
     ),
     (
-        "metrics.prop45_bound",
+        "geo.metrics.prop45_bound",
         "no user",
         lambda: geo_metrics.prop45_bound([], 1.0),
         "column_distances",
     ),
     (
-        "metrics.prop45_bound",
+        "geo.metrics.prop45_bound",
         "r_exp=nan",
         lambda: geo_metrics.prop45_bound([np.ones((2, 2))], NAN),
         "r_exp",
     ),
     (
-        "metrics.ambiguity_counts",
+        "geo.metrics.ambiguity_counts",
         "delta_max=nan",
         lambda: geo_metrics.ambiguity_counts([1.0], [1.0], NAN),
         "delta_max",
     ),
     (
-        "metrics.exponential_mass",
+        "geo.metrics.exponential_mass",
         "text",
         lambda: geo_metrics.exponential_mass(["a"], ["b"], 1.0),
         "matrices",
     ),
-    ("messages.encode_array", "dtype='x'", lambda: geo_messages.encode_array([1], "x"), "dtype"),
     (
-        "ErrorMessage.from_json",
+        "geo.messages.encode_array",
+        "dtype='x'",
+        lambda: geo_messages.encode_array([1], "x"),
+        "dtype",
+    ),
+    (
+        "geo.messages.ErrorMessage.from_json",
         "status='x'",
         lambda: geo_messages.ErrorMessage.from_json({"type": "error", "error": "e", "status": "x"}),
         "status",
     ),
     (
-        "UserMatrix.from_json",
+        "geo.messages.UserMatrix.from_json",
         "info=[1]",
         lambda: geo_messages.UserMatrix.from_json(
             {
@@ -1260,11 +1270,13 @@ EXEMPT: dict[str, str] = {
     "function taking one checks its type",
     "privopt.kanon.LossBreakdown": "a record information_loss() returns (it has rows)",
     "privopt.lp.LPResult": "a record lp.solve() returns; it has no methods",
+    "privopt.geo.ClrModel": "built by build_model (it has rows); solve_clr checks its type",
+    "privopt.geo.ClrSolution": "a record solve_clr() returns (it has rows)",
+    "privopt.geo.LRGeoResult": "a record run_lrgeo() returns (it has rows)",
 }
 
-#: Public modules left out for now. privopt.geo: its rows are being added on another branch;
-#: remove this exemption once they are merged.
-EXEMPT_MODULES = {"privopt.geo"}
+#: Public modules left out of the coverage check (none).
+EXEMPT_MODULES: set[str] = set()
 
 
 def public_callables() -> dict[str, dict[str, Any]]:
@@ -1302,6 +1314,8 @@ def covered_names(public: dict[str, dict[str, Any]]) -> set[str]:
         head, _, rest = entry.partition(".")
         if head in public and head != "privopt" and rest:
             name = rest.split(".")[0]
+            if name not in public[head] and _in_submodule(head, rest):
+                continue  # e.g. geo.baselines.laplace: a function of a public submodule
             assert name in public[head], f"entry {entry!r}: privopt.{head} has no public {name}"
             covered.add(f"privopt.{head}.{name}")
             continue
@@ -1313,6 +1327,26 @@ def covered_names(public: dict[str, dict[str, Any]]) -> set[str]:
         )
         covered |= {("privopt" if s == "privopt" else f"privopt.{s}") + f".{head}" for s in owners}
     return covered
+
+
+def _in_submodule(package: str, path: str) -> bool:
+    """Whether ``privopt.<package>.<path>`` names a callable of a public submodule, listed in
+    that submodule's ``__all__`` (``baselines.laplace``, ``messages.UserMatrix.from_json``)."""
+    import importlib
+
+    parts = path.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            module = importlib.import_module(f"privopt.{package}." + ".".join(parts[:cut]))
+        except ImportError:
+            continue
+        if parts[cut] not in getattr(module, "__all__", ()):
+            return False
+        obj: Any = module
+        for part in parts[cut:]:
+            obj = getattr(obj, part, None)
+        return callable(obj)
+    return False
 
 
 def test_every_public_callable_has_a_row_or_an_exemption():

@@ -808,10 +808,14 @@ class LinearProgram:
             ]
         return lp
 
-    def to_highs(self, *, verbose: bool = False) -> Any:
-        """A fresh ``highs.Highs`` holding this model, output silenced unless ``verbose``."""
+    def to_highs(self, *, verbose: bool = False, options: Any = ()) -> Any:
+        """A fresh ``highs.Highs`` holding this model, output silenced unless ``verbose``.
+
+        ``options`` (pairs or a dict) are set before the model is passed: some act only then
+        (``small_matrix_value``: HiGHS drops smaller entries as it takes the matrix)."""
         h = highs.Highs()
         h.setOptionValue("output_flag", bool(verbose))
+        highs.set_options(h, options)
         self.pass_to(h)
         return h
 

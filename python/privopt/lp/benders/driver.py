@@ -467,8 +467,8 @@ class _RoundTimeout(Exception):
 
 def _new_master(problem: BendersProblem, s: _Settings, initial_cuts: Any) -> _Master:
     """The master with its options and the caller's initial cuts."""
-    master = _Master(problem, s.multi_cut)
-    _set_options(master.h, s.options)
+    master = _Master(problem, s.multi_cut, s.options)
+    _set_options(master.h, s.options)  # again after the method's own configuration
     if master.is_mip:
         # An integer master's LB is its MIP dual bound: solve it to well inside rel_gap.
         configure(master.h, method="simplex", mip_rel_gap=min(1e-4, 0.1 * s.rel_gap))

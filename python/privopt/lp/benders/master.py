@@ -38,7 +38,7 @@ WARM_CHECK_RTOL = 1e-6
 class _Master:
     """The persistent master HiGHS with theta columns; cuts appended with addRows."""
 
-    def __init__(self, problem: BendersProblem, multi_cut: bool) -> None:
+    def __init__(self, problem: BendersProblem, multi_cut: bool, options: Any = ()) -> None:
         self.n_x = problem.n_master
         self.n_theta = problem.n_subproblems if multi_cut else 1
         lp = problem.master.copy()
@@ -59,7 +59,7 @@ class _Master:
         self._cost = lp.objective
         self.offset = problem.master.offset
         self.is_mip = lp.is_mip
-        self.h = lp.to_highs()
+        self.h = lp.to_highs(options=options)  # options before the model: see to_highs
         configure(self.h, method="simplex", presolve=True)
         # The rows as HiGHS holds them, kept on this side for the safe bound (reading them
         # back with getLp() copied the whole model through Python lists on every solve).

@@ -93,7 +93,7 @@ class _SubSolver:
         return out
 
     def _fresh_highs(self) -> None:
-        self.h = self.lp.to_highs()
+        self.h = self.lp.to_highs(options=self.data.options)
         configure(self.h, method="simplex", presolve=False)
         _set_options(self.h, self.data.options)
         self.h.setOptionValue("time_limit", getattr(self, "_time_limit", math.inf))
@@ -127,7 +127,7 @@ class _SubSolver:
             lp.add_variables(2 * m, objective=1.0)
             eye = sp.identity(m, format="csc")
             lp.add_rows(sp.hstack([W, eye, -eye], format="csc"), lower=lo, upper=up)
-            self._h_elastic = lp.to_highs()
+            self._h_elastic = lp.to_highs(options=self.data.options)
             configure(self._h_elastic, method="simplex", presolve=False)
             _set_options(self._h_elastic, self.data.options)
             self._h_elastic.setOptionValue("time_limit", self._time_limit)
