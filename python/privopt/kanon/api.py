@@ -272,6 +272,7 @@ METHOD_OPTIONS: dict[str, set[str]] = {
         "progress",
         "executor",
         "parts",
+        "chunking",
     },
     "mondrian": set(),
     "k_member": {"seed"},
