@@ -4,17 +4,22 @@ iterations so the two runs do the same work) serially and on a ``LocalCluster`` 
 processes (one thread each), in the same command. The iterates must be bit for bit equal.
 
 Prints a markdown table (wall times, ratio, the profile that bounds the ratio: master share,
-subproblem rounds against their ideal ``sum of solve times / workers``, setup), peak RSS of
-this process and of the workers, and the load average before and after. Progress on stderr.
+subproblem rounds against their ideal ``sum of solve times / workers``, setup), the CPU
+seconds of each run (this process, the workers, every other process on the machine, from
+``/proc/stat``) with the load average sampled every 5 s, and the peak RSS of this process and
+of the workers. Progress on stderr.
 
-Measured on the shared 2-core development machine (grid N = 2,000, K = 100, ε·η = 4, M = 4,
-5 iterations; the master is 4-5 % of the run): 1.21x at load 0.7-1.9 and 1.07x at load
-0.5-2.6, iterates bit for bit equal. Per-task overhead and imbalance cost 16-20 s of ~120-150 s
-of rounds; what bounds the ratio is that each solve takes 1.4-1.6x longer on the workers
-than serially (two workers and the other users' jobs share the 2 cores), not the batching.
+Measured on the shared 2-core development machine with the defaults (grid N = 2,000, K = 100,
+ε·η = 4, M = 4, 5 iterations; the master is 3-5 % of the run), iterates bit for bit equal:
+1.21x at load 0.7-1.9 and 1.07x at load 0.5-2.6; 0.86x at load 2.8-6.1, where the other
+jobs took 1.1-1.3 of the 2 cores, the two workers together got 0.85 of a core against the
+serial run's 0.73, and the same iterations cost 1.37x the CPU seconds on the workers (each
+solve 2.14x the serial wall time). Per-task overhead and imbalance cost 9-15 % of the rounds:
+the batching is not what bounds the ratio (docs/mdp.md, *Benders on Dask*).
 
 Usage: python bench/benders_dask.py [--rows 40] [--cols 50] [--outputs 100] [--epsilon 2]
-       [--eta 2] [--iterations 15] [--workers 2] [--m 25]
+       [--eta 2] [--iterations 5] [--workers 2] [--m 4]
+(the defaults are the settings above).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import resource  # noqa: E402
 import sys  # noqa: E402
+import threading  # noqa: E402
 import time  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -53,17 +59,70 @@ def largest_block(args: argparse.Namespace) -> Any:
     return prob.subproblem(np.flatnonzero(labels == comp))
 
 
-def run(block: Any, args: argparse.Namespace, executor: Any) -> dict[str, Any]:
-    """One Benders run of ``args.iterations`` iterations; its wall time and profile."""
+def machine_busy_s() -> float:
+    """CPU seconds that all processes on this machine have been busy since boot, summed over
+    the cores (``/proc/stat``: user, nice, system, irq, softirq)."""
+    with open("/proc/stat") as fh:
+        ticks = [int(v) for v in fh.readline().split()[1:8]]
+    user, nice, system, _idle, _iowait, irq, softirq = ticks
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_s() -> float:
+    """CPU seconds of this process and the children it waited for (all threads)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+class LoadSampler:
+    """The 1-minute load average every 5 s while a run lasts (min, mean, max)."""
+
+    def __init__(self) -> None:
+        self.samples: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        while True:
+            self.samples.append(os.getloadavg()[0])
+            if self._stop.wait(5.0):
+                return
+
+    def __enter__(self) -> LoadSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def summary(self) -> str:
+        s = self.samples
+        return f"{min(s):.1f} / {sum(s) / len(s):.1f} / {max(s):.1f}"
+
+
+def run(block: Any, args: argparse.Namespace, executor: Any, client: Any = None) -> dict[str, Any]:
+    """One Benders run of ``args.iterations`` iterations; its wall time and profile, and the
+    CPU seconds spent by this process, by the workers (``client``) and by the whole machine."""
+    workers0 = client.run(process_cpu_s) if client is not None else {}
+    busy0, cpu0 = machine_busy_s(), process_cpu_s()
     t0 = time.perf_counter()
-    try:
-        _, _, info, hist = solve_benders_block(
-            block, m=args.m, max_iterations=args.iterations, executor=executor, progress=False
-        )
-    except SolverLimit as err:  # the iteration limit: the expected end here
-        _, _, info, hist = err.best
+    with LoadSampler() as load:
+        try:
+            _, _, info, hist = solve_benders_block(
+                block, m=args.m, max_iterations=args.iterations, executor=executor, progress=False
+            )
+        except SolverLimit as err:  # the iteration limit: the expected end here
+            _, _, info, hist = err.best
     wall = time.perf_counter() - t0
+    cpu, busy = process_cpu_s() - cpu0, machine_busy_s() - busy0
+    workers1 = client.run(process_cpu_s) if client is not None else {}
+    cpu_workers = sum(workers1[w] - workers0.get(w, 0.0) for w in workers1)
     return {
+        "cpu": cpu,
+        "cpu_workers": cpu_workers,
+        "cpu_others": busy - cpu - cpu_workers,
+        "load": load.summary(),
         "wall": wall,
         "benders": info["time_s"] - info["setup_s"],
         "setup": info["setup_s"],
@@ -93,9 +152,9 @@ def main() -> None:
     ap.add_argument("--outputs", type=int, default=100)
     ap.add_argument("--epsilon", type=float, default=2.0)
     ap.add_argument("--eta", type=float, default=2.0)
-    ap.add_argument("--iterations", type=int, default=15)
+    ap.add_argument("--iterations", type=int, default=5)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--m", type=int, default=25)
+    ap.add_argument("--m", type=int, default=4)
     args = ap.parse_args()
     from distributed import Client, LocalCluster
 
@@ -116,7 +175,7 @@ def main() -> None:
         Client(cluster) as client,
     ):
         start_s = time.perf_counter() - t0
-        dask = run(block, args, client.get_executor())
+        dask = run(block, args, client.get_executor(), client)
         worker_rss = client.run(peak_rss_mib)
     load1 = os.getloadavg()
     report(args, block, serial, dask, start_s, worker_rss, load0, load1)
@@ -159,6 +218,22 @@ def report(
         f"overhead + imbalance {dask['rounds'] - ideal:.1f} s; "
         f"best possible Benders ratio with this master "
         f"{serial['benders'] / (serial['benders'] - serial['rounds'] + serial['rounds'] / w):.2f}x"
+    )
+    print(
+        "\n| run | load (min / mean / max) | CPU s: this process | CPU s: workers | "
+        "cores used by the run | CPU s: other processes | cores used by them |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for name, r in (("serial", serial), ("dask", dask)):
+        ours = r["cpu"] + r["cpu_workers"]
+        print(
+            f"| {name} | {r['load']} | {r['cpu']:.1f} | {r['cpu_workers']:.1f} | "
+            f"{ours / r['wall']:.2f} | {r['cpu_others']:.1f} | {r['cpu_others'] / r['wall']:.2f} |"
+        )
+    print(
+        f"CPU of the run, dask / serial: {(dask['cpu'] + dask['cpu_workers']) / serial['cpu']:.2f}x"
+        f"; per solve, dask / serial: {dask['solves'] / serial['solves']:.2f}x "
+        f"({os.cpu_count()} cores; other processes: the scheduler's nannies and every other job)"
     )
     rss = ", ".join(f"{v:.0f}" for v in worker_rss.values())
     print(

@@ -78,6 +78,8 @@ def _measure(a: argparse.Namespace) -> dict:
     opts = {}
     if a.method == "split_carry":
         opts["S"] = a.S
+        if a.chunking:
+            opts["chunking"] = a.chunking
         if a.parts:
             opts.update(parts=a.parts, progress=False)
     anonymize(datasets.fars_20(), 3, method=a.method)  # load the Numba kernels untimed
@@ -130,6 +132,7 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--S", type=int, default=3)
     ap.add_argument("--parts", type=int, default=0, help="split_carry parts (0: serial)")
+    ap.add_argument("--chunking", default=None, help="split_carry chunking (runs or paper)")
     ap.add_argument("--dask-workers", type=int, default=0, help="run the parts on Dask")
     ap.add_argument("--pycanon", action="store_true", help="also check k with pycanon")
     ap.add_argument("--baseline-dir", default=None, help="directory holding a privopt/")

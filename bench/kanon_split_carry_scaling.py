@@ -3,10 +3,13 @@
 Each measurement runs in its own process (``kanon_measure.py``) with its peak RSS (the Dask
 workers' largest RSS separately). Per size: Greedy (the loss to beat), Split & Carry serial,
 Split & Carry in parts on a 2-worker ``distributed.LocalCluster``, and with ``--baseline REV``
-the serial Split & Carry of git revision REV (today's code) up to ``--baseline-max-n`` rows.
+the serial Split & Carry of git revision REV (today's code) up to ``--baseline-max-n`` rows,
+and with ``--paper-chunks`` the serial Split & Carry with the paper's chunks of S k-sets
+(``chunking="paper"``) against the default chunks that do not cut runs of identical rows short.
 ``anonymize`` verifies every output k-anonymous.
 
     python bench/kanon_split_carry_scaling.py --sizes 100000 1000000 --baseline b67ca32
+    python bench/kanon_split_carry_scaling.py --sizes 1000000 --data adult --paper-chunks
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ def main() -> None:
     ap.add_argument("--serial-max-n", type=int, default=10**6)
     ap.add_argument("--baseline", default=None, help="git revision to compare with")
     ap.add_argument("--baseline-max-n", type=int, default=100_000)
+    ap.add_argument("--paper-chunks", action="store_true", help="also the paper's chunks, serial")
     args = ap.parse_args()
     base_dir = extract_revision(args.baseline) if args.baseline else None
     print(
@@ -55,6 +59,9 @@ def main() -> None:
         if base_dir is not None and n <= args.baseline_max_n:
             runs.append(("S&C serial, baseline", ["--method", "split_carry", *common], base_dir))
         if n <= args.serial_max_n:
+            if args.paper_chunks:
+                paper = ["--method", "split_carry", *common, "--chunking", "paper"]
+                runs.append(("S&C serial, paper chunks", paper, None))
             runs.append(("S&C serial", ["--method", "split_carry", *common], None))
         parts = args.parts or max(2, -(-n // 50_000))
         dask = ["--parts", str(parts), "--dask-workers", str(args.workers)]

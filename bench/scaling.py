@@ -613,12 +613,27 @@ def _git(*args: str) -> str:
 def measure_baseline(names: list[str], quick: bool, rev: str, repeats: int) -> dict[str, Series]:
     """The same families and sizes under REV's privopt (this script, another interpreter)."""
     python = baseline_python(rev)
+    # A run from the source tree puts this tree's python/ on PYTHONPATH, which would shadow
+    # REV's installed privopt in the baseline interpreter and its children: drop it.
+    own = (REPO / "python").resolve()
+    paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    kept = [p for p in paths if p and Path(p).resolve() != own]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(kept)}
+    where = subprocess.run(
+        [python, "-c", "import privopt; print(privopt.__file__)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    ).stdout.strip()
+    if Path(where).resolve().is_relative_to(REPO / "python"):
+        raise RuntimeError(f"the baseline interpreter imports this tree's privopt ({where})")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "baseline.json"
         cmd = [python, __file__, "--families", *names, "--json", str(out), "--no-page"]
         cmd += ["--repeats", str(repeats)]
         # exit status 1 means some family failed (one REV lacks): the JSON says which
-        proc = subprocess.run(cmd + (["--quick"] if quick else []))
+        proc = subprocess.run(cmd + (["--quick"] if quick else []), env=env)
         if not out.exists():
             raise RuntimeError(f"the measurements at {rev} failed (exit status {proc.returncode})")
         saved = json.loads(out.read_text())

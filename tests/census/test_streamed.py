@@ -1,6 +1,7 @@
 """Streamed M_H^dp (issue 17 item 2): a hierarchy generated, measured and solved per top-level
 subtree on an Executor gives the release the in-memory tree DP gives on the same measurements —
-same optimal cost, consistent, faithful, certified — and spends ε all or nothing."""
+same optimal cost, consistent, faithful, certified, widening rounds included — spends ε all or
+nothing, and on a LocalCluster of worker processes writes the serial run's arrays bit for bit."""
 
 from __future__ import annotations
 
@@ -13,6 +14,18 @@ from privopt.census.solvers import tree_postprocess
 from privopt.census.streamed import RegularSyntheticSource, m_h_dp_streamed
 from privopt.dp import PrivacyAccountant
 from privopt.errors import InvalidInput, PrivacyBudgetExceeded
+
+
+class OutlierSource(RegularSyntheticSource):
+    """Three cells per subtree pushed 1,000 households off their parents' sums, as outlier
+    measurements would be: the solve needs widening rounds (defined at module level so that
+    worker processes can unpickle it)."""
+
+    def subtree(self, i, groups):
+        ptr, idx, counts = super().subtree(i, groups)
+        rng = np.random.default_rng([self.seed, 9, i])
+        counts[rng.integers(1, len(counts), 3), 1] += 1000
+        return ptr, idx, counts
 
 
 def _assemble(source, out):
@@ -64,11 +77,12 @@ def test_streamed_equals_in_memory_on_the_same_measurements(tmp_path, seed):
     assert sum(e.epsilon for e in rel.ledger) == pytest.approx(0.5)
 
 
-def test_streamed_optimum_matches_in_memory(tmp_path, monkeypatch):
+@pytest.mark.parametrize("kind", [RegularSyntheticSource, OutlierSource])
+def test_streamed_optimum_matches_in_memory(tmp_path, monkeypatch, kind):
     # Fix the root measurement to a known value so the in-memory DP sees identical inputs.
     from privopt.census import streamed
 
-    source = RegularSyntheticSource((2, 3, 4), n_groups=900, N=2, seed=5)
+    source = kind((2, 3, 4), n_groups=900, N=2, seed=5)
     calls = []
     real = streamed.draw_level_noise
 
@@ -91,6 +105,50 @@ def test_streamed_optimum_matches_in_memory(tmp_path, monkeypatch):
     counts, info = tree_postprocess(h, noisy, rel.info["G"], scale=2 * 3 / 0.3)
     assert info["cost"] == rel.info["cost"]
     assert np.array_equal(counts, np.vstack([root, released]))
+    assert rel.info["certified"] and (rel.info["rounds"] > 1) == (kind is OutlierSource)
+
+
+def _arrays(folder):
+    """Every array the streamed run wrote under ``folder``, by relative path and key."""
+    out = {}
+    for path in sorted(folder.rglob("*.np[yz]")):
+        name = str(path.relative_to(folder))
+        if path.suffix == ".npy":
+            out[name] = np.load(path)
+        else:
+            with np.load(path) as stored:
+                out.update({f"{name}:{key}": stored[key] for key in stored.files})
+    return out
+
+
+@pytest.mark.dask
+def test_local_cluster_with_worker_processes_equals_the_serial_run(tmp_path):
+    import distributed  # in the test extra: a missing install must fail, not skip
+
+    # Outliers force widening rounds, so the re-runs of dirty subtrees go through the cluster.
+    source = OutlierSource((4, 5, 6), n_groups=20_000, N=4, seed=2)
+    serial_dir, cluster_dir = tmp_path / "serial", tmp_path / "cluster"
+    serial_dir.mkdir()
+    cluster_dir.mkdir()
+    with ThreadPoolExecutor(1) as ex:
+        serial = m_h_dp_streamed(source, 0.5, ex, serial_dir)
+    assert serial.info["rounds"] > 1
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        remote = m_h_dp_streamed(source, 0.5, client.get_executor(), cluster_dir)
+    assert remote.info == serial.info
+    assert np.array_equal(remote.l1_per_level, serial.l1_per_level)
+    assert remote.ledger == serial.ledger
+    want, got = _arrays(serial_dir), _arrays(cluster_dir)
+    assert (
+        sorted(got) == sorted(want) and len(want) == 1 + 3 * source.fanouts[0]
+    )  # root, subtrees, noisy + truth
+    for name, array in want.items():
+        assert got[name].dtype == array.dtype and np.array_equal(got[name], array), name
 
 
 def test_streamed_refuses_bad_arguments_and_charges_all_or_nothing(tmp_path):

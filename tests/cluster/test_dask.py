@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import dask.array as da
+import distributed  # in the test extra: a missing install must fail, not skip
 import numpy as np
 import pytest
+from privopt.cluster import DPM
+from privopt.errors import InvalidInput
 
-da = pytest.importorskip("dask.array")
-distributed = pytest.importorskip("distributed")
 
-from privopt.cluster import DPM  # noqa: E402
-from privopt.errors import InvalidInput  # noqa: E402
+@pytest.fixture(scope="module")
+def worker_processes():
+    """A LocalCluster of 2 worker processes shared by this module's tests. Each test connects
+    its own client, so the tests without one keep the threaded scheduler."""
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        yield cluster
 
 
 @pytest.mark.dask
@@ -40,17 +48,12 @@ def test_dask_input_is_validated():
 
 
 @pytest.mark.dask
-def test_worker_processes_give_the_in_memory_fit(eight_blobs):
+def test_worker_processes_give_the_in_memory_fit(worker_processes, eight_blobs):
     # Worker processes: the per-chunk functions and the compiled kernel travel by pickle/import,
     # as on a real cluster.
     X = eight_blobs[0][:4000]
     reference = DPM(bounds=(-100, 100), epsilon=10, delta=1e-6, random_state=5).fit(X)
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster),
-    ):
+    with distributed.Client(worker_processes):
         lazy = da.from_array(X, chunks=(1000, 2))
         model = DPM(bounds=(-100, 100), epsilon=10, delta=1e-6, random_state=5).fit(lazy)
         labels = model.labels_.compute()
@@ -83,6 +86,28 @@ def test_million_points_from_chunks_equal_the_in_memory_fit():
     lazy = DPM(**params).fit(da.from_array(X, chunks=(62_500, 10)))
     assert_same_fit(lazy, lazy.labels_.compute(), model)
     assert model.n_clusters_ >= 56
+
+
+@pytest.mark.dask
+@pytest.mark.parametrize("persisted", [True, False])
+def test_chunked_npy_on_worker_processes_gives_the_in_memory_fit(
+    worker_processes, tmp_path, monkeypatch, persisted
+):
+    # The out-of-core path as bench/dpm_scale.py runs it, on a LocalCluster of worker processes:
+    # each worker reads its row chunks from a chunked .npy stack on disk; the codes are kept in
+    # worker memory (persisted) or, as for data too large for that, recomputed at every level.
+    from privopt.cluster import _backend
+
+    if not persisted:
+        monkeypatch.setattr(_backend, "MAX_PERSISTED_CODES_BYTES", 0)
+    X = synth(250_000, 10, seed=7)
+    params = dict(bounds=(-100, 100), epsilon=1.0, delta=1e-9, random_state=3)
+    model = DPM(**params).fit(X)
+    da.to_npy_stack(tmp_path, da.from_array(X, chunks=(31_250, 10)))
+    with distributed.Client(worker_processes):
+        lazy = DPM(**params).fit(da.from_npy_stack(tmp_path))
+        assert_same_fit(lazy, lazy.labels_.compute(), model)
+    assert model.n_clusters_ >= 32
 
 
 def test_codes_recomputed_per_level_give_the_same_fit(monkeypatch):

@@ -65,8 +65,11 @@ def test_cli_help(argv, capsys):
     assert "--k" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("extra, expected", [([], 10.0), (["--time-limit", "2.5"], 2.5)])
-def test_cli_split_carry_time_limit_default(tmp_path, monkeypatch, extra, expected):
+@pytest.mark.parametrize(
+    "extra, expected, chunking",
+    [([], 10.0, "runs"), (["--time-limit", "2.5", "--chunking", "paper"], 2.5, "paper")],
+)
+def test_cli_split_carry_time_limit_default(tmp_path, monkeypatch, extra, expected, chunking):
     # without --time-limit the API default (10 s per sub-problem) applies, never "no limit"
     import privopt.kanon.split_carry as sc
 
@@ -97,4 +100,4 @@ def test_cli_split_carry_time_limit_default(tmp_path, monkeypatch, extra, expect
         )
         == 0
     )
-    assert seen["sub_time_limit"] == expected
+    assert seen["sub_time_limit"] == expected and seen["chunking"] == chunking

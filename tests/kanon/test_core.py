@@ -242,6 +242,7 @@ def test_greedy_equals_reference_and_is_valid(case):
         (dict(k=3, weights=[1, 1, 1, -1]), "weights\\[3\\] must be > 0"),
         (dict(k=3, method="magic"), "method must be one of"),
         (dict(k=3, bounds={"AGE": (20, 60)}), "contain the data range"),
+        (dict(k=3, method="split_carry", chunking="rows"), "chunking must be 'runs' or 'paper'"),
     ],
 )
 def test_bad_input(fars, kwargs, match):

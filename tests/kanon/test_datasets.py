@@ -94,7 +94,12 @@ def test_adult_file_loads(adult_dir):
 def test_census_4attr_split_carry_beats_greedy(kanon_dir):
     # the paper's ordering on real data (Figs. 5-6): S&C < GS < IFS, with Table 8's first sizes
     df = datasets.load_census(kanon_dir / "census" / "20k_4attr.csv", n=600)
-    sc = anonymize(df, 3, method="split_carry", S=3)
-    assert sc.objective < anonymize(df, 3).objective
-    assert sc.info["n_subproblems"] == 67 and sc.info["sub_sizes"][0] == 9
-    assert max(sc.info["sub_sizes"]) <= sc.info["lemma2_bound"]
+    greedy = anonymize(df, 3).objective
+    paper = anonymize(df, 3, method="split_carry", S=3, chunking="paper")
+    assert paper.objective < greedy
+    assert paper.info["n_subproblems"] == 67 and paper.info["sub_sizes"][0] == 9
+    assert max(paper.info["sub_sizes"]) <= paper.info["lemma2_bound"]
+    # chunks that do not cut runs of identical rows: more, smaller chunks, still Lemma 2
+    runs = anonymize(df, 3, method="split_carry", S=3)
+    assert runs.objective < greedy and runs.info["n_subproblems"] > 67
+    assert max(runs.info["sub_sizes"]) <= runs.info["lemma2_bound"]

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from privopt.errors import InfeasibleModel
 from privopt.kanon import anonymize, build_problem, datasets
 from privopt.kanon.milp import solve_rows
+from privopt.kanon.split_carry import chunk_sizes
 
 from .conftest import FARS_OPT_K3, FARS_OPT_K3_W, QUARTER, W_APP_A, canon
 from .oracles import optimum_by_subset_dp
@@ -136,6 +137,82 @@ def test_split_and_carry_lemma2_bound_with_the_big_m_model():
     res = anonymize(df, 2, method="split_carry", S=2, formulation="paper", sub_time_limit=1)
     assert max(res.info["sub_sizes"]) <= res.info["lemma2_bound"] == 2 * (3 + 2)
     assert res.objective <= anonymize(df, 2, method="initial").objective + 1e-9
+
+
+def test_chunks_do_not_cut_a_run_of_copies_short():
+    # 7 copies of A then 7 of B, k = 3, S = 3. The paper's first chunk (rows 0-8) ends with two
+    # B rows, which its optimum must put with an A; that class is carried, but the other A
+    # copies are final, so the lone A it leaves pays with the B's of the next chunk. Ending
+    # the first chunk after two k-sets (rows 0-5) groups every copy with its own kind.
+    df = pd.DataFrame({"a": [0] * 7 + [1] * 7, "b": [5] * 7 + [9] * 7})
+    paper = anonymize(df, 3, method="split_carry", S=3, chunking="paper")
+    runs = anonymize(df, 3, method="split_carry", S=3)
+    assert paper.info["sub_sizes"][0] == 9 and paper.objective > 0
+    assert runs.info["sub_sizes"][0] == 6 and runs.objective == 0
+    assert runs.info["chunking"] == "runs" and paper.info["chunking"] == "paper"
+
+
+@st.composite
+def run_lengths(draw):
+    """Sorted rows as runs of identical rows (lengths 1..9), with k and S."""
+    lengths = draw(st.lists(st.integers(1, 9), min_size=1, max_size=30))
+    k, S = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    x = np.repeat(np.arange(len(lengths)), lengths)[:, None].astype(float)
+    assume(len(x) >= k)
+    return x, k, S
+
+
+@settings(max_examples=60, deadline=None)
+@given(run_lengths())
+def test_chunk_sizes_cover_the_ksets_and_end_early_only_at_runs(case):
+    x, k, S = case
+    n_ksets = len(x) // k
+    paper = chunk_sizes(x, k, S, "paper")
+    assert len(paper) == -(-n_ksets // S) and sum(paper) == n_ksets  # §7.7
+    sizes = chunk_sizes(x, k, S)
+    assert sum(sizes) == n_ksets and all(1 <= j <= S for j in sizes)
+    row = x[:, 0].astype(int)
+    length = np.bincount(row)
+
+    def cuts_a_run_short(first, end):  # fewer than k of a run of >= k rows, which goes on
+        r = row[end - 1]
+        return row[end] == r and length[r] >= k and np.sum(row[first:end] == r) < k
+
+    first = np.cumsum([0, *sizes]) * k  # first row of each chunk
+    for t in range(len(sizes) - 1):  # the last chunk ends at row n
+        full = min(S, n_ksets - first[t] // k)
+        if cuts_a_run_short(first[t], first[t + 1]):  # only when every shorter chunk would too
+            assert sizes[t] == full
+            assert all(cuts_a_run_short(first[t], first[t] + j * k) for j in range(1, full))
+        elif sizes[t] < full:  # ended early: every longer chunk would cut a run short
+            assert all(
+                cuts_a_run_short(first[t], first[t] + j * k) for j in range(sizes[t] + 1, full + 1)
+            )
+
+
+@st.composite
+def replicated_tables(draw):
+    """Tables whose every distinct row appears at least 2k times, shuffled; with k and S."""
+    k, S = draw(st.integers(2, 3)), draw(st.integers(2, 3))
+    kinds = draw(
+        st.lists(
+            st.tuples(st.integers(0, 9), st.integers(0, 3)), min_size=2, max_size=8, unique=True
+        )
+    )
+    copies = draw(st.lists(st.integers(2 * k, 3 * k + 2), min_size=len(kinds), max_size=len(kinds)))
+    rows = [kind for kind, c in zip(kinds, copies, strict=True) for _ in range(c)]
+    order = draw(st.permutations(range(len(rows))))
+    df = pd.DataFrame([rows[i] for i in order], columns=["a", "b"])
+    return df.loc[:, df.nunique() > 1], k, S
+
+
+@settings(max_examples=30, deadline=None)
+@given(replicated_tables())
+def test_split_and_carry_reaches_zero_loss_when_every_row_has_2k_copies(case):
+    # Copies grouped with their own kind cost nothing, so the optimum is 0; a run of >= 2k
+    # copies can always end a chunk at a whole k-set with >= k of them on each side.
+    df, k, S = case
+    assert anonymize(df, k, method="split_carry", S=S).objective == 0
 
 
 def test_milp_on_a_large_table_stops_at_its_time_limit_with_a_valid_answer():

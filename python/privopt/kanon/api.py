@@ -271,6 +271,7 @@ METHOD_OPTIONS: dict[str, set[str]] = {
         "progress",
         "executor",
         "parts",
+        "chunking",
     },
     "mondrian": set(),
     "k_member": {"seed"},

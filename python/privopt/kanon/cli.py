@@ -37,6 +37,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--S", type=int, default=3, help="k-sets per Split & Carry chunk (default 3)")
     p.add_argument(
+        "--chunking",
+        choices=["runs", "paper"],
+        default="runs",
+        help="Split & Carry chunks: end early rather than cut a run of identical rows short "
+        "(runs, default) or always S k-sets (paper)",
+    )
+    p.add_argument(
         "--time-limit",
         type=float,
         default=None,
@@ -75,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
             raise InvalidInput(f"--weights must be numbers, got {args.weights!r}") from None
     options = {}
     if args.method == "split_carry":
-        options = {"S": args.S}
+        options = {"S": args.S, "chunking": args.chunking}
         if args.time_limit is not None:  # else the API default (10 s per sub-problem)
             options["sub_time_limit"] = args.time_limit
     elif args.method == "milp":

@@ -30,11 +30,12 @@ import numpy as np
 
 from privopt._progress import progress_bar
 from privopt._validation import check_int, check_positive
+from privopt.errors import InvalidInput
 from privopt.kanon.initial import initial_ksets, key_order, split_large_classes, variance_sort
 from privopt.kanon.milp import solve_rows
 from privopt.kanon.problem import KAnonProblem
 
-__all__ = ["split_and_carry", "split_points"]
+__all__ = ["chunk_sizes", "split_and_carry", "split_points"]
 
 #: Smallest part, in rows per unit of k(2k−1) (so that the seams of a part never overlap).
 MIN_PART_FACTOR = 8
@@ -64,14 +65,69 @@ def _sub_problem(x, lo, hi, coef, k, start, sub_time_limit, formulation, verbose
     return split_large_classes(labels, k), stats
 
 
-def _chunk_loop(x, lo, hi, coef, k, S, sub_time_limit, formulation, verbose=False, bar=None):
+def chunk_sizes(x: np.ndarray, k: int, S: int, chunking: str = "runs") -> list[int]:
+    """k-sets per chunk (each 1..S) over the rows of ``x`` (n, m'), already in sorted order.
+
+    ``"paper"``: S IFS k-sets per chunk, ⌈⌊n/k⌋/S⌉ chunks (§7.7; the last may hold fewer).
+
+    ``"runs"``: a chunk ends one k-set early (or more) rather than end inside a run of
+    identical rows that could form a class of its own (≥ k rows) while fewer than k of them
+    are in the chunk. Those rows could not form a class in their sub-problem, whose optimum
+    then puts them with rows of the run before, in a class that is carried but cannot be
+    repaired: the other copies of that run are already final. On UCI Adult ×34 (10⁶ rows, each
+    distinct row ≥ 33 times, so the optimum is 0) this was all of Split & Carry's loss: 3,200
+    classes of two runs, at exactly the run starts 1 or 2 rows before a chunk end. A run of
+    ≥ 2k rows can always end a chunk one k-set back, so it costs no loss. Chunks are still
+    whole IFS k-sets: every sub-problem starts from "carried classes + new k-sets", so
+    ``S&C ≤ IFS`` and Lemma 2's bound hold.
+
+    Examples
+    --------
+    >>> x = np.array([[0], [0], [0], [0], [0], [1], [1], [1], [1], [1], [2], [2], [2]])
+    >>> chunk_sizes(x, 2, 3, "paper")
+    [3, 3]
+    >>> chunk_sizes(x, 2, 3)  # k-sets end at 2, 4, 6: the run of 1s would leave one row at 6
+    [2, 3, 1]
+    """
+    n = len(x)
+    n_ksets = n // k
+    if chunking == "paper":
+        return [min(S, n_ksets - t) for t in range(0, n_ksets, S)]
+    same_next = np.zeros(n, dtype=bool)  # row i+1 is identical to row i
+    same_next[:-1] = (x[1:] == x[:-1]).all(axis=1)
+    starts = np.flatnonzero(np.r_[True, ~same_next[:-1]])
+    which = np.searchsorted(starts, np.arange(n), side="right") - 1
+    run_start, run_end = starts[which], np.r_[starts[1:], n][which]
+    sizes, t = [], 0
+    while t < n_ksets:
+        j = min(S, n_ksets - t)
+        if t + j < n_ksets:  # not the last chunk (it ends at row n)
+            for jj in range(j, 0, -1):
+                end = (t + jj) * k
+                r = end - 1
+                if (
+                    not same_next[r]
+                    or end - max(run_start[r], t * k) >= k
+                    or run_end[r] - run_start[r] < k
+                ):
+                    j = jj
+                    break
+        sizes.append(j)
+        t += j
+    return sizes
+
+
+def _chunk_loop(
+    x, lo, hi, coef, k, S, sub_time_limit, formulation, chunking, verbose=False, bar=None
+):
     """Split & Carry over the rows of ``x`` (n, m'), already in sorted order.
 
     Returns labels (n,) and the list of per-sub-problem stats.
     """
     n = len(x)
     ksets = initial_ksets(np.arange(n), k)
-    chunks = [ksets[i : i + S] for i in range(0, len(ksets), S)]  # ⌈⌊n/k⌋/S⌉ (§7.7)
+    bounds = np.cumsum([0, *chunk_sizes(x, k, S, chunking)])
+    chunks = [ksets[a:b] for a, b in itertools.pairwise(bounds)]
     labels = np.full(n, -1, dtype=np.int64)
     next_id = 0
     carry_rows = np.empty(0, dtype=np.int64)
@@ -101,9 +157,9 @@ def _chunk_loop(x, lo, hi, coef, k, S, sub_time_limit, formulation, verbose=Fals
     return labels, stats
 
 
-def _part_task(x, lo, hi, coef, k, S, sub_time_limit, formulation):
+def _part_task(x, lo, hi, coef, k, S, sub_time_limit, formulation, chunking):
     """One part, as an executor task (module level, so that processes can pickle it)."""
-    return _chunk_loop(x, lo, hi, coef, k, S, sub_time_limit, formulation)
+    return _chunk_loop(x, lo, hi, coef, k, S, sub_time_limit, formulation, chunking)
 
 
 def split_points(keys_sorted: np.ndarray, n_parts: int, min_rows: int) -> np.ndarray:
@@ -161,10 +217,12 @@ def _merge_overlapping(seams: list[np.ndarray]) -> list[np.ndarray]:
     return merged
 
 
-def _run_parts(xs, lo, hi, coef, k, S, sub_time_limit, formulation, cuts, executor, bar):
+def _run_parts(
+    xs, lo, hi, coef, k, S, sub_time_limit, formulation, cuts, executor, bar, chunking="runs"
+):
     """Every part's Split & Carry (tasks on ``executor``, or here); labels (n,) and stats."""
     args = [
-        (xs[a:b], lo, hi, coef, k, S, sub_time_limit, formulation)
+        (xs[a:b], lo, hi, coef, k, S, sub_time_limit, formulation, chunking)
         for a, b in itertools.pairwise(cuts)
     ]
     if executor is None:
@@ -215,6 +273,7 @@ def split_and_carry(
     progress="auto",
     executor: Executor | None = None,
     parts: int | None = None,
+    chunking: str = "runs",
 ):
     """Split & Carry partition of ``problem``.
 
@@ -234,6 +293,9 @@ def split_and_carry(
         ``get_executor()``) that solves the parts as tasks; None runs them here.
     parts : number of parts along the split tree (default: 1 without an executor, else one per
         50,000 rows, at least 2); each has at least 8·k(2k−1) rows.
+    chunking : ``"runs"`` (default): a chunk ends a k-set or more early rather than end with
+        fewer than k rows of a run of identical rows that goes on (see :func:`chunk_sizes`);
+        ``"paper"``: always S k-sets, ⌈⌊n/k⌋/S⌉ sub-problems (§7.7, Table 8's counts).
 
     Returns
     -------
@@ -245,6 +307,8 @@ def split_and_carry(
     sorted order) and ``seams`` (sub-problems across cuts, included in the counts).
     """
     S = check_int("S", S, minimum=1)
+    if chunking not in ("runs", "paper"):
+        raise InvalidInput(f"chunking must be 'runs' or 'paper', got {chunking!r}")
     k, n = problem.k, problem.n
     if parts is None:
         parts = 1 if executor is None else max(2, -(-n // 50_000))
@@ -253,12 +317,12 @@ def split_and_carry(
     order = variance_sort(problem)
     keys = problem.x[order][:, key_order(problem)]
     cuts = split_points(keys, parts, MIN_PART_FACTOR * k * (2 * k - 1))
-    n_subs = sum(-(-((b - a) // k) // S) for a, b in itertools.pairwise(cuts))
+    xs = x[order]
+    n_subs = sum(len(chunk_sizes(xs[a:b], k, S, chunking)) for a, b in itertools.pairwise(cuts))
     if sub_time_limit is not None:
         sub_time_limit = check_positive("sub_time_limit", sub_time_limit)
     if time_limit is not None:
         sub_time_limit = check_positive("time_limit", time_limit) / (n_subs + len(cuts) - 2)
-    xs = x[order]
     serial = len(cuts) == 2
     with progress_bar(
         progress,
@@ -268,12 +332,12 @@ def split_and_carry(
     ) as bar:
         if serial:
             lab, stats = _chunk_loop(
-                xs, lo, hi, coef, k, S, sub_time_limit, formulation, verbose, bar
+                xs, lo, hi, coef, k, S, sub_time_limit, formulation, chunking, verbose, bar
             )
             seam_stats = []
         else:
             lab, stats = _run_parts(
-                xs, lo, hi, coef, k, S, sub_time_limit, formulation, cuts, executor, bar
+                xs, lo, hi, coef, k, S, sub_time_limit, formulation, cuts, executor, bar, chunking
             )
             lab, seam_stats = _run_seams(
                 xs, lo, hi, coef, k, sub_time_limit, formulation, lab, cuts, executor
@@ -281,7 +345,7 @@ def split_and_carry(
     labels = np.empty(n, dtype=np.int64)
     labels[order] = lab
     info = _summary(stats + seam_stats, k, S, sub_time_limit, formulation)
-    info.update(parts=cuts.tolist(), seams=len(seam_stats))
+    info.update(parts=cuts.tolist(), seams=len(seam_stats), chunking=chunking)
     return labels, info
 
 
