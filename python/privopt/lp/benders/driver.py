@@ -27,6 +27,11 @@ from privopt.lp.benders.stabilisation import InOut
 from privopt.lp.benders.subproblems import _Dispatcher, _Outcome, _set_options
 from privopt.lp.solve import configure
 
+#: Rounds in a row that may return the previous master point (to 1e-12) before the run counts
+#: as stalled: in-out separation legitimately repeats a point once (it then separates at the
+#: master point itself).
+STUCK_ROUNDS = 3
+
 
 def solve_benders(
     problem: BendersProblem,
@@ -291,6 +296,8 @@ class _Run:
         self.lb, self.safe_lb = -_INF, -_INF
         self.n_cuts = 0
         self.cold_retried = False
+        self.last_x: np.ndarray | None = None
+        self.repeats = 0  # consecutive rounds whose master point equals the previous one
 
     def iterate(self) -> str:
         """The loop of spec 000 §3.4; returns the status it ended with."""
@@ -312,10 +319,23 @@ class _Run:
             if math.isfinite(rnd.iterate_ub):
                 self.incumbent.offer(rnd.iterate_ub, rnd.x_sep, rnd.results, self.s.keep_solutions)
             self.record(it, rnd, master_time)
-            status = self.stop_rule(stalled=not rnd.cuts and not retry)
+            stuck = self.same_point(x)
+            status = self.stop_rule(stalled=(not rnd.cuts and not retry) or stuck)
             if status is not None:
                 return status
         return "iteration_limit"
+
+    def same_point(self, x: np.ndarray) -> bool:
+        """Whether the master has returned the same point :data:`STUCK_ROUNDS` times in a row
+        although every round added cuts: cuts that separate only at the tolerance level
+        (metric DP road N = 500: one feasibility cut per round at the in-out point, 440
+        rounds at gap 1.2e-4 until the time limit). The run is then stalled."""
+        if self.last_x is not None and np.allclose(x, self.last_x, rtol=0.0, atol=1e-12):
+            self.repeats += 1
+        else:
+            self.repeats = 0
+        self.last_x = x.copy()
+        return self.repeats >= STUCK_ROUNDS
 
     def master_point(self) -> tuple[np.ndarray, np.ndarray]:
         """Solve the master, adding violated lazy rows until none is; updates the bounds."""
