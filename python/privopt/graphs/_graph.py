@@ -31,6 +31,10 @@ class Settled(NamedTuple):
     distances: np.ndarray
 
 
+#: ``Settled`` from the kernel's (nodes, distances) pair, without argument unpacking.
+_settled = Settled._make
+
+
 def _check_cutoff(name: str, value: Any) -> float:
     try:
         out = float(value)
@@ -152,8 +156,13 @@ class Graph:
             source = self._source("source", source)
         if type(cutoff) is not float or not cutoff >= 0:
             cutoff = _check_cutoff("cutoff", cutoff)
-        limit = -1 if max_nodes is None else check_int("max_nodes", max_nodes, minimum=0)
-        return Settled(*self._kernel.settled(source, cutoff, limit))
+        if max_nodes is None:
+            limit = -1
+        elif type(max_nodes) is int and max_nodes >= 0:
+            limit = max_nodes
+        else:
+            limit = check_int("max_nodes", max_nodes, minimum=0)
+        return _settled(self._kernel.settled(source, cutoff, limit))
 
     def ball(self, center: int, radius: float) -> Settled:
         """The nodes within graph distance ``radius`` of ``center`` (inclusive), nearest first:
