@@ -216,7 +216,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _compute(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     from privopt.errors import InvalidInput
-    from privopt.geo import CostReferenceTable, run_lrgeo
+    from privopt.geo import run_lrgeo
     from privopt.geo.geography import draw_indices
     from privopt.geo.report import baseline_rows, write_report
 
@@ -227,13 +227,7 @@ def _compute(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     print(f"[geo] {geo!r}: building the CR table (s = {params.cr_cell_km} km)", file=sys.stderr)
     # Unseeded (the default), every draw comes from the OS CSPRNG; --seed is for testing.
     rng = None if args.seed is None else np.random.default_rng(args.seed)
-    table = CostReferenceTable(
-        geo,
-        args.targets,
-        cell_km=params.cr_cell_km,
-        seed=args.seed,
-        anchor_locations=args.anchor_locations,
-    )
+    table = _cr_table(geo, params, args)
     users = draw_indices(geo.n_locations, args.users, args.seed)
     print(f"[geo] solving CLR-Geo for {args.users} users ({args.method})", file=sys.stderr)
     res = run_lrgeo(geo, params, users, table, method=args.method, rel_gap=args.gap, rng=rng)
@@ -287,7 +281,6 @@ def _service(args: argparse.Namespace) -> Any:
     from concurrent.futures import ThreadPoolExecutor
 
     from privopt._validation import check_int
-    from privopt.geo import CostReferenceTable
     from privopt.geo.http_server import GeoService, ServiceConfig
 
     config = ServiceConfig(
@@ -303,13 +296,7 @@ def _service(args: argparse.Namespace) -> Any:
     params = _params(args)
     geo = _geography(args, args.sample_seed)
     print(f"[geo serve] {geo!r}: building the CR table", file=sys.stderr)
-    table = CostReferenceTable(
-        geo,
-        args.targets,
-        cell_km=params.cr_cell_km,
-        seed=args.seed,
-        anchor_locations=args.anchor_locations,
-    )
+    table = _cr_table(geo, params, args)
     executor = ThreadPoolExecutor(workers) if workers > 1 else None  # HiGHS releases the GIL
     return GeoService(table, params, config, executor=executor)
 
@@ -374,3 +361,16 @@ def _latlon(text: str) -> Any:
     except ValueError:
         raise InvalidInput(f"--point must look like LAT,LON, got {text!r}") from None
     return np.array([lat, lon])
+
+
+def _cr_table(geo: Any, params: Any, args: argparse.Namespace) -> Any:
+    """The server's cost reference table as the flags ask (targets, cell size, anchoring)."""
+    from privopt.geo import CostReferenceTable  # imported late: the CLI starts fast
+
+    return CostReferenceTable(
+        geo,
+        args.targets,
+        cell_km=params.cr_cell_km,
+        seed=args.seed,
+        anchor_locations=args.anchor_locations,
+    )
