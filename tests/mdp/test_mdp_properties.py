@@ -29,19 +29,23 @@ SLACK = 1e-12
 
 
 @st.composite
-def instances(draw: st.DrawFn) -> tuple[MDPProblem, dict]:
-    n = draw(st.integers(4, 40))
+def instances(
+    draw: st.DrawFn, max_n: int = 40, outputs: bool = True, cuts: bool = True, max_m: int = 5
+) -> tuple[MDPProblem, dict]:
+    """Uniform points on a 6 × 6 square with ε·η from 0.5 to 30, and Benders options: every
+    partitioner, M from 2 to ``max_m``, and (``cuts``) either ``initial_cuts``; ``outputs``
+    also draws K < N random outputs."""
+    n = draw(st.integers(4, max_n))
     seed = draw(st.integers(0, 2**31 - 1))
     eta = draw(st.floats(0.8, 2.5))
     eps_eta = draw(st.floats(0.5, 30.0))
-    k = draw(st.one_of(st.none(), st.integers(2, n)))
+    k = draw(st.one_of(st.none(), st.integers(2, n))) if outputs else None
     pts = np.random.default_rng(seed).uniform(0.0, 6.0, (n, 2))
     prob = MDPProblem(pts, epsilon=eps_eta / eta, eta=eta, outputs=k, seed=seed % 1000)
-    opts = {
-        "partitioner": draw(st.sampled_from(PARTITIONERS)),
-        "initial_cuts": draw(st.sampled_from(["all", "none"])),
-        "m": draw(st.integers(2, 5)),
-    }
+    opts = {"partitioner": draw(st.sampled_from(PARTITIONERS))}
+    if cuts:
+        opts["initial_cuts"] = draw(st.sampled_from(["all", "none"]))
+    opts["m"] = draw(st.integers(2, max_m))
     return prob, opts
 
 
@@ -144,21 +148,9 @@ def test_benders_rowgen_and_plain_lp_agree(case: tuple[MDPProblem, dict]) -> Non
 CUTS_EXAMPLES = int(os.environ.get("PRIVOPT_MDP_CUTS_EXAMPLES", "200"))
 
 
-@st.composite
-def small_instances(draw: st.DrawFn) -> tuple[MDPProblem, dict]:
-    n = draw(st.integers(4, 24))
-    seed = draw(st.integers(0, 2**31 - 1))
-    eta = draw(st.floats(0.8, 2.5))
-    eps_eta = draw(st.floats(0.5, 30.0))
-    pts = np.random.default_rng(seed).uniform(0.0, 6.0, (n, 2))
-    prob = MDPProblem(pts, epsilon=eps_eta / eta, eta=eta)
-    opts = {"partitioner": draw(st.sampled_from(PARTITIONERS)), "m": draw(st.integers(2, 4))}
-    return prob, opts
-
-
 @pytest.mark.slow
 @hunting(CUTS_EXAMPLES)
-@given(small_instances())
+@given(instances(max_n=24, outputs=False, cuts=False, max_m=4))
 def test_initial_cuts_none_and_all_agree(case: tuple[MDPProblem, dict]) -> None:
     """Benders with and without the Property 3.2 initial cuts release the same loss, up to
     the gap each one proves, and both bracket the LP optimum with their certified bounds."""

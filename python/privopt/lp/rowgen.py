@@ -277,13 +277,11 @@ class RowGenBasis:
     Attributes
     ----------
     columns : (n_model_cols,) global column ids in model order.
-    n_rows : rows of the model it was taken on (simplex rows, then the block rows in the
-        order they entered).
-    highs_basis : HiGHS's basis object.
+    highs_basis : HiGHS's basis object (its row statuses in model row order: the simplex
+        rows, then the block rows in the order they entered).
     """
 
     columns: np.ndarray
-    n_rows: int
     highs_basis: Any
 
 
@@ -326,11 +324,9 @@ class _RowStore:
     def __init__(self, n_cols: int) -> None:
         self.n_cols = n_cols
         self.pieces: list[tuple[sp.csr_array, np.ndarray, np.ndarray]] = []
-        self.count = 0
 
     def append(self, a: sp.csr_array, lower: np.ndarray, upper: np.ndarray) -> None:
         self.pieces.append((a, lower, upper))
-        self.count += a.shape[0]
 
     def arrays(self, m: int) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
         """The first ``m`` rows: (A, lower, upper)."""
@@ -489,7 +485,7 @@ class RowGenSolver:
 
     def basis(self) -> RowGenBasis:
         """The model's current basis, with its columns (to start a related model from)."""
-        return RowGenBasis(self.cols.copy(), self.model.n_rows, self.model.basis())
+        return RowGenBasis(self.cols.copy(), self.model.basis())
 
     def add_rows(self, block: int, a: Any, lower: Any, upper: Any) -> None:
         """Add rows ``lower ≤ a [x_b; y] ≤ upper`` of block ``block`` to the model (rows the
@@ -571,6 +567,7 @@ class RowGenSolver:
         """Rows the oracles find at the solution, and columns the pricing finds for its
         duals (both from the same solve); returns their numbers."""
         solved_cols = self.cols[: sol.x.size]  # the model's columns at that solve
+        assert sol.col_duals is not None  # solve_checked reads them with every solution
         added = self._separate(self.point(sol.x))
         priced = self._price(sol.row_duals, sol.col_duals, solved_cols)
         return added, priced
@@ -590,7 +587,7 @@ class RowGenSolver:
         return added
 
     def _reduced_costs(
-        self, duals: np.ndarray, col_duals: np.ndarray | None, solved_cols: np.ndarray
+        self, duals: np.ndarray, col_duals: np.ndarray, solved_cols: np.ndarray
     ) -> np.ndarray:
         """Reduced costs of every column at a solve whose model held ``solved_cols``: HiGHS's
         for those, and for any other column (in no row of that model but its simplex
@@ -598,17 +595,10 @@ class RowGenSolver:
         reduced = self.c.copy()
         if self.simplices is not None and self.n_simplex_rows:
             self.simplices.subtract(reduced, duals[: self.n_simplex_rows])
-        if col_duals is not None:
-            reduced[solved_cols] = col_duals
-        else:  # recomputed for the model's columns
-            m = duals.size - self.n_simplex_rows
-            a, _, _ = self.rows.arrays(m)
-            reduced[solved_cols] = (self.c - a.T @ duals[self.n_simplex_rows :])[solved_cols]
+        reduced[solved_cols] = col_duals
         return reduced
 
-    def _price(
-        self, duals: np.ndarray, col_duals: np.ndarray | None, solved_cols: np.ndarray
-    ) -> int:
+    def _price(self, duals: np.ndarray, col_duals: np.ndarray, solved_cols: np.ndarray) -> int:
         """Add the absent columns the pricing oracles (or negative reduced costs) ask for."""
         prob = self.problem
         if self.cols.size == prob.n_cols and all(b.price is None for b in prob.blocks):
