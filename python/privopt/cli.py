@@ -60,6 +60,10 @@ SUBCOMMANDS: list[str] = [
     "privopt.cluster.cli:register",
 ]
 
+#: Subcommands whose ``--seed`` seeds privacy noise or secret draws (mdp's seeds a public
+#: choice of outputs): using it makes the release reproducible, so they warn.
+SEEDED_NOISE_COMMANDS = ("census", "cluster", "geo", "demo")
+
 EXIT_FAILURE = 1  #: a solver or runtime failure
 EXIT_USAGE = 2  #: bad usage or bad input (argparse uses 2 as well)
 EXIT_SIGINT = 128 + int(signal.SIGINT)  #: 130
@@ -256,6 +260,17 @@ def _classify(exc: BaseException) -> tuple[int, str]:
     )
 
 
+def _warn_if_seeded(args: argparse.Namespace) -> None:
+    """One stderr line when ``--seed`` makes a command's noise reproducible."""
+    seed = getattr(args, "seed", None)
+    if args.command in SEEDED_NOISE_COMMANDS and seed is not None:
+        print(
+            f"privopt {args.command}: warning: --seed {seed} makes the random draws "
+            "reproducible by anyone who knows the seed: for testing only, not a private release",
+            file=sys.stderr,
+        )
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split()) or "(no message)"
 
@@ -275,6 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in ("force", "quiet", "verbose", "debug"):
         setattr(args, name, bool(getattr(args, name, False)))
     args.progress = not args.quiet
+    _warn_if_seeded(args)
     from privopt.lp.interrupts import interruptible  # here: --version and --help need no solver
 
     # interruptible() inside _sigterm_raises(): a signal during a HiGHS run stops the run, then

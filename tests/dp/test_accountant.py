@@ -108,9 +108,10 @@ def test_ledger_text():
         "delta",
         "sensitivity",
         "group",
+        "part",
     ]
     assert "county counts" in lines[2] and "discrete Laplace" in lines[2] and "0.5" in lines[2]
-    assert "state sums" in lines[3] and "states" in lines[3] and "1e-06" in lines[3]
+    assert "state sums" in lines[3] and "states #1" in lines[3] and "1e-06" in lines[3]
     assert "spent:     epsilon=0.75  delta=1e-06" in text
     assert "remaining: epsilon=0.25  delta=9e-06" in text
     # Columns are aligned: every row starts its 'label' cell at the same offset.

@@ -22,6 +22,7 @@ from privopt.geo.messages import (
     UserMatrix,
     parse_message,
 )
+from privopt.geo.params import MIN_EPS_D_CAP
 
 SETTINGS = settings(
     max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
@@ -51,15 +52,18 @@ def _same(a: np.ndarray, b: np.ndarray) -> None:
 @st.composite
 def geo_params(draw) -> GeoParams:
     r_obf = draw(st.floats(0.0, 50.0))
+    epsilon = draw(st.floats(1e-3, 1e3))
+    gamma = draw(st.one_of(st.floats(1e-3, 1e3), st.just(math.inf)))
+    floor = min(epsilon * gamma, MIN_EPS_D_CAP)  # the smallest cap GeoParams accepts
     return GeoParams(
-        epsilon=draw(st.floats(1e-3, 1e3)),
-        gamma=draw(st.one_of(st.floats(1e-3, 1e3), st.just(math.inf))),
+        epsilon=epsilon,
+        gamma=gamma,
         gamma_graph=draw(st.one_of(st.none(), st.floats(1e-3, 1e3), st.just(math.inf))),
         lr_radius=draw(st.one_of(st.floats(0.0, 1e3), st.just(math.inf))),
         r_obf=r_obf,
         r_exp=draw(st.floats(0.0, r_obf)),
         lr_max_size=draw(st.one_of(st.none(), st.integers(1, 10**6))),
-        eps_d_cap=draw(st.one_of(st.floats(1e-3, 1e3), st.just(math.inf))),
+        eps_d_cap=draw(st.one_of(st.floats(floor, floor + 1e3), st.just(math.inf))),
         cr_cell_km=draw(st.floats(1e-3, 10.0)),
         haversine_correction=draw(st.booleans()),
     )

@@ -127,7 +127,8 @@ def test_thm44_holds_for_any_y_in_its_bounds_and_after_the_release(
         fill /= fill.sum(axis=1, keepdims=True)  # every row has its own cell free (d = 0)
         raw.append(z + fill * (1.0 - z.sum(axis=1, keepdims=True)))
     _assert_half_eps_across(raw, sets, geo, eps, r_exp)
-    released, alpha = release_matrices(model, raw)
+    release = release_matrices(model, raw)
+    released, alpha = release.matrices, release.alpha
     assert 0.0 <= alpha <= 1.0
     _assert_half_eps_across(released, sets, geo, eps, r_exp)
     for m, z in enumerate(released):

@@ -224,6 +224,21 @@ case(
     lambda: dp.PrivacyAccountant().parallel(3).__enter__(),
     "label",
 )
+case(
+    "PrivacyAccountant.spend",
+    "part outside a group",
+    lambda: dp.PrivacyAccountant().spend(0.1, label="x", part="north"),
+    "part",
+)
+case(
+    "PrivacyAccountant.spend",
+    "seeded='yes'",
+    lambda: dp.PrivacyAccountant().spend(0.1, label="x", seeded="yes"),
+    "seeded",
+)
+case("PlannedSpend", "part=''", lambda: dp.PlannedSpend(0.1, label="x", group="g", part=""), "part")
+case("is_seeded", "rng='x'", lambda: dp.is_seeded("x"), "rng")
+case("is_seeded", "rng=-1", lambda: dp.is_seeded(-1), "rng")
 
 # ---------------------------------------------------------------------------- privopt.lp
 case("LinearProgram", "n_vars=-1", lambda: lp.LinearProgram(-1), "n_vars")
@@ -750,6 +765,9 @@ for kw, frag in [
     ({"lr_radius": NAN}, "lr_radius"),
     ({"lr_max_size": 0}, "lr_max_size"),
     ({"cr_cell_km": 0.0}, "cr_cell_km"),
+    # a cap that drops Geo-Ind pairs binding above the LP's tolerance (ε·γ = 4.56 > 3 < 20)
+    ({"epsilon": 7.6, "gamma": 0.6, "eps_d_cap": 3.0}, r"eps_d_cap must be >= min"),
+    ({"gamma": INF, "eps_d_cap": 19.9}, r"eps_d_cap must be >= min"),
 ]:
     case("GeoParams", repr(kw), lambda k=kw: geo.GeoParams(**k), frag)
 case("grid_geography", "rows=0", lambda: geo.grid_geography(0, 3), "rows")

@@ -129,6 +129,7 @@ def _run(args: argparse.Namespace) -> int:
             "report": str(out / "report.md"),
             "mechanism": rel.mechanism,
             "epsilon": rel.epsilon,
+            "seeded": rel.seeded,
             "checks": checks,
             "ok": ok,
             "time_s": rel.timings.get("total"),

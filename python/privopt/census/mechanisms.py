@@ -47,6 +47,7 @@ from privopt.census.solvers import (
     round_half_up,
     tree_postprocess,
 )
+from privopt.dp.randomness import is_seeded
 from privopt.errors import InvalidInput, NumericalTrouble, SolverLimit
 from privopt.lp.qp import solve_projection_qp
 
@@ -68,6 +69,13 @@ __all__ = [
 _GUARANTEE = (
     "ε-DP (pure), neighbours: one individual added/removed, moving one group between "
     "sizes k and k±1; ε/L per level, discrete Laplace (double geometric) noise, {what}"
+)
+
+
+#: Appended to the guarantee of a release whose noise came from a seed.
+SEEDED_NOTE = (
+    "; SEEDED: the noise was drawn from a seed, so anyone who knows it can recompute and "
+    "remove the noise: reproducible, for testing only, not a private release"
 )
 
 
@@ -93,6 +101,7 @@ def measure_counts(
         sens,
         label="census counts",
         mechanism="discrete Laplace on group-size counts (Δ=2)",
+        seeded=is_seeded(rng),
     ) as ledger:
         noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
         noisy = data.counts + np.concatenate(noise, axis=0)
@@ -116,6 +125,7 @@ def measure_cumulative(
         sens,
         label="census cumulative counts",
         mechanism="discrete Laplace on cumulative counts (Δ=1)",
+        seeded=is_seeded(rng),
     ) as ledger:
         noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
         noisy = cumulate(data.counts) + np.concatenate(noise, axis=0)
@@ -155,7 +165,12 @@ def measure_chain(
         else "Δ=1 as in the paper (NOT ε-DP when a level has several regions)"
     )
     with charge_levels(
-        accountant, eps, sens, label="census chain counts", mechanism=mech
+        accountant,
+        eps,
+        sens,
+        label="census chain counts",
+        mechanism=mech,
+        seeded=is_seeded(rng),
     ) as ledger:
         noise = draw_level_noise([(int(k) * data.N,) for k in h.level_sizes], eps, sens, rng)
         noisy = truth.copy()
@@ -237,13 +252,15 @@ def _release(
 ) -> CensusRelease:
     if counts.dtype.kind == "f":  # integer counts are finite by construction
         check_finite_result(f"{name} counts", counts)
+    seeded = any(e.seeded for e in meas.ledger)
     return CensusRelease(
         mechanism=name,
         hierarchy=data.hierarchy,
         counts=counts,
         G=data.G,
         epsilon=meas.epsilon,
-        guarantee=_GUARANTEE.format(what=what),
+        guarantee=_GUARANTEE.format(what=what) + (SEEDED_NOTE if seeded else ""),
+        seeded=seeded,
         ledger=list(meas.ledger),
         timings={"noise": t_noise, "postprocess": t_post, "total": t_noise + t_post},
         info={**(info or {}), **meas.info},

@@ -176,14 +176,20 @@ def check_accountant(accountant: Any) -> Any:
 
 @contextmanager
 def charge_levels(
-    accountant: Any, epsilon: float, sensitivity: np.ndarray, *, label: str, mechanism: str
+    accountant: Any,
+    epsilon: float,
+    sensitivity: np.ndarray,
+    *,
+    label: str,
+    mechanism: str,
+    seeded: bool,
 ) -> Iterator[list]:
     """Charge ε/L per level on ``accountant`` (a new one if None), all or nothing.
 
     The whole plan (one spend per level) is checked against the budget before anything is
     recorded or drawn, then recorded at once; the block (the noise draws) runs inside the
-    accountant's transaction, so an exception in it leaves the ledger as it was. Yields the new
-    ledger entries.
+    accountant's transaction, so an exception in it leaves the ledger as it was. ``seeded``:
+    the noise comes from a seed (recorded in every entry). Yields the new ledger entries.
     """
     from privopt.dp import PlannedSpend
 
@@ -195,6 +201,7 @@ def charge_levels(
             label=f"{label} level {lev + 1}/{L}",
             mechanism=mechanism,
             sensitivity=float(sensitivity[lev]),
+            seeded=seeded,
         )
         for lev in range(L)
     ]

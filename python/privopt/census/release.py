@@ -61,7 +61,8 @@ class CensusRelease:
         the public output, ``counts[r, s-1]`` groups of size s in region r.
     G : public total.
     epsilon : ε spent.
-    guarantee : one-line statement of the privacy guarantee (notion, neighbours, sensitivity).
+    guarantee : one-line statement of the privacy guarantee (notion, neighbours, sensitivity);
+        a seeded release says so in it.
     ledger : privacy-ledger entries (``privopt.dp.LedgerEntry``) of the noise draws.
     timings : seconds per phase (``noise``, ``postprocess``, ``total``).
     info : solver facts (DP cost, window rounds, certified exactness, …).
@@ -76,6 +77,8 @@ class CensusRelease:
     epsilon: float
     guarantee: str
     ledger: list = field(default_factory=list)
+    #: the noise came from a seed (reproducible by anyone who knows it): for testing only
+    seeded: bool = False
     timings: dict[str, float] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
     measurements: Any = field(default=None, repr=False)
@@ -206,7 +209,8 @@ class CensusRelease:
         R, N = self.counts.shape
         return (
             f"CensusRelease({self.mechanism}, ε={self.epsilon:g}, {R} regions × {N} sizes, "
-            f"G={self.G}, {self.timings.get('total', float('nan')):.3g} s)"
+            f"G={self.G}, {self.timings.get('total', float('nan')):.3g} s"
+            f"{', SEEDED' if self.seeded else ''})"
         )
 
 

@@ -100,7 +100,9 @@ class StreamedRelease:
     ----------
     out_dir : folder with ``root.npy`` (N,) and ``subtree_<i>.npy`` (R_i, N) released counts.
     info : ``cost`` (exact Σ (x − ñ)² over all regions), ``certified``, ``status``,
-        ``relative_gap``, ``rounds``, ``G``, ``regions``.
+        ``relative_gap``, ``rounds``, ``G``, ``regions``, ``seeded`` (always True: the noise
+        is drawn from the synthetic source's seed, so that any number of workers give the same
+        release; a benchmark, not a private release).
     l1_per_level : (L,) L1 error against the generated truth (evaluation only).
     ledger : the privacy-ledger entries (ε/L per level).
     timings : seconds per phase.
@@ -285,6 +287,9 @@ def m_h_dp_streamed(
         np.full(L, 2.0),
         label="census counts (streamed)",
         mechanism="discrete Laplace on group-size counts (Δ=2)",
+        # The noise of every subtree is drawn from the source's seed (the same release on any
+        # number of workers): a benchmark of synthetic data, reproducible, not a private release.
+        seeded=True,
     ) as ledger:
         groups = source.top_groups()
         G, k = int(groups.sum()), groups.size
@@ -364,6 +369,7 @@ def m_h_dp_streamed(
         "rounds": rounds,
         "G": G,
         "regions": 1 + k * regions_per_subtree,
+        "seeded": True,  # the noise comes from the source's seed (see charge_levels above)
     }
     return StreamedRelease(out, info, l1, list(ledger), {"total": time.perf_counter() - t0})
 

@@ -266,6 +266,8 @@ class DPM(ClusterMixin, BaseEstimator):
         each point's search at its tip's centre (the answer is that of the full search).
     schedule_ : the per-level budget (:class:`BudgetSchedule`).
     accountant_ : the :class:`privopt.dp.PrivacyAccountant` holding the ledger.
+    seeded_ : True when ``random_state`` was a seed or Generator: the noise is reproducible
+        by anyone who knows it, so the fit is for testing only (the ledger marks every spend).
     ledger_ : ``accountant_.ledger()``, the readable table of spends.
 
     Examples
@@ -507,6 +509,7 @@ class DPM(ClusterMixin, BaseEstimator):
         self.n_features_in_ = data.d
         self.schedule_ = sched
         self.accountant_ = acct
+        self.seeded_ = not rng.secure
         self.ledger_ = acct.ledger()
         self.labels_ = self.predict(X)
         return self
@@ -524,6 +527,7 @@ class DPM(ClusterMixin, BaseEstimator):
             label=f"split width: DP {p['percentile']:g}th percentile of gaps (Alg. 2)",
             mechanism="exponential (quantile)",
             sensitivity=2.0,
+            seeded=not rng.secure,
         )
         beta, p_tilde, n_splits = None, None, 0
         if math.floor(n_tilde) >= 2:  # ñ_D < 2: no codebook, the root is the only leaf (§10.15)
@@ -557,6 +561,7 @@ class DPM(ClusterMixin, BaseEstimator):
             label="noisy count, level 0 (root)",
             mechanism="Laplace",
             sensitivity=1.0,
+            seeded=not rng.secure,
         )
         noisy = dp.laplace_mechanism(
             np.array([data.n], dtype=float), sched.epsilon_count[0], rng=rng
@@ -603,6 +608,7 @@ class DPM(ClusterMixin, BaseEstimator):
                 label=f"split selection, level {level} ({len(active)} disjoint nodes)",
                 mechanism="exponential",
                 sensitivity=None,
+                seeded=not rng.secure,
             )
             acct.spend(
                 eps_cnt,
@@ -610,6 +616,7 @@ class DPM(ClusterMixin, BaseEstimator):
                 label=f"noisy counts, level {level + 1}",
                 mechanism="Laplace",
                 sensitivity=1.0,
+                seeded=not rng.secure,
             )
             if not active:
                 continue
@@ -659,6 +666,7 @@ class DPM(ClusterMixin, BaseEstimator):
             label=f"leaf averages ({len(leaves)} disjoint leaves)",
             mechanism="Gaussian (analytic)",
             sensitivity=l2,
+            seeded=not rng.secure,
         )
         # The sums and their noise are computed in units of 2^e ≥ max(|a|, |b|): scaling by a
         # power of two is exact (sums, Δ₂, σ and the noise grid all scale bit for bit), and keeps

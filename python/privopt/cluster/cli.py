@@ -87,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
             "n": len(X),
             "epsilon": args.epsilon,
             "delta": delta,
+            "seeded": model.seeded_,
             "split_width": model.split_width_,
         }
     )

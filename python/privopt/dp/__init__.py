@@ -68,11 +68,18 @@ from privopt.dp.discrete import (
     sample_discrete_laplace,
 )
 from privopt.dp.exponential import exponential_mechanism, exponential_mechanism_probabilities
-from privopt.dp.randomness import GeneratorSource, RandomSource, SecureSource, as_random_source
+from privopt.dp.randomness import (
+    GeneratorSource,
+    RandomSource,
+    SecureSource,
+    as_random_source,
+    is_seeded,
+)
 from privopt.errors import PrivacyBudgetExceeded
 
 __all__ = [
     "as_random_source",
+    "is_seeded",
     "RandomSource",
     "GeneratorSource",
     "SecureSource",

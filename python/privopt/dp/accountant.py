@@ -1,16 +1,30 @@
 """Privacy accountant: a ledger of (ε, δ) spends under basic composition.
 
-Composition rules (Dwork & Roth 2014, Thm 3.16 and the parallel-composition argument of
-McSherry 2009):
+The rules (Dwork & Roth 2014, Thm 3.16; McSherry 2009 for parallel composition), stated for
+add/remove-one-record neighbours, where a record's privacy loss is the sum of what every release
+that reads it costs:
 
-- *sequential*: mechanisms run on the same data add up, ε = Σ εᵢ and δ = Σ δᵢ;
-- *parallel*: mechanisms run on disjoint parts of the data (under add/remove-one-record
-  neighbours, a record lies in one part only) cost the maximum, ε = max εᵢ, δ = max δᵢ.
-  Inside ``with acct.parallel("label"):`` every spend belongs to one disjoint part; the group
-  as a whole is one sequential step.
-
-The budget is checked *before* a spend is recorded: a spend that would go over raises
-:class:`privopt.errors.PrivacyBudgetExceeded` and leaves the ledger exactly as it was.
+1. **Sequential.** A spend outside any parallel group reads all the data: the totals add,
+   ε = Σ εᵢ and δ = Σ δᵢ.
+2. **A parallel group** is opened by ``with acct.parallel("label"):`` and *closes when that block
+   exits*. Every ``with`` opens a new group, even under a label used before: two groups are two
+   releases on the same data and compose sequentially.
+3. **Parts.** Each spend inside a group names the disjoint part of the data it reads
+   (``part=``, by default its ``label``). Spends on the same part compose sequentially within
+   the part; parts are disjoint, so a record lies in one part only, and the group costs
+   ``max over parts`` of the part's ε total (and, separately, of its δ total).
+4. **Plans** (:meth:`PrivacyAccountant.check_plan`, :meth:`PrivacyAccountant.spend_all`): the
+   spends of one plan that name the same ``group`` form one new group; inside an open
+   ``parallel(...)`` block, a plan's spends with no group, or with the open group's label, join
+   the open group.
+5. **Budgets.** A declared budget is checked *before* a spend is recorded: a spend that would go
+   over raises :class:`privopt.errors.PrivacyBudgetExceeded` and leaves the ledger exactly as
+   it was. ε and δ are separate budgets: ``PrivacyAccountant()`` declares neither (bookkeeping
+   only), ``PrivacyAccountant(1.0)`` a pure ε = 1 budget (δ = 0), and
+   ``PrivacyAccountant(delta_budget=1e-6)`` a δ budget with ε unlimited.
+6. **Seeded randomness.** A spend whose noise came from a seed (``seeded=True``) is recorded as
+   such: anyone who knows the seed can recompute that noise, so the release is reproducible and
+   for testing only. :attr:`PrivacyAccountant.seeded` says whether any spend was.
 
 A mechanism that spends in several steps charges *all or nothing* (never part of its cost
 before a refusal): it checks its whole plan first (:meth:`PrivacyAccountant.check_plan`, or
@@ -46,6 +60,10 @@ class LedgerEntry:
     epsilon, delta : the (ε, δ) charged.
     sensitivity : the sensitivity the noise was calibrated to, or None.
     group : label of the parallel group the spend belongs to, or None (sequential).
+    part : inside a group, the disjoint part of the data the spend reads (None outside).
+    group_index : which opening of a group (each ``parallel()`` block and each planned group
+        is a new one, numbered from 1 in the ledger's order), None outside.
+    seeded : the noise came from a seed: reproducible by anyone who knows it, testing only.
     """
 
     label: str
@@ -53,7 +71,10 @@ class LedgerEntry:
     epsilon: float
     delta: float
     sensitivity: float | None
-    group: str | None
+    group: str | None = None
+    part: str | None = None
+    group_index: int | None = None
+    seeded: bool = False
 
 
 @dataclass(frozen=True)
@@ -61,13 +82,15 @@ class PlannedSpend:
     """One spend of a plan, checked against the budget together with the others.
 
     The fields are the arguments of :meth:`PrivacyAccountant.spend`; ``group`` names the
-    parallel group the spend belongs to (as inside ``parallel(group)``), None for sequential.
+    parallel group the spend belongs to, None for sequential (rule 4 of the module: the spends
+    of one plan naming the same group form one new group), and ``part`` the disjoint part it
+    reads within its group (default: its label).
 
     Examples
     --------
     >>> PlannedSpend(0.5, label="total count", mechanism="discrete Laplace", sensitivity=1)
     PlannedSpend(epsilon=0.5, delta=0.0, label='total count', mechanism='discrete Laplace', \
-sensitivity=1, group=None)
+sensitivity=1, group=None, part=None, seeded=False)
     """
 
     epsilon: float
@@ -76,44 +99,56 @@ sensitivity=1, group=None)
     mechanism: str = ""
     sensitivity: float | None = None
     group: str | None = None
+    part: str | None = None
+    seeded: bool = False
 
     def __post_init__(self) -> None:
         self.ledger_entry()  # a malformed spend is refused where it is written
 
-    def ledger_entry(self) -> LedgerEntry:
-        """The validated :class:`LedgerEntry` this spend records.
+    def ledger_entry(self, group_index: int | None = None) -> LedgerEntry:
+        """The validated :class:`LedgerEntry` this spend records (in group ``group_index``).
 
         Raises
         ------
         InvalidInput
-            Bad ε, δ or sensitivity, an empty label, or a group that is not a non-empty string.
+            Bad ε, δ or sensitivity, an empty label, a group or part that is not a non-empty
+            string, a part outside a group, or ``seeded`` not a bool.
         """
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta)
         sensitivity = self.sensitivity
         if sensitivity is not None:
             sensitivity = check_nonnegative("sensitivity", sensitivity)
-        label, group = self.label, self.group
+        label, group, part = self.label, self.group, self.part
         if not isinstance(label, str) or not label:
             raise InvalidInput(f"label must be a non-empty string, got {label!r}")
-        if group is not None and (not isinstance(group, str) or not group):
-            raise InvalidInput(f"group must be None or a non-empty string, got {group!r}")
-        return LedgerEntry(label, str(self.mechanism), epsilon, delta, sensitivity, group)
+        for name, value in (("group", group), ("part", part)):
+            if value is not None and (not isinstance(value, str) or not value):
+                raise InvalidInput(f"{name} must be None or a non-empty string, got {value!r}")
+        if part is not None and group is None:
+            raise InvalidInput(
+                f"part={part!r} needs a parallel group: parts are disjoint pieces of the data "
+                "within one group (outside a group a spend reads all of it)"
+            )
+        if not isinstance(self.seeded, bool):
+            raise InvalidInput(f"seeded must be a bool, got {self.seeded!r}")
+        if group is not None and part is None:
+            part = label
+        return LedgerEntry(
+            label,
+            str(self.mechanism),
+            epsilon,
+            delta,
+            sensitivity,
+            group,
+            part,
+            group_index if group is not None else None,
+            self.seeded,
+        )
 
 
 def _exceeds(total: float, budget: float) -> bool:
     return total > budget * (1 + _REL_TOL)
-
-
-def _fields(entry: LedgerEntry) -> tuple:
-    return (
-        entry.label,
-        entry.mechanism,
-        entry.epsilon,
-        entry.delta,
-        entry.sensitivity,
-        entry.group,
-    )
 
 
 class PrivacyAccountant:
@@ -121,11 +156,11 @@ class PrivacyAccountant:
 
     Parameters
     ----------
-    epsilon_budget : total ε allowed (``math.inf``: no limit, only bookkeeping).
-    delta_budget : total δ allowed, in [0, 1). Enforced only together with a finite
-        ``epsilon_budget``: the default ``PrivacyAccountant()`` declares no budget at all and
-        only keeps books (ε and δ both unlimited), whereas ``PrivacyAccountant(1.0)`` means a
-        pure ε = 1 budget (δ = 0).
+    epsilon_budget : total ε allowed (``math.inf``, the default: no ε limit).
+    delta_budget : total δ allowed, in [0, 1), or None (the default): then 0 when an ε budget
+        is declared (``PrivacyAccountant(1.0)`` is a pure ε = 1 budget) and unlimited when not
+        (``PrivacyAccountant()`` only keeps books). A δ budget given explicitly is always
+        enforced, whatever ε is.
 
     Examples
     --------
@@ -138,30 +173,36 @@ class PrivacyAccountant:
     (0.8, 0.2)
     """
 
-    def __init__(self, epsilon_budget: float = math.inf, delta_budget: float = 0.0) -> None:
+    def __init__(self, epsilon_budget: float = math.inf, delta_budget: float | None = None) -> None:
         self.epsilon_budget = check_positive("epsilon_budget", epsilon_budget, allow_inf=True)
-        self.delta_budget = check_delta(delta_budget, "delta_budget")
-        # No ε budget declared: bookkeeping only, so δ is not limited either (see docstring).
-        self._delta_limit = self.delta_budget if math.isfinite(self.epsilon_budget) else math.inf
+        if delta_budget is None:  # not declared: pure DP under an ε budget, else bookkeeping
+            self.delta_budget = 0.0 if math.isfinite(self.epsilon_budget) else math.inf
+        else:
+            self.delta_budget = check_delta(delta_budget, "delta_budget")
         self.entries: list[LedgerEntry] = []
         self._group: str | None = None
+        self._group_index: int | None = None  # the open group's number
+        self._groups_opened = 0
 
     # -- totals --------------------------------------------------------------------------
     @staticmethod
     def _totals(entries: list[LedgerEntry]) -> tuple[float, float]:
+        """(ε, δ) by the rules of the module docstring: sequential spends add; each group adds
+        the maximum over its parts of the part's sums."""
         eps = 0.0
         delta = 0.0
-        groups: dict[str, tuple[float, float]] = {}
+        parts: dict[int | None, dict[str | None, list[float]]] = {}
         for e in entries:
             if e.group is None:
                 eps += e.epsilon
                 delta += e.delta
             else:
-                ge, gd = groups.get(e.group, (0.0, 0.0))
-                groups[e.group] = (max(ge, e.epsilon), max(gd, e.delta))
-        for ge, gd in groups.values():
-            eps += ge
-            delta += gd
+                total = parts.setdefault(e.group_index, {}).setdefault(e.part, [0.0, 0.0])
+                total[0] += e.epsilon
+                total[1] += e.delta
+        for group in parts.values():
+            eps += max(t[0] for t in group.values())
+            delta += max(t[1] for t in group.values())
         return eps, delta
 
     @property
@@ -177,7 +218,12 @@ class PrivacyAccountant:
     def remaining(self) -> tuple[float, float]:
         """(ε, δ) still available: budget minus spent, floored at 0 (both inf without budget)."""
         eps, delta = self._totals(self.entries)
-        return max(0.0, self.epsilon_budget - eps), max(0.0, self._delta_limit - delta)
+        return max(0.0, self.epsilon_budget - eps), max(0.0, self.delta_budget - delta)
+
+    @property
+    def seeded(self) -> bool:
+        """True when any recorded spend drew its noise from a seed (reproducible: testing only)."""
+        return any(e.seeded for e in self.entries)
 
     # -- recording -----------------------------------------------------------------------
     def spend(
@@ -188,6 +234,8 @@ class PrivacyAccountant:
         label: str,
         mechanism: str = "",
         sensitivity: float | None = None,
+        part: str | None = None,
+        seeded: bool = False,
     ) -> None:
         """Record a release costing (ε, δ), after checking it fits the budget.
 
@@ -198,17 +246,20 @@ class PrivacyAccountant:
         label : what was released (shown in the ledger).
         mechanism : the mechanism's name (shown in the ledger).
         sensitivity : the sensitivity the noise was calibrated to (shown in the ledger).
+        part : inside ``parallel(...)``, the disjoint part of the data the release reads
+            (default: ``label``); spends on one part add up. Refused outside a group.
+        seeded : the noise came from a seed (reproducible; recorded, and shown in the ledger).
 
         Raises
         ------
         InvalidInput
-            Bad ε, δ, sensitivity or an empty label.
+            Bad ε, δ, sensitivity, an empty label, or a part outside a group.
         PrivacyBudgetExceeded
             The spend would take the totals over the budget; nothing is recorded.
         """
         entry = PlannedSpend(
-            epsilon, delta, label, mechanism, sensitivity, self._group
-        ).ledger_entry()
+            epsilon, delta, label, mechanism, sensitivity, self._group, part, seeded
+        ).ledger_entry(self._group_index)
         self._check_fits(
             [entry],
             what=f"spending (epsilon={entry.epsilon:g}, delta={entry.delta:g}) on {entry.label!r}",
@@ -218,30 +269,42 @@ class PrivacyAccountant:
     def _check_fits(self, new: list[LedgerEntry], *, what: str) -> tuple[float, float]:
         """Raise PrivacyBudgetExceeded unless the ledger plus ``new`` fits; return the totals."""
         eps_after, delta_after = self._totals([*self.entries, *new])
-        if _exceeds(eps_after, self.epsilon_budget) or _exceeds(delta_after, self._delta_limit):
+        if _exceeds(eps_after, self.epsilon_budget) or _exceeds(delta_after, self.delta_budget):
             raise PrivacyBudgetExceeded(
                 f"{what} would bring the "
                 f"total to (epsilon={eps_after:g}, delta={delta_after:g}), over the budget "
-                f"(epsilon={self.epsilon_budget:g}, delta={self._delta_limit:g}); "
+                f"(epsilon={self.epsilon_budget:g}, delta={self.delta_budget:g}); "
                 f"already spent (epsilon={self.epsilon_spent:g}, delta={self.delta_spent:g})"
             )
         return eps_after, delta_after
 
     # -- all-or-nothing ------------------------------------------------------------------
     def _plan_entries(self, plan: Iterable[PlannedSpend]) -> list[LedgerEntry]:
-        """Validate a plan; inside ``parallel(...)``, its ungrouped spends join that group."""
+        """Validate a plan and number its groups (rule 4 of the module docstring): inside
+        ``parallel(...)`` its ungrouped spends, and those naming the open group, join the open
+        group; every other group named in the plan is a new one."""
         if isinstance(plan, PlannedSpend) or not isinstance(plan, Iterable):
             raise InvalidInput(f"plan must be an iterable of PlannedSpend, got {plan!r}")
         entries = []
+        numbers: dict[str, int] = {}
+        if self._group is not None and self._group_index is not None:
+            numbers[self._group] = self._group_index
+        next_number = self._groups_opened
         for i, item in enumerate(plan):
             if not isinstance(item, PlannedSpend):
                 raise InvalidInput(f"plan[{i}] must be a PlannedSpend, got {item!r}")
-            grouped = (
+            spend = (
                 replace(item, group=self._group)
                 if item.group is None and self._group is not None
                 else item
             )
-            entries.append(grouped.ledger_entry())
+            number = None
+            if spend.group is not None:
+                if spend.group not in numbers:
+                    next_number += 1
+                    numbers[spend.group] = next_number
+                number = numbers[spend.group]
+            entries.append(spend.ledger_entry(number))
         return entries
 
     def check_plan(self, plan: Iterable[PlannedSpend]) -> tuple[float, float]:
@@ -297,6 +360,8 @@ class PrivacyAccountant:
         what = f"the plan of {len(entries)} spends"
         self._check_fits(entries, what=what)
         self.entries.extend(entries)
+        opened = [e.group_index for e in entries if e.group_index is not None]
+        self._groups_opened = max([self._groups_opened, *opened])
         return entries
 
     @contextmanager
@@ -338,10 +403,22 @@ class PrivacyAccountant:
 
     @contextmanager
     def parallel(self, label: str) -> Iterator[PrivacyAccountant]:
-        """Context in which each spend is on a disjoint part of the data: they cost their max.
+        """Context in which each spend reads one disjoint part of the data (``part=``, default
+        its label): the group costs the maximum over its parts of each part's sum.
 
-        Groups do not nest (a nested group would need its own disjointness argument).
-        Re-entering a label already used joins that group.
+        Every ``with`` opens a new group that closes when the block exits; a later block under
+        the same label is a new group and composes sequentially with this one. Groups do not
+        nest (a nested group would need its own disjointness argument).
+
+        Examples
+        --------
+        >>> acct = PrivacyAccountant()
+        >>> for _ in range(2):  # two releases of the same regions: they add up
+        ...     with acct.parallel("regions"):
+        ...         acct.spend(0.5, label="north")
+        ...         acct.spend(0.5, label="south")
+        >>> acct.epsilon_spent
+        1.0
         """
         if not isinstance(label, str) or not label:
             raise InvalidInput(f"label must be a non-empty string, got {label!r}")
@@ -350,25 +427,27 @@ class PrivacyAccountant:
                 f"parallel group {label!r} opened inside group {self._group!r}; "
                 "parallel groups do not nest"
             )
-        self._group = label
+        self._groups_opened += 1
+        self._group, self._group_index = label, self._groups_opened
         try:
             yield self
         finally:
-            self._group = None
+            self._group, self._group_index = None, None
 
     # -- display -------------------------------------------------------------------------
     def ledger(self) -> str:
         """The ledger as a fixed-width text table, with totals and the budget."""
-        header = ["#", "label", "mechanism", "epsilon", "delta", "sensitivity", "group"]
+        header = ["#", "label", "mechanism", "epsilon", "delta", "sensitivity", "group", "part"]
         rows = [
             [
-                str(i),
+                str(i) + (" (seeded)" if e.seeded else ""),
                 e.label,
                 e.mechanism or "-",
                 f"{e.epsilon:.6g}",
                 f"{e.delta:.6g}",
                 "-" if e.sensitivity is None else f"{e.sensitivity:.6g}",
-                e.group or "-",
+                "-" if e.group is None else f"{e.group} #{e.group_index}",
+                "-" if e.part is None or e.part == e.label else e.part,
             ]
             for i, e in enumerate(self.entries, 1)
         ]
@@ -387,10 +466,15 @@ class PrivacyAccountant:
         out.append("")
         out.append(
             f"spent:     epsilon={eps:.6g}  delta={delta:.6g}  "
-            "(sequential sum; parallel groups count their max)"
+            "(sequential sum; each parallel group counts its largest part)"
         )
-        out.append(f"budget:    epsilon={self.epsilon_budget:.6g}  delta={self._delta_limit:.6g}")
+        out.append(f"budget:    epsilon={self.epsilon_budget:.6g}  delta={self.delta_budget:.6g}")
         out.append(f"remaining: epsilon={rem_eps:.6g}  delta={rem_delta:.6g}")
+        if self.seeded:
+            out.append(
+                "seeded:    spends marked (seeded) drew their noise from a seed; anyone who "
+                "knows it can recompute the noise: for testing only, not a private release"
+            )
         return "\n".join(out)
 
     def __str__(self) -> str:

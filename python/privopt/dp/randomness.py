@@ -23,7 +23,7 @@ import numpy as np
 from privopt._validation import check_int, check_size
 from privopt.errors import InvalidInput
 
-__all__ = ["RandomSource", "GeneratorSource", "SecureSource", "as_random_source"]
+__all__ = ["RandomSource", "GeneratorSource", "SecureSource", "as_random_source", "is_seeded"]
 
 _TWO_POW_M53 = 2.0**-53
 
@@ -173,3 +173,17 @@ def as_random_source(rng: Any = None) -> RandomSource:
         f'rng must be None, an int seed, a Generator, "secure" or a '
         f"RandomSource, got {type(rng).__name__}"
     )
+
+
+def is_seeded(rng: Any) -> bool:
+    """True when the ``rng=`` argument makes the noise reproducible (an int seed, a numpy
+    Generator, or a :class:`RandomSource` that is not secure); False for None, ``"secure"`` and
+    secure sources. A release drawn from seeded randomness is for testing only: anyone who knows
+    the seed can recompute its noise.
+
+    Examples
+    --------
+    >>> is_seeded(7), is_seeded(None), is_seeded("secure")
+    (True, False, False)
+    """
+    return not as_random_source(rng).secure

@@ -23,7 +23,7 @@ import numpy as np
 from privopt._validation import check_finite_result, check_int
 from privopt.errors import InvalidInput
 from privopt.geo.geography import Geography
-from privopt.geo.params import GeoParams
+from privopt.geo.params import GEO_REL_GAP, GeoParams
 from privopt.mdp.result import PerturbationMatrix
 
 __all__ = ["full_lp", "const_opt", "exp_mech", "laplace", "lr_geo_f_params"]
@@ -61,14 +61,21 @@ def full_lp(
     costs: Any,
     *,
     gamma: float | None = None,
+    rel_gap: float = GEO_REL_GAP,
     **options: Any,
 ) -> PerturbationMatrix:
     """The full OMG LP over all K×K entries with the true costs, uniform prior 1/K
     (``privopt.mdp.solve``: exact, with its rigorous lower bound). ``gamma`` defaults to the
-    parameters' γ; pass ``inf`` for the classical setting."""
+    parameters' γ; pass ``inf`` for the classical setting. ``rel_gap`` is the gap its
+    ``status="optimal"`` proves (the same default as every LR-Geo solver,
+    :data:`~privopt.geo.params.GEO_REL_GAP`; a larger certified gap is polished first)."""
+    from privopt._validation import check_nonnegative
     from privopt.mdp import solve
 
-    return solve(_problem(geography, params, costs, gamma), **options)
+    rel_gap = check_nonnegative("rel_gap", rel_gap)
+    if "polish_gap" in options:
+        raise InvalidInput("full_lp takes rel_gap, not polish_gap (they are the same target)")
+    return solve(_problem(geography, params, costs, gamma), polish_gap=rel_gap, **options)
 
 
 def exp_mech(geography: Geography, params: GeoParams, costs: Any) -> PerturbationMatrix:

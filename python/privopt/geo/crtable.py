@@ -76,8 +76,9 @@ class CostReferenceTable:
         (A4: 20 uniformly random targets). Known to the server only.
     weights : target prior q (default uniform).
     cell_km : s, the cell size (default 0.1 km).
-    seed : seed of the target draw: an int is reproducible (for testing and experiments),
-        None draws from the OS CSPRNG.
+    seed : seed of the target draw. None (default) draws from the OS CSPRNG: the targets are
+        the server's secret (users must not learn them), so an unseeded draw is the one to
+        deploy; an int is reproducible, for testing and experiments only.
     anchor_locations : an s-cell that holds a location keeps that location as its V̂ point
         (the one nearest the centre if several), instead of the road point nearest its centre.
         Every location is then its own snap (t = 0), so ĉ = c̃ = c̄: CLR-Geo optimises the true
@@ -98,7 +99,7 @@ class CostReferenceTable:
         *,
         weights: Any = None,
         cell_km: float = 0.1,
-        seed: int | None = 0,
+        seed: int | None = None,
         threads: int | None = 1,
         anchor_locations: bool = False,
     ) -> None:

@@ -9,7 +9,19 @@ from typing import Any
 from privopt._validation import check_int, check_nonnegative, check_positive
 from privopt.errors import InvalidInput
 
-__all__ = ["GeoParams", "check_params"]
+__all__ = ["GeoParams", "check_params", "MIN_EPS_D_CAP", "GEO_REL_GAP"]
+
+#: The smallest ``eps_d_cap`` that may drop Geo-Ind pairs from the LP. A dropped row
+#: ``z_ik ≤ e^{εd} z_jk`` can bind only where ``z_jk < e^{−εd} z_ik ≤ e^{−20} ≈ 2e-9``, about the
+#: LP's own feasibility tolerance, so the release's repair changes the solved matrices only at
+#: that level and the model solved is the model released. A smaller cap would drop rows that bind
+#: at ordinary probabilities (cap 3: below e^{−3} = 0.05) and the repair would then mix in a
+#: large share of another mechanism.
+MIN_EPS_D_CAP = 20.0
+
+#: Relative gap that every LR-Geo solver (CLR-Geo, ConstOPT, the full-LP baseline, the server)
+#: proves by default before it says "optimal".
+GEO_REL_GAP = 1e-6
 
 
 @dataclass(frozen=True)
@@ -28,8 +40,10 @@ class GeoParams:
     r_exp : exponential-mechanism radius, 0 ≤ r_exp ≤ r_obf: entries with d_ik > r_exp are
         tied to the shared y_k (Eq. 19).
     lr_max_size : L, keep the L nearest (in D) of N_m (A5); None = paper-literal N_m.
-    eps_d_cap : drop Geo-Ind pairs with ε·d_ij above this (§7.3: such a row binds only when
-        z_jk < e^{-cap}, below solver tolerance).
+    eps_d_cap : drop Geo-Ind pairs with ε·d_ij above this from the LP (§7.3: such a row binds
+        only when z_jk < e^{-cap}; the release is repaired against every pair). It must be at
+        least min(ε·γ, :data:`MIN_EPS_D_CAP` = 20): either no pair of the guarantee is dropped
+        (cap ≥ ε·γ), or only pairs whose rows bind below e^{-20}, the LP's tolerance.
     cr_cell_km : s, the CR-table cell size (§8).
     haversine_correction : Lemma B.1 corrected with the straight-line distance (paper-literal;
         not a valid bound on road networks, §17 D) instead of the road distance (default).
@@ -72,6 +86,15 @@ class GeoParams:
         if self.lr_max_size is not None:
             set_(self, "lr_max_size", check_int("lr_max_size", self.lr_max_size, minimum=1))
         set_(self, "eps_d_cap", check_positive("eps_d_cap", self.eps_d_cap, allow_inf=True))
+        floor = min(self.epsilon * self.gamma, MIN_EPS_D_CAP)
+        if self.eps_d_cap < floor:
+            raise InvalidInput(
+                f"eps_d_cap must be >= min(epsilon*gamma, {MIN_EPS_D_CAP:g}) = {floor:.6g}, got "
+                f"{self.eps_d_cap:g}: a smaller cap leaves out Geo-Ind pairs whose constraints "
+                f"bind at probabilities up to e^-{self.eps_d_cap:g} = "
+                f"{math.exp(-self.eps_d_cap):.2g}, so the matrices solved would not be the ones "
+                "released"
+            )
         set_(self, "cr_cell_km", check_positive("cr_cell_km", self.cr_cell_km))
         if not isinstance(self.haversine_correction, bool):
             raise InvalidInput(

@@ -23,7 +23,7 @@ from privopt.geo.client import LRGeoClient, SnapTable, UserState
 from privopt.geo.crtable import CostReferenceTable, TravelCosts
 from privopt.geo.geography import Geography
 from privopt.geo.messages import CRRequest, Upload, UserMatrix
-from privopt.geo.params import GeoParams
+from privopt.geo.params import GEO_REL_GAP, GeoParams
 from privopt.geo.server import answer_cr_request, solve_uploads
 from privopt.geo.solve import ClrSolution
 from privopt.mdp.result import PerturbationMatrix
@@ -64,7 +64,9 @@ class LRGeoResult:
         return [pm.row_index for pm in self.matrices]  # type: ignore[misc]
 
     def cost(self) -> float:
-        """Expected cost (A9), km."""
+        """Expected cost (A9), km: the **mean over users** of each user's expected true travel
+        cost c̄ under a uniform prior on its LR set. (``solution.objective`` is the solver's
+        objective: estimated costs ĉ, summed over users.)"""
         from privopt.geo.metrics import expected_cost
 
         return expected_cost([pm.matrix for pm in self.matrices], self.true_costs)  # checked
@@ -175,8 +177,11 @@ class LRGeoResult:
             "K": self.geography.n_locations,
             "cost_km": self.cost(),
             "real_row_cost_km": self.real_row_cost(),
-            "clr_objective": s.objective,
-            "clr_lower_bound": s.lower_bound,
+            # The solver's figures use the estimated costs ĉ and sum over users; cost_km above
+            # is the mean over users with the true costs c̄.
+            "clr_objective_sum_km": s.objective,
+            "clr_objective_per_user_km": s.objective_per_user,
+            "clr_lower_bound_sum_km": s.lower_bound,
             "status": s.status,
             "relative_gap": s.relative_gap,
             "y_norm": s.info.get("y_norm"),
@@ -262,7 +267,7 @@ def run_lrgeo(
     *,
     method: str = "auto",
     executor: Executor | None = None,
-    rel_gap: float = 1e-6,
+    rel_gap: float = GEO_REL_GAP,
     rng: Any = None,
     via_json: bool = True,
     request_rows: str = "lr",

@@ -22,7 +22,7 @@ from privopt.errors import InvalidInput
 from privopt.geo.clr import build_model
 from privopt.geo.crtable import CostReferenceTable
 from privopt.geo.messages import CRBlock, CRRequest, Upload, UserMatrix
-from privopt.geo.params import GeoParams
+from privopt.geo.params import GEO_REL_GAP, GeoParams
 from privopt.geo.solve import ClrSolution, solve_clr
 
 __all__ = ["answer_cr_request", "solve_uploads", "MAX_CR_PAIRS"]
@@ -80,7 +80,7 @@ def solve_uploads(
     *,
     method: str = "auto",
     executor: Executor | None = None,
-    rel_gap: float = 1e-6,
+    rel_gap: float = GEO_REL_GAP,
     time_limit: float | None = None,
     progress: bool | str = "auto",
 ) -> tuple[list[UserMatrix], ClrSolution]:

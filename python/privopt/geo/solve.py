@@ -20,6 +20,8 @@ from privopt._validation import check_finite_result
 from privopt.certify import certify
 from privopt.errors import InvalidInput
 from privopt.geo.clr import ClrModel
+from privopt.geo.params import GEO_REL_GAP
+from privopt.geo.release import release_lower_bound, release_matrices
 
 __all__ = [
     "ClrSolution",
@@ -63,10 +65,16 @@ class ClrSolution:
     ----------
     matrices : per user, Z_{N_m} of shape (n_m, K), row-stochastic, repaired.
     y_tilde : (K,) the rescaled shared variables ỹ (y = ỹ·e^{ε r_exp/2}).
-    objective : Σ_m (1/n_m) Σ_ik ĉ_ik z_ik of the released matrices (km).
-    lower_bound : certified lower bound on the CLR-Geo optimum (safe dual bound).
-    status : "optimal" when the certification rule proves ``rel_gap``, else why not.
-    relative_gap : proven relative gap (objective − lower_bound) / objective.
+    objective : the released matrices' CLR-Geo objective, a **sum over users** of each user's
+        expected estimated cost: Σ_m (1/n_m) Σ_ik ĉ_ik z_ik (km; the LP's objective, Eq. 23).
+        :attr:`objective_per_user` is the mean over users.
+    lower_bound : proven lower bound, summed over users like ``objective``, on the cost of
+        every matrix set of the CLR-Geo model and of the matrices released
+        (:func:`privopt.geo.release.release_lower_bound`): ``objective ≥ lower_bound`` always.
+        ``info["model_lower_bound"]`` is the LP's own safe dual bound.
+    status : "optimal" when the certification rule proves ``rel_gap`` for the released
+        matrices, else why not.
+    relative_gap : proven relative gap (objective − lower_bound) / objective, ≥ 0.
     method : "benders", "rowgen" or "lp" (the solver that produced it).
     info : sizes, times, iterations, repair weight, solver details.
     """
@@ -80,12 +88,22 @@ class ClrSolution:
     method: str
     info: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def n_users(self) -> int:
+        """Number of users M."""
+        return len(self.matrices)
+
+    @property
+    def objective_per_user(self) -> float:
+        """``objective / M``: the mean over users of each user's expected estimated cost (km)."""
+        return self.objective / self.n_users
+
 
 def solve_clr(
     model: ClrModel,
     method: str = "auto",
     *,
-    rel_gap: float = 1e-6,
+    rel_gap: float = GEO_REL_GAP,
     abs_gap: float = 0.0,
     executor: Executor | None = None,
     time_limit: float | None = None,
@@ -172,21 +190,23 @@ def solve_clr(
             start,
         )
     raw = [b.assemble(z, y) for b, z in zip(model.blocks, z_free, strict=True)]
-    from privopt.geo.release import release_matrices
-
-    matrices, alpha = release_matrices(model, raw)
+    released = release_matrices(model, raw)
+    matrices = released.matrices
     _check_finite(matrices, y, lower)
     objective = check_finite_result("CLR-Geo objective", model.objective(matrices))
-    cert = certify(objective, lower, rel_gap, what=f"CLR-Geo ({method})", stacklevel=3)
+    # The bound describes what is returned: objective >= bound by construction (release.py).
+    bound = release_lower_bound(lower, released, objective)
+    cert = certify(objective, bound, rel_gap, what=f"CLR-Geo ({method})", stacklevel=3)
     info.update(
         model.info,
         time_s=time.perf_counter() - start,
+        model_lower_bound=lower,
         objective_before_repair=model.objective(raw),
-        repair_alpha=alpha,
+        repair_alpha=released.alpha,
         y_norm=float(np.linalg.norm(y) * model.y_scale()),
         y_tilde_max=float(y.max(initial=0.0)),
     )
-    return ClrSolution(matrices, y, objective, lower, cert.status, cert.relative_gap, method, info)
+    return ClrSolution(matrices, y, objective, bound, cert.status, cert.relative_gap, method, info)
 
 
 def _benders_or_lp(
