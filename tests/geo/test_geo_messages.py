@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from privopt.errors import InvalidInput
 from privopt.geo import GeoParams
+from privopt.geo.clr import MAX_KM
 from privopt.geo.messages import (
     CRBlock,
     CRRequest,
@@ -84,16 +85,11 @@ def test_every_message_type_round_trips_exactly(seed, n, k, params) -> None:
     _same(back.rows, blk.rows), _same(back.cols, blk.cols), _same(back.beta, blk.beta)
 
     m = max(n, 1)
-    d = _floats(rng, (m, m), nonneg=True)
+    km = lambda shape: np.minimum(_floats(rng, shape, nonneg=True), MAX_KM)  # noqa: E731
+    d = km((m, m))
     d = np.minimum(d, d.T)
     np.fill_diagonal(d, 0.0)
-    up = Upload(
-        f"user-{seed}-ü",
-        d,
-        _floats(rng, (m, k), nonneg=True),
-        _floats(rng, (m, k), nonneg=True),
-        ids(k),
-    )
+    up = Upload(f"user-{seed}-ü", d, km((m, k)), km((m, k)), ids(k))
     back = _wire(up)
     assert back.user == up.user
     for name in ("pair_distances", "column_distances", "cost", "columns"):
@@ -169,3 +165,15 @@ def test_upload_with_nan_or_bad_shapes_is_refused() -> None:
     not_stochastic = UserMatrix("u", np.full((1, 2), 0.6), "optimal", 0.0, 0.0).to_json()
     with pytest.raises(InvalidInput, match="row-stochastic"):
         UserMatrix.from_json(not_stochastic)
+
+
+@pytest.mark.parametrize("name", ["pair_distances", "column_distances", "cost"])
+def test_upload_values_above_max_km_are_refused(name: str) -> None:
+    """Distances and costs lie in [0, MAX_KM]: one user's cost of 1e20 km once passed and made
+    HiGHS fail on the whole batch."""
+    d = np.array([[0.0, 1.0], [1.0, 0.0]])
+    arrays = {"pair_distances": d, "column_distances": d.copy(), "cost": np.ones((2, 2))}
+    Upload.from_json(Upload("u", **arrays).to_json())  # in range: accepted
+    arrays[name] = arrays[name] * MAX_KM * 1.5
+    with pytest.raises(InvalidInput, match=f"{name} holds .* above the largest accepted MAX_KM"):
+        Upload.from_json(Upload("u", **arrays).to_json())
