@@ -15,12 +15,14 @@ from privopt.errors import InvalidInput
 from privopt.geo import GeoParams
 from privopt.geo.clr import MAX_KM
 from privopt.geo.messages import (
+    MAX_JSON_DEPTH,
     CRBlock,
     CRRequest,
     ErrorMessage,
     Setup,
     Upload,
     UserMatrix,
+    parse_json,
     parse_message,
 )
 
@@ -177,3 +179,86 @@ def test_upload_values_above_max_km_are_refused(name: str) -> None:
     arrays[name] = arrays[name] * MAX_KM * 1.5
     with pytest.raises(InvalidInput, match=f"{name} holds .* above the largest accepted MAX_KM"):
         Upload.from_json(Upload("u", **arrays).to_json())
+
+
+# ------------------------------------------------------------------- decoding text from the wire
+def _depth_by_hand(text: str) -> int:
+    """Nesting depth of JSON text by a character loop (the slow oracle of the vector scan)."""
+    depth = worst = 0
+    in_string = escaped = False
+    for c in text:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (c == "\\", c != '"')
+        elif c == '"':
+            in_string = True
+        elif c in "[{":
+            depth += 1
+            worst = max(worst, depth)
+        elif c in "]}":
+            depth -= 1
+    return worst
+
+
+_TRICKY = st.sampled_from(['a"[b', '\\"{', "[[", "x\\", "}}]]", "\\\\", "ü[", ""])
+_JSON_VALUES = st.recursive(
+    st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1), st.floats(allow_nan=False), _TRICKY),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(_TRICKY | st.text(max_size=3), inner, max_size=3),
+    ),
+    max_leaves=30,
+)
+
+
+@SETTINGS
+@given(_JSON_VALUES, st.sampled_from([1, 2, 3, 7, 1 << 20]))
+def test_nesting_depth_scan_matches_a_character_loop(value, chunk) -> None:
+    """Brackets inside strings, escaped quotes and backslash runs across chunk borders."""
+    from privopt.geo import messages
+
+    text = json.dumps(value, ensure_ascii=False)
+    old = messages._SCAN_CHUNK
+    messages._SCAN_CHUNK = chunk
+    try:
+        assert messages._nesting_depth(text.encode(), 10**9) == _depth_by_hand(text)
+    finally:
+        messages._SCAN_CHUNK = old
+    assert parse_json(text) == value
+
+
+def test_parse_json_bounds_depth_and_numbers() -> None:
+    ok = "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH
+    assert parse_json(ok) is not None
+    with pytest.raises(InvalidInput, match=f"nested more than {MAX_JSON_DEPTH} levels"):
+        parse_json("[" + ok + "]")
+    # Brackets in strings are not nesting: a user id of 100 brackets is fine.
+    assert parse_json(json.dumps({"user": "[{" * 100}))["user"] == "[{" * 100
+    assert parse_json(json.dumps({"q": '\\"' + "[" * 50})) == {"q": '\\"' + "[" * 50}
+    # Integers within 64 bits are kept exactly; beyond, the error names where the number is.
+    assert parse_json(f"[{2**63 - 1}, {-(2**63)}]") == [2**63 - 1, -(2**63)]
+    for text, match in [
+        (f'{{"a": [0, {2**63}]}}', r"a\[1\] is an integer of 19 digits"),
+        ('{"a": {"b": 1e309}}', r"a\.b is 1e309, beyond the float range"),
+        ('{"x": NaN}', "x is NaN, which JSON does not allow"),
+        ("Infinity", "the value is Infinity"),
+        ("1" * 5000, "the value is an integer of 5000 digits"),
+        (b'"\xff"', r"not UTF-8 \(byte 1\)"),
+        ("[1,", "malformed JSON"),
+    ]:
+        with pytest.raises(InvalidInput, match=match):
+            parse_json(text)
+
+
+def test_python_dicts_get_the_same_number_checks() -> None:
+    """from_json on an already parsed dict: a huge int names its field, never OverflowError."""
+    d = np.array([[0.0, 1.0], [1.0, 0.0]])
+    req = CRRequest(0, 1.0, np.arange(2), np.arange(2)).to_json()
+    with pytest.raises(InvalidInput, match="radius_km is an integer of 401 digits"):
+        CRRequest.from_json({**req, "radius_km": 10**400})
+    with pytest.raises(InvalidInput, match=r"params\.epsilon is an integer"):
+        parse_message({"type": "setup", "params": {"epsilon": -(10**30)}})
+    with pytest.raises(InvalidInput, match=r"rows.shape\[0\] must be an int"):
+        CRRequest.from_json({**req, "rows": {**req["rows"], "shape": [True]}})
+    up = Upload("u", d, d, d).to_json()
+    with pytest.raises(InvalidInput, match=r"cost.shape\[1\] must be an int in \[0, 50000000\]"):
+        Upload.from_json({**up, "cost": {**up["cost"], "shape": [2, -2]}})

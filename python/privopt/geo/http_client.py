@@ -40,7 +40,15 @@ from privopt.errors import InvalidInput, PrivacyViolation, SolverError
 from privopt.geo.client import LRGeoClient
 from privopt.geo.clr import geo_ind_edges
 from privopt.geo.geography import Geography
-from privopt.geo.messages import CRBlock, CRRequest, ErrorMessage, Setup, Upload, UserMatrix
+from privopt.geo.messages import (
+    CRBlock,
+    CRRequest,
+    ErrorMessage,
+    Setup,
+    Upload,
+    UserMatrix,
+    parse_json,
+)
 from privopt.mdp.result import PerturbationMatrix, Verification, verify_matrix
 
 __all__ = ["GeoServiceClient", "Obfuscation"]
@@ -169,13 +177,13 @@ class GeoServiceClient:
                 raise InvalidInput(f"the server refused {path} ({err.code}): {text}") from None
             raise SolverError(f"the server failed on {path} ({err.code}): {text}") from None
         try:
-            return json.loads(body)
-        except ValueError:
-            raise InvalidInput(f"the server's reply to {path} is not JSON") from None
+            return parse_json(body)
+        except InvalidInput as exc:
+            raise InvalidInput(f"the server's reply to {path} is not usable JSON: {exc}") from None
 
 
 def _error_text(body: bytes) -> str:
     try:
-        return ErrorMessage.from_json(json.loads(body)).error
-    except (ValueError, InvalidInput):
+        return ErrorMessage.from_json(body).error
+    except InvalidInput:
         return body[:200].decode("utf-8", "replace")

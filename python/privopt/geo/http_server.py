@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import socket
 import sys
 import threading
@@ -47,7 +46,7 @@ import numpy as np
 from privopt._validation import check_int, check_nonnegative, check_positive
 from privopt.errors import InvalidInput, PrivoptError
 from privopt.geo.crtable import CostReferenceTable
-from privopt.geo.messages import CRRequest, Setup, Upload, UserMatrix
+from privopt.geo.messages import CRRequest, Setup, Upload, UserMatrix, parse_json
 from privopt.geo.params import GeoParams
 from privopt.geo.server import answer_cr_request, solve_uploads
 
@@ -156,14 +155,14 @@ class GeoService:
 
     def answer_cr(self, body: bytes) -> dict[str, Any]:
         """A ``cr_request`` body → its ``cr_block`` message (raises InvalidInput)."""
-        request = CRRequest.from_json(_parse_json(body))
+        request = CRRequest.from_json(parse_json(body))
         block = answer_cr_request(self.table, request, self.params)
         self.count("cr")
         return block.to_json()
 
     def parse_upload(self, body: bytes) -> Upload:
         """An ``upload`` body → a validated :class:`Upload` of this map (raises InvalidInput)."""
-        up = Upload.from_json(_parse_json(body))
+        up = Upload.from_json(parse_json(body))
         k = self.geography.n_locations
         if len(up.user) > MAX_USER_ID:
             raise InvalidInput(f"user must be at most {MAX_USER_ID} characters")
@@ -237,13 +236,6 @@ class GeoService:
                 "solve_s_total": float(sum(solve)),
                 "pending_uploads": pending,
             }
-
-
-def _parse_json(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"malformed JSON: {exc}") from None
 
 
 class UploadBatcher:
