@@ -16,6 +16,7 @@ from privopt.geo import GeoParams
 from privopt.geo.clr import MAX_KM
 from privopt.geo.messages import (
     MAX_JSON_DEPTH,
+    BatchInfo,
     CRBlock,
     CRRequest,
     ErrorMessage,
@@ -102,18 +103,25 @@ def test_every_message_type_round_trips_exactly(seed, n, k, params) -> None:
     z[np.arange(m), rng.integers(0, k, m)] += 0.5  # no empty row
     z /= z.sum(axis=1, keepdims=True)
     gap = float(rng.choice([0.0, 1e-9, math.inf]))
-    info = {"batch": int(rng.integers(0, 100)), "note": "ε/2", "nested": {"x": [1, 2.5]}}
-    um = UserMatrix(
-        "u", z, "optimal" if gap < 1 else "gap_not_closed", gap, float(rng.random()), info
+    users = int(rng.integers(1, 100))
+    batch = BatchInfo(
+        users,
+        int(rng.integers(0, users)),
+        str(rng.choice(["benders", "rowgen", "lp"])),
+        "optimal" if gap < 1 else "gap_not_closed",
+        gap,
+        float(_floats(rng, (1,), nonneg=True)[0]),
+        float(rng.choice([-math.inf, 0.0, 1.5])),
+        None if rng.random() < 0.3 else int(rng.integers(0, 2**62)),
     )
+    um = UserMatrix("u", z, float(rng.random()), float(rng.random()), batch)
     back = _wire(um)
     _same(back.matrix, um.matrix)
-    assert (back.user, back.status, back.relative_gap, back.objective, back.info) == (
+    assert (back.user, back.objective, back.max_geo_ind_violation, back.batch) == (
         um.user,
-        um.status,
-        um.relative_gap,
         um.objective,
-        um.info,
+        um.max_geo_ind_violation,
+        um.batch,
     )
 
     err = ErrorMessage(f"bad field {seed!r}: ε ≥ 0", int(rng.choice([400, 404, 413, 500, 503])))
@@ -164,7 +172,8 @@ def test_upload_with_nan_or_bad_shapes_is_refused() -> None:
         Upload.from_json(bad)
     with pytest.raises(InvalidInput, match="NaN"):
         Upload.from_json(Upload("u", d, np.ones((2, 3)), np.full((2, 3), np.nan)).to_json())
-    not_stochastic = UserMatrix("u", np.full((1, 2), 0.6), "optimal", 0.0, 0.0).to_json()
+    batch = BatchInfo(1, 0, "lp", "optimal", 0.0, 0.0, 0.0)
+    not_stochastic = UserMatrix("u", np.full((1, 2), 0.6), 0.0, 0.0, batch).to_json()
     with pytest.raises(InvalidInput, match="row-stochastic"):
         UserMatrix.from_json(not_stochastic)
 
@@ -201,7 +210,12 @@ def _depth_by_hand(text: str) -> int:
 
 _TRICKY = st.sampled_from(['a"[b', '\\"{', "[[", "x\\", "}}]]", "\\\\", "ü[", ""])
 _JSON_VALUES = st.recursive(
-    st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1), st.floats(allow_nan=False), _TRICKY),
+    st.one_of(
+        st.none(),
+        st.integers(-(2**63), 2**63 - 1),
+        st.floats(allow_nan=False, allow_infinity=False),
+        _TRICKY,
+    ),
     lambda inner: st.one_of(
         st.lists(inner, max_size=3),
         st.dictionaries(_TRICKY | st.text(max_size=3), inner, max_size=3),
@@ -262,3 +276,29 @@ def test_python_dicts_get_the_same_number_checks() -> None:
     up = Upload("u", d, d, d).to_json()
     with pytest.raises(InvalidInput, match=r"cost.shape\[1\] must be an int in \[0, 50000000\]"):
         Upload.from_json({**up, "cost": {**up["cost"], "shape": [2, -2]}})
+
+
+def test_a_user_matrix_separates_the_users_fields_from_its_batchs() -> None:
+    """The reply says which numbers are this user's and which are the batch solve's."""
+    batch = BatchInfo(3, 1, "benders", "optimal", 1e-7, 12.5, 12.4999, 9)
+    message = UserMatrix("u", np.eye(2), 4.0, 0.0, batch).to_json()
+    assert set(message) == {"type", "user", "matrix", "objective", "max_geo_ind_violation", "batch"}
+    assert message["batch"] == {
+        "id": 9,
+        "users": 3,
+        "position": 1,
+        "method": "benders",
+        "status": "optimal",
+        "relative_gap": 1e-7,
+        "objective": 12.5,
+        "lower_bound": 12.4999,
+    }
+    for bad, match in [
+        ({"position": 3}, r"batch.position must lie in \[0, batch.users = 3\)"),
+        ({"relative_gap": -1.0}, "batch.relative_gap must be >= 0"),
+        ({"users": "3"}, "field 'batch.users' has the wrong type"),
+        ({"lower_bound": "inf"}, "field 'batch.lower_bound' has the wrong type"),
+        ({"id": -1}, "batch.id must be null or an int >= 0"),
+    ]:
+        with pytest.raises(InvalidInput, match=match):
+            UserMatrix.from_json({**message, "batch": {**message["batch"], **bad}})

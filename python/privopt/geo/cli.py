@@ -334,7 +334,6 @@ def _client(args: argparse.Namespace) -> int:
     report = client.obfuscate(location, rng=args.seed)
     if out is not None:
         report.matrix.save(out)
-    info = report.reply.info
     reported = report.reported
     emit_summary(
         {
@@ -342,11 +341,9 @@ def _client(args: argparse.Namespace) -> int:
             "reported_location": reported,
             "reported_point": None if geo.points is None else geo.points[reported].tolist(),
             "lr_set_size": report.matrix.n_records,
-            "status": report.reply.status,
-            "relative_gap": report.reply.relative_gap,
+            "expected_cost_km": report.reply.objective,
             "max_geo_ind_violation": report.verification.max_relative_violation,
-            "batch": info.get("batch"),
-            "users_in_batch": info.get("users_in_batch"),
+            "batch": report.reply.batch.to_json(),
             "matrix": None if out is None else str(out),
         }
     )

@@ -62,8 +62,10 @@ class Obfuscation:
     ----------
     reported : index in V of the reported location (drawn locally from Z's true row).
     matrix : Z_{N_m} as a :class:`PerturbationMatrix` (``row_index`` = N_m, v_m first;
-        ``expected_loss`` = the server's ĉ-cost of this user's rows, km).
-    reply : the server's ``user_matrix`` message (status, certified gap, batch info).
+        ``expected_loss`` = the server's ĉ-cost of this user's rows, km; ``summary["batch"]``
+        the certificate of the batch's solve).
+    reply : the server's ``user_matrix`` message (this user's matrix and Geo-Ind check, and
+        ``reply.batch``: its batch's status, certified gap and size).
     request, upload : what was sent to the server (no location id in either).
     verification : the local Geo-Ind check of ``matrix``.
     """
@@ -154,7 +156,7 @@ class GeoServiceClient:
             method="lr-geo",
             output_index=np.arange(self.geography.n_locations),
             row_index=state.lr_set,
-            summary={"status": reply.status, "relative_gap": reply.relative_gap, **reply.info},
+            summary={"batch": reply.batch.to_json()},
         )
         reported = pm.sample(int(location), source)
         return Obfuscation(reported, pm, reply, state.request, up, check)

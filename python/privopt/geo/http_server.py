@@ -206,14 +206,8 @@ class GeoService:
                     "relative_gap": sol.relative_gap,
                 }
             )
-        info = {
-            "batch": batch,
-            "batch_method": sol.method,
-            "batch_objective": sol.objective,
-            "batch_lower_bound": sol.lower_bound,
-        }
         return [
-            dataclasses.replace(r, user=u.user, info={**r.info, **info})
+            dataclasses.replace(r, user=u.user, batch=dataclasses.replace(r.batch, id=batch))
             for r, u in zip(replies, uploads, strict=True)
         ]
 

@@ -10,7 +10,8 @@ message                    direction               content
 ``"cr_request"``           client → server         request circle and the V̂ points wanted
 ``"cr_block"``             server → client         β for the requested pairs
 ``"upload"``               client → server         D_{N_m²}, D_{N_m,V}, Ĉ with column ids
-``"user_matrix"``          server → client         Z_{N_m} and the solve's certificate
+``"user_matrix"``          server → client         Z_{N_m}, its own cost and Geo-Ind check,
+                                                   and the certificate of its batch's solve
 ``"error"``                server → client         a refused request
 ========================  ======================  =========================================
 
@@ -34,7 +35,7 @@ from __future__ import annotations
 import base64
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,7 @@ __all__ = [
     "CRRequest",
     "CRBlock",
     "Upload",
+    "BatchInfo",
     "UserMatrix",
     "ErrorMessage",
     "Setup",
@@ -442,15 +444,94 @@ class Upload:
 
 
 @dataclass(frozen=True)
-class UserMatrix:
-    """The server's reply: Z_{N_m} (rows in the order of the upload) and how it was solved."""
+class BatchInfo:
+    """The CLR-Geo solve that produced a user's matrix: the same for every user solved with it.
 
-    user: str
-    matrix: np.ndarray
+    The users of one batch share y, so Thm 4.4 (ε/2-Geo-Ind between exponential entries) holds
+    across their matrices; its certificate is of the batch's objective, not of one user's.
+
+    Attributes
+    ----------
+    users : number of users solved together.
+    position : this user's place among them (0-based; the order of the solve).
+    method : the solver that produced the matrices (``"benders"``, ``"rowgen"`` or ``"lp"``).
+    status : the batch's certificate status (``"optimal"``, ``"time_limit"``, ...).
+    relative_gap : proven relative gap of the batch objective (inf: none proven).
+    objective : the batch objective Σ_m (1/|N_m|) Σ ĉ z over its users, km.
+    lower_bound : proven lower bound of that objective, km (-inf: none proven).
+    id : the server's number of the batch (None outside a server).
+    """
+
+    users: int
+    position: int
+    method: str
     status: str
     relative_gap: float
     objective: float
-    info: dict[str, Any] = field(default_factory=dict)
+    lower_bound: float
+    id: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The batch object of a ``user_matrix`` message."""
+        return {
+            "id": self.id,
+            "users": int(self.users),
+            "position": int(self.position),
+            "method": self.method,
+            "status": self.status,
+            "relative_gap": _finite_or_str(self.relative_gap),
+            "objective": float(self.objective),
+            "lower_bound": _finite_or_str(self.lower_bound),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> BatchInfo:
+        """Decode and validate the batch object; InvalidInput names the bad field."""
+        if not isinstance(data, dict):
+            raise InvalidInput(f"field 'batch' must be a JSON object, got {type(data).__name__}")
+        d = {f"batch.{k}": v for k, v in _check_numbers(data).items()}
+        users = _field(d, "batch.users", int)
+        position = _field(d, "batch.position", int)
+        if users < 1 or not 0 <= position < users:
+            raise InvalidInput(f"batch.position must lie in [0, batch.users = {users})")
+        gap = _number(d, "batch.relative_gap", allow=("inf",))
+        if gap < 0:
+            raise InvalidInput(f"batch.relative_gap must be >= 0, got {gap!r}")
+        ident = d.get("batch.id")
+        if ident is not None and (_field(d, "batch.id", int) < 0):
+            raise InvalidInput(f"batch.id must be null or an int >= 0, got {ident!r}")
+        return cls(
+            users,
+            position,
+            _field(d, "batch.method", str),
+            _field(d, "batch.status", str),
+            gap,
+            _number(d, "batch.objective"),
+            _number(d, "batch.lower_bound", allow=("-inf",)),
+            ident,
+        )
+
+
+@dataclass(frozen=True)
+class UserMatrix:
+    """The server's reply to one user: what is the user's own, and how its batch was solved.
+
+    Attributes
+    ----------
+    user : the id the client chose (echoed).
+    matrix : (n, K) Z_{N_m}, rows in the order of the upload, row-stochastic.
+    objective : this user's expected estimated cost (1/n) Σ_i Σ_k ĉ_ik z_ik, km.
+    max_geo_ind_violation : this matrix's largest relative (ε, γ)-Geo-Ind violation between
+        its own rows (on the upload's distances; 0 when it holds, see
+        :class:`~privopt.mdp.Verification`).
+    batch : the solve shared with the other users of the batch (:class:`BatchInfo`).
+    """
+
+    user: str
+    matrix: np.ndarray
+    objective: float
+    max_geo_ind_violation: float
+    batch: BatchInfo
 
     def to_json(self) -> dict[str, Any]:
         """The message as a JSON-ready dict (arrays encoded)."""
@@ -458,10 +539,9 @@ class UserMatrix:
             "type": "user_matrix",
             "user": self.user,
             "matrix": encode_array(self.matrix),
-            "status": self.status,
-            "relative_gap": _finite_or_str(self.relative_gap),
             "objective": float(self.objective),
-            "info": self.info,
+            "max_geo_ind_violation": float(self.max_geo_ind_violation),
+            "batch": self.batch.to_json(),
         }
 
     @classmethod
@@ -471,16 +551,15 @@ class UserMatrix:
         z = decode_array("matrix", d.get("matrix"), ndim=2)
         if np.any(z < 0) or not np.allclose(z.sum(axis=1), 1.0, atol=1e-9):
             raise InvalidInput("matrix must be row-stochastic")
-        gap = d.get("relative_gap")
-        if gap != "inf" and (not isinstance(gap, (int, float)) or isinstance(gap, bool)):
-            raise InvalidInput(f"relative_gap must be a number or 'inf', got {gap!r}")
+        violation = _number(d, "max_geo_ind_violation")
+        if violation < 0:
+            raise InvalidInput(f"max_geo_ind_violation must be >= 0, got {violation!r}")
         return cls(
             _field(d, "user", str),
             z,
-            _field(d, "status", str),
-            math.inf if gap == "inf" else float(_field(d, "relative_gap", (int, float))),
-            float(_field(d, "objective", (int, float))),
-            _field(d, "info", dict) if "info" in d else {},
+            _number(d, "objective"),
+            violation,
+            BatchInfo.from_json(_field(d, "batch", dict)),
         )
 
 
@@ -573,7 +652,8 @@ class Setup:
 
 
 def _finite_or_str(x: float) -> float | str:
-    return float(x) if math.isfinite(x) else "inf"
+    """A float for JSON: ±inf as the strings "inf"/"-inf" (JSON has no infinity)."""
+    return float(x) if math.isfinite(x) else ("inf" if x > 0 else "-inf")
 
 
 _TYPES: dict[str, Any] = {
