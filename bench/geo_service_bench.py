@@ -93,7 +93,7 @@ def _run_level(client: Any, geo: Any, concurrency: int, sessions: int, seed: int
         t = time.perf_counter()
         rep = client.obfuscate(int(locs[n]), rng=seed + n)
         durations.append(time.perf_counter() - t)
-        assert rep.reply.status == "optimal", rep.reply.status
+        assert rep.reply.batch.status == "optimal", rep.reply.batch.status
 
     t0 = time.perf_counter()
     with ThreadPoolExecutor(concurrency) as pool:

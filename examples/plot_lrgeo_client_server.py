@@ -78,9 +78,9 @@ finally:
     log.close()
 
 for n, (out, seconds) in enumerate(results):
-    r = out.reply
+    b = out.reply.batch  # the solve this driver's matrix came from, shared with its batch
     print(
-        f"driver {n:2d}: batch {r.info['batch']}, {r.status} (gap {r.relative_gap:.0e}), "
+        f"driver {n:2d}: batch {b.id} of {b.users}, {b.status} (gap {b.relative_gap:.0e}), "
         f"Geo-Ind check {out.verification.n_violated} violations, {seconds:.2f} s"
     )
 print(f"batches solved: {health['batches']} of sizes {health['batch_sizes']}")
@@ -100,7 +100,7 @@ for n, (out, _) in enumerate(results):
 ax.set(xlabel="longitude (°)", ylabel="latitude (°)", title="true cell (★) → reported cell")
 gaps = [d[n, out.reported] for n, (out, _) in enumerate(results)]
 waits = [seconds for _, seconds in results]
-batch = [out.reply.info["batch"] for out, _ in results]
+batch = [out.reply.batch.id for out, _ in results]
 bx.bar(range(len(drivers)), waits, color=[f"C{b}" for b in batch])
 for n, g in enumerate(gaps):
     bx.text(n, waits[n], f"{g:.1f}", ha="center", va="bottom", fontsize=7)

@@ -78,6 +78,23 @@ def test_a_failed_solve_fails_its_batch_only() -> None:
     assert all(isinstance(x, SolverLimit) for x in out[:2]) and out[2:] == [2, 3]
 
 
+def test_a_users_own_error_fails_that_user_only() -> None:
+    """``solve`` may answer some uploads of a batch with an exception (a failing upload found
+    by bisection): only their waiters raise."""
+
+    def solve(batch):
+        return [HTTPError(422, f"upload {u}") if u % 3 == 1 else u for u in batch]
+
+    async def main():
+        b = _batcher(solve, max_batch=4)
+        out = await asyncio.gather(*(b.submit(u) for u in range(6)), return_exceptions=True)
+        b.close()
+        return out
+
+    out = asyncio.run(main())
+    assert [x.status if isinstance(x, HTTPError) else x for x in out] == [0, 422, 2, 3, 422, 5]
+
+
 def test_too_many_pending_uploads_are_refused_with_503() -> None:
     gate = threading.Event()
 
@@ -110,6 +127,9 @@ def test_too_many_pending_uploads_are_refused_with_503() -> None:
         ({"max_body_bytes": 10}, "max_body_bytes"),
         ({"method": "simplex"}, "method"),
         ({"time_limit": 0.0}, "time_limit"),
+        ({"header_timeout_s": 0.0}, "header_timeout_s"),
+        ({"body_timeout_s": float("inf")}, "body_timeout_s"),
+        ({"max_connections": 0}, "max_connections"),
     ],
 )
 def test_bad_service_settings(kwargs, match: str) -> None:

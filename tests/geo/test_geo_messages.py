@@ -13,13 +13,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from privopt.errors import InvalidInput
 from privopt.geo import GeoParams
+from privopt.geo.clr import MAX_KM
 from privopt.geo.messages import (
+    MAX_JSON_DEPTH,
+    BatchInfo,
     CRBlock,
     CRRequest,
     ErrorMessage,
     Setup,
     Upload,
     UserMatrix,
+    parse_json,
     parse_message,
 )
 from privopt.geo.params import MIN_EPS_D_CAP
@@ -88,16 +92,11 @@ def test_every_message_type_round_trips_exactly(seed, n, k, params) -> None:
     _same(back.rows, blk.rows), _same(back.cols, blk.cols), _same(back.beta, blk.beta)
 
     m = max(n, 1)
-    d = _floats(rng, (m, m), nonneg=True)
+    km = lambda shape: np.minimum(_floats(rng, shape, nonneg=True), MAX_KM)  # noqa: E731
+    d = km((m, m))
     d = np.minimum(d, d.T)
     np.fill_diagonal(d, 0.0)
-    up = Upload(
-        f"user-{seed}-ü",
-        d,
-        _floats(rng, (m, k), nonneg=True),
-        _floats(rng, (m, k), nonneg=True),
-        ids(k),
-    )
+    up = Upload(f"user-{seed}-ü", d, km((m, k)), km((m, k)), ids(k))
     back = _wire(up)
     assert back.user == up.user
     for name in ("pair_distances", "column_distances", "cost", "columns"):
@@ -108,18 +107,25 @@ def test_every_message_type_round_trips_exactly(seed, n, k, params) -> None:
     z[np.arange(m), rng.integers(0, k, m)] += 0.5  # no empty row
     z /= z.sum(axis=1, keepdims=True)
     gap = float(rng.choice([0.0, 1e-9, math.inf]))
-    info = {"batch": int(rng.integers(0, 100)), "note": "ε/2", "nested": {"x": [1, 2.5]}}
-    um = UserMatrix(
-        "u", z, "optimal" if gap < 1 else "gap_not_closed", gap, float(rng.random()), info
+    users = int(rng.integers(1, 100))
+    batch = BatchInfo(
+        users,
+        int(rng.integers(0, users)),
+        str(rng.choice(["benders", "rowgen", "lp"])),
+        "optimal" if gap < 1 else "gap_not_closed",
+        gap,
+        float(_floats(rng, (1,), nonneg=True)[0]),
+        float(rng.choice([-math.inf, 0.0, 1.5])),
+        None if rng.random() < 0.3 else int(rng.integers(0, 2**62)),
     )
+    um = UserMatrix("u", z, float(rng.random()), float(rng.random()), batch)
     back = _wire(um)
     _same(back.matrix, um.matrix)
-    assert (back.user, back.status, back.relative_gap, back.objective, back.info) == (
+    assert (back.user, back.objective, back.max_geo_ind_violation, back.batch) == (
         um.user,
-        um.status,
-        um.relative_gap,
         um.objective,
-        um.info,
+        um.max_geo_ind_violation,
+        um.batch,
     )
 
     err = ErrorMessage(f"bad field {seed!r}: ε ≥ 0", int(rng.choice([400, 404, 413, 500, 503])))
@@ -170,6 +176,133 @@ def test_upload_with_nan_or_bad_shapes_is_refused() -> None:
         Upload.from_json(bad)
     with pytest.raises(InvalidInput, match="NaN"):
         Upload.from_json(Upload("u", d, np.ones((2, 3)), np.full((2, 3), np.nan)).to_json())
-    not_stochastic = UserMatrix("u", np.full((1, 2), 0.6), "optimal", 0.0, 0.0).to_json()
+    batch = BatchInfo(1, 0, "lp", "optimal", 0.0, 0.0, 0.0)
+    not_stochastic = UserMatrix("u", np.full((1, 2), 0.6), 0.0, 0.0, batch).to_json()
     with pytest.raises(InvalidInput, match="row-stochastic"):
         UserMatrix.from_json(not_stochastic)
+
+
+@pytest.mark.parametrize("name", ["pair_distances", "column_distances", "cost"])
+def test_upload_values_above_max_km_are_refused(name: str) -> None:
+    """Distances and costs lie in [0, MAX_KM]: one user's cost of 1e20 km once passed and made
+    HiGHS fail on the whole batch."""
+    d = np.array([[0.0, 1.0], [1.0, 0.0]])
+    arrays = {"pair_distances": d, "column_distances": d.copy(), "cost": np.ones((2, 2))}
+    Upload.from_json(Upload("u", **arrays).to_json())  # in range: accepted
+    arrays[name] = arrays[name] * MAX_KM * 1.5
+    with pytest.raises(InvalidInput, match=f"{name} holds .* above the largest accepted MAX_KM"):
+        Upload.from_json(Upload("u", **arrays).to_json())
+
+
+# ------------------------------------------------------------------- decoding text from the wire
+def _depth_by_hand(text: str) -> int:
+    """Nesting depth of JSON text by a character loop (the slow oracle of the vector scan)."""
+    depth = worst = 0
+    in_string = escaped = False
+    for c in text:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (c == "\\", c != '"')
+        elif c == '"':
+            in_string = True
+        elif c in "[{":
+            depth += 1
+            worst = max(worst, depth)
+        elif c in "]}":
+            depth -= 1
+    return worst
+
+
+_TRICKY = st.sampled_from(['a"[b', '\\"{', "[[", "x\\", "}}]]", "\\\\", "ü[", ""])
+_JSON_VALUES = st.recursive(
+    st.one_of(
+        st.none(),
+        st.integers(-(2**63), 2**63 - 1),
+        st.floats(allow_nan=False, allow_infinity=False),
+        _TRICKY,
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(_TRICKY | st.text(max_size=3), inner, max_size=3),
+    ),
+    max_leaves=30,
+)
+
+
+@SETTINGS
+@given(_JSON_VALUES, st.sampled_from([1, 2, 3, 7, 1 << 20]))
+def test_nesting_depth_scan_matches_a_character_loop(value, chunk) -> None:
+    """Brackets inside strings, escaped quotes and backslash runs across chunk borders."""
+    from privopt.geo import messages
+
+    text = json.dumps(value, ensure_ascii=False)
+    old = messages._SCAN_CHUNK
+    messages._SCAN_CHUNK = chunk
+    try:
+        assert messages._nesting_depth(text.encode(), 10**9) == _depth_by_hand(text)
+    finally:
+        messages._SCAN_CHUNK = old
+    assert parse_json(text) == value
+
+
+def test_parse_json_bounds_depth_and_numbers() -> None:
+    ok = "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH
+    assert parse_json(ok) is not None
+    with pytest.raises(InvalidInput, match=f"nested more than {MAX_JSON_DEPTH} levels"):
+        parse_json("[" + ok + "]")
+    # Brackets in strings are not nesting: a user id of 100 brackets is fine.
+    assert parse_json(json.dumps({"user": "[{" * 100}))["user"] == "[{" * 100
+    assert parse_json(json.dumps({"q": '\\"' + "[" * 50})) == {"q": '\\"' + "[" * 50}
+    # Integers within 64 bits are kept exactly; beyond, the error names where the number is.
+    assert parse_json(f"[{2**63 - 1}, {-(2**63)}]") == [2**63 - 1, -(2**63)]
+    for text, match in [
+        (f'{{"a": [0, {2**63}]}}', r"a\[1\] is an integer of 19 digits"),
+        ('{"a": {"b": 1e309}}', r"a\.b is 1e309, beyond the float range"),
+        ('{"x": NaN}', "x is NaN, which JSON does not allow"),
+        ("Infinity", "the value is Infinity"),
+        ("1" * 5000, "the value is an integer of 5000 digits"),
+        (b'"\xff"', r"not UTF-8 \(byte 1\)"),
+        ("[1,", "malformed JSON"),
+    ]:
+        with pytest.raises(InvalidInput, match=match):
+            parse_json(text)
+
+
+def test_python_dicts_get_the_same_number_checks() -> None:
+    """from_json on an already parsed dict: a huge int names its field, never OverflowError."""
+    d = np.array([[0.0, 1.0], [1.0, 0.0]])
+    req = CRRequest(0, 1.0, np.arange(2), np.arange(2)).to_json()
+    with pytest.raises(InvalidInput, match="radius_km is an integer of 401 digits"):
+        CRRequest.from_json({**req, "radius_km": 10**400})
+    with pytest.raises(InvalidInput, match=r"params\.epsilon is an integer"):
+        parse_message({"type": "setup", "params": {"epsilon": -(10**30)}})
+    with pytest.raises(InvalidInput, match=r"rows.shape\[0\] must be an int"):
+        CRRequest.from_json({**req, "rows": {**req["rows"], "shape": [True]}})
+    up = Upload("u", d, d, d).to_json()
+    with pytest.raises(InvalidInput, match=r"cost.shape\[1\] must be an int in \[0, 50000000\]"):
+        Upload.from_json({**up, "cost": {**up["cost"], "shape": [2, -2]}})
+
+
+def test_a_user_matrix_separates_the_users_fields_from_its_batchs() -> None:
+    """The reply says which numbers are this user's and which are the batch solve's."""
+    batch = BatchInfo(3, 1, "benders", "optimal", 1e-7, 12.5, 12.4999, 9)
+    message = UserMatrix("u", np.eye(2), 4.0, 0.0, batch).to_json()
+    assert set(message) == {"type", "user", "matrix", "objective", "max_geo_ind_violation", "batch"}
+    assert message["batch"] == {
+        "id": 9,
+        "users": 3,
+        "position": 1,
+        "method": "benders",
+        "status": "optimal",
+        "relative_gap": 1e-7,
+        "objective": 12.5,
+        "lower_bound": 12.4999,
+    }
+    for bad, match in [
+        ({"position": 3}, r"batch.position must lie in \[0, batch.users = 3\)"),
+        ({"relative_gap": -1.0}, "batch.relative_gap must be >= 0"),
+        ({"users": "3"}, "field 'batch.users' has the wrong type"),
+        ({"lower_bound": "inf"}, "field 'batch.lower_bound' has the wrong type"),
+        ({"id": -1}, "batch.id must be null or an int >= 0"),
+    ]:
+        with pytest.raises(InvalidInput, match=match):
+            UserMatrix.from_json({**message, "batch": {**message["batch"], **bad}})

@@ -106,14 +106,18 @@ def test_fifty_concurrent_clients_get_verified_certified_matrices(reports) -> No
         assert np.all(d[loc, pm.row_index] <= np.sort(d[loc])[params.lr_max_size - 1] + 1e-12)
         # (ε, γ)-Geo-Ind against the map's own edges (not the upload's), stochastic rows.
         assert pm.verify(prob).ok(1e-9)
-        assert rep.reply.status == "optimal" and rep.reply.relative_gap <= 1e-6
+        assert rep.reply.batch.status == "optimal" and rep.reply.batch.relative_gap <= 1e-6
+        assert rep.reply.max_geo_ind_violation <= 1e-9  # the server's check of this user's rows
         assert pm.matrix[0, rep.reported] > 0  # drawn from the true row
         assert rep.upload.user == rep.reply.user  # ids may repeat across clients
     batches: dict[int, list] = {}
     for rep in out:
-        batches.setdefault(rep.reply.info["batch"], []).append(rep)
+        batches.setdefault(rep.reply.batch.id, []).append(rep)
     assert sum(len(b) for b in batches.values()) == N_CLIENTS
-    assert all(len(b) == b[0].reply.info["users_in_batch"] <= 20 for b in batches.values())
+    assert all(len(b) == b[0].reply.batch.users <= 20 for b in batches.values())
+    for reps in batches.values():  # one certificate per batch, one place per user
+        assert len({r.reply.batch.objective for r in reps}) == 1
+        assert sorted(r.reply.batch.position for r in reps) == list(range(len(reps)))
     for reps in batches.values():
         _check_batch_against_monolithic_lp(reps, params)
         _check_thm44_across_users(reps, d, params)
@@ -125,11 +129,10 @@ def _check_batch_against_monolithic_lp(reps, params) -> None:
     """The server's batch objective and the monolithic LP's (HiGHS simplex in this process):
     each certified lower bound is below the other solve's objective, and both agree to the
     requested gap."""
-    reps = sorted(reps, key=lambda r: r.reply.info["index"])
+    reps = sorted(reps, key=lambda r: r.reply.batch.position)
     uploads = [dataclasses.replace(r.upload, user=str(n)) for n, r in enumerate(reps)]
     _, lp = solve_uploads(uploads, params, method="lp")
-    info = reps[0].reply.info
-    server_obj, server_lb = info["batch_objective"], info["batch_lower_bound"]
+    server_obj, server_lb = reps[0].reply.batch.objective, reps[0].reply.batch.lower_bound
     assert lp.status == "optimal"
     assert server_lb <= lp.objective * (1 + 1e-12) and lp.lower_bound <= server_obj * (1 + 1e-12)
     assert abs(server_obj - lp.objective) <= 2e-6 * max(server_obj, lp.objective)
@@ -156,7 +159,8 @@ def _check_thm44_across_users(reps, d, params) -> None:
 
 
 def _post(url: str, path: str, body: bytes) -> tuple[int, dict]:
-    req = urllib.request.Request(url + path, data=body, method="POST")
+    headers = {"Content-Type": "application/json"}
+    req = urllib.request.Request(url + path, data=body, method="POST", headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=60) as resp:
             return resp.status, json.loads(resp.read())
@@ -171,6 +175,7 @@ def _post_raw(url: str, path: str, body, **headers) -> tuple[int, dict]:
     try:
         try:
             chunked = "Transfer-Encoding" in headers
+            headers = {"Content-Type": "application/json", **headers}
             conn.request("POST", path, body=body, headers=headers, encode_chunked=chunked)
         except OSError:  # the server may answer 413 and stop reading mid-body
             pass
@@ -220,7 +225,7 @@ def test_bad_requests_get_4xx_json_and_the_server_keeps_serving(server, reports)
     # Still serving: a full report goes through and the refusals were counted.
     assert proc.poll() is None
     rep = client.obfuscate(11, rng=5)
-    assert rep.reply.status == "optimal" and rep.matrix.row_index[0] == 11
+    assert rep.reply.batch.status == "optimal" and rep.matrix.row_index[0] == 11
     assert client.health()["requests"]["refused"] >= 9
 
 
@@ -254,7 +259,7 @@ def test_cli_client_reports_and_saves_its_matrix(server, tmp_path, capsys) -> No
     lines = run.stdout.splitlines()
     assert len(lines) == 1  # stdout carries the result only
     summary = json.loads(lines[0])
-    assert summary["status"] == "optimal" and 0 <= summary["reported_location"] < 64
+    assert summary["batch"]["status"] == "optimal" and 0 <= summary["reported_location"] < 64
     assert "location" not in {k for k in summary if k != "reported_location"}
     from privopt.mdp import PerturbationMatrix
 

@@ -1068,14 +1068,20 @@ GEO_TYPE_CASES: list[tuple[str, str, Callable[[], Any], str]] = [
     ),
     (
         "geo.messages.UserMatrix.from_json",
-        "info=[1]",
+        "batch=[1]",
         lambda: geo_messages.UserMatrix.from_json(
             {
-                **geo_messages.UserMatrix("u", np.ones((1, 1)), "optimal", 0.0, 0.0).to_json(),
-                "info": [1],
+                **geo_messages.UserMatrix(
+                    "u",
+                    np.ones((1, 1)),
+                    0.0,
+                    0.0,
+                    geo_messages.BatchInfo(1, 0, "lp", "optimal", 0.0, 0.0, 0.0),
+                ).to_json(),
+                "batch": [1],
             }
         ),
-        "info",
+        "batch",
     ),
 ]
 for _entry, _bad, _call, _fragment in GEO_TYPE_CASES:

@@ -136,6 +136,25 @@ def _register_serve(nested: argparse._SubParsersAction) -> None:
     )
     q.add_argument("--max-body-mb", type=float, default=32.0, help="largest request body (MiB)")
     q.add_argument("--max-pending", type=int, default=4096, help="most uploads waiting")
+    q.add_argument(
+        "--header-timeout",
+        type=float,
+        default=10.0,
+        help="seconds a connection may wait for a request's complete headers, from its "
+        "opening or the previous reply (also the idle keep-alive time; default 10)",
+    )
+    q.add_argument(
+        "--body-timeout",
+        type=float,
+        default=60.0,
+        help="seconds to receive a whole request body; later: 408 (default 60)",
+    )
+    q.add_argument(
+        "--max-connections",
+        type=int,
+        default=1024,
+        help="most connections open at once; more get 503 (default 1024)",
+    )
     q.add_argument("--time-limit", type=float, help="seconds per batch solve")
     q.add_argument(
         "--workers", type=int, default=1, help="threads for a batch's Benders subproblems"
@@ -288,6 +307,9 @@ def _service(args: argparse.Namespace) -> Any:
         batch_window_s=args.batch_window,
         max_body_bytes=int(args.max_body_mb * 2**20),
         max_pending=args.max_pending,
+        header_timeout_s=args.header_timeout,
+        body_timeout_s=args.body_timeout,
+        max_connections=args.max_connections,
         method=args.method,
         rel_gap=args.gap,
         time_limit=args.time_limit,
@@ -334,7 +356,6 @@ def _client(args: argparse.Namespace) -> int:
     report = client.obfuscate(location, rng=args.seed)
     if out is not None:
         report.matrix.save(out)
-    info = report.reply.info
     reported = report.reported
     emit_summary(
         {
@@ -342,11 +363,9 @@ def _client(args: argparse.Namespace) -> int:
             "reported_location": reported,
             "reported_point": None if geo.points is None else geo.points[reported].tolist(),
             "lr_set_size": report.matrix.n_records,
-            "status": report.reply.status,
-            "relative_gap": report.reply.relative_gap,
+            "expected_cost_km": report.reply.objective,
             "max_geo_ind_violation": report.verification.max_relative_violation,
-            "batch": info.get("batch"),
-            "users_in_batch": info.get("users_in_batch"),
+            "batch": report.reply.batch.to_json(),
             "matrix": None if out is None else str(out),
         }
     )

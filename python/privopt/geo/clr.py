@@ -33,7 +33,13 @@ from privopt._validation import check_finite_array
 from privopt.errors import InvalidInput
 from privopt.geo.params import GeoParams
 
-__all__ = ["UserBlock", "ClrModel", "build_model", "geo_ind_edges"]
+__all__ = ["UserBlock", "ClrModel", "build_model", "geo_ind_edges", "MAX_KM"]
+
+#: Largest distance or cost a block may hold (km): 25 times the equator, beyond any road
+#: distance on Earth, and small enough that the LP's coefficients stay in range (one user's
+#: costs of 1e15 km beside others of 1 km already keep Benders from certifying the batch, and
+#: from 1e19 km HiGHS fails on the whole batch).
+MAX_KM = 1e6
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,8 @@ class UserBlock:
     pair_distances : (n, n) d between the user's LR rows (D_{N_m²}), km.
     column_distances : (n, K) d from each LR row to each column of V (D_{N_m,V}), km.
     cost : (n, K) estimated travel-cost loss ĉ_ik (km, without the prior).
+
+    Every entry is finite and in [0, :data:`MAX_KM`] (else InvalidInput naming the array).
     """
 
     pair_distances: np.ndarray
@@ -64,6 +72,12 @@ class UserBlock:
             raise InvalidInput("column_distances must be >= 0")
         if np.any(c < 0):
             raise InvalidInput("cost must be >= 0 (a travel-cost loss)")
+        for name, a in (("pair_distances", d), ("column_distances", cd), ("cost", c)):
+            if a.size and a.max() > MAX_KM:
+                raise InvalidInput(
+                    f"{name} holds {float(a.max())!r} km, above the largest accepted "
+                    f"MAX_KM = {MAX_KM:g} km"
+                )
         object.__setattr__(self, "pair_distances", np.minimum(d, d.T))
         object.__setattr__(self, "column_distances", cd)
         object.__setattr__(self, "cost", c)

@@ -40,7 +40,15 @@ from privopt.errors import InvalidInput, PrivacyViolation, SolverError
 from privopt.geo.client import LRGeoClient
 from privopt.geo.clr import geo_ind_edges
 from privopt.geo.geography import Geography
-from privopt.geo.messages import CRBlock, CRRequest, ErrorMessage, Setup, Upload, UserMatrix
+from privopt.geo.messages import (
+    CRBlock,
+    CRRequest,
+    ErrorMessage,
+    Setup,
+    Upload,
+    UserMatrix,
+    parse_json,
+)
 from privopt.mdp.result import PerturbationMatrix, Verification, verify_matrix
 
 __all__ = ["GeoServiceClient", "Obfuscation"]
@@ -54,8 +62,10 @@ class Obfuscation:
     ----------
     reported : index in V of the reported location (drawn locally from Z's true row).
     matrix : Z_{N_m} as a :class:`PerturbationMatrix` (``row_index`` = N_m, v_m first;
-        ``expected_loss`` = the server's ĉ-cost of this user's rows, km).
-    reply : the server's ``user_matrix`` message (status, certified gap, batch info).
+        ``expected_loss`` = the server's ĉ-cost of this user's rows, km; ``summary["batch"]``
+        the certificate of the batch's solve).
+    reply : the server's ``user_matrix`` message (this user's matrix and Geo-Ind check, and
+        ``reply.batch``: its batch's status, certified gap and size).
     request, upload : what was sent to the server (no location id in either).
     verification : the local Geo-Ind check of ``matrix``.
     """
@@ -146,7 +156,7 @@ class GeoServiceClient:
             method="lr-geo",
             output_index=np.arange(self.geography.n_locations),
             row_index=state.lr_set,
-            summary={"status": reply.status, "relative_gap": reply.relative_gap, **reply.info},
+            summary={"batch": reply.batch.to_json()},
         )
         reported = pm.sample(int(location), source)
         return Obfuscation(reported, pm, reply, state.request, up, check)
@@ -169,13 +179,13 @@ class GeoServiceClient:
                 raise InvalidInput(f"the server refused {path} ({err.code}): {text}") from None
             raise SolverError(f"the server failed on {path} ({err.code}): {text}") from None
         try:
-            return json.loads(body)
-        except ValueError:
-            raise InvalidInput(f"the server's reply to {path} is not JSON") from None
+            return parse_json(body)
+        except InvalidInput as exc:
+            raise InvalidInput(f"the server's reply to {path} is not usable JSON: {exc}") from None
 
 
 def _error_text(body: bytes) -> str:
     try:
-        return ErrorMessage.from_json(json.loads(body)).error
-    except (ValueError, InvalidInput):
+        return ErrorMessage.from_json(body).error
+    except InvalidInput:
         return body[:200].decode("utf-8", "replace")

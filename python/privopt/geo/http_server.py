@@ -16,22 +16,26 @@ Uploads are batched: a batch closes when ``max_batch`` uploads wait or ``batch_w
 seconds after its first upload, and is solved by **one** CLR-Geo run
 (:func:`~privopt.geo.solve_uploads`: one Benders or LP solve for the whole batch) in a solver
 thread, while the event loop keeps answering. Uploads arriving meanwhile form the next batch.
+A batch whose solve fails is solved again in halves, down to single uploads, so that one
+failing upload costs its own user an answer and no one else's.
 
 Every refusal is a JSON ``error`` message with a 4xx status and the server keeps serving:
-400 for bad JSON or bad values (the :class:`~privopt.errors.InvalidInput` text), 404/405 for
-a wrong route or method, 413 for a body above ``max_body_bytes`` (refused from its
-Content-Length before it is read, or as soon as a streamed body exceeds it), 503 when more
-than ``max_pending`` uploads wait. A failed solve answers 500 to its batch only.
+400 for bad JSON or bad values (the :class:`~privopt.errors.InvalidInput` text, naming the
+field), 404/405 for a wrong route or method, 408 for headers or a body that did not arrive in
+time, 413 for a body above ``max_body_bytes`` (refused from its Content-Length before it is
+read, or as soon as a streamed body exceeds it), 415 for a body that is not JSON, 422 for an
+upload that cannot be solved even on its own, 503 when more than ``max_pending`` uploads wait
+or ``max_connections`` connections are open. Only a fault of the server itself is a 500.
 
-The framework-free part (:class:`GeoService`, :class:`UploadBatcher`) holds the logic; the
-Starlette app (:func:`create_app`) and uvicorn (:func:`serve`) only carry bytes.
+The framework-free part (:class:`GeoService`, :class:`UploadBatcher`, :func:`read_body`) holds
+the logic; the Starlette app (:func:`create_app`) and uvicorn (:func:`serve`, with the
+connection limits of :mod:`privopt.geo.http_limits`) only carry bytes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import socket
 import sys
 import threading
@@ -47,11 +51,21 @@ import numpy as np
 from privopt._validation import check_int, check_nonnegative, check_positive
 from privopt.errors import InvalidInput, PrivoptError
 from privopt.geo.crtable import CostReferenceTable
-from privopt.geo.messages import CRRequest, Setup, Upload, UserMatrix
-from privopt.geo.params import GeoParams
+from privopt.geo.messages import CRRequest, Setup, Upload, UserMatrix, parse_json
+from privopt.geo.params import GEO_REL_GAP, GeoParams
 from privopt.geo.server import answer_cr_request, solve_uploads
 
-__all__ = ["ServiceConfig", "GeoService", "UploadBatcher", "create_app", "bind_socket", "serve"]
+__all__ = [
+    "ServiceConfig",
+    "GeoService",
+    "UploadBatcher",
+    "check_content_type",
+    "read_body",
+    "create_app",
+    "uvicorn_server",
+    "bind_socket",
+    "serve",
+]
 
 #: Longest user id a client may choose (characters).
 MAX_USER_ID = 200
@@ -67,6 +81,12 @@ class ServiceConfig:
     batch_window_s : seconds a batch stays open after its first upload.
     max_body_bytes : largest request body read (bytes); larger ones get 413.
     max_pending : most uploads waiting for a batch; more get 503.
+    header_timeout_s : seconds a connection may wait for a request's complete line and
+        headers, from its opening or from the previous response (an idle kept-alive
+        connection is closed after as long); late ones are closed (408 when partly sent).
+    body_timeout_s : seconds to receive a whole request body once its headers are in; a
+        late one gets 408 and the connection is closed.
+    max_connections : most connections open at once; one more gets 503 and is closed.
     method, rel_gap, time_limit : the CLR-Geo solver (:func:`~privopt.geo.solve_clr`);
         ``time_limit`` in seconds per batch.
     """
@@ -75,8 +95,11 @@ class ServiceConfig:
     batch_window_s: float = 0.25
     max_body_bytes: int = 32 * 2**20
     max_pending: int = 4096
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 60.0
+    max_connections: int = 1024
     method: str = "auto"
-    rel_gap: float = 1e-6
+    rel_gap: float = GEO_REL_GAP
     time_limit: float | None = None
 
     def __post_init__(self) -> None:
@@ -84,6 +107,9 @@ class ServiceConfig:
         check_nonnegative("batch_window_s", self.batch_window_s)
         check_int("max_body_bytes", self.max_body_bytes, minimum=1024)
         check_int("max_pending", self.max_pending, minimum=1)
+        check_positive("header_timeout_s", self.header_timeout_s)
+        check_positive("body_timeout_s", self.body_timeout_s)
+        check_int("max_connections", self.max_connections, minimum=1)
         if self.time_limit is not None:
             check_positive("time_limit", self.time_limit)
         from privopt.geo.solve import CLR_METHODS
@@ -94,11 +120,14 @@ class ServiceConfig:
 
 
 class HTTPError(Exception):
-    """A refusal with its HTTP status (the message goes into the JSON error)."""
+    """A refusal with its HTTP status (the message goes into the JSON error).
 
-    def __init__(self, status: int, message: str) -> None:
+    ``close``: end the connection after the reply (the request's body was not read through).
+    """
+
+    def __init__(self, status: int, message: str, *, close: bool = False) -> None:
         super().__init__(message)
-        self.status = status
+        self.status, self.close = status, close
 
 
 class GeoService:
@@ -147,7 +176,13 @@ class GeoService:
         )
         self._setup_json = self.setup.to_json()
         self._lock = threading.Lock()
-        self.counts: dict[str, int] = {"cr": 0, "upload": 0, "refused": 0, "failed": 0}
+        self.counts: dict[str, int] = {
+            "cr": 0,
+            "upload": 0,
+            "refused": 0,
+            "failed": 0,
+            "failed_solves": 0,
+        }
         self.batches: list[dict[str, Any]] = []
 
     def setup_message(self) -> dict[str, Any]:
@@ -156,14 +191,20 @@ class GeoService:
 
     def answer_cr(self, body: bytes) -> dict[str, Any]:
         """A ``cr_request`` body → its ``cr_block`` message (raises InvalidInput)."""
-        request = CRRequest.from_json(_parse_json(body))
+        request = CRRequest.from_json(parse_json(body))
         block = answer_cr_request(self.table, request, self.params)
         self.count("cr")
         return block.to_json()
 
     def parse_upload(self, body: bytes) -> Upload:
-        """An ``upload`` body → a validated :class:`Upload` of this map (raises InvalidInput)."""
-        up = Upload.from_json(_parse_json(body))
+        """An ``upload`` body → a validated :class:`Upload` of this map (raises InvalidInput).
+
+        Besides the message's own checks (shapes, symmetry, every value in [0,
+        :data:`~privopt.geo.clr.MAX_KM`]), an upload must fit this server: user ids of at most
+        :data:`MAX_USER_ID` characters, all the map's columns in order, at most
+        ``lr_max_size`` rows, and the map's own distances (:meth:`check_map_distances`).
+        """
+        up = Upload.from_json(parse_json(body))
         k = self.geography.n_locations
         if len(up.user) > MAX_USER_ID:
             raise InvalidInput(f"user must be at most {MAX_USER_ID} characters")
@@ -175,14 +216,70 @@ class GeoService:
                 f"an upload has at most lr_max_size = {limit} rows, "
                 f"got {up.pair_distances.shape[0]}"
             )
+        self.check_map_distances(up)
         return up
 
-    def solve_batch(self, uploads: list[Upload]) -> list[UserMatrix]:
-        """One CLR-Geo run for a batch; replies in the order of ``uploads``.
+    def check_map_distances(self, up: Upload) -> None:
+        """Refuse (InvalidInput) an upload whose distances are not the public map's.
 
-        Users are renamed to their position for the solve (two clients may choose the same
-        id) and get their own id back.
+        Each LR row is a location of the map, so its ``column_distances`` row holds 0 at its
+        own column and equals the map's distances from there, and ``pair_distances`` are those
+        rows at the rows' own columns (to 1e-9, relative or in km). Distances that are not
+        (every column far from a row, distinct rows at distance 0) can make the coupled LP
+        infeasible for the whole batch. The check locates each row, as anyone holding the
+        map can from the distances (the A7 limitation); nothing of it is kept.
         """
+        cd = up.column_distances
+        rows = np.arange(cd.shape[0])
+        own = cd.argmin(axis=1)
+        far = np.flatnonzero(cd[rows, own] != 0)
+        if far.size:
+            raise InvalidInput(
+                f"column_distances row {int(far[0])} has no column at distance 0: each row "
+                "must be a location of the map"
+            )
+        wrong = ~np.isclose(cd, self.geography.distance_rows(own), rtol=1e-9, atol=1e-9)
+        if wrong.any():
+            i = int(np.flatnonzero(wrong.any(axis=1))[0])
+            raise InvalidInput(
+                f"column_distances row {i} is not the map's distances from location "
+                f"{int(own[i])} (the column where it is 0)"
+            )
+        wrong = ~np.isclose(up.pair_distances, cd[:, own], rtol=1e-9, atol=1e-9)
+        if wrong.any():
+            i, j = (int(x[0]) for x in np.nonzero(wrong))
+            raise InvalidInput(
+                f"pair_distances[{i}, {j}] is not the map's distance between rows {i} and {j} "
+                f"(column_distances[{i}, {int(own[j])}])"
+            )
+
+    def solve_batch(self, uploads: list[Upload]) -> list[UserMatrix | Exception]:
+        """Solve a batch; for each upload, in order, its reply or the error to answer it with.
+
+        One CLR-Geo run for the whole batch. If it fails, the batch is split in halves and each
+        is solved on its own, down to single uploads: with one failing upload among n, about
+        2·log2(n) more (smaller) solves; its user gets the error (an :class:`HTTPError` 422 for
+        a solver failure) and every other user the matrix of the largest part that solved.
+        """
+        try:
+            return list(self._solve_together(uploads))
+        except Exception as exc:  # noqa: BLE001 - whatever failed, the other users are answered
+            self.count("failed_solves")
+            what = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+            if len(uploads) == 1:
+                print(f"[geo serve] an upload could not be solved ({what})", file=sys.stderr)
+                return [_unsolvable(exc)]
+            print(
+                f"[geo serve] a batch of {len(uploads)} uploads failed ({what}): "
+                "solving its halves apart",
+                file=sys.stderr,
+            )
+            half = len(uploads) // 2
+            return self.solve_batch(uploads[:half]) + self.solve_batch(uploads[half:])
+
+    def _solve_together(self, uploads: list[Upload]) -> list[UserMatrix]:
+        """One CLR-Geo run; users are renamed to their position for the solve (two clients
+        may choose the same id) and get their own id back, with the batch's number."""
         c = self.config
         start = time.perf_counter()
         inner = [dataclasses.replace(u, user=str(n)) for n, u in enumerate(uploads)]
@@ -207,14 +304,8 @@ class GeoService:
                     "relative_gap": sol.relative_gap,
                 }
             )
-        info = {
-            "batch": batch,
-            "batch_method": sol.method,
-            "batch_objective": sol.objective,
-            "batch_lower_bound": sol.lower_bound,
-        }
         return [
-            dataclasses.replace(r, user=u.user, info={**r.info, **info})
+            dataclasses.replace(r, user=u.user, batch=dataclasses.replace(r.batch, id=batch))
             for r, u in zip(replies, uploads, strict=True)
         ]
 
@@ -239,23 +330,27 @@ class GeoService:
             }
 
 
-def _parse_json(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"malformed JSON: {exc}") from None
+def _unsolvable(exc: Exception) -> Exception:
+    """What a user whose upload failed alone is answered with: 422 for a solver failure (the
+    upload passed every check, yet the solver cannot handle it), else the error itself (400
+    for InvalidInput, 500 for a fault of the server)."""
+    if isinstance(exc, PrivoptError) and not isinstance(exc, InvalidInput):
+        text = " ".join(str(exc).split())
+        return HTTPError(422, f"this upload could not be solved ({type(exc).__name__}: {text})")
+    return exc
 
 
 class UploadBatcher:
     """Collects uploads into batches and solves one batch at a time in a solver thread.
 
     A batch starts when the solver is free and either ``max_batch`` uploads wait or the oldest
-    has waited ``window_s``. Lives on one asyncio event loop.
+    has waited ``window_s``. ``solve`` returns, per upload, its reply or the exception its
+    waiter raises. Lives on one asyncio event loop.
     """
 
     def __init__(
         self,
-        solve: Callable[[list[Upload]], list[UserMatrix]],
+        solve: Callable[[list[Upload]], list[UserMatrix | Exception]],
         *,
         max_batch: int,
         window_s: float,
@@ -274,7 +369,8 @@ class UploadBatcher:
         return len(self._pending)
 
     async def submit(self, upload: Upload) -> UserMatrix:
-        """Queue ``upload`` and wait for its reply (raises what its batch's solve raised)."""
+        """Queue ``upload`` and wait for its reply (raises its own error, or what the whole
+        solve raised)."""
         if len(self._pending) >= self.max_pending:
             raise HTTPError(503, f"{self.max_pending} uploads are waiting; try again later")
         loop = asyncio.get_running_loop()
@@ -309,13 +405,14 @@ class UploadBatcher:
     def _finish(self, loop: asyncio.AbstractEventLoop, batch: list[Any], task: Any) -> None:
         self._busy = False
         exc = task.exception()
-        for n, (_, future, _) in enumerate(batch):
+        results = [exc] * len(batch) if exc is not None else task.result()
+        for (_, future, _), result in zip(batch, results, strict=True):
             if future.done():  # the client went away
                 continue
-            if exc is not None:
-                future.set_exception(exc)
+            if isinstance(result, BaseException):
+                future.set_exception(result)
             else:
-                future.set_result(task.result()[n])
+                future.set_result(result)
         self._schedule(loop)
 
     def close(self) -> None:
@@ -323,21 +420,61 @@ class UploadBatcher:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-async def read_body(receive_stream: Any, headers: Any, limit: int) -> bytes:
-    """The request body, refused with 413 from its Content-Length before reading, or as soon
-    as the streamed bytes exceed ``limit``."""
+def check_content_type(headers: Any) -> None:
+    """Refuse (415) a request body that is not plain UTF-8 JSON, before reading it.
+
+    ``headers``: a case-insensitive mapping (Starlette's ``request.headers``).
+    """
+    value = headers.get("content-type")
+    media, *params = (value or "").split(";")
+    if media.strip().lower() != "application/json":
+        got = "none" if value is None else repr(value[:80])
+        raise HTTPError(415, f"Content-Type must be application/json, got {got}", close=True)
+    for param in params:
+        key, _, charset = param.partition("=")
+        if key.strip().lower() == "charset" and charset.strip(' "').lower() not in (
+            "utf-8",
+            "utf8",
+        ):
+            raise HTTPError(
+                415, f"the JSON must be UTF-8, got charset {charset.strip()!r}", close=True
+            )
+    encoding = headers.get("content-encoding", "identity").strip().lower()
+    if encoding != "identity":
+        raise HTTPError(415, f"Content-Encoding {encoding[:40]!r} is not accepted", close=True)
+
+
+async def read_body(receive_stream: Any, headers: Any, limit: int, timeout_s: float) -> bytes:
+    """The request body within ``timeout_s`` seconds.
+
+    Refused with 413 from its Content-Length before reading, or as soon as the streamed bytes
+    exceed ``limit``; with 408 when it has not fully arrived after ``timeout_s`` seconds (a
+    client that stalls or trickles). Each refusal closes the connection.
+    """
     length = headers.get("content-length")
     if length is not None:
-        if not length.isdigit():
-            raise HTTPError(400, f"bad Content-Length {length!r}")
+        if not (length.isascii() and length.isdigit()):
+            raise HTTPError(400, f"bad Content-Length {length[:40]!r}", close=True)
         if int(length) > limit:
-            raise HTTPError(413, f"request body of {int(length)} bytes exceeds {limit} bytes")
-    chunks, size = [], 0
-    async for chunk in receive_stream:
-        size += len(chunk)
-        if size > limit:
-            raise HTTPError(413, f"request body exceeds {limit} bytes")
-        chunks.append(chunk)
+            message = f"request body of {int(length)} bytes exceeds {limit} bytes"
+            raise HTTPError(413, message, close=True)
+    chunks: list[bytes] = []
+    size = 0
+
+    async def collect() -> None:
+        nonlocal size
+        async for chunk in receive_stream:
+            size += len(chunk)
+            if size > limit:
+                raise HTTPError(413, f"request body exceeds {limit} bytes", close=True)
+            chunks.append(chunk)
+
+    try:
+        await asyncio.wait_for(collect(), timeout_s)
+    except asyncio.TimeoutError:
+        of = "" if length is None else f" of {int(length)}"
+        message = f"the request body did not arrive within {timeout_s:g} s ({size}{of} bytes)"
+        raise HTTPError(408, message, close=True) from None
     return b"".join(chunks)
 
 
@@ -348,7 +485,8 @@ def _error_json(status: int, message: str) -> dict[str, Any]:
 
 
 def _classify(exc: BaseException) -> tuple[int, str]:
-    """(HTTP status, message) of a failure while serving a request."""
+    """(HTTP status, message) of a failure while serving a request: 4xx for what the client
+    did, 500 only for a fault of the server (logged with its traceback)."""
     if isinstance(exc, HTTPError):
         return exc.status, str(exc)
     if isinstance(exc, InvalidInput):
@@ -365,7 +503,7 @@ def create_app(service: GeoService) -> Any:
         from starlette.applications import Starlette
         from starlette.concurrency import run_in_threadpool
         from starlette.exceptions import HTTPException
-        from starlette.requests import Request
+        from starlette.requests import ClientDisconnect, Request
         from starlette.responses import JSONResponse
         from starlette.routing import Route
     except ImportError:  # pragma: no cover - depends on the optional extra
@@ -388,12 +526,19 @@ def create_app(service: GeoService) -> Any:
             except Exception as exc:  # noqa: BLE001 - every failure becomes a JSON error
                 status, message = _classify(exc)
                 service.count("refused" if status < 500 else "failed")
-                return JSONResponse(_error_json(status, message), status_code=status)
+                close = {"connection": "close"} if getattr(exc, "close", False) else None
+                body = _error_json(status, message)
+                return JSONResponse(body, status_code=status, headers=close)
 
         return wrapped
 
     async def body(request: Request) -> bytes:
-        return await read_body(request.stream(), request.headers, cfg.max_body_bytes)
+        check_content_type(request.headers)
+        try:
+            stream = request.stream()
+            return await read_body(stream, request.headers, cfg.max_body_bytes, cfg.body_timeout_s)
+        except ClientDisconnect:  # the reply goes nowhere; nothing failed here
+            raise HTTPError(400, "the client left before its body was complete") from None
 
     async def setup(request: Request) -> dict[str, Any]:
         return service.setup_message()
@@ -448,14 +593,19 @@ def bind_socket(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
     return sock
 
 
-def serve(service: GeoService, sock: socket.socket, *, log_level: str = "warning") -> None:
-    """Serve ``service`` on the listening ``sock`` until SIGINT/SIGTERM (uvicorn, one
-    process; logs on stderr, no access log)."""
+def uvicorn_server(service: GeoService, *, log_level: str = "warning") -> Any:
+    """The ``uvicorn.Server`` of ``service``, not started: the Starlette app behind uvicorn's
+    h11 protocol with the connection limits of ``service.config``
+    (:mod:`privopt.geo.http_limits`); logs on stderr, no access log. :func:`serve` runs it;
+    a test may run it in a thread and stop it with ``should_exit = True``.
+    """
     try:
         import uvicorn
     except ImportError:  # pragma: no cover - depends on the optional extra
         raise InvalidInput("privopt geo serve needs: pip install 'privopt[server]'") from None
-    app = create_app(service)
+    from privopt.geo.http_limits import limited_protocol
+
+    cfg = service.config
     log_config = {
         "version": 1,
         "disable_existing_loggers": False,
@@ -463,14 +613,27 @@ def serve(service: GeoService, sock: socket.socket, *, log_level: str = "warning
         "loggers": {"uvicorn": {"handlers": ["stderr"], "level": log_level.upper()}},
     }
     config = uvicorn.Config(
-        app,
+        create_app(service),
+        http=limited_protocol(cfg.header_timeout_s, cfg.max_connections),
         log_config=log_config,
         log_level=log_level,
         access_log=False,
         lifespan="off",
-        timeout_keep_alive=30,
+        # uvicorn's own idle timer after a response; the header deadline covers the rest.
+        timeout_keep_alive=cfg.header_timeout_s,  # type: ignore[arg-type]
     )
+    return uvicorn.Server(config)
+
+
+def serve(service: GeoService, sock: socket.socket, *, log_level: str = "warning") -> None:
+    """Serve ``service`` on the listening ``sock`` until SIGINT/SIGTERM (uvicorn, one
+    process; see :func:`uvicorn_server`). The process's open-file limit is raised to hold
+    ``max_connections`` where the system allows."""
+    from privopt.geo.http_limits import raise_open_file_limit
+
+    server = uvicorn_server(service, log_level=log_level)
+    raise_open_file_limit(service.config.max_connections)
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        server.run(sockets=[sock])
     finally:
-        app.state.batcher.close()
+        server.config.app.state.batcher.close()

@@ -10,13 +10,16 @@ message                    direction               content
 ``"cr_request"``           client → server         request circle and the V̂ points wanted
 ``"cr_block"``             server → client         β for the requested pairs
 ``"upload"``               client → server         D_{N_m²}, D_{N_m,V}, Ĉ with column ids
-``"user_matrix"``          server → client         Z_{N_m} and the solve's certificate
+``"user_matrix"``          server → client         Z_{N_m}, its own cost and Geo-Ind check,
+                                                   and the certificate of its batch's solve
 ``"error"``                server → client         a refused request
 ========================  ======================  =========================================
 
 Arrays travel as ``{"dtype": "float64", "shape": [...], "data": "<base64 little-endian>"}``:
-exact, compact, and still plain JSON. Every ``from_json`` validates types, shapes and values and
-raises :class:`~privopt.errors.InvalidInput` naming the field, so an HTTP server can answer 4xx.
+exact, compact, and still plain JSON. Text from the wire is decoded by :func:`parse_json` only
+(strict UTF-8 JSON, nesting at most :data:`MAX_JSON_DEPTH`, every number finite and integers
+within 64 bits), and every ``from_json`` validates types, shapes and values; both raise
+:class:`~privopt.errors.InvalidInput` naming the field, so an HTTP server can answer 4xx.
 
 Examples
 --------
@@ -32,7 +35,7 @@ from __future__ import annotations
 import base64
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -40,21 +43,180 @@ import numpy as np
 from privopt.errors import InvalidInput
 
 __all__ = [
+    "parse_json",
     "encode_array",
     "decode_array",
     "CRRequest",
     "CRBlock",
     "Upload",
+    "BatchInfo",
     "UserMatrix",
     "ErrorMessage",
     "Setup",
     "parse_message",
     "MAX_ARRAY_ENTRIES",
+    "MAX_JSON_DEPTH",
 ]
 
 #: Largest array a message may carry (entries); larger ones are refused before decoding.
 MAX_ARRAY_ENTRIES = 50_000_000
+#: Deepest nesting of JSON arrays and objects accepted (the messages need 4); deeper text is
+#: refused before it is parsed, so parsing cannot exhaust the interpreter's recursion limit.
+MAX_JSON_DEPTH = 32
 _DTYPES = {"float64": "<f8", "int64": "<i8"}
+#: JSON integers hold ids, shapes and counts: they must fit in a signed 64-bit integer.
+_INT_BOUND = 2**63
+#: Bytes of wire text scanned at once for its nesting depth (bounded temporary arrays).
+_SCAN_CHUNK = 1 << 20
+
+
+class _OutOfRange:
+    """A JSON number that has no faithful Python value here (an integer beyond 64 bits, a
+    float beyond ±1.8e308, a NaN/Infinity literal); it only marks where to point the error."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+    def describe(self) -> str:
+        if self.token in ("NaN", "Infinity", "-Infinity"):
+            return f"{self.token}, which JSON does not allow"
+        if any(c in self.token for c in ".eE"):
+            shown = self.token if len(self.token) <= 40 else self.token[:39] + "…"
+            return f"{shown}, beyond the float range (±1.8e308)"
+        return _too_long(len(self.token.lstrip("-")))
+
+
+def _too_long(digits: int) -> str:
+    return f"an integer of {digits} digits, beyond 64 bits (±9.2e18)"
+
+
+def parse_json(text: str | bytes) -> Any:
+    """Decode JSON text from the wire: the one way messages are read.
+
+    Parameters
+    ----------
+    text : UTF-8 bytes (an HTTP body) or str.
+
+    Returns
+    -------
+    The decoded value (dicts, lists, str, int, float, bool, None).
+
+    Raises
+    ------
+    InvalidInput
+        Bytes that are not UTF-8, malformed JSON, nesting deeper than :data:`MAX_JSON_DEPTH`
+        (checked before parsing), a NaN or Infinity literal, a float beyond ±1.8e308 or an
+        integer beyond 64 bits (the message names where it is, e.g. ``rows.shape[0]``).
+
+    Examples
+    --------
+    >>> parse_json(b'{"shape": [2, 3]}')
+    {'shape': [2, 3]}
+    >>> parse_json('{"shape": [100000000000000000000, 0]}')
+    Traceback (most recent call last):
+    ...
+    privopt.errors.InvalidInput: shape[0] is an integer of 21 digits, beyond 64 bits (±9.2e18)
+    """
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        raw = bytes(text)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidInput(f"the JSON text is not UTF-8 (byte {exc.start})") from None
+    elif isinstance(text, str):
+        raw = text.encode("utf-8", "surrogatepass")
+    else:
+        raise InvalidInput(f"JSON text must be str or bytes, got {type(text).__name__}")
+    if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH:  # only then can it be too deep
+        depth = _nesting_depth(raw, MAX_JSON_DEPTH)
+        if depth > MAX_JSON_DEPTH:
+            raise InvalidInput(f"the JSON is nested more than {MAX_JSON_DEPTH} levels deep")
+    flagged: list[bool] = []
+
+    def out_of_range(token: str) -> _OutOfRange:
+        flagged.append(True)
+        return _OutOfRange(token)
+
+    def real(token: str) -> Any:
+        value = float(token)
+        return value if math.isfinite(value) else out_of_range(token)
+
+    def integer(token: str) -> Any:
+        # Beyond 19 digits an integer cannot fit in 64 bits: never converted (Python refuses
+        # more than 4300 digits with a ValueError, and converting long ones is quadratic).
+        if len(token.lstrip("-")) > 19:
+            return out_of_range(token)
+        value = int(token)
+        return value if -_INT_BOUND <= value < _INT_BOUND else out_of_range(token)
+
+    try:
+        data = json.loads(text, parse_int=integer, parse_float=real, parse_constant=out_of_range)
+    except ValueError as exc:
+        raise InvalidInput(f"malformed JSON: {exc}") from None
+    if flagged:
+        _check_numbers(data)
+    return data
+
+
+def _nesting_depth(raw: bytes, limit: int) -> int:
+    """Deepest nesting of ``[``/``{`` outside JSON strings in ``raw`` (stops above ``limit``).
+
+    Exact on valid JSON; on malformed text it is exact up to the first error, which is where
+    the parser stops too. Vectorised over chunks of :data:`_SCAN_CHUNK` bytes: a quote is a
+    string delimiter unless an odd run of backslashes precedes it.
+    """
+    depth, worst, in_string, backslashes = 0, 0, False, 0
+    for start in range(0, len(raw), _SCAN_CHUNK):
+        a = np.frombuffer(raw, np.uint8, min(_SCAN_CHUNK, len(raw) - start), start)
+        is_backslash = a == ord("\\")
+        last_other = np.maximum.accumulate(np.where(is_backslash, -1, np.arange(a.size)))
+        quotes = np.flatnonzero(a == ord('"'))
+        before = np.maximum(quotes - 1, 0)
+        run = np.where(quotes > 0, quotes - 1 - last_other[before], 0)
+        run[(quotes == 0) | (last_other[before] < 0)] += backslashes  # run began earlier
+        delimiters = quotes[run % 2 == 0]
+        toggles = np.zeros(a.size, np.int8)
+        toggles[delimiters] = 1
+        inside = (np.cumsum(toggles, dtype=np.int64) + in_string) % 2 == 1
+        step = np.isin(a, (ord("["), ord("{"))).astype(np.int8)
+        step -= np.isin(a, (ord("]"), ord("}")))
+        step[inside] = 0
+        levels = np.cumsum(step, dtype=np.int64) + depth
+        worst = max(worst, int(levels.max(initial=depth)))
+        if worst > limit:
+            break
+        depth = int(levels[-1])
+        in_string = bool((in_string + delimiters.size) % 2)
+        tail = int(last_other[-1])
+        backslashes = backslashes + a.size if tail < 0 else a.size - 1 - tail
+    return worst
+
+
+def _check_numbers(data: Any) -> Any:
+    """``data`` unchanged if every number in it is faithful (finite, integers within 64 bits),
+    else InvalidInput naming the first bad one's place (``rows.shape[0]``)."""
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:  # depth first, in document order
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            items = [(f"{path}.{k}" if path else str(k), v) for k, v in value.items()]
+            stack.extend(reversed(items))
+        elif isinstance(value, list):
+            stack.extend(reversed([(f"{path}[{n}]", v) for n, v in enumerate(value)]))
+        elif isinstance(value, _OutOfRange):
+            raise InvalidInput(f"{path or 'the value'} is {value.describe()}")
+        elif isinstance(value, int) and not -_INT_BOUND <= value < _INT_BOUND:
+            # str() refuses more than 4300 digits; beyond, log10 is exact enough to say how many.
+            size = abs(value)
+            digits = len(str(size)) if size.bit_length() < 14_000 else int(math.log10(size)) + 1
+            raise InvalidInput(f"{path or 'the value'} is {_too_long(digits)}")
+    return data
+
+
+def _show(value: Any, width: int = 40) -> str:
+    """``repr(value)`` cut to ``width`` characters (a client's value echoed in an error)."""
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def encode_array(a: Any, dtype: str = "float64") -> dict[str, Any]:
@@ -72,23 +234,43 @@ def encode_array(a: Any, dtype: str = "float64") -> dict[str, Any]:
 def decode_array(
     name: str, obj: Any, *, dtype: str = "float64", ndim: int | None = None
 ) -> np.ndarray:
-    """Inverse of :func:`encode_array`, validating dtype, shape, size and finiteness."""
+    """Inverse of :func:`encode_array`, validating dtype, shape, size and finiteness.
+
+    Raises
+    ------
+    InvalidInput
+        Naming ``name``: not an encoded array, another dtype, a shape that is not a list of
+        ``ndim`` ints in [0, :data:`MAX_ARRAY_ENTRIES`] (booleans are not ints here), more
+        entries than that, data that is not base64 of exactly the shape's bytes, NaN or inf.
+    """
     if not isinstance(obj, dict) or set(obj) != {"dtype", "shape", "data"}:
         raise InvalidInput(f"{name} must be an encoded array {{dtype, shape, data}}")
     if obj["dtype"] != dtype:
-        raise InvalidInput(f"{name} must have dtype {dtype}, got {obj['dtype']!r}")
+        raise InvalidInput(f"{name} must have dtype {dtype}, got {_show(obj['dtype'])}")
     shape = obj["shape"]
-    if not isinstance(shape, list) or not all(isinstance(s, int) and s >= 0 for s in shape):
-        raise InvalidInput(f"{name}.shape must be a list of non-negative ints")
+    if not isinstance(shape, list):
+        raise InvalidInput(f"{name}.shape must be a list of ints, got {_show(shape)}")
     if ndim is not None and len(shape) != ndim:
-        raise InvalidInput(f"{name} must be {ndim}-dimensional, got shape {shape}")
+        raise InvalidInput(f"{name} must be {ndim}-dimensional, got shape {_show(shape)}")
+    for axis, length in enumerate(shape):
+        if type(length) is not int or not 0 <= length <= MAX_ARRAY_ENTRIES:
+            raise InvalidInput(
+                f"{name}.shape[{axis}] must be an int in [0, {MAX_ARRAY_ENTRIES}], "
+                f"got {_show(length)}"
+            )
     size = math.prod(shape)
     if size > MAX_ARRAY_ENTRIES:
         raise InvalidInput(f"{name} has {size} entries, more than {MAX_ARRAY_ENTRIES}")
-    if not isinstance(obj["data"], str):
+    data = obj["data"]
+    if not isinstance(data, str):
         raise InvalidInput(f"{name}.data must be a base64 string")
+    if len(data) != 4 * math.ceil(8 * size / 3):  # checked before decoding it
+        raise InvalidInput(
+            f"{name}.data holds {len(data)} base64 characters, shape {shape} needs "
+            f"{4 * math.ceil(8 * size / 3)} ({8 * size} bytes)"
+        )
     try:
-        raw = base64.b64decode(obj["data"], validate=True)
+        raw = base64.b64decode(data, validate=True)
     except ValueError:
         raise InvalidInput(f"{name}.data is not valid base64") from None
     if len(raw) != 8 * size:
@@ -100,15 +282,13 @@ def decode_array(
 
 
 def _as_dict(data: Any, kind: str) -> dict[str, Any]:
-    if isinstance(data, (str, bytes)):
-        try:
-            data = json.loads(data)
-        except ValueError as exc:
-            raise InvalidInput(f"malformed JSON: {exc}") from None
+    """A message's fields: text is decoded by :func:`parse_json`; a dict (from Python) gets
+    the same number checks."""
+    data = parse_json(data) if isinstance(data, (str, bytes)) else _check_numbers(data)
     if not isinstance(data, dict):
         raise InvalidInput(f"a {kind} message must be a JSON object, got {type(data).__name__}")
     if data.get("type") != kind:
-        raise InvalidInput(f"expected a message of type {kind!r}, got {data.get('type')!r}")
+        raise InvalidInput(f"expected a message of type {kind!r}, got {_show(data.get('type'))}")
     return data
 
 
@@ -119,6 +299,18 @@ def _field(data: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> An
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         raise InvalidInput(f"field {name!r} has the wrong type ({type(value).__name__})")
     return value
+
+
+def _number(data: dict[str, Any], name: str, *, allow: tuple[str, ...] = ()) -> float:
+    """Field ``name`` as a finite float (ints accepted), or ±inf where ``allow`` names
+    ``"inf"``/``"-inf"`` (how the messages write them)."""
+    value = data.get(name)
+    if isinstance(value, str) and value in allow:
+        return float(value)
+    number = float(_field(data, name, (int, float)))  # |int| < 2^63 (_check_numbers)
+    if not math.isfinite(number):
+        raise InvalidInput(f"field {name!r} must be finite, got {number!r}")
+    return number
 
 
 @dataclass(frozen=True)
@@ -153,8 +345,8 @@ class CRRequest:
     def from_json(cls, data: Any) -> CRRequest:
         """Decode and validate a message; InvalidInput names the bad field."""
         d = _as_dict(data, "cr_request")
-        radius = float(_field(d, "radius_km", (int, float)))
-        if not (radius >= 0 and math.isfinite(radius)):
+        radius = _number(d, "radius_km")
+        if radius < 0:
             raise InvalidInput(f"radius_km must be finite and >= 0, got {radius!r}")
         return cls(
             int(_field(d, "center", int)),
@@ -252,15 +444,94 @@ class Upload:
 
 
 @dataclass(frozen=True)
-class UserMatrix:
-    """The server's reply: Z_{N_m} (rows in the order of the upload) and how it was solved."""
+class BatchInfo:
+    """The CLR-Geo solve that produced a user's matrix: the same for every user solved with it.
 
-    user: str
-    matrix: np.ndarray
+    The users of one batch share y, so Thm 4.4 (ε/2-Geo-Ind between exponential entries) holds
+    across their matrices; its certificate is of the batch's objective, not of one user's.
+
+    Attributes
+    ----------
+    users : number of users solved together.
+    position : this user's place among them (0-based; the order of the solve).
+    method : the solver that produced the matrices (``"benders"``, ``"rowgen"`` or ``"lp"``).
+    status : the batch's certificate status (``"optimal"``, ``"time_limit"``, ...).
+    relative_gap : proven relative gap of the batch objective (inf: none proven).
+    objective : the batch objective Σ_m (1/|N_m|) Σ ĉ z over its users, km.
+    lower_bound : proven lower bound of that objective, km (-inf: none proven).
+    id : the server's number of the batch (None outside a server).
+    """
+
+    users: int
+    position: int
+    method: str
     status: str
     relative_gap: float
     objective: float
-    info: dict[str, Any] = field(default_factory=dict)
+    lower_bound: float
+    id: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The batch object of a ``user_matrix`` message."""
+        return {
+            "id": self.id,
+            "users": int(self.users),
+            "position": int(self.position),
+            "method": self.method,
+            "status": self.status,
+            "relative_gap": _finite_or_str(self.relative_gap),
+            "objective": float(self.objective),
+            "lower_bound": _finite_or_str(self.lower_bound),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> BatchInfo:
+        """Decode and validate the batch object; InvalidInput names the bad field."""
+        if not isinstance(data, dict):
+            raise InvalidInput(f"field 'batch' must be a JSON object, got {type(data).__name__}")
+        d = {f"batch.{k}": v for k, v in _check_numbers(data).items()}
+        users = _field(d, "batch.users", int)
+        position = _field(d, "batch.position", int)
+        if users < 1 or not 0 <= position < users:
+            raise InvalidInput(f"batch.position must lie in [0, batch.users = {users})")
+        gap = _number(d, "batch.relative_gap", allow=("inf",))
+        if gap < 0:
+            raise InvalidInput(f"batch.relative_gap must be >= 0, got {gap!r}")
+        ident = d.get("batch.id")
+        if ident is not None and (_field(d, "batch.id", int) < 0):
+            raise InvalidInput(f"batch.id must be null or an int >= 0, got {ident!r}")
+        return cls(
+            users,
+            position,
+            _field(d, "batch.method", str),
+            _field(d, "batch.status", str),
+            gap,
+            _number(d, "batch.objective"),
+            _number(d, "batch.lower_bound", allow=("-inf",)),
+            ident,
+        )
+
+
+@dataclass(frozen=True)
+class UserMatrix:
+    """The server's reply to one user: what is the user's own, and how its batch was solved.
+
+    Attributes
+    ----------
+    user : the id the client chose (echoed).
+    matrix : (n, K) Z_{N_m}, rows in the order of the upload, row-stochastic.
+    objective : this user's expected estimated cost (1/n) Σ_i Σ_k ĉ_ik z_ik, km.
+    max_geo_ind_violation : this matrix's largest relative (ε, γ)-Geo-Ind violation between
+        its own rows (on the upload's distances; 0 when it holds, see
+        :class:`~privopt.mdp.Verification`).
+    batch : the solve shared with the other users of the batch (:class:`BatchInfo`).
+    """
+
+    user: str
+    matrix: np.ndarray
+    objective: float
+    max_geo_ind_violation: float
+    batch: BatchInfo
 
     def to_json(self) -> dict[str, Any]:
         """The message as a JSON-ready dict (arrays encoded)."""
@@ -268,10 +539,9 @@ class UserMatrix:
             "type": "user_matrix",
             "user": self.user,
             "matrix": encode_array(self.matrix),
-            "status": self.status,
-            "relative_gap": _finite_or_str(self.relative_gap),
             "objective": float(self.objective),
-            "info": self.info,
+            "max_geo_ind_violation": float(self.max_geo_ind_violation),
+            "batch": self.batch.to_json(),
         }
 
     @classmethod
@@ -281,16 +551,15 @@ class UserMatrix:
         z = decode_array("matrix", d.get("matrix"), ndim=2)
         if np.any(z < 0) or not np.allclose(z.sum(axis=1), 1.0, atol=1e-9):
             raise InvalidInput("matrix must be row-stochastic")
-        gap = d.get("relative_gap")
-        if gap != "inf" and (not isinstance(gap, (int, float)) or isinstance(gap, bool)):
-            raise InvalidInput(f"relative_gap must be a number or 'inf', got {gap!r}")
+        violation = _number(d, "max_geo_ind_violation")
+        if violation < 0:
+            raise InvalidInput(f"max_geo_ind_violation must be >= 0, got {violation!r}")
         return cls(
             _field(d, "user", str),
             z,
-            _field(d, "status", str),
-            math.inf if gap == "inf" else float(_field(d, "relative_gap", (int, float))),
-            float(_field(d, "objective", (int, float))),
-            _field(d, "info", dict) if "info" in d else {},
+            _number(d, "objective"),
+            violation,
+            BatchInfo.from_json(_field(d, "batch", dict)),
         )
 
 
@@ -383,7 +652,8 @@ class Setup:
 
 
 def _finite_or_str(x: float) -> float | str:
-    return float(x) if math.isfinite(x) else "inf"
+    """A float for JSON: ±inf as the strings "inf"/"-inf" (JSON has no infinity)."""
+    return float(x) if math.isfinite(x) else ("inf" if x > 0 else "-inf")
 
 
 _TYPES: dict[str, Any] = {
@@ -398,11 +668,7 @@ _TYPES: dict[str, Any] = {
 
 def parse_message(data: Any) -> Any:
     """Any message from its JSON (a str, bytes or an already parsed dict) by its ``type``."""
-    if isinstance(data, (str, bytes)):
-        try:
-            data = json.loads(data)
-        except ValueError as exc:
-            raise InvalidInput(f"malformed JSON: {exc}") from None
+    data = parse_json(data) if isinstance(data, (str, bytes)) else _check_numbers(data)
     if not isinstance(data, dict) or data.get("type") not in (*_TYPES, "params"):
         raise InvalidInput("a message must be a JSON object with a known 'type'")
     if data["type"] == "params":

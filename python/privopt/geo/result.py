@@ -357,7 +357,7 @@ def run_lrgeo(
                 method="lr-geo",
                 output_index=np.arange(geography.n_locations),
                 row_index=state.lr_set,
-                summary={"status": reply.status, "relative_gap": reply.relative_gap},
+                summary={"batch": reply.batch.to_json()},
             )
         )
     timings = {

@@ -13,17 +13,17 @@ Bad input raises :class:`~privopt.errors.InvalidInput` (a 4xx for a server).
 from __future__ import annotations
 
 from concurrent.futures import Executor
-from typing import Any
 
 import numpy as np
 
 from privopt._validation import check_finite_result
 from privopt.errors import InvalidInput
-from privopt.geo.clr import build_model
+from privopt.geo.clr import build_model, geo_ind_edges
 from privopt.geo.crtable import CostReferenceTable
-from privopt.geo.messages import CRBlock, CRRequest, Upload, UserMatrix
+from privopt.geo.messages import BatchInfo, CRBlock, CRRequest, Upload, UserMatrix
 from privopt.geo.params import GEO_REL_GAP, GeoParams
 from privopt.geo.solve import ClrSolution, solve_clr
+from privopt.mdp.result import verify_matrix
 
 __all__ = ["answer_cr_request", "solve_uploads", "MAX_CR_PAIRS"]
 
@@ -95,6 +95,8 @@ def solve_uploads(
     Returns
     -------
     (replies in the order of ``uploads``, the full :class:`ClrSolution`)
+        Each reply holds the user's own matrix, objective and Geo-Ind check, and the batch's
+        certificate (:class:`~privopt.geo.messages.BatchInfo`, ``id`` None).
 
     Raises
     ------
@@ -128,6 +130,15 @@ def solve_uploads(
     replies = []
     for m, (u, z) in enumerate(zip(uploads, sol.matrices, strict=True)):
         own = check_finite_result("a user's objective", float(np.sum(u.cost * z) / z.shape[0]))
-        info: dict[str, Any] = {"method": method, "users_in_batch": len(uploads), "index": m}
-        replies.append(UserMatrix(u.user, z, sol.status, sol.relative_gap, own, info))
+        check = verify_matrix(z, geo_ind_edges(u.pair_distances, params.gamma), params.epsilon)
+        batch = BatchInfo(
+            len(uploads),
+            m,
+            sol.method,
+            sol.status,
+            sol.relative_gap,
+            sol.objective,
+            sol.lower_bound,
+        )
+        replies.append(UserMatrix(u.user, z, own, check.max_relative_violation, batch))
     return replies, sol

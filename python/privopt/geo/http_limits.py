@@ -1,0 +1,156 @@
+"""Connection limits of the LR-Geo HTTP service: slow or excess clients cannot hold the server.
+
+uvicorn's h11 protocol arms no timer before a connection's first response: a client that
+connects and sends part of its headers, or nothing, holds its connection for as long as it
+likes, and uvicorn's ``limit_concurrency`` answers 503 only once a request's headers are
+complete. :func:`limited_protocol` returns uvicorn's h11 protocol with three additions:
+
+- **a header deadline**: a request's line and headers must be complete within
+  ``header_timeout_s`` seconds of the connection opening or of the previous response (an idle
+  kept-alive connection waits for the same deadline). Then the connection is closed, with a
+  JSON 408 when part of a request had arrived;
+- **a connection limit**: a connection beyond ``max_connections`` open ones gets a JSON 503
+  and is closed at once, before anything is read;
+- a request h11 cannot parse (bad syntax, headers above 16 KiB) gets a JSON 400, as every
+  other refusal of the service does.
+
+A body that stalls is the application's to time out (:func:`~privopt.geo.http_server.read_body`
+answers 408). The protocol is h11's whichever parsers are installed, so the limits hold the same
+everywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any
+
+__all__ = ["limited_protocol", "raise_open_file_limit", "error_bytes"]
+
+#: File descriptors kept beyond ``max_connections`` (the listening socket, logs, HiGHS, ...).
+SPARE_FILES = 64
+
+
+def error_bytes(status: int, message: str) -> bytes:
+    """A complete HTTP/1.1 response carrying the JSON ``error`` message, closing the connection
+    (written directly to a transport whose request h11 never produced)."""
+    from http import HTTPStatus
+
+    body = json.dumps({"type": "error", "error": message, "status": status}).encode()
+    head = (
+        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
+        "content-type: application/json\r\n"
+        f"content-length: {len(body)}\r\n"
+        "connection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + body
+
+
+def limited_protocol(header_timeout_s: float, max_connections: int) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol class with a header deadline and a connection limit.
+
+    Parameters
+    ----------
+    header_timeout_s : seconds a connection may wait for a request's complete head.
+    max_connections : most connections open at once; more are refused with 503.
+
+    Returns
+    -------
+    A subclass of ``uvicorn.protocols.http.h11_impl.H11Protocol`` for ``uvicorn.Config(http=)``.
+    """
+    import h11  # the optional extra privopt[server] (uvicorn depends on h11)
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    limits = {
+        "header_timeout_s": float(header_timeout_s),
+        "max_connections": int(max_connections),
+        "idle_state": h11.IDLE,
+    }
+    return type("LimitedH11Protocol", (_ConnectionLimits, H11Protocol), limits)
+
+
+class _ConnectionLimits:
+    """The additions to uvicorn's ``H11Protocol`` (a mixin: its attributes ``conn``,
+    ``transport``, ``loop``, ``connections`` are H11Protocol's)."""
+
+    header_timeout_s: float
+    max_connections: int
+    idle_state: Any  # h11.IDLE: the peer has not sent a complete request head
+    _header_timer: asyncio.TimerHandle | None = None
+    conn: Any
+    transport: Any
+    loop: asyncio.AbstractEventLoop
+    connections: set[Any]
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)  # type: ignore[misc]
+        if len(self.connections) > self.max_connections:
+            n = self.max_connections
+            self._refuse(503, f"more than {n} connections are open; try again later")
+            return
+        self._arm_header_deadline()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)  # type: ignore[misc]
+        if self.conn.their_state is not self.idle_state:  # a request's head is complete
+            self._disarm_header_deadline()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()  # type: ignore[misc]
+        if self.conn.their_state is self.idle_state:  # waiting for the next request's head
+            self._arm_header_deadline()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_header_deadline()
+        super().connection_lost(exc)  # type: ignore[misc]
+
+    def send_400_response(self, msg: str) -> None:
+        self._refuse(400, f"invalid HTTP request ({msg.rstrip('.')})")
+
+    def _arm_header_deadline(self) -> None:
+        self._disarm_header_deadline()
+        if not self.transport.is_closing():
+            self._header_timer = self.loop.call_later(self.header_timeout_s, self._header_late)
+
+    def _disarm_header_deadline(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _header_late(self) -> None:
+        self._header_timer = None
+        if self.transport.is_closing() or self.conn.their_state is not self.idle_state:
+            return
+        if self.conn.trailing_data[0]:  # part of a request's head arrived
+            late = f"the request's headers did not arrive within {self.header_timeout_s:g} s"
+            self._refuse(408, late)
+        else:  # an idle connection: closed without a word, as keep-alive ends
+            self.transport.close()
+
+    def _refuse(self, status: int, message: str) -> None:
+        if not self.transport.is_closing():
+            self.transport.write(error_bytes(status, message))
+            self.transport.close()
+
+
+def raise_open_file_limit(max_connections: int) -> None:
+    """Raise this process's soft limit of open files to hold ``max_connections`` connections
+    plus :data:`SPARE_FILES` (up to the hard limit); a note on stderr when it cannot."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on Windows, whose limit is far higher
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = max_connections + SPARE_FILES
+    if soft == resource.RLIM_INFINITY or soft >= wanted:
+        return
+    new = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if new > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+    if new < wanted:
+        print(
+            f"[geo serve] note: at most {new} open files are allowed, fewer than "
+            f"max_connections + {SPARE_FILES} = {wanted}: the system refuses connections beyond",
+            file=sys.stderr,
+        )
