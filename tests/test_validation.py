@@ -62,7 +62,7 @@ def test_scalars_refuse_complex_and_text(bad):
         (np.array([True, False]), "numeric array, got dtype bool"),
         (np.array(["2024-01-01"], dtype="datetime64[D]"), "numeric array"),
         ([[1.0, 2.0], [3.0]], "numeric array"),
-        ([object()], "numeric array of float64"),
+        ([object()], "dtype object with an element of type object at index"),
     ],
 )
 def test_finite_array_refuses_what_numpy_would_cast(bad, fragment):
@@ -72,7 +72,9 @@ def test_finite_array_refuses_what_numpy_would_cast(bad, fragment):
 
 def test_integer_arrays_refuse_truncation_and_overflow():
     np.testing.assert_array_equal(v.check_finite_array("u", [1.0, 2.0], dtype=np.int64), [1, 2])
-    with pytest.raises(InvalidInput, match=r"u must hold integers, got 1.5 at index \(1,\)"):
+    with pytest.raises(
+        InvalidInput, match=r"u must hold integers, got a fractional, .* index \(1,\)"
+    ):
         v.check_finite_array("u", [1.0, 1.5], dtype=np.int64)
     for bad in ([1.0, math.nan], [1e300], [2**70]):
         with pytest.raises(InvalidInput, match="u must"):

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_finite_array, check_int, check_positive
+from privopt._validation import check_finite_array, check_int, check_positive, check_size
 from privopt.errors import InvalidInput
 from privopt.geometry import check_metric_matrix, check_points, offset_latlon, pairwise
 from privopt.graphs import Graph
@@ -181,7 +181,7 @@ class Geography:
         best = int(np.argmin(d))
         if d[best] > max(span, 1e-9):
             raise InvalidInput(
-                f"point {p[0].tolist()} lies outside the map ({d[best]:.3g} km away)"
+                "point lies outside the map: it is farther from every location than the map is wide"
             )
         return best
 
@@ -316,6 +316,7 @@ def grid_geography(
     """
     r = check_int("rows", rows, minimum=1)
     c = check_int("cols", cols, minimum=1)
+    check_size((r, c), "(rows, cols)")
     s = check_positive("cell_km", cell_km)
     f = check_positive("road_factor", road_factor)
     if f < 1.0:

@@ -11,6 +11,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from privopt._validation import (
+    MAX_EXP_ARGUMENT,
+    check_exp_argument,
     check_finite_array,
     check_finite_result,
     check_int,
@@ -156,6 +158,7 @@ class MDPProblem:
         self.points: np.ndarray | None = None
         self.output_points: np.ndarray | None = None
         self.distances = self._record_distances(records, graph)
+        self._check_ratio_range()
         n = self.distances.shape[0]
         self.prior = (
             np.full(n, 1.0 / n) if prior is None else check_probability_vector("prior", prior)
@@ -232,10 +235,24 @@ class MDPProblem:
                 d = np.ldexp(d, exponent)
         if not np.all(np.isfinite(d)):
             raise InvalidInput(
-                f"{name}: distances overflow float64 (largest |coordinate| {largest:.3g}); "
+                f"{name}: distances overflow float64 (coordinates near the float64 limit); "
                 "express the coordinates in a larger unit (and epsilon, eta per that unit)"
             )
         return d
+
+    def _check_ratio_range(self) -> None:
+        """Every constraint's ratio e^{ε d_ij} (d_ij ≤ η) must be a finite float64."""
+        if self.epsilon * self.eta <= MAX_EXP_ARGUMENT:
+            return
+        d = self.distances
+        largest = float(np.max(d, where=(d <= self.eta) & np.isfinite(d), initial=0.0))
+        check_exp_argument(
+            self.epsilon * largest,
+            "epsilon * d",
+            f"use a smaller epsilon (now {self.epsilon:g}) or eta",
+            where=" of a neighbour pair (d <= eta)",
+            show_value=False,  # it would reveal a distance between records
+        )
 
     def _check_outputs_reachable(self) -> None:
         """A graph metric whose records cannot reach every output has an infinite default cost:
@@ -260,8 +277,8 @@ class MDPProblem:
         largest = float(np.max(self.prior[:, None] * self.cost)) if self.cost.size else 0.0
         if largest >= LP_INFINITE_COST:
             raise InvalidInput(
-                f"cost: the LP objective p_i*c_ik reaches {largest:.3g}, at or above "
-                f"{LP_INFINITE_COST:g}, which the LP solver treats as infinite; express the "
+                f"cost: the LP objective p_i*c_ik reaches {LP_INFINITE_COST:g} or more, which "
+                "the LP solver treats as infinite; express the "
                 "distances (or cost) in a larger unit (and epsilon, eta per that unit)"
             )
 
