@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_finite_array, check_int
+from privopt._validation import check_finite_array, check_int, numeric_array
 from privopt.errors import InvalidInput
 
 __all__ = ["Hierarchy", "CensusCounts", "cumulate", "decumulate"]
@@ -495,12 +495,11 @@ class CensusCounts:
 def _checked_parents(parent: Sequence[int] | np.ndarray) -> tuple[np.ndarray, int]:
     """(parent as int64 (R,), index of the root); InvalidInput unless there is exactly one root
     and every other entry is another region's index."""
-    try:
-        par = np.asarray(parent)
-    except (TypeError, ValueError):
-        raise InvalidInput("parent must be an array of integers") from None
+    par = numeric_array("parent", parent)
     if par.ndim != 1 or par.size == 0 or par.dtype.kind not in "iu":
-        raise InvalidInput(f"parent must be a non-empty 1-D integer array, got {par!r:.80}")
+        raise InvalidInput(
+            f"parent must be a non-empty 1-D integer array, got dtype {par.dtype} shape {par.shape}"
+        )
     par = par.astype(np.int64)
     R = par.size
     roots = np.flatnonzero(par == -1)

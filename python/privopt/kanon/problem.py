@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from privopt._validation import NotNumeric, check_int, check_positive, real_array
+from privopt._validation import NotNumeric, check_int, check_positive, check_real, real_array
 from privopt.errors import InvalidInput
 
 __all__ = ["KAnonProblem", "build_problem"]
@@ -198,9 +198,11 @@ def _numeric_bounds(name, vals: np.ndarray, given, weight: float) -> tuple[float
     lo, hi = float(vals.min()), float(vals.max())
     if given is not None:
         try:
-            blo, bhi = (float(b) for b in given)
+            low, high = given
         except (TypeError, ValueError):
             raise InvalidInput(f"bounds[{name!r}] must be a pair (L, U), got {given!r}") from None
+        blo = check_real(f"bounds[{name!r}][0]", low, allow_inf=True)
+        bhi = check_real(f"bounds[{name!r}][1]", high, allow_inf=True)
         if not (np.isfinite(blo) and np.isfinite(bhi) and blo <= lo and hi <= bhi):
             raise InvalidInput(
                 f"bounds[{name!r}]=({blo}, {bhi}) must be finite and contain the data range "

@@ -19,6 +19,7 @@ from privopt._validation import (
     check_nonnegative,
     check_positive,
     check_probability_vector,
+    numeric_array,
 )
 from privopt.errors import InvalidInput
 from privopt.graphs import connected_components, shortest_paths
@@ -200,7 +201,7 @@ class MDPProblem:
         if self.metric == "graph":
             if graph is None:
                 raise InvalidInput("metric='graph' needs graph= (a sparse weighted graph)")
-            nodes = np.asarray(records)
+            nodes = numeric_array("records", records)
             if nodes.ndim != 1 or nodes.size == 0 or nodes.dtype.kind not in "iu":
                 raise InvalidInput(
                     "records must be a non-empty 1-D int array of graph node "
@@ -290,7 +291,7 @@ class MDPProblem:
             k = check_int("outputs (K)", outputs, minimum=1, maximum=n)
             idx = np.sort(np.random.default_rng(seed).choice(n, k, replace=False))
             return idx, self.distances[:, idx]
-        arr = np.asarray(outputs)
+        arr = numeric_array("outputs", outputs)
         if arr.ndim == 1 and arr.dtype.kind in "iu":
             if arr.size == 0:
                 raise InvalidInput("outputs must not be empty (K = 0)")
