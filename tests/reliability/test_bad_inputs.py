@@ -1609,6 +1609,11 @@ for entry, call, frag in [
         lambda: mdp.MDPProblem(points(), epsilon=800.0, eta=1.5),
         r"epsilon \* d of a neighbour pair \(d <= eta\) exceeds",
     ),
+    (
+        "repair",
+        lambda: mdp.repair(np.eye(6), problem().edges, 800.0),
+        r"epsilon \* d of an edge exceeds",
+    ),
 ]:
     case(entry, "epsilon so large that exp(epsilon * d) overflows", call, frag)
 

@@ -49,6 +49,18 @@ class EdgeList:
     def __len__(self) -> int:
         return int(self.i.size)
 
+    def check_ratios(self, epsilon: float) -> None:
+        """Refuse an ε (in 1/distance unit) whose ratio e^{ε d} overflows float64 on an edge:
+        the constraint ``z_ik ≤ e^{ε d} z_jk`` could then be neither repaired nor checked."""
+        if self.d.size:
+            check_exp_argument(
+                epsilon * float(np.max(self.d)),
+                "epsilon * d",
+                f"use a smaller epsilon (now {epsilon:g})",
+                where=" of an edge",
+                show_value=False,  # it would reveal a distance between records
+            )
+
     def checked(self, n_records: int, name: str = "edges") -> EdgeList:
         """These edges as int64 / float64 arrays, checked against ``n_records`` records.
 
