@@ -1,7 +1,9 @@
 """Shared argument checks: every public function validates through these, not copied code.
 
-Each check raises :class:`privopt.errors.InvalidInput` with a message naming the argument and
-the offending value, and returns the value converted to the expected type.
+Each check raises :class:`privopt.errors.InvalidInput` with a message naming the argument (and
+the value of a scalar parameter; for an array, its dtype, shape or the position of the first
+offending entry, never a data value), and returns the value converted to the expected type.
+:func:`numeric_array` is the one rule of what a numeric input is.
 """
 
 from __future__ import annotations
@@ -397,14 +399,12 @@ def real_array(name: str, value: Any, dtype: Any = np.float64) -> np.ndarray:
                 f"{name} must hold integers, got a fractional, non-finite or out-of-range "
                 f"({want}) value at index {where}"
             )
-    elif (
-        want.kind in "iu"
-        and raw.size
-        and (raw.min() < np.iinfo(want).min or raw.max() > np.iinfo(want).max)
-    ):
-        extreme = raw.max() if raw.max() > np.iinfo(want).max else raw.min()
-        where = tuple(np.argwhere(raw == extreme)[0].tolist()) if raw.ndim else ()
-        raise InvalidInput(f"{name} has a value outside the {want} range at index {where}")
+    elif want.kind in "iu" and raw.size and not np.can_cast(raw.dtype, want):
+        info = np.iinfo(want)  # e.g. uint64 to int64, which numpy would wrap around
+        bad = (raw < info.min) | (raw > info.max)
+        if np.any(bad):
+            where = tuple(np.argwhere(bad)[0].tolist()) if raw.ndim else ()
+            raise InvalidInput(f"{name} has a value outside the {want} range at index {where}")
     try:
         with np.errstate(over="raise", invalid="raise"):
             return raw.astype(want, copy=False)
