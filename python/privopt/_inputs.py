@@ -131,11 +131,12 @@ def _raise_first_bad_cell(lines: list[tuple[int, str]], width: int, shown: str) 
                 value = float(cell)
             except ValueError:
                 raise InvalidInput(
-                    f"{shown}: line {number}, column {c + 1}: {cell!r} is not a number"
+                    f"{shown}: line {number}, column {c + 1} is not a number"
                 ) from None
             if not np.isfinite(value):
+                kind = "NaN" if np.isnan(value) else "infinite"
                 raise InvalidInput(
-                    f"{shown}: line {number}, column {c + 1} is {cell!r}, not a finite number"
+                    f"{shown}: line {number}, column {c + 1} is {kind}, not a finite number"
                 )
     raise InvalidInput(f"{shown} is not a numeric CSV table")
 

@@ -1,21 +1,31 @@
 """Shared argument checks: every public function validates through these, not copied code.
 
-Each check raises :class:`privopt.errors.InvalidInput` with a message naming the argument and
-the offending value, and returns the value converted to the expected type.
+Each check raises :class:`privopt.errors.InvalidInput` with a message naming the argument (and
+the value of a scalar parameter; for an array, its dtype, shape or the position of the first
+offending entry, never a data value), and returns the value converted to the expected type.
+:func:`numeric_array` is the one rule of what a numeric input is.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
+import numbers
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import numpy as np
+import scipy.sparse as sp
 
 from privopt.errors import InvalidInput, NumericalTrouble
 
 __all__ = [
+    "NotNumeric",
+    "numeric_array",
+    "check_numeric_dtype",
+    "real_array",
+    "check_real",
     "check_epsilon",
     "check_delta",
     "check_positive",
@@ -23,6 +33,9 @@ __all__ = [
     "check_finite_array",
     "check_int",
     "check_size",
+    "check_exp_argument",
+    "MAX_EXP_ARGUMENT",
+    "MAX_ARRAY_VALUES",
     "check_probability_vector",
     "check_finite_result",
     "finite_result",
@@ -32,16 +45,41 @@ __all__ = [
 ]
 
 
+#: Most values an array of 8-byte numbers may have: its size in bytes must fit int64, as numpy
+#: requires (a larger product wraps around in numpy's own int64 arithmetic).
+MAX_ARRAY_VALUES = (2**63 - 1) // 8
+
+#: numpy dtype kinds that are numbers here: signed and unsigned integers, real floats.
+_NUMERIC_KINDS = "iuf"
+
+
+class NotNumeric(InvalidInput, TypeError):
+    """An input holds something that is not a number (text, booleans, None, objects, a sparse
+    matrix where a dense array is needed): an :class:`InvalidInput` that is also the
+    ``TypeError`` numpy and scikit-learn raise for such input."""
+
+
+def _is_number(value: Any) -> bool:
+    """A real number that is not a bool: int, float, Fraction, numpy integers and floats."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
 def _as_float(name: str, value: Any) -> float:
+    """A scalar parameter as a float: a real number by :func:`_is_number` (or a 0-d numeric
+    array), not NaN."""
     if isinstance(value, (bool, np.bool_, str, bytes)):
         kind = type(value).__name__
         raise InvalidInput(f"{name} must be a real number, got the {kind} {value!r}")
     if np.iscomplexobj(value):  # float() would drop the imaginary part of a numpy complex
         raise InvalidInput(f"{name} must be a real number, got the complex {value!r}")
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in _NUMERIC_KINDS:
+        value = value.item()
+    if not _is_number(value):
+        raise InvalidInput(f"{name} must be a real number, got {type(value).__name__}")
     try:
         out = float(value)
-    except (TypeError, ValueError):
-        raise InvalidInput(f"{name} must be a real number, got {value!r}") from None
+    except OverflowError:  # an int or Fraction beyond float64
+        raise InvalidInput(f"{name} is beyond the float64 range") from None
     if math.isnan(out):
         raise InvalidInput(f"{name} must not be NaN")
     return out
@@ -65,6 +103,57 @@ def check_nonnegative(name: str, value: Any, *, allow_inf: bool = False) -> floa
     if math.isinf(out) and not allow_inf:
         raise InvalidInput(f"{name} must be finite, got {value!r}")
     return out
+
+
+def check_real(name: str, value: Any, *, allow_inf: bool = False) -> float:
+    """Return ``value`` as a float: any real number, finite unless ``allow_inf``.
+
+    Examples
+    --------
+    >>> check_real("offset", -2)
+    -2.0
+    """
+    out = _as_float(name, value)
+    if math.isinf(out) and not allow_inf:
+        raise InvalidInput(f"{name} must be finite, got {value!r}")
+    return out
+
+
+#: Largest x whose exp(x) is a finite float64: ln(1.797e308) ≈ 709.78.
+MAX_EXP_ARGUMENT = math.log(float(np.finfo(np.float64).max))
+
+
+def check_exp_argument(
+    value: float, expr: str, remedy: str, *, where: str = "", show_value: bool = True
+) -> None:
+    """Refuse a privacy ratio ``exp(value)`` that overflows float64 (``value`` > 709.78).
+
+    A guarantee ``z_ik ≤ exp(ε·d)·z_jk`` with such a ratio cannot be computed or checked in
+    float64: the ratio is inf and ``inf · 0`` is NaN, so a violation would pass unseen.
+
+    Parameters
+    ----------
+    value : the exponent, e.g. ε·d (ε in 1/unit, d in the unit).
+    expr : the exponent as a formula of parameter names, e.g. ``"epsilon * r_exp / 2"``.
+    remedy : what the caller may change, e.g. ``"use a smaller epsilon or r_exp"``.
+    where : words placed after the formula, e.g. ``" for a neighbour pair (d <= eta)"``.
+    show_value : print ``value`` (False when it would reveal a data value, such as a distance
+        between records).
+
+    Examples
+    --------
+    >>> check_exp_argument(800.0, "epsilon * eta", "use a smaller epsilon or eta")
+    Traceback (most recent call last):
+    ...
+    privopt.errors.InvalidInput: epsilon * eta = 800 exceeds ln(largest float64) = 709.78, so \
+exp(epsilon * eta) overflows float64; use a smaller epsilon or eta
+    """
+    if not value <= MAX_EXP_ARGUMENT:
+        shown = f" = {value:.6g}" if show_value else ""
+        raise InvalidInput(
+            f"{expr}{shown}{where} exceeds ln(largest float64) = {MAX_EXP_ARGUMENT:.2f}, so "
+            f"exp({expr}) overflows float64; {remedy}"
+        )
 
 
 def check_epsilon(value: Any, name: str = "epsilon") -> float:
@@ -112,49 +201,215 @@ def check_size(value: Any, name: str = "size") -> tuple[int, tuple[int, ...] | N
     if value is None:
         return 1, None
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        n = check_int(name, value, minimum=0)
-        return n, (n,)
-    try:
-        shape = tuple(check_int(name, s, minimum=0) for s in value)
-    except TypeError:
+        shape: tuple[int, ...] = (check_int(name, value, minimum=0),)
+    else:
+        try:
+            shape = tuple(check_int(name, s, minimum=0) for s in value)
+        except TypeError:
+            raise InvalidInput(
+                f"{name} must be None, an int or a tuple of ints, got {value!r}"
+            ) from None
+    # Exact in Python ints: numpy's int64 product wraps without a word. The zero-free product
+    # counts too, since numpy refuses a shape like (2**62, 4, 0) whose partial products overflow.
+    if math.prod(max(s, 1) for s in shape) > MAX_ARRAY_VALUES:
         raise InvalidInput(
-            f"{name} must be None, an int or a tuple of ints, got {value!r}"
-        ) from None
-    return int(np.prod(shape, dtype=np.int64)), shape
+            f"{name} {shape} has more values than an array can hold (at most "
+            f"{MAX_ARRAY_VALUES:,} 8-byte values: the byte count must fit int64)"
+        )
+    return math.prod(shape), shape
 
 
-def _real_array(name: str, value: Any, dtype: Any) -> np.ndarray:
-    """``value`` as an array of ``dtype``; complex, text and bool input are refused, not cast.
+def _kind_hint(kind: str) -> str:
+    if kind == "b":
+        return " (booleans are not numbers here; convert with .astype(int) if 0/1 is meant)"
+    if kind in "USO":
+        return " (text is not parsed; convert it to numbers first)"
+    return ""
 
-    numpy would drop an imaginary part, parse "1.5" or read True as 1 without a word: each is a
-    caller's mistake here, not a number.
+
+def _holds_bool(seq: list[Any] | tuple[Any, ...]) -> bool:
+    """Whether a (nested) list or tuple holds a bool, which numpy would silently read as 0/1
+    when other numbers sit beside it (``[True, 2.0]`` becomes ``[1.0, 2.0]``).
+
+    One level at a time, by the set of element types (a C-speed pass per level), so a list of
+    10⁶ rows costs about as much as numpy's own conversion of it.
     """
+    items: list[Any] | tuple[Any, ...] = seq
+    while items:
+        kinds = set(map(type, items))
+        if bool in kinds or np.bool_ in kinds:
+            return True
+        if np.ndarray in kinds and any(
+            type(x) is np.ndarray and x.dtype.kind == "b" for x in items
+        ):
+            return True
+        if not kinds & {list, tuple}:
+            return False
+        nested = items if kinds <= {list, tuple} else [x for x in items if type(x) in (list, tuple)]
+        items = list(itertools.chain.from_iterable(nested))
+    return False
+
+
+def _object_numbers(name: str, raw: np.ndarray) -> np.ndarray:
+    """An object array whose every element is a real number, as int64 (all integers that fit)
+    or float64; anything else (text, bool, None, Decimal, containers) is refused."""
+    elements = raw.ravel().tolist()
+    kinds = set(map(type, elements))  # one C-speed pass; the element loop only on failure
+    if not all(issubclass(k, numbers.Real) and not issubclass(k, (bool, np.bool_)) for k in kinds):
+        pos, item = next((i, v) for i, v in enumerate(elements) if not _is_number(v))
+        if isinstance(item, (complex, np.complexfloating)):
+            raise InvalidInput(f"{name} must be real, got complex values (dtype object)")
+        where = tuple(int(i) for i in np.unravel_index(pos, raw.shape))
+        raise NotNumeric(
+            f"{name} must be numeric, got dtype object with an element of type "
+            f"{type(item).__name__} at index {where}: each argument must be a real number, "
+            "and a string, bool or None is not a number"
+        )
+    if all(issubclass(k, (int, np.integer)) for k in kinds):
+        try:
+            return raw.astype(np.int64)
+        except OverflowError:  # integers beyond int64: their float values
+            pass
+    return raw.astype(np.float64)
+
+
+def _pandas_numbers(name: str, value: Any) -> np.ndarray | None:
+    """A pandas Series, DataFrame, Index or extension array as a numpy array of numbers;
+    None if ``value`` is not a pandas object.
+
+    Numeric numpy dtypes and the nullable ``Int64``/``UInt64``/``Float64`` (or numeric Arrow)
+    dtypes are numbers; a missing value (``pd.NA``) in a nullable column is refused, as are
+    ``string``, ``boolean``, ``category`` and date dtypes. Object columns go through the
+    element check of plain object arrays.
+    """
+    if not type(value).__module__.startswith("pandas") or not hasattr(value, "to_numpy"):
+        return None
+    dtypes = list(value.dtypes) if getattr(value, "ndim", 1) == 2 else [value.dtype]
+    extension = [dt for dt in dtypes if not isinstance(dt, np.dtype)]
+    if not extension:
+        return None  # plain numpy columns: numpy's own conversion, then the usual checks
+    for dt in extension:
+        if getattr(dt, "kind", "O") not in _NUMERIC_KINDS or not hasattr(dt, "numpy_dtype"):
+            raise NotNumeric(f"{name} must be numeric, got pandas dtype {dt}{_kind_hint('O')}")
+    missing = np.asarray(value.isna())
+    if missing.any():
+        where = tuple(np.argwhere(missing)[0].tolist())
+        raise InvalidInput(f"{name} has a missing value (pandas NA) at index {where}; numbers only")
+    target = np.result_type(*[dt if isinstance(dt, np.dtype) else dt.numpy_dtype for dt in dtypes])
+    return value.to_numpy(dtype=target)
+
+
+def numeric_array(name: str, value: Any) -> np.ndarray:
+    """``value`` as a numpy array of real numbers: the one rule of what a numeric input is.
+
+    Numbers are numpy integer and float arrays, Python and numpy real numbers (not bools),
+    lists of them, object arrays holding only them, and pandas numeric columns, including
+    the nullable ``Int64``/``Float64`` dtypes when no value is missing. Everything else is
+    refused, never cast: text (which numpy would parse), booleans (which it would read as
+    0/1, also inside a list of numbers), None, ``Decimal``, complex numbers (whose imaginary
+    part it would drop), dates, pandas ``string``/``boolean``/``category`` columns and sparse
+    matrices. Messages name the argument, the dtype and a position, never a value.
+
+    Parameters
+    ----------
+    name : the argument's name, for messages.
+    value : array-like of any shape.
+
+    Returns
+    -------
+    ndarray of dtype kind int, uint or float, of ``value``'s shape (not copied when it
+    already is one).
+
+    Raises
+    ------
+    InvalidInput
+        ``value`` is not numeric as above (a :class:`NotNumeric`, also a ``TypeError``, when
+        it holds non-numbers), is ragged, or has a missing pandas value.
+
+    Examples
+    --------
+    >>> numeric_array("x", [1, 2.5])
+    array([1. , 2.5])
+    >>> numeric_array("x", [True, 2.0])
+    Traceback (most recent call last):
+    ...
+    privopt._validation.NotNumeric: x must be numeric, got a bool element in a list (booleans \
+are not numbers here; convert with .astype(int) if 0/1 is meant)
+    """
+    if sp.issparse(value):
+        raise NotNumeric(
+            f"{name} must be a dense array, got the sparse {type(value).__name__} "
+            "(sparse input is not supported here; convert it with .toarray())"
+        )
+    from_pandas = _pandas_numbers(name, value)
+    if from_pandas is not None:
+        return from_pandas
     try:
         raw = np.asarray(value)
     except (TypeError, ValueError):  # e.g. ragged nested lists
-        raise InvalidInput(f"{name} must be a numeric array, got {type(value).__name__}") from None
-    kind = raw.dtype.kind
-    if kind == "c" or (kind == "O" and any(isinstance(v, complex) for v in raw.flat)):
-        raise InvalidInput(f"{name} must be real, got complex values (dtype {raw.dtype})")
-    if kind in "USbMmV":
-        raise InvalidInput(f"{name} must be a numeric array, got dtype {raw.dtype}")
-    want = np.dtype(dtype)
-    try:
-        with np.errstate(invalid="raise", over="raise"):
-            arr = raw.astype(want, copy=False) if kind != "O" else np.asarray(raw, dtype=want)
-    except (TypeError, ValueError, OverflowError, FloatingPointError):
-        raise InvalidInput(
-            f"{name} must be a numeric array of {want} values, got {type(value).__name__}"
+        raise NotNumeric(
+            f"{name} must be a numeric array, got a ragged or mixed {type(value).__name__}"
         ) from None
-    if want.kind in "iu" and raw.dtype.kind not in "iu":
-        as_float = np.asarray(raw, dtype=np.float64)
-        if not np.array_equal(as_float, arr):  # 1.5 -> 1, NaN or 1e300 -> garbage
-            bad = np.argwhere(as_float != arr)[0]
-            raise InvalidInput(
-                f"{name} must hold integers, got {float(as_float[tuple(bad)])!r} at index "
-                f"{tuple(bad.tolist())}"
+    kind = raw.dtype.kind
+    if kind in _NUMERIC_KINDS:
+        if isinstance(value, (list, tuple)) and _holds_bool(value):
+            raise NotNumeric(
+                f"{name} must be numeric, got a bool element in a list{_kind_hint('b')}"
             )
-    return arr
+        return raw
+    if kind == "O":
+        return _object_numbers(name, raw)
+    check_numeric_dtype(name, raw.dtype)
+    return raw
+
+
+def check_numeric_dtype(name: str, dtype: Any) -> None:
+    """Refuse a numpy dtype that is not a real number type (int, uint, float), as
+    :func:`numeric_array` does; for arrays that are not converted here (Dask arrays)."""
+    kind = np.dtype(dtype).kind
+    if kind == "c":
+        raise InvalidInput(f"{name} must be real, got complex values (dtype {dtype})")
+    if kind not in _NUMERIC_KINDS:
+        raise NotNumeric(f"{name} must be a numeric array, got dtype {dtype}{_kind_hint(kind)}")
+
+
+def real_array(name: str, value: Any, dtype: Any = np.float64) -> np.ndarray:
+    """``value`` (numeric by :func:`numeric_array`) as an array of ``dtype``; NaN and ±inf
+    pass (see :func:`check_finite_array` to refuse them).
+
+    Conversion to an integer dtype refuses what numpy would truncate or wrap: a fraction,
+    NaN/inf, or a value beyond the target's range.
+
+    Examples
+    --------
+    >>> real_array("lower", [0, -np.inf])
+    array([  0., -inf])
+    """
+    raw = numeric_array(name, value)
+    want = np.dtype(dtype)
+    if want.kind in "iu" and raw.dtype.kind == "f":
+        info = np.iinfo(want)
+        # float(info.max) rounds up to a power of two for 64-bit types: compare against max + 1.
+        low, high = float(info.min), float(info.max) + 1.0
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isfinite(raw) | (raw != np.round(raw)) | (raw < low) | (raw >= high)
+        if np.any(bad):
+            where = tuple(np.argwhere(bad)[0].tolist()) if raw.ndim else ()
+            raise InvalidInput(
+                f"{name} must hold integers, got a fractional, non-finite or out-of-range "
+                f"({want}) value at index {where}"
+            )
+    elif want.kind in "iu" and raw.size and not np.can_cast(raw.dtype, want):
+        info = np.iinfo(want)  # e.g. uint64 to int64, which numpy would wrap around
+        bad = (raw < info.min) | (raw > info.max)
+        if np.any(bad):
+            where = tuple(np.argwhere(bad)[0].tolist()) if raw.ndim else ()
+            raise InvalidInput(f"{name} has a value outside the {want} range at index {where}")
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            return raw.astype(want, copy=False)
+    except (OverflowError, FloatingPointError):  # e.g. a long double beyond float64
+        raise InvalidInput(f"{name} has a value beyond the {want} range") from None
 
 
 def check_finite_array(
@@ -179,7 +434,7 @@ def check_finite_array(
     ...
     privopt.errors.InvalidInput: x must be real, got complex values (dtype complex128)
     """
-    arr = _real_array(name, value, dtype)
+    arr = real_array(name, value, dtype)
     if ndim is not None and arr.ndim != ndim:
         raise InvalidInput(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if shape is not None and (
@@ -227,7 +482,7 @@ def check_finite_result(name: str, value: Any, *, cause: str = "") -> Any:
         return value  # integers are finite (and a Python int may not fit a float)
     if isinstance(value, np.ndarray) and value.dtype.kind in "iu":
         return value
-    arr = _real_array(name, value, np.float64)
+    arr = real_array(name, value, np.float64)
     finite = np.isfinite(arr)
     if not np.all(finite):
         hint = f"; cause: {cause}" if cause else ""

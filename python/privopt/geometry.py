@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_finite_array
+from privopt._validation import check_finite_array, real_array
 from privopt.errors import InvalidInput
 
 __all__ = [
@@ -167,10 +167,7 @@ def check_metric_matrix(name: str, value: Any, *, allow_inf: bool = False) -> np
     -------
     ndarray of float64, shape (n, n), exactly symmetric (the smaller of ``d_ij``, ``d_ji``).
     """
-    try:
-        d = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InvalidInput(f"{name} must be a numeric (n, n) array") from None
+    d = real_array(name, value)
     if d.ndim != 2 or d.shape[0] != d.shape[1] or d.shape[0] == 0:
         raise InvalidInput(f"{name} must be a square (n, n) array with n >= 1, got {d.shape}")
     if np.isnan(d).any() or (not allow_inf and np.isinf(d).any()):
@@ -212,6 +209,8 @@ def nearest(
     -------
     (index int64 (n,), distance float64 (n,))
     """
+    points = check_finite_array("points", points, ndim=2)
+    candidates = check_finite_array("candidates", candidates, shape=(None, points.shape[1]))
     if candidates.shape[0] == 0:
         raise InvalidInput("nearest needs at least one candidate point")
     idx = np.empty(points.shape[0], dtype=np.int64)

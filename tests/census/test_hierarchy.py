@@ -141,15 +141,16 @@ def test_ragged_records_with_padding():
 
 
 def test_from_records_refuses_missing_group_ids():
-    # Rows with a NaN group id were silently dropped (issue 12 defect 5): now the row is named.
+    # Rows with a NaN group id were silently dropped (issue 12 defect 5): now the row is named,
+    # by position (an index label may be an identifier).
     rec = pd.DataFrame(
         {"state": ["GA", "GA", "NY", "NY"], "hh": ["a", "a", np.nan, "b"]},
         index=[10, 11, 12, 13],
     )
-    with pytest.raises(InvalidInput, match="row 12"):
+    with pytest.raises(InvalidInput, match="row position 2 "):
         CensusCounts.from_records(rec, ["state"], "hh")
     cells = pd.DataFrame({"state": ["GA", "NY"], "sex": [1, None], "age": [30, 40]})
-    with pytest.raises(InvalidInput, match="row 1 "):
+    with pytest.raises(InvalidInput, match="row position 1 "):
         CensusCounts.from_records(cells, ["state"], ["sex", "age"])
 
 

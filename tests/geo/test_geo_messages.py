@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from privopt._validation import MAX_EXP_ARGUMENT
 from privopt.errors import InvalidInput
 from privopt.geo import GeoParams
 from privopt.geo.clr import MAX_KM
@@ -59,13 +60,15 @@ def geo_params(draw) -> GeoParams:
     epsilon = draw(st.floats(1e-3, 1e3))
     gamma = draw(st.one_of(st.floats(1e-3, 1e3), st.just(math.inf)))
     floor = min(epsilon * gamma, MIN_EPS_D_CAP)  # the smallest cap GeoParams accepts
+    # e^{ε·r_exp/2} must be a finite float64 (GeoParams refuses the rest).
+    r_exp_max = min(r_obf, 2 * MAX_EXP_ARGUMENT / epsilon)
     return GeoParams(
         epsilon=epsilon,
         gamma=gamma,
         gamma_graph=draw(st.one_of(st.none(), st.floats(1e-3, 1e3), st.just(math.inf))),
         lr_radius=draw(st.one_of(st.floats(0.0, 1e3), st.just(math.inf))),
         r_obf=r_obf,
-        r_exp=draw(st.floats(0.0, r_obf)),
+        r_exp=draw(st.floats(0.0, r_exp_max)),
         lr_max_size=draw(st.one_of(st.none(), st.integers(1, 10**6))),
         eps_d_cap=draw(st.one_of(st.floats(floor, floor + 1e3), st.just(math.inf))),
         cr_cell_km=draw(st.floats(1e-3, 10.0)),

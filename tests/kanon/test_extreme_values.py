@@ -29,7 +29,7 @@ def _finite_result(res):
 @pytest.mark.parametrize("method", ALL_METHODS)
 def test_values_at_the_float_limit_are_refused_by_name(method):
     df = pd.DataFrame({"a": [1e308, -1e308, 0.0, 5.0], "b": [1, 2, 3, 4]})
-    with pytest.raises(InvalidInput, match=r"'a'.*U − L overflows"):
+    with pytest.raises(InvalidInput, match=r"'a': its range U − L overflows"):
         anonymize(df, 2, method=method)
 
 
@@ -49,7 +49,7 @@ def test_large_and_tiny_ranges_that_fit_give_finite_results(method):
 
 
 def test_subnormal_range_and_huge_weights_are_refused():
-    with pytest.raises(InvalidInput, match=r"'a' has the range U − L = 5e-324"):
+    with pytest.raises(InvalidInput, match=r"'a' has a range U − L too small"):
         anonymize(pd.DataFrame({"a": [0.0, 5e-324, 0.0], "b": [1, 2, 3]}), 2)
     df = pd.DataFrame({"a": [0, 1, 2, 3], "b": [1, 2, 3, 4]})
     with pytest.raises(InvalidInput, match=r"weights .* too large"):

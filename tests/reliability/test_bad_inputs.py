@@ -10,6 +10,7 @@ entry points.
 from __future__ import annotations
 
 import dataclasses
+import decimal
 import math
 import re
 import tempfile
@@ -26,6 +27,7 @@ from privopt import census as cen
 from privopt import certify, cli, demo, dp, geo, geometry, graphs, kanon, lp, mdp, report
 from privopt.cluster import DPM, budget_schedule, nearest_centre, sklearn_expected_failed_checks
 from privopt.errors import InvalidInput, PrivoptError
+from privopt.lp import examples as lp_examples
 
 NAN, INF = math.nan, math.inf
 CPLX = np.array([[0.0, 1.0], [1.0, 0.0]]) + 1j
@@ -1264,6 +1266,380 @@ case(
     "figure size",
     exc=ValueError,  # matplotlib's own, already clear
 )
+
+
+# ------------------------------------------------- numeric inputs: one rule for every entry point
+# What numpy would silently turn into numbers (privopt._validation.numeric_array): text, in an
+# object array or a pandas column, a bool inside a list of numbers or an object array, None,
+# Decimal, and a missing value (pd.NA) in a nullable pandas column.
+
+
+def non_numeric(template: Any) -> list[tuple[str, Any]]:
+    """Bad versions of the numeric array ``template`` (1-D or 2-D), each named."""
+    t = np.asarray(template, dtype=float)
+    first = (0,) * t.ndim
+
+    def objects(value: Any) -> np.ndarray:
+        out = t.astype(object)
+        out[first] = value
+        return out
+
+    as_list = t.tolist()
+    if t.ndim == 1:
+        as_list[0] = True
+        text_frame: Any = pd.Series(t.astype(str), dtype="string")
+        missing: Any = pd.Series(t, dtype="Float64")
+    else:
+        as_list[0][0] = True
+        text_frame = pd.DataFrame(t.astype(str)).astype("string")
+        missing = pd.DataFrame(t).astype("Float64")
+    missing.iloc[first] = pd.NA
+    return [
+        ("object text", t.astype(str).astype(object)),
+        ("pandas string", text_frame),
+        ("bool in a list", as_list),
+        ("object bool", objects(True)),
+        ("None element", objects(None)),
+        ("Decimal element", objects(decimal.Decimal("1.5"))),
+        ("pandas NA", missing),
+    ]
+
+
+def numeric_cases(entry: str, call: Callable[[Any], Any], name: str, template: Any) -> None:
+    for bad, value in non_numeric(template):
+        fragment = re.escape(name) + r" (must be (a )?numeric|has a missing value)"
+        case(entry, f"{name} {bad}", lambda v=value: call(v), fragment)
+
+
+_PTS = np.random.default_rng(0).uniform(0, 3, (6, 2))
+_X = np.random.default_rng(0).normal(size=(30, 2))
+
+
+@cache
+def _fitted() -> DPM:
+    return DPM(epsilon=1.0, delta=1e-5, bounds=(-5, 5), random_state=0).fit(_X)
+
+
+@cache
+def _hier() -> Any:
+    return cen.Hierarchy.from_nested({"US": ["GA", "NY"]})
+
+
+_TREE_COUNTS = [[4.0, 6.0], [1.0, 2.0], [3.0, 4.0]]
+for entry, call, name, template in [
+    ("laplace_mechanism", lambda v: dp.laplace_mechanism(v, 1.0, rng=0), "values", [1.5, 2.0]),
+    (
+        "gaussian_mechanism",
+        lambda v: dp.gaussian_mechanism(v, 1.0, 1e-5, rng=0),
+        "values",
+        [1.5, 2.0],
+    ),
+    (
+        "dp.exponential_mechanism",
+        lambda v: dp.exponential_mechanism(v, 1.0, rng=0),
+        "scores",
+        [1, 2],
+    ),
+    (
+        "exponential_mechanism_probabilities",
+        lambda v: dp.exponential_mechanism_probabilities(v, 1.0),
+        "scores",
+        [1, 2],
+    ),
+    ("discrete_laplace_pmf", lambda v: dp.discrete_laplace_pmf(v, 1.0), "k", [1, 2]),
+    ("discrete_gaussian_pmf", lambda v: dp.discrete_gaussian_pmf(v, 1.0), "k", [1, 2]),
+    ("euclidean", lambda v: geometry.euclidean(v, _PTS), "a", _PTS),
+    ("haversine_km", lambda v: geometry.haversine_km(v, _PTS), "a", _PTS),
+    ("haversine_pairs_km", lambda v: geometry.haversine_pairs_km(v, _PTS), "a", _PTS),
+    ("geometry.pairwise", lambda v: geometry.pairwise(v, _PTS, "euclidean"), "a", _PTS),
+    ("geometry.nearest", lambda v: geometry.nearest(v, _PTS, "euclidean"), "points", _PTS),
+    ("geometry.check_points", lambda v: geometry.check_points("p", v, "euclidean"), "p", _PTS),
+    ("check_metric_matrix", lambda v: geometry.check_metric_matrix("d", v), "d", np.zeros((2, 2))),
+    ("triangle_violation", geometry.triangle_violation, "d", np.zeros((2, 2))),
+    ("offset_latlon", lambda v: geometry.offset_latlon(v, [1.0], [1.0]), "latlon", [[1.0, 2.0]]),
+    ("offset_latlon", lambda v: geometry.offset_latlon([[1.0, 2.0]], v, [1.0]), "east_km", [1.0]),
+    ("graph_from_edges", lambda v: graphs.graph_from_edges(3, [0, 1], [1, 2], v), "length", [1, 1]),
+    ("graph_from_edges", lambda v: graphs.graph_from_edges(3, v, [1, 2], [1, 1]), "u", [0, 1]),
+    ("Graph.from_edges", lambda v: graphs.Graph.from_edges(3, [0, 1], [1, 2], v), "length", [1, 1]),
+    ("Graph.many", lambda v: graphs.Graph(road()).many(v), "sources", [0, 1]),
+    ("Graph.kernel_seconds", lambda v: graphs.Graph(road()).kernel_seconds(v), "sources", [0, 1]),
+    ("LinearProgram", lambda v: lp.LinearProgram(2, objective=v), "objective", [1.0, 2.0]),
+    ("LinearProgram", lambda v: lp.LinearProgram(2, lower=v), "lower", [0.0, 0.0]),
+    ("LinearProgram.add_rows", lambda v: small_lp().add_rows(v), "A", [[1.0, 1.0]]),
+    (
+        "LinearProgram.add_rows",
+        lambda v: small_lp().add_rows(([0, 0], [0, 1], v), n_rows=1),
+        "A vals",
+        [1.0, 1.0],
+    ),
+    (
+        "LinearProgram.add_rows",
+        lambda v: small_lp().add_rows([[1.0, 1.0]], upper=v),
+        "upper",
+        [1.0],
+    ),
+    ("LinearProgram.with_objective", lambda v: small_lp().with_objective(v), "objective", [1, 1]),
+    (
+        "farkas_margin",
+        lambda v: lp.farkas_margin(np.ones((1, 2)), [1.0], [1.0], [0.0, 0.0], [1.0, 1.0], v),
+        "y",
+        [1.0],
+    ),
+    ("MDPProblem", lambda v: mdp.MDPProblem(v, epsilon=1.0, eta=1.5), "records", _PTS),
+    (
+        "MDPProblem",
+        lambda v: mdp.MDPProblem(_PTS, epsilon=1.0, eta=1.5, cost=v),
+        "cost",
+        np.ones((6, 6)),
+    ),
+    (
+        "MDPProblem",
+        lambda v: mdp.MDPProblem(_PTS, epsilon=1.0, eta=1.5, prior=v),
+        "prior",
+        np.full(6, 1 / 6),
+    ),
+    (
+        "MDPProblem",
+        lambda v: mdp.MDPProblem(_PTS, epsilon=1.0, eta=1.5, outputs=v),
+        "outputs",
+        [0, 1],
+    ),
+    (
+        "MDPProblem",
+        lambda v: mdp.MDPProblem(v, epsilon=1.0, eta=1.5, metric="graph", graph=road()),
+        "records",
+        [0, 1],
+    ),
+    ("solve_epsilon_path", lambda v: mdp.solve_epsilon_path(problem(), v), "epsilons", [1.0, 2.0]),
+    ("km_to_latlon", mdp.km_to_latlon, "xy_km", _PTS),
+    ("repair", lambda v: mdp.repair(v, problem().edges, 1.0), "z", np.eye(6)),
+    ("cumulate", cen.cumulate, "n", [1, 2]),
+    ("decumulate", cen.decumulate, "c", [1, 2]),
+    (
+        "CensusCounts.from_leaf_counts",
+        lambda v: cen.CensusCounts.from_leaf_counts(_hier(), v),
+        "leaf_counts",
+        [[1, 2], [3, 4]],
+    ),
+    (
+        "CensusCounts.from_region_counts",
+        lambda v: cen.CensusCounts.from_region_counts(_hier(), v),
+        "counts",
+        _TREE_COUNTS,
+    ),
+    ("Hierarchy.from_parents", cen.Hierarchy.from_parents, "parent", [-1, 0, 0]),
+    (
+        "tree_postprocess",
+        lambda v: cen.tree_postprocess(_hier(), v, 10, scale=1.0),
+        "noisy",
+        _TREE_COUNTS,
+    ),
+    (
+        "chain_postprocess",
+        lambda v: cen.chain_postprocess(_hier(), v, 4, 2, scale=np.ones(2)),
+        "noisy_chain",
+        np.ones(6),
+    ),
+    (
+        "consistency_violations",
+        lambda v: cen.consistency_violations(_hier(), v),
+        "counts",
+        _TREE_COUNTS,
+    ),
+    (
+        "l1_per_level",
+        lambda v: cen.l1_per_level(_hier(), v, np.array(_TREE_COUNTS)),
+        "released",
+        _TREE_COUNTS,
+    ),
+    ("DPM.fit", lambda v: DPM(epsilon=1.0, delta=1e-5, bounds=(-5, 5)).fit(v), "X", _X),
+    ("DPM.predict", lambda v: _fitted().predict(v), "X", _X),
+    ("nearest_centre", lambda v: nearest_centre(v, _X[:2]), "X", _X),
+    ("nearest_centre", lambda v: nearest_centre(_X, v), "centres", _X[:2]),
+    ("Geography.locate", lambda v: grid().locate(v), "point", [0.1, 0.1]),
+    (
+        "UserBlock",
+        lambda v: geo.UserBlock(v, np.zeros((1, 9)), np.zeros((1, 9))),
+        "pair_distances",
+        np.zeros((1, 1)),
+    ),
+]:
+    numeric_cases(entry, call, name, template)
+case(
+    "DPM.fit",
+    "X bool (X > 0)",
+    lambda: DPM(epsilon=1.0, delta=1e-5, bounds=(-5, 5)).fit(_X > 0),
+    "X must be a numeric array, got dtype bool",
+)
+case(
+    "DPM.fit",
+    "X 1-D",
+    lambda: DPM(epsilon=1.0, delta=1e-5, bounds=(-5, 5)).fit(_X[:, 0]),
+    "X must be 2-dimensional",
+)
+case(
+    "DPM.fit",
+    "X sparse",
+    lambda: DPM(epsilon=1.0, delta=1e-5, bounds=(-5, 5)).fit(sp.csr_array(_X)),
+    "X must be a dense array, got the sparse",
+)
+case(
+    "build_problem",
+    "text column not listed as categorical",
+    lambda: kanon.build_problem(
+        pd.DataFrame({"a": ["x", "y", "x", "y"], "b": [1, 2, 3, 4]}), 2, categorical=[]
+    ),
+    "quasi-identifier 'a' must be numeric.*or list it in categorical",
+)
+case(
+    "shortest_paths",
+    "graph bool dense",
+    lambda: graphs.shortest_paths(np.array([[False, True], [True, False]])),
+    "graph must be a numeric array, got dtype bool",
+)
+case(
+    "Graph",
+    "graph complex sparse",
+    lambda: graphs.Graph(sp.csr_array(np.array([[0, 1 + 1j], [1, 0]]))),
+    "graph arc lengths must be real",
+)
+for value, frag in [("1", "the str"), (True, "the bool"), (decimal.Decimal(1), "Decimal")]:
+    case("LinearProgram", f"offset={value!r}", lambda v=value: lp.LinearProgram(1, offset=v), frag)
+    case(
+        "shortest_paths",
+        f"cutoff={value!r}",
+        lambda v=value: graphs.shortest_paths(road(), [0], cutoff=v),
+        f"cutoff must be a real number, got {frag}",
+    )
+    case(
+        "DPM.fit",
+        f"bounds=({value!r}, 5)",
+        lambda v=value: DPM(epsilon=1.0, delta=1e-5, bounds=(v, 5)).fit(_X),
+        f"bounds\\[0\\] must be a real number, got {frag}",
+    )
+    case(
+        "Cut",
+        f"lower={value!r}",
+        lambda v=value: lp.Cut([1.0, 0.0], lower=v),
+        f"Cut lower must be a real number, got {frag}",
+    )
+
+# ----------------------------------------------- sizes beyond an array, exp overflow, huge lengths
+_HUGE_SHAPES = [(2**40, 2**40), (2**32, 2**31), (2**62, 4, 0)]
+for fn in (
+    dp.sample_discrete_laplace,
+    dp.sample_laplace,
+    dp.sample_gaussian,
+    dp.sample_discrete_gaussian,
+):
+    for shape in _HUGE_SHAPES:
+        case(
+            fn.__name__,
+            f"size={shape}",
+            lambda s=shape, f=fn: f(1.0, s, rng=0),
+            "size .* has more values than an array can hold",
+        )
+for shape in _HUGE_SHAPES:
+    case(
+        "SecureSource.uniform",
+        f"size={shape}",
+        lambda s=shape: dp.SecureSource().uniform(s),
+        "size .* more values than an array",
+    )
+    case(
+        "GeneratorSource.integers",
+        f"size={shape}",
+        lambda s=shape: dp.GeneratorSource(np.random.default_rng(0)).integers(5, s),
+        "size .* more values than an array",
+    )
+case(
+    "SecureSource.random_bits",
+    "n=2**70",
+    lambda: dp.SecureSource().random_bits(2**70),
+    "n must be <=",
+)
+case(
+    "GeneratorSource.random_words",
+    "n=2**70",
+    lambda: dp.GeneratorSource(np.random.default_rng(0)).random_words(2**70),
+    "n must be <=",
+)
+case(
+    "grid_geography",
+    "rows, cols = 2**40",
+    lambda: geo.grid_geography(2**40, 2**40),
+    r"\(rows, cols\) .* more values than an array",
+)
+case(
+    "rome_grid",
+    "rows, cols = 2**40",
+    lambda: mdp.rome_grid(2**40, 2**40),
+    r"\(rows, cols\) .* more values than an array",
+)
+case(
+    "lp.examples.random_packing_lp",
+    "n_cols, n_rows = 2**40",
+    lambda: lp_examples.random_packing_lp(2**40, 2**40),
+    r"\(n_rows, n_cols\) .* more values than an array",
+)
+_HUGE = [1e308, 1e308]  # each finite; their path sum is not
+for entry, call in [
+    ("graph_from_edges", lambda: graphs.graph_from_edges(3, [0, 1], [1, 2], _HUGE)),
+    ("Graph.from_edges", lambda: graphs.Graph.from_edges(3, [0, 1], [1, 2], _HUGE)),
+    ("Graph", lambda: graphs.Graph(sp.csr_array((_HUGE, ([0, 1], [1, 2])), shape=(3, 3)))),
+    (
+        "shortest_paths",
+        lambda: graphs.shortest_paths(sp.csr_array((_HUGE, ([0, 1], [1, 2])), shape=(3, 3))),
+    ),
+    (
+        "connected_components",
+        lambda: graphs.connected_components(sp.csr_array((_HUGE, ([0, 1], [1, 2])), shape=(3, 3))),
+    ),
+    (
+        "to_csr_arrays",
+        lambda: graphs.to_csr_arrays(sp.csr_array((_HUGE, ([0, 1], [1, 2])), shape=(3, 3))),
+    ),
+    (
+        "MDPProblem",
+        lambda: mdp.MDPProblem(
+            [0, 2],
+            epsilon=1.0,
+            eta=1.0,
+            metric="graph",
+            graph=sp.csr_array((_HUGE, ([0, 1], [1, 2])), shape=(3, 3)),
+        ),
+    ),
+]:
+    case(entry, "lengths 1e308 (sum overflows)", call, "arc lengths add up to more than")
+for entry, call, frag in [
+    ("GeoParams", lambda: geo.GeoParams(epsilon=1e3, r_exp=4.0), r"epsilon \* r_exp / 2 = 2000"),
+    (
+        "GeoParams.with_",
+        lambda: geo.GeoParams().with_(epsilon=400.0),
+        r"epsilon \* r_exp / 2 = 800 exceeds",
+    ),
+    (
+        "run_lrgeo",
+        lambda: geo.run_lrgeo(
+            grid(),
+            geo.GeoParams(epsilon=1e3, gamma=INF, r_exp=0.5, r_obf=1.0, lr_radius=2.0),
+            [0],
+            geo.TravelCosts(grid()),
+        ),
+        r"epsilon \* d of a Geo-Ind pair",
+    ),
+    (
+        "MDPProblem",
+        lambda: mdp.MDPProblem(points(), epsilon=800.0, eta=1.5),
+        r"epsilon \* d of a neighbour pair \(d <= eta\) exceeds",
+    ),
+    (
+        "repair",
+        lambda: mdp.repair(np.eye(6), problem().edges, 800.0),
+        r"epsilon \* d of an edge exceeds",
+    ),
+]:
+    case(entry, "epsilon so large that exp(epsilon * d) overflows", call, frag)
 
 
 @pytest.mark.parametrize(

@@ -28,8 +28,9 @@ def math_dist_table(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def test_euclidean_distances_exact_at_any_scale(exponent, seed, dim):
     rng = np.random.default_rng(seed)
     pts = rng.uniform(-1.0, 1.0, (5, dim)) * 10.0**exponent
-    # A unit cost keeps the LP objective in range whatever the distances.
-    prob = MDPProblem(pts, epsilon=1.0, eta=math.inf, cost=np.ones((5, 5)))
+    # A unit cost keeps the LP objective in range whatever the distances, and ε = 10^-exponent
+    # keeps ε·d, the exponent of the constraints' ratio e^{εd}, near 1.
+    prob = MDPProblem(pts, epsilon=10.0**-exponent, eta=math.inf, cost=np.ones((5, 5)))
     np.testing.assert_allclose(prob.distances, math_dist_table(pts, pts), rtol=1e-14, atol=0)
     assert np.all(prob.distances[~np.eye(5, dtype=bool)] > 0)  # distinct records stay distinct
 

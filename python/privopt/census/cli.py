@@ -89,11 +89,9 @@ def _count_columns(frame, size_cols: list) -> np.ndarray:
         bad |= as_float != np.floor(np.where(np.isfinite(as_float), as_float, 0))
         if bad.any():
             i = int(np.argmax(bad))
-            cell = raw.iloc[i]
-            cell = cell.item() if isinstance(cell, np.generic) else cell
             raise InvalidInput(
-                f"--counts: column {col}, line {i + 2}: {cell!r} is not a count (a "
-                f"non-negative integer up to 2^61)"
+                f"--counts: column {col}, line {i + 2} is not a count (a non-negative integer "
+                "up to 2^61)"
             )
         out[:, j] = num.to_numpy() if num.dtype.kind in "iu" else as_float.astype(np.int64)
     return out

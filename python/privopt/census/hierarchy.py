@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_finite_array, check_int
+from privopt._validation import check_finite_array, check_int, numeric_array
 from privopt.errors import InvalidInput
 
 __all__ = ["Hierarchy", "CensusCounts", "cumulate", "decumulate"]
@@ -35,16 +35,23 @@ def _count_array(name: str, value: Any) -> np.ndarray:
     """An int64 array of counts: integral, finite, |value| ≤ 2⁶¹ (no truncation or wrap)."""
     raw = value if isinstance(value, np.ndarray) else None
     if raw is not None and raw.dtype.kind == "u" and raw.size and int(raw.max()) > MAX_COUNT:
-        raise InvalidInput(f"{name} has a value above 2^61: {int(raw.max())}")
+        bad = tuple(np.argwhere(raw > MAX_COUNT)[0].tolist())
+        raise InvalidInput(f"{name} has a value above 2^61 at index {bad}")
     if raw is not None and raw.dtype.kind == "f" and raw.size:
         if not np.all(np.isfinite(raw)):
             bad = tuple(np.argwhere(~np.isfinite(raw))[0].tolist())
-            raise InvalidInput(f"{name} must hold integers, got {float(raw[bad])!r} at index {bad}")
+            raise InvalidInput(f"{name} must hold integers, got NaN or inf at index {bad}")
         big = np.abs(raw) > MAX_COUNT
         if np.any(big & np.isfinite(raw)):
             bad = tuple(np.argwhere(big & np.isfinite(raw))[0].tolist())
-            raise InvalidInput(f"{name} has a value above 2^61: {float(raw[bad])!r} at index {bad}")
+            raise InvalidInput(f"{name} has a value above 2^61 at index {bad}")
     return check_finite_array(name, value, dtype=np.int64)
+
+
+def _first_row(records: Any, column: str, group: Any) -> int:
+    """Row position of the first record of ``group``: messages point at a row, never at a
+    group id (which is data)."""
+    return int(np.argmax((records[column] == group).to_numpy()))
 
 
 def cumulate(n: np.ndarray) -> np.ndarray:
@@ -371,7 +378,7 @@ class CensusCounts:
             raise InvalidInput(f"leaf_counts must have shape ({n_leaves}, N), got {arr.shape}")
         if np.any(arr < 0):
             i, s = np.argwhere(arr < 0)[0]
-            raise InvalidInput(f"leaf_counts[{i}, {s}] = {arr[i, s]} is negative")
+            raise InvalidInput(f"leaf_counts[{i}, {s}] is negative")
         # float sum: exact enough to compare with 2^61, and never wraps.
         if float(arr.sum(dtype=np.float64)) > MAX_COUNT:
             raise InvalidInput("leaf_counts sum to more than 2^61 groups")
@@ -440,11 +447,9 @@ class CensusCounts:
             )
         missing_id = records[gcols].isna().any(axis=1).to_numpy()
         if missing_id.any():
-            row = records.index[int(np.argmax(missing_id))]
-            row = row.item() if isinstance(row, np.generic) else row
             raise InvalidInput(
-                f"group_column: row {row!r} has a missing group id; every individual must "
-                f"belong to a group"
+                f"group_column: the record at row position {int(np.argmax(missing_id))} has a "
+                "missing group id; every individual must belong to a group"
             )
         hierarchy = Hierarchy.from_frame(records, level_columns, root_name, pad_leaves=pad_leaves)
         if len(gcols) > 1:  # a group = one combination of the group columns inside one leaf
@@ -458,13 +463,18 @@ class CensusCounts:
         if (n_paths > 1).any().any():
             g = n_paths.index[(n_paths > 1).any(axis=1)][0]
             raise InvalidInput(
-                f"group {g!r} spans several regions; each group must live in one leaf"
+                f"the group of the record at row position {_first_row(records, group_column, g)} "
+                "spans several regions; each group must live in one leaf"
             )
         sizes = per_group.size()
         first = per_group[cols].first()
         N = int(sizes.max()) if max_size is None else check_int("max_size", max_size, minimum=1)
         if sizes.max() > N:
-            raise InvalidInput(f"a group has size {int(sizes.max())} > max_size = {N}")
+            raise InvalidInput(
+                f"the group of the record at row position "
+                f"{_first_row(records, group_column, sizes.idxmax())} is larger than "
+                f"max_size = {N}"
+            )
         leaf_sl = hierarchy.leaves
         leaf_i = hierarchy.leaf_positions(first)
         leaf = np.zeros((leaf_sl.stop - leaf_sl.start, N), dtype=np.int64)
@@ -485,12 +495,11 @@ class CensusCounts:
 def _checked_parents(parent: Sequence[int] | np.ndarray) -> tuple[np.ndarray, int]:
     """(parent as int64 (R,), index of the root); InvalidInput unless there is exactly one root
     and every other entry is another region's index."""
-    try:
-        par = np.asarray(parent)
-    except (TypeError, ValueError):
-        raise InvalidInput("parent must be an array of integers") from None
+    par = numeric_array("parent", parent)
     if par.ndim != 1 or par.size == 0 or par.dtype.kind not in "iu":
-        raise InvalidInput(f"parent must be a non-empty 1-D integer array, got {par!r:.80}")
+        raise InvalidInput(
+            f"parent must be a non-empty 1-D integer array, got dtype {par.dtype} shape {par.shape}"
+        )
     par = par.astype(np.int64)
     R = par.size
     roots = np.flatnonzero(par == -1)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_finite_array, finite_result
+from privopt._validation import check_finite_array, finite_result, numeric_array
 from privopt.census.hierarchy import CensusCounts, Hierarchy
 from privopt.errors import InvalidInput, PrivacyViolation
 
@@ -19,8 +19,10 @@ def _region_table(name: str, hierarchy: Hierarchy, value: Any) -> np.ndarray:
     """A finite real (R, N) table, one row per region of ``hierarchy``."""
     if not isinstance(hierarchy, Hierarchy):
         raise InvalidInput(f"hierarchy must be a Hierarchy, got {type(hierarchy).__name__}")
-    kind = np.asarray(value).dtype.kind
-    arr = check_finite_array(name, value, dtype=np.int64 if kind in "iu" else np.float64, ndim=2)
+    raw = numeric_array(name, value)
+    arr = check_finite_array(
+        name, raw, dtype=np.int64 if raw.dtype.kind in "iu" else np.float64, ndim=2
+    )
     if arr.shape[0] != hierarchy.n_regions:
         raise InvalidInput(
             f"{name} must have one row per region ({hierarchy.n_regions}), got shape {arr.shape}"

@@ -39,7 +39,13 @@ from scipy.optimize import isotonic_regression
 
 from privopt._core import census as _kernels
 from privopt._progress import progress_bar
-from privopt._validation import check_finite_array, check_int, check_positive, finite_result
+from privopt._validation import (
+    check_finite_array,
+    check_int,
+    check_positive,
+    finite_result,
+    numeric_array,
+)
 from privopt.census.forest import ForestRunner
 from privopt.census.hierarchy import Hierarchy
 from privopt.errors import InfeasibleModel, InvalidInput, SolverLimit
@@ -331,20 +337,20 @@ def _with_ancestors(
 
 
 def _as_int_matrix(name: str, value: Any, n_rows: int) -> np.ndarray:
-    arr = np.asarray(value)
+    arr = numeric_array(name, value)
     if arr.ndim != 2 or arr.shape[0] != n_rows or arr.shape[1] < 1:
         raise InvalidInput(f"{name} must have shape ({n_rows}, N), got {arr.shape}")
     return _as_int(name, arr)
 
 
 def _as_int(name: str, arr: np.ndarray) -> np.ndarray:
+    """A numeric array (by :func:`privopt._validation.numeric_array`) as int64: integral
+    floats pass, fractions, NaN/inf and magnitudes above 2⁶¹ do not."""
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
             raise InvalidInput(f"{name} must hold finite integers")
         if arr.size and float(np.abs(arr).max()) > MAX_ABS_VALUE:
             raise InvalidInput(f"{name} has a value of magnitude above 2^61")
-    elif arr.dtype.kind not in "iu":
-        raise InvalidInput(f"{name} must be an integer array, got dtype {arr.dtype}")
     if arr.dtype.kind == "u" and arr.size and int(arr.max()) > MAX_ABS_VALUE:
         raise InvalidInput(f"{name} has a value above 2^61")
     return arr.astype(np.int64)
@@ -497,7 +503,7 @@ def chain_postprocess(
     ``rounds``, ``delta`` (largest window half-width of the final round), ``window``.
     """
     region, size, level, equal_next = chain_order(hierarchy, N)
-    c = np.asarray(noisy_chain)
+    c = numeric_array("noisy_chain", noisy_chain)
     if c.ndim != 1 or c.size != region.size:
         raise InvalidInput(f"noisy_chain must have shape ({region.size},), got {c.shape}")
     c = _as_int("noisy_chain", c)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from privopt._validation import check_int, check_positive
+from privopt._validation import check_int, check_positive, check_size
 from privopt.census.hierarchy import CensusCounts, Hierarchy
 from privopt.errors import InvalidInput
 
@@ -283,6 +283,7 @@ def synthetic_hierarchy(
     rng = np.random.default_rng(check_int("seed", seed, minimum=0))
     fans = [check_int("fanouts[i]", f, minimum=1) for f in fanouts]
     n_groups = check_int("n_groups", n_groups, minimum=0)
+    check_size((*fans, max(n_groups, 1)), "(*fanouts, n_groups)")  # leaves × groups
     level_fan = []
     count = 1
     for f in fans:

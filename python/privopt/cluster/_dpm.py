@@ -12,13 +12,17 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from privopt import _core, dp
 from privopt._progress import progress_bar
 from privopt._validation import (
+    NotNumeric,
     check_delta,
     check_epsilon,
     check_finite_array,
     check_finite_result,
     check_instance,
     check_int,
+    check_numeric_dtype,
     check_positive,
+    check_real,
+    numeric_array,
 )
 from privopt.cluster._backend import DaskData, InMemoryData, SplitTree, is_dask_array
 from privopt.cluster._budget import BudgetSchedule, budget_schedule
@@ -121,22 +125,28 @@ def sklearn_expected_failed_checks(estimator: DPM) -> dict[str, str]:
     return dict.fromkeys(_CHECKS_NEEDING_A_FIT, reason)
 
 
-class _NotNumeric(InvalidInput, TypeError):
-    """X holds something that is not a number (objects, a sparse matrix): a privopt InvalidInput
-    that is also the TypeError scikit-learn's conventions expect."""
-
-
 def _points(X: Any, *, min_samples: int = 2) -> np.ndarray:
     """X as a finite, real (n, d) float64 array, d ≥ 1, n ≥ ``min_samples``.
 
-    scikit-learn's ``check_array`` does the checks, so the messages are the ones its users know;
-    they are raised as :class:`InvalidInput` naming X.
+    What counts as a number is privopt's one rule (:func:`privopt._validation.numeric_array`:
+    text, booleans, None and sparse matrices are refused, as a ``TypeError`` too); then
+    scikit-learn's ``check_array`` checks the sizes, with the messages its users know. No
+    message quotes the data.
     """
     from sklearn.utils.validation import check_array
 
+    if getattr(getattr(X, "dtype", None), "kind", "") == "c":
+        # scikit-learn's wording, which its estimator checks look for.
+        raise InvalidInput(f"X must be real: Complex data not supported (dtype {X.dtype})")
+    arr = numeric_array("X", X)
+    if arr.ndim != 2:  # check_array's own message would print the array
+        raise InvalidInput(
+            f"X must be 2-dimensional (n samples, d features), got shape {arr.shape}. Reshape "
+            "your data with X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one sample"
+        )
     try:
         arr = check_array(
-            X,
+            arr,
             dtype=np.float64,
             order="C",
             ensure_all_finite=False,  # checked below, with a shorter message naming the entry
@@ -146,7 +156,7 @@ def _points(X: Any, *, min_samples: int = 2) -> np.ndarray:
             input_name="X",
         )
     except TypeError as err:
-        raise _NotNumeric(f"X: {err}") from None
+        raise NotNumeric(f"X: {err}") from None
     except ValueError as err:
         raise InvalidInput(f"X: {err}") from None
     # A finite sum proves every entry finite without an (n, d) temporary; an overflowing sum of
@@ -155,8 +165,7 @@ def _points(X: Any, *, min_samples: int = 2) -> np.ndarray:
         bad = np.argwhere(~np.isfinite(arr))
         if bad.size:
             i, j = bad[0].tolist()
-            value = float(arr[i, j])
-            raise InvalidInput(f"X contains NaN or inf: X[{i}, {j}] = {value!r} ({len(bad)} such)")
+            raise InvalidInput(f"X contains NaN or inf at X[{i}, {j}] ({len(bad)} such entries)")
     return arr
 
 
@@ -379,9 +388,11 @@ class DPM(ClusterMixin, BaseEstimator):
         if self.bounds is None:
             raise InvalidInput("bounds must be given: the public range (a, b) of every coordinate")
         try:
-            a, b = (float(v) for v in self.bounds)
+            lower, upper = self.bounds
         except (TypeError, ValueError):
             raise InvalidInput(f"bounds must be a pair (a, b), got {self.bounds!r}") from None
+        a = check_real("bounds[0]", lower, allow_inf=True)
+        b = check_real("bounds[1]", upper, allow_inf=True)
         if not (math.isfinite(a) and math.isfinite(b) and a < b):
             raise InvalidInput(f"bounds must be finite with a < b, got {self.bounds!r}")
         if not _MIN_WIDTH <= b - a < math.inf:
@@ -418,6 +429,7 @@ class DPM(ClusterMixin, BaseEstimator):
 
     def _data(self, X: Any, a: float, b: float) -> InMemoryData | DaskData:
         if is_dask_array(X):
+            check_numeric_dtype("X", X.dtype)
             if X.ndim != 2:
                 raise InvalidInput(f"X must be 2-dimensional, got shape {X.shape}")
             lazy = DaskData(X, a, b)
@@ -436,8 +448,7 @@ class DPM(ClusterMixin, BaseEstimator):
             raise InvalidInput(f"X must have at least 2 rows, got {data.n}")
         if not self.clip and (lo < a or hi > b):
             raise InvalidInput(
-                f"X has values in [{lo}, {hi}] outside bounds {self.bounds!r} "
-                "(pass clip=True to clip them)"
+                f"X has values outside bounds {self.bounds!r} (pass clip=True to clip them)"
             )
         # Dimension-summed gaps (Alg. 2) and the averaging sensitivity are sums over d terms.
         if not (math.isfinite(data.d * (b - a)) and math.isfinite(math.sqrt(data.d) * max(-a, b))):
@@ -705,6 +716,7 @@ class DPM(ClusterMixin, BaseEstimator):
             raise NotFittedError("DPM is not fitted yet; call fit first")
         centres, tips = self.cluster_centers_, self.tip_centres_
         if is_dask_array(X):
+            check_numeric_dtype("X", X.dtype)
             Xr = X.rechunk({1: -1})
             return Xr.map_blocks(
                 lambda blk: _nearest_from(blk, centres, tips, 1), drop_axis=1, dtype=np.int64

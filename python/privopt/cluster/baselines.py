@@ -28,7 +28,7 @@ import numpy as np
 from sklearn.cluster import KMeans
 
 from privopt import dp
-from privopt._validation import check_epsilon, check_finite_array, check_int
+from privopt._validation import check_epsilon, check_finite_array, check_int, check_real
 from privopt.cluster._dpm import nearest_centre
 from privopt.errors import InvalidInput
 
@@ -173,7 +173,11 @@ def dp_lloyd(
     X = check_finite_array("X", X, ndim=2)
     k = check_int("n_clusters", n_clusters, minimum=1)
     epsilon = check_epsilon(epsilon)
-    a, b = (float(v) for v in bounds)
+    try:
+        lower, upper = bounds
+    except (TypeError, ValueError):
+        raise InvalidInput(f"bounds must be a pair (a, b), got {bounds!r}") from None
+    a, b = check_real("bounds[0]", lower), check_real("bounds[1]", upper)
     if not a < b:
         raise InvalidInput(f"bounds must satisfy a < b, got {bounds!r}")
     X = np.clip(X, a, b)

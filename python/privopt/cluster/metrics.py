@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import silhouette_score
 
-from privopt._validation import check_finite_array, check_int
+from privopt._validation import check_finite_array, check_int, check_real
 from privopt.cluster._dpm import nearest_centre
 from privopt.errors import InvalidInput
 
@@ -99,12 +99,20 @@ def _min_distances(centres: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return np.sqrt(np.einsum("ijk,ijk->ij", diff, diff)).min(axis=1)
 
 
+def _reference_tables(references: list[Any], d: int) -> list[np.ndarray]:
+    """Each reference centre set as a finite (k_i, d) float64 table."""
+    return [
+        check_finite_array(f"references[{i}]", r, shape=(None, d)) for i, r in enumerate(references)
+    ]
+
+
 def kmeans_distance(centres: Any, references: list[Any]) -> float:
     """KD = (1/ℓ) Σ_i Σ_{c ∈ C_priv} min_{c' ∈ C_i} ‖c − c'‖₂ (Def. 9, unnormalised)."""
     centres = check_finite_array("centres", centres, ndim=2)
     if not references:
         raise InvalidInput("references must hold at least one reference centre set")
-    return float(np.mean([_min_distances(centres, np.asarray(r, float)).sum() for r in references]))
+    tables = _reference_tables(references, centres.shape[1])
+    return float(np.mean([_min_distances(centres, r).sum() for r in tables]))
 
 
 def normalised_kmeans_distance(
@@ -128,14 +136,15 @@ def normalised_kmeans_distance(
     centres = check_finite_array("centres", centres, ndim=2)
     if not references:
         raise InvalidInput("references must hold at least one reference centre set")
-    a, b = (float(v) for v in bounds)
+    try:
+        lower, upper = bounds
+    except (TypeError, ValueError):
+        raise InvalidInput(f"bounds must be a pair (a, b), got {bounds!r}") from None
+    a, b = check_real("bounds[0]", lower), check_real("bounds[1]", upper)
     if not b > a:
         raise InvalidInput(f"bounds must satisfy a < b, got {bounds!r}")
     d = centres.shape[1]
-    for i, r in enumerate(references):
-        if np.asarray(r).ndim != 2 or np.asarray(r).shape[1] != d:
-            raise InvalidInput(f"references[{i}] must have shape (k, {d}), got {np.shape(r)}")
-    per_run = [_min_distances(centres, np.asarray(r, float)).mean() for r in references]
+    per_run = [_min_distances(centres, r).mean() for r in _reference_tables(references, d)]
     return float(np.mean(per_run) / ((b - a) * math.sqrt(d)))
 
 

@@ -130,8 +130,9 @@ def _integer_points(k: Any) -> np.ndarray:
     fractional = arr != np.round(arr)
     if np.any(fractional):
         where = tuple(np.argwhere(fractional)[0].tolist())
-        value = float(arr[where]) if arr.ndim else float(arr)
-        raise InvalidInput(f"k must be integers (the pmf lives on the integers), got {value!r}")
+        raise InvalidInput(
+            f"k must be integers (the pmf lives on the integers), got a fraction at index {where}"
+        )
     return arr
 
 

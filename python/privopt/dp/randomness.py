@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_int, check_size
+from privopt._validation import MAX_ARRAY_VALUES, check_int, check_size
 from privopt.errors import InvalidInput
 
 __all__ = ["RandomSource", "GeneratorSource", "SecureSource", "as_random_source", "is_seeded"]
@@ -44,7 +44,7 @@ class RandomSource:
 
     def random_bits(self, n: int) -> np.ndarray:
         """``n`` independent fair bits, shape (n,), dtype uint8 (0 or 1)."""
-        n = check_int("n", n, minimum=0)
+        n = check_int("n", n, minimum=0, maximum=MAX_ARRAY_VALUES)
         words = self.random_words((n + 63) // 64)
         bits = np.unpackbits(words.view(np.uint8), bitorder="little")
         return bits[:n]
@@ -99,7 +99,7 @@ class GeneratorSource(RandomSource):
 
     def random_words(self, n: int) -> np.ndarray:
         """``n`` uniform 64-bit words (uint64, (n,)) from the generator."""
-        n = check_int("n", n, minimum=0)
+        n = check_int("n", n, minimum=0, maximum=MAX_ARRAY_VALUES)
         return self.generator.integers(0, 2**64, size=n, dtype=np.uint64)
 
     def __repr__(self) -> str:
@@ -117,7 +117,7 @@ class SecureSource(RandomSource):
 
     def random_words(self, n: int) -> np.ndarray:
         """``n`` uniform 64-bit words (uint64, (n,)) from ``secrets.token_bytes``."""
-        n = check_int("n", n, minimum=0)
+        n = check_int("n", n, minimum=0, maximum=MAX_ARRAY_VALUES)
         return np.frombuffer(secrets.token_bytes(8 * n), dtype="<u8").astype(np.uint64)
 
     def __repr__(self) -> str:

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import check_finite_array
+from privopt._validation import MAX_EXP_ARGUMENT, check_exp_argument, check_finite_array
 from privopt.errors import InvalidInput
 from privopt.geo.params import GeoParams
 
@@ -270,6 +270,24 @@ def geo_ind_edges(pair_distances: np.ndarray, gamma: float) -> Any:
     return EdgeList(i.astype(np.int64), j.astype(np.int64), d[i, j])
 
 
+def _check_pair_ratios(blocks: list[UserBlock], params: GeoParams) -> None:
+    """Every Geo-Ind pair (d ≤ γ) must have a finite ratio e^{ε d}: the release is repaired
+    and checked against all of them, capped ones included."""
+    eps = params.epsilon
+    if eps * params.gamma <= MAX_EXP_ARGUMENT:
+        return
+    for m, upload in enumerate(blocks):
+        d = upload.pair_distances
+        largest = float(np.max(d, where=d <= params.gamma, initial=0.0))
+        check_exp_argument(
+            eps * largest,
+            "epsilon * d",
+            f"use a smaller epsilon (now {eps:g}) or gamma",
+            where=f" of a Geo-Ind pair (d <= gamma) of user {m}",
+            show_value=False,  # it would reveal a distance between a user's locations
+        )
+
+
 def build_model(blocks: list[UserBlock], params: GeoParams) -> ClrModel:
     """Assemble CLR-Geo from the users' uploads (spec §6, Eqs. 23–25).
 
@@ -289,6 +307,7 @@ def build_model(blocks: list[UserBlock], params: GeoParams) -> ClrModel:
     k = blocks[0].n_columns
     if any(b.n_columns != k for b in blocks):
         raise InvalidInput("every user must upload the same K columns (all of V)")
+    _check_pair_ratios(blocks, params)
     lps = [_build_block(b, params) for b in blocks]
     alpha = np.sum([b.alpha for b in lps], axis=0)
     inv = np.full(k, np.inf)

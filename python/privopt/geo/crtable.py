@@ -24,7 +24,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import check_int, check_positive, check_probability_vector
+from privopt._validation import (
+    check_int,
+    check_positive,
+    check_probability_vector,
+    numeric_array,
+)
 from privopt.errors import InvalidInput
 from privopt.geo.geography import Geography, check_geography, draw_indices, location_indices
 from privopt.graphs import Graph
@@ -149,7 +154,7 @@ class CostReferenceTable:
         if isinstance(targets, (int, np.integer)) and not isinstance(targets, bool):
             t = check_int("targets", targets, minimum=1, maximum=n)
             return draw_indices(n, t, seed)  # None: the OS CSPRNG
-        arr = np.asarray(targets)
+        arr = numeric_array("targets", targets)
         if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu":
             raise InvalidInput(f"targets must be a count or V̂ indices in [0, {n})")
         return location_indices("targets", arr, n)

@@ -12,7 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_finite_array, check_int, check_positive
+from privopt._validation import (
+    check_finite_array,
+    check_int,
+    check_positive,
+    check_size,
+    numeric_array,
+)
 from privopt.errors import InvalidInput
 from privopt.geometry import check_metric_matrix, check_points, offset_latlon, pairwise
 from privopt.graphs import Graph
@@ -76,7 +82,7 @@ class Geography:
                 f"metric must be haversine, euclidean or precomputed, got {metric!r}"
             )
         self.road, self.metric, self.name = road, metric, name
-        nodes = np.asarray(road_nodes)
+        nodes = numeric_array("road_nodes", road_nodes)
         if nodes.ndim != 1 or nodes.size == 0 or nodes.dtype.kind not in "iu":
             raise InvalidInput("road_nodes must be a non-empty 1-D int array")
         if nodes.min() < 0 or nodes.max() >= road.n_nodes or np.unique(nodes).size != nodes.size:
@@ -175,13 +181,13 @@ class Geography:
         convention); raises InvalidInput when it lies farther than the map's extent."""
         if self.points is None or self.metric == "precomputed":
             raise InvalidInput("locate needs a geography with coordinates")
-        p = check_points("point", np.atleast_2d(point), self.metric)
+        p = check_points("point", np.atleast_2d(numeric_array("point", point)), self.metric)
         d = pairwise(p, self.points, self.metric)[0]
         span = float(pairwise(self.points[:1], self.points, self.metric).max())
         best = int(np.argmin(d))
         if d[best] > max(span, 1e-9):
             raise InvalidInput(
-                f"point {p[0].tolist()} lies outside the map ({d[best]:.3g} km away)"
+                "point lies outside the map: it is farther from every location than the map is wide"
             )
         return best
 
@@ -316,6 +322,7 @@ def grid_geography(
     """
     r = check_int("rows", rows, minimum=1)
     c = check_int("cols", cols, minimum=1)
+    check_size((r, c), "(rows, cols)")
     s = check_positive("cell_km", cell_km)
     f = check_positive("road_factor", road_factor)
     if f < 1.0:

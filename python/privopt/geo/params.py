@@ -6,7 +6,7 @@ import math
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from privopt._validation import check_int, check_nonnegative, check_positive
+from privopt._validation import check_exp_argument, check_int, check_nonnegative, check_positive
 from privopt.errors import InvalidInput
 
 __all__ = ["GeoParams", "check_params", "MIN_EPS_D_CAP", "GEO_REL_GAP"]
@@ -100,6 +100,10 @@ class GeoParams:
             raise InvalidInput(
                 f"haversine_correction must be a bool, got {self.haversine_correction!r}"
             )
+        # The factor e^{ε r_exp/2} between the solved ỹ and the paper's y (§7.3).
+        check_exp_argument(
+            self.epsilon * self.r_exp / 2, "epsilon * r_exp / 2", "use a smaller epsilon or r_exp"
+        )
 
     @property
     def graph_threshold(self) -> float:

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import check_int
+from privopt._validation import check_int, check_nonnegative, numeric_array
 from privopt.errors import InvalidInput
 
 __all__ = ["Graph", "Settled"]
@@ -36,13 +36,8 @@ _settled = Settled._make
 
 
 def _check_cutoff(name: str, value: Any) -> float:
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        raise InvalidInput(f"{name} must be a number >= 0, got {value!r}") from None
-    if math.isnan(out) or out < 0:
-        raise InvalidInput(f"{name} must be >= 0 (inf for none), got {value!r}")
-    return out
+    """A search radius: a real number >= 0, ``inf`` for none."""
+    return check_nonnegative(name, value, allow_inf=True)
 
 
 class Graph:
@@ -129,6 +124,19 @@ class Graph:
             (self._weights, self._indices, self._indptr), shape=(self.n_nodes, self.n_nodes)
         )
 
+    def _sources(self, sources: Any) -> np.ndarray:
+        """``sources`` as a 1-D int64 array of node ids in ``[0, n)``."""
+        arr = numeric_array("sources", sources)
+        if arr.ndim != 1:
+            raise InvalidInput(f"sources must be a 1-D array, got shape {arr.shape}")
+        if arr.size and arr.dtype.kind not in "iu":
+            raise InvalidInput(f"sources must be integer node ids, got dtype {arr.dtype}")
+        src = arr.astype(np.int64)
+        if src.size and (src.min() < 0 or src.max() >= self.n_nodes):
+            bad = src[(src < 0) | (src >= self.n_nodes)][0]
+            raise InvalidInput(f"sources contains node {int(bad)} outside [0, {self.n_nodes})")
+        return src
+
     def _source(self, name: str, value: Any) -> int:
         return check_int(name, value, minimum=0, maximum=self.n_nodes - 1)
 
@@ -188,18 +196,7 @@ class Graph:
         -------
         ndarray of float64, shape (s, n); ``inf`` where unreachable or beyond ``cutoff``.
         """
-        if sources is None:
-            src = np.arange(self.n_nodes, dtype=np.int64)
-        else:
-            arr = np.asarray(sources)
-            if arr.ndim != 1:
-                raise InvalidInput(f"sources must be a 1-D array, got shape {arr.shape}")
-            if arr.size and arr.dtype.kind not in "iu":
-                raise InvalidInput(f"sources must be integer node ids, got dtype {arr.dtype}")
-            src = arr.astype(np.int64)
-            if src.size and (src.min() < 0 or src.max() >= self.n_nodes):
-                bad = src[(src < 0) | (src >= self.n_nodes)][0]
-                raise InvalidInput(f"sources contains node {int(bad)} outside [0, {self.n_nodes})")
+        src = np.arange(self.n_nodes, dtype=np.int64) if sources is None else self._sources(sources)
         cut = _check_cutoff("cutoff", cutoff)
         n_threads = (
             os.cpu_count() or 1 if threads is None else check_int("threads", threads, minimum=1)
@@ -222,7 +219,7 @@ class Graph:
     ) -> float:
         """Mean seconds per search of the C++ kernel alone, cycling through ``sources``
         (the baseline against which benchmarks measure the per-call overhead)."""
-        src = np.asarray(sources, dtype=np.int64)
+        src = self._sources(sources)
         limit = -1 if max_nodes is None else check_int("max_nodes", max_nodes, minimum=0)
         return float(
             self._kernel.kernel_seconds(

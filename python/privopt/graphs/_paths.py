@@ -9,10 +9,30 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
-from privopt._validation import check_finite_array, check_int
+from privopt._validation import check_finite_array, check_int, numeric_array
 from privopt.errors import InvalidInput
 
 __all__ = ["shortest_paths", "connected_components", "graph_from_edges", "to_csr_arrays"]
+
+
+#: Largest total of the arc lengths accepted. Dijkstra adds lengths along a path, and a
+#: shortest path uses each arc at most once, so every distance is at most the total; half the
+#: float64 range leaves room for the rounding of those sums. Beyond it a sum could overflow to
+#: inf, which reads as "unreachable".
+MAX_TOTAL_LENGTH = np.finfo(np.float64).max / 2
+
+
+def check_length_total(name: str, lengths: np.ndarray) -> None:
+    """Refuse finite, non-negative arc ``lengths`` whose total exceeds
+    :data:`MAX_TOTAL_LENGTH` (a path sum could overflow to inf)."""
+    with np.errstate(over="ignore"):
+        total = float(np.sum(lengths))
+    if not total <= MAX_TOTAL_LENGTH:
+        raise InvalidInput(
+            f"{name}: the arc lengths add up to more than {MAX_TOTAL_LENGTH:.3g} (half the "
+            "float64 range), so a shortest-path length could overflow to inf and a reachable "
+            "node would read as unreachable; express the lengths in a larger unit"
+        )
 
 
 def _as_square_csr(graph: Any, name: str = "graph") -> sp.csr_array:
@@ -22,14 +42,14 @@ def _as_square_csr(graph: Any, name: str = "graph") -> sp.csr_array:
         )
     if isinstance(graph, np.ndarray):
         # Dense input follows scipy.sparse.csgraph: zero entries are "no arc".
-        graph = sp.csr_array(graph)
+        graph = sp.csr_array(numeric_array(name, graph))
     if graph.ndim != 2 or graph.shape[0] != graph.shape[1]:
         raise InvalidInput(f"{name} must be square (n × n), got shape {graph.shape}")
     if graph.shape[0] == 0:
         raise InvalidInput(f"{name} is empty (0 nodes)")
-    if np.iscomplexobj(graph.data if sp.issparse(graph) else graph):
-        raise InvalidInput(f"{name} must have real arc lengths, got complex values")
-    csr = sp.csr_array(graph, dtype=np.float64)
+    csr = sp.csr_array(graph)
+    numeric_array(f"{name} arc lengths", csr.data)  # bool or complex lengths are not cast
+    csr = sp.csr_array(csr, dtype=np.float64)
     data = csr.data
     if data.size:
         bad = ~np.isfinite(data) | (data < 0)
@@ -37,9 +57,10 @@ def _as_square_csr(graph: Any, name: str = "graph") -> sp.csr_array:
             pos = int(np.flatnonzero(bad)[0])
             row = int(np.searchsorted(csr.indptr, pos, side="right") - 1)
             raise InvalidInput(
-                f"{name} has an invalid arc length {data[pos]!r} on arc "
+                f"{name} has an invalid arc length (NaN, infinite or negative) on arc "
                 f"({row}, {int(csr.indices[pos])}); lengths must be finite and >= 0"
             )
+        check_length_total(name, data)
     return csr
 
 
@@ -157,6 +178,7 @@ def graph_from_edges(
         raise InvalidInput(f"edge endpoints must lie in [0, {n})")
     if np.any(w < 0):
         raise InvalidInput("length must be >= 0")
+    check_length_total("length", w)
     if not directed:
         u, v, w = np.concatenate([u, v]), np.concatenate([v, u]), np.concatenate([w, w])
     # Keep the shortest of parallel arcs: sort by (u, v, w) and take the first of each pair.

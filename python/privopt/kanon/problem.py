@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from privopt._validation import check_int, check_positive
+from privopt._validation import NotNumeric, check_int, check_positive, check_real, real_array
 from privopt.errors import InvalidInput
 
 __all__ = ["KAnonProblem", "build_problem"]
@@ -198,18 +198,20 @@ def _numeric_bounds(name, vals: np.ndarray, given, weight: float) -> tuple[float
     lo, hi = float(vals.min()), float(vals.max())
     if given is not None:
         try:
-            blo, bhi = (float(b) for b in given)
+            low, high = given
         except (TypeError, ValueError):
             raise InvalidInput(f"bounds[{name!r}] must be a pair (L, U), got {given!r}") from None
+        blo = check_real(f"bounds[{name!r}][0]", low, allow_inf=True)
+        bhi = check_real(f"bounds[{name!r}][1]", high, allow_inf=True)
         if not (np.isfinite(blo) and np.isfinite(bhi) and blo <= lo and hi <= bhi):
             raise InvalidInput(
-                f"bounds[{name!r}]=({blo}, {bhi}) must be finite and contain "
-                f"the data range [{lo}, {hi}]"
+                f"bounds[{name!r}]=({blo}, {bhi}) must be finite and contain the data range "
+                f"({int(np.count_nonzero((vals < blo) | (vals > bhi)))} values lie outside)"
             )
         lo, hi = blo, bhi
     if not hi > lo:
         raise InvalidInput(
-            f"quasi-identifier {name!r} is constant ({lo}) and no bounds were "
+            f"quasi-identifier {name!r} is constant and no bounds were "
             "given: its loss would divide by zero (spec §7.1); drop it or "
             "pass bounds={name: (L, U)}"
         )
@@ -218,13 +220,13 @@ def _numeric_bounds(name, vals: np.ndarray, given, weight: float) -> tuple[float
         factor = weight / width
     if not np.isfinite(width):
         raise InvalidInput(
-            f"quasi-identifier {name!r} spans [{lo!r}, {hi!r}]: U − L overflows float64, so "
+            f"quasi-identifier {name!r}: its range U − L overflows float64, so "
             "its loss would be NaN; rescale the column (e.g. divide it by a power of ten)"
         )
     if not np.isfinite(factor):
         raise InvalidInput(
-            f"quasi-identifier {name!r} has the range U − L = {width!r}, too small for its "
-            f"weight {float(weight)!r} (w/(U − L) overflows float64); rescale the column"
+            f"quasi-identifier {name!r} has a range U − L too small for its weight "
+            f"{float(weight)!r} (w/(U − L) overflows float64); rescale the column"
         )
     return lo, hi
 
@@ -309,11 +311,10 @@ def build_problem(
             lower[j], upper[j] = 0.0, len(labs) - 1.0
             den[j] = len(labs) - 1.0 if categorical_denominator == "dom_minus_1" else len(labs)
             continue
-        if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
-            raise InvalidInput(f"quasi-identifier {c!r} is not numeric; list it in categorical")
-        if pd.api.types.is_complex_dtype(col):
-            raise InvalidInput(f"quasi-identifier {c!r} holds complex numbers; give real values")
-        x[:, j] = col.to_numpy(dtype=np.float64)
+        try:
+            x[:, j] = real_array(f"quasi-identifier {c!r}", col)
+        except NotNumeric as err:
+            raise NotNumeric(f"{err}; or list it in categorical") from None
         labels.append(None)
         lower[j], upper[j] = _numeric_bounds(c, x[:, j], bounds.get(c), w[j])
         integer[j] = bool(np.all(x[:, j] == np.round(x[:, j])))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import check_int
+from privopt._validation import check_int, check_size
 from privopt.lp.benders import BendersProblem
 from privopt.lp.model import LinearProgram
 
@@ -146,6 +146,7 @@ def random_packing_lp(n_cols: int, n_rows: int, seed: int = 0) -> LinearProgram:
     """
     n_cols = check_int("n_cols", n_cols, minimum=1)
     n_rows = check_int("n_rows", n_rows, minimum=1)
+    check_size((n_rows, n_cols), "(n_rows, n_cols)")
     rng = np.random.default_rng(seed)
     a = sp.random(n_rows, n_cols, density=0.005, random_state=seed, format="csr")
     a.data = rng.uniform(0.1, 1.0, a.nnz)

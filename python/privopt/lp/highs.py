@@ -32,7 +32,7 @@ import highspy.highs as _hs_module
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import check_int, check_positive
+from privopt._validation import check_int, check_nonnegative, check_positive
 from privopt.errors import (
     InfeasibleModel,
     InvalidInput,
@@ -165,10 +165,7 @@ def configure(
             set_option(h, opt, it)
     set_threads(h, threads)
     if mip_rel_gap is not None:
-        gap = float(mip_rel_gap)
-        if not (gap >= 0 and math.isfinite(gap)):
-            raise InvalidInput(f"mip_rel_gap must be a finite number >= 0, got {mip_rel_gap!r}")
-        set_option(h, "mip_rel_gap", gap)
+        set_option(h, "mip_rel_gap", check_nonnegative("mip_rel_gap", mip_rel_gap))
 
 
 class SimplexGroups:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import check_int
+from privopt._validation import check_int, check_real, numeric_array, real_array
 from privopt.errors import InvalidInput
 from privopt.lp import highs
 
@@ -95,10 +95,7 @@ def _bound_vector(name: str, value: Any, n: int, *, default: float) -> np.ndarra
     """A length-``n`` float64 vector from a scalar or array; NaN rejected, ±inf allowed."""
     if value is None:
         value = default
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InvalidInput(f"{name} must be a number or a numeric array") from None
+    arr = real_array(name, value)
     if arr.ndim == 0:
         arr = np.full(n, float(arr))
     elif arr.shape != (n,):
@@ -159,14 +156,9 @@ def _block_to_csr(A: Any, n_rows: int | None, width: int) -> sp.csr_array:
         mat = A if A.format == "csr" else A.tocsr()
         if not isinstance(mat, sp.csr_array):
             mat = sp.csr_array(mat)
+        numeric_array("A", mat.data)  # a bool or complex sparse matrix is not cast
     else:
-        try:
-            dense = np.asarray(A, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise InvalidInput(
-                f"A must be a scipy.sparse matrix, a 2-D array or a (rows, cols, "
-                f"vals) triple, got {type(A).__name__}"
-            ) from None
+        dense = real_array("A", A)
         if dense.ndim != 2:
             raise InvalidInput(f"A must be 2-dimensional, got shape {dense.shape}")
         mat = sp.csr_array(dense)
@@ -190,7 +182,7 @@ def _triple_to_csr(A: tuple, n_rows: int | None, width: int) -> sp.csr_array:
         raise InvalidInput("n_rows= is required when A is a (rows, cols, vals) triple")
     m = check_int("n_rows", n_rows, minimum=0)
     rows, cols = np.asarray(A[0]), np.asarray(A[1])
-    vals = np.asarray(A[2], dtype=np.float64)
+    vals = real_array("A vals", A[2])
     if (
         rows.ndim != 1
         or cols.ndim != 1
@@ -490,10 +482,7 @@ class LinearProgram:
         if sense not in ("min", "max"):
             raise InvalidInput(f"sense must be 'min' or 'max', got {sense!r}")
         self.sense = sense
-        off = float(offset)
-        if not math.isfinite(off):
-            raise InvalidInput(f"offset must be finite, got {offset!r}")
-        self.offset = off
+        self.offset = check_real("offset", offset)
         # Column blocks are kept as a list and concatenated once, on first use (no O(n^2)
         # regrowth when many blocks are added).
         self._col_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from privopt._validation import numeric_array, real_array
 from privopt.errors import (
     InfeasibleModel,
     InvalidInput,
@@ -114,19 +115,24 @@ def farkas_margin(
     (floating-point dust on an infinite bound would otherwise give ±inf). ``-inf`` when ``y`` is
     not a certificate in this orientation.
     """
-    A = sp.csc_array(A)
+    A = sp.csc_array(A if sp.issparse(A) else real_array("A", A))
+    numeric_array("A", A.data)
     m, n = A.shape
-    y = np.asarray(y, dtype=np.float64)
+    y = real_array("y", y)
     if y.shape != (m,):
         raise InvalidInput(f"y must have shape ({m},), got {y.shape}")
+    bounds = []
     for name, arr, size in (
         ("row_lower", row_lower, m),
         ("row_upper", row_upper, m),
         ("col_lower", col_lower, n),
         ("col_upper", col_upper, n),
     ):
-        if np.shape(arr) != (size,):
-            raise InvalidInput(f"{name} must have shape ({size},), got {np.shape(arr)}")
+        vec = real_array(name, arr)
+        if vec.shape != (size,):
+            raise InvalidInput(f"{name} must have shape ({size},), got {vec.shape}")
+        bounds.append(vec)
+    row_lower, row_upper, col_lower, col_upper = bounds
     scale = np.abs(y).max(initial=0.0)
     if not scale > 0 or not np.isfinite(scale):
         return -math.inf

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import numpy as np
 
-from privopt._validation import check_finite_array, check_int, check_positive, finite_result
+from privopt._validation import (
+    check_finite_array,
+    check_int,
+    check_positive,
+    check_size,
+    finite_result,
+)
 from privopt.errors import InvalidInput
 
 __all__ = [
@@ -50,6 +56,7 @@ def rome_grid(rows: int = 20, cols: int = 25, cell_km: float = 1.0) -> np.ndarra
     """
     r = check_int("rows", rows, minimum=1)
     c = check_int("cols", cols, minimum=1)
+    check_size((r, c), "(rows, cols)")
     s = check_positive("cell_km", cell_km)
     yy, xx = np.meshgrid((np.arange(r) + 0.5) * s, (np.arange(c) + 0.5) * s, indexing="ij")
     return np.column_stack([xx.ravel(), yy.ravel()])

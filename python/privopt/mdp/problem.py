@@ -11,12 +11,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from privopt._validation import (
+    MAX_EXP_ARGUMENT,
+    check_exp_argument,
     check_finite_array,
     check_finite_result,
     check_int,
     check_nonnegative,
     check_positive,
     check_probability_vector,
+    numeric_array,
 )
 from privopt.errors import InvalidInput
 from privopt.graphs import connected_components, shortest_paths
@@ -45,6 +48,18 @@ class EdgeList:
 
     def __len__(self) -> int:
         return int(self.i.size)
+
+    def check_ratios(self, epsilon: float) -> None:
+        """Refuse an ε (in 1/distance unit) whose ratio e^{ε d} overflows float64 on an edge:
+        the constraint ``z_ik ≤ e^{ε d} z_jk`` could then be neither repaired nor checked."""
+        if self.d.size:
+            check_exp_argument(
+                epsilon * float(np.max(self.d)),
+                "epsilon * d",
+                f"use a smaller epsilon (now {epsilon:g})",
+                where=" of an edge",
+                show_value=False,  # it would reveal a distance between records
+            )
 
     def checked(self, n_records: int, name: str = "edges") -> EdgeList:
         """These edges as int64 / float64 arrays, checked against ``n_records`` records.
@@ -156,6 +171,7 @@ class MDPProblem:
         self.points: np.ndarray | None = None
         self.output_points: np.ndarray | None = None
         self.distances = self._record_distances(records, graph)
+        self._check_ratio_range()
         n = self.distances.shape[0]
         self.prior = (
             np.full(n, 1.0 / n) if prior is None else check_probability_vector("prior", prior)
@@ -197,7 +213,7 @@ class MDPProblem:
         if self.metric == "graph":
             if graph is None:
                 raise InvalidInput("metric='graph' needs graph= (a sparse weighted graph)")
-            nodes = np.asarray(records)
+            nodes = numeric_array("records", records)
             if nodes.ndim != 1 or nodes.size == 0 or nodes.dtype.kind not in "iu":
                 raise InvalidInput(
                     "records must be a non-empty 1-D int array of graph node "
@@ -232,10 +248,24 @@ class MDPProblem:
                 d = np.ldexp(d, exponent)
         if not np.all(np.isfinite(d)):
             raise InvalidInput(
-                f"{name}: distances overflow float64 (largest |coordinate| {largest:.3g}); "
+                f"{name}: distances overflow float64 (coordinates near the float64 limit); "
                 "express the coordinates in a larger unit (and epsilon, eta per that unit)"
             )
         return d
+
+    def _check_ratio_range(self) -> None:
+        """Every constraint's ratio e^{ε d_ij} (d_ij ≤ η) must be a finite float64."""
+        if self.epsilon * self.eta <= MAX_EXP_ARGUMENT:
+            return
+        d = self.distances
+        largest = float(np.max(d, where=(d <= self.eta) & np.isfinite(d), initial=0.0))
+        check_exp_argument(
+            self.epsilon * largest,
+            "epsilon * d",
+            f"use a smaller epsilon (now {self.epsilon:g}) or eta",
+            where=" of a neighbour pair (d <= eta)",
+            show_value=False,  # it would reveal a distance between records
+        )
 
     def _check_outputs_reachable(self) -> None:
         """A graph metric whose records cannot reach every output has an infinite default cost:
@@ -260,8 +290,8 @@ class MDPProblem:
         largest = float(np.max(self.prior[:, None] * self.cost)) if self.cost.size else 0.0
         if largest >= LP_INFINITE_COST:
             raise InvalidInput(
-                f"cost: the LP objective p_i*c_ik reaches {largest:.3g}, at or above "
-                f"{LP_INFINITE_COST:g}, which the LP solver treats as infinite; express the "
+                f"cost: the LP objective p_i*c_ik reaches {LP_INFINITE_COST:g} or more, which "
+                "the LP solver treats as infinite; express the "
                 "distances (or cost) in a larger unit (and epsilon, eta per that unit)"
             )
 
@@ -273,7 +303,7 @@ class MDPProblem:
             k = check_int("outputs (K)", outputs, minimum=1, maximum=n)
             idx = np.sort(np.random.default_rng(seed).choice(n, k, replace=False))
             return idx, self.distances[:, idx]
-        arr = np.asarray(outputs)
+        arr = numeric_array("outputs", outputs)
         if arr.ndim == 1 and arr.dtype.kind in "iu":
             if arr.size == 0:
                 raise InvalidInput("outputs must not be empty (K = 0)")

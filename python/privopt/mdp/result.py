@@ -258,6 +258,7 @@ def repair(
     z = check_finite_array("z", z, ndim=2)
     edges = check_instance("edges", edges, EdgeList).checked(z.shape[0])
     epsilon = check_nonnegative("epsilon", epsilon)
+    edges.check_ratios(epsilon)
     z, sub = _stochastic_equalised(z, edges, epsilon)
     best = _mix(z, edges, sub, epsilon, rtol, objective)
     if best[1] == 0.0:  # nothing violated

@@ -102,11 +102,10 @@ def solve_epsilon_path(
     """
     import copy
 
-    from privopt._validation import check_nonnegative
+    from privopt._validation import check_nonnegative, real_array
 
     eps_list = [
-        check_nonnegative("epsilons", e)
-        for e in np.atleast_1d(np.asarray(epsilons, dtype=np.float64))
+        check_nonnegative("epsilons", e) for e in np.atleast_1d(real_array("epsilons", epsilons))
     ]
     if not eps_list:
         raise InvalidInput("epsilons must not be empty")

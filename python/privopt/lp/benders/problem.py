@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from privopt._validation import check_finite_array, check_real
 from privopt.errors import (
     InvalidInput,
 )
@@ -119,11 +120,11 @@ class BendersProblem:
         T.eliminate_zeros()
         t_cols = np.flatnonzero(np.diff(T.indptr)).astype(np.int64)
         t_matrix = sp.csr_array(T[:, t_cols])
-        lower = float(theta_lower)
-        if math.isnan(lower) or lower == _INF:
+        lower = check_real("theta_lower", theta_lower, allow_inf=True)
+        if lower == _INF:
             raise InvalidInput(f"theta_lower must be a number < inf, got {theta_lower!r}")
-        upper = float(theta_upper)
-        if math.isnan(upper) or upper < lower:
+        upper = check_real("theta_upper", theta_upper, allow_inf=True)
+        if upper < lower:
             raise InvalidInput(f"theta_upper must be >= theta_lower, got {theta_upper!r}")
         self._subs.append(_SubData(lp.copy(), t_cols, t_matrix))
         self.theta_lower.append(lower)
@@ -178,8 +179,6 @@ class Cut:
     upper: float = _INF
 
     def __post_init__(self) -> None:
-        from privopt._validation import check_finite_array
-
         self.lower = _cut_bound("lower", self.lower)
         self.upper = _cut_bound("upper", self.upper)
         if self.lower > self.upper or self.lower == _INF or self.upper == -_INF:
@@ -192,11 +191,4 @@ class Cut:
 
 
 def _cut_bound(name: str, value: Any) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-        raise InvalidInput(f"Cut {name} must be a real number, got {value!r}")
-    if isinstance(value, (complex, np.complexfloating)):
-        raise InvalidInput(f"Cut {name} must be real, got {value!r}")
-    out = float(value)
-    if math.isnan(out):
-        raise InvalidInput(f"Cut {name} must not be NaN, got {value!r}")
-    return out
+    return check_real(f"Cut {name}", value, allow_inf=True)
