@@ -1,7 +1,7 @@
 """Types of the command line's numeric options: one strict parser, one message shape.
 
-Every numeric option is read by :func:`real` or :func:`integer`, so its value is checked as
-argparse reads it, before any input file is opened or any array allocated. NaN, an infinity
+Every numeric option is read by a :class:`Real` or an :class:`Integer`, so its value is checked
+as argparse reads it, before any input file is opened or any array allocated. NaN, an infinity
 (unless the option gives it a meaning), a value out of the option's range, a huge integer and
 a number written with "_" digit separators (which Python's ``float()`` and ``int()`` accept,
 but no CSV reader does) end the command with one line, e.g.
@@ -23,13 +23,11 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
-
-from privopt._inputs import parse_number
+from dataclasses import dataclass
 
 __all__ = [
-    "real",
-    "integer",
+    "Real",
+    "Integer",
     "positive",
     "nonnegative",
     "count",
@@ -50,67 +48,72 @@ def _fail(wanted: str, text: str) -> argparse.ArgumentTypeError:
     return argparse.ArgumentTypeError(f"must be {wanted}, got {shown!r}")
 
 
-def real(
-    *,
-    low: float | None = None,
-    high: float | None = None,
-    low_open: bool = False,
-    allow_inf: bool = False,
-) -> Callable[[str], float]:
-    """An argparse ``type`` for a real number in ``[low, high]`` (``(low, high]`` if
-    ``low_open``); ``inf`` only where ``allow_inf`` (for thresholds where it means "none")."""
-    finite = "a number" if allow_inf else "a finite number"
-    bound = f" > {low:g}" if low_open else f" >= {low:g}" if low is not None else ""
-    wanted = f"{finite}{bound}"
+def _no_separators(text: str) -> None:
+    if "_" in text:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} uses '_' digit separators; write the number without them"
+        )
 
-    def parse(text: str) -> float:
+
+@dataclass(frozen=True)
+class Real:
+    """An argparse ``type``: a real number in ``[low, high]`` (``(low, high]`` if
+    ``low_open``); ``inf`` only where ``allow_inf`` (a threshold where it means "none")."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    allow_inf: bool = False
+
+    def __call__(self, text: str) -> float:
+        _no_separators(text)
+        finite = "a number" if self.allow_inf else "a finite number"
+        wanted = finite + (
+            f" > {self.low:g}"
+            if self.low_open
+            else f" >= {self.low:g}"
+            if self.low is not None
+            else ""
+        )
         try:
-            value = parse_number(text.strip())
-        except ValueError as err:
-            if "_" in text:
-                raise argparse.ArgumentTypeError(str(err)) from None
-            raise _fail(wanted, text) from None
-        if math.isnan(value) or (math.isinf(value) and not allow_inf):
-            raise _fail(wanted, text)
-        if low is not None and (value < low or (low_open and value == low)):
-            raise _fail(wanted, text)
-        if high is not None and value > high:
-            raise _fail(f"{finite} <= {high:g}", text)
-        return value
-
-    parse.__name__ = "number"  # argparse names the type in some of its own messages
-    return parse
-
-
-def integer(*, low: int | None = None, high: int | None = None) -> Callable[[str], int]:
-    """An argparse ``type`` for an integer in ``[low, high]`` (written in decimal digits)."""
-    wanted = "an integer" + (f" >= {low}" if low is not None else "")
-
-    def parse(text: str) -> int:
-        digits = text.strip()
-        if "_" in digits:
-            raise argparse.ArgumentTypeError(
-                f"{text!r} uses '_' digit separators; write the number without them"
-            )
-        try:
-            value = int(digits)
+            value = float(text.strip())
         except ValueError:
             raise _fail(wanted, text) from None
-        if low is not None and value < low:
+        if math.isnan(value) or (math.isinf(value) and not self.allow_inf):
             raise _fail(wanted, text)
-        if high is not None and value > high:
-            raise _fail(f"an integer <= {high}", text)
+        if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
+            raise _fail(wanted, text)
+        if self.high is not None and value > self.high:
+            raise _fail(f"{finite} <= {self.high:g}", text)
         return value
 
-    parse.__name__ = "integer"
-    return parse
+
+@dataclass(frozen=True)
+class Integer:
+    """An argparse ``type``: an integer in ``[low, high]``, written in decimal digits."""
+
+    low: int | None = None
+    high: int | None = None
+
+    def __call__(self, text: str) -> int:
+        _no_separators(text)
+        wanted = "an integer" + (f" >= {self.low}" if self.low is not None else "")
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise _fail(wanted, text) from None
+        if self.low is not None and value < self.low:
+            raise _fail(wanted, text)
+        if self.high is not None and value > self.high:
+            raise _fail(f"an integer <= {self.high}", text)
+        return value
 
 
 #: A finite number > 0 (ε, sizes in km, time limits in s).
-positive = real(low=0.0, low_open=True)
+positive = Real(low=0.0, low_open=True)
 #: A finite number >= 0 (gaps, radii, waiting times).
-nonnegative = real(low=0.0)
+nonnegative = Real(low=0.0)
 #: An integer in [1, :data:`MAX_COUNT`] (a number of things).
-count = integer(low=1, high=MAX_COUNT)
+count = Integer(low=1, high=MAX_COUNT)
 #: An integer in [0, :data:`MAX_SEED`] (a random seed).
-seed = integer(low=0, high=MAX_SEED)
+seed = Integer(low=0, high=MAX_SEED)

@@ -182,12 +182,42 @@ def _fsync_path(path: Path) -> None:
 
 @contextlib.contextmanager
 def _signals_deferred() -> Iterator[None]:
-    """Hold SIGINT/SIGTERM while a multi-step rename runs; they are delivered right after."""
-    mask = {signal.SIGINT, signal.SIGTERM}
+    """Hold SIGINT/SIGTERM while a multi-step rename runs; they are delivered right after.
+
+    The hold is a handler that only records the signal: Python runs handlers in the main
+    thread whichever thread the signal reaches, so blocking it in one thread's signal mask
+    would not keep it out. Off the main thread (where handlers cannot change) that thread's
+    mask is all there is.
+    """
+    received: list[int] = []
+    previous: dict[int, Any] = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(sig) != signal.SIG_IGN:
+                previous[sig] = signal.signal(sig, lambda signum, frame: received.append(signum))
+    except ValueError:  # not the main thread
+        with _signals_masked():
+            yield
+        return
+    try:
+        yield
+    finally:
+        for held, handler in previous.items():
+            signal.signal(held, handler if handler is not None else signal.SIG_DFL)
+        for signum in dict.fromkeys(received):  # each once, in order of arrival
+            handler = previous[signum]
+            if callable(handler):
+                handler(signum, None)
+            else:  # the default action, as if the signal arrived now
+                signal.raise_signal(signum)
+
+
+@contextlib.contextmanager
+def _signals_masked() -> Iterator[None]:
     if not hasattr(signal, "pthread_sigmask"):
         yield
         return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, mask)
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         yield
     finally:
@@ -319,7 +349,13 @@ class _StagedFile(_Staged):
                 os.link(self.target, self.old)
             except OSError:  # a file system without hard links: no file for an instant
                 os.rename(self.target, self.old)
-        os.replace(self.staging, self.target)
+        try:
+            os.replace(self.staging, self.target)
+        except BaseException:
+            if self.old is not None and not os.path.lexists(self.target):
+                os.rename(self.old, self.target)
+                self.old = None
+            raise
         self.how = "replaced"
 
     def _publish_new(self) -> None:
@@ -370,7 +406,12 @@ class _StagedDir(_Staged):
         else:
             self.old = _temp_beside(self.target, "old")
             os.rename(self.target, self.old)  # a reader sees no directory between the renames
-            os.rename(self.staging, self.target)
+            try:
+                os.rename(self.staging, self.target)
+            except BaseException:
+                os.rename(self.old, self.target)
+                self.old = None
+                raise
             self.how = "renamed"
 
     def roll_back(self) -> None:
@@ -672,13 +713,14 @@ class RunOutputs:
             What :func:`check_output` refuses; the target overlaps another output of the run;
             another run holds it.
         """
-        target = check_output(path, inputs=self.inputs, force=self.force, kind=kind, option=option)
-        for other in self._outputs:
-            if _overlaps(target, other.path) or _overlaps(other.path, target):
+        wanted = _follow_link(Path(path), option)
+        for other in self._outputs:  # first: the other's lock file would make this "foreign"
+            if _overlaps(wanted, other.path) or _overlaps(other.path, wanted):
                 raise InvalidInput(
-                    f"{option} {str(target)!r} and {other.option} {str(other.path)!r} overlap; "
+                    f"{option} {str(wanted)!r} and {other.option} {str(other.path)!r} overlap; "
                     "give each output its own path"
                 )
+        target = check_output(path, inputs=self.inputs, force=self.force, kind=kind, option=option)
         self._created += _make_parents(target)
         lock = _OutputLock(target, option)
         lock.acquire()

@@ -172,13 +172,17 @@ def _check_column_names(names: list[str], number: int, shown: str) -> None:
         seen[name] = c
 
 
-def read_csv_table(path: str | os.PathLike[str], option: str, **read_csv: Any) -> Any:
+def read_csv_table(
+    path: str | os.PathLike[str], option: str, *, refuse_separators: bool = True, **read_csv: Any
+) -> Any:
     """A pandas DataFrame from a CSV file with a header row; ragged rows are refused.
 
     Parameters
     ----------
     path : the CSV file.
     option : the command-line option or argument that named it (for messages).
+    refuse_separators : refuse a column of numbers where some are written with "_" separators
+        (False where every column holds labels, such as census regions and group ids).
     read_csv : extra keyword arguments for ``pandas.read_csv``.
 
     Raises
@@ -187,8 +191,8 @@ def read_csv_table(path: str | os.PathLike[str], option: str, **read_csv: Any) -
         Missing, empty, binary or garbled file; no header (a first line of numbers only); a
         header with a blank or repeated column name; a row with more or fewer cells than the
         header; a cell over :data:`MAX_CELL_CHARS` characters; a column of numbers where some
-        are written with "_" separators (read as text, the column would become categories);
-        no data rows.
+        are written with "_" separators (read as text, the column would become categories;
+        see ``refuse_separators``); no data rows.
     """
     import pandas as pd
 
@@ -218,7 +222,8 @@ def read_csv_table(path: str | os.PathLike[str], option: str, **read_csv: Any) -
         raise InvalidInput(f"{shown} is not a valid CSV table: {first}") from None
     if len(frame) == 0:
         raise InvalidInput(f"{shown} has a header but no data rows")
-    _refuse_separated_numbers(frame, data_lines, shown)
+    if refuse_separators:
+        _refuse_separated_numbers(frame, data_lines, shown)
     return frame
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from privopt._arguments import count, positive, real, seed
+from privopt._arguments import Real, count, positive, seed
 from privopt.census.hierarchy import MAX_COUNT, CensusCounts, Hierarchy
 from privopt.errors import InvalidInput
 
@@ -35,7 +35,7 @@ def load_counts(args: argparse.Namespace) -> CensusCounts:
     if args.records:
         if not args.group:
             raise InvalidInput("--group is required with --records")
-        frame = read_csv_table(args.records, "--records")
+        frame = read_csv_table(args.records, "--records", refuse_separators=False)
         group = [c.strip() for c in args.group.split(",") if c.strip()]
         _refuse_missing_groups(frame, group)
         return CensusCounts.from_records(
@@ -46,7 +46,7 @@ def load_counts(args: argparse.Namespace) -> CensusCounts:
             pad_leaves=args.pad_leaves,
         )
     if args.counts:
-        frame = read_csv_table(args.counts, "--counts")
+        frame = read_csv_table(args.counts, "--counts", refuse_separators=False)
         size_cols = sorted(
             (c for c in frame.columns if str(c).startswith("size_")), key=lambda c: int(str(c)[5:])
         )
@@ -246,7 +246,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--scale",
-        type=real(low=0.0, low_open=True, high=1.0),
+        type=Real(low=0.0, low_open=True, high=1.0),
         default=1e-3,
         help="fraction of US households for --synthetic-us (default 1e-3)",
     )

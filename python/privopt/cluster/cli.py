@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from privopt._arguments import count, positive, real, seed
+from privopt._arguments import Real, count, positive, seed
 
 __all__ = ["register", "load_points"]
 
@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--bounds",
         nargs=2,
-        type=real(),
+        type=Real(),
         required=True,
         metavar=("A", "B"),
         help="public range [A, B] of every coordinate",
@@ -42,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--epsilon", type=positive, default=1.0, help="total epsilon (default 1)")
     p.add_argument(
         "--delta",
-        type=real(low=0.0, low_open=True, high=1.0),
+        type=Real(low=0.0, low_open=True, high=1.0),
         default=None,
         help="total delta (default 1/n^1.5 as in the paper, which treats n as public)",
     )

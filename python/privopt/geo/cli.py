@@ -25,11 +25,11 @@ import numpy as np
 
 from privopt._arguments import (
     MAX_COUNT,
+    Integer,
+    Real,
     count,
-    integer,
     nonnegative,
     positive,
-    real,
     seed,
 )
 from privopt._inputs import parse_number
@@ -54,7 +54,7 @@ _SAMPLE_SEED_HELP = "seed of the K-location sample of the public map (default 0)
 
 
 #: A threshold in km where "inf" means none.
-_threshold = real(low=0.0, low_open=True, allow_inf=True)
+_threshold = Real(low=0.0, low_open=True, allow_inf=True)
 
 
 def _grid(text: str) -> tuple[int, int]:
@@ -121,13 +121,13 @@ def _param_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gamma", type=_threshold, default=0.5, help="Geo-Ind threshold γ (km, or inf)")
     p.add_argument("--gamma-graph", type=_threshold, help="LR-search graph threshold (default γ)")
     p.add_argument(
-        "--lr-radius", type=real(low=0.0, allow_inf=True), default=20.0, help="Γ (km, or inf)"
+        "--lr-radius", type=Real(low=0.0, allow_inf=True), default=20.0, help="Γ (km, or inf)"
     )
     p.add_argument("--r-obf", type=nonnegative, default=4.5, help="obfuscation radius (km)")
     p.add_argument("--r-exp", type=nonnegative, default=4.0, help="exponential radius (km)")
     p.add_argument(
         "--lr-max-size",
-        type=integer(low=0, high=MAX_COUNT),
+        type=Integer(low=0, high=MAX_COUNT),
         default=20,
         help="L; 0 for the paper-literal N_m",
     )
@@ -177,7 +177,7 @@ def _register_serve(nested: argparse._SubParsersAction) -> None:
     )
     q.add_argument("--host", default="127.0.0.1", help="address to listen on")
     q.add_argument(
-        "--port", type=integer(low=0, high=65535), default=8765, help="port (0: any free port)"
+        "--port", type=Integer(low=0, high=65535), default=8765, help="port (0: any free port)"
     )
     q.add_argument("--max-batch", type=count, default=64, help="most uploads per CLR-Geo solve")
     q.add_argument(
@@ -185,7 +185,7 @@ def _register_serve(nested: argparse._SubParsersAction) -> None:
     )
     q.add_argument(
         "--max-body-mb",
-        type=real(low=0.0, low_open=True, high=MAX_BODY_MB),
+        type=Real(low=0.0, low_open=True, high=MAX_BODY_MB),
         default=32.0,
         help="largest request body (MiB)",
     )
@@ -210,7 +210,7 @@ def _register_client(nested: argparse._SubParsersAction) -> None:
     _map_options(q, sample_seed=True)
     where = q.add_mutually_exclusive_group(required=True)
     where.add_argument(
-        "--location", type=integer(low=0, high=MAX_COUNT), help="true location (index in V)"
+        "--location", type=Integer(low=0, high=MAX_COUNT), help="true location (index in V)"
     )
     where.add_argument("--point", help="true position LAT,LON (the nearest location is used)")
     q.add_argument(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from privopt._arguments import count, nonnegative, positive, real, seed
+from privopt._arguments import Real, count, nonnegative, positive, seed
 from privopt._inputs import load_points_file, read_numeric_csv
 
 __all__ = ["register", "load_points"]
@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--epsilon", type=positive, default=2.0, help="ε per distance unit (1/km)")
     p.add_argument(
         "--eta",
-        type=real(low=0.0, low_open=True, allow_inf=True),
+        type=Real(low=0.0, low_open=True, allow_inf=True),
         default=2.0,
         help="neighbour threshold η (distance unit; inf: every pair)",
     )
