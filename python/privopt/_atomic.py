@@ -316,7 +316,7 @@ class _Staged:
         raise NotImplementedError
 
     def roll_back(self) -> None:
-        """Undo :meth:`publish`: the target as it was, the new output back at the staging."""
+        """Undo :meth:`publish`: the target as it was before it."""
         raise NotImplementedError
 
     def clean_up(self) -> None:
@@ -435,8 +435,8 @@ def _publish_all(
 ) -> None:
     """Put every staged output in place, or none (those done are rolled back on a failure).
 
-    SIGINT/SIGTERM are held meanwhile, so that no signal lands between two renames.
-    ``check`` runs first, under the same hold (a last look at the targets).
+    Call it with SIGINT/SIGTERM held (:func:`_signals_deferred`), so that no signal lands
+    between two renames. ``check`` runs first (a last look at the targets).
     """
     done: list[_Staged] = []
     try:
@@ -554,7 +554,7 @@ class _OutputLock:
         self.fd: int | None = None
 
     def acquire(self) -> None:
-        if _fcntl is None:  # pragma: no cover - exercised by monkeypatching in the tests
+        if _fcntl is None:
             self._acquire_exclusive_file()
             return
         while True:
@@ -577,12 +577,15 @@ class _OutputLock:
         self.fd = fd
 
     def _acquire_exclusive_file(self) -> None:
+        # Without flock: whoever creates the file holds the lock. Taking over the file of a run
+        # that has ended is a check then an unlink, so two runs doing it at the same instant
+        # could both win; flock has no such gap.
         for _ in range(2):
             try:
                 fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             except FileExistsError:
                 holder = self._holder_of_file()
-                if holder is not None and _owner_alive(*holder):
+                if holder is None or _owner_alive(*holder):  # None: being written right now
                     raise self._busy(holder) from None
                 with contextlib.suppress(FileNotFoundError):
                     self.path.unlink()  # left by a run that has ended
@@ -621,7 +624,11 @@ class _OutputLock:
             return None
 
     def _busy(self, holder: tuple[int, str] | None) -> InvalidInput:
-        who = "another privopt run" if holder is None else f"another privopt run (pid {holder[0]})"
+        who = (
+            f"another privopt run (lock file {str(self.path)!r})"
+            if holder is None
+            else f"another privopt run (pid {holder[0]})"
+        )
         return InvalidInput(
             f"{self.shown} is being written by {who}; wait for it to finish or choose "
             f"another {self.option}"
