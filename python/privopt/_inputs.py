@@ -1,13 +1,19 @@
 """Reading users' input files, with one clear :class:`InvalidInput` per problem.
 
-A missing, empty, binary, garbled or ragged file, an ``.npy`` of the wrong dtype, or NaN
-cells are the user's mistakes, not privopt's: each gets a message naming the option, the file
-and, where there is one, the line. Inputs are only ever opened for reading.
+A missing, empty, binary, garbled or ragged file, a symbolic link loop, a named pipe or a
+device, an ``.npy`` of the wrong dtype, NaN cells, a header that is missing, repeats a column
+name or leaves one blank, a cell over :data:`MAX_CELL_CHARS` characters and a number written
+with "_" separators are the user's mistakes, not privopt's: each gets a message naming the
+option, the file and, where there is one, the line. Inputs are only ever opened for reading.
 """
 
 from __future__ import annotations
 
+import csv
+import errno
 import os
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,22 +22,104 @@ import numpy as np
 from privopt._validation import check_finite_array
 from privopt.errors import InvalidInput
 
-__all__ = ["check_input_file", "read_csv_table", "read_numeric_csv", "load_points_file"]
+__all__ = [
+    "check_input_file",
+    "read_csv_table",
+    "read_numeric_csv",
+    "load_points_file",
+    "parse_number",
+    "MAX_CELL_CHARS",
+]
+
+#: Longest CSV cell read, in characters (Python's csv module's limit): a longer one is a
+#: garbled file or the wrong file, not a coordinate or a category.
+MAX_CELL_CHARS = csv.field_size_limit()
+
+_FILE_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def parse_number(text: str) -> float:
+    """``float(text)``, refusing what only Python reads as a number ("1_000").
+
+    Raises
+    ------
+    ValueError
+        ``text`` is not a number, or uses "_" digit separators (the message says so).
+
+    Examples
+    --------
+    >>> parse_number(" 2.5e3 ")
+    2500.0
+    >>> parse_number("1_000")
+    Traceback (most recent call last):
+    ...
+    ValueError: '1_000' uses '_' digit separators; write the number without them
+    """
+    if "_" in text:
+        raise ValueError(f"{text!r} uses '_' digit separators; write the number without them")
+    return float(text)
+
+
+def _looks_numeric(cell: str) -> bool:
+    """Whether Python would read ``cell`` as a number (separators, nan and inf included)."""
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def _shown_cell(cell: str) -> str:
+    """``repr(cell)``, shortened: a message stays one readable line."""
+    if len(cell) <= 40:
+        return repr(cell)
+    return f"{cell[:20]!r}... ({len(cell):,} characters)"
 
 
 def check_input_file(path: str | os.PathLike[str], option: str) -> Path:
-    """``path`` as a Path after checking it is an existing, readable, non-empty file."""
+    """``path`` as a Path after checking it is an existing, readable, non-empty regular file.
+
+    Raises
+    ------
+    InvalidInput
+        Missing; a dangling or looping symbolic link; a directory, named pipe, socket or
+        device; not readable; empty.
+    """
     p = Path(path)
     shown = f"{option} {str(p)!r}"
-    if not p.exists():
-        raise InvalidInput(f"{shown}: no such file")
-    if p.is_dir():
+    try:
+        info = os.stat(p)
+    except OSError as err:
+        raise InvalidInput(_unreadable(p, shown, err)) from None
+    if stat.S_ISDIR(info.st_mode):
         raise InvalidInput(f"{shown} is a directory, not a file")
+    for is_kind, kind in _FILE_KINDS:
+        if is_kind(info.st_mode):
+            raise InvalidInput(
+                f"{shown} is {kind}, not a regular file; save the data to a file first"
+            )
     if not os.access(p, os.R_OK):
         raise InvalidInput(f"{shown} is not readable (permission denied)")
-    if p.stat().st_size == 0:
+    if info.st_size == 0:
         raise InvalidInput(f"{shown} is empty")
     return p
+
+
+def _unreadable(p: Path, shown: str, err: OSError) -> str:
+    if err.errno == errno.ELOOP:
+        return f"{shown} is a symbolic link that loops back on itself"
+    if err.errno in (errno.ENOENT, errno.ENOTDIR):
+        if os.path.islink(p):
+            return f"{shown} is a symbolic link to {os.readlink(p)!r}, which does not exist"
+        return f"{shown}: no such file"
+    if err.errno == errno.EACCES:
+        return f"{shown} is not readable (permission denied)"
+    return f"{shown} cannot be read ({(err.strerror or type(err).__name__).lower()})"
 
 
 def _text_lines(p: Path, shown: str) -> list[tuple[int, str]]:
@@ -48,20 +136,63 @@ def _text_lines(p: Path, shown: str) -> list[tuple[int, str]]:
     return lines
 
 
-def read_csv_table(path: str | os.PathLike[str], option: str, **read_csv: Any) -> Any:
+def _csv_rows(lines: list[tuple[int, str]], shown: str) -> Iterator[tuple[int, list[str]]]:
+    """(line number, cells) of each CSV record, quotes removed; a csv error names its line."""
+    reader = csv.reader(text for _, text in lines)
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as err:
+            number = lines[min(reader.line_num, len(lines)) - 1][0]
+            if "field limit" in str(err):
+                raise InvalidInput(
+                    f"{shown}: line {number} has a cell longer than {MAX_CELL_CHARS:,} characters"
+                ) from None
+            raise InvalidInput(f"{shown}: line {number} is not valid CSV ({err})") from None
+        yield lines[reader.line_num - 1][0], cells
+
+
+def _check_column_names(names: list[str], number: int, shown: str) -> None:
+    """Every column named, and no name twice (pandas would invent or rename them)."""
+    for c, name in enumerate(names):
+        if not name.strip():
+            raise InvalidInput(
+                f"{shown}: column {c + 1} of the header (line {number}) has no name; "
+                "name every column"
+            )
+    seen: dict[str, int] = {}
+    for c, name in enumerate(names):
+        if name in seen:
+            raise InvalidInput(
+                f"{shown}: the header (line {number}) names two columns {_shown_cell(name)} "
+                f"(columns {seen[name] + 1} and {c + 1}); column names must be unique"
+            )
+        seen[name] = c
+
+
+def read_csv_table(
+    path: str | os.PathLike[str], option: str, *, refuse_separators: bool = True, **read_csv: Any
+) -> Any:
     """A pandas DataFrame from a CSV file with a header row; ragged rows are refused.
 
     Parameters
     ----------
     path : the CSV file.
     option : the command-line option or argument that named it (for messages).
+    refuse_separators : refuse a column of numbers where some are written with "_" separators
+        (False where every column holds labels, such as census regions and group ids).
     read_csv : extra keyword arguments for ``pandas.read_csv``.
 
     Raises
     ------
     InvalidInput
-        Missing, empty, binary or garbled file; a row with more or fewer cells than the header;
-        no data rows.
+        Missing, empty, binary or garbled file; no header (a first line of numbers only); a
+        header with a blank or repeated column name; a row with more or fewer cells than the
+        header; a cell over :data:`MAX_CELL_CHARS` characters; a column of numbers where some
+        are written with "_" separators (read as text, the column would become categories;
+        see ``refuse_separators``); no data rows.
     """
     import pandas as pd
 
@@ -69,7 +200,21 @@ def read_csv_table(path: str | os.PathLike[str], option: str, **read_csv: Any) -
     shown = f"{option} {str(p)!r}"
     if p.suffix.lower() in (".npy", ".npz"):
         raise InvalidInput(f"{shown} is a NumPy file; a CSV table with a header row is expected")
-    _check_rectangular(_text_lines(p, shown), shown)
+    rows = _csv_rows(_text_lines(p, shown), shown)
+    number, header = next(rows)
+    if all(_looks_numeric(cell) for cell in header):
+        raise InvalidInput(
+            f"{shown}: the first line holds numbers, not column names; add a header line "
+            "naming the columns"
+        )
+    _check_column_names(header, number, shown)
+    data_lines = []
+    for number, cells in rows:  # pandas would pad a short row with NaN
+        if len(cells) != len(header):
+            raise InvalidInput(
+                f"{shown} is ragged: line {number} has {len(cells)} cells, the header {len(header)}"
+            )
+        data_lines.append(number)
     try:
         frame = pd.read_csv(p, **read_csv)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as err:
@@ -77,35 +222,48 @@ def read_csv_table(path: str | os.PathLike[str], option: str, **read_csv: Any) -
         raise InvalidInput(f"{shown} is not a valid CSV table: {first}") from None
     if len(frame) == 0:
         raise InvalidInput(f"{shown} has a header but no data rows")
+    if refuse_separators:
+        _refuse_separated_numbers(frame, data_lines, shown)
     return frame
 
 
-def _check_rectangular(lines: list[tuple[int, str]], shown: str) -> None:
-    """Every row has the header's cell count (pandas would pad a short row with NaN)."""
-    import csv
+def _refuse_separated_numbers(frame: Any, data_lines: list[int], shown: str) -> None:
+    """A column of numbers with some written "1_000" is read as text (pandas, like every CSV
+    reader, takes no separators), so the column would turn into categories: refuse it."""
+    from pandas.api.types import is_numeric_dtype
 
-    rows = csv.reader(text for _, text in lines)
-    width = len(next(rows))
-    for (number, _), cells in zip(lines[1:], rows, strict=False):
-        if len(cells) != width:
+    for name in frame.columns:
+        if is_numeric_dtype(frame[name]):
+            continue
+        cells = [(i, str(v)) for i, v in enumerate(frame[name]) if isinstance(v, str)]
+        separated = [(i, v) for i, v in cells if "_" in v]
+        if not separated or len(separated) == len(cells):
+            continue  # no separators, or labels such as "06_001" throughout
+        if all(_looks_numeric(v) for _, v in cells):
+            row, cell = separated[0]
+            line = data_lines[row] if len(data_lines) == len(frame) else row + 2
             raise InvalidInput(
-                f"{shown} is ragged: line {number} has {len(cells)} cells, the header {width}"
+                f"{shown}: line {line}, column {name!r}: {_shown_cell(cell)} is a number "
+                "written with '_' separators, which is read as text; write it without them"
             )
 
 
 def read_numeric_csv(path: str | os.PathLike[str], option: str) -> tuple[list[str] | None, Any]:
     """(column names or None, float (n, d) array) from a comma-separated numeric file.
 
-    A first line that is not all numbers is taken as the header. Every other line must have
-    the same number of numeric cells; NaN, inf or empty cells are refused with their line.
+    A first line with a cell that is not a number (quotes removed) is the header; its names
+    must be present and unique. Every other line must have the same number of numeric cells;
+    NaN, inf, empty cells, "_" separators and cells over :data:`MAX_CELL_CHARS` characters are
+    refused with their line.
     """
     p = check_input_file(path, option)
     shown = f"{option} {str(p)!r}"
     lines = _text_lines(p, shown)
+    _, first = next(_csv_rows(lines[:1], shown))
     header = None
-    first = [c.strip() for c in lines[0][1].split(",")]
-    if not _all_numbers(first):
-        header, lines = first, lines[1:]
+    if any(cell.strip() and not _looks_numeric(cell) for cell in first):
+        _check_column_names(first, lines[0][0], shown)
+        header, lines = [c.strip() for c in first], lines[1:]
         if not lines:
             raise InvalidInput(f"{shown} has a header but no data rows")
     width = len(first)
@@ -114,39 +272,38 @@ def read_numeric_csv(path: str | os.PathLike[str], option: str) -> tuple[list[st
         ok = values.shape[1] == width and bool(np.all(np.isfinite(values)))
     except ValueError:
         ok = False
-    if not ok:  # find the first bad cell, by line, for the message
-        _raise_first_bad_cell(lines, width, shown)
+    if not ok:  # quoted numbers, or a bad cell to find by line for the message
+        values = _parse_cells(lines, width, shown)
     return header, values
 
 
-def _raise_first_bad_cell(lines: list[tuple[int, str]], width: int, shown: str) -> None:
-    for number, text in lines:
-        cells = [c.strip() for c in text.split(",")]
+def _parse_cells(lines: list[tuple[int, str]], width: int, shown: str) -> np.ndarray:
+    """The cells read one by one (quotes removed): the array, or the first bad cell's line."""
+    rows = []
+    for number, cells in _csv_rows(lines, shown):
         if len(cells) != width:
             raise InvalidInput(
                 f"{shown} is ragged: line {number} has {len(cells)} cells, not {width}"
             )
+        row = []
         for c, cell in enumerate(cells):
             try:
-                value = float(cell)
+                value = parse_number(cell)
             except ValueError:
-                raise InvalidInput(
-                    f"{shown}: line {number}, column {c + 1} is not a number"
-                ) from None
+                reason = (
+                    "uses '_' digit separators; write the number without them"
+                    if "_" in cell
+                    else "is not a number"
+                )
+                raise InvalidInput(f"{shown}: line {number}, column {c + 1} {reason}") from None
             if not np.isfinite(value):
                 kind = "NaN" if np.isnan(value) else "infinite"
                 raise InvalidInput(
                     f"{shown}: line {number}, column {c + 1} is {kind}, not a finite number"
                 )
-    raise InvalidInput(f"{shown} is not a numeric CSV table")
-
-
-def _all_numbers(cells: list[str]) -> bool:
-    try:
-        [float(c) for c in cells]
-    except ValueError:
-        return False
-    return True
+            row.append(value)
+        rows.append(row)
+    return np.array(rows, dtype=np.float64).reshape(len(rows), width)
 
 
 def load_points_file(path: str | os.PathLike[str], option: str) -> np.ndarray:

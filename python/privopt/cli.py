@@ -9,10 +9,13 @@ Every subcommand shares one contract (docs/errors.md):
 - stdout carries one JSON summary (:func:`emit_summary`) and nothing else: while a command runs,
   everything else printed to stdout, by Python or by a C library such as HiGHS, goes to stderr;
 - an expected failure ends in one line on stderr, ``privopt <command>: error: ...``, and an exit
-  code (:data:`EXIT_USAGE` for bad usage or input, :data:`EXIT_FAILURE` for a solver or runtime
-  failure, 130 / 143 on SIGINT / SIGTERM); ``--debug`` adds the traceback;
-- outputs are checked before anything is read and written atomically (:mod:`privopt._atomic`);
-  ``--force`` replaces an earlier output, ``--quiet`` turns progress bars off, ``-v`` lets the
+  code (:data:`EXIT_USAGE` for bad usage or input, argparse's own errors included,
+  :data:`EXIT_FAILURE` for a solver or runtime failure, 130 / 143 on SIGINT / SIGTERM);
+  ``--debug`` adds the traceback;
+- outputs are checked and locked before anything is read (:func:`reserve_outputs`), then
+  written atomically and published together (:mod:`privopt._atomic`); once they are published,
+  SIGINT / SIGTERM no longer interrupt: the run completes and says so on stderr;
+- ``--force`` replaces an earlier output, ``--quiet`` turns progress bars off, ``-v`` lets the
   solver log (to stderr).
 """
 
@@ -28,13 +31,16 @@ import os
 import signal
 import sys
 import traceback
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 import numpy as np
 
 import privopt
+from privopt._arguments import seed
+from privopt._atomic import RunOutputs
 from privopt._progress import progress_scope
 from privopt.errors import InvalidInput, PrivacyBudgetExceeded, PrivoptError
 
@@ -42,6 +48,7 @@ __all__ = [
     "main",
     "build_parser",
     "emit_summary",
+    "reserve_outputs",
     "SUBCOMMANDS",
     "EXIT_FAILURE",
     "EXIT_USAGE",
@@ -77,6 +84,24 @@ class Terminated(BaseException):
     """SIGTERM, raised in the main thread like KeyboardInterrupt so that cleanups run."""
 
 
+@dataclass
+class _RunState:
+    """What the signal handlers need to know about the command that runs (one per process)."""
+
+    published: list[Path] = field(default_factory=list)  # outputs in place: no interrupt now
+    late_signal: int | None = None  # a signal that arrived after publication
+
+
+_run = _RunState()
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the command line's one-line errors (no usage block before them)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {_one_line(message)}\n")
+
+
 def _register_demo(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "demo",
@@ -85,17 +110,17 @@ def _register_demo(subparsers: argparse._SubParsersAction) -> None:
         "never downloaded) and write report.md plus PNG plots into --out.",
     )
     p.add_argument("--out", default="demo", help="output directory (default: ./demo)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--seed", type=seed, default=0, help="random seed (default: 0)")
     p.set_defaults(func=_run_demo)
 
 
 def _run_demo(args: argparse.Namespace) -> int:
-    from privopt._atomic import atomic_directory, check_output
     from privopt.demo import run_demo
 
-    out = check_output(args.out, force=args.force)
-    with atomic_directory(out) as staging:
-        run_demo(staging, seed=args.seed)
+    with reserve_outputs(args) as outputs:
+        out = outputs.add(args.out)
+        with outputs.publish() as staged:
+            run_demo(staged[out], seed=args.seed)
     emit_summary({"command": "demo", "out": str(out), "report": str(out / "report.md")})
     return 0
 
@@ -126,7 +151,7 @@ def _add_common_options(parser: argparse.ArgumentParser, *, top: bool = False) -
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``privopt`` argument parser: one subcommand per mechanism family."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="privopt",
         description="Optimal privacy mechanisms by mathematical optimization. Each command "
         "prints one JSON summary on stdout; progress and messages go to stderr. Exit codes: "
@@ -186,21 +211,47 @@ def emit_summary(summary: Mapping[str, Any]) -> None:
     stream.flush()
 
 
-def _on_sigterm(signum: int, frame: Any) -> None:
+def reserve_outputs(args: argparse.Namespace, inputs: Iterable[Any] = ()) -> RunOutputs:
+    """The :class:`~privopt._atomic.RunOutputs` of a subcommand: ``--force`` as given, and the
+    command line told when they are published (signals stop interrupting from then on).
+
+    Use it as ``with reserve_outputs(args, [input paths]) as outputs:`` around the whole run,
+    :meth:`~privopt._atomic.RunOutputs.add` each output first, and write them in
+    :meth:`~privopt._atomic.RunOutputs.publish`.
+    """
+    return RunOutputs(inputs=inputs, force=args.force, on_published=_run.published.extend)
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    if _run.published:  # the release is complete: a signal cannot undo it, only be noted
+        _run.late_signal = signum
+        return
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
     raise Terminated()
 
 
 @contextlib.contextmanager
-def _sigterm_raises() -> Iterator[None]:
+def _signals_interrupt(*, keep_after_publication: bool) -> Iterator[None]:
+    """SIGINT / SIGTERM raise KeyboardInterrupt / :class:`Terminated` until the run's outputs
+    are published, and are only recorded after that. An ignored signal stays ignored (a
+    background job of a shell ignores SIGINT). ``keep_after_publication``: once outputs were
+    published, leave the recording handler in place when the block ends (the process is about
+    to exit; a signal during the interpreter's shutdown must not turn success into a kill)."""
+    previous: dict[int, Any] = {}
     try:
-        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(sig) != signal.SIG_IGN:
+                previous[sig] = signal.signal(sig, _on_signal)
     except ValueError:  # not the main thread: leave signals alone
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if not (keep_after_publication and _run.published):
+            for signum, old in previous.items():
+                signal.signal(signum, old if old is not None else signal.SIG_DFL)
 
 
 def _fd(stream: Any) -> int | None:
@@ -276,9 +327,19 @@ def _one_line(text: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``privopt`` console script; returns the process exit code."""
+    """Entry point of the ``privopt`` console script; returns the process exit code.
+
+    ``argv``: the arguments (default: the process's own, ``sys.argv[1:]``). Without ``argv``
+    main() runs as the process's command, so after a published run SIGINT and SIGTERM stay
+    harmless until the process exits.
+    """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:
+        if stop.code == EXIT_USAGE:  # a bad option: its one line is printed
+            return EXIT_USAGE
+        raise  # --help
     if args.version:
         print(f"privopt {privopt.__version__}")
         if args.version_verbose:
@@ -293,24 +354,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     _warn_if_seeded(args)
     from privopt.lp.interrupts import interruptible  # here: --version and --help need no solver
 
-    # interruptible() inside _sigterm_raises(): a signal during a HiGHS run stops the run, then
-    # the handlers in place (KeyboardInterrupt, Terminated) end the command as before.
+    _run.published.clear()
+    _run.late_signal = None
+    # interruptible() inside _signals_interrupt(): a signal during a HiGHS run stops the run,
+    # then the handlers in place (KeyboardInterrupt, Terminated) end the command as before.
     with (
         _stdout_for_results_only(),
-        _sigterm_raises(),
+        _signals_interrupt(keep_after_publication=argv is None),
         interruptible(log=args.verbose),
         progress_scope(args.progress),
     ):
         try:
-            return int(args.func(args) or 0)
+            code = int(args.func(args) or 0)
         except BaseException as exc:  # every failure ends in one line
             if isinstance(exc, SystemExit):
                 raise
             code, message = _classify(exc)
+            if _run.published:
+                message += f" (after its output was published completely: {_shown_published()})"
             if args.debug:
                 traceback.print_exc(file=sys.stderr)
             print(f"privopt {args.command}: error: {_one_line(message)}", file=sys.stderr)
-            return code
+        if _run.late_signal is not None:
+            name = signal.Signals(_run.late_signal).name
+            print(
+                f"privopt {args.command}: note: {name} arrived after the output was published; "
+                f"the run completed: {_shown_published()}",
+                file=sys.stderr,
+            )
+        return code
+
+
+def _shown_published() -> str:
+    return ", ".join(str(p) for p in _run.published)
 
 
 if __name__ == "__main__":  # pragma: no cover

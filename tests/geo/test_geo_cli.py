@@ -48,7 +48,7 @@ def test_geo_bad_values_name_the_argument(tmp_path, capsys) -> None:
     for argv, what in (
         (["-K", "99"], "K"),  # more locations than the 36 of the map
         (["-M", "0"], "--users"),
-        (["--lr-radius", "-1"], "lr_radius"),
+        (["--lr-radius", "-1"], "--lr-radius"),
         (["--r-exp", "3"], "r_exp"),
     ):
         assert main([*SMALL, *argv, "--out", str(tmp_path / "o")]) == 2

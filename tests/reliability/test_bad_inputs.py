@@ -1661,6 +1661,8 @@ EXEMPT: dict[str, str] = {
     "privopt.show_versions": "takes no arguments",
     "privopt.cli.build_parser": "takes no arguments",
     "privopt.cli.main": "the command line has its own table: tests/reliability/test_cli_errors.py",
+    "privopt.cli.reserve_outputs": "takes a subcommand's parsed arguments; the output paths it "
+    "checks have their rows in tests/reliability/test_cli_errors.py and test_atomic.py",
     "privopt.certify.Certificate": "a record certify() returns (certify has rows)",
     "privopt.cluster.BudgetSchedule": "a record budget_schedule() returns (it has rows)",
     "privopt.dp.LedgerEntry": "a record the accountant writes from a checked PlannedSpend",

@@ -1,9 +1,13 @@
-"""Every subcommand × every bad file or output path: one clear line, the right exit code, no
-traceback, nothing on stdout, and every input and earlier output byte-identical afterwards."""
+"""Every subcommand × every bad file, output path or numeric option: one clear line, the right
+exit code, no traceback, nothing on stdout, and every input and earlier output byte-identical
+afterwards."""
 
 from __future__ import annotations
 
+import argparse
 import hashlib
+import json
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,8 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from privopt._atomic import MARKER
-from privopt.cli import EXIT_USAGE, main
+from privopt._arguments import Integer, Real
+from privopt._atomic import MARKER, RunOutputs
+from privopt._inputs import MAX_CELL_CHARS
+from privopt.cli import EXIT_USAGE, build_parser, main
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,10 @@ class Command:
     folder_input: str | None = None
     extra_files: tuple[tuple[str, str], ...] = ()
     fragments: tuple[tuple[str, str], ...] = ()  # per-case overrides of the expected message
+    #: The input without its header line when a header is required (None: it is optional).
+    headerless_csv: str | None = None
+    #: Input cases that are no mistake for this command (e.g. "1_000" as a census label).
+    accepts: tuple[str, ...] = ()
 
 
 COMMANDS = [
@@ -47,6 +57,7 @@ COMMANDS = [
         "age,zip\n30,1\n31\n40,2\n",
         "age,zip\n30,1\n,1\n40,2\n41,2\n",
         out_is_file=True,
+        headerless_csv="30,1\n31,1\n40,2\n41,2\n",
     ),
     Command(
         "census",
@@ -58,6 +69,8 @@ COMMANDS = [
         "state,county,hh\nGA,g1,A\nGA,g2,B\nNY,n1,C\n",
         "state,county,hh\nGA,g1,A\nGA,g2,B,x\nNY,n1,C\n",
         "state,county,hh\nGA,g1,A\nGA,g2,\nNY,n1,C\n",
+        headerless_csv="1,11,1\n1,12,2\n2,21,3\n",
+        accepts=("number with _",),  # region and group ids are labels: "06_001" is one
     ),
     Command(
         "cluster",
@@ -96,6 +109,15 @@ INPUT_CASES = {
     "ragged CSV": r"is ragged: line 3 has",
     "wrong-dtype npy": r"must be a numeric array, got dtype <U|is a NumPy file",
     "NaN values": r"line 3|empty on line\(s\) \[3\]|missing values .* at row 1",
+    "no header": "the first line holds numbers, not column names; add a header line",
+    "repeated column name": r"names two columns '\w+' \(columns 1 and 2\); column names must",
+    "unnamed column": r"column 1 of the header \(line 1\) has no name",
+    # the cell is data: the message names its line and column, not its text
+    "number with _": r"line 2, column .*(uses|is a number written with) '_'",
+    "cell too long": f"line 2 has a cell longer than {MAX_CELL_CHARS:,} characters",
+    "named pipe": r"is a named pipe \(FIFO\), not a regular file",
+    "link loop": "is a symbolic link that loops back on itself",
+    "dangling link": r"is a symbolic link to '.*', which does not exist",
 }
 OUTPUT_CASES = {
     "unwritable --out": "is not a directory",
@@ -103,6 +125,10 @@ OUTPUT_CASES = {
     "--out contains input": "is, or contains, the input",
     "existing --out": "pass --force to replace it",
     "foreign non-empty --out": "privopt did not write",
+    "--out is a link loop": "is a symbolic link that loops back on itself",
+    "file --out ending in /": "ends with '/', which names a directory; --out takes a file name",
+    "empty --out": "--out is empty; give a path",
+    "--out held by another run": r"is being written by another privopt run \(pid \d+\); wait",
 }
 
 
@@ -120,8 +146,33 @@ def write_input(case: str, cmd: Command, folder: Path) -> Path:
     return path
 
 
+def edit_first_cell(csv_text: str, line: int, cell: str) -> str:
+    """``csv_text`` with the first cell of line ``line`` (1-based) replaced by ``cell``."""
+    lines = csv_text.splitlines()
+    lines[line - 1] = ",".join([cell, *lines[line - 1].split(",")[1:]])
+    return "\n".join(lines) + "\n"
+
+
 def write_input_file(case: str, cmd: Command, path: Path) -> None:
-    if case == "empty file":
+    if case == "no header":
+        path.write_text(cmd.headerless_csv or "")
+    elif case == "repeated column name":
+        second_name = cmd.good_csv.split(",")[1].split("\n")[0]
+        path.write_text(edit_first_cell(cmd.good_csv, 1, second_name))
+    elif case == "unnamed column":
+        path.write_text(edit_first_cell(cmd.good_csv, 1, ""))
+    elif case == "number with _":
+        path.write_text(edit_first_cell(cmd.good_csv, 2, "1_000"))
+    elif case == "cell too long":
+        path.write_text(edit_first_cell(cmd.good_csv, 2, "1" * (MAX_CELL_CHARS + 1)))
+    elif case == "named pipe":
+        os.mkfifo(path)
+    elif case == "link loop":
+        path.symlink_to(path.with_name("loop-" + path.name))
+        path.with_name("loop-" + path.name).symlink_to(path)
+    elif case == "dangling link":
+        path.symlink_to(path.with_name("moved-" + path.name))
+    elif case == "empty file":
         path.write_bytes(b"")
     elif case == "garbled CSV":
         path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe\xfd garbage")
@@ -136,7 +187,25 @@ def write_input_file(case: str, cmd: Command, path: Path) -> None:
         path.write_text(cmd.good_csv)
 
 
-def output_path(case: str, cmd: Command, folder: Path, source: Path) -> Path:
+def unusual_output(case: str, cmd: Command, folder: Path) -> Path | str | None:
+    """The output path of the cases about the path itself (None for the other cases)."""
+    if case == "--out is a link loop":
+        (folder / "loop-a").symlink_to("loop-b")
+        (folder / "loop-b").symlink_to("loop-a")
+        return folder / "loop-a"
+    if case == "file --out ending in /":
+        return f"{folder}/newdir/"  # a string: Path() would drop the slash
+    if case == "empty --out":
+        return ""
+    if case == "--out held by another run":
+        return folder / ("result.csv" if cmd.out_is_file else "result")
+    return None
+
+
+def output_path(case: str, cmd: Command, folder: Path, source: Path) -> Path | str:
+    unusual = unusual_output(case, cmd, folder)
+    if unusual is not None:
+        return unusual
     if case == "unwritable --out":  # a regular file where a directory must be (fails as root too)
         (folder / "plain_file").write_text("x")
         return folder / "plain_file" / ("o.csv" if cmd.out_is_file else "out")
@@ -157,28 +226,43 @@ def output_path(case: str, cmd: Command, folder: Path, source: Path) -> Path:
 
 
 def snapshot(folder: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
+    """Every entry under ``folder``, hidden ones included: a file's hash, a link's target, or
+    its kind (so a leftover lock file, staging folder or created parent shows)."""
+    entries = {}
+    for p in sorted(folder.rglob("*")):
+        if p.is_symlink():
+            entries[str(p.relative_to(folder))] = f"link to {os.readlink(p)}"
+        elif p.is_file():
+            entries[str(p.relative_to(folder))] = hashlib.sha256(p.read_bytes()).hexdigest()
+        else:
+            entries[str(p.relative_to(folder))] = "folder" if p.is_dir() else "other"
+    return entries
+
+
+def applies(cmd: Command, case: str) -> bool:
+    """Whether ``case`` is a mistake for ``cmd`` (some inputs are fine for some commands)."""
+    if case in cmd.accepts:
+        return False
+    if case in INPUT_CASES:
+        return cmd.takes_input and (case != "no header" or cmd.headerless_csv is not None)
+    if case in ("--out = input", "--out contains input"):
+        return cmd.takes_input  # demo reads no input file
+    if case == "foreign non-empty --out":
+        return not cmd.out_is_file  # a file output has no directory to protect
+    if case == "file --out ending in /":
+        return cmd.out_is_file  # "out/" is a fine output directory
+    return True
 
 
 def table() -> list:
     rows = []
     for cmd in COMMANDS:
-        if cmd.takes_input:
-            overrides = dict(cmd.fragments)
-            rows += [
-                pytest.param(cmd, case, overrides.get(case, frag), id=f"{cmd.name}-{case}")
-                for case, frag in INPUT_CASES.items()
-            ]
-        for case, frag in OUTPUT_CASES.items():
-            if case in ("--out = input", "--out contains input") and not cmd.takes_input:
-                continue  # demo reads no input file
-            if case == "foreign non-empty --out" and cmd.out_is_file:
-                continue  # a file output has no directory to protect
-            rows.append(pytest.param(cmd, case, frag, id=f"{cmd.name}-{case}"))
+        overrides = dict(cmd.fragments)
+        rows += [
+            pytest.param(cmd, case, overrides.get(case, frag), id=f"{cmd.name}-{case}")
+            for case, frag in {**INPUT_CASES, **OUTPUT_CASES}.items()
+            if applies(cmd, case)
+        ]
     return rows
 
 
@@ -190,8 +274,12 @@ def test_bad_invocation_is_one_clear_line(cmd, case, fragment, tmp_path, capsys)
         if case in OUTPUT_CASES
         else tmp_path / ("result.csv" if cmd.out_is_file else "result")
     )
-    before = snapshot(tmp_path)
-    code = main([*cmd.argv(str(source), str(out)), "--quiet"])
+    with RunOutputs() as other_run:  # holds the output's lock, for that case
+        if case == "--out held by another run":
+            other_run.add(out, kind="file" if cmd.out_is_file else "dir")
+        before = snapshot(tmp_path)
+        code = main([*cmd.argv(str(source), str(out)), "--quiet"])
+        after = snapshot(tmp_path)
     captured = capsys.readouterr()
     assert code == EXIT_USAGE, captured.err
     # A seeded run warns first that its draws are reproducible (a line of its own).
@@ -201,12 +289,189 @@ def test_bad_invocation_is_one_clear_line(cmd, case, fragment, tmp_path, capsys)
     assert "Traceback" not in captured.err
     assert re.search(fragment, lines[0]), lines[0]
     assert captured.out == ""  # no summary for a failed run
-    assert snapshot(tmp_path) == before  # inputs and earlier outputs byte-identical
+    assert after == before  # inputs and earlier outputs byte-identical, nothing left behind
 
 
 def test_the_table_covers_every_subcommand():
-    from privopt.cli import build_parser
 
     parser = build_parser()
     registered = set(parser._subparsers._group_actions[0].choices)
     assert registered == {c.name for c in COMMANDS}
+
+
+# ------------------------------------------------------------------------- numeric options
+
+
+def numeric_options() -> list:
+    """(subcommand words, action) for every option of every subcommand that takes a number."""
+    found = []
+
+    def walk(parser: argparse.ArgumentParser, words: list[str]) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, [*words, name])
+            elif isinstance(action.type, (Real, Integer)):
+                found.append((words, action))
+
+    walk(build_parser(), [])
+    return found
+
+
+def bad_values(kind: Real | Integer) -> list[str]:
+    """Values the option must refuse: never numbers, plus those outside its range."""
+    values = ["nan", "abc", "1_0", ""]
+    if isinstance(kind, Real) and not kind.allow_inf:
+        values.append("inf")
+    if isinstance(kind, Real) and kind.low is not None:
+        values.append(str(kind.low if kind.low_open else kind.low - 1))
+    if isinstance(kind, Real) and kind.high is not None:
+        values.append(str(kind.high * 2))
+    if isinstance(kind, Integer):
+        values.append("1.5")
+        values += [str(b) for b in (kind.low and kind.low - 1, kind.high and kind.high + 1) if b]
+    return values
+
+
+def option_rows() -> list:
+    return [
+        pytest.param(words, action, value, id=f"{' '.join(words)} {action.dest}={value!r}")
+        for words, action in numeric_options()
+        for value in bad_values(action.type)
+    ]
+
+
+@pytest.mark.parametrize(("words", "action", "value"), option_rows())
+def test_a_bad_number_for_any_option_is_one_line_naming_it(words, action, value, capsys):
+    argv = [*words, action.option_strings[-1], *[value] * (action.nargs or 1)]
+    assert main(argv) == EXIT_USAGE
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines() == [captured.err.strip()]  # one line, no usage block before it
+    assert captured.err.startswith(f"privopt {' '.join(words)}: error: argument ")
+    assert action.option_strings[-1] in captured.err
+
+
+def test_every_numeric_option_is_read_by_the_shared_types():
+    loose = [
+        f"{' '.join(words)} {action.option_strings[-1]}"
+        for words, action in _all_options()
+        if action.type in (int, float)
+    ]
+    assert not loose, f"options read with plain int/float (NaN, inf, 1_000 slip through): {loose}"
+    assert len(numeric_options()) >= 50  # mdp, kanon, census, cluster, geo, serve, client, demo
+
+
+def _all_options() -> list:
+    found = []
+
+    def walk(parser: argparse.ArgumentParser, words: list[str]) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, [*words, name])
+            elif action.option_strings:
+                found.append((words, action))
+
+    walk(build_parser(), [])
+    return found
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (
+            ["geo", "--grid", "100000x100000"],
+            "argument --grid: 100000x100000 is 10,000,000,000 locations, more than the "
+            "1,000,000 a generated grid may have",
+        ),
+        (["geo", "--grid", "20x"], "must look like ROWSxCOLS with two integers >= 1"),
+        (["geo", "--grid", "0x5"], "must look like ROWSxCOLS with two integers >= 1"),
+        (
+            ["geo", "--epsilon", "1e6"],
+            "epsilon * r_exp / 2 = 2e+06 exceeds ln(largest float64) = 709.78",
+        ),
+        (["geo", "serve", "--epsilon", "1e6"], "epsilon * r_exp / 2 = 2e+06 exceeds"),
+        (["kanon", "IN", "--k", "2", "--weights", "1_0,2"], "--weights must be numbers"),
+    ],
+    ids=[
+        "grid too large",
+        "grid half",
+        "grid of 0",
+        "geo huge epsilon",
+        "serve huge epsilon",
+        "weights with _",
+    ],
+)
+def test_values_checked_past_their_type_are_one_line_too(argv, fragment, tmp_path, capsys):
+    (tmp_path / "in.csv").write_text("age,zip\n30,1\n31,1\n40,2\n41,2\n")
+    argv = [str(tmp_path / "in.csv") if a == "IN" else a for a in argv]
+    if argv[0] != "geo" or "serve" not in argv:
+        argv += ["--out", str(tmp_path / ("o.csv" if argv[0] == "kanon" else "o"))]
+    assert main([*argv, "-q"]) == EXIT_USAGE
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and fragment in lines[0], captured.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]  # nothing left behind
+
+
+def test_mdp_epsilon_whose_ratios_overflow_is_refused_naming_it(tmp_path, capsys):
+    """ε·d above ln(largest float64) for a neighbour pair: e^(ε·d) is no float, so the
+    guarantee could not be checked; refused before any solve (mdp's ε·η here is 5e6)."""
+    (tmp_path / "in.csv").write_text("x,y\n1,1\n2,2\n8,8\n9,9\n")
+    argv = ["mdp", str(tmp_path / "in.csv"), "--epsilon", "1e6", "--eta", "5"]
+    assert main([*argv, "--out", str(tmp_path / "o"), "-q"]) == EXIT_USAGE
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and "epsilon" in lines[0] and "709.78" in lines[0], lines
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["mdp", "IN", "--epsilon", "100", "--eta", "5"], id="mdp"),
+        pytest.param(
+            ["census", "--synthetic-us", "--scale", "1e-5", "--epsilon", "1e6", "--seed", "0"],
+            id="census",
+        ),
+        pytest.param(
+            ["cluster", "IN", "--bounds", "0", "10", "--epsilon", "1e6", "--seed", "0"],
+            id="cluster",
+        ),
+    ],
+)
+def test_a_huge_epsilon_is_computed_not_an_internal_error(argv, tmp_path, capsys):
+    (tmp_path / "in.csv").write_text("x,y\n1,1\n2,2\n8,8\n9,9\n")
+    argv = [str(tmp_path / "in.csv") if a == "IN" else a for a in argv]
+    assert main([*argv, "--out", str(tmp_path / "o"), "-q"]) == 0
+    assert json.loads(capsys.readouterr().out)["out"] == str(tmp_path / "o")
+
+
+# ---------------------------------------------------------------------------- CSV headers
+
+
+def test_a_quoted_header_names_the_columns(tmp_path, capsys):
+    """'"lon","lat"' is a header: the columns are taken by name, as without the quotes."""
+    rows = "12.50,41.90\n12.51,41.91\n12.52,41.90\n12.50,41.92\n"
+    losses = []
+    for header in ('"lon","lat"', "lon,lat"):
+        src = tmp_path / f"p{len(losses)}.csv"
+        src.write_text(f"{header}\n{rows}")
+        argv = ["mdp", str(src), "--metric", "haversine", "--epsilon", "1", "--eta", "3"]
+        assert main([*argv, "--out", str(tmp_path / f"o{len(losses)}"), "-q"]) == 0
+        losses.append(json.loads(capsys.readouterr().out)["expected_loss"])
+    assert losses[0] == losses[1]
+    from privopt.mdp.cli import load_points
+
+    assert load_points(tmp_path / "p0.csv")[0].tolist() == [41.90, 12.50]  # (lat, lon)
+
+
+def test_labels_with_underscores_throughout_stay_labels(tmp_path):
+    """Only a column of numbers where some carry "_" is refused; "06_001" codes are labels."""
+    from privopt._inputs import read_csv_table
+
+    src = tmp_path / "t.csv"
+    src.write_text("age,county\n30,06_001\n31,06_001\n40,06_075\n41,06_075\n")
+    frame = read_csv_table(src, "INPUT")
+    assert frame["county"].tolist() == ["06_001", "06_001", "06_075", "06_075"]
+    src.write_text("age,county\n30,1\n31,1_000\n40,2\n41,2\n")
+    assert read_csv_table(src, "INPUT", refuse_separators=False)["county"].tolist()[1] == "1_000"

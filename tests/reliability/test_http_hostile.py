@@ -712,4 +712,4 @@ def test_serve_options_set_the_limits(capsys) -> None:
     )
     assert main(["geo", "serve", *small, "--header-timeout", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith("privopt geo: error: header_timeout_s")
+    assert err[-1].startswith("privopt geo serve: error: argument --header-timeout: must be")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from privopt._arguments import Real, count, positive, seed
 from privopt.census.hierarchy import MAX_COUNT, CensusCounts, Hierarchy
 from privopt.errors import InvalidInput
 
@@ -34,7 +35,7 @@ def load_counts(args: argparse.Namespace) -> CensusCounts:
     if args.records:
         if not args.group:
             raise InvalidInput("--group is required with --records")
-        frame = read_csv_table(args.records, "--records")
+        frame = read_csv_table(args.records, "--records", refuse_separators=False)
         group = [c.strip() for c in args.group.split(",") if c.strip()]
         _refuse_missing_groups(frame, group)
         return CensusCounts.from_records(
@@ -45,7 +46,7 @@ def load_counts(args: argparse.Namespace) -> CensusCounts:
             pad_leaves=args.pad_leaves,
         )
     if args.counts:
-        frame = read_csv_table(args.counts, "--counts")
+        frame = read_csv_table(args.counts, "--counts", refuse_separators=False)
         size_cols = sorted(
             (c for c in frame.columns if str(c).startswith("size_")), key=lambda c: int(str(c)[5:])
         )
@@ -98,26 +99,15 @@ def _count_columns(frame, size_cols: list) -> np.ndarray:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from privopt._atomic import atomic_directory, check_output
-    from privopt.census.mechanisms import MECHANISMS
-    from privopt.cli import emit_summary
+    from privopt.cli import emit_summary, reserve_outputs
 
-    inputs = [args.records, args.counts, args.counties_csv]
-    out = check_output(args.out, inputs=inputs, force=args.force)
-    data = load_counts(args)
-    kw: dict = {}
-    if args.mechanism == "M_c^ch":
-        kw["chain_noise_scale"] = args.chain_noise_scale
-    if args.mechanism in ("M_H^dp", "M_c^dp", "M_c^ch"):
-        kw["window"] = int(args.window) if args.window.isdigit() else args.window
-    if args.mechanism in ("M_H^r", "M_c^r"):
-        kw["qp_solver"] = args.qp_solver
-    # A release without --seed draws its noise from the OS CSPRNG (privopt.dp "secure").
-    rng = "secure" if args.seed is None else args.seed
-    rel = MECHANISMS[args.mechanism](data, args.epsilon, rng=rng, **kw)
-    checks = rel.check()
-    with atomic_directory(out) as staging:
-        _write_outputs(staging, args, data, rel, checks)
+    with reserve_outputs(args, [args.records, args.counts, args.counties_csv]) as outputs:
+        out = outputs.add(args.out)
+        data = load_counts(args)
+        rel = _release(args, data)
+        checks = rel.check()
+        with outputs.publish() as staged:
+            _write_outputs(staged[out], args, data, rel, checks)
     ok = all(checks.values()) or args.mechanism in ("M_H", "M_H^r", "M_c^r")
     emit_summary(
         {
@@ -134,6 +124,22 @@ def _run(args: argparse.Namespace) -> int:
         }
     )
     return 0 if ok else 1
+
+
+def _release(args: argparse.Namespace, data: CensusCounts):
+    """The release of the mechanism the flags name, with its options."""
+    from privopt.census.mechanisms import MECHANISMS
+
+    kw: dict = {}
+    if args.mechanism == "M_c^ch":
+        kw["chain_noise_scale"] = args.chain_noise_scale
+    if args.mechanism in ("M_H^dp", "M_c^dp", "M_c^ch"):
+        kw["window"] = int(args.window) if args.window.isdigit() else args.window
+    if args.mechanism in ("M_H^r", "M_c^r"):
+        kw["qp_solver"] = args.qp_solver
+    # A release without --seed draws its noise from the OS CSPRNG (privopt.dp "secure").
+    rng = "secure" if args.seed is None else args.seed
+    return MECHANISMS[args.mechanism](data, args.epsilon, rng=rng, **kw)
 
 
 def _write_outputs(out: Path, args: argparse.Namespace, data, rel, checks) -> None:
@@ -202,7 +208,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="group id column of --records; several comma-separated "
         "columns make each distinct combination within a leaf a group (count of counts)",
     )
-    p.add_argument("--max-size", type=int, default=None, help="N (default: largest group)")
+    p.add_argument("--max-size", type=count, default=None, help="N (default: largest group)")
     p.add_argument(
         "--pad-leaves",
         action="store_true",
@@ -211,13 +217,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--tracts-per-county",
-        type=float,
+        type=positive,
         default=None,
         help="--synthetic-us: add a tract level with this mean fan-out",
     )
     p.add_argument(
         "--blocks-per-tract",
-        type=float,
+        type=positive,
         default=None,
         help="--synthetic-us: add a block level with this mean fan-out",
     )
@@ -239,11 +245,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--scale",
-        type=float,
+        type=Real(low=0.0, low_open=True, high=1.0),
         default=1e-3,
         help="fraction of US households for --synthetic-us (default 1e-3)",
     )
-    p.add_argument("--epsilon", type=float, default=1.0, help="total ε (default 1)")
+    p.add_argument("--epsilon", type=positive, default=1.0, help="total ε (default 1)")
     p.add_argument(
         "--mechanism",
         default="M_c^dp",
@@ -261,16 +267,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="also compare mechanisms ('all' or comma list) and plot L1 per level",
     )
-    p.add_argument("--runs", type=int, default=1, help="noise draws for --compare")
+    p.add_argument("--runs", type=count, default=1, help="noise draws for --compare")
     p.add_argument(
         "--qp-time-limit",
-        type=float,
+        type=positive,
         default=30.0,
         help="seconds per HiGHS QP of M_H^r / M_c^r in --compare (default 30)",
     )
     p.add_argument(
         "--seed",
-        type=int,
+        type=seed,
         default=None,
         help="seed for reproducible runs, for testing only (default: the OS CSPRNG, for "
         "real releases; --synthetic-us data then use seed 0)",

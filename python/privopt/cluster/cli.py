@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from privopt._arguments import Real, count, positive, seed
+
 __all__ = ["register", "load_points"]
 
 
@@ -32,24 +34,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--bounds",
         nargs=2,
-        type=float,
+        type=Real(),
         required=True,
         metavar=("A", "B"),
         help="public range [A, B] of every coordinate",
     )
-    p.add_argument("--epsilon", type=float, default=1.0, help="total epsilon (default 1)")
+    p.add_argument("--epsilon", type=positive, default=1.0, help="total epsilon (default 1)")
     p.add_argument(
         "--delta",
-        type=float,
+        type=Real(low=0.0, low_open=True, high=1.0),
         default=None,
         help="total delta (default 1/n^1.5 as in the paper, which treats n as public)",
     )
-    p.add_argument("--max-depth", type=int, default=7, help="recursion depth tau_r (default 7)")
+    p.add_argument("--max-depth", type=count, default=7, help="recursion depth tau_r (default 7)")
     p.add_argument("--window", default="paper", choices=["paper", "half_open", "reference"])
     p.add_argument("--no-clip", action="store_true", help="reject points outside the bounds")
     p.add_argument(
         "--seed",
-        type=int,
+        type=seed,
         default=None,
         help="seed the noise, for reproducible tests only: anyone who knows the seed can "
         "recompute and remove the noise. Default: the operating system's cryptographic source",
@@ -59,24 +61,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from privopt._atomic import atomic_directory, check_output
+    from privopt.cli import emit_summary, reserve_outputs
     from privopt.cluster import DPM
 
-    out = check_output(args.out, inputs=[args.input], force=args.force)
-    X = load_points(args.input)
-    delta = args.delta if args.delta is not None else 1.0 / max(len(X), 2) ** 1.5
-    model = DPM(
-        bounds=tuple(args.bounds),
-        epsilon=args.epsilon,
-        delta=delta,
-        max_depth=args.max_depth,
-        window=args.window,
-        clip=not args.no_clip,
-        random_state=args.seed,
-    ).fit(X)
-    with atomic_directory(out) as staging:
-        _write_outputs(staging, args, X, delta, model)
-    from privopt.cli import emit_summary
+    with reserve_outputs(args, [args.input]) as outputs:
+        out = outputs.add(args.out)
+        X = load_points(args.input)
+        delta = args.delta if args.delta is not None else 1.0 / max(len(X), 2) ** 1.5
+        model = DPM(
+            bounds=tuple(args.bounds),
+            epsilon=args.epsilon,
+            delta=delta,
+            max_depth=args.max_depth,
+            window=args.window,
+            clip=not args.no_clip,
+            random_state=args.seed,
+        ).fit(X)
+        with outputs.publish() as staged:
+            _write_outputs(staged[out], args, X, delta, model)
 
     emit_summary(
         {

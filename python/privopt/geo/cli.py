@@ -16,14 +16,31 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from privopt._arguments import (
+    MAX_COUNT,
+    Integer,
+    Real,
+    count,
+    nonnegative,
+    positive,
+    seed,
+)
+from privopt._inputs import parse_number
+
 __all__ = ["register"]
+
+#: Most locations a generated --grid may have (a million take about 0.5 GB and 3 s to build;
+#: beyond that, ask for a map with -K sampled locations instead).
+MAX_GRID_LOCATIONS = 1_000_000
+#: Largest request body a server accepts, in MiB (--max-body-mb).
+MAX_BODY_MB = 1024.0
+#: Largest x with e^x a finite double.
 
 
 _SEED_HELP = (
@@ -34,8 +51,27 @@ _SEED_HELP = (
 _SAMPLE_SEED_HELP = "seed of the K-location sample of the public map (default 0)"
 
 
-def _float(text: str) -> float:
-    return math.inf if text.lower() in ("inf", "infinity") else float(text)
+#: A threshold in km where "inf" means none.
+_threshold = Real(low=0.0, low_open=True, allow_inf=True)
+
+
+def _grid(text: str) -> tuple[int, int]:
+    """--grid ROWSxCOLS as (rows, cols), refused before anything is allocated if too large."""
+    parts = text.lower().split("x")
+    try:
+        if len(parts) != 2:
+            raise argparse.ArgumentTypeError("")
+        rows, cols = (count(part) for part in parts)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"must look like ROWSxCOLS with two integers >= 1 (e.g. 20x20), got {text!r}"
+        ) from None
+    if rows * cols > MAX_GRID_LOCATIONS:
+        raise argparse.ArgumentTypeError(
+            f"{text} is {rows * cols:,} locations, more than the {MAX_GRID_LOCATIONS:,} a "
+            "generated grid may have"
+        )
+    return rows, cols
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -50,15 +86,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     _map_options(p)
     _param_options(p)
-    p.add_argument("-M", "--users", type=int, default=4, help="number of users M")
+    p.add_argument("-M", "--users", type=count, default=4, help="number of users M")
     _solver_options(p)
     p.add_argument(
         "--baselines",
         default="expmech",
         help="comma list of: lp, lp-inf, constopt, expmech, laplace, none",
     )
-    p.add_argument("--sample-seed", type=int, default=0, help=_SAMPLE_SEED_HELP)
-    p.add_argument("--seed", type=int, default=None, help=_SEED_HELP)
+    p.add_argument("--sample-seed", type=seed, default=0, help=_SAMPLE_SEED_HELP)
+    p.add_argument("--seed", type=seed, default=None, help=_SEED_HELP)
     p.add_argument("--out", default="geo_out", help="output directory")
     p.set_defaults(func=_run)
     nested = p.add_subparsers(dest="geo_command", metavar="{serve,client}")
@@ -69,24 +105,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _map_options(p: argparse.ArgumentParser, *, sample_seed: bool = False) -> None:
     src = p.add_mutually_exclusive_group()
     src.add_argument("--rome", help="directory with the LR-Geo Rome grid CSV files")
-    src.add_argument("--grid", default="20x20", help="generated ROWSxCOLS grid (default 20x20)")
-    p.add_argument("--cell-km", type=float, default=0.5, help="generated grid cell size (km)")
-    p.add_argument("-K", "--locations", type=int, help="sample K locations (default: all)")
+    src.add_argument(
+        "--grid", type=_grid, default="20x20", help="generated ROWSxCOLS grid (default 20x20)"
+    )
+    p.add_argument("--cell-km", type=positive, default=0.5, help="generated grid cell size (km)")
+    p.add_argument("-K", "--locations", type=count, help="sample K locations (default: all)")
     if sample_seed:
-        p.add_argument("--sample-seed", type=int, default=0, help=_SAMPLE_SEED_HELP)
+        p.add_argument("--sample-seed", type=seed, default=0, help=_SAMPLE_SEED_HELP)
 
 
 def _param_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--epsilon", type=float, default=10.0, help="ε in 1/km")
-    p.add_argument("--gamma", type=_float, default=0.5, help="Geo-Ind threshold γ (km, or inf)")
-    p.add_argument("--gamma-graph", type=_float, help="LR-search graph threshold (default γ)")
-    p.add_argument("--lr-radius", type=_float, default=20.0, help="Γ (km)")
-    p.add_argument("--r-obf", type=float, default=4.5, help="obfuscation radius (km)")
-    p.add_argument("--r-exp", type=float, default=4.0, help="exponential radius (km)")
-    p.add_argument("--lr-max-size", type=int, default=20, help="L; 0 for the paper-literal N_m")
-    p.add_argument("--eps-d-cap", type=float, default=25.0, help="drop pairs with ε·d above")
-    p.add_argument("--cr-cell-km", type=float, default=0.1, help="CR-table cell size s (km)")
-    p.add_argument("--targets", type=int, default=20, help="number of random targets")
+    p.add_argument("--epsilon", type=positive, default=10.0, help="ε in 1/km")
+    p.add_argument("--gamma", type=_threshold, default=0.5, help="Geo-Ind threshold γ (km, or inf)")
+    p.add_argument("--gamma-graph", type=_threshold, help="LR-search graph threshold (default γ)")
+    p.add_argument(
+        "--lr-radius", type=Real(low=0.0, allow_inf=True), default=20.0, help="Γ (km, or inf)"
+    )
+    p.add_argument("--r-obf", type=nonnegative, default=4.5, help="obfuscation radius (km)")
+    p.add_argument("--r-exp", type=nonnegative, default=4.0, help="exponential radius (km)")
+    p.add_argument(
+        "--lr-max-size",
+        type=Integer(low=0, high=MAX_COUNT),
+        default=20,
+        help="L; 0 for the paper-literal N_m",
+    )
+    p.add_argument("--eps-d-cap", type=_threshold, default=25.0, help="drop pairs with ε·d above")
+    p.add_argument("--cr-cell-km", type=positive, default=0.1, help="CR-table cell size s (km)")
+    p.add_argument("--targets", type=count, default=20, help="number of random targets")
     p.add_argument("--haversine-correction", action="store_true", help="paper-literal B.1")
     p.add_argument(
         "--anchor-locations",
@@ -97,7 +142,7 @@ def _param_options(p: argparse.ArgumentParser) -> None:
 
 def _solver_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", default="auto", choices=["auto", "benders", "rowgen", "lp"])
-    p.add_argument("--gap", type=float, default=1e-6, help="requested relative gap")
+    p.add_argument("--gap", type=nonnegative, default=1e-6, help="requested relative gap")
 
 
 def _nested_parser(nested: argparse._SubParsersAction, name: str, **kw: Any) -> Any:
@@ -123,41 +168,48 @@ def _register_serve(nested: argparse._SubParsersAction) -> None:
     _solver_options(q)
     q.add_argument(
         "--seed",
-        type=int,
+        type=seed,
         default=None,
         help="seed of the server's target draw: reproducible, for testing only; default: the "
         "OS CSPRNG",
     )
     q.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    q.add_argument("--port", type=int, default=8765, help="port (0: any free port)")
-    q.add_argument("--max-batch", type=int, default=64, help="most uploads per CLR-Geo solve")
     q.add_argument(
-        "--batch-window", type=float, default=0.25, help="seconds a batch stays open (s)"
+        "--port", type=Integer(low=0, high=65535), default=8765, help="port (0: any free port)"
     )
-    q.add_argument("--max-body-mb", type=float, default=32.0, help="largest request body (MiB)")
-    q.add_argument("--max-pending", type=int, default=4096, help="most uploads waiting")
+    q.add_argument("--max-batch", type=count, default=64, help="most uploads per CLR-Geo solve")
+    q.add_argument(
+        "--batch-window", type=nonnegative, default=0.25, help="seconds a batch stays open (s)"
+    )
+    q.add_argument(
+        "--max-body-mb",
+        type=Real(low=0.0, low_open=True, high=MAX_BODY_MB),
+        default=32.0,
+        help="largest request body (MiB)",
+    )
+    q.add_argument("--max-pending", type=count, default=4096, help="most uploads waiting")
     q.add_argument(
         "--header-timeout",
-        type=float,
+        type=positive,
         default=10.0,
         help="seconds a connection may wait for a request's complete headers, from its "
         "opening or the previous reply (also the idle keep-alive time; default 10)",
     )
     q.add_argument(
         "--body-timeout",
-        type=float,
+        type=positive,
         default=60.0,
         help="seconds to receive a whole request body; later: 408 (default 60)",
     )
     q.add_argument(
         "--max-connections",
-        type=int,
+        type=count,
         default=1024,
         help="most connections open at once; more get 503 (default 1024)",
     )
-    q.add_argument("--time-limit", type=float, help="seconds per batch solve")
+    q.add_argument("--time-limit", type=positive, help="seconds per batch solve")
     q.add_argument(
-        "--workers", type=int, default=1, help="threads for a batch's Benders subproblems"
+        "--workers", type=count, default=1, help="threads for a batch's Benders subproblems"
     )
     q.set_defaults(func=_serve)
 
@@ -174,16 +226,18 @@ def _register_client(nested: argparse._SubParsersAction) -> None:
     q.add_argument("--server", required=True, help="the server's URL, e.g. http://127.0.0.1:8765")
     _map_options(q, sample_seed=True)
     where = q.add_mutually_exclusive_group(required=True)
-    where.add_argument("--location", type=int, help="true location (index in V)")
+    where.add_argument(
+        "--location", type=Integer(low=0, high=MAX_COUNT), help="true location (index in V)"
+    )
     where.add_argument("--point", help="true position LAT,LON (the nearest location is used)")
     q.add_argument(
         "--seed",
-        type=int,
+        type=seed,
         help="seed of the draws (v_a and the reported location): reproducible, for testing "
         "only, since it reveals the report's noise; default: the OS CSPRNG",
     )
     q.add_argument("--request-rows", default="lr", choices=["lr", "circle"])
-    q.add_argument("--timeout", type=float, default=600.0, help="seconds per HTTP request")
+    q.add_argument("--timeout", type=positive, default=600.0, help="seconds per HTTP request")
     q.add_argument("--out", help="also save the matrix (.npz; it names the LR set)")
     q.set_defaults(func=_client)
 
@@ -206,16 +260,12 @@ def _params(args: argparse.Namespace) -> Any:
 
 
 def _geography(args: argparse.Namespace, sample_seed: int | None) -> Any:
-    from privopt.errors import InvalidInput
     from privopt.geo import grid_geography, load_rome_grid
 
     if args.rome:
         geo = load_rome_grid(args.rome)
     else:
-        try:
-            rows, cols = (int(x) for x in args.grid.lower().split("x"))
-        except ValueError:
-            raise InvalidInput(f"--grid must look like 20x20, got {args.grid!r}") from None
+        rows, cols = args.grid
         geo = grid_geography(rows, cols, args.cell_km, metric="haversine", road_factor=1.2)
     if args.locations:
         geo = geo.sample(args.locations, seed=sample_seed)
@@ -223,12 +273,12 @@ def _geography(args: argparse.Namespace, sample_seed: int | None) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from privopt._atomic import atomic_directory, check_output
-    from privopt.cli import emit_summary
+    from privopt.cli import emit_summary, reserve_outputs
 
-    out = check_output(args.out, inputs=[args.rome], force=args.force)
-    with atomic_directory(out) as staging:
-        summary = _compute(args, staging)
+    with reserve_outputs(args, [args.rome]) as outputs:
+        out = outputs.add(args.out)
+        with outputs.publish() as staged:
+            summary = _compute(args, staged[out])
     emit_summary({**summary, "out": str(out)})
     return 0
 
@@ -256,8 +306,9 @@ def _compute(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     print(f"[geo] baselines: {', '.join(wanted) or 'none'}", file=sys.stderr)
     base = baseline_rows(res, table, wanted, seed=args.seed)
     summary = {"params": params.to_json(), **res.summary(), "baselines": base}
-    summary["relaxed_lower_bound_km"] = res.relaxed_bound()
-    summary["approximation_ratio"] = res.cost() / summary["relaxed_lower_bound_km"]
+    bound = summary["relaxed_lower_bound_km"] = res.relaxed_bound()
+    # A zero bound (a large ε makes every cost vanish) leaves the ratio undefined: null.
+    summary["approximation_ratio"] = res.cost() / bound if bound > 0 else None
     write_report(res, table, summary, out)
     (out / "result.json").write_text(json.dumps(summary, default=float), encoding="utf-8")
     return summary
@@ -299,7 +350,6 @@ def _service(args: argparse.Namespace) -> Any:
     CR table."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from privopt._validation import check_int
     from privopt.geo.http_server import GeoService, ServiceConfig
 
     config = ServiceConfig(
@@ -314,7 +364,7 @@ def _service(args: argparse.Namespace) -> Any:
         rel_gap=args.gap,
         time_limit=args.time_limit,
     )
-    workers = check_int("--workers", args.workers, minimum=1)
+    workers = args.workers
     params = _params(args)
     geo = _geography(args, args.sample_seed)
     print(f"[geo serve] {geo!r}: building the CR table", file=sys.stderr)
@@ -334,28 +384,30 @@ def _require_server_extra() -> None:
 
 
 def _client(args: argparse.Namespace) -> int:
-    from privopt._atomic import check_output
     from privopt._validation import check_int
-    from privopt.cli import emit_summary
+    from privopt.cli import emit_summary, reserve_outputs
     from privopt.errors import InvalidInput
     from privopt.geo.http_client import GeoServiceClient
 
-    out = None
-    if args.out is not None:
-        if not args.out.endswith(".npz"):
-            raise InvalidInput(f"--out must name an .npz file, got {args.out!r}")
-        out = check_output(args.out, inputs=[args.rome], force=args.force, kind="file")
-    geo = _geography(args, args.sample_seed)
-    if args.point is None:  # checked here: a bad location is refused before any request
-        location = check_int("location", args.location, minimum=0, maximum=geo.n_locations - 1)
-    else:
-        location = geo.locate(_latlon(args.point))
-    client = GeoServiceClient(
-        args.server, geo, timeout=args.timeout, request_rows=args.request_rows
-    )
-    report = client.obfuscate(location, rng=args.seed)
-    if out is not None:
-        report.matrix.save(out)
+    with reserve_outputs(args, [args.rome]) as outputs:
+        out = None
+        if args.out is not None:
+            if not args.out.endswith(".npz"):
+                raise InvalidInput(f"--out must name an .npz file, got {args.out!r}")
+            out = outputs.add(args.out, kind="file")
+        geo = _geography(args, args.sample_seed)
+        if args.point is None:  # checked here: a bad location is refused before any request
+            last = geo.n_locations - 1
+            location = check_int("location", args.location, minimum=0, maximum=last)
+        else:
+            location = geo.locate(_latlon(args.point))
+        client = GeoServiceClient(
+            args.server, geo, timeout=args.timeout, request_rows=args.request_rows
+        )
+        report = client.obfuscate(location, rng=args.seed)
+        if out is not None:
+            with outputs.publish() as staged:
+                report.matrix.save(staged[out])
     reported = report.reported
     emit_summary(
         {
@@ -376,7 +428,7 @@ def _latlon(text: str) -> Any:
     from privopt.errors import InvalidInput
 
     try:
-        lat, lon = (float(x) for x in text.split(","))
+        lat, lon = (parse_number(x) for x in text.split(","))
     except ValueError:
         raise InvalidInput(f"--point must look like LAT,LON, got {text!r}") from None
     return np.array([lat, lon])

@@ -7,6 +7,7 @@ the Geo-Ind metric d (Haversine km, Euclidean, or any metric matrix) and a road 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -271,7 +272,7 @@ def load_rome_grid(directory: str | Path) -> Geography:
         d / "reget_rome_cost_thrhold_2.csv",
     )
     for f in (nodes_file, edges_file):
-        if not f.is_file():
+        if not os.path.lexists(f):  # anything else there (a link loop, a pipe) is named below
             raise InvalidInput(f"{f} is missing (expected the LR-Geo Rome grid files in {d})")
     # Read through the shared checked reader: a garbled, ragged or NaN file is one clear error.
     cells = _numeric_columns(nodes_file, 4, (1, 2, 3))

@@ -14,6 +14,13 @@ complete. :func:`limited_protocol` returns uvicorn's h11 protocol with three add
 - a request h11 cannot parse (bad syntax, headers above 16 KiB) gets a JSON 400, as every
   other refusal of the service does.
 
+- **a lingering close**: a connection closed after a reply (413 for a body refused from its
+  Content-Length, 408, 503, ``connection: close``) first sends its FIN and reads, discarding,
+  for up to :data:`LINGER_S` seconds before the socket is closed. Closing a socket that still
+  holds unread input makes the kernel answer with a reset, which can destroy the reply before
+  the client reads it: a client still sending a refused 100 MB body saw "connection reset"
+  instead of its 413.
+
 A body that stalls is the application's to time out (:func:`~privopt.geo.http_server.read_body`
 answers 408). The protocol is h11's whichever parsers are installed, so the limits hold the same
 everywhere.
@@ -22,6 +29,7 @@ everywhere.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 from typing import Any
@@ -30,6 +38,10 @@ __all__ = ["limited_protocol", "raise_open_file_limit", "error_bytes"]
 
 #: File descriptors kept beyond ``max_connections`` (the listening socket, logs, HiGHS, ...).
 SPARE_FILES = 64
+
+#: Seconds a closing connection keeps reading (and discarding) after its FIN, so that the
+#: client receives the whole reply (see the module docstring).
+LINGER_S = 2.0
 
 
 def error_bytes(status: int, message: str) -> bytes:
@@ -84,7 +96,8 @@ class _ConnectionLimits:
     connections: set[Any]
 
     def connection_made(self, transport: Any) -> None:
-        super().connection_made(transport)  # type: ignore[misc]
+        lingering = _LingeringTransport(transport, asyncio.get_running_loop(), LINGER_S)
+        super().connection_made(lingering)  # type: ignore[misc]
         if len(self.connections) > self.max_connections:
             n = self.max_connections
             self._refuse(503, f"more than {n} connections are open; try again later")
@@ -92,6 +105,8 @@ class _ConnectionLimits:
         self._arm_header_deadline()
 
     def data_received(self, data: bytes) -> None:
+        if self.transport.lingering:  # the reply is sent: what still arrives is discarded
+            return
         super().data_received(data)  # type: ignore[misc]
         if self.conn.their_state is not self.idle_state:  # a request's head is complete
             self._disarm_header_deadline()
@@ -103,6 +118,7 @@ class _ConnectionLimits:
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_header_deadline()
+        self.transport.closed()
         super().connection_lost(exc)  # type: ignore[misc]
 
     def send_400_response(self, msg: str) -> None:
@@ -132,6 +148,48 @@ class _ConnectionLimits:
         if not self.transport.is_closing():
             self.transport.write(error_bytes(status, message))
             self.transport.close()
+
+
+class _LingeringTransport:
+    """A transport whose ``close()`` lingers: FIN first (``write_eof``, after the buffered reply),
+    then the socket is closed when the client closes its side or after ``linger_s`` seconds,
+    whichever comes first. Everything else is the wrapped transport's."""
+
+    def __init__(self, transport: Any, loop: asyncio.AbstractEventLoop, linger_s: float) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._linger_s = linger_s
+        self._timer: asyncio.TimerHandle | None = None
+        self.lingering = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+    def is_closing(self) -> bool:
+        return self.lingering or bool(self._transport.is_closing())
+
+    def close(self) -> None:
+        if self.is_closing():
+            return
+        if not self._transport.can_write_eof():
+            self._transport.close()
+            return
+        self.lingering = True
+        self._transport.write_eof()
+        # uvicorn may have paused reading while the refused body arrived
+        with contextlib.suppress(RuntimeError, AttributeError):
+            self._transport.resume_reading()
+        self._timer = self._loop.call_later(self._linger_s, self._transport.close)
+
+    def abort(self) -> None:
+        self.closed()
+        self._transport.abort()
+
+    def closed(self) -> None:
+        """The connection is gone: the linger timer has nothing left to close."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
 
 def raise_open_file_limit(max_connections: int) -> None:

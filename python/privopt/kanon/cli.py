@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from privopt._arguments import count, positive
+from privopt._inputs import parse_number
 from privopt.errors import InvalidInput
 
 __all__ = ["register", "run", "write_report"]
@@ -28,14 +30,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(loss per attribute, class-size histogram) to --report-dir.",
     )
     p.add_argument("input", help="input CSV file with a header row")
-    p.add_argument("--k", type=int, required=True, help="anonymity parameter k >= 1")
+    p.add_argument("--k", type=count, required=True, help="anonymity parameter k >= 1")
     p.add_argument("--qi", help="comma-separated quasi-identifier columns (default: all)")
     p.add_argument("--weights", help="comma-separated positive weights, one per QI")
     p.add_argument("--categorical", help="comma-separated categorical QI columns")
     p.add_argument(
         "--method", default="greedy", choices=sorted(METHODS), help="algorithm (default: greedy)"
     )
-    p.add_argument("--S", type=int, default=3, help="k-sets per Split & Carry chunk (default 3)")
+    p.add_argument("--S", type=count, default=3, help="k-sets per Split & Carry chunk (default 3)")
     p.add_argument(
         "--chunking",
         choices=["runs", "paper"],
@@ -45,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--time-limit",
-        type=float,
+        type=positive,
         default=None,
         help="seconds: whole MILP (milp; default none) or per sub-problem "
         "(split_carry; default 10)",
@@ -60,47 +62,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``privopt kanon``: read the table, anonymize it, write outputs atomically; exit code."""
-    from privopt._atomic import atomic_directory, atomic_file, check_output
-    from privopt._inputs import read_csv_table
-    from privopt.cli import emit_summary
-    from privopt.kanon.api import anonymize
+    """Run ``privopt kanon``: read the table, anonymize it, publish the table and the report
+    together (or neither); return the exit code."""
+    from privopt.cli import emit_summary, reserve_outputs
 
     src = Path(args.input)
-    # Both outputs are refused before the input is read (never over the input, never over an
-    # earlier output without --force).
-    out = check_output(args.out, inputs=[src], force=args.force, kind="file")
-    report_dir = Path(args.report_dir) if args.report_dir else out.with_name(out.stem + "_report")
-    check_output(report_dir, inputs=[src, out], force=args.force, option="--report-dir")
-    df = read_csv_table(src, "INPUT")
-    weight_texts = _split(args.weights)
-    weights = None
-    if weight_texts is not None:
-        try:
-            weights = [float(w) for w in weight_texts]
-        except ValueError:
-            raise InvalidInput(f"--weights must be numbers, got {args.weights!r}") from None
-    options = {}
-    if args.method == "split_carry":
-        options = {"S": args.S, "chunking": args.chunking}
-        if args.time_limit is not None:  # else the API default (10 s per sub-problem)
-            options["sub_time_limit"] = args.time_limit
-    elif args.method == "milp":
-        options = {"time_limit": args.time_limit}
-    res = anonymize(
-        df,
-        args.k,
-        _split(args.qi),
-        weights=weights,
-        categorical=_split(args.categorical),
-        method=args.method,
-        **options,
-    )
-    with atomic_directory(report_dir) as staging:
-        write_report(res, staging, title=f"k-anonymity of {src.name}")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_file(out) as tmp:
-        res.table.to_csv(tmp, index=False)
+    # Both outputs are checked and locked before the input is read (never over the input,
+    # never over an earlier output without --force).
+    with reserve_outputs(args, [src]) as outputs:
+        out = outputs.add(args.out, kind="file")
+        report_dir = outputs.add(
+            args.report_dir or out.with_name(out.stem + "_report"), option="--report-dir"
+        )
+        res = _anonymize(args, src)
+        with outputs.publish() as staged:
+            write_report(res, staged[report_dir], title=f"k-anonymity of {src.name}")
+            res.table.to_csv(staged[out], index=False)
     print(res.summary(), file=sys.stderr)
     emit_summary(
         {
@@ -116,6 +93,37 @@ def run(args: argparse.Namespace) -> int:
         }
     )
     return 0
+
+
+def _anonymize(args: argparse.Namespace, src: Path):
+    """The :class:`~privopt.kanon.api.KAnonResult` of INPUT as the flags ask."""
+    from privopt._inputs import read_csv_table
+    from privopt.kanon.api import anonymize
+
+    df = read_csv_table(src, "INPUT")
+    weight_texts = _split(args.weights)
+    weights = None
+    if weight_texts is not None:
+        try:
+            weights = [parse_number(w) for w in weight_texts]
+        except ValueError:
+            raise InvalidInput(f"--weights must be numbers, got {args.weights!r}") from None
+    options = {}
+    if args.method == "split_carry":
+        options = {"S": args.S, "chunking": args.chunking}
+        if args.time_limit is not None:  # else the API default (10 s per sub-problem)
+            options["sub_time_limit"] = args.time_limit
+    elif args.method == "milp":
+        options = {"time_limit": args.time_limit}
+    return anonymize(
+        df,
+        args.k,
+        _split(args.qi),
+        weights=weights,
+        categorical=_split(args.categorical),
+        method=args.method,
+        **options,
+    )
 
 
 def write_report(res, out_dir: Path, title: str = "k-anonymity") -> Path:

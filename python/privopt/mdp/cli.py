@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from privopt._arguments import Real, count, nonnegative, positive, seed
 from privopt._inputs import load_points_file, read_numeric_csv
 
 __all__ = ["register", "load_points"]
@@ -49,21 +50,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="distance: euclidean, haversine ((lat, lon) degrees → km), or "
         "precomputed (POINTS is the N×N matrix)",
     )
-    p.add_argument("--epsilon", type=float, default=2.0, help="ε per distance unit (1/km)")
-    p.add_argument("--eta", type=float, default=2.0, help="neighbour threshold η")
+    p.add_argument("--epsilon", type=positive, default=2.0, help="ε per distance unit (1/km)")
+    p.add_argument(
+        "--eta",
+        type=Real(low=0.0, low_open=True, allow_inf=True),
+        default=2.0,
+        help="neighbour threshold η (distance unit; inf: every pair)",
+    )
     p.add_argument("--method", default="lp", choices=["lp", "benders", "expmech"])
     p.add_argument(
         "-k",
         "--outputs",
-        type=int,
+        type=count,
         default=None,
         help="use K random records as outputs (default: all records)",
     )
-    p.add_argument("--subsets", type=int, default=25, help="Benders: number of subsets M")
+    p.add_argument("--subsets", type=count, default=25, help="Benders: number of subsets M")
     p.add_argument(
         "--partitioner", default="k-m-dv", choices=["k-m-dv", "k-m-rec", "k-m-adj", "bsc"]
     )
-    p.add_argument("--gap", type=float, default=1e-4, help="Benders relative gap")
+    p.add_argument("--gap", type=nonnegative, default=1e-4, help="Benders relative gap")
     p.add_argument(
         "--plain",
         action="store_true",
@@ -78,7 +84,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--seed",
-        type=int,
+        type=seed,
         default=0,
         help="seed for choosing the K outputs (a public choice, not a privacy draw)",
     )
@@ -87,11 +93,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from privopt._atomic import atomic_directory, check_output
-    from privopt.cli import emit_summary
+    from privopt.cli import emit_summary, reserve_outputs
+
+    with reserve_outputs(args, [args.points]) as outputs:
+        out = outputs.add(args.out)
+        prob, pm, v = _solve(args)
+        with outputs.publish() as staged:
+            _write_outputs(staged[out], args, prob, pm, v)
+    emit_summary(
+        {
+            "command": "mdp",
+            "out": str(out),
+            "matrix": str(out / "perturbation_matrix.npz"),
+            "records": prob.n_records,
+            "outputs": prob.n_outputs,
+            "method": args.method,
+            "expected_loss": pm.expected_loss,
+            "lower_bound": pm.lower_bound,
+            "relative_gap": pm.relative_gap,
+            "max_relative_violation": v.max_relative_violation,
+            "time_s": pm.summary.get("time_s"),
+        }
+    )
+    return 0
+
+
+def _solve(args: argparse.Namespace):
+    """(problem, perturbation matrix, its verification) as the flags ask."""
     from privopt.mdp import MDPProblem, rome_grid, solve
 
-    out = check_output(args.out, inputs=[args.points], force=args.force)
     records = rome_grid() if args.points is None else load_points(args.points)
     prob = MDPProblem(
         records,
@@ -112,25 +142,7 @@ def _run(args: argparse.Namespace) -> int:
             polish={"auto": "auto", "yes": True, "no": False}[args.polish],
         )
     pm = solve(prob, args.method, **opts)
-    v = pm.verify(prob)
-    with atomic_directory(out) as staging:
-        _write_outputs(staging, args, prob, pm, v)
-    emit_summary(
-        {
-            "command": "mdp",
-            "out": str(out),
-            "matrix": str(out / "perturbation_matrix.npz"),
-            "records": prob.n_records,
-            "outputs": prob.n_outputs,
-            "method": args.method,
-            "expected_loss": pm.expected_loss,
-            "lower_bound": pm.lower_bound,
-            "relative_gap": pm.relative_gap,
-            "max_relative_violation": v.max_relative_violation,
-            "time_s": pm.summary.get("time_s"),
-        }
-    )
-    return 0
+    return prob, pm, pm.verify(prob)
 
 
 def _write_outputs(out: Path, args: argparse.Namespace, prob, pm, v) -> None:
