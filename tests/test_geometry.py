@@ -56,8 +56,8 @@ def test_euclidean_and_pairwise_match_scipy() -> None:
         pairwise(a, b, "graph")
 
 
-def test_mdp_metrics_reexports_the_shared_functions() -> None:
-    from privopt.mdp import metrics
+def test_perturbation_metrics_reexports_the_shared_functions() -> None:
+    from privopt.perturbation import metrics
 
     assert metrics.haversine_km is haversine_km
     assert metrics.euclidean is euclidean

@@ -5,6 +5,8 @@ Subpackages, one capability each:
 - :mod:`privopt.dp` — exact noise samplers, the exponential mechanism, the privacy accountant.
 - :mod:`privopt.lp` — vectorised LP/MILP building over HiGHS, and Benders decomposition.
 - :mod:`privopt.graphs` — shortest paths on CSR graphs (C++ kernel).
+- :mod:`privopt.perturbation` — perturbation matrices for metric privacy (the problem, the
+  exact LP, the released matrix, its guarantee check and repair), shared by metric DP and LR-Geo.
 
 Mechanisms (metric DP, LR-Geo, k-anonymity, census counts, DPM clustering) build on these.
 """

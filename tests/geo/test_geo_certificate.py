@@ -23,7 +23,7 @@ from privopt.certify import TINY
 from privopt.errors import InvalidInput, SolverLimit
 from privopt.geo import GeoParams, UserBlock, build_model, solve_clr
 from privopt.geo.params import GEO_REL_GAP, MIN_EPS_D_CAP
-from privopt.mdp.result import verify_matrix
+from privopt.perturbation.matrix import verify_matrix
 
 from .oracles import clr_optimum
 

@@ -1,5 +1,5 @@
 """The release of CLR-Geo matrices (issue 14, item 3): the free-entry lift before the shared
-mix (``repair_shared(free=...)``, tested in tests/mdp/test_mdp_lift.py) lets LR-Geo-F and
+mix (``repair_shared(free=...)``, tested in tests/perturbation/test_lift.py) lets LR-Geo-F and
 ConstOPT certify ≤ 1e-6 where the ε/2 ExpMech mix alone proved only ~2e-6."""
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from privopt.geo import (
 )
 from privopt.geo.baselines import const_opt
 from privopt.geo.release import release_matrices
-from privopt.mdp.result import verify_matrix
+from privopt.perturbation.matrix import verify_matrix
 
 SETTINGS = settings(
     max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]

@@ -232,8 +232,8 @@ def _component_block(prob: MDPProblem):
 def test_safe_lower_bound_is_valid_for_any_multipliers(seed: int) -> None:
     """The safe dual bound is a lower bound for every choice of multipliers (weak duality
     over z ∈ [0, 1]), and tight at the solver's duals; checked against scipy's HiGHS."""
-    from privopt.mdp._lpbuild import mdp_rows, unit_rows
-    from privopt.mdp.solvers import _safe_lower_bound
+    from privopt.perturbation.exact_lp import _safe_lower_bound
+    from privopt.perturbation.lp_rows import mdp_rows, unit_rows
 
     rng = np.random.default_rng(seed)
     prob = MDPProblem(

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from mdp_instances import random_2d
 from privopt.errors import InvalidInput
 from privopt.mdp import MDPProblem, gaussian_3d, km_to_latlon, load_rome_nodes, rome_grid
-from privopt.mdp.metrics import haversine_km
+from privopt.perturbation.metrics import haversine_km
 from scipy.sparse import csgraph
 
 

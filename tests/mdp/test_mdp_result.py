@@ -89,7 +89,7 @@ def test_repair_restores_mdp_exactly(solved, noise: float) -> None:
 def test_repair_with_the_lift_partner(solved, noise: float) -> None:
     """With the objective given, repair may mix with Z's own lift instead of the uniform
     mechanism: still exactly ε-mDP, and never costlier than the uniform partner."""
-    from privopt.mdp.lift import column_lift
+    from privopt.perturbation.lift import column_lift
 
     prob, pm = solved
     rng = np.random.default_rng(2)
@@ -147,8 +147,8 @@ def test_repair_lifts_entries_left_out_far_from_the_output() -> None:
     """Row generation leaves entries below its row tolerance at 0 far from each output;
     repair then lifts every column onto the cone (exact decay) before mixing, which costs
     far less than mixing alone, and the result is exactly ε-mDP."""
-    from privopt.mdp.problem import EdgeList
-    from privopt.mdp.result import _mix
+    from privopt.perturbation.matrix import _mix
+    from privopt.perturbation.problem import EdgeList
 
     prob = random_2d(40, seed=3, eps=8.0, eta=1.5, side=5.0)
     pm = solve(prob, columns="all", polish=True)
@@ -178,7 +178,7 @@ def test_row_indexed_block_verifies_and_samples_like_the_whole(solved, tmp_path)
         pm.matrix[rows], prob.epsilon, prob.eta, 0.0, output_index=pm.output_index, row_index=rows
     )
     # verify: exactly the constraints between the rows' records, renumbered.
-    from privopt.mdp.result import restrict_edges
+    from privopt.perturbation.matrix import restrict_edges
 
     sub = restrict_edges(prob.edges, rows, prob.n_records)
     brute = [
@@ -234,7 +234,7 @@ def test_row_index_beyond_the_problem_is_refused(solved) -> None:
 
 
 def test_scan_counts_match_brute_force() -> None:
-    from privopt.mdp.result import scan_violations, verify_matrix
+    from privopt.perturbation.matrix import scan_violations, verify_matrix
 
     prob = random_2d(12, seed=4, eps=1.5, eta=2.0, side=4.0)
     rng = np.random.default_rng(0)
@@ -268,8 +268,8 @@ def test_scan_counts_match_brute_force() -> None:
 def test_repair_shared_uses_one_weight_and_keeps_cross_ratios() -> None:
     """Two users' matrices share exponential columns g·y (ratio ≤ e^{εd/2} across users):
     one α for both keeps that, and equals repair() of the stacked block-diagonal matrix."""
-    from privopt.mdp.problem import EdgeList
-    from privopt.mdp.result import repair_shared, scan_violations
+    from privopt.perturbation.matrix import repair_shared, scan_violations
+    from privopt.perturbation.problem import EdgeList
 
     rng = np.random.default_rng(3)
     pts = rng.uniform(0, 3, (10, 2))

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from privopt.mdp import MDPProblem, rome_grid, solve
-from privopt.mdp._scan import mixing_weight, scan_worst
-from privopt.mdp._separation import closed_edges, violated_rows
-from privopt.mdp.lift import column_lift, lift_with_arcs
-from privopt.mdp.problem import EdgeList
+from privopt.perturbation._scan import mixing_weight, scan_worst
+from privopt.perturbation._separation import closed_edges, violated_rows
+from privopt.perturbation.lift import column_lift, lift_with_arcs
+from privopt.perturbation.problem import EdgeList
 from scipy.optimize import linprog
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

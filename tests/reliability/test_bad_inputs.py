@@ -24,7 +24,20 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 from privopt import census as cen
-from privopt import certify, cli, demo, dp, geo, geometry, graphs, kanon, lp, mdp, report
+from privopt import (
+    certify,
+    cli,
+    demo,
+    dp,
+    geo,
+    geometry,
+    graphs,
+    kanon,
+    lp,
+    mdp,
+    perturbation,
+    report,
+)
 from privopt.cluster import DPM, budget_schedule, nearest_centre, sklearn_expected_failed_checks
 from privopt.errors import InvalidInput, PrivoptError
 from privopt.lp import examples as lp_examples
@@ -394,6 +407,75 @@ case(
     "mdp.exponential_mechanism", "problem=None", lambda: mdp.exponential_mechanism(None), "problem"
 )
 case("build_lp", "block=None", lambda: mdp.build_lp(None), "block")
+
+# ---------------------------------------------------------------------------- privopt.perturbation
+case(
+    "perturbation.exponential_mechanism",
+    "problem='x'",
+    lambda: perturbation.exponential_mechanism("x"),
+    "problem",
+)
+case("solve_exact", "problem=None", lambda: perturbation.solve_exact(None), "problem")
+case(
+    "solve_exact",
+    "time_limit=-1",
+    lambda: perturbation.solve_exact(problem(), time_limit=-1.0),
+    "time_limit",
+)
+case(
+    "solve_components",
+    "problem='x'",
+    lambda: perturbation.solve_components("x", lambda b, t: None, method="m", rel_gap=0.0),
+    "problem",
+)
+case(
+    "solve_components",
+    "block_solver=3",
+    lambda: perturbation.solve_components(problem(), 3, method="m", rel_gap=0.0),
+    "block_solver",
+)
+case(
+    "solve_components",
+    "rel_gap=nan",
+    lambda: perturbation.solve_components(problem(), lambda b, t: None, method="m", rel_gap=NAN),
+    "rel_gap",
+)
+case(
+    "verify_matrix",
+    "z NaN",
+    lambda: perturbation.verify_matrix(np.full((6, 6), NAN), problem().edges, 1.0),
+    "",
+)
+case(
+    "verify_matrix",
+    "epsilon=-1",
+    lambda: perturbation.verify_matrix(np.full((6, 6), 1 / 6), problem().edges, -1.0),
+    "epsilon",
+)
+case(
+    "scan_violations",
+    "z text",
+    lambda: perturbation.scan_violations(np.full((6, 6), "a"), problem().edges, 1.0),
+    "",
+)
+case(
+    "repair_shared",
+    "matrices=[]",
+    lambda: perturbation.repair_shared([], [], 1.0),
+    "matrix",
+)
+case(
+    "repair_shared",
+    "NaN matrix",
+    lambda: perturbation.repair_shared([np.full((6, 6), NAN)], [problem().edges], 1.0),
+    "",
+)
+case(
+    "restrict_edges",
+    "rows out of range",
+    lambda: perturbation.restrict_edges(problem().edges, np.array([0, 99]), 6),
+    "",
+)
 case("repair", "z NaN", lambda: mdp.repair(np.full((6, 6), NAN), problem().edges, 1.0), "z")
 case(
     "repair",
@@ -1675,6 +1757,9 @@ EXEMPT: dict[str, str] = {
     "privopt.geo.ClrModel": "built by build_model (it has rows); solve_clr checks its type",
     "privopt.geo.ClrSolution": "a record solve_clr() returns (it has rows)",
     "privopt.geo.LRGeoResult": "a record run_lrgeo() returns (it has rows)",
+    "privopt.perturbation.MatrixBlock": "a record MDPProblem.subproblem() builds from a checked "
+    "problem",
+    "privopt.perturbation.ViolationScan": "a record scan_violations() returns (it has rows)",
 }
 
 #: Public modules left out of the coverage check (none).

@@ -47,7 +47,7 @@ from privopt.geo.http_server import (
 )
 from privopt.geo.messages import MAX_JSON_DEPTH, UserMatrix
 from privopt.geo.server import answer_cr_request
-from privopt.mdp.result import verify_matrix
+from privopt.perturbation.matrix import verify_matrix
 
 # Coupling active (r_exp = 0.5 km, ε = 2 km⁻¹), LR sets of 6 on a 6 × 6 grid: solves take ms.
 PARAMS = GeoParams(

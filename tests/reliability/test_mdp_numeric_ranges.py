@@ -36,7 +36,7 @@ def test_euclidean_distances_exact_at_any_scale(exponent, seed, dim):
 
 
 def test_ordinary_coordinates_give_the_same_bits_as_before():
-    from privopt.mdp.metrics import pairwise
+    from privopt.perturbation.metrics import pairwise
 
     pts = np.random.default_rng(1).uniform(0, 1000, (30, 2))
     assert np.array_equal(

@@ -3,7 +3,8 @@
 Data flows one way: a public map (:class:`Geography`) and parameters (:class:`GeoParams`) →
 each user's client (:class:`LRGeoClient`: LR set, CR request, cost estimates, upload) → the
 server (:func:`answer_cr_request`, :func:`solve_uploads`: CLR-Geo by Benders or one LP) → one
-:class:`~privopt.mdp.PerturbationMatrix` per user (rows = its LR set). :func:`run_lrgeo` runs
+:class:`~privopt.perturbation.PerturbationMatrix` per user (rows = its LR set). :func:`run_lrgeo`
+runs
 the whole exchange, every message as JSON (:mod:`privopt.geo.messages`).
 
 Guarantee: each user's matrix satisfies (ε, γ)-Geo-Ind among its LR rows (verified to 1e-9);

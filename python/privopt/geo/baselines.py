@@ -1,6 +1,8 @@
-"""Baselines of LR-Geo (spec 001 §13), all returning :class:`~privopt.mdp.PerturbationMatrix`.
+"""Baselines of LR-Geo (spec 001 §13), all returning
+:class:`~privopt.perturbation.PerturbationMatrix`.
 
-- :func:`full_lp` — the OMG LP over all of V (``privopt.mdp.solve``), at γ or at ∞;
+- :func:`full_lp` — the OMG LP over all of V (:func:`privopt.perturbation.solve_exact`), at γ or at
+  ∞;
 - :func:`const_opt` — ConstOPT (Imola et al.): CLR-Geo with one block whose rows are all of V;
 - :func:`exp_mech` — ``z_ik ∝ exp(−ε d_ik / 2)`` over all of V;
 - :func:`laplace` — planar Laplace noise snapped to the nearest location, estimated by Monte
@@ -24,7 +26,7 @@ from privopt._validation import check_finite_result, check_int
 from privopt.errors import InvalidInput
 from privopt.geo.geography import Geography
 from privopt.geo.params import GEO_REL_GAP, GeoParams
-from privopt.mdp.result import PerturbationMatrix
+from privopt.perturbation.matrix import PerturbationMatrix
 
 __all__ = ["full_lp", "const_opt", "exp_mech", "laplace", "lr_geo_f_params"]
 
@@ -64,23 +66,25 @@ def full_lp(
     rel_gap: float = GEO_REL_GAP,
     **options: Any,
 ) -> PerturbationMatrix:
-    """The full OMG LP over all K×K entries with the true costs, uniform prior 1/K
-    (``privopt.mdp.solve``: exact, with its rigorous lower bound). ``gamma`` defaults to the
+    """The full OMG LP over all K×K entries with the true costs, uniform prior
+    1/K
+    (:func:`privopt.perturbation.solve_exact`: exact, with its rigorous lower bound). ``gamma``
+    defaults to the
     parameters' γ; pass ``inf`` for the classical setting. ``rel_gap`` is the gap its
     ``status="optimal"`` proves (the same default as every LR-Geo solver,
     :data:`~privopt.geo.params.GEO_REL_GAP`; a larger certified gap is polished first)."""
     from privopt._validation import check_nonnegative
-    from privopt.mdp import solve
+    from privopt.perturbation import solve_exact
 
     rel_gap = check_nonnegative("rel_gap", rel_gap)
     if "polish_gap" in options:
         raise InvalidInput("full_lp takes rel_gap, not polish_gap (they are the same target)")
-    return solve(_problem(geography, params, costs, gamma), polish_gap=rel_gap, **options)
+    return solve_exact(_problem(geography, params, costs, gamma), polish_gap=rel_gap, **options)
 
 
 def exp_mech(geography: Geography, params: GeoParams, costs: Any) -> PerturbationMatrix:
     """ExpMech over all of V (the exponent uses d, A12)."""
-    from privopt.mdp import exponential_mechanism
+    from privopt.perturbation import exponential_mechanism
 
     return exponential_mechanism(_problem(geography, params, costs, None))
 

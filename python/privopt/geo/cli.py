@@ -1,7 +1,8 @@
 """``privopt geo``: LR-Geo for M users; ``privopt geo serve`` / ``privopt geo client``.
 
 ``privopt geo`` simulates the whole exchange in one process on the Rome grid or a generated
-grid and writes one ``user<m>.npz`` per user (a :class:`~privopt.mdp.PerturbationMatrix` with
+grid and writes one ``user<m>.npz`` per user (a :class:`~privopt.perturbation.PerturbationMatrix`
+with
 its LR rows), ``report.md`` and ``result.json`` into ``--out`` (checked first, written as a
 unit); stdout carries the JSON summary only, progress goes to stderr. Every parameter of
 :class:`~privopt.geo.GeoParams` is a flag.

@@ -261,9 +261,10 @@ class ClrModel:
 
 def geo_ind_edges(pair_distances: np.ndarray, gamma: float) -> Any:
     """The ordered pairs (i ≠ j) of an (n, n) distance matrix with d ≤ γ, as a
-    :class:`~privopt.mdp.problem.EdgeList` over local rows: the constraints (16) that a user's
+    :class:`~privopt.perturbation.problem.EdgeList` over local rows: the constraints (16) that a
+    user's
     matrix satisfies (what the server enforces and what a client checks)."""
-    from privopt.mdp.problem import EdgeList
+    from privopt.perturbation.problem import EdgeList
 
     d = np.asarray(pair_distances)
     i, j = np.nonzero((d <= gamma) & ~np.eye(d.shape[0], dtype=bool))

@@ -190,7 +190,7 @@ class CostReferenceTable:
 
     def beta(self, rows: Any, cols: Any) -> np.ndarray:
         """β between V̂ points ``rows`` and ``cols`` (indices), shape (r, c), km."""
-        from privopt.mdp import travel_cost_loss
+        from privopt.perturbation import travel_cost_loss
 
         a = self.tc_points[location_indices("rows", rows, self.n_points)]
         b = self.tc_points[location_indices("cols", cols, self.n_points)]
@@ -198,7 +198,7 @@ class CostReferenceTable:
 
     def true_costs(self, rows: Any, cols: Any = None) -> np.ndarray:
         """Exact c̄_ik = Σ_j q_j |tc(v_i, t_j) − tc(v_k, t_j)| between locations (km), shape
-        (r, c) (:func:`privopt.mdp.travel_cost_loss`)."""
+        (r, c) (:func:`privopt.perturbation.travel_cost_loss`)."""
         return _location_costs(self.tc_locations, self.weights, rows, cols)
 
 
@@ -238,7 +238,8 @@ class TravelCosts:
     """Exact travel-cost loss c̄ between locations for given targets (no CR table).
 
     ``c̄_ik = Σ_j q_j |tc(v_i, t_j) − tc(v_k, t_j)|`` (Eq. 5) with tc the road distance;
-    :func:`privopt.mdp.travel_cost_loss` computes it. Used for evaluation (true costs) and as
+    :func:`privopt.perturbation.travel_cost_loss` computes it. Used for evaluation (true costs) and
+    as
     the clients' exact costs in tests (spec §17 A: targets = every location, uniform).
 
     Parameters
@@ -278,7 +279,7 @@ class TravelCosts:
 def _location_costs(tc: np.ndarray, weights: np.ndarray, rows: Any, cols: Any) -> np.ndarray:
     """c̄ between locations ``rows`` and ``cols`` (None: all) from their (K, n_t) travel
     costs to the targets."""
-    from privopt.mdp import travel_cost_loss
+    from privopt.perturbation import travel_cost_loss
 
     k = tc.shape[0]
     a = tc[location_indices("rows", rows, k)]

@@ -49,7 +49,7 @@ from privopt.geo.messages import (
     UserMatrix,
     parse_json,
 )
-from privopt.mdp.result import PerturbationMatrix, Verification, verify_matrix
+from privopt.perturbation.matrix import PerturbationMatrix, Verification, verify_matrix
 
 __all__ = ["GeoServiceClient", "Obfuscation"]
 

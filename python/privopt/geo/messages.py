@@ -523,7 +523,7 @@ class UserMatrix:
     objective : this user's expected estimated cost (1/n) Σ_i Σ_k ĉ_ik z_ik, km.
     max_geo_ind_violation : this matrix's largest relative (ε, γ)-Geo-Ind violation between
         its own rows (on the upload's distances; 0 when it holds, see
-        :class:`~privopt.mdp.Verification`).
+        :class:`~privopt.perturbation.Verification`).
     batch : the solve shared with the other users of the batch (:class:`BatchInfo`).
     """
 

@@ -106,8 +106,8 @@ def cross_user_violations(
     ``distances(a, b)`` returns d between global location ids a (r,) and b (c,) as (r, c).
     """
     from privopt._validation import check_positive
-    from privopt.mdp.problem import EdgeList
-    from privopt.mdp.result import scan_violations
+    from privopt.perturbation.matrix import scan_violations
+    from privopt.perturbation.problem import EdgeList
 
     mats = [z for z, _ in _pairs(matrices, matrices, "matrices")]
     if not isinstance(lr_sets, (list, tuple)) or len(lr_sets) != len(mats):

@@ -6,7 +6,8 @@ An LP solver satisfies a scaled Geo-Ind row ``e^{−εd} z_ik − z_jk ≤ 0`` o
 weight α fixes this while keeping Thm 4.4, but the weight is ``≈ z_ik e^{−εd} / P_jk``: a
 partner with little mass far from row j pays ~1e-6 of the objective (LR-Geo-F, Rome K = 300).
 
-So the release first repairs only where needed: :func:`privopt.mdp.result.repair_shared` with
+So the release first repairs only where needed: :func:`privopt.perturbation.matrix.repair_shared`
+with
 ``free=`` (each user's free-entry mask) *lifts* the violated free entries
 (``z_jk ← max(z_jk, e^{−εd_ij} z_ik)`` over the user's Geo-Ind edges, to a fixed point) and
 takes the mass it added from the same row's free entries (scaled by one factor per row). Free
@@ -49,8 +50,10 @@ class ReleasedMatrices:
 
 
 def release_matrices(model: Any, raw: list[np.ndarray]) -> ReleasedMatrices:
-    """The users' released matrices from the LP point: the free-entry lift, then one
-    shared-weight mix with the ε/2 ExpMech partner (:func:`privopt.mdp.result.repair_shared`
+    """The users' released matrices from the LP point: the free-entry lift, then
+    one
+    shared-weight mix with the ε/2 ExpMech partner
+    (:func:`privopt.perturbation.matrix.repair_shared`
     with ``free=`` and ``partners=``).
 
     Parameters
@@ -58,7 +61,7 @@ def release_matrices(model: Any, raw: list[np.ndarray]) -> ReleasedMatrices:
     model : the :class:`~privopt.geo.clr.ClrModel` solved.
     raw : per user, Z_{N_m} (n_m × K) assembled from the LP point.
     """
-    from privopt.mdp.result import repair_shared
+    from privopt.perturbation.matrix import repair_shared
 
     edges = [model.user_edges(m) for m in range(len(model.blocks))]
     partners = _partners(model)
@@ -68,6 +71,7 @@ def release_matrices(model: Any, raw: list[np.ndarray]) -> ReleasedMatrices:
         model.params.epsilon,
         partners=partners,
         free=[b.free for b in model.blocks],
+        check_input=False,  # the model's own matrices and edges
     )
     return ReleasedMatrices(matrices, alpha, model.objective(partners))
 

@@ -3,7 +3,8 @@
 :func:`run_lrgeo` simulates M users on one map: each builds its LR set and CR request, the
 server answers with β, each user estimates its costs and uploads, the server solves CLR-Geo for
 the batch, and each user gets Z_{N_m} back. Every message crosses as JSON. The result holds one
-:class:`~privopt.mdp.PerturbationMatrix` per user (rows = N_m through ``row_index``, outputs =
+:class:`~privopt.perturbation.PerturbationMatrix` per user (rows = N_m through ``row_index``,
+outputs =
 all of V) and computes the metrics of §11.
 """
 
@@ -26,7 +27,7 @@ from privopt.geo.messages import CRRequest, Upload, UserMatrix
 from privopt.geo.params import GEO_REL_GAP, GeoParams
 from privopt.geo.server import answer_cr_request, solve_uploads
 from privopt.geo.solve import ClrSolution
-from privopt.mdp.result import PerturbationMatrix
+from privopt.perturbation.matrix import PerturbationMatrix
 
 __all__ = ["LRGeoResult", "run_lrgeo", "user_problem", "relaxed_problem"]
 
@@ -88,7 +89,7 @@ class LRGeoResult:
             A user's relaxed problem has no finite certified lower bound.
         """
         from privopt._validation import check_finite_result
-        from privopt.mdp import solve
+        from privopt.perturbation import solve_exact
 
         if not isinstance(exact, bool):
             raise InvalidInput(f"exact must be a bool, got {exact!r}")
@@ -97,7 +98,7 @@ class LRGeoResult:
             prob = relaxed_problem(
                 self.geography, self.params, pm.row_index, true if exact else low
             )
-            bounds.append(solve(prob, **solve_options).lower_bound)
+            bounds.append(solve_exact(prob, **solve_options).lower_bound)
         return check_finite_result("relaxed lower bound", float(np.mean(bounds)))
 
     def violations(self, *, all_pairs: bool = False, tol: float = 1e-9) -> Any:
@@ -205,11 +206,11 @@ class LRGeoResult:
 
 
 def user_problem(geography: Geography, params: GeoParams, cost: np.ndarray | None = None) -> Any:
-    """The :class:`~privopt.mdp.MDPProblem` the users' matrices are verified against: records
-    and outputs = V, η = γ, ε; cost c̄ when given (K × K)."""
+    """The :class:`~privopt.perturbation.MDPProblem` the users' matrices are verified against:
+    records and outputs = V, η = γ, ε; cost c̄ when given (K × K)."""
     from privopt.geo.geography import check_geography
     from privopt.geo.params import check_params
-    from privopt.mdp import MDPProblem
+    from privopt.perturbation import MDPProblem
 
     check_geography("geography", geography)
     check_params("params", params)
@@ -235,7 +236,7 @@ def relaxed_problem(geography: Geography, params: GeoParams, rows: Any, cost: np
     constraints (16) among N_m with d ≤ γ, no exponential entries, cost ``cost`` (n × K)."""
     from privopt.geo.geography import check_geography, location_indices
     from privopt.geo.params import check_params
-    from privopt.mdp import MDPProblem
+    from privopt.perturbation import MDPProblem
 
     check_geography("geography", geography)
     check_params("params", params)

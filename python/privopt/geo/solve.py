@@ -1,7 +1,8 @@
 """Solvers of CLR-Geo: Benders decomposition (one subproblem per user) and the monolithic LP.
 
 Both return a :class:`ClrSolution` whose user matrices are repaired with **one** mixing weight
-(:func:`privopt.mdp.result.repair_shared`, which keeps Thm 4.4 across users) and whose optimality
+(:func:`privopt.perturbation.matrix.repair_shared`, which keeps Thm 4.4 across users) and whose
+optimality
 is stated by the certification rule (:mod:`privopt.certify`): the lower bound is a safe dual
 bound (of the whole LP, or of the Benders master), never the solver's own claim.
 """

@@ -1,8 +1,11 @@
-"""Optimal metric differential privacy (mDP) perturbation matrices (spec 000, issue 3).
+"""Metric differential privacy (mDP) at scale (spec 000): optimal perturbation matrices by
+exact LP or by dataset partitioning and Benders decomposition.
 
 Data flows one way: records + metric → :class:`MDPProblem` → :func:`solve`
 (``method="lp" | "benders" | "expmech"``) → :class:`PerturbationMatrix` (sample, verify,
-save, plot).
+save, plot). The problem, the matrix, its repair and the exact LP are the shared core
+:mod:`privopt.perturbation` (LR-Geo builds on them too); they are re-exported here so that a
+metric-DP user needs one import.
 
 Privacy notion: ε-metric DP (geo-indistinguishability) on neighbour pairs d(r_i, r_j) ≤ η:
 ``Pr[Q(r_i) = o] ≤ exp(ε d_ij) Pr[Q(r_j) = o]``. The LP mechanisms extend this along paths of
@@ -25,14 +28,20 @@ from privopt.mdp.datasets import (
     load_text_embeddings,
     rome_grid,
 )
-from privopt.mdp.problem import EdgeList, MDPProblem, travel_cost_loss
-from privopt.mdp.result import PerturbationMatrix, Verification, repair
 from privopt.mdp.solvers import (
     METHODS,
     build_lp,
     exponential_mechanism,
     solve,
     solve_epsilon_path,
+)
+from privopt.perturbation import (
+    EdgeList,
+    MDPProblem,
+    PerturbationMatrix,
+    Verification,
+    repair,
+    travel_cost_loss,
 )
 
 __all__ = [

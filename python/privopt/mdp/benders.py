@@ -34,11 +34,11 @@ from privopt.errors import InvalidInput, SolverLimit
 from privopt.graphs import shortest_paths
 from privopt.lp import LinearProgram
 from privopt.lp.benders import BendersProblem, solve_benders
-from privopt.mdp._exact import _solve_block_rowgen
-from privopt.mdp._lpbuild import mdp_rows
 from privopt.mdp.partition import Partition, classify, mp_component_sizes, partition
-from privopt.mdp.problem import EdgeList, _Block
-from privopt.mdp.result import repair, verify_matrix
+from privopt.perturbation.exact_lp import solve_block_rowgen
+from privopt.perturbation.lp_rows import mdp_rows
+from privopt.perturbation.matrix import repair, verify_matrix
+from privopt.perturbation.problem import EdgeList, MatrixBlock
 
 __all__ = [
     "solve_benders_block",
@@ -81,7 +81,7 @@ class _Sub:
 class BendersModel:
     """The decomposition of one block: partition, master layout, subproblems (for tests)."""
 
-    block: _Block
+    block: MatrixBlock
     part: Partition
     y_records: np.ndarray  # boundary records 𝒴 in MP order
     y_pos: np.ndarray  # record → position in 𝒴 (−1 if internal)
@@ -103,7 +103,7 @@ class BendersModel:
 
 
 def build_model(
-    block: _Block,
+    block: MatrixBlock,
     labels: np.ndarray,
     *,
     initial_cuts: str = "all",
@@ -177,7 +177,7 @@ def build_model(
 
 
 def _initial_cut_edges(
-    block: _Block, part: Partition, y_rec: np.ndarray, mode: str, cutoff: float, max_pairs: int
+    block: MatrixBlock, part: Partition, y_rec: np.ndarray, mode: str, cutoff: float, max_pairs: int
 ) -> EdgeList:
     """Property 3.2 path constraints between non-adjacent boundary records with ε D ≤ τ
     (spec §3.1: capped, D from the full mDP graph via the C++ Dijkstra kernel)."""
@@ -204,13 +204,15 @@ def _initial_cut_edges(
     return EdgeList(ia, ib, dd)
 
 
-def _eta_of(block: _Block) -> float:
+def _eta_of(block: MatrixBlock) -> float:
     # η is not stored on the block; recover it from the longest edge (only used to skip pairs
     # that already are mDP edges, whose rows are in the master anyway).
     return float(block.edges.d.max()) if len(block.edges) else -1.0
 
 
-def _build_sub(block: _Block, part: Partition, label: int, y_col: np.ndarray, n_y: int) -> _Sub:
+def _build_sub(
+    block: MatrixBlock, part: Partition, label: int, y_col: np.ndarray, n_y: int
+) -> _Sub:
     k, e = block.k, block.edges
     x_rec = part.internal[label]
     x_pos = np.full(block.n, -1, dtype=np.int64)
@@ -311,7 +313,7 @@ def to_benders_problem(
 
 
 def solve_benders_block(
-    block: _Block,
+    block: MatrixBlock,
     *,
     m: int = 25,
     partitioner: str = "k-m-dv",
@@ -521,11 +523,11 @@ def solve_benders_block(
 
 
 def _solve_exactly(
-    block: _Block, time_limit: float | None, rel_gap: float, abs_gap: float
+    block: MatrixBlock, time_limit: float | None, rel_gap: float, abs_gap: float
 ) -> tuple[np.ndarray, float, dict[str, Any]]:
     """The block's exact LP by row generation, certified against ``rel_gap`` / ``abs_gap``:
     (repaired Z, safe dual bound, info)."""
-    z, value, info = _solve_block_rowgen(
+    z, value, info = solve_block_rowgen(
         block, lp_method="simplex", threads=None, time_limit=time_limit
     )
     # value is the rigorous (safe dual) bound; the incumbent is the repaired matrix.
@@ -557,12 +559,12 @@ def _open_status(engine_status: str) -> str:
     return engine_status if engine_status in ("time_limit", "iteration_limit") else "gap_not_closed"
 
 
-def _release(block: _Block, z: np.ndarray, repair_rtol: float) -> tuple[np.ndarray, float]:
+def _release(block: MatrixBlock, z: np.ndarray, repair_rtol: float) -> tuple[np.ndarray, float]:
     """The component's matrix as released: repaired (provably ε-mDP) when HiGHS's tolerances
     left a ratio violated by more than ``repair_rtol``; returns (Z, mixing weight)."""
-    if verify_matrix(z, block.edges, block.epsilon).ok(repair_rtol):
+    if verify_matrix(z, block.edges, block.epsilon, check_input=False).ok(repair_rtol):
         return z, 0.0
-    return repair(z, block.edges, block.epsilon, objective=block.objective)
+    return repair(z, block.edges, block.epsilon, objective=block.objective, check_input=False)
 
 
 def _assemble(model: BendersModel, ybar: np.ndarray, xs: list[np.ndarray]) -> np.ndarray:

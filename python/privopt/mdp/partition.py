@@ -11,7 +11,7 @@ from scipy.cluster.vq import kmeans2
 
 from privopt._validation import check_int
 from privopt.errors import InvalidInput
-from privopt.mdp.problem import _Block
+from privopt.perturbation.problem import MatrixBlock
 
 __all__ = ["PARTITIONERS", "partition", "Partition", "classify", "mp_component_sizes"]
 
@@ -44,7 +44,7 @@ def _kmeans2_quiet(data: np.ndarray, m: int, rng: np.random.Generator):
 
 
 def partition(
-    block: _Block, m: int = 25, method: str = "k-m-dv", *, seed: int = 0, n_init: int = 1
+    block: MatrixBlock, m: int = 25, method: str = "k-m-dv", *, seed: int = 0, n_init: int = 1
 ) -> np.ndarray:
     """Labels (n,) in 0..M'-1 (M' ≤ m, empty clusters dropped) of the block's records.
 
@@ -123,7 +123,7 @@ class Partition:
         }
 
 
-def mp_component_sizes(block: _Block, part: Partition) -> np.ndarray:
+def mp_component_sizes(block: MatrixBlock, part: Partition) -> np.ndarray:
     """Sizes of the master-program components (paper Table 2, spec §5.3): connected components
     of the graph on the boundary records whose edges join different subsets, size > 1 only.
     A size metric, not a decomposition of the master (spec §7-10)."""
@@ -141,7 +141,7 @@ def mp_component_sizes(block: _Block, part: Partition) -> np.ndarray:
     return sizes[sizes > 1]
 
 
-def classify(block: _Block, labels: np.ndarray) -> Partition:
+def classify(block: MatrixBlock, labels: np.ndarray) -> Partition:
     """Boundary/internal records of a labelled block (spec §2.4)."""
     labels = np.asarray(labels, dtype=np.int64)
     if labels.shape != (block.n,):

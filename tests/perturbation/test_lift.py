@@ -1,5 +1,6 @@
-"""The least lift of free entries (:func:`privopt.mdp.lift.lift_free_entries`) and the
-``free=`` option of :func:`privopt.mdp.result.repair_shared` that applies it before the shared
+"""The least lift of free entries (:func:`privopt.perturbation.lift.lift_free_entries`) and the
+``free=`` option of :func:`privopt.perturbation.matrix.repair_shared` that applies it before the
+shared
 mix: the least lift (against the Dijkstra of :func:`column_lift`), fixed entries and row sums
 kept, cross-matrix ratios among fixed entries kept, and a smaller mixing weight."""
 
@@ -9,8 +10,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from privopt.geo.clr import geo_ind_edges
-from privopt.mdp.lift import column_lift, lift_free_entries
-from privopt.mdp.result import repair_shared, scan_violations
+from privopt.perturbation.lift import column_lift, lift_free_entries
+from privopt.perturbation.matrix import repair_shared, scan_violations
 
 SETTINGS = settings(
     max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]

@@ -4,7 +4,7 @@ One pass over the (r, c) output with no (r, c, t) temporary. Against the numpy e
 ``|a[:, None, :] − b[None, :, :]| @ w`` it is 8–10× faster (one user's β block of 20 × 10,000
 locations × 20 targets: 2.0 ms against 17.7 ms; 1,331² × 20: 22 ms against 163 ms, 2 shared
 cores) and needs no chunking to bound memory. The numpy expression stays as the test oracle
-(tests/mdp/test_mdp_travel_cost.py).
+(tests/perturbation/test_travel_cost.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ __all__ = ["weighted_l1"]
 def weighted_l1(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
     """``out_ik = Σ_j w_j |a_ij − b_kj|`` for (r, t), (c, t), (t,) float arrays → (r, c).
 
-    No validation: :func:`privopt.mdp.travel_cost_loss` is the checked entry point.
+    No validation: :func:`privopt.perturbation.travel_cost_loss` is the checked entry point.
     """
     a = np.ascontiguousarray(a, dtype=np.float64)
     b = np.ascontiguousarray(b, dtype=np.float64)

@@ -1,7 +1,8 @@
 """Distances between records for metric DP (re-exported from :mod:`privopt.geometry`).
 
 The coordinate formulas live in :mod:`privopt.geometry`, shared with LR-Geo; this module keeps
-the metric-DP names (and :data:`METRICS`, the metrics :class:`~privopt.mdp.MDPProblem` accepts).
+the metric-DP names (and :data:`METRICS`, the metrics :class:`~privopt.perturbation.MDPProblem`
+accepts).
 """
 
 from __future__ import annotations
@@ -16,5 +17,5 @@ from privopt.geometry import (
 
 __all__ = ["EARTH_RADIUS_KM", "euclidean", "haversine_km", "pairwise", "check_points", "METRICS"]
 
-#: The ``metric=`` values of :class:`~privopt.mdp.MDPProblem`.
+#: The ``metric=`` values of :class:`~privopt.perturbation.MDPProblem`.
 METRICS = ("euclidean", "haversine", "precomputed", "graph")

@@ -17,7 +17,7 @@ from privopt._validation import (
     check_nonnegative,
 )
 from privopt.errors import InvalidInput, PrivacyViolation
-from privopt.mdp.problem import EdgeList, MDPProblem
+from privopt.perturbation.problem import EdgeList, MDPProblem
 
 __all__ = [
     "PerturbationMatrix",
@@ -113,6 +113,7 @@ def scan_violations(
     count_tol: float = 1e-9,
     collect: bool = False,
     right: np.ndarray | None = None,
+    check_input: bool = True,
 ) -> ViolationScan:
     """Scan every constraint ``z_ik − e^{ε d_e} z'_jk ≤ 0`` of ``edges`` (vectorised, chunked).
 
@@ -126,14 +127,24 @@ def scan_violations(
     collect : also return the violating values (GVE distribution).
     right : (N', K) rows ``j`` when they come from another matrix (default ``z``), e.g. the
         rows of another user in LR-Geo's cross-user check.
+    check_input : validate the arguments (default). privopt's own callers pass False for
+        arrays they built themselves (validated once, where they entered).
 
     Returns
     -------
     ViolationScan
+
+    Raises
+    ------
+    InvalidInput
+        A matrix that is not a finite 2-D real array, edges outside its rows, a bad ε.
     """
+    if check_input:
+        z, edges, epsilon, right = _checked_scan_input(z, edges, epsilon, right)
+        count_tol = check_nonnegative("count_tol", count_tol)
     zr = z if right is None else right
-    if not collect:  # one compiled pass (privopt.mdp._scan), same arithmetic
-        from privopt.mdp._scan import scan_worst
+    if not collect:  # one compiled pass (privopt.perturbation._scan), same arithmetic
+        from privopt.perturbation._scan import scan_worst
 
         rel, ab, worst, bad = scan_worst(z, edges, epsilon, count_tol, zr)
         return ViolationScan(rel, ab, worst, len(edges) * z.shape[1], bad, None)
@@ -162,18 +173,50 @@ def scan_violations(
     return ViolationScan(worst_rel, worst_abs, where, len(edges) * k, n_bad, collected)
 
 
-def _scan(
-    z: np.ndarray, edges: EdgeList, epsilon: float
-) -> tuple[float, float, tuple[int, int, int] | None]:
-    scan = scan_violations(z, edges, epsilon)
-    return scan.max_relative, scan.max_absolute, scan.worst
+def _checked_scan_input(
+    z: Any, edges: Any, epsilon: Any, right: Any
+) -> tuple[np.ndarray, EdgeList, float, np.ndarray | None]:
+    """The arguments of :func:`scan_violations`, checked once at the public boundary."""
+    z = check_finite_array("z", z, ndim=2)
+    if right is not None:
+        right = check_finite_array("right", right, ndim=2)
+        if right.shape[1] != z.shape[1]:
+            raise InvalidInput(
+                f"right must have the K = {z.shape[1]} columns of z, got shape {right.shape}"
+            )
+    edges = check_instance("edges", edges, EdgeList).checked(
+        max(z.shape[0], 0 if right is None else right.shape[0])
+    )
+    for field_name, ids, rows in (
+        ("i", edges.i, z.shape[0]),
+        ("j", edges.j, len(right if right is not None else z)),
+    ):
+        if ids.size and int(ids.max()) >= rows:
+            raise InvalidInput(
+                f"edges.{field_name} names row {int(ids.max())}, the matrix has {rows}"
+            )
+    epsilon = check_nonnegative("epsilon", epsilon)
+    edges.check_ratios(epsilon)
+    return z, edges, epsilon, right
 
 
 def verify_matrix(
-    z: np.ndarray, edges: EdgeList, epsilon: float, *, count_tol: float = 1e-9
+    z: np.ndarray,
+    edges: EdgeList,
+    epsilon: float,
+    *,
+    count_tol: float = 1e-9,
+    check_input: bool = True,
 ) -> Verification:
-    """Check Z (N, K) against every mDP constraint of ``edges`` (vectorised, chunked)."""
-    scan = scan_violations(z, edges, epsilon, count_tol=count_tol)
+    """Check Z (N, K) against every mDP constraint of ``edges`` (vectorised, chunked).
+
+    ``check_input=False`` skips the argument checks of :func:`scan_violations` (privopt's own
+    callers, for arrays validated where they entered).
+    """
+    if check_input:
+        z, edges, epsilon, _ = _checked_scan_input(z, edges, epsilon, None)
+        count_tol = check_nonnegative("count_tol", count_tol)
+    scan = scan_violations(z, edges, epsilon, count_tol=count_tol, check_input=False)
     return Verification(
         scan.max_relative,
         scan.max_absolute,
@@ -186,9 +229,27 @@ def verify_matrix(
     )
 
 
-def restrict_edges(edges: EdgeList, rows: np.ndarray, n_records: int) -> EdgeList:
+def restrict_edges(
+    edges: EdgeList, rows: np.ndarray, n_records: int, *, check_input: bool = True
+) -> EdgeList:
     """The edges between the records ``rows`` (global ids, distinct), renumbered to positions
-    in ``rows`` (the local row numbers of a row-indexed matrix)."""
+    in ``rows`` (the local row numbers of a row-indexed matrix).
+
+    Raises
+    ------
+    InvalidInput
+        ``rows`` not distinct record indices in ``[0, n_records)``, edges outside them.
+    """
+    if check_input:
+        n_records = check_int("n_records", n_records, minimum=0)
+        edges = check_instance("edges", edges, EdgeList).checked(n_records)
+        rows = np.asarray(rows)
+        if rows.ndim != 1 or (rows.size and rows.dtype.kind not in "iu"):
+            raise InvalidInput("rows must be a 1-D int array of record indices")
+        if rows.size and (rows.min() < 0 or rows.max() >= n_records):
+            raise InvalidInput(f"rows must lie in [0, {n_records})")
+        if np.unique(rows).size != rows.size:
+            raise InvalidInput("rows must not repeat a record")
     local = np.full(n_records, -1, dtype=np.int64)
     local[rows] = np.arange(rows.size)
     keep = (local[edges.i] >= 0) & (local[edges.j] >= 0)
@@ -220,6 +281,7 @@ def repair(
     *,
     rtol: float = 1e-12,
     objective: np.ndarray | None = None,
+    check_input: bool = True,
 ) -> tuple[np.ndarray, float]:
     """Post-process a nearly feasible Z into one that satisfies every mDP constraint.
 
@@ -236,7 +298,8 @@ def repair(
        feasible (both terms ≤ 0). The largest such α (times a safety factor 2 against
        rounding) is applied. Partners: the uniform mechanism ``U = 1/K`` (slack
        ``(e^{εd} − 1)/K``) and, when ``objective`` (N × K, p_i c_ik) is given, also Z's own
-       lift at rate ρ = 0.15·ε with rows renormalised (:func:`privopt.mdp.lift.column_lift`;
+       lift at rate ρ = 0.15·ε with rows renormalised
+       (:func:`privopt.perturbation.lift.column_lift`;
        lifted ratios are at most e^{ρd} and row sums change by at most e^{ρd}, so its ratios are
        at most e^{2ρd} and its slack at least ``P_jk (e^{εd} − e^{2ρd})``). The partner with
        the smaller loss increase ``α · (loss(P) − loss(Z))`` is used: the lift stays close to
@@ -251,20 +314,24 @@ def repair(
        lifted mass (K = N = 500, ε = 10, no polish, certified gap: grid 4.2e-5 -> 2.9e-6,
        road 3.7e-6 -> 7.0e-8).
 
+    ``check_input=False`` skips the argument checks (privopt's solvers repair matrices they
+    built, against edges of a validated problem).
+
     Returns
     -------
     (Z', α) — the repaired matrix and the mixing weight (0 when nothing needed repair).
     """
-    z = check_finite_array("z", z, ndim=2)
-    edges = check_instance("edges", edges, EdgeList).checked(z.shape[0])
-    epsilon = check_nonnegative("epsilon", epsilon)
-    edges.check_ratios(epsilon)
+    if check_input:
+        z = check_finite_array("z", z, ndim=2)
+        edges = check_instance("edges", edges, EdgeList).checked(z.shape[0])
+        epsilon = check_nonnegative("epsilon", epsilon)
+        edges.check_ratios(epsilon)
     z, sub = _stochastic_equalised(z, edges, epsilon)
     best = _mix(z, edges, sub, epsilon, rtol, objective)
     if best[1] == 0.0:  # nothing violated
         return best
     if objective is not None and epsilon > 0:
-        from privopt.mdp.lift import column_lift
+        from privopt.perturbation.lift import column_lift
 
         # Step 4: lift Z onto the cone first (exact up to rounding), renormalise, then mix.
         w, _ = column_lift(z, edges, epsilon)
@@ -273,6 +340,25 @@ def repair(
         if float(np.sum(objective * lifted[0])) < float(np.sum(objective * best[0])):
             best = lifted
     return best
+
+
+def _checked_shared_input(
+    matrices: Any, edges: Any, epsilon: Any
+) -> tuple[list[np.ndarray], list[EdgeList], float]:
+    """The matrices, edge lists and ε of :func:`repair_shared`, checked at the boundary."""
+    if not isinstance(matrices, (list, tuple)) or not isinstance(edges, (list, tuple)):
+        raise InvalidInput("matrices and edges must be lists (one edge list per matrix)")
+    if len(matrices) != len(edges) or not matrices:
+        raise InvalidInput("repair_shared needs one edge list per matrix (and >= 1 matrix)")
+    zs = [check_finite_array(f"matrices[{m}]", z, ndim=2) for m, z in enumerate(matrices)]
+    es = [
+        check_instance(f"edges[{m}]", e, EdgeList).checked(z.shape[0], f"edges[{m}]")
+        for m, (z, e) in enumerate(zip(zs, edges, strict=True))
+    ]
+    epsilon = check_nonnegative("epsilon", epsilon)
+    for e in es:
+        e.check_ratios(epsilon)
+    return zs, es, epsilon
 
 
 def _stochastic_equalised(
@@ -314,7 +400,7 @@ def _mix(
     if alpha_u == 0.0:
         return z, 0.0
     if objective is not None and epsilon > 0:
-        from privopt.mdp.lift import column_lift
+        from privopt.perturbation.lift import column_lift
 
         w, _ = column_lift(z, edges, _LIFT_RATE * epsilon)
         partner = w / w.sum(axis=1, keepdims=True)
@@ -326,7 +412,7 @@ def _mix(
             mixed = (1.0 - alpha_p) * z + alpha_p * partner
             # Keep the lift only if the mixture passes the exact check (rounding on edges
             # with e^{εd} within 1e-15 of 1 could defeat its slack).
-            if _scan(mixed, sub, epsilon)[0] <= 0.0:
+            if scan_violations(mixed, sub, epsilon, check_input=False).max_relative <= 0.0:
                 return mixed, alpha_p
     return (1.0 - alpha_u) * z + alpha_u / k, alpha_u
 
@@ -336,7 +422,7 @@ def _mixing_weight(
 ) -> float:
     """Smallest α with every violated entry of Z fixed by mixing with ``partner``
     (None = the uniform mechanism); 1 where the partner has no slack."""
-    from privopt.mdp._scan import mixing_weight
+    from privopt.perturbation._scan import mixing_weight
 
     return mixing_weight(z, edges, epsilon, rtol, partner)  # one compiled pass
 
@@ -349,6 +435,7 @@ def repair_shared(
     rtol: float = 1e-12,
     partners: list[np.ndarray] | None = None,
     free: list[np.ndarray] | None = None,
+    check_input: bool = True,
 ) -> tuple[list[np.ndarray], float]:
     """Repair several matrices with **one** mixing weight α and the uniform partner.
 
@@ -372,7 +459,7 @@ def repair_shared(
         ε/2-Geo-Ind for all pairs and far cheaper than the uniform mechanism).
     free : optional (N_m, K) bool masks of the entries each matrix may change on its own (no
         ratio across matrices involves them; LR-Geo: the users' free LP variables). Before the
-        mix, each matrix's violated free entries are lifted (:func:`privopt.mdp.lift.
+        mix, each matrix's violated free entries are lifted (:func:`privopt.perturbation.lift.
         lift_free_entries`: ``z_jk ← max(z_jk, e^{−εd_ij} z_ik)`` to a fixed point, the added
         mass taken from the row's free entries by one factor), which leaves the other entries,
         and so every cross-matrix ratio among them, untouched. The mix then only fixes what the
@@ -395,8 +482,8 @@ def repair_shared(
     >>> bool(np.all(fixed[0] <= 3.0 * fixed[0][::-1] + 1e-15)), alpha > 0
     (True, True)
     """
-    if len(matrices) != len(edges) or not matrices:
-        raise InvalidInput("repair_shared needs one edge list per matrix (and >= 1 matrix)")
+    if check_input:
+        matrices, edges, epsilon = _checked_shared_input(matrices, edges, epsilon)
     k = matrices[0].shape[1]
     if any(m.ndim != 2 or m.shape[1] != k for m in matrices):
         raise InvalidInput(f"every matrix must have K = {k} columns")
@@ -410,7 +497,7 @@ def repair_shared(
             np.shape(f) != z.shape for f, z in zip(free, matrices, strict=True)
         ):
             raise InvalidInput("free must match the matrices one to one, shape for shape")
-        from privopt.mdp.lift import lift_free_entries
+        from privopt.perturbation.lift import lift_free_entries
 
         matrices = [
             lift_free_entries(z, np.asarray(f, dtype=bool), e, epsilon)
@@ -567,8 +654,10 @@ class PerturbationMatrix:
         _check_shape(self, problem)
         edges = problem.edges
         if self.row_index is not None:
-            edges = restrict_edges(edges, self.row_index, problem.n_records)
-        return verify_matrix(self.matrix, edges, problem.epsilon, count_tol=count_tol)
+            edges = restrict_edges(edges, self.row_index, problem.n_records, check_input=False)
+        return verify_matrix(
+            self.matrix, edges, problem.epsilon, count_tol=count_tol, check_input=False
+        )
 
     def check(self, problem: MDPProblem, rtol: float = 1e-9) -> None:
         """Raise :class:`PrivacyViolation` unless :meth:`verify` passes at ``rtol``."""

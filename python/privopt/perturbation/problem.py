@@ -23,7 +23,7 @@ from privopt._validation import (
 )
 from privopt.errors import InvalidInput
 from privopt.graphs import connected_components, shortest_paths
-from privopt.mdp.metrics import METRICS, check_points, pairwise
+from privopt.perturbation.metrics import METRICS, check_points, pairwise
 
 __all__ = ["MDPProblem", "EdgeList", "travel_cost_loss"]
 
@@ -375,9 +375,9 @@ class MDPProblem:
         kernel; shape (len(sources), N), ``inf`` between components or beyond ``cutoff``."""
         return shortest_paths(self.mdp_graph(), sources, cutoff=cutoff)
 
-    def subproblem(self, index: np.ndarray) -> _Block:
+    def subproblem(self, index: np.ndarray) -> MatrixBlock:
         """The LP data restricted to records ``index`` (all K outputs kept)."""
-        return _Block.from_problem(self, np.asarray(index, dtype=np.int64))
+        return MatrixBlock.from_problem(self, np.asarray(index, dtype=np.int64))
 
     def __repr__(self) -> str:
         return (
@@ -387,7 +387,7 @@ class MDPProblem:
 
 
 @dataclass
-class _Block:
+class MatrixBlock:
     """LP data of a set of records (a component): local edges, objective, distances."""
 
     index: np.ndarray  # (n,) global record indices
@@ -399,7 +399,7 @@ class _Block:
     cost: np.ndarray | None = None  # (n, K) utility loss c_ik (before the prior)
 
     @classmethod
-    def from_problem(cls, prob: MDPProblem, index: np.ndarray) -> _Block:
+    def from_problem(cls, prob: MDPProblem, index: np.ndarray) -> MatrixBlock:
         d = prob.distances[np.ix_(index, index)]
         mask = d <= prob.eta
         np.fill_diagonal(mask, False)
@@ -460,7 +460,7 @@ def travel_cost_loss(record_to_dest: Any, output_to_dest: Any, weights: Any = No
     NumericalTrouble
         A cost overflows float64 (path distances near 1e308).
     """
-    from privopt.mdp._travel_cost import weighted_l1
+    from privopt.perturbation._travel_cost import weighted_l1
 
     a = check_finite_array("record_to_dest", record_to_dest, ndim=2)
     b = check_finite_array("output_to_dest", output_to_dest, shape=(None, a.shape[1]))
@@ -473,7 +473,7 @@ def travel_cost_loss(record_to_dest: Any, output_to_dest: Any, weights: Any = No
     )
     if w.shape != (a.shape[1],):
         raise InvalidInput(f"weights must have shape ({a.shape[1]},), got {w.shape}")
-    out = weighted_l1(a, b, w)  # one compiled pass (privopt.mdp._travel_cost)
+    out = weighted_l1(a, b, w)  # one compiled pass (privopt.perturbation._travel_cost)
     return check_finite_result("travel_cost_loss", out, cause="path distances near 1e308")
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from privopt.mdp.problem import EdgeList
+from privopt.perturbation.problem import EdgeList
 
 __all__ = ["closed_edges", "violated_rows"]
 
@@ -51,7 +51,7 @@ def closed_edges(edges: EdgeList, distances: np.ndarray) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from privopt.mdp import MDPProblem
+    >>> from privopt.perturbation import MDPProblem
     >>> prob = MDPProblem(np.array([[0.0], [1.0], [2.0]]), epsilon=1.0, eta=2.0)
     >>> e = prob.edges
     >>> keep = closed_edges(e, prob.distances)

@@ -9,12 +9,12 @@ the violations will cascade into) and by the repair (a feasible partner close to
 
 :func:`lift_free_entries` is the same least lift restricted to the entries a matrix may change
 on its own (LR-Geo's free LP variables), with each row's added mass taken back from its own free
-entries: the first step of :func:`privopt.mdp.result.repair_shared` with ``free=``.
+entries: the first step of :func:`privopt.perturbation.matrix.repair_shared` with ``free=``.
 
 Examples
 --------
 >>> import numpy as np
->>> from privopt.mdp import MDPProblem
+>>> from privopt.perturbation import MDPProblem
 >>> prob = MDPProblem(np.array([[0.0], [1.0], [2.0]]), epsilon=1.0, eta=1.0)
 >>> w, parent = column_lift(np.array([[1.0], [0.0], [0.0]]), prob.edges, 1.0)
 >>> np.round(w[:, 0], 6).tolist(), parent[:, 0].tolist()
@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
-from privopt.mdp.problem import EdgeList
+from privopt.perturbation.problem import EdgeList
 
 __all__ = ["column_lift", "lift_with_arcs", "lift_free_entries"]
 

@@ -4,7 +4,7 @@ The verification scan and the repair's mixing weight visit |E|·K constraints: 6
 complete graph of 400 locations with K = 400. As numpy expressions each pass materialises
 several |E|×K temporaries; these kernels make one pass without temporaries, with the same
 floating-point operations (so the same results) as the expressions they replace in
-:mod:`privopt.mdp.result`.
+:mod:`privopt.perturbation.matrix`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from privopt.mdp.problem import EdgeList
+from privopt.perturbation.problem import EdgeList
 
 __all__ = ["scan_worst", "mixing_weight"]
 

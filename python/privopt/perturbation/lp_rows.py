@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from privopt.mdp.problem import EdgeList
+from privopt.perturbation.problem import EdgeList
 
 __all__ = ["mdp_rows", "unit_rows"]
 

@@ -18,11 +18,11 @@ from privopt.lp import highs
 from privopt.lp.highs import new_highs, solve_checked
 from privopt.lp.highs import pass_arrays as pass_lp
 from privopt.lp.rowgen import RowGenProblem, RowGenResult, RowGenSolver
-from privopt.mdp._lpbuild import mdp_rows, unit_rows
-from privopt.mdp.problem import EdgeList, _Block
-from privopt.mdp.result import repair
+from privopt.perturbation.lp_rows import mdp_rows, unit_rows
+from privopt.perturbation.matrix import repair
+from privopt.perturbation.problem import EdgeList, MatrixBlock
 
-__all__ = ["build_lp"]
+__all__ = ["build_lp", "solve_block_lp", "solve_block_rowgen"]
 
 
 # Every mDP LP (and every restricted one of row generation) is feasible (the uniform Z) and
@@ -40,10 +40,10 @@ def _run(h: Any, *, what: str) -> highs.LPSolution:
     return solve_checked(h, what=what, accept=_DECIDED)
 
 
-def build_lp(block: _Block) -> tuple[np.ndarray, sp.csr_array, np.ndarray, np.ndarray]:
+def build_lp(block: MatrixBlock) -> tuple[np.ndarray, sp.csr_array, np.ndarray, np.ndarray]:
     """Monolithic LP of a block (spec §1.3): returns (c, A, row_lower, row_upper) with
     |E|·K mDP rows (≤ 0) followed by n unit-measure rows (= 1), variables z row-major."""
-    check_instance("block", block, _Block)
+    check_instance("block", block, MatrixBlock)
     n, k = block.n, block.k
     a = sp.vstack([mdp_rows(block.edges, block.epsilon, n, k), unit_rows(n, k)], format="csr")
     m = len(block.edges) * k
@@ -52,9 +52,11 @@ def build_lp(block: _Block) -> tuple[np.ndarray, sp.csr_array, np.ndarray, np.nd
     return block.objective.ravel(), a, lower, upper
 
 
-def _solve_block_lp(
-    block: _Block, *, lp_method: str, threads: int | None, time_limit: float | None
+def solve_block_lp(
+    block: MatrixBlock, *, lp_method: str, threads: int | None, time_limit: float | None
 ) -> tuple[np.ndarray, float, dict[str, Any]]:
+    """One component as a single LP with every mDP row ("plain HiGHS"): (Z, safe dual bound,
+    info)."""
     t0 = time.perf_counter()
     c, a, lo, up = build_lp(block)
     build = time.perf_counter() - t0
@@ -125,12 +127,13 @@ def _safe_dual_bound_full(
 
 class _Rows:
     """The mDP rows row generation works with: the block's shortest-path-closed edges
-    (:func:`privopt.mdp._separation.closed_edges`; the LP over them has the full LP's feasible
+    (:func:`privopt.perturbation._separation.closed_edges`; the LP over them has the full LP's
+    feasible
     set) with their row scales e^{−εd}. Row ``e·K + k`` is ``e^{−εd_e} z_ik − z_jk ≤ 0`` for
     edge e = (i, j) of this list."""
 
-    def __init__(self, block: _Block) -> None:
-        from privopt.mdp._separation import closed_edges
+    def __init__(self, block: MatrixBlock) -> None:
+        from privopt.perturbation._separation import closed_edges
 
         keep = closed_edges(block.edges, block.distances)
         e = block.edges
@@ -167,7 +170,7 @@ class _Rows:
         e, kk = np.divmod(rows, self.k)
         return np.concatenate([self.edges.i[e] * self.k + kk, self.edges.j[e] * self.k + kk])
 
-    def dag(self, block: _Block) -> np.ndarray:
+    def dag(self, block: MatrixBlock) -> np.ndarray:
         """Flat indices of the rows expected to bind: for each output k, the arcs of the
         shortest-path DAG of the mDP graph rooted at the record cheapest for k (an optimal
         column decays away from its output along such arcs, z_ik = e^{εd} z_jk)."""
@@ -186,13 +189,13 @@ class _Rows:
 
         Every column of a feasible Z satisfies ``z_i ≥ e^{−ε d_ji} z_j`` on each edge, hence
         ``z_i ≥ max_j e^{−ε D_ij} z_j`` (Property 3.2); the least such lift of each column
-        (:func:`privopt.mdp.lift.lift_with_arcs`) names, for every entry it raises by more
+        (:func:`privopt.perturbation.lift.lift_with_arcs`) names, for every entry it raises by more
         than ``tol``, the arc its value came along: that arc's row ``z_pk ≤ e^{εd} z_ik`` is
         violated by the same amount where p is a source, and by the lifted one once the row
         before it binds. Adding the violated rows alone lets the LP answer one edge at a time
         (road N = 500, K = 100, ε = 2: 12 rounds and 61,685 rows; with the cascade 7 and
         36,500)."""
-        from privopt.mdp.lift import lift_with_arcs
+        from privopt.perturbation.lift import lift_with_arcs
 
         lifted, _, arc = lift_with_arcs(z, self.edges, self.epsilon)
         ii, kk = np.nonzero((lifted - np.clip(z, 0.0, None) > tol) & (arc >= 0))
@@ -229,7 +232,7 @@ class _Separation:
 
     def find(self, z: np.ndarray, cascade: bool) -> np.ndarray:
         """Violated rows of ``z`` (n, K) not yet in the model, with their cascade."""
-        from privopt.mdp._separation import violated_rows
+        from privopt.perturbation._separation import violated_rows
 
         new = violated_rows(z, self.lp.edges, self.lp.scale, self.active, self.tol)
         if new.size and cascade:
@@ -242,8 +245,8 @@ class _Separation:
         return self.matrix(new), -np.inf, 0.0
 
 
-def _solve_block_rowgen(
-    block: _Block,
+def solve_block_rowgen(
+    block: MatrixBlock,
     *,
     lp_method: str,
     threads: int | None,
@@ -281,7 +284,7 @@ def _solve_block_rowgen(
        the unit-measure rows are kept as constraints: ``Σ_i min_k (c − Aᵀμ)_ik``), or
        Σ_i min_k c_ik where larger.
     3. Release: scaled rows and the unseparated tiny violations leave Z slightly infeasible,
-       so it is repaired (:func:`privopt.mdp.result.repair` on the closed edges, provably
+       so it is repaired (:func:`privopt.perturbation.matrix.repair` on the closed edges, provably
        ε-mDP: the cheaper of mixing with a partner and lifting onto the cone first).
     4. Polish (``polish=True``, or ``"auto"`` when the certified gap — repaired loss vs the
        bound — exceeds ``target_gap``): the same rows unscaled are re-solved once from the
@@ -343,7 +346,7 @@ def _gap(loss: float, lower: float) -> float:
 
 
 def _start(
-    block: _Block,
+    block: MatrixBlock,
     sep: _Separation,
     initial_rows: str,
     columns: str,
@@ -393,7 +396,7 @@ def _start(
 
 
 def _rounds(
-    solver: RowGenSolver, block: _Block, deadline: float | None, rel_gap: float
+    solver: RowGenSolver, block: MatrixBlock, deadline: float | None, rel_gap: float
 ) -> RowGenResult:
     """Rounds until nothing is added (the claim is made on the released matrix, by the
     caller: no warning here)."""
@@ -411,18 +414,20 @@ def _rounds(
         raise SolverLimit(f"mDP row generation: {exc}", status="limit") from None
 
 
-def _release(block: _Block, sep: _Separation, res: RowGenResult) -> tuple[np.ndarray, float, float]:
+def _release(
+    block: MatrixBlock, sep: _Separation, res: RowGenResult
+) -> tuple[np.ndarray, float, float]:
     """The repaired matrix of a row-generation result with its mixing weight and loss."""
     z, alpha = _repaired(block, sep, res.x[0].reshape(block.n, block.k))
     return z, alpha, float(np.dot(block.objective.ravel(), z.ravel()))
 
 
-def _repaired(block: _Block, sep: _Separation, z: np.ndarray) -> tuple[np.ndarray, float]:
-    return repair(z, sep.lp.edges, sep.lp.epsilon, objective=block.objective)
+def _repaired(block: MatrixBlock, sep: _Separation, z: np.ndarray) -> tuple[np.ndarray, float]:
+    return repair(z, sep.lp.edges, sep.lp.epsilon, objective=block.objective, check_input=False)
 
 
 def _polish_model(
-    solver: RowGenSolver, sep: _Separation, block: _Block, threads: int | None
+    solver: RowGenSolver, sep: _Separation, block: MatrixBlock, threads: int | None
 ) -> Any:
     """The model's rows unscaled over its columns, in its row order, with its final basis:
     the re-solve meets each row to 1e-9 absolute (fewer repairs)."""
@@ -450,7 +455,7 @@ def _polish_model(
 def _polished(
     solver: RowGenSolver,
     sep: _Separation,
-    block: _Block,
+    block: MatrixBlock,
     res: RowGenResult,
     best: tuple[np.ndarray, float, float],
     polishes: list[dict[str, Any]],
