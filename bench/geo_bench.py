@@ -165,7 +165,7 @@ def _baseline(a: argparse.Namespace, geo: Any, params: Any, table: Any, users: A
         mats = [pm.matrix[lr] for lr in ref.lr_sets]
         gap = pm.relative_gap  # against the solver-independent (safe dual) lower bound
         status = pm.method if np.isnan(gap) else "optimal" if gap <= 1e-6 else f"gap {gap:.1e}"
-        out.update(status=pm.summary.get("status", status), gap=gap)
+        out.update(status=pm.info.get("status", status), gap=gap)
     out.update(time_s=time.perf_counter() - t0, cost=expected_cost(mats, ref.true_costs))
     return out
 

@@ -120,8 +120,8 @@ def _worker(queue, spec, method, opts):
         t = time.perf_counter()
         pm = solve(prob, method, **opts)
         elapsed = time.perf_counter() - t
-        v = pm.verify(prob)
-        comps = pm.summary.get("components", [])
+        v = pm.violations(prob)
+        comps = pm.info.get("components", [])
         queue.put(
             {
                 "ok": True,

@@ -97,18 +97,18 @@ def child(name: str, data: Path | None) -> dict:
     start = time.perf_counter()
     pm = work() if callable(work) else solve(work)
     elapsed = time.perf_counter() - start
-    parts = pm.summary.get("components", [])
+    parts = pm.info.get("components", [])
     out = {
         "time_s": elapsed,
         "loss": pm.expected_loss,
         "lower_bound": pm.lower_bound,
         "gap": pm.relative_gap,
-        "status": pm.summary.get("status", ""),
+        "status": pm.info.get("status", ""),
         "model_rows": int(sum(p.get("rows", 0) for p in parts)),
         "model_vars": int(sum(p.get("model_vars", 0) for p in parts)),
     }
     if not callable(work):
-        out["max_rel_violation"] = pm.verify(work).max_relative_violation
+        out["max_rel_violation"] = pm.violations(work).max_relative_violation
     out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
 

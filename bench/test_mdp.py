@@ -74,7 +74,7 @@ def test_rowgen(against, setting, benchmark, shared_data):
         setting=setting,
     )
     assert pm.relative_gap <= GAP
-    assert pm.verify(problem).ok()
+    assert pm.violations(problem).ok()
     # the released loss is within the certified gap of plain HiGHS's (never above it by more)
     assert pm.expected_loss <= plain.expected_loss * (1 + GAP)
     benchmark.extra_info.update(
@@ -102,7 +102,7 @@ def test_benders(against, setting, benchmark, shared_data):
             setting=setting,
         )
     assert pm.relative_gap <= 1e-4
-    assert pm.verify(problem).ok()
+    assert pm.violations(problem).ok()
     assert pm.lower_bound <= exact.expected_loss * (1 + GAP)
     benchmark.extra_info.update(
         loss=pm.expected_loss, gap=pm.relative_gap, lp_loss=exact.expected_loss

@@ -116,7 +116,7 @@ plt.show()
 from privopt.geo import user_problem  # noqa: E402
 
 problem = user_problem(geo, params, table.true_costs(np.arange(geo.n_locations)))
-check = pm.verify(problem)
+check = pm.violations(problem)
 print(f"Geo-Ind check of driver {m}'s matrix: {check}")
 print(f"mass within r_exp of the truth: {row[d_true <= params.r_exp].sum():.3f}")
 report = pm.sample(int(drivers[m]), np.random.default_rng(0))

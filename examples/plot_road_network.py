@@ -53,7 +53,9 @@ print(
     f"expected road distance to the report: optimal {optimal.expected_loss:.3f} km, "
     f"exponential mechanism {baseline.expected_loss:.3f} km"
 )
-print(f"certified gap {optimal.relative_gap:.1e}; violations {optimal.verify(problem).n_violated}")
+print(
+    f"certified gap {optimal.relative_gap:.1e}; violations {optimal.violations(problem).n_violated}"
+)
 
 # %%
 # Where the reports of one user fall: each possible report (a cell of the area) coloured by

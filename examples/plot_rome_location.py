@@ -20,7 +20,7 @@ optimal = solve(problem)
 baseline = solve(problem, "expmech")
 print(f"optimal: {optimal.expected_loss:.3f} km (proven gap {optimal.relative_gap:.1e})")
 print(f"exponential mechanism: {baseline.expected_loss:.3f} km")
-assert optimal.verify(problem).n_violated == 0
+assert optimal.violations(problem).n_violated == 0
 
 # %%
 # Where does a user in cell 20 end up? One row of each mechanism, on the map.

@@ -5,6 +5,9 @@ Subpackages, one capability each:
 - :mod:`privopt.dp` — exact noise samplers, the exponential mechanism, the privacy accountant.
 - :mod:`privopt.lp` — vectorised LP/MILP building over HiGHS, and Benders decomposition.
 - :mod:`privopt.graphs` — shortest paths on CSR graphs (C++ kernel).
+- :mod:`privopt.release` — the release contract every mechanism's result meets
+  (:class:`Release`, :class:`Guarantee`, :func:`load` reads any saved release back) and
+  :mod:`privopt.registry`, their registry (:func:`mechanisms`).
 - :mod:`privopt.perturbation` — perturbation matrices for metric privacy (the problem, the
   exact LP, the released matrix, its guarantee check and repair), shared by metric DP and LR-Geo.
 
@@ -16,6 +19,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import distribution as _distribution
 from pathlib import Path
+from typing import Any
 
 from privopt import errors
 from privopt._show_versions import show_versions
@@ -27,7 +31,34 @@ try:
 except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0.0.0+unknown"
 
-__all__ = ["__version__", "errors", "get_include", "get_cmake_dir", "show_versions"]
+__all__ = [
+    "__version__",
+    "errors",
+    "get_include",
+    "get_cmake_dir",
+    "show_versions",
+    "Release",
+    "Guarantee",
+    "load",
+    "mechanisms",
+]
+
+#: Names imported on first use: ``import privopt`` stays light.
+_LAZY = {
+    "Release": ("privopt.release", "Release"),
+    "Guarantee": ("privopt.release", "Guarantee"),
+    "load": ("privopt.release", "load"),
+    "mechanisms": ("privopt.registry", "mechanisms"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        module, attribute = _LAZY[name]
+        return getattr(importlib.import_module(module), attribute)
+    raise AttributeError(f"module 'privopt' has no attribute {name!r}")
 
 
 def _installed_dir(*parts: str) -> Path:

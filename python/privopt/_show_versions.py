@@ -69,7 +69,7 @@ def _core_info() -> dict[str, Any]:
         from privopt import _core
     except ImportError as exc:  # a broken build is exactly what a bug report must show
         return {"error": f"privopt._core does not import: {exc}"}
-    info = dict(_core.build_info())
+    info = dict(_core.build_info())  # type: ignore[attr-defined]
     if info.get("openmp") is None:
         info["openmp"] = "not used"
     return info

@@ -77,7 +77,7 @@ def test_instance_a_privacy_checks(instance_a) -> None:
     g, costs, res = instance_a
     prob = user_problem(g, PARAMS_A, costs.true_costs(np.arange(25)))
     for pm in res.matrices:
-        assert pm.verify(prob).ok(1e-9)
+        assert pm.violations(prob).ok(1e-9)
     # Thm 4.4: exponential entries are ε/2-Geo-Ind across and within users, tight at 1.
     d = g.distance_matrix()
     worst = 0.0

@@ -58,5 +58,5 @@ def test_lr_geo_on_the_osm_map_is_verified_and_certified(osm) -> None:
     res = run_lrgeo(osm, params, [0, osm.n_locations - 1], table, rng=0)
     assert res.solution.status == "optimal"
     prob = user_problem(osm, params, table.true_costs(np.arange(osm.n_locations)))
-    assert all(pm.verify(prob).ok(1e-9) for pm in res.matrices)
+    assert all(pm.violations(prob).ok(1e-9) for pm in res.matrices)
     assert res.relaxed_bound() <= res.cost() * (1 + 1e-9)

@@ -37,7 +37,7 @@ def test_lr_geo_f_and_constopt_certify_1e6_on_rome(rome, k, seed) -> None:
     assert c.relative_gap <= 1e-6
     prob = user_problem(geo, p, table.true_costs(np.arange(k)))
     for pm in res.matrices:
-        assert pm.verify(prob).ok(1e-9)
+        assert pm.violations(prob).ok(1e-9)
     d = geo.distance_matrix()
     for a, za in zip(res.lr_sets, res.matrices, strict=True):
         for b, zb in zip(res.lr_sets, res.matrices, strict=True):

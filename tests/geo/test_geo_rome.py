@@ -34,6 +34,6 @@ def test_rome_lr_geo_is_verified_and_certified(rome) -> None:
     )
     prob = user_problem(geo, params, table.true_costs(np.arange(geo.n_locations)))
     for pm in res.matrices:
-        assert pm.verify(prob).ok(1e-9)
+        assert pm.violations(prob).ok(1e-9)
     # Thm 4.6/4.7 sandwich with estimated costs: relaxed bound (c̃) ≤ cost ≤ CLR objective (ĉ).
     assert res.relaxed_bound() <= res.cost() <= res.solution.objective / 2 + 1e-12

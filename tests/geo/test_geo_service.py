@@ -105,7 +105,7 @@ def test_fifty_concurrent_clients_get_verified_certified_matrices(reports) -> No
         assert pm.row_index[0] == loc and pm.n_records == params.lr_max_size
         assert np.all(d[loc, pm.row_index] <= np.sort(d[loc])[params.lr_max_size - 1] + 1e-12)
         # (ε, γ)-Geo-Ind against the map's own edges (not the upload's), stochastic rows.
-        assert pm.verify(prob).ok(1e-9)
+        assert pm.violations(prob).ok(1e-9)
         assert rep.reply.batch.status == "optimal" and rep.reply.batch.relative_gap <= 1e-6
         assert rep.reply.max_geo_ind_violation <= 1e-9  # the server's check of this user's rows
         assert pm.matrix[0, rep.reported] > 0  # drawn from the true row
@@ -264,7 +264,9 @@ def test_cli_client_reports_and_saves_its_matrix(server, tmp_path, capsys) -> No
     from privopt.mdp import PerturbationMatrix
 
     pm = PerturbationMatrix.load(out)
-    assert pm.row_index[0] == 20 and pm.verify(user_problem(_geography(), _params(url))).ok(1e-9)
+    assert pm.row_index[0] == 20 and pm.violations(user_problem(_geography(), _params(url))).ok(
+        1e-9
+    )
     # Errors end in one line and exit code 2, before any request: an existing --out, a
     # location outside the map.
     from privopt.cli import main

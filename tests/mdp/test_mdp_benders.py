@@ -27,7 +27,7 @@ def _agree(prob: MDPProblem, **kw) -> None:
     pm = solve(prob, "benders", **TIGHT, **kw)
     assert pm.expected_loss == pytest.approx(exact, rel=1e-6)
     assert pm.lower_bound <= exact * (1 + 1e-8) + 1e-12
-    assert pm.verify(prob).ok(1e-9)
+    assert pm.violations(prob).ok(1e-9)
 
 
 @pytest.mark.parametrize(
@@ -53,7 +53,7 @@ def test_random_2d_spec_item_5_kmdv_m4() -> None:
     prob = random_2d()
     pm = solve(prob, "benders", m=4, **TIGHT)
     assert pm.expected_loss == pytest.approx(0.8243241414, rel=1e-6)
-    assert pm.verify(prob).ok(1e-9)
+    assert pm.violations(prob).ok(1e-9)
 
 
 @pytest.mark.parametrize("method", PARTITIONERS)
@@ -69,7 +69,7 @@ def test_partition_invariance_in_m(m: int) -> None:
     _agree(prob, m=m)
     if m == 1:
         pm = solve(prob, "benders", m=1, **TIGHT)
-        assert all(c["iterations"] <= 2 for c in pm.summary["components"])
+        assert all(c["iterations"] <= 2 for c in pm.info["components"])
 
 
 def test_all_boundary_subsets() -> None:
@@ -111,7 +111,7 @@ def test_bounds_monotone_and_bracket_optimum() -> None:
     ubs = [h["best_ub"] for h in pm.history]
     assert all(b >= a - 1e-12 for a, b in itertools.pairwise(lbs))
     assert all(b <= a + 1e-12 for a, b in itertools.pairwise(ubs) if math.isfinite(a))
-    if pm.summary["n_components"] == 1:
+    if pm.info["n_components"] == 1:
         assert all(lb <= exact + 1e-8 for lb in lbs)
         assert all(ub >= exact - 1e-8 for ub in ubs)
 
@@ -285,17 +285,17 @@ def test_benders_at_paper_epsilon(name: str) -> None:
     exact = solve(prob)
     # rel_gap 1e-5: the certified (safe dual) bound proves ~1e-6 here, not less.
     pm = solve(prob, "benders", m=6, rel_gap=1e-5, time_limit=60)
-    assert pm.summary["status"] == "optimal" and pm.relative_gap <= 1e-5
+    assert pm.info["status"] == "optimal" and pm.relative_gap <= 1e-5
     assert pm.expected_loss == pytest.approx(exact.expected_loss, rel=1e-5)
     assert pm.lower_bound <= pm.expected_loss * (1 + 1e-6)
     # The reported bound is the master's safe dual bound: never above the optimum (the exact
     # LP's released loss is an upper bound on it); HiGHS's own master value exceeded the
     # optimum by up to 4.7e-4 on road N = 500.
     assert pm.lower_bound <= exact.expected_loss * (1 + 1e-12)
-    for part in pm.summary["components"]:
+    for part in pm.info["components"]:
         if "certified_lower_bound" in part:
             assert part["certified_lower_bound"] <= part["lower_bound"] + 1e-15
-    assert pm.verify(prob).ok(1e-9)
+    assert pm.violations(prob).ok(1e-9)
 
 
 def test_default_benders_converges_at_paper_settings() -> None:
@@ -305,10 +305,10 @@ def test_default_benders_converges_at_paper_settings() -> None:
     prob = MDPProblem(rome_grid()[:150], epsilon=10.0, eta=2.0, outputs=50, seed=0)
     exact = solve(prob)
     pm = solve(prob, "benders", rel_gap=1e-4, time_limit=60, progress=False)
-    assert pm.summary["status"] == "optimal" and pm.relative_gap <= 1e-4
+    assert pm.info["status"] == "optimal" and pm.relative_gap <= 1e-4
     assert pm.lower_bound <= exact.expected_loss * (1 + 1e-12)
     assert pm.expected_loss <= exact.expected_loss * (1 + 1e-4) + 1e-12
-    assert pm.verify(prob).ok(1e-9)
+    assert pm.violations(prob).ok(1e-9)
 
 
 # Issue 12, defect 1: 37 uniform points on a 6×6 square, K = N, initial_cuts="all". The stop
@@ -348,13 +348,13 @@ def test_issue12_warm_master_value_does_not_certify() -> None:
         warnings.simplefilter("always", UncertifiedResultWarning)
         bd = solve(prob, "benders", m=4, partitioner="k-m-rec", rel_gap=1e-9)
     warned = any(issubclass(w.category, UncertifiedResultWarning) for w in caught)
-    part = bd.summary["components"][0]
-    status = bd.summary["status"]
+    part = bd.info["components"][0]
+    status = bd.info["status"]
     assert status in ("optimal", "gap_not_closed") and warned == (status != "optimal")
     assert part["converged"] == (part["status"] == "optimal")
     assert status != "optimal" or (part["converged"] and bd.relative_gap <= 1e-9)
     assert bd.lower_bound <= lp_star * (1 + 1e-12) <= bd.expected_loss * (1 + 1e-12)
-    assert bd.relative_gap == pytest.approx(bd.summary["relative_gap"], rel=1e-12)
+    assert bd.relative_gap == pytest.approx(bd.info["relative_gap"], rel=1e-12)
     assert bd.expected_loss <= lp_star * (1 + 1e-6)  # it went on to the true optimum
 
 
@@ -371,12 +371,12 @@ def test_issue12_component_status_is_that_of_the_released_matrix() -> None:
             bd = solve(
                 prob, "benders", m=4, partitioner="k-m-rec", rel_gap=1e-6, stall_fallback=fallback
             )
-        part = bd.summary["components"][0]
+        part = bd.info["components"][0]
         released = float(np.sum(prob.objective * bd.matrix))
         proven = (released - part["lower_bound"]) / released <= 1e-6
         assert part["released_loss"] == pytest.approx(released, rel=1e-12)
         assert part["converged"] == proven == (part["status"] == "optimal")
-        assert (bd.summary["status"] == "optimal") == (bd.relative_gap <= 1e-6)
+        assert (bd.info["status"] == "optimal") == (bd.relative_gap <= 1e-6)
         assert [w.filename for w in caught] == ([] if proven else [__file__])
         assert bd.lower_bound <= lp_star * (1 + 1e-12) <= bd.expected_loss * (1 + 1e-12)
         if fallback:
@@ -384,4 +384,4 @@ def test_issue12_component_status_is_that_of_the_released_matrix() -> None:
             assert proven
             assert part["fallback"]["benders_status"] in ("optimal", "gap_not_closed")
         else:
-            assert "fallback" not in part and bd.summary["fallbacks"] == 0
+            assert "fallback" not in part and bd.info["fallbacks"] == 0

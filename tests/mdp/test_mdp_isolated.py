@@ -14,7 +14,7 @@ def test_records_without_a_neighbour_within_eta_are_named_in_a_warning():
     points = np.array([[0.0, 0.0], [0.5, 0.0], [10.0, 10.0]])  # the third is alone
     with pytest.warns(UnprotectedRecordsWarning, match="1 of 3 records have no neighbour"):
         res = solve(MDPProblem(points, epsilon=1.0, eta=1.0))
-    assert res.summary["n_isolated"] == 1
+    assert res.info["n_isolated"] == 1
     assert res.matrix[2, 2] == 1.0  # its own location, exactly: nothing hides it
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnprotectedRecordsWarning)

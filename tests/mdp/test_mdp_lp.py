@@ -83,7 +83,7 @@ def test_random_2d_instance_spec_item_5() -> None:
     prob = random_2d()
     pm = solve(prob)
     assert pm.expected_loss == pytest.approx(0.8243241414, rel=1e-9)
-    assert pm.verify(prob).ok(1e-9)
+    assert pm.violations(prob).ok(1e-9)
     # Property 3.2: path constraints with graph distances hold for every connected pair.
     assert brute_force_violation(pm.matrix, prob, prob.graph_distances()) <= 1e-12
 
@@ -103,7 +103,7 @@ def test_no_edges_gives_cheapest_output() -> None:
     pm = solve(prob)
     want = float(np.sum(prob.prior * prob.cost.min(axis=1)))
     assert pm.expected_loss == pytest.approx(want, rel=1e-12)
-    assert pm.summary["n_isolated"] == 12
+    assert pm.info["n_isolated"] == 12
 
 
 def test_one_record_is_trivial() -> None:
@@ -127,7 +127,7 @@ def test_lp_matches_linprog_and_brute_force(seed: int) -> None:
     pm = solve(prob)
     assert pm.expected_loss == pytest.approx(linprog_reference(prob), rel=1e-7, abs=1e-10)
     assert brute_force_violation(pm.matrix, prob) <= 1e-12
-    v = pm.verify(prob)
+    v = pm.violations(prob)
     assert v.ok(1e-9) and v.min_entry >= 0
 
 
@@ -192,8 +192,8 @@ def test_row_generation_equals_full_lp(seed: int) -> None:
     full = solve(prob, row_generation=False)
     assert lazy.expected_loss == pytest.approx(full.expected_loss, rel=1e-7)
     assert lazy.lower_bound <= full.expected_loss * (1 + 1e-9)
-    assert lazy.verify(prob).ok(1e-9)
-    for part in lazy.summary["components"]:
+    assert lazy.violations(prob).ok(1e-9)
+    for part in lazy.info["components"]:
         assert part["rows"] <= part["full_rows"]
 
 
@@ -213,11 +213,9 @@ def test_epsilon_path_warm_start_equals_cold_solves() -> None:
         assert w.epsilon == e
         assert w.expected_loss == pytest.approx(c.expected_loss, rel=1e-8)
         assert w.expected_loss == pytest.approx(solve(single).expected_loss, rel=1e-8)
-        assert w.verify(single).ok(1e-9)
+        assert w.violations(single).ok(1e-9)
     # Later ε start from the previous basis: fewer simplex iterations than from scratch.
-    assert sum(w.summary["iterations"] for w in warm[1:]) < sum(
-        c.summary["iterations"] for c in cold[1:]
-    )
+    assert sum(w.info["iterations"] for w in warm[1:]) < sum(c.info["iterations"] for c in cold[1:])
     with pytest.raises(InvalidInput, match="epsilons"):
         solve_epsilon_path(prob, [1.0, -1.0])
 
@@ -279,12 +277,12 @@ def test_row_generation_variants_certify_at_paper_coefficients(
     prob = MDPProblem(pts, epsilon=10.0, eta=2.0, outputs=15, seed=1)
     full = solve(prob, row_generation=False)
     pm = solve(prob, initial_rows=initial_rows, polish=polish)
-    assert pm.verify(prob).ok(1e-9)
+    assert pm.violations(prob).ok(1e-9)
     assert pm.lower_bound <= full.expected_loss * (1 + 1e-12)
     assert pm.lower_bound <= pm.expected_loss * (1 + 1e-12)
     assert pm.relative_gap <= 1e-6
     assert pm.expected_loss == pytest.approx(full.expected_loss, rel=1e-6)
-    for part in pm.summary["components"]:
+    for part in pm.info["components"]:
         assert part["lower_bound"] <= part["relaxation_objective"] * (1 + 1e-9) + 1e-15
         # polish=True re-solves unscaled once per component; False never does.
         assert (len(part["polish"]) >= 1) == polish
@@ -320,12 +318,12 @@ def test_column_generation_equals_all_columns(case: int) -> None:
     every = solve(prob, columns="all")
     full = solve(prob, row_generation=False)
     for pm in (gen, every):
-        assert pm.verify(prob).ok(1e-9)
+        assert pm.violations(prob).ok(1e-9)
         assert pm.lower_bound <= full.expected_loss * (1 + 1e-9) + 1e-15
         assert pm.expected_loss == pytest.approx(full.expected_loss, rel=1e-7, abs=1e-12)
-    parts = gen.summary["components"]
+    parts = gen.info["components"]
     assert all(p["model_vars"] <= p["vars"] for p in parts)
-    assert all(p["model_vars"] == p["vars"] for p in every.summary["components"])
+    assert all(p["model_vars"] == p["vars"] for p in every.info["components"])
     if case == 0:  # K = N, ε·η = 15: entries far below the row tolerance never enter
         assert sum(p["model_vars"] for p in parts) < sum(p["vars"] for p in parts)
     if case == 4:  # pricing, not only rows, brought columns in
@@ -351,4 +349,4 @@ def test_presolve_false_unbounded_verdict_is_retried() -> None:
         rowgen = solve(prob)
     assert plain.expected_loss == pytest.approx(rowgen.expected_loss, rel=1e-9)
     assert plain.lower_bound <= rowgen.expected_loss and rowgen.lower_bound <= plain.expected_loss
-    assert plain.verify(prob).ok(1e-9)
+    assert plain.violations(prob).ok(1e-9)

@@ -59,7 +59,7 @@ def _solve_recorded(prob: MDPProblem, method: str, **kw) -> tuple[PerturbationMa
 
 def check_summary(pm: PerturbationMatrix, prob: MDPProblem, target: float, warned: bool) -> None:
     """Every summary field of ``pm`` equals its recomputation from the matrix and the problem."""
-    s, z = pm.summary, pm.matrix
+    s, z = pm.info, pm.matrix
     assert pm.expected_loss == pytest.approx(float(np.sum(prob.objective * z)), rel=1e-12)
     gap = max(0.0, (pm.expected_loss - pm.lower_bound) / max(abs(pm.expected_loss), 1e-12))
     assert s["relative_gap"] == pytest.approx(gap, rel=1e-9, abs=1e-15)
@@ -68,7 +68,7 @@ def check_summary(pm: PerturbationMatrix, prob: MDPProblem, target: float, warne
     assert warned == (s["status"] != "optimal")
     assert s["fallbacks"] == sum("fallback" in p for p in s["components"])
     assert s["repair_cost"] == pytest.approx(pm.expected_loss - s["loss_before_repair"], abs=1e-15)
-    check = pm.verify(prob)
+    check = pm.violations(prob)
     assert s["max_relative_violation"] == pytest.approx(check.max_relative_violation, abs=1e-15)
     assert check.ok(1e-9)
     n_comp, labels = prob.components
@@ -87,8 +87,8 @@ def check_components(pm: PerturbationMatrix, prob: MDPProblem, rel_gap: float) -
     """Each Benders component's status and ``converged`` follow the certification rule for the
     component's released (repaired) matrix, recomputed here from the returned matrix."""
     _, labels = prob.components
-    assert pm.summary["repair_cost"] == 0.0  # components are released repaired already
-    for part in pm.summary["components"]:
+    assert pm.info["repair_cost"] == 0.0  # components are released repaired already
+    for part in pm.info["components"]:
         rows = np.flatnonzero(labels == part["component"])
         released = float(np.sum(prob.objective[rows] * pm.matrix[rows]))
         assert part["released_loss"] == pytest.approx(released, rel=1e-12, abs=1e-300)
@@ -133,13 +133,13 @@ def test_benders_rowgen_and_plain_lp_agree(case: tuple[MDPProblem, dict]) -> Non
     # A certified result is within its gap of the best bound any solver proved.
     best_bound = max(r.lower_bound for r in results)
     for r in results:
-        if r.summary["status"] == "optimal":
+        if r.info["status"] == "optimal":
             gap = (r.expected_loss - best_bound) / max(abs(r.expected_loss), 1e-12)
-            assert gap <= r.summary["relative_gap"] + SLACK
+            assert gap <= r.info["relative_gap"] + SLACK
     check_summary(rowgen, prob, 1e-5, w_rg)
     check_summary(plain, prob, 1e-5, w_pl)
     if bd is not None:
-        assert bd.summary["status"] != "optimal" or bd.relative_gap <= REL_GAP
+        assert bd.info["status"] != "optimal" or bd.relative_gap <= REL_GAP
         check_summary(bd, prob, REL_GAP, w_bd)
         check_components(bd, prob, REL_GAP)
 

@@ -50,7 +50,7 @@ def test_save_load_round_trip(solved, tmp_path) -> None:
     np.testing.assert_array_equal(back.matrix, pm.matrix)
     np.testing.assert_array_equal(back.output_index, pm.output_index)
     assert back.expected_loss == pm.expected_loss and back.method == "lp"
-    assert back.summary["n_components"] == pm.summary["n_components"]
+    assert back.info["n_components"] == pm.info["n_components"]
 
 
 def test_verify_detects_violation_and_check_raises(solved) -> None:
@@ -61,7 +61,7 @@ def test_verify_detects_violation_and_check_raises(solved) -> None:
     bad[j, k] = 0.0
     bad[j] /= bad[j].sum()
     broken = PerturbationMatrix(bad, prob.epsilon, prob.eta, 0.0)
-    v = broken.verify(prob)
+    v = broken.violations(prob)
     assert v.max_relative_violation == pytest.approx(1.0)
     assert v.worst_edge is not None
     with pytest.raises(PrivacyViolation):
@@ -75,7 +75,7 @@ def test_repair_restores_mdp_exactly(solved, noise: float) -> None:
     rng = np.random.default_rng(1)
     noisy = pm.matrix + noise * rng.standard_normal(pm.matrix.shape)
     fixed, alpha = repair(noisy, prob.edges, prob.epsilon)
-    v = PerturbationMatrix(fixed, prob.epsilon, prob.eta, 0.0).verify(prob)
+    v = PerturbationMatrix(fixed, prob.epsilon, prob.eta, 0.0).violations(prob)
     assert v.max_relative_violation <= 1e-12
     assert v.max_row_sum_error <= 1e-12 and v.min_entry >= 0
     assert 0 < alpha < 1
@@ -96,7 +96,7 @@ def test_repair_with_the_lift_partner(solved, noise: float) -> None:
     noisy = np.clip(pm.matrix + noise * rng.standard_normal(pm.matrix.shape), 0, None)
     uniform, _ = repair(noisy, prob.edges, prob.epsilon)
     fixed, alpha = repair(noisy, prob.edges, prob.epsilon, objective=prob.objective)
-    v = PerturbationMatrix(fixed, prob.epsilon, prob.eta, 0.0).verify(prob)
+    v = PerturbationMatrix(fixed, prob.epsilon, prob.eta, 0.0).violations(prob)
     assert v.max_relative_violation <= 1e-12
     assert v.max_row_sum_error <= 1e-12 and v.min_entry >= 0
     assert 0 < alpha <= 1
@@ -120,13 +120,13 @@ def test_repair_of_coincident_records() -> None:
     z = np.array([[0.7, 0.2, 0.1], [0.6, 0.3, 0.1], [0.3, 0.3, 0.4]])
     fixed, _ = repair(z, prob.edges, prob.epsilon)
     np.testing.assert_allclose(fixed[0], fixed[1])
-    assert PerturbationMatrix(fixed, 1.0, 1.0, 0.0).verify(prob).ok(1e-12)
+    assert PerturbationMatrix(fixed, 1.0, 1.0, 0.0).violations(prob).ok(1e-12)
     # With the objective the lift partner and the lift-first candidate are tried as well:
     # both must keep the coincident records' rows equal.
     for zz in (z, np.array([[0.9, 0.1, 0.0], [0.5, 0.5, 0.0], [0.0, 0.2, 0.8]])):
         fixed, _ = repair(zz, prob.edges, prob.epsilon, objective=prob.objective)
         np.testing.assert_allclose(fixed[0], fixed[1], rtol=1e-12)
-        assert PerturbationMatrix(fixed, 1.0, 1.0, 0.0).verify(prob).ok(1e-12)
+        assert PerturbationMatrix(fixed, 1.0, 1.0, 0.0).violations(prob).ok(1e-12)
 
 
 def test_plots(solved, tmp_path) -> None:
@@ -154,7 +154,7 @@ def test_repair_lifts_entries_left_out_far_from_the_output() -> None:
     pm = solve(prob, columns="all", polish=True)
     cut = np.where(pm.matrix < 1e-10, 0.0, pm.matrix)
     fixed, _alpha = repair(cut, prob.edges, prob.epsilon, objective=prob.objective)
-    assert PerturbationMatrix(fixed, prob.epsilon, prob.eta, 0.0).verify(prob).ok(1e-12)
+    assert PerturbationMatrix(fixed, prob.epsilon, prob.eta, 0.0).violations(prob).ok(1e-12)
     assert np.abs(fixed.sum(axis=1) - 1).max() <= 1e-12
     keep = np.exp(prob.epsilon * prob.edges.d) > 1.0
     sub = EdgeList(prob.edges.i[keep], prob.edges.j[keep], prob.edges.d[keep])
@@ -188,7 +188,7 @@ def test_row_indexed_block_verifies_and_samples_like_the_whole(solved, tmp_path)
         if a != b and prob.distances[rows[a], rows[b]] <= prob.eta
     ]
     assert sorted(zip(sub.i.tolist(), sub.j.tolist(), strict=True)) == sorted(brute)
-    v = block.verify(prob)
+    v = block.violations(prob)
     assert v.ok(1e-9) and v.n_checked == len(brute) * prob.n_outputs
     assert block.loss(prob) == pytest.approx(float(np.sum(prob.objective[rows] * pm.matrix[rows])))
     # Sampling takes record ids of the whole problem; a record without a row is refused.
@@ -206,7 +206,7 @@ def test_row_indexed_block_verifies_and_samples_like_the_whole(solved, tmp_path)
     bad[1, k] = 0.0
     bad[1] /= bad[1].sum()
     broken = PerturbationMatrix(bad, prob.epsilon, prob.eta, 0.0, row_index=pair)
-    v = broken.verify(prob)
+    v = broken.violations(prob)
     assert v.max_relative_violation == pytest.approx(1.0)
     assert v.worst_edge == (0, 1, k) and v.n_violated >= 1
 
@@ -230,7 +230,7 @@ def test_row_index_beyond_the_problem_is_refused(solved) -> None:
     prob, pm = solved
     block = PerturbationMatrix(pm.matrix[:2], 1.0, 1.0, 0.0, row_index=np.array([0, 99]))
     with pytest.raises(InvalidInput, match="row_index"):
-        block.verify(prob)
+        block.violations(prob)
 
 
 def test_scan_counts_match_brute_force() -> None:

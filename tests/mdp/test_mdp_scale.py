@@ -189,9 +189,9 @@ def test_complete_graph_far_pairs_left_to_the_lift() -> None:
     pts = np.random.default_rng(3).uniform(0, 4, (30, 2))
     prob = MDPProblem(pts, epsilon=10.0, eta=math.inf, outputs=12, seed=0)
     pm = solve(prob)
-    assert pm.verify(prob).max_relative_violation <= 1e-9
+    assert pm.violations(prob).max_relative_violation <= 1e-9
     assert pm.relative_gap <= 1e-6
-    part = pm.summary["components"][0]
+    part = pm.info["components"][0]
     assert part["rows"] - prob.n_records < 0.2 * len(prob.edges) * prob.n_outputs
     lp = scaled_reference(prob)  # itself accurate to ~1e-10 (its row tolerance)
     assert pm.lower_bound <= lp * (1 + 1e-9)
@@ -203,7 +203,7 @@ def test_grid_row_generation_equals_the_full_lp() -> None:
     the full LP's optimum (scipy, every edge), verified on every edge."""
     prob = MDPProblem(rome_grid(4, 5), epsilon=1.0, eta=2.0, outputs=6, seed=2)
     pm = solve(prob)
-    assert pm.verify(prob).max_relative_violation <= 1e-9
+    assert pm.violations(prob).max_relative_violation <= 1e-9
     from test_mdp_lp import linprog_reference
 
     assert pm.expected_loss == pytest.approx(linprog_reference(prob), rel=1e-7)

@@ -86,7 +86,7 @@ def mdp_benders(executor) -> Any:
     # 12 points on a line, four subsets: two batches of two subproblems, one per worker.
     prob = MDPProblem(np.arange(12, dtype=float)[:, None], epsilon=0.7, eta=1.0)
     res = solve(prob, "benders", labels=np.arange(12) // 3, rel_gap=1e-7, executor=executor)
-    modes = {c["executor"] for c in res.summary["components"]}
+    modes = {c["executor"] for c in res.info["components"]}
     assert modes == {"serial" if executor is None else "dask"}
     return res.expected_loss, res.lower_bound, res.matrix
 

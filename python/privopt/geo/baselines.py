@@ -111,7 +111,7 @@ def const_opt(
         lower_bound=sol.lower_bound,
         method="constopt",
         output_index=np.arange(k),
-        summary={"status": sol.status, "relative_gap": sol.relative_gap, **sol.info},
+        info={"status": sol.status, "relative_gap": sol.relative_gap, **sol.info},
     )
 
 
@@ -158,7 +158,7 @@ def laplace(
         method="laplace",
         output_index=np.arange(k),
         row_index=r,
-        summary={"samples": n, "time_s": time.perf_counter() - start},
+        info={"samples": n, "time_s": time.perf_counter() - start},
     )
 
 

@@ -156,7 +156,7 @@ class GeoServiceClient:
             method="lr-geo",
             output_index=np.arange(self.geography.n_locations),
             row_index=state.lr_set,
-            summary={"batch": reply.batch.to_json()},
+            info={"batch": reply.batch.to_json()},
         )
         reported = pm.sample(int(location), source)
         return Obfuscation(reported, pm, reply, state.request, up, check)

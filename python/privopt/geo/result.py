@@ -358,7 +358,7 @@ def run_lrgeo(
                 method="lr-geo",
                 output_index=np.arange(geography.n_locations),
                 row_index=state.lr_set,
-                summary={"batch": reply.batch.to_json()},
+                info={"batch": reply.batch.to_json()},
             )
         )
     timings = {

@@ -112,7 +112,7 @@ def _run(args: argparse.Namespace) -> int:
             "lower_bound": pm.lower_bound,
             "relative_gap": pm.relative_gap,
             "max_relative_violation": v.max_relative_violation,
-            "time_s": pm.summary.get("time_s"),
+            "time_s": pm.info.get("time_s"),
         }
     )
     return 0
@@ -142,7 +142,7 @@ def _solve(args: argparse.Namespace):
             polish={"auto": "auto", "yes": True, "no": False}[args.polish],
         )
     pm = solve(prob, args.method, **opts)
-    return prob, pm, pm.verify(prob)
+    return prob, pm, pm.violations(prob)
 
 
 def _write_outputs(out: Path, args: argparse.Namespace, prob, pm, v) -> None:
@@ -160,9 +160,9 @@ def _write_outputs(out: Path, args: argparse.Namespace, prob, pm, v) -> None:
         ["expected loss", pm.expected_loss],
         ["lower bound", pm.lower_bound],
         ["certified relative gap", pm.relative_gap],
-        ["time (s)", pm.summary.get("time_s", float("nan"))],
+        ["time (s)", pm.info.get("time_s", float("nan"))],
         ["max relative mDP violation", v.max_relative_violation],
-        ["repair weight α", pm.summary.get("repair_alpha", 0.0)],
+        ["repair weight α", pm.info.get("repair_alpha", 0.0)],
     ]
     sec = Section("Metric-DP perturbation matrix", markdown_table(["quantity", "value"], rows))
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -16,8 +16,10 @@ from privopt._validation import (
     check_int,
     check_nonnegative,
 )
+from privopt.certify import proven_relative_gap
 from privopt.errors import InvalidInput, PrivacyViolation
 from privopt.perturbation.problem import EdgeList, MDPProblem
+from privopt.release import Guarantee, Release, json_number_back
 
 __all__ = [
     "PerturbationMatrix",
@@ -518,32 +520,40 @@ def repair_shared(
     return [(1.0 - alpha) * z + alpha * p for z, p in zip(clean, partners, strict=True)], alpha
 
 
-@dataclass
-class PerturbationMatrix:
-    """An ε-mDP perturbation matrix Z (N × K): ``Z[i, k] = Pr[Q(r_i) = o_k]``.
+@dataclass(eq=False, repr=False)
+class PerturbationMatrix(Release):
+    """An ε-mDP perturbation matrix Z (N × K): ``Z[i, k] = Pr[Q(r_i) = o_k]``, as a release.
 
     Guarantee: for every ordered neighbour pair (d(r_i, r_j) ≤ η) and output k,
     ``Z[i, k] ≤ exp(ε d_ij) Z[j, k]``; by Property 3.2 this extends to
     ``exp(ε D_ij)`` for graph shortest-path distance D between connected records (not to the
-    metric d for far-apart pairs). ExpMech matrices satisfy it for all pairs.
+    metric d for far-apart pairs). ExpMech matrices satisfy it for all pairs. LR-Geo's matrices
+    state the same inequality as (ε, γ)-Geo-Ind (``kind``), η = γ.
 
     Attributes
     ----------
     matrix : (N, K) float64, rows sum to 1.
-    epsilon, eta : the privacy parameters.
+    epsilon, eta : the privacy parameters (ε in 1/distance unit, η in the distance unit).
     expected_loss : Σ_i Σ_k p_i c_ik Z_ik.
     lower_bound : rigorous lower bound on the LP optimum: for method "lp" the safe dual bound
         of the full LP (independent of the solver's optimality claim), for "benders" the
         master's bound; NaN for heuristics.
-    method : how it was computed ("lp", "benders", "expmech").
+    method : how it was computed ("lp", "benders", "expmech", "lr-geo", ...).
     output_index : (K,) record index of each output, or None for external output points.
-    history : solver history: per-iteration bounds, times, sizes (list of dicts) and a
-        ``summary`` dict (times, iterations, repair weight and its utility cost, ...).
+    history : solver history: per-iteration bounds, times, sizes (list of dicts).
+    info : the solve's figures: ``status`` and ``relative_gap`` of the certification rule,
+        times, iterations, components, repair weight and its utility cost, ...
     row_index : (N,) distinct record indices of the rows when the matrix covers only a subset
         of a problem's records (LR-Geo: a user's block Z_{N_m}, rows = the LR set N_m), or None
-        when row i is record i. :meth:`sample`, :meth:`loss` and :meth:`verify` then take and
-        check record indices of the whole problem.
+        when row i is record i. :meth:`sample`, :meth:`loss` and :meth:`violations` then take
+        and check record indices of the whole problem.
+    edges : the neighbour pairs among the rows (local row numbers) that the guarantee covers:
+        what :meth:`verify` checks the matrix against on its own. None when not known (a
+        matrix built by hand; :meth:`violations` takes the problem instead).
+    kind : the guarantee's name, ``"epsilon-metric-DP"`` or ``"(epsilon, gamma)-Geo-Ind"``.
     """
+
+    mechanism: ClassVar[str] = "mdp"
 
     matrix: np.ndarray
     epsilon: float
@@ -553,8 +563,10 @@ class PerturbationMatrix:
     method: str = ""
     output_index: np.ndarray | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
-    summary: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
     row_index: np.ndarray | None = None
+    edges: EdgeList | None = None
+    kind: str = "epsilon-metric-DP"
 
     def __post_init__(self) -> None:
         self.matrix = _check_stochastic(self.matrix)
@@ -576,6 +588,12 @@ class PerturbationMatrix:
             if np.unique(rows).size != rows.size:
                 raise InvalidInput("row_index must not repeat a record")
             self.row_index = rows.astype(np.int64)
+        if self.edges is not None:
+            self.edges = check_instance("edges", self.edges, EdgeList).checked(self.n_records)
+        if self.kind not in ("epsilon-metric-DP", "(epsilon, gamma)-Geo-Ind"):
+            raise InvalidInput(
+                f"kind must be 'epsilon-metric-DP' or '(epsilon, gamma)-Geo-Ind', got {self.kind!r}"
+            )
 
     @property
     def n_records(self) -> int:
@@ -613,10 +631,125 @@ class PerturbationMatrix:
         """Number of outputs K (columns of the matrix)."""
         return int(self.matrix.shape[1])
 
+    # ---------------------------------------------------------------- the release contract
     @property
-    def relative_gap(self) -> float:
-        """(expected_loss − lower_bound) / max(1e-300, |expected_loss|) (NaN if no bound)."""
-        return (self.expected_loss - self.lower_bound) / max(abs(self.expected_loss), 1e-300)
+    def guarantee(self) -> Guarantee:
+        """ε-metric DP (or (ε, γ)-Geo-Ind) over the neighbour pairs within η."""
+        radius = "gamma" if self.kind.endswith("Geo-Ind") else "eta"
+        return Guarantee(
+            self.kind,
+            {"epsilon": float(self.epsilon), radius: float(self.eta)},
+            f"any two records within {radius} = {self.eta:g} (distance units) of each other: "
+            f"the probability of each report differs between them by a factor of at most "
+            f"e^(epsilon·d), d their distance",
+        )
+
+    @property
+    def status(self) -> str | None:
+        """The certification status of the solve (None for a heuristic such as ExpMech)."""
+        status = self.info.get("status")
+        return None if status is None else str(status)
+
+    @property
+    def relative_gap(self) -> float | None:
+        """The proven relative gap (the certification rule's), None without a bound."""
+        gap = self.info.get("relative_gap")
+        if gap is not None:
+            return float(gap)
+        if np.isnan(self.lower_bound):
+            return None
+        return proven_relative_gap(self.expected_loss, self.lower_bound)
+
+    @property
+    def timings(self) -> dict[str, float]:
+        """Seconds: ``total`` of the solve (when recorded)."""
+        return {"total": float(self.info["time_s"])} if "time_s" in self.info else {}
+
+    def describe(self) -> str:
+        """What was released, in one line."""
+        rows = f"{self.n_records:,} records × {self.n_outputs:,} outputs"
+        return f"perturbation matrix ({rows}, method {self.method or 'given'})"
+
+    def verify(self) -> PerturbationMatrix:
+        """Check every ratio of the guarantee against the stored :attr:`edges` (to a relative
+        1e-9) and that every row is a distribution; raise
+        :class:`~privopt.errors.PrivacyViolation` if not, else return self."""
+        if self.edges is None:
+            raise InvalidInput(
+                "this matrix stores no neighbour pairs (edges): check it against its problem "
+                "with violations(problem)"
+            )
+        v = verify_matrix(self.matrix, self.edges, self.epsilon, check_input=False)
+        if not v.ok(1e-9):
+            raise PrivacyViolation(f"perturbation matrix violates its guarantee: {v}")
+        return self
+
+    def _summary_fields(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "records": self.n_records,
+            "outputs": self.n_outputs,
+            "epsilon": self.epsilon,
+            "eta": self.eta,
+            "expected_loss": self.expected_loss,
+            "lower_bound": None if np.isnan(self.lower_bound) else self.lower_bound,
+            "neighbour_pairs": None if self.edges is None else len(self.edges),
+        }
+
+    def plot(self, ax: Any = None) -> Any:
+        """The matrix as an image: rows (true records) against outputs, colour = log10 of the
+        probability of reporting that output."""
+        from privopt.report import axes_or_new
+
+        ax = axes_or_new(ax, figsize=(5.5, 4.5))
+        shown = np.log10(np.maximum(self.matrix, 1e-12))
+        image = ax.imshow(shown, aspect="auto", interpolation="nearest", cmap="viridis")
+        ax.figure.colorbar(image, ax=ax, label="log10 Pr[report output | true record]")
+        ax.set_xlabel("output (reported value), index")
+        ax.set_ylabel("true record, index")
+        ax.set_title(f"Perturbation matrix, {self.kind}, ε = {self.epsilon:g}")
+        return ax
+
+    def _state(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        meta = {
+            "epsilon": float(self.epsilon),
+            "eta": float(self.eta),
+            "expected_loss": self.expected_loss,
+            "lower_bound": None if np.isnan(self.lower_bound) else self.lower_bound,
+            "method": self.method,
+            "kind": self.kind,
+            "history": json.loads(json.dumps(self.history, default=_json_default)),
+            "info": json.loads(json.dumps(self.info, default=_json_default)),
+        }
+        data: dict[str, Any] = {"matrix": self.matrix}
+        if self.output_index is not None:
+            data["output_index"] = np.asarray(self.output_index, dtype=np.int64)
+        if self.row_index is not None:
+            data["row_index"] = self.row_index
+        if self.edges is not None:
+            data.update(edges_i=self.edges.i, edges_j=self.edges.j, edges_d=self.edges.d)
+        return meta, data
+
+    @classmethod
+    def _from_state(cls, meta: dict[str, Any], data: dict[str, Any]) -> PerturbationMatrix:
+        edges = None
+        if "edges_i" in data:
+            edges = EdgeList(data["edges_i"], data["edges_j"], data["edges_d"])
+        bound = meta.get("lower_bound")
+        return cls(
+            matrix=data["matrix"],
+            epsilon=json_number_back(meta["epsilon"]),
+            eta=json_number_back(meta["eta"]),
+            expected_loss=json_number_back(meta["expected_loss"]),
+            lower_bound=float("nan") if bound is None else float(bound),
+            method=str(meta.get("method", "")),
+            output_index=data.get("output_index"),
+            history=list(meta.get("history", [])),
+            info=dict(meta.get("info", {})),
+            row_index=data.get("row_index"),
+            edges=edges,
+            kind=str(meta.get("kind", "epsilon-metric-DP")),
+        )
 
     # ---------------------------------------------------------------- sampling
     def sample(self, record: int, rng: Any = None) -> int:
@@ -648,9 +781,19 @@ class PerturbationMatrix:
         loss = float(np.sum(obj * self.matrix))
         return float(check_finite_result("loss", loss, cause="costs near 1e308"))
 
-    def verify(self, problem: MDPProblem, *, count_tol: float = 1e-9) -> Verification:
-        """Violations of every mDP constraint of ``problem`` between the matrix's rows (see
-        :class:`Verification`; ``count_tol`` is the tolerance of its violation count)."""
+    def violations(
+        self, problem: MDPProblem | None = None, *, count_tol: float = 1e-9
+    ) -> Verification:
+        """Violations of every mDP constraint of ``problem`` (default: the stored
+        :attr:`edges`) between the matrix's rows (see :class:`Verification`; ``count_tol`` is
+        the tolerance of its violation count)."""
+        count_tol = check_nonnegative("count_tol", count_tol)
+        if problem is None:
+            if self.edges is None:
+                raise InvalidInput("this matrix stores no neighbour pairs: pass its problem")
+            return verify_matrix(
+                self.matrix, self.edges, self.epsilon, count_tol=count_tol, check_input=False
+            )
         _check_shape(self, problem)
         edges = problem.edges
         if self.row_index is not None:
@@ -660,64 +803,34 @@ class PerturbationMatrix:
         )
 
     def check(self, problem: MDPProblem, rtol: float = 1e-9) -> None:
-        """Raise :class:`PrivacyViolation` unless :meth:`verify` passes at ``rtol``."""
-        v = self.verify(problem)
+        """Raise :class:`PrivacyViolation` unless :meth:`violations` passes at ``rtol``."""
+        v = self.violations(problem)
         if not v.ok(rtol):
             raise PrivacyViolation(f"perturbation matrix violates mDP: {v}")
 
     # ---------------------------------------------------------------- persistence
     def save(self, path: str | Path) -> Path:
-        """Write an ``.npz`` with the matrix, parameters, output indices and history (JSON).
-
-        The file is written atomically (temporary file beside it, then renamed): a reader sees
-        the previous file or the new one, never a partial one.
-        """
+        """Write the release: a directory (``release.json`` and ``data.npz``), or one ``.npz``
+        file when ``path`` ends in ``.npz`` (the same arrays plus the description as the entry
+        ``release_json``). Atomic either way; returns the path written."""
+        target = Path(path)
+        if target.suffix != ".npz":
+            return super().save(target)
         from privopt._atomic import atomic_file
 
-        path = Path(path)
-        target = path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
         with atomic_file(target) as tmp:
-            np.savez_compressed(
-                tmp,
-                matrix=self.matrix,
-                epsilon=self.epsilon,
-                eta=self.eta,
-                expected_loss=self.expected_loss,
-                lower_bound=self.lower_bound,
-                method=self.method,
-                output_index=(
-                    np.array([], dtype=np.int64) if self.output_index is None else self.output_index
-                ),
-                has_output_index=self.output_index is not None,
-                history=json.dumps(self.history, default=_json_default),
-                summary=json.dumps(self.summary, default=_json_default),
-                row_index=(
-                    np.array([], dtype=np.int64) if self.row_index is None else self.row_index
-                ),
-                has_row_index=self.row_index is not None,
-            )
+            self._write_npz(tmp)
         return target
 
     @classmethod
     def load(cls, path: str | Path) -> PerturbationMatrix:
-        """Read a matrix written by :meth:`save`."""
-        from privopt._inputs import check_input_file
+        """Read a matrix written by :meth:`save` (a directory or an ``.npz`` file)."""
+        from privopt.release import load
 
-        with np.load(check_input_file(path, "path"), allow_pickle=False) as f:
-            return cls(
-                matrix=f["matrix"],
-                epsilon=float(f["epsilon"]),
-                eta=float(f["eta"]),
-                expected_loss=float(f["expected_loss"]),
-                lower_bound=float(f["lower_bound"]),
-                method=str(f["method"]),
-                output_index=f["output_index"] if bool(f["has_output_index"]) else None,
-                history=json.loads(str(f["history"])),
-                summary=json.loads(str(f["summary"])),
-                row_index=(
-                    f["row_index"] if "has_row_index" in f and bool(f["has_row_index"]) else None
-                ),
-            )
+        release = load(path)
+        if not isinstance(release, cls):
+            raise InvalidInput(f"{str(path)!r} holds a {type(release).__name__}, not a matrix")
+        return release
 
     # ---------------------------------------------------------------- plots
     def plot_bounds(self, ax: Any = None) -> Any:

@@ -62,7 +62,8 @@ def exponential_mechanism(problem: MDPProblem) -> PerturbationMatrix:
         loss,
         method="expmech",
         output_index=problem.output_index,
-        summary={"time_s": time.perf_counter() - start},
+        info={"time_s": time.perf_counter() - start},
+        edges=problem.edges,
     )
 
 
@@ -198,7 +199,8 @@ def solve_components(
         method=method,
         output_index=problem.output_index,
         history=history,
-        summary=summary,
+        info=summary,
+        edges=problem.edges,
     )
 
 
