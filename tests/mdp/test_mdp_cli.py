@@ -39,6 +39,10 @@ def test_cli_csv_latlon(tmp_path, capsys) -> None:
     info = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     pm = PerturbationMatrix.load(out / "perturbation_matrix.npz")
     assert pm.matrix.shape == (15, 5)
+    # The --out folder is itself the saved release: privopt.load reads it back, and it verifies.
+    import privopt
+
+    assert privopt.load(out) == pm and privopt.load(out).verify() is not None
     assert info["expected_loss"] == pytest.approx(pm.expected_loss)
     assert (out / "report.md").is_file() and (out / "mdp_row.png").is_file()
     assert -1e-12 <= info["relative_gap"] <= 1e-6

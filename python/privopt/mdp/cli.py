@@ -152,6 +152,7 @@ def _write_outputs(out: Path, args: argparse.Namespace, prob, pm, v) -> None:
     from privopt.report import Report, Section, markdown_table, save_figure
 
     pm.save(out / "perturbation_matrix.npz")
+    pm._write(out)  # release.json + data.npz: privopt.load(out) reads the release back
     rows = [
         ["records N", prob.n_records],
         ["outputs K", prob.n_outputs],
