@@ -26,7 +26,6 @@ import contextlib
 import importlib
 import io
 import json
-import math
 import os
 import signal
 import sys
@@ -36,11 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-import numpy as np
-
 import privopt
 from privopt._arguments import seed
 from privopt._atomic import RunOutputs
+from privopt._json import jsonable
 from privopt._progress import progress_scope
 from privopt.errors import InvalidInput, PrivacyBudgetExceeded, PrivoptError
 
@@ -176,19 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _jsonable(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None  # JSON has no NaN/inf
-    if isinstance(value, Path):
-        return str(value)
-    return value
+    return jsonable(value)  # JSON has no NaN/inf: they become null
 
 
 def _scalar(value: Any) -> Any:

@@ -35,6 +35,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from privopt._json import jsonable
 from privopt.errors import InvalidInput
 
 __all__ = [
@@ -485,18 +486,8 @@ def _json_number(value: Any) -> Any:
 
 
 def _jsonable(value: Any) -> Any:
-    """Plain JSON: numpy scalars and arrays to Python, non-finite floats to "inf"/None."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, Path):
-        return str(value)
-    return _json_number(value)
+    """Plain JSON for a release: non-finite floats as "inf"/"-inf" (read back as numbers)."""
+    return jsonable(value, nonfinite_as_text=True)
 
 
 def _number(value: float) -> str:
