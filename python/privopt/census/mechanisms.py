@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -27,9 +29,14 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from privopt._callers import stacklevel_outside_privopt
 from privopt._progress import progress_scope_for
-from privopt._validation import check_epsilon, check_finite_result, check_positive
-from privopt.census.forest import check_executor
+from privopt._validation import (
+    check_epsilon,
+    check_executor,
+    check_finite_result,
+    check_positive,
+)
 from privopt.census.hierarchy import CensusCounts, Hierarchy, cumulate, decumulate
 from privopt.census.noise import (
     DataFingerprint,
@@ -254,12 +261,12 @@ def _release(
         check_finite_result(f"{name} counts", counts)
     seeded = any(e.seeded for e in meas.ledger)
     return CensusRelease(
-        mechanism=name,
+        method=name,
         hierarchy=data.hierarchy,
         counts=counts,
         G=data.G,
         epsilon=meas.epsilon,
-        guarantee=_GUARANTEE.format(what=what) + (SEEDED_NOTE if seeded else ""),
+        guarantee_details=_GUARANTEE.format(what=what) + (SEEDED_NOTE if seeded else ""),
         seeded=seeded,
         ledger=list(meas.ledger),
         timings={"noise": t_noise, "postprocess": t_post, "total": t_noise + t_post},
@@ -443,7 +450,8 @@ def m_c_ch(
 
     ``chain_noise_scale="strict"`` (default) is ε-DP with Δ_ℓ = |R_ℓ|; ``"paper"`` reproduces
     the paper's scale L/ε, which is NOT ε-DP when a level has more than one region (the ledger
-    and ``release.guarantee`` say so). ``progress`` as in :func:`m_h_dp`.
+    and ``release.guarantee_details`` say so, and ``release.guarantee`` states the ε it does
+    give). ``progress`` as in :func:`m_h_dp`.
     """
     check_window(window)
     with progress_scope_for(progress):
@@ -489,7 +497,11 @@ def _consistency_matrix(h: Hierarchy, N: int, width: int) -> sp.csr_matrix:
 
 
 def _check_time_limit(time_limit: Any) -> float | None:
-    return None if time_limit is None else check_positive("time_limit", time_limit)
+    """Seconds > 0, as everywhere in privopt; None or ``inf``: no limit."""
+    if time_limit is None:
+        return None
+    seconds = check_positive("time_limit", time_limit, allow_inf=True)
+    return None if math.isinf(seconds) else seconds
 
 
 def _qp_solver_name(solver: str) -> str:
@@ -793,17 +805,37 @@ MECHANISMS: dict[str, Callable[..., CensusRelease]] = {
 
 
 def release(
-    data: CensusCounts, epsilon: float, mechanism: str = "M_H^dp", **kwargs: Any
+    data: CensusCounts, epsilon: float, method: str = "M_H^dp", **kwargs: Any
 ) -> CensusRelease:
-    """Run the named mechanism (a key of :data:`MECHANISMS`)."""
-    if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
-        raise InvalidInput(f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}")
-    func = MECHANISMS[mechanism]
+    """Run the census mechanism named ``method`` (a key of :data:`MECHANISMS`).
+
+    ``kwargs`` are that mechanism's keyword arguments (``rng``, ``accountant``, ``window``,
+    ``executor``, ``progress``, ``time_limit``, …); one it does not take raises InvalidInput.
+    ``mechanism=`` is the former name of ``method`` (deprecated).
+
+    Example
+    -------
+    >>> from privopt.census import CensusCounts, Hierarchy, release
+    >>> data = CensusCounts.from_leaf_counts(Hierarchy.from_nested({"US": ["GA", "NY"]}),
+    ...                                      [[2, 0, 1], [1, 1, 1]])
+    >>> release(data, 1.0, "M_c^dp", rng=0).method
+    'M_c^dp'
+    """
+    if "mechanism" in kwargs:
+        warnings.warn(
+            "release(mechanism=...) is deprecated: the argument is called method",
+            DeprecationWarning,
+            stacklevel=stacklevel_outside_privopt(),
+        )
+        method = kwargs.pop("mechanism")
+    if not isinstance(method, str) or method not in MECHANISMS:
+        raise InvalidInput(f"method must be one of {sorted(MECHANISMS)}, got {method!r}")
+    func = MECHANISMS[method]
     valid = [p for p in inspect.signature(func).parameters if p not in ("data", "epsilon")]
     unknown = sorted(set(kwargs) - set(valid))
     if unknown:
         raise InvalidInput(
-            f"{mechanism} takes no argument {', '.join(map(repr, unknown))}; valid keyword "
+            f"{method} takes no argument {', '.join(map(repr, unknown))}; valid keyword "
             f"arguments: {', '.join(valid)}"
         )
     return func(data, epsilon, **kwargs)
