@@ -584,6 +584,7 @@ def _solve_qp_clarabel(
     return unit * np.asarray(sol.x)
 
 
+@_all_or_nothing
 def m_h_r(
     data: CensusCounts,
     epsilon: float | None = None,
