@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from privopt._callers import stacklevel_outside_privopt
-from privopt._progress import progress_scope_for
+from privopt._progress import progress_scope_for, with_progress_argument
 from privopt._validation import (
     check_epsilon,
     check_executor,
@@ -293,6 +293,7 @@ def _all_or_nothing(mechanism: Callable[..., CensusRelease]) -> Callable[..., Ce
 
 
 @_all_or_nothing
+@with_progress_argument
 def m_h(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -301,7 +302,8 @@ def m_h(
     accountant: Any = None,
     measurements: Measurements | None = None,
 ) -> CensusRelease:
-    """M_H step 1 only: the raw noisy counts (inconsistent, may be negative; a baseline)."""
+    """M_H step 1 only: the raw noisy counts (inconsistent, may be negative; a baseline).
+    ``progress`` (keyword): bars over the noise draws, as in :func:`m_h_dp`."""
     meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
     return _release("M_H", data, meas, meas.noisy.copy(), t0, 0.0, "counts Δ=2, λ=2L/ε")
 
@@ -585,6 +587,7 @@ def _solve_qp_clarabel(
 
 
 @_all_or_nothing
+@with_progress_argument
 def m_h_r(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -597,7 +600,8 @@ def m_h_r(
 ) -> CensusRelease:
     """M_H^r (spec 003 §2.1): Model 1 with integrality relaxed (x ≥ 0 kept), solved as a QP
     (``qp_solver``, see :func:`solve_qp`), each value rounded half-up independently — may violate
-    consistency (#CV > 0)."""
+    consistency (#CV > 0). ``time_limit``: seconds of the QP (None or ``inf``: none);
+    ``progress`` (keyword): bars over the noise draws, as in :func:`m_h_dp`."""
     solver = _qp_solver_name(qp_solver)
     time_limit = _check_time_limit(time_limit)
     meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
@@ -628,6 +632,7 @@ def m_h_r(
 
 
 @_all_or_nothing
+@with_progress_argument
 def m_c_r(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -640,7 +645,7 @@ def m_c_r(
 ) -> CensusRelease:
     """M_c^r (spec 003 §3.2): Model 2 relaxed (ĉ ≥ 0 continuous) as a QP (``qp_solver``, see
     :func:`solve_qp`), rounded half-up, ⊖. A running maximum after rounding keeps n̂ ≥ 0
-    against solver round-off."""
+    against solver round-off. ``time_limit`` and ``progress`` as in :func:`m_h_r`."""
     solver = _qp_solver_name(qp_solver)
     time_limit = _check_time_limit(time_limit)
     meas, t0 = _get(measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements)
@@ -747,6 +752,7 @@ def _repair_group(out: np.ndarray, cells: np.ndarray, target: int) -> None:
 
 
 @_all_or_nothing
+@with_progress_argument
 def topdown(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -758,7 +764,8 @@ def topdown(
     """A TopDown-style baseline *in the spirit of* the 2018 E2E / 2020 Census method (spec 003
     §4): the M_H measurements, then level by level from the root, an L2 projection of each
     parent's children onto {x ≥ 0, Σ x = parent value} (per size) and a sum-preserving rounding.
-    Consistent, integral, non-negative and faithful by construction."""
+    Consistent, integral, non-negative and faithful by construction. ``progress`` (keyword):
+    bars over the noise draws, as in :func:`m_h_dp`."""
     data = _check_data(data)
     if data.G >= TOPDOWN_MAX_G:
         raise InvalidInput(

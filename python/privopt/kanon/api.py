@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from privopt._progress import check_progress
+from privopt._progress import check_progress, progress_scope_for
 from privopt._validation import (
     check_executor,
     check_finite_array,
@@ -416,10 +416,17 @@ class KAnonResult(Release):
 def _verify_classes_match_table(generalised: Any, classes: np.ndarray) -> None:
     """Every class's rows show one combination of generalised values (the released table and
     the class ids describe the same partition)."""
-    distinct = generalised.reset_index(drop=True).groupby(classes, sort=False).nunique(dropna=False)
-    if len(distinct) and int(distinct.to_numpy().max()) > 1:
-        c = int(distinct.index[int(np.argmax(distinct.to_numpy().max(axis=1)))])
-        raise PrivacyViolation(f"the rows of class {c} show different generalised values")
+    cells = generalised.groupby(list(generalised.columns), sort=False, dropna=False).ngroup()
+    cells = cells.to_numpy()
+    n_classes = int(classes.max(initial=-1)) + 1
+    lowest, highest = np.full(n_classes, cells.size), np.full(n_classes, -1)
+    np.minimum.at(lowest, classes, cells)
+    np.maximum.at(highest, classes, cells)
+    mixed = np.flatnonzero(lowest != highest)
+    if mixed.size:
+        raise PrivacyViolation(
+            f"the rows of class {int(mixed[0])} show different generalised values"
+        )
 
 
 def _run_initial(problem, **_):
@@ -428,10 +435,10 @@ def _run_initial(problem, **_):
     return initial_solution(problem), {}
 
 
-def _run_greedy(problem, *, progress="auto"):
+def _run_greedy(problem, **_):
     from privopt.kanon.greedy import greedy_search
 
-    return greedy_search(problem, progress=progress), {}
+    return greedy_search(problem), {}
 
 
 def _run_milp(problem, **opts):
@@ -461,7 +468,7 @@ def _run_kmember(problem, *, seed=0, **_):
 #: method name -> options it accepts (anything else is rejected, so typos do not pass silently)
 METHOD_OPTIONS: dict[str, set[str]] = {
     "initial": set(),
-    "greedy": {"progress"},
+    "greedy": set(),
     "milp": {
         "time_limit",
         "formulation",
@@ -477,7 +484,6 @@ METHOD_OPTIONS: dict[str, set[str]] = {
         "time_limit",
         "formulation",
         "verbose",
-        "progress",
         "executor",
         "parts",
         "chunking",
@@ -504,8 +510,6 @@ def _check_option_values(options: dict) -> None:
         options["seed"] = check_int("seed", options["seed"], minimum=0)
     if "executor" in options:
         check_executor(options["executor"])
-    if "progress" in options:
-        options["progress"] = check_progress(options["progress"])
     for name in ("equality_cardinality", "verbose", "mip_start"):
         if name in options and not isinstance(options[name], bool):
             raise InvalidInput(f"{name} must be True or False, got {options[name]!r}")
@@ -533,6 +537,7 @@ def anonymize(
     bounds: Mapping | None = None,
     categorical_denominator: str = "dom_minus_1",
     normalize_weights: bool = False,
+    progress: bool | str = "auto",
     **options,
 ) -> KAnonResult:
     """k-anonymize a table by local-recoding generalization to intervals (Liang & Samavi 2020).
@@ -552,8 +557,11 @@ def anonymize(
     bounds : ``{column: (L, U)}`` permissible ranges replacing the data min/max.
     categorical_denominator : ``"dom_minus_1"`` (default) or ``"dom"`` for the categorical NCP.
     normalize_weights : rescale the weights to sum to 1 (eq. 35).
-    **options : method options: ``progress`` (greedy, split_carry: ``True``, ``False`` or
-        ``"auto"``, a bar on stderr); ``time_limit`` (s), ``formulation`` ("auto", "set_partition"
+    progress : ``True``, ``False`` or ``"auto"`` (default: on under the command line unless
+        ``--quiet``, else on a terminal once the call has run 2 s): bars on stderr over Greedy
+        Search's classes and Split & Carry's sub-problems (also Greedy Search as the MILP's
+        start).
+    **options : method options: ``time_limit`` (s), ``formulation`` ("auto", "set_partition"
         or "paper"), ``rel_gap``, ``max_columns``, ``equality_cardinality`` (milp); ``S``,
         ``sub_time_limit``, ``time_limit``, ``formulation``, ``executor`` (a
         ``concurrent.futures.Executor`` for parallel parts), ``parts`` (split_carry);
@@ -588,6 +596,7 @@ def anonymize(
             f"accepted: {sorted(METHOD_OPTIONS[method])}"
         )
     _check_option_values(options)
+    progress = check_progress(progress)
     problem = build_problem(
         df,
         k,
@@ -599,7 +608,8 @@ def anonymize(
         normalize_weights=normalize_weights,
     )
     t1 = time.perf_counter()
-    labels, info = METHODS[method](problem, **options)
+    with progress_scope_for(progress):
+        labels, info = METHODS[method](problem, **options)
     t2 = time.perf_counter()
     boxes = class_boxes(problem, labels)
     loss = information_loss(problem, boxes)
