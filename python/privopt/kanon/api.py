@@ -364,7 +364,7 @@ class KAnonResult(Release):
         )
 
     def _write(self, folder: Path) -> None:
-        """The release's files; a table Parquet cannot hold is refused by name."""
+        """The release's files; a table Parquet cannot hold is refused naming the column."""
         if not all(isinstance(c, str) for c in self.table.columns):
             raise InvalidInput(
                 "the released table's column names must be text to be saved, got "
@@ -372,9 +372,11 @@ class KAnonResult(Release):
             )
         try:
             super()._write(folder)
-        except (TypeError, ValueError) as err:  # pyarrow's ArrowTypeError / ArrowInvalid
+        except (TypeError, ValueError):  # pyarrow's ArrowTypeError / ArrowInvalid
+            # (pyarrow's message quotes the offending cell: data, which messages never show)
             raise InvalidInput(
-                f"the released table cannot be saved ({err}): give each column one type"
+                f"column {_unstorable_column(self.table)!r} of the released table cannot be "
+                "saved in Parquet (it mixes numbers and text, say): give it one type"
             ) from None
 
     # ------------------------------------------------------------------ figures of the release
@@ -411,6 +413,18 @@ class KAnonResult(Release):
             },
             index=pd.Index(self.quasi_identifiers, name="attribute"),
         )
+
+
+def _unstorable_column(table: Any) -> Any:
+    """The first column of ``table`` that pyarrow cannot convert (None if all convert)."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+
+    for column in table.columns:
+        try:
+            pa.Array.from_pandas(table[column])
+        except (pa.ArrowException, TypeError, ValueError):
+            return column
+    return None
 
 
 def _verify_classes_match_table(generalised: Any, classes: np.ndarray) -> None:
