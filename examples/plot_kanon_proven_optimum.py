@@ -17,7 +17,7 @@ records = datasets.fars_20()  # AGE, SEX, INJ_SEV, DRINKING
 weights = [0.25] * 4
 
 exact = anonymize(records, 3, weights=weights, method="milp")
-print(exact.summary())
+print(exact.describe())
 print(
     f"proof: {exact.info['proof']}, status {exact.info['status']}, "
     f"lower bound {exact.info['lower_bound']:.6f}, gap {exact.info['relative_gap']:.1e}"

@@ -42,6 +42,7 @@ __all__ = [
     "check_instance",
     "check_labels",
     "check_permutation",
+    "check_executor",
 ]
 
 
@@ -587,3 +588,14 @@ def check_permutation(name: str, value: Any, n: int) -> np.ndarray:
     if not np.array_equal(np.sort(arr), np.arange(n)):
         raise InvalidInput(f"{name} must be a permutation of 0..{n - 1}")
     return arr
+
+
+def check_executor(executor: Any, name: str = "executor") -> Any:
+    """``executor`` if it is None or has ``submit`` (a :class:`concurrent.futures.Executor`, a
+    Dask client or its ``get_executor()``), else InvalidInput naming ``name`` and the type."""
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise InvalidInput(
+            f"{name} must be a concurrent.futures.Executor (or a Dask client), got "
+            f"{type(executor).__name__}"
+        )
+    return executor

@@ -129,3 +129,25 @@ register(
         example_builder="privopt.mdp.demo:example",
     )
 )
+
+register(
+    Mechanism(
+        name="census",
+        title="consistent epsilon-DP household counts over a region hierarchy",
+        entry_point="privopt.census:release",
+        release_type="privopt.census:CensusRelease",
+        command="census",
+        example_builder="privopt.census.demo:example",
+    )
+)
+
+register(
+    Mechanism(
+        name="kanon",
+        title="k-anonymity by optimal generalisation to intervals (MILP, Split & Carry, greedy)",
+        entry_point="privopt.kanon:anonymize",
+        release_type="privopt.kanon:KAnonResult",
+        command="kanon",
+        example_builder="privopt.kanon.demo:example",
+    )
+)

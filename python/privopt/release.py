@@ -396,6 +396,8 @@ def load(path: str | Path) -> Release:
             if where.suffix == ".npz":
                 if npz is None:
                     npz = np.load(where, allow_pickle=False)
+                if name not in npz.files:
+                    raise InvalidInput(f"{str(where)!r} has no array {name!r} of the release")
                 data[name] = npz[name]
             else:
                 data[name] = _read_table(where)

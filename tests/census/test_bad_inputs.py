@@ -34,7 +34,7 @@ CASES = [
     (lambda: measure_counts(DATA, 1.0, accountant=object()), "accountant must be"),
     (lambda: release(DATA, 1.0, "M_H^dp", bogus=1), "no argument 'bogus'; valid keyword"),
     (lambda: release(DATA, 1.0, "M_H", window="auto"), "M_H takes no argument 'window'"),
-    (lambda: release(DATA, 1.0, mechanism=3), "mechanism must be one of"),
+    (lambda: release(DATA, 1.0, method=3), "method must be one of"),
     (lambda: m_h_r(DATA, 1.0, rng=0, time_limit=-1), "time_limit must be > 0"),
     (lambda: m_h_r(DATA, 1.0, rng=0, time_limit=float("nan")), "time_limit must not be NaN"),
     (lambda: m_h_dp(DATA, 1.0, window=1.5), "window must be"),

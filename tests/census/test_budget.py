@@ -61,7 +61,16 @@ def test_measurements_one_level_short(data, measure):
     assert acct.entries == []
 
 
-@pytest.mark.parametrize("name", ["M_H^dp", "M_c^dp", "M_c^ch"])
+POSTPROCESS = {
+    "M_H^dp": "tree_postprocess",
+    "M_c^dp": "tree_postprocess",
+    "M_c^ch": "chain_postprocess",
+    "M_H^r": "solve_qp",
+    "M_c^r": "solve_qp",
+}
+
+
+@pytest.mark.parametrize("name", sorted(POSTPROCESS))
 def test_failure_after_drawing_rolls_the_spend_back(data, name, monkeypatch):
     # The noise was drawn but nothing derived from it was released: no spend remains.
     import privopt.census.mechanisms as mech
@@ -69,9 +78,7 @@ def test_failure_after_drawing_rolls_the_spend_back(data, name, monkeypatch):
     def refuse(*args, **kwargs):
         raise SolverLimit("post-processing refused (test)")
 
-    monkeypatch.setattr(
-        mech, "chain_postprocess" if name == "M_c^ch" else "tree_postprocess", refuse
-    )
+    monkeypatch.setattr(mech, POSTPROCESS[name], refuse)
     acct = PrivacyAccountant(epsilon_budget=2.0)
     with pytest.raises(SolverLimit):
         release(data, 1.0, name, rng=0, accountant=acct)

@@ -54,7 +54,8 @@ def test_all_mechanisms_verify_and_ledger(small_us):
         rel = release(small_us, 1.0, name, rng=7, accountant=acct).verify()
         assert len(rel.ledger) == L and math.isclose(acct.epsilon_spent, 1.0)
         assert rel.timings["total"] >= rel.timings["postprocess"] >= 0
-        assert "ε-DP" in rel.guarantee
+        assert "ε-DP" in rel.guarantee_details
+        assert rel.guarantee.kind == "epsilon-DP" and rel.guarantee.parameters["epsilon"] == 1.0
 
 
 def test_budget_is_checked_before_drawing(running_example):
@@ -81,7 +82,12 @@ def test_noise_scale_is_wired(small_us):
     paper = measure_chain(small_us, eps, rng=0, chain_noise_scale="paper")
     assert strict.sensitivity.tolist() == small_us.hierarchy.level_sizes.tolist()
     assert paper.sensitivity.tolist() == [1.0] * L
-    assert "NOT ε-DP" in m_c_ch(small_us, measurements=paper).guarantee
+    loose = m_c_ch(small_us, measurements=paper)
+    assert "NOT ε-DP" in loose.guarantee_details
+    # The paper's scale spends |R_l|·ε/L on level l: the guarantee states that sum, not ε.
+    sizes = small_us.hierarchy.level_sizes
+    assert loose.guarantee.parameters["epsilon"] == pytest.approx(eps * sizes.sum() / L)
+    assert m_c_ch(small_us, measurements=strict).guarantee.parameters["epsilon"] == eps
 
 
 def test_dp_mechanisms_are_more_accurate_than_raw_rounding(small_us):
@@ -148,6 +154,67 @@ def test_cli_records_and_errors(tmp_path, capsys):
         == 2
     )
     assert "--group" in capsys.readouterr().err
+
+
+def test_cli_out_is_a_loadable_release(tmp_path, capsys):
+    """``privopt census --out DIR`` writes the release itself: privopt.load(DIR) gives it back,
+    it verifies, and the command printed exactly its summary (plus paths and checks)."""
+    import json
+
+    import privopt
+    from privopt.census import CensusRelease
+
+    rec = tmp_path / "rec.csv"
+    rec.write_text("state,county,hh\nGA,g1,A\nGA,g1,A\nGA,g2,B\nNY,n1,C\nNY,n1,D\nNY,n1,D\n")
+    out = tmp_path / "out"
+    argv = ["census", "--records", str(rec), "--levels", "state,county", "--group", "hh"]
+    assert main([*argv, "--method", "M_H^dp", "--seed", "3", "--out", str(out), "-q"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    loaded = privopt.load(out)
+    assert isinstance(loaded, CensusRelease) and loaded.verify() is loaded
+    assert loaded.method == "M_H^dp" and loaded.counts[0].sum() == loaded.G == 4
+    assert loaded.measurements is None  # noisy intermediate values are not published
+    assert {k: printed[k] for k in loaded.summary()} == loaded.summary()
+    assert printed["mechanism"] == "census" and printed["ok"]
+    table = __import__("pandas").read_csv(out / "released_counts.csv")
+    assert table["count"].tolist() == loaded.counts.ravel().tolist()
+
+
+def test_release_round_trip_keeps_the_hierarchy_and_ledger(tmp_path, small_us):
+    import privopt
+
+    rel = m_c_ch(small_us, 1.0, rng=5, chain_noise_scale="paper")
+    back = privopt.load(rel.save(tmp_path / "rel"))
+    h, g = rel.hierarchy, back.hierarchy
+    assert g.fingerprint == h.fingerprint and np.array_equal(g.level, h.level)
+    assert back.ledger == rel.ledger and back.info == rel.info and back == rel
+    assert back.guarantee == rel.guarantee and back.guarantee.parameters["epsilon"] > 1.0
+    assert back.status == "optimal" and back.relative_gap == 0.0
+
+
+def test_verify_refuses_a_tampered_release(tmp_path, running_example):
+    import privopt
+    from privopt.errors import PrivacyViolation
+
+    folder = m_h_dp(running_example, 1.0, rng=0).save(tmp_path / "rel")
+    with np.load(folder / "data.npz") as f:
+        data = dict(f)
+    data["counts"][1, 0] += 1  # GA no longer adds up to the nation
+    np.savez(folder / "data.npz", **data)
+    with pytest.raises(PrivacyViolation, match="not consistent, faithful"):
+        privopt.load(folder).verify()
+    rel = m_h_dp(running_example, 1.0, rng=0)
+    rel.epsilon = 2.0  # the ledger charged 1
+    with pytest.raises(PrivacyViolation, match="ledger records 1"):
+        rel.verify()
+
+
+def test_raw_and_qp_releases_state_no_status(running_example):
+    from privopt.census import m_h, m_h_r
+
+    for rel in (m_h(running_example, 1.0, rng=0), m_h_r(running_example, 1.0, rng=0)):
+        assert rel.status is None and rel.relative_gap is None
+        assert rel.summary()["status"] is None
 
 
 def test_demo_section(tmp_path):

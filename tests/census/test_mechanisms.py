@@ -98,8 +98,8 @@ def test_bad_input(running_example):
         m_h_dp(running_example, -1.0)
     with pytest.raises(InvalidInput, match="epsilon is required"):
         m_h_dp(running_example)
-    with pytest.raises(InvalidInput, match="mechanism"):
-        release(running_example, 1.0, mechanism="nope")
+    with pytest.raises(InvalidInput, match="method must be one of"):
+        release(running_example, 1.0, method="nope")
     with pytest.raises(InvalidInput, match="chain_noise_scale"):
         m_c_ch(running_example, 1.0, chain_noise_scale="loose")
     m = inject(running_example, "cumulative", np.zeros((3, 5)))
@@ -113,20 +113,30 @@ def test_bad_input(running_example):
         )
 
 
-def test_release_frame_and_save(tmp_path, running_example):
+def test_release_frame_and_table(tmp_path, running_example):
     rel = m_h_dp(
         running_example, measurements=inject(running_example, "counts", running_example.counts)
     )
     f = rel.to_frame()
     assert list(f.columns) == ["region", "level", "size", "count"] and len(f) == 15
-    assert rel.save(tmp_path / "out.csv").exists()
+    assert rel.write_table(tmp_path / "out.csv").exists()
     import pandas as pd
 
     back = pd.read_csv(tmp_path / "out.csv", dtype={"region": str, "level": str})
     assert back.equals(f.astype({"region": str, "level": str}))  # same text, any writer
     with pytest.raises(InvalidInput, match=r"csv or \.parquet"):
-        rel.save(tmp_path / "out.txt")
+        rel.write_table(tmp_path / "out.txt")
+    with pytest.raises(InvalidInput, match="write_table"):  # save writes a release directory
+        rel.save(tmp_path / "out.csv")
     assert "M_H^dp" in repr(rel)
+
+
+def test_release_method_replaces_mechanism(running_example):
+    rel = release(running_example, 1.0, "M_c^dp", rng=0)
+    assert rel.method == "M_c^dp" and rel.mechanism == "census"
+    with pytest.warns(DeprecationWarning, match="method"):
+        old = release(running_example, 1.0, mechanism="M_c^dp", rng=0)
+    assert old.method == "M_c^dp" and np.array_equal(old.counts, rel.counts)  # same seed
 
 
 def test_release_parquet(tmp_path, running_example):
@@ -135,7 +145,7 @@ def test_release_parquet(tmp_path, running_example):
     rel = m_h_dp(
         running_example, measurements=inject(running_example, "counts", running_example.counts)
     )
-    back = pd.read_parquet(rel.save(tmp_path / "out.parquet"))
+    back = pd.read_parquet(rel.write_table(tmp_path / "out.parquet"))
     assert back.equals(rel.to_frame())
 
 
@@ -217,9 +227,9 @@ def test_save_without_pyarrow_writes_the_same_csv(tmp_path, running_example, mon
 
     rel = m_h_dp(running_example, 1.0, rng=0)
     monkeypatch.setattr(release_module, "CSV_BLOCK_ROWS", 4)  # several blocks
-    rel.save(tmp_path / "fast.csv")
+    rel.write_table(tmp_path / "fast.csv")
     monkeypatch.setattr(CensusRelease, "_arrow_table", lambda self: None)
-    rel.save(tmp_path / "plain.csv")
+    rel.write_table(tmp_path / "plain.csv")
     assert (tmp_path / "fast.csv").read_text() == (tmp_path / "plain.csv").read_text()
     with pytest.raises(InvalidInput, match="pyarrow"):
-        rel.save(tmp_path / "out.parquet")
+        rel.write_table(tmp_path / "out.parquet")

@@ -40,6 +40,29 @@ def test_cli_writes_table_and_report(tmp_path, capsys):
     assert "split_carry" in capsys.readouterr().out
 
 
+def test_cli_report_dir_is_a_loadable_release(tmp_path, capsys):
+    """``privopt kanon`` writes the release into --report-dir: privopt.load reads it back
+    without the original data, it verifies, and stdout is its summary plus the paths."""
+    import json
+
+    import privopt
+    from privopt.kanon import KAnonResult
+
+    src = tmp_path / "in.csv"
+    datasets.fars_20().assign(note="x").to_csv(src, index=False)
+    out = tmp_path / "anon.csv"
+    argv = ["kanon", str(src), "--k", "3", "--qi", "AGE,SEX,INJ_SEV,DRINKING", "--out", str(out)]
+    assert main([*argv, "--method", "milp", "--report-dir", str(tmp_path / "rel"), "-q"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    loaded = privopt.load(printed["release"])
+    assert isinstance(loaded, KAnonResult) and loaded.problem is None
+    assert loaded.verify() is loaded and loaded.status == "optimal"
+    assert {k: printed[k] for k in loaded.summary()} == loaded.summary()
+    published = pd.read_csv(out)
+    assert published.astype(str).equals(loaded.table.astype(str))  # the table that was published
+    assert (loaded.table["note"] == "x").all() and loaded.k == 3
+
+
 def test_cli_bad_input_is_a_clear_error(tmp_path, capsys):
     src = tmp_path / "in.csv"
     datasets.fars_20().to_csv(src, index=False)
@@ -67,10 +90,15 @@ def test_cli_help(argv, capsys):
 
 @pytest.mark.parametrize(
     "extra, expected, chunking",
-    [([], 10.0, "runs"), (["--time-limit", "2.5", "--chunking", "paper"], 2.5, "paper")],
+    [
+        ([], 10.0, "runs"),
+        (["--sub-time-limit", "2.5", "--chunking", "paper"], 2.5, "paper"),
+        (["--time-limit", "6"], "6 s over the sub-problems", "runs"),
+    ],
 )
 def test_cli_split_carry_time_limit_default(tmp_path, monkeypatch, extra, expected, chunking):
-    # without --time-limit the API default (10 s per sub-problem) applies, never "no limit"
+    # without a limit the API default (10 s per sub-problem) applies, never "no limit";
+    # --time-limit is the whole run's, as for the MILP, spread evenly over the sub-problems
     import privopt.kanon.split_carry as sc
 
     seen = {}
@@ -100,4 +128,6 @@ def test_cli_split_carry_time_limit_default(tmp_path, monkeypatch, extra, expect
         )
         == 0
     )
-    assert seen["sub_time_limit"] == expected and seen["chunking"] == chunking
+    if isinstance(expected, str):
+        expected = 6 / seen["n_subproblems"]
+    assert seen["sub_time_limit"] == pytest.approx(expected) and seen["chunking"] == chunking

@@ -603,6 +603,25 @@ case(
     "seed",
 )
 case("anonymize", "greedy bogus option", lambda: kanon.anonymize(F, 3, bogus=1), "bogus")
+# The options every mechanism shares (time_limit, rel_gap, progress, executor) follow one rule.
+for method, option, value, frag in [
+    ("milp", "rel_gap", -1.0, "rel_gap must be >= 0"),
+    ("milp", "rel_gap", NAN, "rel_gap"),
+    ("milp", "max_columns", 0, "max_columns must be >= 1"),
+    ("milp", "max_columns", "a", "max_columns"),
+    ("milp", "mip_start", 3, "mip_start must be True or False"),
+    ("split_carry", "executor", 3, "executor must be a concurrent.futures.Executor"),
+    ("split_carry", "time_limit", 0.0, "time_limit"),
+    ("split_carry", "sub_time_limit", NAN, "sub_time_limit"),
+    ("split_carry", "progress", "x", "progress"),
+    ("greedy", "progress", 2, "progress"),
+]:
+    case(
+        "anonymize",
+        f"{method} {option}={value!r}",
+        lambda m=method, o=option, v=value: kanon.anonymize(F, 3, method=m, **{o: v}),
+        frag,
+    )
 case(
     "anonymize",
     "NaN in a QI",
@@ -677,8 +696,28 @@ C = counts
 scalar_cases(
     "release", lambda e: cen.release(C(), e, rng=0), "epsilon", bads=(0.0, -1.0, NAN, INF, 1j, "1")
 )
-case("release", "mechanism='best'", lambda: cen.release(C(), 1.0, mechanism="best"), "mechanism")
+case(
+    "release",
+    "method='best'",
+    lambda: cen.release(C(), 1.0, method="best"),
+    "method must be one of",
+)
 case("release", "data='x'", lambda: cen.release("x", 1.0), "data")
+for fn in (cen.m_h_r, cen.m_c_r):
+    for value in (-1.0, 0.0, NAN, "x"):
+        case(
+            fn.__name__,
+            f"time_limit={value!r}",
+            lambda f=fn, v=value: f(C(), 1.0, rng=0, time_limit=v),
+            "time_limit",
+        )
+for fn in (cen.m_h_dp, cen.m_c_dp):
+    case(
+        fn.__name__,
+        "executor=3",
+        lambda f=fn: f(C(), 1.0, rng=0, executor=3),
+        "executor must be a concurrent.futures.Executor",
+    )
 for fn in (cen.m_h, cen.m_h_r, cen.m_h_dp, cen.m_c_r, cen.m_c_dp, cen.m_c_ch, cen.topdown):
     case(fn.__name__, "epsilon=-1", lambda f=fn: f(C(), -1.0, rng=0), "epsilon")
     case(fn.__name__, "rng='x'", lambda f=fn: f(C(), 1.0, rng="x"), "rng")
@@ -1283,6 +1322,119 @@ case(
     lambda: kanon_result().plot_class_sizes(ax="x"),
     "ax must",
 )
+case("KAnonResult.plot", "ax='x'", lambda: kanon_result().plot(ax="x"), "ax must")
+case("CensusRelease.plot", "ax=3", lambda: census_release().plot(ax=3), "ax must")
+
+
+def kanon_parts(**change: Any) -> dict[str, Any]:
+    """The constructor arguments of the k-anonymity release, with ``change`` applied."""
+    r = kanon_result()
+    parts = dict(
+        table=r.table,
+        classes=r.classes,
+        lower=r.lower,
+        upper=r.upper,
+        loss=r.loss,
+        method=r.method,
+        k=r.k,
+        quasi_identifiers=r.quasi_identifiers,
+        weights=r.weights,
+    )
+    return {**parts, **change}
+
+
+for label, change, frag in [
+    ("classes of the wrong length", {"classes": np.zeros(3, dtype=int)}, "classes must have shape"),
+    ("classes with a gap", {"classes": np.arange(20) * 2}, "classes must number"),
+    ("classes NaN", {"classes": np.full(20, NAN)}, "classes"),
+    ("k=0", {"k": 0}, "k must be >= 1"),
+    ("method=''", {"method": ""}, "method"),
+    ("loss='x'", {"loss": "x"}, "loss"),
+    ("a QI missing from the table", {"quasi_identifiers": ["AGE", "nope"]}, "quasi-identifier"),
+    ("no problem and no QIs", {"quasi_identifiers": None}, "quasi_identifiers are required"),
+    ("weights of the wrong length", {"weights": [1.0]}, "weights"),
+    ("lower of the wrong shape", {"lower": np.zeros((2, 2))}, "lower must be"),
+]:
+    case("KAnonResult", label, lambda c=change: kanon.KAnonResult(**kanon_parts(**c)), frag)
+case(
+    "KAnonResult.save",
+    "column names that are not text",
+    lambda: kanon.KAnonResult(
+        **kanon_parts(
+            table=kanon_result().table.set_axis(range(4), axis=1), quasi_identifiers=[0, 1, 2, 3]
+        )
+    ).save(Path(tempfile.mkdtemp()) / "r"),
+    "column names must be text",
+)
+
+
+def census_parts(**change: Any) -> dict[str, Any]:
+    """The constructor arguments of the census release, with ``change`` applied."""
+    r = census_release()
+    parts = dict(method=r.method, hierarchy=r.hierarchy, counts=r.counts, G=r.G, epsilon=r.epsilon)
+    return {**parts, **change}
+
+
+for label, change, frag in [
+    ("counts of the wrong shape", {"counts": np.zeros((2, 2), dtype=int)}, "one row per region"),
+    ("counts NaN", {"counts": np.full((3, 2), NAN)}, "counts"),
+    ("hierarchy='x'", {"hierarchy": "x"}, "hierarchy must be a Hierarchy"),
+    ("G=-1", {"G": -1}, "G must be >= 0"),
+    ("epsilon=0", {"epsilon": 0.0}, "epsilon"),
+    ("method=None", {"method": None}, "method"),
+    ("ledger of text", {"ledger": ["spent"]}, "LedgerEntry"),
+    ("seeded='yes'", {"seeded": "yes"}, "seeded must be a bool"),
+    ("guarantee_details=1", {"guarantee_details": 1}, "guarantee_details"),
+]:
+    case("CensusRelease", label, lambda c=change: cen.CensusRelease(**census_parts(**c)), frag)
+
+
+def damaged_release(release: Any, damage: Callable[[Path], None]) -> Path:
+    """A saved copy of ``release`` with ``damage`` done to its folder."""
+    folder = release.save(Path(tempfile.mkdtemp()) / "release")
+    damage(folder)
+    return folder
+
+
+def _rewrite_npz(folder: Path, **change: Any) -> None:
+    with np.load(folder / "data.npz") as f:
+        data = {**dict(f), **change}
+    np.savez(folder / "data.npz", **{k: v for k, v in data.items() if v is not None})
+
+
+for label, damage, frag in [
+    (
+        "census counts of the wrong shape",
+        lambda d: _rewrite_npz(d, counts=np.zeros((1, 2))),
+        "one row per region",
+    ),
+    ("census region names missing", lambda d: _rewrite_npz(d, region_names=None), "region_names"),
+    (
+        "census parent with a cycle",
+        lambda d: _rewrite_npz(d, parent=np.array([-1, 2, 1])),
+        "parent",
+    ),
+]:
+    case(
+        "load",
+        label,
+        lambda dmg=damage: privopt.load(damaged_release(census_release(), dmg)),
+        frag,
+    )
+for label, damage, frag in [
+    ("kanon table file missing", lambda d: (d / "table.parquet").unlink(), "is missing"),
+    (
+        "kanon classes of the wrong length",
+        lambda d: _rewrite_npz(d, classes=np.zeros(3)),
+        "classes",
+    ),
+]:
+    case(
+        "load",
+        label,
+        lambda dmg=damage: privopt.load(damaged_release(kanon_result(), dmg)),
+        frag,
+    )
 for i, j, d, frag in [
     ([0, 1], [1], [1.0], "one length"),
     ([0], [9], [1.0], r"edges.j\[0\] = 9"),
@@ -1350,10 +1502,16 @@ case(
     "truth",
 )
 case(
-    "CensusRelease.save",
+    "CensusRelease.write_table",
     "suffix .xyz",
-    lambda: census_release().save(Path(tempfile.gettempdir()) / "privopt-release.xyz"),
+    lambda: census_release().write_table(Path(tempfile.gettempdir()) / "privopt-release.xyz"),
     "path must end in .csv or .parquet",
+)
+case(
+    "CensusRelease.save",
+    "a .csv path",
+    lambda: census_release().save(Path(tempfile.gettempdir()) / "privopt-release.csv"),
+    "write_table",
 )
 case(
     "sklearn_expected_failed_checks",

@@ -63,7 +63,14 @@ def census_case(folder: Path) -> tuple[list[str], Path, Callable[[dict, Path], N
     out = folder / "out"
 
     def check(summary: dict, out: Path) -> None:
-        assert sorted(p.name for p in out.iterdir()) == [MARKER, "released_counts.csv", "report.md"]
+        assert sorted(p.name for p in out.iterdir()) == [
+            MARKER,
+            "census_counts_by_size.png",
+            "data.npz",
+            "release.json",
+            "released_counts.csv",
+            "report.md",
+        ]
         assert summary["ok"] and Path(summary["counts"]).is_file()
         assert "Mechanism **M_c^dp**" in (out / "report.md").read_text()
 

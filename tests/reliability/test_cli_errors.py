@@ -393,6 +393,10 @@ def _all_options() -> list:
         ),
         (["geo", "serve", "--epsilon", "1e6"], "epsilon * r_exp / 2 = 2e+06 exceeds"),
         (["kanon", "IN", "--k", "2", "--weights", "1_0,2"], "--weights must be numbers"),
+        (
+            ["kanon", "IN", "--k", "2", "--sub-time-limit", "2"],
+            "--sub-time-limit applies to --method split_carry, not greedy",
+        ),
     ],
     ids=[
         "grid too large",
@@ -401,6 +405,7 @@ def _all_options() -> list:
         "geo huge epsilon",
         "serve huge epsilon",
         "weights with _",
+        "sub-time-limit without split_carry",
     ],
 )
 def test_values_checked_past_their_type_are_one_line_too(argv, fragment, tmp_path, capsys):

@@ -19,10 +19,12 @@ def _counts() -> cen.CensusCounts:
 
 def test_census_release_states_seeded_randomness():
     seeded = cen.m_h_dp(_counts(), 1.0, rng=7)
-    assert seeded.seeded and "SEEDED" in seeded.guarantee and "SEEDED" in repr(seeded)
+    assert seeded.seeded and "SEEDED" in seeded.guarantee_details and "SEEDED" in repr(seeded)
+    assert seeded.guarantee.seeded and seeded.summary()["guarantee"]["seeded"]
     assert all(entry.seeded for entry in seeded.ledger)
     secure = cen.m_h_dp(_counts(), 1.0)
-    assert not secure.seeded and "SEEDED" not in secure.guarantee
+    assert not secure.seeded and "SEEDED" not in secure.guarantee_details
+    assert not secure.guarantee.seeded and "SEEDED" not in repr(secure)
     assert not any(entry.seeded for entry in secure.ledger)
 
 

@@ -1,4 +1,5 @@
-"""``privopt census``: records CSV or a counts table → released counts (CSV/Parquet) + report."""
+"""``privopt census``: records CSV or a counts table → the release (loadable by
+:func:`privopt.load`), the released counts (CSV/Parquet) and a report."""
 
 from __future__ import annotations
 
@@ -108,19 +109,16 @@ def _run(args: argparse.Namespace) -> int:
         checks = rel.check()
         with outputs.publish() as staged:
             _write_outputs(staged[out], args, data, rel, checks)
-    ok = all(checks.values()) or args.mechanism in ("M_H", "M_H^r", "M_c^r")
+    ok = all(checks.values()) or rel.method in ("M_H", "M_H^r", "M_c^r")
     emit_summary(
         {
             "command": "census",
             "out": str(out),
             "counts": str(out / f"released_counts.{args.format}"),
             "report": str(out / "report.md"),
-            "mechanism": rel.mechanism,
-            "epsilon": rel.epsilon,
-            "seeded": rel.seeded,
+            **rel.summary(),
             "checks": checks,
             "ok": ok,
-            "time_s": rel.timings.get("total"),
         }
     )
     return 0 if ok else 1
@@ -131,33 +129,43 @@ def _release(args: argparse.Namespace, data: CensusCounts):
     from privopt.census.mechanisms import MECHANISMS
 
     kw: dict = {}
-    if args.mechanism == "M_c^ch":
+    if args.method == "M_c^ch":
         kw["chain_noise_scale"] = args.chain_noise_scale
-    if args.mechanism in ("M_H^dp", "M_c^dp", "M_c^ch"):
+    if args.method in ("M_H^dp", "M_c^dp", "M_c^ch"):
         kw["window"] = int(args.window) if args.window.isdigit() else args.window
-    if args.mechanism in ("M_H^r", "M_c^r"):
+    if args.method in ("M_H^r", "M_c^r"):
         kw["qp_solver"] = args.qp_solver
     # A release without --seed draws its noise from the OS CSPRNG (privopt.dp "secure").
     rng = "secure" if args.seed is None else args.seed
-    return MECHANISMS[args.mechanism](data, args.epsilon, rng=rng, **kw)
+    return MECHANISMS[args.method](data, args.epsilon, rng=rng, **kw)
 
 
 def _write_outputs(out: Path, args: argparse.Namespace, data, rel, checks) -> None:
-    """The released counts, report.md and the comparison plot, into ``out``."""
+    """The release (``release.json`` and ``data.npz``: :func:`privopt.load` reads ``out``), the
+    released counts table, report.md and the plots, into ``out``."""
     from privopt.census.report import comparison_table, plot_l1_per_level, run_comparison
-    from privopt.report import Report, Section
+    from privopt.report import Report, Section, save_figure
 
-    rel.save(out / f"released_counts.{args.format}")
+    rel._write(out)
+    rel.write_table(out / f"released_counts.{args.format}")
+    ax = rel.plot()
+    save_figure(ax.figure, out / "census_counts_by_size.png", dpi=110)
+    import matplotlib.pyplot as plt
+
+    plt.close(ax.figure)
     h = data.hierarchy
     body = (
-        f"Mechanism **{rel.mechanism}**, ε = {rel.epsilon:g}, {h.n_regions} regions in "
-        f"{h.n_levels} levels, N = {data.N}, G = {data.G}.\n\nGuarantee: {rel.guarantee}.\n\n"
+        f"Mechanism **{rel.method}**, ε = {rel.epsilon:g}, {h.n_regions} regions in "
+        f"{h.n_levels} levels, N = {data.N}, G = {data.G}.\n\n"
+        f"Guarantee in detail: {rel.guarantee_details}.\n\n"
         f"Checks: {checks}; runtime {rel.timings['total']:.3f} s.\n\nLedger:\n\n"
         + "\n".join(f"- {e}" for e in rel.ledger)
         + "\n"
     )
+    summary = rel.report()
     report = Report("privopt census")
-    report.add(Section("Release", body))
+    report.add(Section(summary.title, summary.body, ["census_counts_by_size.png"]))
+    report.add(Section("Noise, checks and ledger", body))
     if args.compare:
         names = (
             [m.strip() for m in args.compare.split(",")]
@@ -251,10 +259,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--epsilon", type=positive, default=1.0, help="total ε (default 1)")
     p.add_argument(
+        "--method",
         "--mechanism",
+        dest="method",
         default="M_c^dp",
         choices=sorted(MECHANISMS),
-        help="mechanism (default M_c^dp)",
+        help="census mechanism (default M_c^dp)",
     )
     p.add_argument(
         "--chain-noise-scale",

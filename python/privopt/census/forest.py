@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 
 from privopt._core import census as _kernels
+from privopt._validation import check_executor
 from privopt.census.hierarchy import Hierarchy
 from privopt.errors import InvalidInput
 
 __all__ = [
     "ForestRound",
     "ForestRunner",
-    "check_executor",
     "run_forest_round",
     "top_level_subtrees",
 ]
@@ -279,17 +279,6 @@ class ForestRunner:
             k, d = int(self.shift[0, s]), int(base[s])
             out[s] = max(d, self.G) if k >= 62 or d > (self.G >> k) else d << k
         return out
-
-
-def check_executor(executor: Any) -> Any:
-    """``executor`` if it is None or has ``submit`` (a concurrent.futures.Executor, a Dask
-    client or its ``get_executor()``), else InvalidInput."""
-    if executor is not None and not callable(getattr(executor, "submit", None)):
-        raise InvalidInput(
-            f"executor must be a concurrent.futures.Executor (or a Dask client), got "
-            f"{type(executor).__name__}"
-        )
-    return executor
 
 
 def _default_tasks(executor: Any) -> int:

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -27,9 +29,14 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._progress import progress_scope_for
-from privopt._validation import check_epsilon, check_finite_result, check_positive
-from privopt.census.forest import check_executor
+from privopt._callers import stacklevel_outside_privopt
+from privopt._progress import progress_scope_for, with_progress_argument
+from privopt._validation import (
+    check_epsilon,
+    check_executor,
+    check_finite_result,
+    check_positive,
+)
 from privopt.census.hierarchy import CensusCounts, Hierarchy, cumulate, decumulate
 from privopt.census.noise import (
     DataFingerprint,
@@ -254,12 +261,12 @@ def _release(
         check_finite_result(f"{name} counts", counts)
     seeded = any(e.seeded for e in meas.ledger)
     return CensusRelease(
-        mechanism=name,
+        method=name,
         hierarchy=data.hierarchy,
         counts=counts,
         G=data.G,
         epsilon=meas.epsilon,
-        guarantee=_GUARANTEE.format(what=what) + (SEEDED_NOTE if seeded else ""),
+        guarantee_details=_GUARANTEE.format(what=what) + (SEEDED_NOTE if seeded else ""),
         seeded=seeded,
         ledger=list(meas.ledger),
         timings={"noise": t_noise, "postprocess": t_post, "total": t_noise + t_post},
@@ -286,6 +293,7 @@ def _all_or_nothing(mechanism: Callable[..., CensusRelease]) -> Callable[..., Ce
 
 
 @_all_or_nothing
+@with_progress_argument
 def m_h(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -294,7 +302,8 @@ def m_h(
     accountant: Any = None,
     measurements: Measurements | None = None,
 ) -> CensusRelease:
-    """M_H step 1 only: the raw noisy counts (inconsistent, may be negative; a baseline)."""
+    """M_H step 1 only: the raw noisy counts (inconsistent, may be negative; a baseline).
+    ``progress`` (keyword): bars over the noise draws, as in :func:`m_h_dp`."""
     meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
     return _release("M_H", data, meas, meas.noisy.copy(), t0, 0.0, "counts Δ=2, λ=2L/ε")
 
@@ -443,7 +452,8 @@ def m_c_ch(
 
     ``chain_noise_scale="strict"`` (default) is ε-DP with Δ_ℓ = |R_ℓ|; ``"paper"`` reproduces
     the paper's scale L/ε, which is NOT ε-DP when a level has more than one region (the ledger
-    and ``release.guarantee`` say so). ``progress`` as in :func:`m_h_dp`.
+    and ``release.guarantee_details`` say so, and ``release.guarantee`` states the ε it does
+    give). ``progress`` as in :func:`m_h_dp`.
     """
     check_window(window)
     with progress_scope_for(progress):
@@ -489,7 +499,11 @@ def _consistency_matrix(h: Hierarchy, N: int, width: int) -> sp.csr_matrix:
 
 
 def _check_time_limit(time_limit: Any) -> float | None:
-    return None if time_limit is None else check_positive("time_limit", time_limit)
+    """Seconds > 0, as everywhere in privopt; None or ``inf``: no limit."""
+    if time_limit is None:
+        return None
+    seconds = check_positive("time_limit", time_limit, allow_inf=True)
+    return None if math.isinf(seconds) else seconds
 
 
 def _qp_solver_name(solver: str) -> str:
@@ -572,6 +586,8 @@ def _solve_qp_clarabel(
     return unit * np.asarray(sol.x)
 
 
+@_all_or_nothing
+@with_progress_argument
 def m_h_r(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -584,7 +600,8 @@ def m_h_r(
 ) -> CensusRelease:
     """M_H^r (spec 003 §2.1): Model 1 with integrality relaxed (x ≥ 0 kept), solved as a QP
     (``qp_solver``, see :func:`solve_qp`), each value rounded half-up independently — may violate
-    consistency (#CV > 0)."""
+    consistency (#CV > 0). ``time_limit``: seconds of the QP (None or ``inf``: none);
+    ``progress`` (keyword): bars over the noise draws, as in :func:`m_h_dp`."""
     solver = _qp_solver_name(qp_solver)
     time_limit = _check_time_limit(time_limit)
     meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
@@ -615,6 +632,7 @@ def m_h_r(
 
 
 @_all_or_nothing
+@with_progress_argument
 def m_c_r(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -627,7 +645,7 @@ def m_c_r(
 ) -> CensusRelease:
     """M_c^r (spec 003 §3.2): Model 2 relaxed (ĉ ≥ 0 continuous) as a QP (``qp_solver``, see
     :func:`solve_qp`), rounded half-up, ⊖. A running maximum after rounding keeps n̂ ≥ 0
-    against solver round-off."""
+    against solver round-off. ``time_limit`` and ``progress`` as in :func:`m_h_r`."""
     solver = _qp_solver_name(qp_solver)
     time_limit = _check_time_limit(time_limit)
     meas, t0 = _get(measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements)
@@ -734,6 +752,7 @@ def _repair_group(out: np.ndarray, cells: np.ndarray, target: int) -> None:
 
 
 @_all_or_nothing
+@with_progress_argument
 def topdown(
     data: CensusCounts,
     epsilon: float | None = None,
@@ -745,7 +764,8 @@ def topdown(
     """A TopDown-style baseline *in the spirit of* the 2018 E2E / 2020 Census method (spec 003
     §4): the M_H measurements, then level by level from the root, an L2 projection of each
     parent's children onto {x ≥ 0, Σ x = parent value} (per size) and a sum-preserving rounding.
-    Consistent, integral, non-negative and faithful by construction."""
+    Consistent, integral, non-negative and faithful by construction. ``progress`` (keyword):
+    bars over the noise draws, as in :func:`m_h_dp`."""
     data = _check_data(data)
     if data.G >= TOPDOWN_MAX_G:
         raise InvalidInput(
@@ -793,17 +813,37 @@ MECHANISMS: dict[str, Callable[..., CensusRelease]] = {
 
 
 def release(
-    data: CensusCounts, epsilon: float, mechanism: str = "M_H^dp", **kwargs: Any
+    data: CensusCounts, epsilon: float, method: str = "M_H^dp", **kwargs: Any
 ) -> CensusRelease:
-    """Run the named mechanism (a key of :data:`MECHANISMS`)."""
-    if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
-        raise InvalidInput(f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}")
-    func = MECHANISMS[mechanism]
+    """Run the census mechanism named ``method`` (a key of :data:`MECHANISMS`).
+
+    ``kwargs`` are that mechanism's keyword arguments (``rng``, ``accountant``, ``window``,
+    ``executor``, ``progress``, ``time_limit``, …); one it does not take raises InvalidInput.
+    ``mechanism=`` is the former name of ``method`` (deprecated).
+
+    Example
+    -------
+    >>> from privopt.census import CensusCounts, Hierarchy, release
+    >>> data = CensusCounts.from_leaf_counts(Hierarchy.from_nested({"US": ["GA", "NY"]}),
+    ...                                      [[2, 0, 1], [1, 1, 1]])
+    >>> release(data, 1.0, "M_c^dp", rng=0).method
+    'M_c^dp'
+    """
+    if "mechanism" in kwargs:
+        warnings.warn(
+            "release(mechanism=...) is deprecated: the argument is called method",
+            DeprecationWarning,
+            stacklevel=stacklevel_outside_privopt(),
+        )
+        method = kwargs.pop("mechanism")
+    if not isinstance(method, str) or method not in MECHANISMS:
+        raise InvalidInput(f"method must be one of {sorted(MECHANISMS)}, got {method!r}")
+    func = MECHANISMS[method]
     valid = [p for p in inspect.signature(func).parameters if p not in ("data", "epsilon")]
     unknown = sorted(set(kwargs) - set(valid))
     if unknown:
         raise InvalidInput(
-            f"{mechanism} takes no argument {', '.join(map(repr, unknown))}; valid keyword "
+            f"{method} takes no argument {', '.join(map(repr, unknown))}; valid keyword "
             f"arguments: {', '.join(valid)}"
         )
     return func(data, epsilon, **kwargs)

@@ -235,7 +235,7 @@ def _checked_streamed_arguments(
     epsilon: float, executor: Any, out_dir: str | Path
 ) -> tuple[float, Path, Path]:
     """(ε, output folder, its ``measurements`` spill folder, created) after validation."""
-    from privopt.census.forest import check_executor
+    from privopt._validation import check_executor
 
     eps = check_epsilon(epsilon)
     if executor is None:

@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 
-from privopt._validation import check_instance
+from privopt._progress import check_progress, progress_scope_for
+from privopt._validation import (
+    check_executor,
+    check_finite_array,
+    check_instance,
+    check_int,
+    check_labels,
+    check_nonnegative,
+    check_positive,
+)
 from privopt.errors import InvalidInput, PrivacyViolation
 from privopt.kanon.check import verify_boxes, verify_k_anonymous
 from privopt.kanon.loss import ClassBoxes, LossBreakdown, class_boxes, information_loss
 from privopt.kanon.problem import KAnonProblem, build_problem
+from privopt.release import Guarantee, Release, json_number_back
 
 __all__ = ["anonymize", "KAnonResult", "METHODS", "render_table"]
 
@@ -98,9 +109,15 @@ def _verify_value_sets(name, cells, labels, codes) -> None:
             )
 
 
-@dataclass
-class KAnonResult:
-    """Outcome of :func:`anonymize`.
+#: Who k-anonymity protects, in plain words.
+PROTECTS = (
+    "every record shares its generalised quasi-identifiers with at least k-1 other records, "
+    "so a person known by those attributes is one of at least k rows"
+)
+
+
+class KAnonResult(Release):
+    """A k-anonymous table: the outcome of :func:`anonymize`, as a release.
 
     Attributes
     ----------
@@ -114,29 +131,255 @@ class KAnonResult:
     loss : LossBreakdown
         Objective (eq. 34), GCP (Def. 9) and their per-attribute splits.
     method, k : the algorithm and anonymity parameter used.
+    problem : KAnonProblem or None
+        The validated input (it holds the original quasi-identifier values): present on the
+        result of :func:`anonymize`, never saved, None on a release read by
+        :func:`privopt.load`.
     timings : dict
         Seconds: ``"solve"`` (the algorithm only), ``"total"`` (incl. validation, rendering and
         verification).
     info : dict
         Method-specific details (MILP status and gap, Split & Carry sub-problem sizes, ...).
+    quasi_identifiers : list
+        Names of the quasi-identifier columns (default: the problem's).
+    weights : (m,) float64
+        The attribute weights ``w_j`` (default: the problem's).
+
+    The release contract (:class:`privopt.release.Release`): :attr:`guarantee` is k-anonymity;
+    :attr:`status` and :attr:`relative_gap` are the MILP's certificate (None for the heuristics,
+    which prove nothing); :meth:`verify` re-checks the released table; :meth:`save` writes
+    ``release.json``, ``table.parquet`` (CSV without pyarrow) and ``data.npz`` (classes and
+    boxes), never the original data.
     """
 
-    table: Any
-    classes: np.ndarray
-    lower: Any
-    upper: Any
-    loss: LossBreakdown
-    method: str
-    k: int
-    problem: KAnonProblem = field(repr=False)
-    timings: dict = field(default_factory=dict)
-    info: dict = field(default_factory=dict)
+    mechanism: ClassVar[str] = "kanon"
+
+    def __init__(
+        self,
+        table: Any,
+        classes: np.ndarray,
+        lower: Any,
+        upper: Any,
+        loss: LossBreakdown,
+        method: str,
+        k: int,
+        problem: KAnonProblem | None = None,
+        timings: Mapping[str, float] | None = None,
+        info: Mapping[str, Any] | None = None,
+        *,
+        quasi_identifiers: Sequence | None = None,
+        weights: Any = None,
+    ) -> None:
+        if problem is not None:
+            check_instance("problem", problem, KAnonProblem)
+            quasi_identifiers = problem.names if quasi_identifiers is None else quasi_identifiers
+        if quasi_identifiers is None:
+            raise InvalidInput("quasi_identifiers are required when no problem is given")
+        self.quasi_identifiers = list(quasi_identifiers)
+        m = len(self.quasi_identifiers)
+        n = len(getattr(table, "index", ()))
+        if not hasattr(table, "columns") or any(
+            q not in table.columns for q in self.quasi_identifiers
+        ):
+            raise InvalidInput("table must be a DataFrame holding every quasi-identifier column")
+        self.table = table
+        self.classes = check_labels("classes", classes, n)
+        if not np.array_equal(
+            np.unique(self.classes), np.arange(int(self.classes.max(initial=-1)) + 1)
+        ):
+            raise InvalidInput("classes must number the equivalence classes 0..c-1")
+        self.lower, self.upper = lower, upper
+        for name, box in (("lower", lower), ("upper", upper)):
+            if getattr(box, "shape", None) != (n, m):
+                raise InvalidInput(f"{name} must be an ({n}, {m}) DataFrame of box bounds")
+        self.loss = check_instance("loss", loss, LossBreakdown)
+        if not isinstance(method, str) or not method:
+            raise InvalidInput(f"method must name a k-anonymity method, got {method!r}")
+        self.method = method
+        self.k = check_int("k", k, minimum=1)
+        self.problem = problem
+        raw_weights = problem.weights if weights is None and problem is not None else weights
+        self.weights = check_finite_array("weights", raw_weights, shape=(m,))
+        self._timings = {str(key): float(v) for key, v in (timings or {}).items()}
+        self.info = dict(info or {})
+
+    # ------------------------------------------------------------------ the release contract
+    @property
+    def guarantee(self) -> Guarantee:
+        """k-anonymity of the released table on its quasi-identifiers (nothing random)."""
+        return Guarantee("k-anonymity", {"k": self.k}, PROTECTS)
 
     @property
-    def quasi_identifiers(self) -> list:
-        """Names of the quasi-identifier columns, in the order of ``problem``."""
-        return list(self.problem.names)
+    def status(self) -> str | None:
+        """The MILP's certification status (``"optimal"``, ``"time_limit"``, …); None for
+        Greedy Search, Split & Carry, the IFS and the baselines, which prove nothing."""
+        status = self.info.get("status")
+        return None if status is None else str(status)
 
+    @property
+    def relative_gap(self) -> float | None:
+        """The MILP's proven relative gap, None where :attr:`status` is None."""
+        gap = self.info.get("relative_gap") if self.status is not None else None
+        return None if gap is None else json_number_back(gap)
+
+    @property
+    def timings(self) -> dict[str, float]:
+        """Seconds: ``solve`` (the algorithm only) and ``total``."""
+        return self._timings
+
+    def describe(self) -> str:
+        """What was released, in one line: rows, classes, method and information loss."""
+        sizes = self.class_sizes
+        return (
+            f"k-anonymous table of {len(self.classes)} rows in {len(sizes)} classes (sizes "
+            f"{sizes.min()}..{sizes.max()}), method {self.method}, objective "
+            f"{self.objective:.6f}, GCP {self.gcp:.6f}"
+        )
+
+    def verify(self) -> KAnonResult:
+        """Re-check the release and return self; raise
+        :class:`~privopt.errors.PrivacyViolation` on the first failure.
+
+        On the released table itself: every combination of generalised quasi-identifiers
+        occurs at least k times, the rows of a class show the same generalised values, every
+        class has one box (lower ≤ upper) and at least k rows. With the original problem
+        attached (the result of :func:`anonymize`), also: every box contains its row's
+        values, and every categorical cell's value set holds the row's own value.
+        """
+        qis = self.quasi_identifiers
+        verify_k_anonymous(self.table, qis, self.k)
+        lo = self.lower.to_numpy(dtype=float)
+        hi = self.upper.to_numpy(dtype=float)
+        # Without the data, the boxes' own lower corners stand in for it: lo <= hi.
+        values = lo if self.problem is None else self.problem.x
+        verify_boxes(values, lo, hi, self.classes, self.k)
+        _verify_classes_match_table(self.table[qis], self.classes)
+        if self.problem is not None:
+            p = self.problem
+            for j in np.flatnonzero(p.categorical):
+                _verify_value_sets(p.names[j], self.table[p.names[j]], p.labels[j], p.x[:, j])
+        return self
+
+    def _summary_fields(self) -> dict[str, Any]:
+        sizes = self.class_sizes
+        return {
+            "method": self.method,
+            "k": self.k,
+            "rows": len(self.classes),
+            "classes": len(sizes),
+            "smallest_class": int(sizes.min()),
+            "largest_class": int(sizes.max()),
+            "objective": self.objective,
+            "gcp": self.gcp,
+            "quasi_identifiers": [str(q) for q in self.quasi_identifiers],
+        }
+
+    def plot(self, ax: Any = None) -> Any:
+        """Bar chart of the class-size histogram (k marked); returns the matplotlib Axes."""
+        from matplotlib.ticker import MaxNLocator
+
+        from privopt.report import axes_or_new
+
+        ax = axes_or_new(ax, figsize=(5, 3.2))
+        vals, counts = np.unique(self.class_sizes, return_counts=True)
+        ax.bar(vals, counts, width=0.8, color="tab:blue")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.axvline(self.k - 0.5, color="tab:red", ls="--", lw=1, label=f"k = {self.k}")
+        ax.set_xlabel("equivalence-class size (rows)")
+        ax.set_ylabel("number of classes")
+        ax.set_title(f"{self.method}: class sizes")
+        ax.legend()
+        return ax
+
+    def plot_class_sizes(self, ax: Any = None) -> Any:
+        """The class-size histogram: the same figure as :meth:`plot`."""
+        return self.plot(ax)
+
+    def _state(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        import pandas as pd
+
+        table = self.table
+        meta = {
+            "method": self.method,
+            "k": self.k,
+            "quasi_identifiers": self.quasi_identifiers,
+            "weights": self.weights,
+            "loss": dataclasses.asdict(self.loss),
+            "timings": self.timings,
+            "info": self.info,
+            # Parquet gives text columns back as pandas' string type and a RangeIndex as
+            # values; these two facts restore the table as it was.
+            "table_object_columns": [str(c) for c in table.columns if table[c].dtype == object],
+            "table_range_index": isinstance(table.index, pd.RangeIndex),
+        }
+        data = {
+            "table": table,
+            "classes": self.classes,
+            "lower": self.lower.to_numpy(dtype=np.float64),
+            "upper": self.upper.to_numpy(dtype=np.float64),
+        }
+        return meta, data
+
+    @classmethod
+    def _from_state(cls, meta: dict[str, Any], data: dict[str, Any]) -> KAnonResult:
+        import pandas as pd
+
+        for key in ("table", "classes", "lower", "upper"):
+            if key not in data:
+                raise InvalidInput(f"the saved k-anonymity release has no {key!r}")
+        table = data["table"]
+        for column in meta.get("table_object_columns", []):
+            if column in table.columns and table[column].dtype != object:
+                table[column] = table[column].astype(object)
+        if meta.get("table_range_index") and np.array_equal(table.index, np.arange(len(table))):
+            table.index = pd.RangeIndex(len(table), name=table.index.name)
+        qis = list(meta.get("quasi_identifiers", []))
+        boxes = {
+            name: pd.DataFrame(data[name], columns=qis, index=table.index)
+            for name in ("lower", "upper")
+        }
+        saved_loss = meta.get("loss", {})
+        try:
+            loss = LossBreakdown(
+                objective=json_number_back(saved_loss["objective"]),
+                gcp=json_number_back(saved_loss["gcp"]),
+                weighted_gcp=json_number_back(saved_loss["weighted_gcp"]),
+                per_attribute=np.asarray(saved_loss["per_attribute"], dtype=np.float64),
+                ncp_per_attribute=np.asarray(saved_loss["ncp_per_attribute"], dtype=np.float64),
+            )
+        except (KeyError, TypeError, ValueError):
+            raise InvalidInput("the saved k-anonymity release has no valid loss") from None
+        return cls(
+            table,
+            data["classes"],
+            boxes["lower"],
+            boxes["upper"],
+            loss,
+            meta.get("method", ""),
+            meta.get("k", 0),
+            timings={key: json_number_back(v) for key, v in meta.get("timings", {}).items()},
+            info=meta.get("info", {}),
+            quasi_identifiers=qis,
+            weights=meta.get("weights"),
+        )
+
+    def _write(self, folder: Path) -> None:
+        """The release's files; a table Parquet cannot hold is refused naming the column."""
+        if not all(isinstance(c, str) for c in self.table.columns):
+            raise InvalidInput(
+                "the released table's column names must be text to be saved, got "
+                f"{[c for c in self.table.columns if not isinstance(c, str)][:3]}"
+            )
+        try:
+            super()._write(folder)
+        except (TypeError, ValueError):  # pyarrow's ArrowTypeError / ArrowInvalid
+            # (pyarrow's message quotes the offending cell: data, which messages never show)
+            raise InvalidInput(
+                f"column {_unstorable_column(self.table)!r} of the released table cannot be "
+                "saved in Parquet (it mixes numbers and text, say): give it one type"
+            ) from None
+
+    # ------------------------------------------------------------------ figures of the release
     @property
     def objective(self) -> float:
         """Eq. (34) in the user's weights (the paper's weighted information loss)."""
@@ -158,59 +401,46 @@ class KAnonResult:
         splits = np.cumsum(self.class_sizes)[:-1]
         return [sorted(g.tolist()) for g in np.split(order, splits)]
 
-    def verify(self) -> None:
-        """Re-check k-anonymity of :attr:`table`, box containment, and that every categorical
-        cell's value set contains the row's own value; raise PrivacyViolation."""
-        verify_k_anonymous(self.table, self.quasi_identifiers, self.k)
-        verify_boxes(
-            self.problem.x,
-            self.lower.to_numpy(dtype=float),
-            self.upper.to_numpy(dtype=float),
-            self.classes,
-            self.k,
-        )
-        p = self.problem
-        for j in np.flatnonzero(p.categorical):
-            _verify_value_sets(p.names[j], self.table[p.names[j]], p.labels[j], p.x[:, j])
-
     def loss_table(self):
         """Per-attribute loss: weight, objective share (Σ_i w_j D_ij) and NCP sum."""
         import pandas as pd
 
         return pd.DataFrame(
             {
-                "weight": self.problem.weights,
+                "weight": self.weights,
                 "objective": self.loss.per_attribute,
                 "ncp": self.loss.ncp_per_attribute,
             },
-            index=pd.Index(self.problem.names, name="attribute"),
+            index=pd.Index(self.quasi_identifiers, name="attribute"),
         )
 
-    def summary(self) -> str:
-        """One line: method, n, k, class sizes, objective, GCP and solve time."""
-        sizes = self.class_sizes
-        return (
-            f"{self.method}: n={len(self.classes)}, k={self.k}, {len(sizes)} classes "
-            f"(sizes {sizes.min()}..{sizes.max()}), objective={self.objective:.6f}, "
-            f"GCP={self.gcp:.6f}, solve {self.timings.get('solve', float('nan')):.3f} s"
+
+def _unstorable_column(table: Any) -> Any:
+    """The first column of ``table`` that pyarrow cannot convert (None if all convert)."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+
+    for column in table.columns:
+        try:
+            pa.Array.from_pandas(table[column])
+        except (pa.ArrowException, TypeError, ValueError):
+            return column
+    return None
+
+
+def _verify_classes_match_table(generalised: Any, classes: np.ndarray) -> None:
+    """Every class's rows show one combination of generalised values (the released table and
+    the class ids describe the same partition)."""
+    cells = generalised.groupby(list(generalised.columns), sort=False, dropna=False).ngroup()
+    cells = cells.to_numpy()
+    n_classes = int(classes.max(initial=-1)) + 1
+    lowest, highest = np.full(n_classes, cells.size), np.full(n_classes, -1)
+    np.minimum.at(lowest, classes, cells)
+    np.maximum.at(highest, classes, cells)
+    mixed = np.flatnonzero(lowest != highest)
+    if mixed.size:
+        raise PrivacyViolation(
+            f"the rows of class {int(mixed[0])} show different generalised values"
         )
-
-    def plot_class_sizes(self, ax=None):
-        """Bar chart of the class-size histogram; returns the matplotlib Axes."""
-        from privopt.report import axes_or_new
-
-        ax = axes_or_new(ax, figsize=(5, 3.2))
-        vals, counts = np.unique(self.class_sizes, return_counts=True)
-        from matplotlib.ticker import MaxNLocator
-
-        ax.bar(vals, counts, width=0.8, color="tab:blue")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.axvline(self.k - 0.5, color="tab:red", ls="--", lw=1, label=f"k = {self.k}")
-        ax.set_xlabel("equivalence-class size")
-        ax.set_ylabel("number of classes")
-        ax.set_title(f"{self.method}: class sizes")
-        ax.legend()
-        return ax
 
 
 def _run_initial(problem, **_):
@@ -219,10 +449,10 @@ def _run_initial(problem, **_):
     return initial_solution(problem), {}
 
 
-def _run_greedy(problem, *, progress="auto"):
+def _run_greedy(problem, **_):
     from privopt.kanon.greedy import greedy_search
 
-    return greedy_search(problem, progress=progress), {}
+    return greedy_search(problem), {}
 
 
 def _run_milp(problem, **opts):
@@ -252,7 +482,7 @@ def _run_kmember(problem, *, seed=0, **_):
 #: method name -> options it accepts (anything else is rejected, so typos do not pass silently)
 METHOD_OPTIONS: dict[str, set[str]] = {
     "initial": set(),
-    "greedy": {"progress"},
+    "greedy": set(),
     "milp": {
         "time_limit",
         "formulation",
@@ -268,7 +498,6 @@ METHOD_OPTIONS: dict[str, set[str]] = {
         "time_limit",
         "formulation",
         "verbose",
-        "progress",
         "executor",
         "parts",
         "chunking",
@@ -279,17 +508,23 @@ METHOD_OPTIONS: dict[str, set[str]] = {
 
 
 def _check_option_values(options: dict) -> None:
-    """Option values checked at the boundary (a negative time limit would otherwise run)."""
-    from privopt._validation import check_int, check_positive
-
+    """Option values checked at the boundary, by the same rules as every privopt entry point
+    (a negative time limit, or an executor that is not one, would otherwise run)."""
     for name in ("time_limit", "sub_time_limit"):
         if options.get(name) is not None:
             options[name] = check_positive(name, options[name], allow_inf=True)
-    if "S" in options:
-        options["S"] = check_int("S", options["S"], minimum=1)
+    if "rel_gap" in options:
+        options["rel_gap"] = check_nonnegative("rel_gap", options["rel_gap"])
+    for name in ("S", "max_columns"):
+        if name in options:
+            options[name] = check_int(name, options[name], minimum=1)
+    if options.get("parts") is not None:
+        options["parts"] = check_int("parts", options["parts"], minimum=1)
     if options.get("seed") is not None:
         options["seed"] = check_int("seed", options["seed"], minimum=0)
-    for name in ("equality_cardinality", "verbose"):
+    if "executor" in options:
+        check_executor(options["executor"])
+    for name in ("equality_cardinality", "verbose", "mip_start"):
         if name in options and not isinstance(options[name], bool):
             raise InvalidInput(f"{name} must be True or False, got {options[name]!r}")
 
@@ -316,6 +551,7 @@ def anonymize(
     bounds: Mapping | None = None,
     categorical_denominator: str = "dom_minus_1",
     normalize_weights: bool = False,
+    progress: bool | str = "auto",
     **options,
 ) -> KAnonResult:
     """k-anonymize a table by local-recoding generalization to intervals (Liang & Samavi 2020).
@@ -335,8 +571,11 @@ def anonymize(
     bounds : ``{column: (L, U)}`` permissible ranges replacing the data min/max.
     categorical_denominator : ``"dom_minus_1"`` (default) or ``"dom"`` for the categorical NCP.
     normalize_weights : rescale the weights to sum to 1 (eq. 35).
-    **options : method options: ``progress`` (greedy, split_carry: ``True``, ``False`` or
-        ``"auto"``, a bar on stderr); ``time_limit`` (s), ``formulation`` ("auto", "set_partition"
+    progress : ``True``, ``False`` or ``"auto"`` (default: on under the command line unless
+        ``--quiet``, else on a terminal once the call has run 2 s): bars on stderr over Greedy
+        Search's classes and Split & Carry's sub-problems (also Greedy Search as the MILP's
+        start).
+    **options : method options: ``time_limit`` (s), ``formulation`` ("auto", "set_partition"
         or "paper"), ``rel_gap``, ``max_columns``, ``equality_cardinality`` (milp); ``S``,
         ``sub_time_limit``, ``time_limit``, ``formulation``, ``executor`` (a
         ``concurrent.futures.Executor`` for parallel parts), ``parts`` (split_carry);
@@ -371,6 +610,7 @@ def anonymize(
             f"accepted: {sorted(METHOD_OPTIONS[method])}"
         )
     _check_option_values(options)
+    progress = check_progress(progress)
     problem = build_problem(
         df,
         k,
@@ -382,24 +622,18 @@ def anonymize(
         normalize_weights=normalize_weights,
     )
     t1 = time.perf_counter()
-    labels, info = METHODS[method](problem, **options)
+    with progress_scope_for(progress):
+        labels, info = METHODS[method](problem, **options)
     t2 = time.perf_counter()
     boxes = class_boxes(problem, labels)
     loss = information_loss(problem, boxes)
     table = render_table(df, problem, boxes)
     lower = pd.DataFrame(boxes.lo, columns=problem.names, index=df.index)
     upper = pd.DataFrame(boxes.hi, columns=problem.names, index=df.index)
+    timings = {"solve": t2 - t1}
     result = KAnonResult(
-        table=table,
-        classes=boxes.labels,
-        lower=lower,
-        upper=upper,
-        loss=loss,
-        method=method,
-        k=problem.k,
-        problem=problem,
-        info=info,
+        table, boxes.labels, lower, upper, loss, method, problem.k, problem, timings, info
     )
-    result.verify()  # issue item 4: a result that fails the check is never returned
-    result.timings = {"solve": t2 - t1, "total": time.perf_counter() - t0}
+    result.verify()  # a result that fails the check is never returned
+    result.timings["total"] = time.perf_counter() - t0
     return result

@@ -26,8 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="k-anonymize a CSV table by optimal generalization to intervals",
         description="k-anonymize INPUT (CSV) by local-recoding generalization (Liang & Samavi "
         "2020): every quasi-identifier cell becomes an interval (numeric) or a value set "
-        "(categorical) shared by at least k rows. Writes the table to --out and a report "
-        "(loss per attribute, class-size histogram) to --report-dir.",
+        "(categorical) shared by at least k rows. Writes the table to --out, and to "
+        "--report-dir a report (loss per attribute, class-size histogram) and the release "
+        "(release.json and its data: privopt.load reads the folder back).",
     )
     p.add_argument("input", help="input CSV file with a header row")
     p.add_argument("--k", type=count, required=True, help="anonymity parameter k >= 1")
@@ -49,14 +50,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--time-limit",
         type=positive,
         default=None,
-        help="seconds: whole MILP (milp; default none) or per sub-problem "
-        "(split_carry; default 10)",
+        help="seconds for the whole run (milp, split_carry; default none): Split & Carry "
+        "spreads it evenly over its sub-problems",
+    )
+    p.add_argument(
+        "--sub-time-limit",
+        type=positive,
+        default=None,
+        help="seconds per Split & Carry sub-problem (default 10; --time-limit replaces it)",
     )
     p.add_argument("--out", required=True, help="output CSV for the generalized table")
     p.add_argument(
         "--report-dir",
         default=None,
-        help="directory for report.md and the histogram (default: <out>_report)",
+        help="directory for report.md, the histogram and the release (default: <out>_report)",
     )
     p.set_defaults(func=run)
 
@@ -77,19 +84,16 @@ def run(args: argparse.Namespace) -> int:
         res = _anonymize(args, src)
         with outputs.publish() as staged:
             write_report(res, staged[report_dir], title=f"k-anonymity of {src.name}")
+            res._write(staged[report_dir])  # the release: privopt.load(report_dir)
             res.table.to_csv(staged[out], index=False)
-    print(res.summary(), file=sys.stderr)
+    print(res.describe(), file=sys.stderr)
     emit_summary(
         {
             "command": "kanon",
             "table": str(out),
             "report": str(report_dir / "report.md"),
-            "method": res.method,
-            "k": res.k,
-            "rows": len(res.table),
-            "classes": len(res.class_sizes),
-            "objective": res.objective,
-            "gcp": res.gcp,
+            "release": str(report_dir),
+            **res.summary(),
         }
     )
     return 0
@@ -108,13 +112,15 @@ def _anonymize(args: argparse.Namespace, src: Path):
             weights = [parse_number(w) for w in weight_texts]
         except ValueError:
             raise InvalidInput(f"--weights must be numbers, got {args.weights!r}") from None
-    options = {}
+    options: dict = {}
     if args.method == "split_carry":
-        options = {"S": args.S, "chunking": args.chunking}
-        if args.time_limit is not None:  # else the API default (10 s per sub-problem)
-            options["sub_time_limit"] = args.time_limit
+        options = {"S": args.S, "chunking": args.chunking, "time_limit": args.time_limit}
+        if args.sub_time_limit is not None:  # else the API default (10 s per sub-problem)
+            options["sub_time_limit"] = args.sub_time_limit
     elif args.method == "milp":
         options = {"time_limit": args.time_limit}
+    if args.sub_time_limit is not None and args.method != "split_carry":
+        raise InvalidInput(f"--sub-time-limit applies to --method split_carry, not {args.method}")
     return anonymize(
         df,
         args.k,
@@ -140,7 +146,7 @@ def report_section(res, out_dir: Path, title: str, stem: str = "kanon_class_size
     from privopt.report import Section, markdown_table, save_figure
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    ax = res.plot_class_sizes()
+    ax = res.plot()
     fig_name = f"{stem}.png"
     ax.figure.tight_layout()
     save_figure(ax.figure, out_dir / fig_name, dpi=110)
@@ -149,12 +155,10 @@ def report_section(res, out_dir: Path, title: str, stem: str = "kanon_class_size
     plt.close(ax.figure)
     lt = res.loss_table()
     rows = [[str(a), float(r.weight), float(r.objective), float(r.ncp)] for a, r in lt.iterrows()]
-    sizes = res.class_sizes
     body = (
-        f"{res.summary()}\n\n"
-        f"Method `{res.method}`, k = {res.k}, {len(sizes)} equivalence classes, sizes "
-        f"{sizes.min()}–{sizes.max()}; verified k-anonymous. Objective (eq. 34) "
-        f"{res.objective:.6f}, total GCP {res.gcp:.6f}.\n\n"
+        res.report().body
+        + "\n\nVerified k-anonymous. Information loss per attribute (objective: eq. 34; "
+        "NCP: normalized certainty penalty):\n\n"
         + markdown_table(["attribute", "weight", "objective share", "NCP sum"], rows)
     )
     return Section(title=title, body=body, figures=[fig_name])
