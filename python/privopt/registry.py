@@ -129,3 +129,14 @@ register(
         example_builder="privopt.mdp.demo:example",
     )
 )
+
+register(
+    Mechanism(
+        name="cluster",
+        title="differentially private clustering without the number of clusters (DPM)",
+        entry_point="privopt.cluster:DPM",
+        release_type="privopt.cluster.release:ClusteringRelease",
+        command="cluster",
+        example_builder="privopt.cluster.demo:example",
+    )
+)

@@ -812,6 +812,62 @@ case(
     "",
 )
 case("nearest_centre", "NaN", lambda: nearest_centre(np.full((2, 2), NAN), np.zeros((1, 2))), "X")
+case(
+    "DPM.fit",
+    "progress='loud'",
+    lambda: DPM(bounds=(0.0, 1.0), delta=1e-6, progress="loud").fit(X),
+    "progress",
+)
+
+
+def clustering(**change: Any) -> Any:
+    """A valid ClusteringRelease (one centre, a one-node tree) with ``change`` applied."""
+    from privopt.cluster import ClusteringRelease
+
+    tree = (np.array([-1]), np.array([0.0]), np.array([0]), np.array([0]), np.array([0]))
+    kw: dict[str, Any] = dict(
+        centres=np.zeros((1, 2)),
+        sizes=np.ones(1),
+        bounds=(-1.0, 1.0),
+        epsilon=1.0,
+        delta=1e-6,
+        ledger=[],
+        tree=tree,
+        max_depth=2,
+    )
+    return ClusteringRelease(**{**kw, **change})
+
+
+for change, frag in [
+    ({"centres": np.full((1, 2), NAN)}, "centres"),
+    ({"centres": np.zeros((0, 2))}, "centres"),
+    ({"sizes": np.ones(2)}, "sizes"),
+    ({"bounds": (1.0, -1.0)}, "bounds"),
+    ({"bounds": (0.0, INF)}, "bounds"),
+    ({"epsilon": 0.0}, "epsilon"),
+    ({"delta": 1.0}, "delta"),
+    ({"max_depth": 0}, "max_depth"),
+    ({"ledger": [3]}, "ledger"),
+    ({"seeded": 1}, "seeded"),
+    ({"tree": (np.zeros(1),)}, "tree"),
+    ({"tree": (np.array([0]), np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1))}, "tree left"),
+]:
+    case("ClusteringRelease", repr(change)[:40], lambda c=change: clustering(**c), frag)
+for data, frag in [
+    (np.zeros((2, 3)), "3 features"),
+    (np.full((2, 2), NAN), "NaN"),
+    (np.zeros(2), "2-dimensional"),
+    (np.zeros((2, 2)) + 1j, "(?i)complex"),
+]:
+    case(
+        "ClusteringRelease.predict",
+        f"X={str(data)[:20]}",
+        lambda d=data: clustering().predict(d),
+        frag,
+        exc=ValueError,
+    )
+case("ClusteringRelease.predict", "n_jobs=0", lambda: clustering().predict(X, n_jobs=0), "n_jobs")
+case("ClusteringRelease.plot", "ax=3", lambda: clustering().plot(ax=3), "ax must")
 
 # ---------------------------------------------------------------------------- privopt.graphs
 case(
