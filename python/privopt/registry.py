@@ -140,3 +140,14 @@ register(
         example_builder="privopt.cluster.demo:example",
     )
 )
+
+register(
+    Mechanism(
+        name="geo",
+        title="locally relevant geo-obfuscation for many users on a road map (LR-Geo)",
+        entry_point="privopt.geo:run_lrgeo",
+        release_type="privopt.geo:LRGeoResult",
+        command="geo",
+        example_builder="privopt.geo.demo:example",
+    )
+)

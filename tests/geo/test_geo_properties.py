@@ -63,8 +63,8 @@ def test_exponential_entries_are_half_eps_across_users(seed, gamma, r_exp, eps) 
                     assert np.all(za.matrix[p, both] <= bound * (1 + 1e-9) + 1e-15)
     # Prop 4.3: the request circle around any v_a of N_m covers N_m and O_m (centred at v_m).
     radius = params.request_radius
-    for lr in res.lr_sets:
-        cover = np.flatnonzero(d[lr[0]] <= params.r_obf)
+    for lr, user in zip(res.lr_sets, res.users, strict=True):
+        cover = np.flatnonzero(d[user] <= params.r_obf)
         for a in lr:
             assert np.all(d[a, np.union1d(lr, cover)] <= radius + 1e-12)
 

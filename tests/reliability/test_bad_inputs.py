@@ -1021,6 +1021,16 @@ def _tc() -> Any:
     return geo.TravelCosts(grid())
 
 
+@cache
+def geo_result() -> Any:
+    return geo.run_lrgeo(grid(), geo.GeoParams(epsilon=1.0, r_exp=0.5, r_obf=1.0), [0, 8], _tc())
+
+
+@cache
+def geo_loaded() -> Any:
+    return privopt.load(geo_result().save(Path(tempfile.mkdtemp()) / "r"))
+
+
 GEO_TYPE_CASES: list[tuple[str, str, Callable[[], Any], str]] = [
     ("solve_clr", "model='x'", lambda: geo.solve_clr("x"), "model must be a ClrModel"),
     ("solve_clr", "method=3", lambda: geo.solve_clr(geo_model(), 3), "method"),
@@ -1075,6 +1085,74 @@ GEO_TYPE_CASES: list[tuple[str, str, Callable[[], Any], str]] = [
         "via_json='x'",
         lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [0], _tc(), via_json="x"),
         "via_json",
+    ),
+    (
+        "run_lrgeo",
+        "rel_gap=-1",
+        lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [0], _tc(), rel_gap=-1),
+        "rel_gap",
+    ),
+    (
+        "run_lrgeo",
+        "time_limit=0",
+        lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [0], _tc(), time_limit=0),
+        "time_limit",
+    ),
+    (
+        "run_lrgeo",
+        "executor='x'",
+        lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [0], _tc(), executor="x"),
+        "executor",
+    ),
+    (
+        "run_lrgeo",
+        "rng='x'",
+        lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [0], _tc(), rng="x"),
+        "rng",
+    ),
+    ("LRGeoResult.plot_user", "m=2", lambda: geo_result().plot_user(2), "m"),
+    ("LRGeoResult.plot_user", "ax=3", lambda: geo_result().plot_user(0, ax=3), "ax must"),
+    (
+        "LRGeoResult.real_row_cost",
+        "a loaded release",
+        lambda: geo_loaded().real_row_cost(),
+        "true locations",
+    ),
+    (
+        "Graph.from_csr_arrays",
+        "indptr not rising",
+        lambda: graphs.Graph.from_csr_arrays([0, 2, 1], [1, 0], [1.0, 1.0]),
+        "indptr",
+    ),
+    (
+        "Graph.from_csr_arrays",
+        "head out of range",
+        lambda: graphs.Graph.from_csr_arrays([0, 1, 2], [1, 5], [1.0, 1.0]),
+        "indices",
+    ),
+    (
+        "Graph.from_csr_arrays",
+        "weights short",
+        lambda: graphs.Graph.from_csr_arrays([0, 1, 2], [1, 0], [1.0]),
+        "weights",
+    ),
+    (
+        "Graph.from_csr_arrays",
+        "NaN length",
+        lambda: graphs.Graph.from_csr_arrays([0, 1, 2], [1, 0], [NAN, 1.0]),
+        "length",
+    ),
+    (
+        "Graph.from_csr_arrays",
+        "indices float",
+        lambda: graphs.Graph.from_csr_arrays([0, 1, 2], [1.5, 0], [1.0, 1.0]),
+        "indices",
+    ),
+    (
+        "Graph.from_csr_arrays",
+        "directed=1",
+        lambda: graphs.Graph.from_csr_arrays([0, 1, 2], [1, 0], [1.0, 1.0], directed=1),
+        "directed",
     ),
     (
         "run_lrgeo",
@@ -1846,7 +1924,6 @@ EXEMPT: dict[str, str] = {
     "privopt.lp.LPResult": "a record lp.solve() returns; it has no methods",
     "privopt.geo.ClrModel": "built by build_model (it has rows); solve_clr checks its type",
     "privopt.geo.ClrSolution": "a record solve_clr() returns (it has rows)",
-    "privopt.geo.LRGeoResult": "a record run_lrgeo() returns (it has rows)",
     "privopt.perturbation.MatrixBlock": "a record MDPProblem.subproblem() builds from a checked "
     "problem",
     "privopt.perturbation.ViolationScan": "a record scan_violations() returns (it has rows)",

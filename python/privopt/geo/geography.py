@@ -202,6 +202,53 @@ class Geography:
         h.update(np.ascontiguousarray(data, dtype=np.float64).tobytes())
         return h.hexdigest()
 
+    def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """(JSON-safe description, arrays) of the map, all public: the road graph as its CSR
+        arrays, the road nodes of the locations, and the coordinates or the metric matrix (what
+        a saved LR-Geo release needs to check and evaluate its matrices on its own)."""
+        csr = self.road.csr
+        meta = {"metric": self.metric, "name": self.name, "directed": self.road.directed}
+        data = {
+            "road_indptr": np.asarray(csr.indptr, dtype=np.int64),
+            "road_indices": np.asarray(csr.indices, dtype=np.int64),
+            "road_weights": np.asarray(csr.data, dtype=np.float64),
+            "road_nodes": self.road_nodes,
+        }
+        if self.points is not None:
+            data["points"] = self.points
+        if self.metric == "precomputed":
+            data["distances"] = self.distance_matrix()
+        if self.road_points is not None:
+            data["road_points"] = self.road_points
+        return meta, data
+
+    @classmethod
+    def _from_state(cls, meta: dict[str, Any], data: dict[str, np.ndarray]) -> Geography:
+        """The map from :meth:`_state`'s output (validated again, as a new map is)."""
+        missing = [
+            name
+            for name in ("road_indptr", "road_indices", "road_weights", "road_nodes")
+            if name not in data
+        ]
+        if missing or not isinstance(meta, dict):
+            raise InvalidInput(f"the saved map lacks {missing or 'its description'}")
+        road = Graph.from_csr_arrays(
+            data["road_indptr"],
+            data["road_indices"],
+            data["road_weights"],
+            directed=meta.get("directed", False),
+        )
+        name = meta.get("name", "")
+        return cls(
+            road=road,
+            road_nodes=data["road_nodes"],
+            points=data.get("points"),
+            metric=meta.get("metric", ""),
+            distances=data.get("distances"),
+            road_points=data.get("road_points"),
+            name=name if isinstance(name, str) else "",
+        )
+
     def __repr__(self) -> str:
         return (
             f"Geography({self.name!r}, K={self.n_locations}, metric={self.metric!r}, "
