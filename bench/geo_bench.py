@@ -90,7 +90,7 @@ def _rep(a: argparse.Namespace, seed: int) -> dict:
     params = _params(a)
     t = time.perf_counter()
     table = CostReferenceTable(
-        geo, 20, cell_km=params.cr_cell_km, seed=seed, anchor_locations=a.anchor
+        geo, 20, cell_km=params.cr_cell_km, rng=seed, anchor_locations=a.anchor
     )
     out: dict[str, Any] = {"cr_table_s": time.perf_counter() - t, "K": geo.n_locations}
     users = np.random.default_rng(seed).choice(geo.n_locations, a.m, replace=False)

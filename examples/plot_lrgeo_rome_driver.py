@@ -40,7 +40,7 @@ print(geo)
 params = GeoParams(
     epsilon=2.0, gamma=0.5, gamma_graph=50.0, lr_radius=20.0, r_exp=1.0, r_obf=2.0, lr_max_size=20
 )
-table = CostReferenceTable(geo, 20, cell_km=0.1, seed=0)  # the server's cost-reference table
+table = CostReferenceTable(geo, 20, cell_km=0.1, rng=0)  # the server's cost-reference table
 drivers = np.random.default_rng(1).choice(geo.n_locations, 6, replace=False)
 res = run_lrgeo(geo, params, drivers, table, rng=1)
 s = res.solution

@@ -176,3 +176,15 @@ def test_cli_out_is_a_loadable_release(tmp_path, capsys) -> None:
         alone = privopt.load(out / f"user{m}.npz")  # each user's matrix, loadable alone
         assert isinstance(alone, PerturbationMatrix) and alone == pm and alone.verify() is alone
     assert "**Released:**" in (out / "report.md").read_text()
+
+
+def test_the_cr_table_takes_rng_and_its_former_name_seed_warns() -> None:
+    from privopt.geo import CostReferenceTable
+
+    geo = grid_geography(4, 4, 0.5, metric="haversine")
+    table = CostReferenceTable(geo, 3, cell_km=0.5, rng=5)
+    with pytest.warns(DeprecationWarning, match="now rng"):
+        old = CostReferenceTable(geo, 3, cell_km=0.5, seed=5)
+    np.testing.assert_array_equal(old.targets, table.targets)
+    again = CostReferenceTable(geo, 3, cell_km=0.5, rng=np.random.default_rng(5))
+    assert again.targets.size == 3 and np.all(np.diff(again.targets) > 0)

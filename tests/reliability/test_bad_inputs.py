@@ -1165,7 +1165,14 @@ GEO_TYPE_CASES: list[tuple[str, str, Callable[[], Any], str]] = [
     ("user_problem", "geography='g'", lambda: geo.user_problem("g", geo.GeoParams()), "geography"),
     ("user_problem", "params='p'", lambda: geo.user_problem(grid(), "p"), "params"),
     ("CostReferenceTable", "geography='g'", lambda: geo.CostReferenceTable("g"), "geography"),
-    ("CostReferenceTable", "seed='x'", lambda: geo.CostReferenceTable(grid(), 2, seed="x"), "seed"),
+    ("CostReferenceTable", "rng='x'", lambda: geo.CostReferenceTable(grid(), 2, rng="x"), "rng"),
+    ("CostReferenceTable", "rng=-1", lambda: geo.CostReferenceTable(grid(), 2, rng=-1), "rng"),
+    (
+        "CostReferenceTable",
+        "rng and seed",
+        lambda: geo.CostReferenceTable(grid(), 2, rng=1, seed=1),
+        "not both",
+    ),
     (
         "CostReferenceTable",
         "threads=0",

@@ -455,6 +455,6 @@ def _cr_table(geo: Any, params: Any, args: argparse.Namespace) -> Any:
         geo,
         args.targets,
         cell_km=params.cr_cell_km,
-        seed=args.seed,
+        rng=args.seed,
         anchor_locations=args.anchor_locations,
     )

@@ -160,7 +160,7 @@ class Geography:
                 f"K (the number of locations to sample) must lie in [1, |V| = "
                 f"{self.n_locations}], got K = {kk}"
             )
-        return self.subset(draw_indices(self.n_locations, kk, seed))
+        return self.subset(draw_indices(self.n_locations, kk, seed, name="seed"))
 
     def subset(self, index: Any) -> Geography:
         """The locations ``index`` (distinct), on the same road network."""
@@ -265,23 +265,29 @@ def location_indices(name: str, value: Any, n: int) -> np.ndarray:
     return idx
 
 
-def draw_indices(n: int, k: int, seed: int | None) -> np.ndarray:
+def draw_indices(n: int, k: int, rng: Any, *, name: str = "rng") -> np.ndarray:
     """``k`` of ``range(n)`` uniformly without replacement, sorted.
 
-    An int ``seed`` is reproducible, for testing and experiments (``numpy.random.default_rng``);
-    None draws from the OS CSPRNG (:class:`privopt.dp.randomness.SecureSource`), as every
-    unseeded draw in privopt.
+    An int ``rng`` (a seed) is reproducible, for testing and experiments
+    (``numpy.random.default_rng``); None or ``"secure"`` draws from the OS CSPRNG
+    (:class:`privopt.dp.randomness.SecureSource`), as every unseeded draw in privopt; a numpy
+    Generator or a :class:`privopt.dp.RandomSource` is used as given. ``name`` is the argument
+    named in an error.
     """
+    from privopt.dp import as_random_source
+
     n, k = check_int("n", n, minimum=0), check_int("k", k, minimum=0)
     if k > n:
         raise InvalidInput(f"cannot draw {k} of {n} without replacement")
-    if seed is None:
-        from privopt.dp import as_random_source
-
-        keys = as_random_source(None).random_words(n)  # a uniform random order (ties: ~n²/2⁶⁴)
-        return np.sort(np.argsort(keys, kind="stable")[:k]).astype(np.int64)
-    s = check_int("seed", seed, minimum=0)
-    return np.sort(np.random.default_rng(s).choice(n, k, replace=False)).astype(np.int64)
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        s = check_int(name, rng, minimum=0)
+        return np.sort(np.random.default_rng(s).choice(n, k, replace=False)).astype(np.int64)
+    try:
+        source = as_random_source("secure" if rng is None else rng)
+    except InvalidInput as err:
+        raise InvalidInput(f"{name}: {err}") from None
+    keys = source.random_words(n)  # a uniform random order (ties: ~n²/2⁶⁴)
+    return np.sort(np.argsort(keys, kind="stable")[:k]).astype(np.int64)
 
 
 def check_geography(name: str, value: Any) -> Geography:

@@ -125,7 +125,7 @@ def demo_section(out_dir: Path, seed: int) -> Any:
 
     geo = grid_geography(16, 16, 0.5, metric="haversine", road_factor=1.2)
     params = GeoParams(epsilon=5.0, gamma=0.6, lr_radius=3.0, r_obf=2.0, r_exp=1.5, lr_max_size=12)
-    table = CostReferenceTable(geo, 10, cell_km=0.1, seed=seed)
+    table = CostReferenceTable(geo, 10, cell_km=0.1, rng=seed)
     users = np.random.default_rng(seed).choice(geo.n_locations, 3, replace=False)
     res = run_lrgeo(geo, params, users, table, rng=seed)
     summary = res.summary()
