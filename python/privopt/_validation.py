@@ -28,6 +28,7 @@ __all__ = [
     "check_real",
     "check_epsilon",
     "check_delta",
+    "check_executor",
     "check_positive",
     "check_nonnegative",
     "check_finite_array",
@@ -167,6 +168,20 @@ def check_delta(value: Any, name: str = "delta") -> float:
     if not 0.0 <= out < 1.0:
         raise InvalidInput(f"{name} must lie in [0, 1), got {value!r}")
     return out
+
+
+def check_executor(executor: Any) -> Any:
+    """An ``executor=`` argument: None (work in this thread) or a
+    :class:`concurrent.futures.Executor` (threads, processes; for Dask:
+    ``client.get_executor()``), else InvalidInput naming it."""
+    from concurrent.futures import Executor
+
+    if executor is not None and not isinstance(executor, Executor):
+        raise InvalidInput(
+            "executor must be a concurrent.futures.Executor (for Dask: "
+            f"client.get_executor()), got {type(executor).__name__}"
+        )
+    return executor
 
 
 def check_int(

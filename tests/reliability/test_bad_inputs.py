@@ -1017,6 +1017,13 @@ def geo_table() -> Any:
     return geo.CostReferenceTable(grid(), 2, cell_km=0.5)
 
 
+class _SubmitOnly:
+    """Has submit() as a Dask client does, but is no concurrent.futures.Executor."""
+
+    def submit(self, *args: Any) -> None:
+        return None
+
+
 def _tc() -> Any:
     return geo.TravelCosts(grid())
 
@@ -1045,6 +1052,12 @@ GEO_TYPE_CASES: list[tuple[str, str, Callable[[], Any], str]] = [
     ),
     ("solve_clr", "progress='x'", lambda: geo.solve_clr(geo_model(), progress="x"), "progress"),
     ("solve_clr", "executor='x'", lambda: geo.solve_clr(geo_model(), executor="x"), "executor"),
+    (
+        "solve_clr",
+        "executor: a client, not an Executor",
+        lambda: geo.solve_clr(geo_model(), executor=_SubmitOnly()),
+        "get_executor",
+    ),
     (
         "answer_cr_request",
         "('t', 'r', 'p')",

@@ -667,7 +667,12 @@ def run_lrgeo(
         M = 0, a user outside the map, bad parameters, arguments of the wrong type.
     """
     from privopt._progress import check_progress
-    from privopt._validation import check_instance, check_nonnegative, check_positive
+    from privopt._validation import (
+        check_executor,
+        check_instance,
+        check_nonnegative,
+        check_positive,
+    )
     from privopt.dp import as_random_source
     from privopt.geo.geography import check_geography
     from privopt.geo.params import check_params
@@ -688,8 +693,7 @@ def run_lrgeo(
     rel_gap = check_nonnegative("rel_gap", rel_gap)
     if time_limit is not None:
         time_limit = check_positive("time_limit", time_limit, allow_inf=True)
-    if executor is not None and not callable(getattr(executor, "submit", None)):
-        raise InvalidInput(f"executor must have a submit() method, got {type(executor).__name__}")
+    check_executor(executor)
     progress = check_progress(progress)
     source = as_random_source("secure" if rng is None else rng)
     locs = np.atleast_1d(np.asarray(users))
