@@ -48,7 +48,7 @@ def _instance(setting: dict, data_dir):
         epsilon=10.0, r_exp=4.0, gamma_graph=50.0, lr_radius=20.0, cell=0.1, lr_max_size=20
     )
     params = _params(args)
-    table = CostReferenceTable(geo, 20, cell_km=params.cr_cell_km, seed=0)
+    table = CostReferenceTable(geo, 20, cell_km=params.cr_cell_km, rng=0)
     users = np.random.default_rng(0).choice(geo.n_locations, setting["m"], replace=False)
     return geo, params, table, users, "Rome" if rome else "generated grid"
 

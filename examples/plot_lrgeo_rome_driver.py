@@ -40,7 +40,7 @@ print(geo)
 params = GeoParams(
     epsilon=2.0, gamma=0.5, gamma_graph=50.0, lr_radius=20.0, r_exp=1.0, r_obf=2.0, lr_max_size=20
 )
-table = CostReferenceTable(geo, 20, cell_km=0.1, seed=0)  # the server's cost-reference table
+table = CostReferenceTable(geo, 20, cell_km=0.1, rng=0)  # the server's cost-reference table
 drivers = np.random.default_rng(1).choice(geo.n_locations, 6, replace=False)
 res = run_lrgeo(geo, params, drivers, table, rng=1)
 s = res.solution
@@ -48,14 +48,14 @@ print(f"{len(drivers)} drivers, solver {s.method}: {s.status}, proven gap {s.rel
 print(f"expected road cost of the reports {res.cost():.3f} km; ‖y*‖ = {s.info['y_norm']:.3g}")
 
 # %%
-# One driver's matrix: the distribution of her report, given her true cell (row 0 of Z is
-# v_m: N_m starts with the true cell). Each cell is coloured by the probability of being
-# reported; the LR set N_m is circled, O_m outlined.
+# One driver's matrix: the distribution of her report, given her true cell (the rows of Z
+# are N_m in increasing order; ``rows_of`` finds the row of a cell). Each cell is coloured by
+# the probability of being reported; the LR set N_m is circled, O_m outlined.
 m = 0
 pm = res.matrices[m]
 lr = pm.row_index
-row = pm.matrix[0]  # (K,) probabilities over all of V
-assert lr[0] == drivers[m] and np.isclose(row.sum(), 1.0)
+row = pm.matrix[pm.rows_of(drivers[m : m + 1])[0]]  # (K,) probabilities over all of V
+assert drivers[m] in lr and np.isclose(row.sum(), 1.0)
 latlon = geo.points
 d_true = geo.distance_rows([drivers[m]])[0]
 in_obf = d_true <= params.r_obf

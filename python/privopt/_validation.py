@@ -28,6 +28,7 @@ __all__ = [
     "check_real",
     "check_epsilon",
     "check_delta",
+    "check_executor",
     "check_positive",
     "check_nonnegative",
     "check_finite_array",
@@ -42,7 +43,6 @@ __all__ = [
     "check_instance",
     "check_labels",
     "check_permutation",
-    "check_executor",
 ]
 
 
@@ -590,12 +590,20 @@ def check_permutation(name: str, value: Any, n: int) -> np.ndarray:
     return arr
 
 
-def check_executor(executor: Any, name: str = "executor") -> Any:
-    """``executor`` if it is None or has ``submit`` (a :class:`concurrent.futures.Executor`, a
-    Dask client or its ``get_executor()``), else InvalidInput naming ``name`` and the type."""
-    if executor is not None and not callable(getattr(executor, "submit", None)):
-        raise InvalidInput(
-            f"{name} must be a concurrent.futures.Executor (or a Dask client), got "
-            f"{type(executor).__name__}"
-        )
-    return executor
+def check_executor(
+    executor: Any, name: str = "executor", *, accept_dask_client: bool = False
+) -> Any:
+    """An ``executor=`` argument: None (work in this thread) or a
+    :class:`concurrent.futures.Executor` (threads, processes; for Dask: ``client.get_executor()``).
+    ``accept_dask_client``: also anything with ``submit`` whose futures have ``result()`` (a Dask
+    client itself), for callers that only submit and gather. Else InvalidInput naming ``name``."""
+    from concurrent.futures import Executor
+
+    if executor is None or isinstance(executor, Executor):
+        return executor
+    if accept_dask_client and callable(getattr(executor, "submit", None)):
+        return executor
+    raise InvalidInput(
+        f"{name} must be a concurrent.futures.Executor (for Dask: client.get_executor()), got "
+        f"{type(executor).__name__}"
+    )

@@ -151,3 +151,25 @@ register(
         example_builder="privopt.kanon.demo:example",
     )
 )
+
+register(
+    Mechanism(
+        name="cluster",
+        title="differentially private clustering without the number of clusters (DPM)",
+        entry_point="privopt.cluster:DPM",
+        release_type="privopt.cluster.release:ClusteringRelease",
+        command="cluster",
+        example_builder="privopt.cluster.demo:example",
+    )
+)
+
+register(
+    Mechanism(
+        name="geo",
+        title="locally relevant geo-obfuscation for many users on a road map (LR-Geo)",
+        entry_point="privopt.geo:run_lrgeo",
+        release_type="privopt.geo:LRGeoResult",
+        command="geo",
+        example_builder="privopt.geo.demo:example",
+    )
+)

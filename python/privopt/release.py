@@ -387,23 +387,23 @@ def load(path: str | Path) -> Release:
     files = document.get("files", {})
     if not isinstance(files, dict):
         raise InvalidInput(f"{str(folder / RELEASE_FILE)!r}: 'files' must be an object")
-    npz = None
+    archives: dict[Path, Any] = {}  # each .npz opened once
     try:
         for name, file in files.items():
             where = folder / str(file)
             if not where.is_file() or where.parent != folder:
                 raise InvalidInput(f"{str(where)!r}, a data file of the release, is missing")
             if where.suffix == ".npz":
-                if npz is None:
-                    npz = np.load(where, allow_pickle=False)
-                if name not in npz.files:
-                    raise InvalidInput(f"{str(where)!r} has no array {name!r} of the release")
-                data[name] = npz[name]
+                if where not in archives:
+                    archives[where] = np.load(where, allow_pickle=False)
+                if name not in archives[where].files:
+                    raise InvalidInput(f"{str(where)!r} lacks the array {name!r} of the release")
+                data[name] = archives[where][name]
             else:
                 data[name] = _read_table(where)
     finally:
-        if npz is not None:
-            npz.close()
+        for archive in archives.values():
+            archive.close()
     return kind._from_state(document.get("state", {}), data)
 
 

@@ -54,7 +54,7 @@ def test_lr_geo_on_the_osm_map_is_verified_and_certified(osm) -> None:
         epsilon=5.0, gamma=0.3, gamma_graph=float("inf"), lr_radius=1.0, r_obf=1.0, r_exp=0.6,
         lr_max_size=6, cr_cell_km=0.05,
     )  # fmt: skip
-    table = CostReferenceTable(osm, 5, cell_km=0.05, seed=0)
+    table = CostReferenceTable(osm, 5, cell_km=0.05, rng=0)
     res = run_lrgeo(osm, params, [0, osm.n_locations - 1], table, rng=0)
     assert res.solution.status == "optimal"
     prob = user_problem(osm, params, table.true_costs(np.arange(osm.n_locations)))

@@ -63,8 +63,8 @@ def test_exponential_entries_are_half_eps_across_users(seed, gamma, r_exp, eps) 
                     assert np.all(za.matrix[p, both] <= bound * (1 + 1e-9) + 1e-15)
     # Prop 4.3: the request circle around any v_a of N_m covers N_m and O_m (centred at v_m).
     radius = params.request_radius
-    for lr in res.lr_sets:
-        cover = np.flatnonzero(d[lr[0]] <= params.r_obf)
+    for lr, user in zip(res.lr_sets, res.users, strict=True):
+        cover = np.flatnonzero(d[user] <= params.r_obf)
         for a in lr:
             assert np.all(d[a, np.union1d(lr, cover)] <= radius + 1e-12)
 
@@ -121,7 +121,7 @@ def test_planar_laplace_with_snapping_has_the_exact_snapped_distribution(seed, e
 def test_cr_estimates_bound_the_true_costs() -> None:
     """ĉ (road correction) ≥ c̄ ≥ c̃ for every pair (Lemmas B.1, B.2 with §8's caveat)."""
     geo = grid_geography(10, 10, 0.5, metric="haversine", road_factor=1.3)
-    table = CostReferenceTable(geo, 8, cell_km=0.3, seed=2)
+    table = CostReferenceTable(geo, 8, cell_km=0.3, rng=2)
     rows = np.arange(0, 100, 7)
     cols = np.arange(100)
     beta = table.beta(table.snap[rows], table.snap[cols])
@@ -131,7 +131,7 @@ def test_cr_estimates_bound_the_true_costs() -> None:
     assert np.all(np.maximum(beta - t, 0) <= c + 1e-9)
     assert table.n_points < table.fine_road.n_nodes
     # Anchored at the locations, every location is its own V̂ point: ĉ = c̃ = c̄ exactly.
-    anchored = CostReferenceTable(geo, 8, cell_km=0.3, seed=2, anchor_locations=True)
+    anchored = CostReferenceTable(geo, 8, cell_km=0.3, rng=2, anchor_locations=True)
     assert anchored.n_points == table.n_points and anchored.delta_max == 0.0
     np.testing.assert_array_equal(anchored.points_index[anchored.snap], geo.road_nodes)
     np.testing.assert_allclose(
@@ -147,7 +147,7 @@ def test_anchored_cr_table_makes_the_approximation_ratio_one() -> None:
     r_exp ≥ the LR sets' reach (no coupling) LR-Geo's cost equals it (ratio 1)."""
     geo = grid_geography(8, 8, 0.5, metric="haversine", road_factor=1.3)
     params = GeoParams(epsilon=3.0, gamma=0.6, lr_radius=2.0, r_obf=6.0, r_exp=6.0, lr_max_size=6)
-    table = CostReferenceTable(geo, 6, cell_km=0.2, seed=1, anchor_locations=True)
+    table = CostReferenceTable(geo, 6, cell_km=0.2, rng=1, anchor_locations=True)
     res = run_lrgeo(geo, params, [5, 40, 62], table, rng=1)
     for low, true in zip(res.lower_costs, res.true_costs, strict=True):
         np.testing.assert_allclose(low, true, rtol=1e-12, atol=1e-15)
@@ -236,7 +236,7 @@ def test_ambiguity_counts_always_include_the_true_row() -> None:
     interval [ĉ − δ_max, ĉ + δ_max] can miss it."""
     geo = grid_geography(8, 8, 0.5, metric="haversine", road_factor=1.3)
     params = GeoParams(epsilon=2.0, gamma=0.6, lr_radius=2.0, r_obf=1.5, r_exp=1.0, lr_max_size=6)
-    table = CostReferenceTable(geo, 6, cell_km=0.3, seed=1)
+    table = CostReferenceTable(geo, 6, cell_km=0.3, rng=1)
     res = run_lrgeo(geo, params, [5, 40], table, rng=1)
     exact = res.ambiguity(table, columns_per_user=None)
     assert exact.size == sum(u.cost.size for u in res.uploads) and exact.min() >= 1

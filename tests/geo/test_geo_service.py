@@ -24,6 +24,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import privopt
 import pytest
 
 # Why a skip: the HTTP stack is the optional extra privopt[server]; the test extra installs it,
@@ -267,6 +268,10 @@ def test_cli_client_reports_and_saves_its_matrix(server, tmp_path, capsys) -> No
     assert pm.row_index[0] == 20 and pm.violations(user_problem(_geography(), _params(url))).ok(
         1e-9
     )
+    # privopt.load reads it as the release it is, which checks its own Geo-Ind pairs.
+    loaded = privopt.load(out)
+    assert loaded == pm and loaded.kind == "(epsilon, gamma)-Geo-Ind" and loaded.edges is not None
+    assert loaded.verify() is loaded and loaded.guarantee.parameters["gamma"] == pm.eta
     # Errors end in one line and exit code 2, before any request: an existing --out, a
     # location outside the map.
     from privopt.cli import main

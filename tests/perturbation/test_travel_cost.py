@@ -38,7 +38,7 @@ def test_cr_table_beta_and_true_costs_use_it() -> None:
     from privopt.geo import CostReferenceTable, grid_geography
 
     geo = grid_geography(6, 6, 0.5, metric="haversine", road_factor=1.2)
-    table = CostReferenceTable(geo, 5, cell_km=0.2, seed=3)
+    table = CostReferenceTable(geo, 5, cell_km=0.2, rng=3)
     rows, cols = np.array([0, 7, 20]), np.arange(table.n_points)[::3]
     np.testing.assert_array_equal(
         table.beta(rows, cols),

@@ -851,6 +851,62 @@ case(
     "",
 )
 case("nearest_centre", "NaN", lambda: nearest_centre(np.full((2, 2), NAN), np.zeros((1, 2))), "X")
+case(
+    "DPM.fit",
+    "progress='loud'",
+    lambda: DPM(bounds=(0.0, 1.0), delta=1e-6, progress="loud").fit(X),
+    "progress",
+)
+
+
+def clustering(**change: Any) -> Any:
+    """A valid ClusteringRelease (one centre, a one-node tree) with ``change`` applied."""
+    from privopt.cluster import ClusteringRelease
+
+    tree = (np.array([-1]), np.array([0.0]), np.array([0]), np.array([0]), np.array([0]))
+    kw: dict[str, Any] = dict(
+        centres=np.zeros((1, 2)),
+        sizes=np.ones(1),
+        bounds=(-1.0, 1.0),
+        epsilon=1.0,
+        delta=1e-6,
+        ledger=[],
+        tree=tree,
+        max_depth=2,
+    )
+    return ClusteringRelease(**{**kw, **change})
+
+
+for change, frag in [
+    ({"centres": np.full((1, 2), NAN)}, "centres"),
+    ({"centres": np.zeros((0, 2))}, "centres"),
+    ({"sizes": np.ones(2)}, "sizes"),
+    ({"bounds": (1.0, -1.0)}, "bounds"),
+    ({"bounds": (0.0, INF)}, "bounds"),
+    ({"epsilon": 0.0}, "epsilon"),
+    ({"delta": 1.0}, "delta"),
+    ({"max_depth": 0}, "max_depth"),
+    ({"ledger": [3]}, "ledger"),
+    ({"seeded": 1}, "seeded"),
+    ({"tree": (np.zeros(1),)}, "tree"),
+    ({"tree": (np.array([0]), np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1))}, "tree left"),
+]:
+    case("ClusteringRelease", repr(change)[:40], lambda c=change: clustering(**c), frag)
+for data, frag in [
+    (np.zeros((2, 3)), "3 features"),
+    (np.full((2, 2), NAN), "NaN"),
+    (np.zeros(2), "2-dimensional"),
+    (np.zeros((2, 2)) + 1j, "(?i)complex"),
+]:
+    case(
+        "ClusteringRelease.predict",
+        f"X={str(data)[:20]}",
+        lambda d=data: clustering().predict(d),
+        frag,
+        exc=ValueError,
+    )
+case("ClusteringRelease.predict", "n_jobs=0", lambda: clustering().predict(X, n_jobs=0), "n_jobs")
+case("ClusteringRelease.plot", "ax=3", lambda: clustering().plot(ax=3), "ax must")
 
 # ---------------------------------------------------------------------------- privopt.graphs
 case(
@@ -1000,8 +1056,25 @@ def geo_table() -> Any:
     return geo.CostReferenceTable(grid(), 2, cell_km=0.5)
 
 
+class _SubmitOnly:
+    """Has submit() as a Dask client does, but is no concurrent.futures.Executor."""
+
+    def submit(self, *args: Any) -> None:
+        return None
+
+
 def _tc() -> Any:
     return geo.TravelCosts(grid())
+
+
+@cache
+def geo_result() -> Any:
+    return geo.run_lrgeo(grid(), geo.GeoParams(epsilon=1.0, r_exp=0.5, r_obf=1.0), [0, 8], _tc())
+
+
+@cache
+def geo_loaded() -> Any:
+    return privopt.load(geo_result().save(Path(tempfile.mkdtemp()) / "r"))
 
 
 GEO_TYPE_CASES: list[tuple[str, str, Callable[[], Any], str]] = [
@@ -1018,6 +1091,12 @@ GEO_TYPE_CASES: list[tuple[str, str, Callable[[], Any], str]] = [
     ),
     ("solve_clr", "progress='x'", lambda: geo.solve_clr(geo_model(), progress="x"), "progress"),
     ("solve_clr", "executor='x'", lambda: geo.solve_clr(geo_model(), executor="x"), "executor"),
+    (
+        "solve_clr",
+        "executor: a client, not an Executor",
+        lambda: geo.solve_clr(geo_model(), executor=_SubmitOnly()),
+        "get_executor",
+    ),
     (
         "answer_cr_request",
         "('t', 'r', 'p')",
@@ -1061,6 +1140,74 @@ GEO_TYPE_CASES: list[tuple[str, str, Callable[[], Any], str]] = [
     ),
     (
         "run_lrgeo",
+        "rel_gap=-1",
+        lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [0], _tc(), rel_gap=-1),
+        "rel_gap",
+    ),
+    (
+        "run_lrgeo",
+        "time_limit=0",
+        lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [0], _tc(), time_limit=0),
+        "time_limit",
+    ),
+    (
+        "run_lrgeo",
+        "executor='x'",
+        lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [0], _tc(), executor="x"),
+        "executor",
+    ),
+    (
+        "run_lrgeo",
+        "rng='x'",
+        lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [0], _tc(), rng="x"),
+        "rng",
+    ),
+    ("LRGeoResult.plot_user", "m=2", lambda: geo_result().plot_user(2), "m"),
+    ("LRGeoResult.plot_user", "ax=3", lambda: geo_result().plot_user(0, ax=3), "ax must"),
+    (
+        "LRGeoResult.real_row_cost",
+        "a loaded release",
+        lambda: geo_loaded().real_row_cost(),
+        "true locations",
+    ),
+    (
+        "Graph.from_csr_arrays",
+        "indptr not rising",
+        lambda: graphs.Graph.from_csr_arrays([0, 2, 1], [1, 0], [1.0, 1.0]),
+        "indptr",
+    ),
+    (
+        "Graph.from_csr_arrays",
+        "head out of range",
+        lambda: graphs.Graph.from_csr_arrays([0, 1, 2], [1, 5], [1.0, 1.0]),
+        "indices",
+    ),
+    (
+        "Graph.from_csr_arrays",
+        "weights short",
+        lambda: graphs.Graph.from_csr_arrays([0, 1, 2], [1, 0], [1.0]),
+        "weights",
+    ),
+    (
+        "Graph.from_csr_arrays",
+        "NaN length",
+        lambda: graphs.Graph.from_csr_arrays([0, 1, 2], [1, 0], [NAN, 1.0]),
+        "length",
+    ),
+    (
+        "Graph.from_csr_arrays",
+        "indices float",
+        lambda: graphs.Graph.from_csr_arrays([0, 1, 2], [1.5, 0], [1.0, 1.0]),
+        "indices",
+    ),
+    (
+        "Graph.from_csr_arrays",
+        "directed=1",
+        lambda: graphs.Graph.from_csr_arrays([0, 1, 2], [1, 0], [1.0, 1.0], directed=1),
+        "directed",
+    ),
+    (
+        "run_lrgeo",
         "costs of another map",
         lambda: geo.run_lrgeo(
             grid(), geo.GeoParams(), [0], geo.TravelCosts(geo.grid_geography(2, 2))
@@ -1070,7 +1217,14 @@ GEO_TYPE_CASES: list[tuple[str, str, Callable[[], Any], str]] = [
     ("user_problem", "geography='g'", lambda: geo.user_problem("g", geo.GeoParams()), "geography"),
     ("user_problem", "params='p'", lambda: geo.user_problem(grid(), "p"), "params"),
     ("CostReferenceTable", "geography='g'", lambda: geo.CostReferenceTable("g"), "geography"),
-    ("CostReferenceTable", "seed='x'", lambda: geo.CostReferenceTable(grid(), 2, seed="x"), "seed"),
+    ("CostReferenceTable", "rng='x'", lambda: geo.CostReferenceTable(grid(), 2, rng="x"), "rng"),
+    ("CostReferenceTable", "rng=-1", lambda: geo.CostReferenceTable(grid(), 2, rng=-1), "rng"),
+    (
+        "CostReferenceTable",
+        "rng and seed",
+        lambda: geo.CostReferenceTable(grid(), 2, rng=1, seed=1),
+        "not both",
+    ),
     (
         "CostReferenceTable",
         "threads=0",
@@ -1948,7 +2102,6 @@ EXEMPT: dict[str, str] = {
     "privopt.lp.LPResult": "a record lp.solve() returns; it has no methods",
     "privopt.geo.ClrModel": "built by build_model (it has rows); solve_clr checks its type",
     "privopt.geo.ClrSolution": "a record solve_clr() returns (it has rows)",
-    "privopt.geo.LRGeoResult": "a record run_lrgeo() returns (it has rows)",
     "privopt.perturbation.MatrixBlock": "a record MDPProblem.subproblem() builds from a checked "
     "problem",
     "privopt.perturbation.ViolationScan": "a record scan_violations() returns (it has rows)",

@@ -31,8 +31,10 @@ def mdp_case(folder: Path) -> tuple[list[str], Path, Callable[[dict, Path], None
     def check(summary: dict, out: Path) -> None:
         assert sorted(p.name for p in out.iterdir()) == [
             MARKER,
+            "data.npz",
             "mdp_row.png",
             "perturbation_matrix.npz",
+            "release.json",
             "report.md",
         ]
         pm = PerturbationMatrix.load(out / "perturbation_matrix.npz")

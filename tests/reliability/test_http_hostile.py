@@ -93,7 +93,7 @@ class Server:
 
 def _service(**limits: Any) -> GeoService:
     geo = grid_geography(6, 6, 0.5, metric="haversine", road_factor=1.2)
-    table = CostReferenceTable(geo, 5, cell_km=PARAMS.cr_cell_km, seed=0)
+    table = CostReferenceTable(geo, 5, cell_km=PARAMS.cr_cell_km, rng=0)
     config = ServiceConfig(
         **{
             "batch_window_s": 0.05,

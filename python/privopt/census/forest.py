@@ -157,7 +157,7 @@ class ForestRunner:
         self.h, self.noisy, self.G, self.max_table = h, noisy, G, max_table
         self.delta = delta  # (R,) per region, or (R, N) per node (executor path only)
         self.shift = shift
-        self.executor = check_executor(executor)
+        self.executor = check_executor(executor, accept_dask_client=True)
         self.subtrees = top_level_subtrees(h)
         self.subtree_of = np.full(h.n_regions, -1, dtype=np.int64)
         for i, regions in enumerate(self.subtrees):

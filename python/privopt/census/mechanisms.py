@@ -349,7 +349,7 @@ def m_h_dp(
     (3, 3)
     """
     check_window(window)
-    check_executor(executor)
+    check_executor(executor, accept_dask_client=True)
     with progress_scope_for(progress):
         meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
         start = time.perf_counter()
@@ -408,7 +408,7 @@ def m_c_dp(
     [0, G], round half-up, ⊖, then the tree DP to restore consistency and faithfulness
     (``executor`` and ``progress`` as in :func:`m_h_dp`)."""
     check_window(window)
-    check_executor(executor)
+    check_executor(executor, accept_dask_client=True)
     with progress_scope_for(progress):
         meas, t0 = _get(
             measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements

@@ -240,7 +240,7 @@ def _checked_streamed_arguments(
     eps = check_epsilon(epsilon)
     if executor is None:
         raise InvalidInput("m_h_dp_streamed needs an executor")
-    check_executor(executor)
+    check_executor(executor, accept_dask_client=True)
     out = Path(out_dir)
     if not out.is_dir():
         raise InvalidInput(f"out_dir {str(out)!r} is not a folder")

@@ -2,6 +2,8 @@
 
 - :class:`DPM` — DP-Mondrian clustering by separation (Liebenow et al., CCS 2024): (ε, δ)-DP,
   does not take the number of clusters, scikit-learn interface, in-memory or Dask input.
+- :class:`ClusteringRelease` — what a fit publishes (``DPM.release_``): centres, noisy sizes,
+  the split tree and the ledger; verifies, saves, loads and labels points on its own.
 - :mod:`privopt.cluster.metrics` — inertia, silhouette, clustering accuracy, normalised KMeans
   distance (as the paper's evaluation computes them).
 """
@@ -13,6 +15,7 @@ from typing import Any
 
 __all__ = [
     "DPM",
+    "ClusteringRelease",
     "DEFAULT_SIGMA_GRID",
     "BudgetSchedule",
     "budget_schedule",
@@ -22,6 +25,7 @@ __all__ = [
 
 _LAZY = {
     "DPM": "_dpm",
+    "ClusteringRelease": "release",
     "DEFAULT_SIGMA_GRID": "_dpm",
     "nearest_centre": "_dpm",
     "sklearn_expected_failed_checks": "_dpm",

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from privopt import _core, dp
-from privopt._progress import progress_bar
+from privopt._progress import check_progress, progress_bar
 from privopt._validation import (
-    NotNumeric,
     check_delta,
     check_epsilon,
     check_finite_array,
@@ -22,11 +22,12 @@ from privopt._validation import (
     check_numeric_dtype,
     check_positive,
     check_real,
-    numeric_array,
 )
 from privopt.cluster._backend import DaskData, InMemoryData, SplitTree, is_dask_array
 from privopt.cluster._budget import BudgetSchedule, budget_schedule
+from privopt.cluster._input import points_array
 from privopt.cluster._interval import codebook_monte_carlo, split_width
+from privopt.cluster.release import ClusteringRelease
 from privopt.errors import InvalidInput
 
 __all__ = ["DPM", "DEFAULT_SIGMA_GRID", "nearest_centre", "sklearn_expected_failed_checks"]
@@ -125,50 +126,6 @@ def sklearn_expected_failed_checks(estimator: DPM) -> dict[str, str]:
     return dict.fromkeys(_CHECKS_NEEDING_A_FIT, reason)
 
 
-def _points(X: Any, *, min_samples: int = 2) -> np.ndarray:
-    """X as a finite, real (n, d) float64 array, d ≥ 1, n ≥ ``min_samples``.
-
-    What counts as a number is privopt's one rule (:func:`privopt._validation.numeric_array`:
-    text, booleans, None and sparse matrices are refused, as a ``TypeError`` too); then
-    scikit-learn's ``check_array`` checks the sizes, with the messages its users know. No
-    message quotes the data.
-    """
-    from sklearn.utils.validation import check_array
-
-    if getattr(getattr(X, "dtype", None), "kind", "") == "c":
-        # scikit-learn's wording, which its estimator checks look for.
-        raise InvalidInput(f"X must be real: Complex data not supported (dtype {X.dtype})")
-    arr = numeric_array("X", X)
-    if arr.ndim != 2:  # check_array's own message would print the array
-        raise InvalidInput(
-            f"X must be 2-dimensional (n samples, d features), got shape {arr.shape}. Reshape "
-            "your data with X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one sample"
-        )
-    try:
-        arr = check_array(
-            arr,
-            dtype=np.float64,
-            order="C",
-            ensure_all_finite=False,  # checked below, with a shorter message naming the entry
-            ensure_min_samples=max(1, min_samples),
-            ensure_min_features=1,
-            estimator="DPM",
-            input_name="X",
-        )
-    except TypeError as err:
-        raise NotNumeric(f"X: {err}") from None
-    except ValueError as err:
-        raise InvalidInput(f"X: {err}") from None
-    # A finite sum proves every entry finite without an (n, d) temporary; an overflowing sum of
-    # finite values falls through to the entry-wise check.
-    if not math.isfinite(float(np.sum(arr))):
-        bad = np.argwhere(~np.isfinite(arr))
-        if bad.size:
-            i, j = bad[0].tolist()
-            raise InvalidInput(f"X contains NaN or inf at X[{i}, {j}] ({len(bad)} such entries)")
-    return arr
-
-
 def _noise_source(random_state: Any) -> dp.RandomSource:
     """The randomness of a fit: the OS CSPRNG unless a seed or source was given explicitly."""
     return dp.as_random_source("secure" if random_state is None else random_state)
@@ -204,13 +161,6 @@ def _check_noise_range(sched: BudgetSchedule, d: int, epsilon: float) -> None:
         )
     except InvalidInput as err:
         raise InvalidInput(f"epsilon={epsilon!r} cannot be used by DPM's noise: {err}") from None
-
-
-def _nearest_from(X: np.ndarray, centres: np.ndarray, tips: tuple, threads: int) -> np.ndarray:
-    """The labels of :func:`nearest_centre`, searched from each row's tip centre (same answer)."""
-    return _core.cluster.nearest_centres_from(
-        np.ascontiguousarray(X, dtype=np.float64), centres, _core.cluster.Tree(*tips), threads
-    )
 
 
 class DPM(ClusterMixin, BaseEstimator):
@@ -253,6 +203,9 @@ class DPM(ClusterMixin, BaseEstimator):
     strict_termination : stop when a child's ñ < τ_e (paper) if True, ñ ≤ τ_e (reference) if False.
     clip : clip coordinates to ``bounds`` (True), or reject data outside them (False).
     n_jobs : threads of the counting passes (None = 1, −1 = all cores).
+    progress : ``"auto"`` (default), True or False: a progress bar of the tree's levels on
+        stderr (:mod:`privopt._progress`; ``"auto"`` shows one only for a long fit on a
+        terminal).
     random_state : None (default), ``"secure"``, an int seed, a numpy Generator or a
         :class:`privopt.dp.RandomSource`; every random draw of ``fit`` comes from it. None and
         ``"secure"`` draw from the operating system's CSPRNG, as a real release must: nobody can
@@ -278,6 +231,10 @@ class DPM(ClusterMixin, BaseEstimator):
     seeded_ : True when ``random_state`` was a seed or Generator: the noise is reproducible
         by anyone who knows it, so the fit is for testing only (the ledger marks every spend).
     ledger_ : ``accountant_.ledger()``, the readable table of spends.
+    release_ : the :class:`~privopt.cluster.release.ClusteringRelease` of the fit: what may be
+        published (centres, noisy sizes, the split tree, this fit's ledger), with ``verify()``,
+        ``summary()``, ``save()`` and ``predict()`` of its own; :func:`privopt.load` reads it
+        back.
 
     Examples
     --------
@@ -310,6 +267,7 @@ class DPM(ClusterMixin, BaseEstimator):
         strict_termination: bool = True,
         clip: bool = True,
         n_jobs: int | None = None,
+        progress: bool | str = "auto",
         random_state: Any = None,
     ) -> None:
         self.bounds = bounds
@@ -330,6 +288,7 @@ class DPM(ClusterMixin, BaseEstimator):
         self.strict_termination = strict_termination
         self.clip = clip
         self.n_jobs = n_jobs
+        self.progress = progress
         self.random_state = random_state
 
     # ------------------------------------------------------------------ validation
@@ -366,7 +325,9 @@ class DPM(ClusterMixin, BaseEstimator):
         if self.window not in _WINDOWS:
             raise InvalidInput(f"window must be one of {_WINDOWS}, got {self.window!r}")
         self._check_flags_and_jobs()
+        progress = check_progress(self.progress)
         return dict(
+            progress=progress,
             a=a,
             b=b,
             epsilon=eps,
@@ -437,7 +398,7 @@ class DPM(ClusterMixin, BaseEstimator):
             data: InMemoryData | DaskData = lazy
             if not finite:
                 raise InvalidInput("X contains a non-finite value (NaN or inf)")
-        else:  # already checked by _points
+        else:  # already checked by points_array
             lo, hi = (X.min(), X.max()) if X.size else (a, b)
             data = InMemoryData(X, a, b, self.n_jobs)
         if data.d < 1:
@@ -497,7 +458,7 @@ class DPM(ClusterMixin, BaseEstimator):
         NumericalTrouble
             A released value came out non-finite (not expected after the range checks).
         """
-        points = X if is_dask_array(X) else _points(X)
+        points = X if is_dask_array(X) else points_array(X)
         p = self._validated()
         data = self._data(points, p["a"], p["b"])
         sched = budget_schedule(p["epsilon"], p["delta"], p["depth"], p["split"], p["dsplit"])
@@ -506,6 +467,7 @@ class DPM(ClusterMixin, BaseEstimator):
             accountant if accountant is not None else dp.PrivacyAccountant(p["epsilon"], p["delta"])
         )
         rng = _noise_source(self.random_state)
+        first_spend = len(acct.entries)
         # All or nothing: the whole plan is checked against the budget before any noise is
         # drawn, and a failure anywhere in the release takes every spend of this fit back out
         # (nothing computed from the noise has left the block then).
@@ -515,6 +477,7 @@ class DPM(ClusterMixin, BaseEstimator):
                 check_finite_result(
                     name, fitted[name], cause=f"bounds {self.bounds!r}, epsilon {self.epsilon!r}"
                 )
+        seconds = fitted.pop("fit_seconds")
         for name, value in fitted.items():
             setattr(self, name, value)
         self.n_features_in_ = data.d
@@ -522,11 +485,30 @@ class DPM(ClusterMixin, BaseEstimator):
         self.accountant_ = acct
         self.seeded_ = not rng.secure
         self.ledger_ = acct.ledger()
+        self.release_ = ClusteringRelease(
+            centres=self.cluster_centers_,
+            sizes=self.cluster_sizes_,
+            bounds=(p["a"], p["b"]),
+            epsilon=p["epsilon"],
+            delta=p["delta"],
+            ledger=list(acct.entries[first_spend:]),  # this fit's spends only
+            tree=self.tip_centres_,
+            max_depth=p["depth"],
+            split_width=self.split_width_,
+            percentile_estimate=self.percentile_estimate_,
+            n_splits=self.n_splits_,
+            noisy_count=self.noisy_count_,
+            min_size=self.min_size_,
+            seeded=self.seeded_,
+            fit_seconds=seconds,
+        )
         self.labels_ = self.predict(X)
         return self
 
     def _release(self, data, sched: BudgetSchedule, p, acct, rng) -> dict[str, Any]:
-        """Algorithm 1: every spend and every noisy release; returns the fitted attributes."""
+        """Algorithm 1: every spend and every noisy release; returns the fitted attributes (and
+        ``fit_seconds``, seconds per phase)."""
+        start = time.perf_counter()
         n_tilde = self._root_count(data, sched, acct, rng)
         depth = p["depth"]
         tau_e = n_tilde / 2**depth if p["min_size"] is None else p["min_size"]
@@ -545,9 +527,18 @@ class DPM(ClusterMixin, BaseEstimator):
             beta, p_tilde = self._split_width(data, n_tilde, sched, p, rng)
             n_splits = int(_core.cluster.num_splits(p["a"], p["b"], beta)) if beta > 0 else 0
 
+        t_width = time.perf_counter()
         tree, leaves = self._build(data, n_tilde, tau_e, beta, n_splits, sched, p, acct, rng)
+        t_tree = time.perf_counter()
         centres, sizes, tip_centre = self._average(data, tree, leaves, sched, p, acct, rng)
+        end = time.perf_counter()
         return {
+            "fit_seconds": {
+                "split_width": t_width - start,
+                "tree": t_tree - t_width,
+                "averages": end - t_tree,
+                "total": end - start,
+            },
             "noisy_count_": n_tilde,
             "min_size_": tau_e,
             "split_width_": beta,
@@ -609,7 +600,8 @@ class DPM(ClusterMixin, BaseEstimator):
         if n_splits == 0:  # no candidates (β > b − a or ñ_D < 2): one leaf (§10.15)
             leaves, active = active, []
         a, t, q, alpha = p["a"], p["t"], p["q"], p["alpha"]
-        for level in progress_bar("auto", range(p["depth"]), desc="DPM tree depth", unit="level"):
+        levels = progress_bar(p["progress"], range(p["depth"]), desc="DPM tree depth", unit="level")
+        for level in levels:
             eps_exp, eps_cnt = sched.epsilon_split[level], sched.epsilon_count[level + 1]
             # Each level is charged in full (the worst case of Theorem 1), nodes or not; the
             # nodes of a level are disjoint, so they compose in parallel.
@@ -706,28 +698,14 @@ class DPM(ClusterMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ prediction
     def predict(self, X: Any) -> Any:
-        """Index of the nearest centre (Euclidean) of each row of X; (n,) int64.
+        """Index of the nearest centre (Euclidean) of each row of X; (n,) int64
+        (:meth:`ClusteringRelease.predict <privopt.cluster.release.ClusteringRelease.predict>`
+        of :attr:`release_`).
 
         A Dask array gives a lazy Dask array of labels.
         """
-        if not hasattr(self, "cluster_centers_"):
+        if not hasattr(self, "release_"):
             from sklearn.exceptions import NotFittedError
 
             raise NotFittedError("DPM is not fitted yet; call fit first")
-        centres, tips = self.cluster_centers_, self.tip_centres_
-        if is_dask_array(X):
-            check_numeric_dtype("X", X.dtype)
-            Xr = X.rechunk({1: -1})
-            return Xr.map_blocks(
-                lambda blk: _nearest_from(blk, centres, tips, 1), drop_axis=1, dtype=np.int64
-            )
-        arr = _points(X, min_samples=0)
-        if arr.shape[1] != self.n_features_in_:
-            raise InvalidInput(
-                f"X has {arr.shape[1]} features, but DPM is expecting {self.n_features_in_} "
-                "features as input"
-            )
-        threads = (
-            1 if self.n_jobs is None else (os.cpu_count() or 1) if self.n_jobs < 0 else self.n_jobs
-        )
-        return _nearest_from(arr, centres, tips, max(1, threads))
+        return self.release_.predict(X, n_jobs=self.n_jobs)

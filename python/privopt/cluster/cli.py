@@ -1,4 +1,5 @@
-"""``privopt cluster``: DPM on a CSV or NPY file; writes centres, labels and a report."""
+"""``privopt cluster``: DPM on a CSV or NPY file; writes the release, centres, labels and a
+report."""
 
 from __future__ import annotations
 
@@ -27,8 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "cluster",
         help="differentially private clustering (DPM) of a CSV/NPY file",
         description="Cluster the rows of a CSV or NPY file under (epsilon, delta)-DP with DPM "
-        "(no number of clusters needed). Writes centres.csv, labels.csv, report.md and a 2-D "
-        "projection plot into --out.",
+        "(no number of clusters needed). Writes the release (release.json and data.npz, which "
+        "privopt.load reads back), centres.csv, labels.csv, report.md and a 2-D projection "
+        "plot into --out.",
     )
     p.add_argument("input", help="points, one row each: .npy or comma-separated text")
     p.add_argument(
@@ -85,12 +87,8 @@ def run(args: argparse.Namespace) -> int:
             "command": "cluster",
             "out": str(out),
             "centres": str(out / "centres.csv"),
-            "clusters": model.n_clusters_,
             "n": len(X),
-            "epsilon": args.epsilon,
-            "delta": delta,
-            "seeded": model.seeded_,
-            "split_width": model.split_width_,
+            **model.release_.summary(),
         }
     )
     if model.split_width_ is None:
@@ -99,10 +97,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_outputs(out: Path, args: argparse.Namespace, X: np.ndarray, delta: float, model) -> None:
-    """centres.csv, labels.csv, the projection plot and report.md, into ``out``."""
+    """The release (``release.json``, ``data.npz``: :func:`privopt.load` reads the folder back),
+    centres.csv, labels.csv, the projection plot and report.md, into ``out``."""
     from privopt.cluster._plot import projection_plot
-    from privopt.report import Report, Section, markdown_table
+    from privopt.report import Report, Section
 
+    release = model.release_
+    release._write(out)
     np.savetxt(out / "centres.csv", model.cluster_centers_, delimiter=",", fmt="%.10g")
     np.savetxt(out / "labels.csv", model.labels_, fmt="%d")
     projection_plot(
@@ -112,24 +113,16 @@ def _write_outputs(out: Path, args: argparse.Namespace, X: np.ndarray, delta: fl
         out / "projection.png",
         f"DPM, epsilon={args.epsilon:g}: {model.n_clusters_} clusters",
     )
-    rows: list[list[object]] = [
-        [i, float(w), *(float(v) for v in c[:3])]
-        for i, (c, w) in enumerate(zip(model.cluster_centers_, model.cluster_sizes_, strict=True))
-    ]
     body = (
         f"Input `{args.input}`: n = {len(X)}, d = {X.shape[1]}; bounds {tuple(args.bounds)}; "
         f"epsilon = {args.epsilon:g}, delta = {delta:.3g}"
         f"{' (default 1/n^1.5)' if args.delta is None else ''}.\n\n"
         f"**{model.n_clusters_} clusters**, split width beta = {model.split_width_} "
         f"({model.n_splits_} candidates per dimension).\n\n"
-        + markdown_table(
-            ["cluster", "noisy size"] + [f"x{k}" for k in range(min(3, X.shape[1]))], rows
-        )
-        + "\nPrivacy ledger:\n\n```\n"
-        + model.ledger_
-        + "\n```\n"
-        + "\nThe labels and the plot use the raw data and are not private; centres.csv is.\n"
+        "The labels and the plot use the raw data and are not private; the release "
+        "(release.json, data.npz) and centres.csv are.\n"
     )
     report = Report("privopt cluster (DPM)")
-    report.add(Section("DPM clustering", body, ["projection.png"]))
+    report.add(release.report())
+    report.add(Section("DPM clustering: the data owner's view", body, ["projection.png"]))
     report.write(out)

@@ -1,10 +1,12 @@
 """``privopt geo``: LR-Geo for M users; ``privopt geo serve`` / ``privopt geo client``.
 
 ``privopt geo`` simulates the whole exchange in one process on the Rome grid or a generated
-grid and writes one ``user<m>.npz`` per user (a :class:`~privopt.perturbation.PerturbationMatrix`
-with
-its LR rows), ``report.md`` and ``result.json`` into ``--out`` (checked first, written as a
-unit); stdout carries the JSON summary only, progress goes to stderr. Every parameter of
+grid and writes into ``--out`` (checked first, written as a unit) the release
+(``release.json`` and ``data.npz``: :func:`privopt.load` reads the folder back as an
+:class:`~privopt.geo.LRGeoResult`), one ``user<m>.npz`` per user (that user's
+:class:`~privopt.perturbation.PerturbationMatrix` with its LR rows, loadable alone),
+``report.md`` and ``result.json``; stdout carries the JSON summary only (the release's summary
+and the run's evaluation), progress goes to stderr. Every parameter of
 :class:`~privopt.geo.GeoParams` is a flag.
 
 ``privopt geo serve`` runs the server as an HTTP JSON service (:mod:`privopt.geo.http_server`,
@@ -301,12 +303,22 @@ def _compute(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     users = draw_indices(geo.n_locations, args.users, args.seed)
     print(f"[geo] solving CLR-Geo for {args.users} users ({args.method})", file=sys.stderr)
     res = run_lrgeo(geo, params, users, table, method=args.method, rel_gap=args.gap, rng=rng)
+    # The release (privopt.load reads the folder back), and each user's own matrix alone.
+    res._write(out)
     for m, pm in enumerate(res.matrices):
         pm.save(out / f"user{m}.npz")
     wanted = [b for b in args.baselines.split(",") if b and b != "none"]
     print(f"[geo] baselines: {', '.join(wanted) or 'none'}", file=sys.stderr)
     base = baseline_rows(res, table, wanted, seed=args.seed)
-    summary = {"params": params.to_json(), **res.summary(), "baselines": base}
+    # The run's evaluation beside the release's summary: it uses the users' true locations
+    # (the real-row cost), the CR table (baselines) and further solves (the relaxed bound).
+    summary = {
+        "command": "geo",
+        **res.summary(),
+        "params": params.to_json(),
+        "real_row_cost_km": res.real_row_cost(),
+        "baselines": base,
+    }
     bound = summary["relaxed_lower_bound_km"] = res.relaxed_bound()
     # A zero bound (a large ε makes every cost vanish) leaves the ratio undefined: null.
     summary["approximation_ratio"] = res.cost() / bound if bound > 0 else None
@@ -443,6 +455,6 @@ def _cr_table(geo: Any, params: Any, args: argparse.Namespace) -> Any:
         geo,
         args.targets,
         cell_km=params.cr_cell_km,
-        seed=args.seed,
+        rng=args.seed,
         anchor_locations=args.anchor_locations,
     )

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -81,9 +82,11 @@ class CostReferenceTable:
         (A4: 20 uniformly random targets). Known to the server only.
     weights : target prior q (default uniform).
     cell_km : s, the cell size (default 0.1 km).
-    seed : seed of the target draw. None (default) draws from the OS CSPRNG: the targets are
-        the server's secret (users must not learn them), so an unseeded draw is the one to
-        deploy; an int is reproducible, for testing and experiments only.
+    rng : randomness of the target draw. None (default) draws from the OS CSPRNG: the targets
+        are the server's secret (users must not learn them), so an unseeded draw is the one to
+        deploy; an int seed (or a numpy Generator, a :class:`privopt.dp.RandomSource`) is
+        reproducible, for testing and experiments only. ``seed=`` is its former name
+        (deprecated: it warns).
     anchor_locations : an s-cell that holds a location keeps that location as its V̂ point
         (the one nearest the centre if several), instead of the road point nearest its centre.
         Every location is then its own snap (t = 0), so ĉ = c̃ = c̄: CLR-Geo optimises the true
@@ -104,11 +107,22 @@ class CostReferenceTable:
         *,
         weights: Any = None,
         cell_km: float = 0.1,
-        seed: int | None = None,
+        rng: Any = None,
         threads: int | None = 1,
         anchor_locations: bool = False,
+        seed: int | None = None,
     ) -> None:
         check_geography("geography", geography)
+        if seed is not None:
+            if rng is not None:
+                raise InvalidInput("give rng (or its former name seed), not both")
+            warnings.warn(
+                "CostReferenceTable(seed=...) is now rng=..., the name of every privopt entry "
+                "point's randomness; seed= will be removed",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            rng = seed
         if geography.road_points is None:
             raise InvalidInput("the CR table needs road node coordinates (geography.road_points)")
         start = time.perf_counter()
@@ -133,7 +147,7 @@ class CostReferenceTable:
         self.points_index = reach[
             _cell_representatives(xy[reach], self.cell_km, geography.metric, preferred)
         ]
-        self.targets = self._targets(targets, seed)
+        self.targets = self._targets(targets, rng)
         n_t = self.targets.size
         self.weights = (
             np.full(n_t, 1.0 / n_t)
@@ -149,11 +163,11 @@ class CostReferenceTable:
         self._snap_locations()
         self.build_s = time.perf_counter() - start
 
-    def _targets(self, targets: Any, seed: int | None) -> np.ndarray:
+    def _targets(self, targets: Any, rng: Any) -> np.ndarray:
         n = self.points_index.size
         if isinstance(targets, (int, np.integer)) and not isinstance(targets, bool):
             t = check_int("targets", targets, minimum=1, maximum=n)
-            return draw_indices(n, t, seed)  # None: the OS CSPRNG
+            return draw_indices(n, t, rng)  # None: the OS CSPRNG
         arr = numeric_array("targets", targets)
         if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu":
             raise InvalidInput(f"targets must be a count or V̂ indices in [0, {n})")

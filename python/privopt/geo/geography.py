@@ -160,7 +160,7 @@ class Geography:
                 f"K (the number of locations to sample) must lie in [1, |V| = "
                 f"{self.n_locations}], got K = {kk}"
             )
-        return self.subset(draw_indices(self.n_locations, kk, seed))
+        return self.subset(draw_indices(self.n_locations, kk, seed, name="seed"))
 
     def subset(self, index: Any) -> Geography:
         """The locations ``index`` (distinct), on the same road network."""
@@ -202,6 +202,53 @@ class Geography:
         h.update(np.ascontiguousarray(data, dtype=np.float64).tobytes())
         return h.hexdigest()
 
+    def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """(JSON-safe description, arrays) of the map, all public: the road graph as its CSR
+        arrays, the road nodes of the locations, and the coordinates or the metric matrix (what
+        a saved LR-Geo release needs to check and evaluate its matrices on its own)."""
+        csr = self.road.csr
+        meta = {"metric": self.metric, "name": self.name, "directed": self.road.directed}
+        data = {
+            "road_indptr": np.asarray(csr.indptr, dtype=np.int64),
+            "road_indices": np.asarray(csr.indices, dtype=np.int64),
+            "road_weights": np.asarray(csr.data, dtype=np.float64),
+            "road_nodes": self.road_nodes,
+        }
+        if self.points is not None:
+            data["points"] = self.points
+        if self.metric == "precomputed":
+            data["distances"] = self.distance_matrix()
+        if self.road_points is not None:
+            data["road_points"] = self.road_points
+        return meta, data
+
+    @classmethod
+    def _from_state(cls, meta: dict[str, Any], data: dict[str, np.ndarray]) -> Geography:
+        """The map from :meth:`_state`'s output (validated again, as a new map is)."""
+        missing = [
+            name
+            for name in ("road_indptr", "road_indices", "road_weights", "road_nodes")
+            if name not in data
+        ]
+        if missing or not isinstance(meta, dict):
+            raise InvalidInput(f"the saved map lacks {missing or 'its description'}")
+        road = Graph.from_csr_arrays(
+            data["road_indptr"],
+            data["road_indices"],
+            data["road_weights"],
+            directed=meta.get("directed", False),
+        )
+        name = meta.get("name", "")
+        return cls(
+            road=road,
+            road_nodes=data["road_nodes"],
+            points=data.get("points"),
+            metric=meta.get("metric", ""),
+            distances=data.get("distances"),
+            road_points=data.get("road_points"),
+            name=name if isinstance(name, str) else "",
+        )
+
     def __repr__(self) -> str:
         return (
             f"Geography({self.name!r}, K={self.n_locations}, metric={self.metric!r}, "
@@ -218,23 +265,29 @@ def location_indices(name: str, value: Any, n: int) -> np.ndarray:
     return idx
 
 
-def draw_indices(n: int, k: int, seed: int | None) -> np.ndarray:
+def draw_indices(n: int, k: int, rng: Any, *, name: str = "rng") -> np.ndarray:
     """``k`` of ``range(n)`` uniformly without replacement, sorted.
 
-    An int ``seed`` is reproducible, for testing and experiments (``numpy.random.default_rng``);
-    None draws from the OS CSPRNG (:class:`privopt.dp.randomness.SecureSource`), as every
-    unseeded draw in privopt.
+    An int ``rng`` (a seed) is reproducible, for testing and experiments
+    (``numpy.random.default_rng``); None or ``"secure"`` draws from the OS CSPRNG
+    (:class:`privopt.dp.randomness.SecureSource`), as every unseeded draw in privopt; a numpy
+    Generator or a :class:`privopt.dp.RandomSource` is used as given. ``name`` is the argument
+    named in an error.
     """
+    from privopt.dp import as_random_source
+
     n, k = check_int("n", n, minimum=0), check_int("k", k, minimum=0)
     if k > n:
         raise InvalidInput(f"cannot draw {k} of {n} without replacement")
-    if seed is None:
-        from privopt.dp import as_random_source
-
-        keys = as_random_source(None).random_words(n)  # a uniform random order (ties: ~n²/2⁶⁴)
-        return np.sort(np.argsort(keys, kind="stable")[:k]).astype(np.int64)
-    s = check_int("seed", seed, minimum=0)
-    return np.sort(np.random.default_rng(s).choice(n, k, replace=False)).astype(np.int64)
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        s = check_int(name, rng, minimum=0)
+        return np.sort(np.random.default_rng(s).choice(n, k, replace=False)).astype(np.int64)
+    try:
+        source = as_random_source("secure" if rng is None else rng)
+    except InvalidInput as err:
+        raise InvalidInput(f"{name}: {err}") from None
+    keys = source.random_words(n)  # a uniform random order (ties: ~n²/2⁶⁴)
+    return np.sort(np.argsort(keys, kind="stable")[:k]).astype(np.int64)
 
 
 def check_geography(name: str, value: Any) -> Geography:

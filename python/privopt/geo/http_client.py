@@ -145,7 +145,8 @@ class GeoServiceClient:
                 f"expected {up.user!r} and {up.cost.shape}"
             )
         p = self.params
-        check = verify_matrix(reply.matrix, geo_ind_edges(up.pair_distances, p.gamma), p.epsilon)
+        edges = geo_ind_edges(up.pair_distances, p.gamma)
+        check = verify_matrix(reply.matrix, edges, p.epsilon)
         if not check.ok(1e-9):
             raise PrivacyViolation(f"the server's matrix is not (ε, γ)-Geo-Ind: {check}")
         pm = PerturbationMatrix(
@@ -157,6 +158,8 @@ class GeoServiceClient:
             output_index=np.arange(self.geography.n_locations),
             row_index=state.lr_set,
             info={"batch": reply.batch.to_json()},
+            edges=edges,  # the pairs the guarantee covers: the saved matrix verifies alone
+            kind="(epsilon, gamma)-Geo-Ind",
         )
         reported = pm.sample(int(location), source)
         return Obfuscation(reported, pm, reply, state.request, up, check)

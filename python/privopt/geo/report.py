@@ -54,45 +54,9 @@ def baseline_rows(
 
 
 def plot_user(res: LRGeoResult, m: int = 0, ax: Any = None) -> Any:
-    """User m's reported-location distribution on the map, with N_m and the O range."""
-    from matplotlib.patches import Circle
-
-    from privopt.report import new_figure
-
-    geo = res.geography
-    if geo.points is None:
-        return None
-    xy = (
-        (lambda p: (p[:, 1], p[:, 0]))
-        if geo.metric == "haversine"
-        else (lambda p: (p[:, 0], p[:, 1]))
-    )
-    if ax is None:
-        _, ax = new_figure(figsize=(5.5, 4.5))
-    pm = res.matrices[m]
-    row = pm.matrix[0]
-    ax.scatter(*xy(geo.points), s=3, c="0.85", label="locations V")
-    shown = row > 1e-6 * row.max()
-    sc = ax.scatter(*xy(geo.points[shown]), s=10, c=np.log10(row[shown]), cmap="viridis")
-    ax.figure.colorbar(sc, ax=ax, label="log10 Pr[report | v_m]")
-    ax.scatter(*xy(geo.points[pm.row_index]), s=30, facecolors="none", edgecolors="C1", label="N_m")
-    ax.scatter(
-        *xy(geo.points[res.users[m] : res.users[m] + 1]), marker="*", s=160, c="r", label="v_m"
-    )
-    centre = xy(geo.points[res.users[m] : res.users[m] + 1])
-    if geo.metric == "haversine":  # r_obf in degrees, roughly, for the drawing only
-        from privopt.geometry import KM_PER_DEGREE_LAT
-
-        r = res.params.r_obf / KM_PER_DEGREE_LAT
-    else:
-        r = res.params.r_obf
-    ax.add_patch(
-        Circle((centre[0][0], centre[1][0]), r, fill=False, ls="--", color="C3", label="r_obf")
-    )
-    ax.set_aspect("equal" if geo.metric != "haversine" else 1.35)
-    ax.legend(loc="upper right", fontsize=7)
-    ax.set_title(f"user {m}: distribution of the reported location")
-    return ax
+    """User m's reported-location distribution on the map, with N_m (and, when the true
+    location is known, v_m and the O range): :meth:`LRGeoResult.plot_user`."""
+    return res.plot_user(m, ax)
 
 
 def _table(summary: dict[str, Any]) -> str:
@@ -102,16 +66,16 @@ def _table(summary: dict[str, Any]) -> str:
     rows = [
         ["users M / locations K", f"{s['users']} / {s['K']}"],
         ["LR-Geo cost (A9, km)", s["cost_km"]],
-        ["real-row cost (km)", s["real_row_cost_km"]],
+        ["real-row cost (km)", s.get("real_row_cost_km", float("nan"))],
         ["relaxed lower bound (km, rigorous)", s.get("relaxed_lower_bound_km", float("nan"))],
         ["approximation ratio", s.get("approximation_ratio", float("nan"))],
-        ["CLR-Geo status / proven gap", f"{s['status']} / {s['relative_gap']:.2e}"],
+        ["CLR-Geo status / proven gap", f"{s['status']} / {_gap(s['relative_gap'])}"],
         ["‖y*‖", s["y_norm"]],
         ["max mass on exponential entries", s["exponential_mass_max"]],
         ["LR rows without a Geo-Ind neighbour", s["rows_without_neighbours"]],
         [
             "time: clients / CR / solve (s)",
-            "{clients_s:.3f} / {cr_requests_s:.3f} / {solve_s:.3f}".format(**s["timings_s"]),
+            "{clients:.3f} / {cr_requests:.3f} / {solve:.3f}".format(**s["timings_s"]),
         ],
     ]
     body = markdown_table(["quantity", "value"], rows)
@@ -123,8 +87,14 @@ def _table(summary: dict[str, Any]) -> str:
     return body
 
 
+def _gap(value: Any) -> str:
+    """A relative gap for the table: "inf" (no bound proven) as it is."""
+    return f"{value:.2e}" if isinstance(value, (int, float)) else str(value)
+
+
 def write_report(res: LRGeoResult, costs: Any, summary: dict[str, Any], out: Path) -> Path:
-    """``report.md`` with the summary table, GV/GVE and the map of user 0."""
+    """``report.md``: the release's section, then the summary table, GV/GVE and the map of
+    user 0."""
     from privopt.report import Report, Section
 
     v = res.violations()
@@ -142,6 +112,7 @@ def write_report(res: LRGeoResult, costs: Any, summary: dict[str, Any], out: Pat
 
         plt.close("all")
     report = Report("privopt geo")
+    report.add(res.report())
     report.add(sec)
     return report.write(out)
 
@@ -154,10 +125,11 @@ def demo_section(out_dir: Path, seed: int) -> Any:
 
     geo = grid_geography(16, 16, 0.5, metric="haversine", road_factor=1.2)
     params = GeoParams(epsilon=5.0, gamma=0.6, lr_radius=3.0, r_obf=2.0, r_exp=1.5, lr_max_size=12)
-    table = CostReferenceTable(geo, 10, cell_km=0.1, seed=seed)
+    table = CostReferenceTable(geo, 10, cell_km=0.1, rng=seed)
     users = np.random.default_rng(seed).choice(geo.n_locations, 3, replace=False)
     res = run_lrgeo(geo, params, users, table, rng=seed)
     summary = res.summary()
+    summary["real_row_cost_km"] = res.real_row_cost()
     summary["baselines"] = baseline_rows(res, table, ["expmech"], seed=seed)
     summary["relaxed_lower_bound_km"] = res.relaxed_bound()
     summary["approximation_ratio"] = res.cost() / summary["relaxed_lower_bound_km"]

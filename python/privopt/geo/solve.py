@@ -151,7 +151,13 @@ def solve_clr(
         A model that is not a :class:`ClrModel`, an unknown method, bad gaps or limits.
     """
     from privopt._progress import check_progress
-    from privopt._validation import check_instance, check_int, check_nonnegative, check_positive
+    from privopt._validation import (
+        check_executor,
+        check_instance,
+        check_int,
+        check_nonnegative,
+        check_positive,
+    )
 
     check_instance("model", model, ClrModel)
     if not isinstance(method, str) or method not in CLR_METHODS:
@@ -163,8 +169,7 @@ def solve_clr(
         time_limit = None if math.isinf(time_limit) else time_limit
     max_iterations = check_int("max_iterations", max_iterations, minimum=1)
     progress = check_progress(progress)
-    if executor is not None and not callable(getattr(executor, "submit", None)):
-        raise InvalidInput(f"executor must have a submit() method, got {type(executor).__name__}")
+    check_executor(executor)
     start = time.perf_counter()
     if method == "auto" and model.info["geo_rows"] > ROWGEN_ROW_RATIO * max(
         1, model.info["free_variables"]

@@ -112,6 +112,49 @@ class Graph:
         g._init_arrays(csr.indptr, csr.indices, csr.data, bool(directed))
         return g
 
+    @classmethod
+    def from_csr_arrays(
+        cls, indptr: Any, indices: Any, weights: Any, *, directed: bool = False
+    ) -> Graph:
+        """The graph whose stored arcs are exactly ``(indptr, indices, weights)``, as
+        :attr:`csr` holds them (an undirected graph stores both directions of every edge): a
+        saved graph comes back with the same arcs, in the same order.
+
+        Parameters
+        ----------
+        indptr : int array (n + 1,), non-decreasing from 0 to the number of arcs.
+        indices : int array (arcs,), the head node of each arc, in ``[0, n)``.
+        weights : float array (arcs,), arc lengths ``>= 0``, finite.
+        directed : whether the arcs are one-way (the flag of the graph saved).
+
+        Raises
+        ------
+        InvalidInput
+            Arrays that are not a CSR matrix of n ≥ 1 nodes, bad lengths (as the constructor).
+        """
+        from privopt.graphs._paths import _as_square_csr
+
+        if not isinstance(directed, bool):
+            raise InvalidInput(f"directed must be a bool, got {directed!r}")
+        ptr = _index_array("indptr", indptr)
+        heads = _index_array("indices", indices)
+        lengths = numeric_array("weights", weights)
+        n = ptr.size - 1
+        if n < 1 or ptr[0] != 0 or np.any(np.diff(ptr) < 0) or ptr[-1] != heads.size:
+            raise InvalidInput(
+                "indptr must rise from 0 to the number of arcs, one entry per node plus one"
+            )
+        if lengths.shape != heads.shape:
+            raise InvalidInput(
+                f"weights must have one length per arc ({heads.size}), got shape {lengths.shape}"
+            )
+        if heads.size and (heads.min() < 0 or heads.max() >= n):
+            raise InvalidInput(f"indices must name nodes in [0, {n})")
+        csr = _as_square_csr(sp.csr_array((lengths, heads, ptr), shape=(n, n)))
+        g = cls.__new__(cls)
+        g._init_arrays(csr.indptr, csr.indices, csr.data, directed)
+        return g
+
     @property
     def n_arcs(self) -> int:
         """Number of stored arcs (an undirected edge counts twice)."""
@@ -234,6 +277,16 @@ class Graph:
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"
         return f"Graph(n_nodes={self.n_nodes}, n_arcs={self.n_arcs}, {kind})"
+
+
+def _index_array(name: str, value: Any) -> np.ndarray:
+    """A 1-D int64 array of indices (a CSR array of :meth:`Graph.from_csr_arrays`)."""
+    arr = numeric_array(name, value)
+    if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+        raise InvalidInput(
+            f"{name} must be a 1-D int array, got dtype {arr.dtype}, shape {arr.shape}"
+        )
+    return arr.astype(np.int64)
 
 
 def _from_arrays(indptr: np.ndarray, indices: np.ndarray, weights: np.ndarray, directed: bool):

@@ -523,7 +523,7 @@ def _check_option_values(options: dict) -> None:
     if options.get("seed") is not None:
         options["seed"] = check_int("seed", options["seed"], minimum=0)
     if "executor" in options:
-        check_executor(options["executor"])
+        check_executor(options["executor"], accept_dask_client=True)
     for name in ("equality_cardinality", "verbose", "mip_start"):
         if name in options and not isinstance(options[name], bool):
             raise InvalidInput(f"{name} must be True or False, got {options[name]!r}")

@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from privopt._validation import check_int, check_positive
+from privopt._validation import check_executor, check_int, check_positive
 from privopt.errors import (
     InvalidInput,
     NumericalTrouble,
@@ -167,11 +167,7 @@ class _Settings:
             raise InvalidInput(f"problem must be a BendersProblem, got {type(problem).__name__}")
         if problem.n_subproblems == 0:
             raise InvalidInput("problem has no subproblems")
-        if executor is not None and not isinstance(executor, Executor):
-            raise InvalidInput(
-                "executor must be a concurrent.futures.Executor (for Dask: "
-                f"client.get_executor()), got {type(executor).__name__}"
-            )
+        check_executor(executor)
         for name in ("rel_gap", "abs_gap"):
             kw[name] = float(kw[name])
             if not (kw[name] >= 0 and math.isfinite(kw[name])):
