@@ -309,3 +309,24 @@ def test_a_user_matrix_separates_the_users_fields_from_its_batchs() -> None:
     ]:
         with pytest.raises(InvalidInput, match=match):
             UserMatrix.from_json({**message, "batch": {**message["batch"], **bad}})
+
+
+def test_the_upload_does_not_say_which_lr_location_is_the_users() -> None:
+    """Users whose LR sets are equal send the same upload whichever location is theirs: the rows
+    are in location order (Dijkstra's order put the true location first, and the server would
+    have read it off the first row)."""
+    from privopt.geo import CostReferenceTable, grid_geography
+    from privopt.geo.client import LRGeoClient, SnapTable
+    from privopt.geo.server import answer_cr_request
+
+    geo = grid_geography(3, 3, 0.5, metric="euclidean")
+    params = GeoParams(epsilon=2.0, gamma=1.0, lr_radius=10.0, r_obf=1.0, r_exp=0.5)
+    table = CostReferenceTable(geo, 3, cell_km=0.5, rng=1)
+    client = LRGeoClient(geo, params, SnapTable.of(table), request_rows="circle")
+    uploads = []
+    for location in (0, 4, 8):  # every LR set is all nine locations (Γ = 10 km)
+        state = client.start(location, rng=5)
+        assert np.array_equal(state.lr_set, np.arange(9))
+        client.estimate(state, answer_cr_request(table, state.request, params))
+        uploads.append(client.upload(state, "u").to_json())
+    assert uploads[0] == uploads[1] == uploads[2]

@@ -159,8 +159,10 @@ class UserState:
     """A user's private state between the request and the reply (never sent)."""
 
     location: int
-    lr_set: np.ndarray  # (n,) global ids, v_m first
-    lr_graph_distances: np.ndarray  # (n,) D_{m, ·}
+    #: (n,) global ids in increasing order: the upload's rows follow it, so their order says
+    #: nothing of which one is v_m (Dijkstra's order put v_m first)
+    lr_set: np.ndarray
+    lr_graph_distances: np.ndarray  # (n,) D_{m, ·}, aligned with lr_set
     request: CRRequest
     cost_upper: np.ndarray | None = None  # (n, K) ĉ
     cost_lower: np.ndarray | None = None  # (n, K) c̃
@@ -215,7 +217,8 @@ class LRGeoClient:
         req = CRRequest(
             a, p.request_radius, np.unique(self.snaps.snap[rows]), np.unique(self.snaps.snap)
         )
-        return UserState(m, lr.nodes, lr.distances, req)
+        order = np.argsort(lr.nodes)
+        return UserState(m, lr.nodes[order], lr.distances[order], req)
 
     def estimate(self, state: UserState, block: CRBlock) -> None:
         """ĉ and c̃ for N_m × V from the server's CR block (Eqs. 27, 33)."""
@@ -231,7 +234,9 @@ class LRGeoClient:
         state.cost_lower = np.maximum(beta - t, 0.0)
 
     def upload(self, state: UserState, user: str = "user") -> Upload:
-        """The upload message (distances and ĉ; rows in N_m order, columns = all of V)."""
+        """The upload message (distances and ĉ; rows = N_m in increasing location order, so
+        that two users with the same LR set upload the same rows whichever of them is their true
+        location; columns = all of V)."""
         check_instance("state", state, UserState)
         check_instance("user", user, str)
         if state.cost_upper is None:
