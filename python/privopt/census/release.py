@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_finite_array, finite_result, numeric_array
+from privopt._validation import check_bool, check_finite_array, finite_result, numeric_array
 from privopt.census.hierarchy import CensusCounts, Hierarchy
 from privopt.errors import InvalidInput, PrivacyViolation
 
@@ -84,6 +84,10 @@ class CensusRelease:
     timings: dict[str, float] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
     measurements: Any = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        # A flag given as text ("no") would read as true: refused rather than guessed.
+        self.seeded = check_bool("seeded", self.seeded)
 
     # ------------------------------------------------------------------ checks
     def check(self) -> dict[str, bool]:

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from privopt._validation import check_int
+from privopt._validation import check_bool, check_int
 from privopt.errors import InvalidInput
 from privopt.geo.client import LRGeoClient, SnapTable, UserState
 from privopt.geo.crtable import CostReferenceTable, TravelCosts
@@ -90,8 +90,7 @@ class LRGeoResult:
         from privopt._validation import check_finite_result
         from privopt.mdp import solve
 
-        if not isinstance(exact, bool):
-            raise InvalidInput(f"exact must be a bool, got {exact!r}")
+        check_bool("exact", exact)
         bounds = []
         for pm, low, true in zip(self.matrices, self.lower_costs, self.true_costs, strict=True):
             prob = relaxed_problem(
@@ -104,8 +103,7 @@ class LRGeoResult:
         """GV/GVE across and within users (:func:`privopt.geo.metrics.cross_user_violations`)."""
         from privopt.geo.metrics import cross_user_violations
 
-        if not isinstance(all_pairs, bool):
-            raise InvalidInput(f"all_pairs must be a bool, got {all_pairs!r}")
+        check_bool("all_pairs", all_pairs)
         return cross_user_violations(
             [pm.matrix for pm in self.matrices],
             self.lr_sets,
@@ -306,8 +304,7 @@ def run_lrgeo(
         and costs.geography.fingerprint() != geography.fingerprint()
     ):
         raise InvalidInput("costs must be built on the same map as geography")
-    if not isinstance(via_json, bool):
-        raise InvalidInput(f"via_json must be a bool, got {via_json!r}")
+    check_bool("via_json", via_json)
     progress = check_progress(progress)
     locs = np.atleast_1d(np.asarray(users))
     if locs.ndim != 1 or locs.size == 0 or locs.dtype.kind not in "iu":

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_instance
+from privopt._validation import check_bool, check_instance
 from privopt.errors import InvalidInput, PrivacyViolation
 from privopt.kanon.check import verify_boxes, verify_k_anonymous
 from privopt.kanon.loss import ClassBoxes, LossBreakdown, class_boxes, information_loss
@@ -290,8 +290,8 @@ def _check_option_values(options: dict) -> None:
     if options.get("seed") is not None:
         options["seed"] = check_int("seed", options["seed"], minimum=0)
     for name in ("equality_cardinality", "verbose"):
-        if name in options and not isinstance(options[name], bool):
-            raise InvalidInput(f"{name} must be True or False, got {options[name]!r}")
+        if name in options:
+            options[name] = check_bool(name, options[name])
 
 
 #: method name -> runner(problem, **options) -> (labels (n,), info dict)

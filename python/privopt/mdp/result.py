@@ -37,6 +37,20 @@ _CHUNK_ENTRIES = 4_000_000
 #: N = 500: 1/3 -> gap 2.4e-5, 0.25 -> 8.1e-6, 0.15 -> 3.7e-6, 0.1 -> 3.6e-6, 0.45 -> 1.5e-4).
 _LIFT_RATE = 0.15
 
+#: The arrays :meth:`PerturbationMatrix.save` writes and :meth:`PerturbationMatrix.load` needs.
+_SAVED_ARRAYS = (
+    "matrix",
+    "epsilon",
+    "eta",
+    "expected_loss",
+    "lower_bound",
+    "method",
+    "output_index",
+    "has_output_index",
+    "history",
+    "summary",
+)
+
 
 @dataclass(frozen=True)
 class Verification:
@@ -611,24 +625,39 @@ class PerturbationMatrix:
 
     @classmethod
     def load(cls, path: str | Path) -> PerturbationMatrix:
-        """Read a matrix written by :meth:`save`."""
-        from privopt._inputs import check_input_file
+        """Read a matrix written by :meth:`save`.
 
-        with np.load(check_input_file(path, "path"), allow_pickle=False) as f:
-            return cls(
-                matrix=f["matrix"],
-                epsilon=float(f["epsilon"]),
-                eta=float(f["eta"]),
-                expected_loss=float(f["expected_loss"]),
-                lower_bound=float(f["lower_bound"]),
-                method=str(f["method"]),
-                output_index=f["output_index"] if bool(f["has_output_index"]) else None,
-                history=json.loads(str(f["history"])),
-                summary=json.loads(str(f["summary"])),
-                row_index=(
-                    f["row_index"] if "has_row_index" in f and bool(f["has_row_index"]) else None
-                ),
-            )
+        Raises
+        ------
+        InvalidInput
+            The file is missing, not an ``.npz`` archive, lacks one of the arrays :meth:`save`
+            writes or holds one of the wrong type, or its matrix is not row-stochastic.
+        """
+        from privopt._inputs import load_npz
+
+        f = load_npz(path, "path", _SAVED_ARRAYS)
+        try:
+            fields = {
+                "epsilon": float(f["epsilon"]),
+                "eta": float(f["eta"]),
+                "expected_loss": float(f["expected_loss"]),
+                "lower_bound": float(f["lower_bound"]),
+                "method": str(f["method"]),
+                "history": json.loads(str(f["history"])),
+                "summary": json.loads(str(f["summary"])),
+            }
+            has_outputs = bool(f["has_output_index"])
+            has_rows = "has_row_index" in f and bool(f["has_row_index"])
+        except (TypeError, ValueError) as err:  # a scalar array that is text, or broken JSON
+            raise InvalidInput(
+                f"path {str(path)!r} is not a saved PerturbationMatrix: {err}"
+            ) from None
+        return cls(
+            matrix=f["matrix"],
+            output_index=f["output_index"] if has_outputs else None,
+            row_index=f["row_index"] if has_rows else None,
+            **fields,
+        )
 
     # ---------------------------------------------------------------- plots
     def plot_bounds(self, ax: Any = None) -> Any:

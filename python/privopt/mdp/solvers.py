@@ -7,6 +7,7 @@ violations, spec issue item 3).
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
 from typing import Any
@@ -15,7 +16,7 @@ import numpy as np
 from scipy.special import log_softmax
 
 from privopt._progress import with_progress_argument
-from privopt._validation import check_instance, check_positive
+from privopt._validation import check_bool, check_instance, check_positive
 from privopt.certify import Certificate, certify, proven_relative_gap
 from privopt.errors import InvalidInput, UnprotectedRecordsWarning
 from privopt.mdp._exact import (  # noqa: F401 - _safe_lower_bound: tests' oracle
@@ -62,6 +63,7 @@ def _certificate(
     lower: float,
     polish_gap: float,
     benders_options: dict[str, Any],
+    scale: float,
 ) -> Certificate:
     """The certification rule (docs/certification.md) for a released matrix: its loss against
     the summed safe dual bounds. The target is ``rel_gap`` (or ``abs_gap``) for Benders and
@@ -76,7 +78,9 @@ def _certificate(
     # The whole release is judged by its own loss and the summed bounds: a component that
     # did not prove its own gap (e.g. one of loss 1e-20 against the bound 0) is reported in
     # its entry of summary["components"], and counts here only through what it adds.
-    return certify(loss, lower, rel_gap, what=f"mdp solve(method={method!r})", stacklevel=4)
+    return certify(
+        loss, lower, rel_gap, scale=scale, what=f"mdp solve(method={method!r})", stacklevel=4
+    )
 
 
 def solve_epsilon_path(
@@ -109,7 +113,7 @@ def solve_epsilon_path(
     ]
     if not eps_list:
         raise InvalidInput("epsilons must not be empty")
-    warm: dict[int, dict[str, Any]] | None = {} if warm_start else None
+    warm: dict[int, dict[str, Any]] | None = {} if check_bool("warm_start", warm_start) else None
     out = []
     for eps in eps_list:
         prob = copy.copy(problem)
@@ -169,6 +173,45 @@ def _warn_isolated(n_isolated: int, n: int, eta: float) -> None:
             UnprotectedRecordsWarning,
             stacklevel=3,
         )
+
+
+#: Objective entries are solved at a scale where the LP's absolute tolerances (~1e-9) are
+#: small against them: a block whose largest p_i c_ik lies outside [2^-10, 2^10] is scaled
+#: by a power of two (exactly) into [1, 2). At 1e-30 the solver otherwise returns any feasible
+#: matrix, and a loss below 1e-12 would pass the certification rule's absolute floor.
+_OBJECTIVE_RANGE = (2.0**-10, 2.0**10)
+#: Values of a component's ``info`` and Benders ``history`` that are in objective units.
+_OBJECTIVE_KEYS = (
+    "relaxation_objective",
+    "lower_bound",
+    "upper_bound",
+    "released_loss",
+    "certified_lower_bound",
+    "solver_lower_bound",
+    "lb",
+    "ub",
+    "best_ub",
+)
+
+
+def _objective_shift(block: Any) -> int:
+    """Scale ``block.objective`` by ``2**shift`` so that its largest entry lies in [1, 2) when
+    it lies outside :data:`_OBJECTIVE_RANGE`; return ``shift`` (0: unchanged)."""
+    largest = float(np.max(block.objective)) if block.objective.size else 0.0
+    low, high = _OBJECTIVE_RANGE
+    if largest == 0.0 or low <= largest <= high:
+        return 0
+    shift = 1 - math.frexp(largest)[1]
+    block.objective = np.ldexp(block.objective, shift)
+    return shift
+
+
+def _unshift(values: dict[str, Any], shift: int) -> None:
+    """Put the objective-valued entries of ``values`` back in the problem's units."""
+    if shift:
+        for key in _OBJECTIVE_KEYS:
+            if isinstance(values.get(key), float):
+                values[key] = math.ldexp(values[key], -shift)
 
 
 @with_progress_argument
@@ -234,6 +277,7 @@ def solve(
         raise InvalidInput(f"method must be one of {METHODS}, got {method!r}")
     _check_benders_options(method, benders_options)
     check_instance("problem", problem, MDPProblem)
+    row_generation = check_bool("row_generation", row_generation)
     if time_limit is not None:
         time_limit = check_positive("time_limit", time_limit, allow_inf=True)
     if method == "expmech":
@@ -256,6 +300,10 @@ def solve(
     for comp in np.flatnonzero(sizes > 1):
         index = np.flatnonzero(labels == comp)
         block = problem.subproblem(index)
+        shift = _objective_shift(block)
+        block_options = dict(benders_options)
+        if shift and "abs_gap" in block_options:
+            block_options["abs_gap"] = math.ldexp(float(block_options["abs_gap"]), shift)
         if method == "lp" and row_generation:
             warm = None if _warm is None else _warm.setdefault(int(comp), {})
             zc, value, info = _solve_block_rowgen(
@@ -288,13 +336,15 @@ def solve(
                 threads=threads,
                 time_limit=left,
                 repair_rtol=repair_rtol,
-                **benders_options,
+                **block_options,
             )
             for h in hist:
                 h["component"] = int(comp)
+                _unshift(h, shift)
             history.extend(hist)
+        _unshift(info, shift)
         z[index] = zc
-        lower += lb
+        lower += math.ldexp(lb, -shift)
         parts.append({"component": int(comp), **info})
     solve_time = time.perf_counter() - start
     raw_loss = float(np.sum(obj * z))
@@ -304,7 +354,8 @@ def solve(
         z, alpha = repair(z, problem.edges, problem.epsilon, objective=obj)
         check = verify_matrix(z, problem.edges, problem.epsilon)
     loss = float(np.sum(obj * z))
-    cert = _certificate(method, loss, lower, polish_gap, benders_options)
+    largest = float(np.max(obj)) if obj.size else 0.0
+    cert = _certificate(method, loss, lower, polish_gap, benders_options, largest or 1.0)
     summary = {
         "method": method,
         "status": cert.status,
