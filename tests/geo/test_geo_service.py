@@ -275,7 +275,9 @@ def test_cli_client_reports_and_saves_its_matrix(server, tmp_path, capsys) -> No
     err = capsys.readouterr()
     assert err.out == ""
     lines = err.err.strip().splitlines()
-    assert "already exists" in lines[-2] and lines[-1].startswith("privopt geo: error: location")
+    assert "already exists" in lines[-2] and lines[-1].startswith(
+        "privopt geo client: error: location"
+    )
 
 
 def _params(url: str):
