@@ -191,6 +191,21 @@ def _name_commands(parser: argparse.ArgumentParser) -> None:
         _name_commands(sub)
 
 
+def _given_options(argv: Sequence[str] | None) -> set[str]:
+    """The ``dest`` of every option written on the command line ``argv`` (argparse keeps only
+    the values, so an option given with its default value looks as if it were not given):
+    ``argv`` parsed again with every default suppressed."""
+    bare = build_parser()
+    parsers = [bare]
+    while parsers:
+        p = parsers.pop()
+        parsers.extend(_subparsers(p))
+        p._defaults.clear()  # set_defaults: func, command_name
+        for action in p._actions:
+            action.default = argparse.SUPPRESS
+    return set(vars(bare.parse_known_args(argv)[0]))
+
+
 def _parser_of(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
     """The (nested) subcommand parser called ``name``, else ``parser`` itself."""
     for sub in _subparsers(parser):
@@ -261,16 +276,20 @@ def refuse_ignored_options(
     ----------
     args : the parsed options.
     rules : ``(flag, dest, default, used, when)`` per option: ``flag`` (stored as
-        ``args.<dest>``) counts as given when its value differs from ``default``; ``used``
-        says whether this run reads it; ``when`` says when it is read, for the message.
+        ``args.<dest>``) counts as given when it was written on the command line (``main``
+        records them in ``args.given_options``; without that record, when its value differs
+        from ``default``); ``used`` says whether this run reads it; ``when`` says when it is
+        read, for the message.
 
     Raises
     ------
     InvalidInput
         Naming the first option given but not used, and when it would be.
     """
+    given = getattr(args, "given_options", None)
     for flag, dest, default, used, when in rules:
-        if not used and getattr(args, dest, default) != default:
+        written = dest in given if given is not None else getattr(args, dest, default) != default
+        if not used and written:
             raise InvalidInput(f"{flag} is only used with {when}; here it would be ignored")
 
 
@@ -407,6 +426,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    args.given_options = _given_options(argv)
     for name in ("force", "quiet", "verbose", "debug"):
         setattr(args, name, bool(getattr(args, name, False)))
     args.progress = not args.quiet

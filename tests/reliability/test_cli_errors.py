@@ -481,6 +481,10 @@ def test_labels_with_underscores_throughout_stay_labels(tmp_path):
 
 IGNORED_OPTIONS = {
     "kanon --S with greedy": (["kanon", "TAB", "--k", "2", "--S", "5"], "--S is only used with"),
+    "kanon --S 3 (its default) with greedy": (
+        ["kanon", "TAB", "--k", "2", "--S", "3"],
+        "--S is only used with --method split_carry",
+    ),
     "kanon --chunking with milp": (
         ["kanon", "TAB", "--k", "2", "--method", "milp", "--chunking", "paper"],
         "--chunking is only used with --method split_carry",
