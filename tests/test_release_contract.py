@@ -116,3 +116,18 @@ def test_a_tampered_matrix_fails_verify(tmp_path) -> None:
     np.savez_compressed(tmp_path / "r" / "data.npz", **data)
     with pytest.raises(PrivacyViolation, match="violates its guarantee"):
         privopt.load(tmp_path / "r").verify()
+
+
+def test_save_never_replaces_a_folder_privopt_did_not_write(tmp_path) -> None:
+    release = mechanism("mdp").example()
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("only copy")
+    with pytest.raises(InvalidInput, match=r"privopt did not write|not written by privopt"):
+        release.save(mine)
+    assert (mine / "thesis.tex").read_text() == "only copy"
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InvalidInput):
+        release.save(tmp_path / "file")
+    first = release.save(tmp_path / "again")
+    assert release.save(first) == first  # a release privopt wrote may be replaced

@@ -2,6 +2,6 @@
 
 import sys
 
-from privopt.cli import main
+from privopt._launch import main
 
 sys.exit(main())

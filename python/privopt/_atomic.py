@@ -479,6 +479,8 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[Path]:
     target = _follow_link(Path(path), "path")
     if not target.parent.is_dir():
         raise InvalidInput(f"cannot write {str(target)!r}: directory {str(target.parent)!r} absent")
+    if os.path.lexists(target):  # a file is replaced; a directory, pipe or device is not
+        _check_existing(target, force=True, kind="file", option="path")
     item = _StagedFile(target, repr(str(target)))
     try:
         yield item.prepare()
@@ -523,6 +525,8 @@ def atomic_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
     ['.privopt-output', 'report.md']
     """
     target = _follow_link(Path(path), "path")
+    if os.path.lexists(target) and not target.is_dir():
+        raise InvalidInput(f"path {str(target)!r} exists and is not a directory")
     target.parent.mkdir(parents=True, exist_ok=True)
     item = _StagedDir(target, repr(str(target)))
     try:

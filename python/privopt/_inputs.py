@@ -13,7 +13,9 @@ import csv
 import errno
 import os
 import stat
-from collections.abc import Iterator
+import zipfile
+import zlib
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,8 @@ __all__ = [
     "read_csv_table",
     "read_numeric_csv",
     "load_points_file",
+    "load_npy",
+    "load_npz",
     "parse_number",
     "MAX_CELL_CHARS",
 ]
@@ -185,6 +189,11 @@ def read_csv_table(
         (False where every column holds labels, such as census regions and group ids).
     read_csv : extra keyword arguments for ``pandas.read_csv``.
 
+    Only an empty cell is a missing value: text such as ``NA``, ``None`` or ``null`` is read as
+    written (a region or a category may be called "NA"; pandas would make it missing). In a
+    column of numbers such a word is refused by line and column instead, since it would turn
+    the column into text.
+
     Raises
     ------
     InvalidInput
@@ -192,7 +201,8 @@ def read_csv_table(
         header with a blank or repeated column name; a row with more or fewer cells than the
         header; a cell over :data:`MAX_CELL_CHARS` characters; a column of numbers where some
         are written with "_" separators (read as text, the column would become categories;
-        see ``refuse_separators``); no data rows.
+        see ``refuse_separators``) or where a cell spells a missing value (``NA``, ``nan``,
+        ``null``...); no data rows.
     """
     import pandas as pd
 
@@ -216,36 +226,70 @@ def read_csv_table(
             )
         data_lines.append(number)
     try:
-        frame = pd.read_csv(p, **read_csv)
+        frame = pd.read_csv(p, **{"keep_default_na": False, "na_values": [""], **read_csv})
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise InvalidInput(f"{shown} is not a valid CSV table: {first}") from None
+        raise InvalidInput(f"{shown} is not a valid CSV table: {_first_line(err)}") from None
     if len(frame) == 0:
         raise InvalidInput(f"{shown} has a header but no data rows")
-    if refuse_separators:
-        _refuse_separated_numbers(frame, data_lines, shown)
+    _refuse_text_among_numbers(frame, data_lines, shown, separators=refuse_separators)
     return frame
 
 
-def _refuse_separated_numbers(frame: Any, data_lines: list[int], shown: str) -> None:
-    """A column of numbers with some written "1_000" is read as text (pandas, like every CSV
-    reader, takes no separators), so the column would turn into categories: refuse it."""
+#: Words that spell a missing value (pandas' own list, compared in lower case).
+_MISSING_WORDS = frozenset(
+    [
+        "na",
+        "n/a",
+        "nan",
+        "-nan",
+        "+nan",
+        "null",
+        "none",
+        "#n/a",
+        "#na",
+        "<na>",
+        "-1.#ind",
+        "1.#ind",
+        "-1.#qnan",
+        "1.#qnan",
+        "#n/a n/a",
+    ]
+)
+
+
+def _refuse_text_among_numbers(
+    frame: Any, data_lines: list[int], shown: str, *, separators: bool
+) -> None:
+    """A column of numbers with some cells that are not plain numbers is read as text, so the
+    column would silently turn into categories: refuse the first such cell, by line. The
+    cells are "1_000" (pandas, like every CSV reader, takes no separators; checked only with
+    ``separators``, since labels such as "06_001" throughout are fine) and words that spell
+    a missing value ("NA", "nan", "null"...; leave a missing value's cell empty)."""
     from pandas.api.types import is_numeric_dtype
 
     for name in frame.columns:
         if is_numeric_dtype(frame[name]):
             continue
         cells = [(i, str(v)) for i, v in enumerate(frame[name]) if isinstance(v, str)]
-        separated = [(i, v) for i, v in cells if "_" in v]
-        if not separated or len(separated) == len(cells):
-            continue  # no separators, or labels such as "06_001" throughout
-        if all(_looks_numeric(v) for _, v in cells):
+        missing = [(i, v) for i, v in cells if v.strip().lower() in _MISSING_WORDS]
+        numbers = [v for i, v in cells if v.strip().lower() not in _MISSING_WORDS]
+        if not all(_looks_numeric(v) for v in numbers):
+            continue  # a column of labels
+        separated = [(i, v) for i, v in cells if "_" in v] if separators else []
+        if separated and len(separated) == len(cells):
+            separated = []  # labels such as "06_001" throughout
+        if numbers and missing:
+            row, cell = missing[0]
+            reason = "spells a missing value, which turns a column of numbers into text; "
+            reason += "leave the cell empty"
+        elif separated:
             row, cell = separated[0]
-            line = data_lines[row] if len(data_lines) == len(frame) else row + 2
-            raise InvalidInput(
-                f"{shown}: line {line}, column {name!r}: {_shown_cell(cell)} is a number "
-                "written with '_' separators, which is read as text; write it without them"
-            )
+            reason = "is a number written with '_' separators, which is read as text; "
+            reason += "write it without them"
+        else:
+            continue
+        line = data_lines[row] if len(data_lines) == len(frame) else row + 2
+        raise InvalidInput(f"{shown}: line {line}, column {name!r}: {_shown_cell(cell)} {reason}")
 
 
 def read_numeric_csv(path: str | os.PathLike[str], option: str) -> tuple[list[str] | None, Any]:
@@ -306,6 +350,69 @@ def _parse_cells(lines: list[tuple[int, str]], width: int, shown: str) -> np.nda
     return np.array(rows, dtype=np.float64).reshape(len(rows), width)
 
 
+#: What numpy raises for a file that is not a valid .npy / .npz (wrong format, pickled objects,
+#: truncated or corrupt data).
+_NUMPY_FILE_ERRORS = (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error)
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def load_npy(path: str | os.PathLike[str], option: str) -> np.ndarray:
+    """The array of an ``.npy`` file, stored without pickles.
+
+    Raises
+    ------
+    InvalidInput
+        A missing, empty or non-regular file; a file that is not an ``.npy`` array (garbled,
+        truncated, pickled objects, an ``.npz`` archive).
+    """
+    p = check_input_file(path, option)
+    shown = f"{option} {str(p)!r}"
+    try:
+        loaded = np.load(p, allow_pickle=False)
+    except _NUMPY_FILE_ERRORS as err:
+        raise InvalidInput(f"{shown} is not a valid .npy array file: {_first_line(err)}") from None
+    if not isinstance(loaded, np.ndarray):
+        loaded.close()
+        raise InvalidInput(f"{shown} is an .npz archive; give one array as .npy")
+    return loaded
+
+
+def load_npz(
+    path: str | os.PathLike[str], option: str, required: Sequence[str] = ()
+) -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` archive, stored without pickles, by name.
+
+    Raises
+    ------
+    InvalidInput
+        A missing, empty or non-regular file; a file that is not an ``.npz`` archive (garbled,
+        truncated, a single ``.npy`` array, a member with pickled objects); an archive without
+        one of the ``required`` arrays (all of them are named).
+    """
+    p = check_input_file(path, option)
+    shown = f"{option} {str(p)!r}"
+    try:
+        loaded = np.load(p, allow_pickle=False)
+    except _NUMPY_FILE_ERRORS as err:
+        raise InvalidInput(f"{shown} is not a valid .npz archive: {_first_line(err)}") from None
+    if isinstance(loaded, np.ndarray):
+        raise InvalidInput(f"{shown} is a single .npy array, not an .npz archive")
+    try:
+        arrays = {name: loaded[name] for name in loaded.files}
+    except _NUMPY_FILE_ERRORS as err:
+        raise InvalidInput(f"{shown} holds an unreadable array: {_first_line(err)}") from None
+    finally:
+        loaded.close()
+    missing = [name for name in required if name not in arrays]
+    if missing:
+        raise InvalidInput(f"{shown} lacks the array(s) {missing}; it holds {sorted(arrays)}")
+    return arrays
+
+
 def load_points_file(path: str | os.PathLike[str], option: str) -> np.ndarray:
     """A finite float (n, d) array from ``.npy`` or a numeric CSV (header line optional).
 
@@ -319,15 +426,7 @@ def load_points_file(path: str | os.PathLike[str], option: str) -> np.ndarray:
     if p.suffix.lower() != ".npy":
         return read_numeric_csv(p, option)[1]
     shown = f"{option} {str(p)!r}"
-    try:
-        loaded = np.load(p, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise InvalidInput(f"{shown} is not a valid .npy array file: {first}") from None
-    if not isinstance(loaded, np.ndarray):
-        loaded.close()
-        raise InvalidInput(f"{shown} is an .npz archive; give one array as .npy")
-    arr = check_finite_array(shown, loaded)
+    arr = check_finite_array(shown, load_npy(p, option))
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:

@@ -33,6 +33,7 @@ __all__ = [
     "check_nonnegative",
     "check_finite_array",
     "check_int",
+    "check_bool",
     "check_size",
     "check_exp_argument",
     "MAX_EXP_ARGUMENT",
@@ -185,6 +186,28 @@ def check_int(
     if maximum is not None and out > maximum:
         raise InvalidInput(f"{name} must be <= {maximum}, got {out}")
     return out
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """A flag: ``True`` or ``False`` (numpy's ``bool_`` too), nothing else.
+
+    Python would read any object as a truth value: ``"no"`` and ``"False"`` are true, so a flag
+    given as text would silently mean the opposite of what it says.
+
+    Examples
+    --------
+    >>> check_bool("directed", np.True_)
+    True
+    >>> check_bool("directed", "no")
+    Traceback (most recent call last):
+    ...
+    privopt.errors.InvalidInput: directed must be True or False, got the str 'no'
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidInput(
+            f"{name} must be True or False, got the {type(value).__name__} {value!r:.40}"
+        )
+    return bool(value)
 
 
 def check_size(value: Any, name: str = "size") -> tuple[int, tuple[int, ...] | None]:

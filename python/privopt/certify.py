@@ -3,7 +3,9 @@
 A result may call itself **optimal** (or *converged*, *exact*, *certified*) only when a lower bound
 computed independently of the solver's tolerances proves it::
 
-    (value - certified_lower_bound) / max(|value|, tiny) <= rel_gap
+    (value - certified_lower_bound) / max(|value|, tiny · scale) <= rel_gap
+
+where ``scale`` is the magnitude of the problem's costs (1 unless the solver says otherwise).
 
 The lower bound must come from a safe dual bound (directed rounding over the variable bounds), an
 exhaustive dynamic programme, or an exact combinatorial argument — never from a solver's own
@@ -22,7 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from privopt.errors import InvalidInput
+from privopt._validation import check_bool
+from privopt.errors import InvalidInput, NumericalTrouble
 
 __all__ = [
     "CERTIFIED_STATUS",
@@ -41,6 +44,9 @@ UNCERTIFIED_STATUSES = ("feasible", "time_limit", "gap_not_closed", "restricted"
 
 #: Denominator floor of the relative gap, so that a zero objective has a meaningful gap.
 TINY = 1e-12
+#: How far (relative) a lower bound may exceed the value it bounds and still count as tight up
+#: to rounding; beyond it the bound or the value is wrong, and no gap can be claimed.
+BOUND_SLACK = 1e-6
 
 
 class UncertifiedResultWarning(UserWarning):
@@ -73,6 +79,15 @@ class Certificate:
     lower_bound: float
     value: float
 
+    def __post_init__(self) -> None:
+        if self.status not in (CERTIFIED_STATUS, *UNCERTIFIED_STATUSES):
+            raise InvalidInput(
+                f"status must be {CERTIFIED_STATUS!r} or one of {UNCERTIFIED_STATUSES}, "
+                f"got {self.status!r}"
+            )
+        if not _real("relative_gap", self.relative_gap) >= 0:
+            raise InvalidInput(f"relative_gap must be >= 0 (or inf), got {self.relative_gap!r}")
+
     @property
     def certified(self) -> bool:
         """True when the result is proven optimal to the requested gap."""
@@ -92,7 +107,15 @@ def proven_relative_gap(value: float, lower_bound: float, tiny: float = TINY) ->
     """Relative gap proven by ``lower_bound`` for a minimisation result of objective ``value``.
 
     Returns ``inf`` when the bound is not finite, and 0 when the bound meets or exceeds the value
-    (the bound is then tight up to rounding).
+    by at most :data:`BOUND_SLACK` (relative): the bound is then tight up to rounding.
+
+    Raises
+    ------
+    InvalidInput
+        A value that is not a finite real number, or a bound that is not a real number.
+    NumericalTrouble
+        The bound exceeds the value by more than :data:`BOUND_SLACK`: a minimisation result
+        cannot lie below a valid lower bound, so one of the two is wrong.
 
     Examples
     --------
@@ -107,7 +130,13 @@ def proven_relative_gap(value: float, lower_bound: float, tiny: float = TINY) ->
         raise InvalidInput(f"value must be finite to compute a gap, got {value!r}")
     if math.isnan(lower_bound) or not math.isfinite(lower_bound):
         return math.inf
-    return max(0.0, (value - lower_bound) / max(abs(value), tiny))
+    scale = max(abs(value), tiny)
+    if lower_bound - value > BOUND_SLACK * max(scale, abs(lower_bound)):
+        raise NumericalTrouble(
+            f"the lower bound {lower_bound!r} exceeds the value {value!r} it bounds: one of "
+            "them is wrong, so no optimality gap can be proven"
+        )
+    return max(0.0, (value - lower_bound) / scale)
 
 
 def certify(
@@ -115,6 +144,7 @@ def certify(
     lower_bound: float,
     rel_gap: float,
     *,
+    scale: float = 1.0,
     otherwise: str = "gap_not_closed",
     what: str = "result",
     warn: bool = True,
@@ -130,6 +160,11 @@ def certify(
         A lower bound on the optimum proven independently of solver tolerances.
     rel_gap : float
         Requested relative gap (>= 0).
+    scale : float
+        Magnitude of the problem's objective coefficients (its largest cost, say; > 0). The
+        floor of the gap's denominator is ``TINY * scale``, so that the rule does not depend on
+        the unit: with costs near 1e-20 a loss of 2e-20 against a bound of 0 would otherwise
+        pass as a gap of 2e-8.
     otherwise : str
         Status to report when the bound does not prove ``rel_gap``; one of
         :data:`UNCERTIFIED_STATUSES`.
@@ -159,7 +194,11 @@ def certify(
         raise InvalidInput(f"otherwise must be one of {UNCERTIFIED_STATUSES}, got {otherwise!r}")
     if not _real("rel_gap", rel_gap) >= 0:
         raise InvalidInput(f"rel_gap must be >= 0, got {rel_gap!r}")
-    gap = proven_relative_gap(value, lower_bound)
+    warn = check_bool("warn", warn)
+    scale = _real("scale", scale)
+    if not (scale > 0 and math.isfinite(scale)):
+        raise InvalidInput(f"scale must be a finite number > 0, got {scale!r}")
+    gap = proven_relative_gap(value, lower_bound, TINY * scale)
     if gap <= rel_gap:
         return Certificate(CERTIFIED_STATUS, gap, lower_bound, value)
     if warn:

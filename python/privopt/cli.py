@@ -47,6 +47,7 @@ __all__ = [
     "build_parser",
     "emit_summary",
     "reserve_outputs",
+    "refuse_ignored_options",
     "SUBCOMMANDS",
     "EXIT_FAILURE",
     "EXIT_USAGE",
@@ -170,6 +171,47 @@ def build_parser() -> argparse.ArgumentParser:
         getattr(importlib.import_module(module), func)(subparsers)
     for sub in subparsers.choices.values():
         _add_common_options(sub)
+    _name_commands(parser)
+    return parser
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    for action in parser._actions:  # argparse keeps its subcommands only there
+        if isinstance(action, argparse._SubParsersAction):
+            yield from action.choices.values()
+
+
+def _name_commands(parser: argparse.ArgumentParser) -> None:
+    """Set ``command_name`` ("mdp", "geo serve", ...) on every (nested) subcommand, the name its
+    error lines carry."""
+    for sub in _subparsers(parser):
+        sub.set_defaults(command_name=sub.prog.removeprefix("privopt ").strip())
+        _name_commands(sub)
+
+
+def _given_options(argv: Sequence[str] | None) -> set[str]:
+    """The ``dest`` of every option written on the command line ``argv`` (argparse keeps only
+    the values, so an option given with its default value looks as if it were not given):
+    ``argv`` parsed again with every default suppressed."""
+    bare = build_parser()
+    parsers = [bare]
+    while parsers:
+        p = parsers.pop()
+        parsers.extend(_subparsers(p))
+        p._defaults.clear()  # set_defaults: func, command_name
+        for action in p._actions:
+            action.default = argparse.SUPPRESS
+    return set(vars(bare.parse_known_args(argv)[0]))
+
+
+def _parser_of(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    """The (nested) subcommand parser called ``name``, else ``parser`` itself."""
+    for sub in _subparsers(parser):
+        if sub.prog == f"privopt {name}":
+            return sub
+        found = _parser_of(sub, name)
+        if found is not sub:
+            return found
     return parser
 
 
@@ -208,6 +250,35 @@ def reserve_outputs(args: argparse.Namespace, inputs: Iterable[Any] = ()) -> Run
     return RunOutputs(inputs=inputs, force=args.force, on_published=_run.published.extend)
 
 
+def refuse_ignored_options(
+    args: argparse.Namespace, rules: Iterable[tuple[str, str, Any, bool, str]]
+) -> None:
+    """Refuse an option that was given but that this run would not read.
+
+    A user who passes ``--S 5`` with the greedy method, or two inputs, believes it changes the
+    result; silently ignoring it would hand back something other than what was asked for.
+
+    Parameters
+    ----------
+    args : the parsed options.
+    rules : ``(flag, dest, default, used, when)`` per option: ``flag`` (stored as
+        ``args.<dest>``) counts as given when it was written on the command line (``main``
+        records them in ``args.given_options``; without that record, when its value differs
+        from ``default``); ``used`` says whether this run reads it; ``when`` says when it is
+        read, for the message.
+
+    Raises
+    ------
+    InvalidInput
+        Naming the first option given but not used, and when it would be.
+    """
+    given = getattr(args, "given_options", None)
+    for flag, dest, default, used, when in rules:
+        written = dest in given if given is not None else getattr(args, dest, default) != default
+        if not used and written:
+            raise InvalidInput(f"{flag} is only used with {when}; here it would be ignored")
+
+
 def _on_signal(signum: int, frame: Any) -> None:
     if _run.published:  # the release is complete: a signal cannot undo it, only be noted
         _run.late_signal = signum
@@ -222,8 +293,10 @@ def _signals_interrupt(*, keep_after_publication: bool) -> Iterator[None]:
     """SIGINT / SIGTERM raise KeyboardInterrupt / :class:`Terminated` until the run's outputs
     are published, and are only recorded after that. An ignored signal stays ignored (a
     background job of a shell ignores SIGINT). ``keep_after_publication``: once outputs were
-    published, leave the recording handler in place when the block ends (the process is about
-    to exit; a signal during the interpreter's shutdown must not turn success into a kill)."""
+    published, ignore both signals when the block ends: the process is about to exit, and a
+    signal during the interpreter's shutdown must not turn success into a kill (Python puts
+    the default action back for every signal with a Python handler as it shuts down, so a
+    recording handler would not survive until the exit)."""
     previous: dict[int, Any] = {}
     try:
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -235,9 +308,10 @@ def _signals_interrupt(*, keep_after_publication: bool) -> Iterator[None]:
     try:
         yield
     finally:
-        if not (keep_after_publication and _run.published):
-            for signum, old in previous.items():
-                signal.signal(signum, old if old is not None else signal.SIG_DFL)
+        ignore = keep_after_publication and bool(_run.published)
+        for signum, old in previous.items():
+            kept = signal.SIG_IGN if ignore else old if old is not None else signal.SIG_DFL
+            signal.signal(signum, kept)
 
 
 def _fd(stream: Any) -> int | None:
@@ -302,7 +376,7 @@ def _warn_if_seeded(args: argparse.Namespace) -> None:
     seed = getattr(args, "seed", None)
     if args.command in SEEDED_NOISE_COMMANDS and seed is not None:
         print(
-            f"privopt {args.command}: warning: --seed {seed} makes the random draws "
+            f"privopt {args.command_name}: warning: --seed {seed} makes the random draws "
             "reproducible by anyone who knows the seed: for testing only, not a private release",
             file=sys.stderr,
         )
@@ -321,7 +395,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # named after the subcommand it was given to, as its other errors are
+            _parser_of(parser, getattr(args, "command_name", "")).error(
+                f"unrecognized arguments: {' '.join(extra)}"
+            )
     except SystemExit as stop:
         if stop.code == EXIT_USAGE:  # a bad option: its one line is printed
             return EXIT_USAGE
@@ -334,6 +412,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    args.given_options = _given_options(argv)
     for name in ("force", "quiet", "verbose", "debug"):
         setattr(args, name, bool(getattr(args, name, False)))
     args.progress = not args.quiet
@@ -360,11 +439,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 message += f" (after its output was published completely: {_shown_published()})"
             if args.debug:
                 traceback.print_exc(file=sys.stderr)
-            print(f"privopt {args.command}: error: {_one_line(message)}", file=sys.stderr)
+            print(f"privopt {args.command_name}: error: {_one_line(message)}", file=sys.stderr)
         if _run.late_signal is not None:
             name = signal.Signals(_run.late_signal).name
             print(
-                f"privopt {args.command}: note: {name} arrived after the output was published; "
+                f"privopt {args.command_name}: note: {name} arrived after the output was "
+                "published; "
                 f"the run completed: {_shown_published()}",
                 file=sys.stderr,
             )

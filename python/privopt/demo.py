@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from privopt._validation import check_int
+from privopt._validation import check_bool, check_int
 from privopt.report import Report, Section
 
 __all__ = ["DEMO_SECTIONS", "run_demo"]
@@ -48,6 +48,7 @@ def run_demo(out_dir: str | Path = "demo", seed: int = 0, *, verbose: bool = Tru
     Path of the written ``report.md``.
     """
     seed = check_int("seed", seed, minimum=0)  # before anything is written
+    verbose = check_bool("verbose", verbose)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     report = Report("privopt demo")

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_finite_array, real_array
+from privopt._validation import check_bool, check_finite_array, real_array
 from privopt.errors import InvalidInput
 
 __all__ = [
@@ -51,12 +51,28 @@ COORDINATE_METRICS = ("euclidean", "haversine")
 _CHUNK = 2_000_000
 
 
+def _check_latlon(name: str, table: np.ndarray) -> np.ndarray:
+    """``table`` (n, 2) as (lat, lon) in degrees: latitudes in [-90, 90], longitudes in
+    [-180, 180]. A value outside is a swapped column or another unit, and the Haversine formula
+    would turn it into a meaningless distance."""
+    if np.any(np.abs(table[:, 0]) > 90) or np.any(np.abs(table[:, 1]) > 180):
+        raise InvalidInput(
+            f"{name}: latitudes must lie in [-90, 90] and longitudes in "
+            "[-180, 180] (order is (lat, lon))"
+        )
+    return table
+
+
 def _two_tables(a: Any, b: Any, width: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Validated float (n, d) and (m, d) coordinate tables (finite, real, same width)."""
+    """Validated float (n, d) and (m, d) coordinate tables (finite, real, same width); with
+    ``width=2`` they are (lat, lon) tables in degrees."""
     a = check_finite_array("a", a, ndim=2)
     b = check_finite_array("b", b, shape=(None, a.shape[1]))
     if width is not None and a.shape[1] != width:
         raise InvalidInput(f"a and b must be (n, {width}) (lat, lon) tables, got {a.shape}")
+    if width == 2:
+        _check_latlon("a", a)
+        _check_latlon("b", b)
     return a, b
 
 
@@ -149,11 +165,7 @@ def check_points(name: str, points: Any, metric: str) -> np.ndarray:
                 f"{name} must be (n, 2) (lat, lon) in degrees for the Haversine "
                 f"metric, got shape {arr.shape}"
             )
-        if np.any(np.abs(arr[:, 0]) > 90) or np.any(np.abs(arr[:, 1]) > 180):
-            raise InvalidInput(
-                f"{name}: latitudes must lie in [-90, 90] and longitudes in "
-                "[-180, 180] (order is (lat, lon))"
-            )
+        _check_latlon(name, arr)
     return arr
 
 
@@ -170,6 +182,7 @@ def check_metric_matrix(name: str, value: Any, *, allow_inf: bool = False) -> np
     d = real_array(name, value)
     if d.ndim != 2 or d.shape[0] != d.shape[1] or d.shape[0] == 0:
         raise InvalidInput(f"{name} must be a square (n, n) array with n >= 1, got {d.shape}")
+    allow_inf = check_bool("allow_inf", allow_inf)
     if np.isnan(d).any() or (not allow_inf and np.isinf(d).any()):
         raise InvalidInput(f"{name} contains NaN{'' if allow_inf else ' or inf'}")
     if np.any(d < 0) or np.any(np.diag(d) != 0):
@@ -231,10 +244,26 @@ def offset_latlon(latlon: np.ndarray, east_km: Any, north_km: Any) -> np.ndarray
     -------
     ndarray of float64, shape (n, 2), longitudes wrapped to [-180, 180), latitudes clipped to
     [-90, 90].
+
+    Raises
+    ------
+    InvalidInput
+        NaN/inf, coordinates out of range, or an east offset at a pole, where east has no
+        direction (cos φ = 0).
     """
-    latlon = check_finite_array("latlon", latlon, shape=(None, 2))
-    north_km = check_finite_array("north_km", north_km)
-    east_km = check_finite_array("east_km", east_km)
+    latlon = _check_latlon("latlon", check_finite_array("latlon", latlon, shape=(None, 2)))
+    rows = latlon.shape[:1]
+    offsets = {}
+    for name, value in (("north_km", north_km), ("east_km", east_km)):
+        arr = check_finite_array(name, value)
+        if arr.ndim > 1 or arr.size not in (1, rows[0]):
+            raise InvalidInput(
+                f"{name} must be one number or one per row ({rows[0]}), got {arr.shape}"
+            )
+        offsets[name] = np.broadcast_to(arr, rows)
+    north_km, east_km = offsets["north_km"], offsets["east_km"]
+    if np.any((np.abs(latlon[:, 0]) == 90.0) & (east_km != 0)):
+        raise InvalidInput("east_km: a row at a pole (latitude ±90) cannot move east or west")
     lat = latlon[:, 0] + np.asarray(north_km) / KM_PER_DEGREE_LAT
     lon = latlon[:, 1] + np.asarray(east_km) / (
         KM_PER_DEGREE_LAT * np.cos(np.radians(latlon[:, 0]))

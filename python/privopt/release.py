@@ -35,7 +35,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from privopt._inputs import load_npz
 from privopt._json import jsonable
+from privopt._validation import check_bool
 from privopt.errors import InvalidInput
 
 __all__ = [
@@ -101,8 +103,7 @@ class Guarantee:
             raise InvalidInput(f"parameters must map names to numbers, got {self.parameters!r}")
         if not isinstance(self.protects, str):
             raise InvalidInput(f"protects must be a string, got {self.protects!r}")
-        if not isinstance(self.seeded, bool):
-            raise InvalidInput(f"seeded must be a bool, got {self.seeded!r}")
+        check_bool("seeded", self.seeded)
 
     def describe(self) -> str:
         """The guarantee in one sentence of plain words."""
@@ -236,10 +237,15 @@ class Release(ABC):
 
     def save(self, path: str | Path) -> Path:
         """Write the release as a directory ``path`` (``release.json`` plus its data files),
-        atomically: a reader sees no directory or the complete one. Returns the path."""
-        from privopt._atomic import atomic_directory
+        atomically: a reader sees no directory or the complete one. Returns the path.
 
-        target = Path(path)
+        An existing ``path`` is replaced only when it is empty or privopt wrote it (a saved
+        release, a command's output); a file, or a folder of anything else, is refused with
+        :class:`~privopt.errors.InvalidInput`, never overwritten.
+        """
+        from privopt._atomic import atomic_directory, check_output
+
+        target = check_output(path, force=True, kind="dir", option="path")
         with atomic_directory(target) as staging:
             self._write(Path(staging))
         return target
@@ -333,10 +339,10 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
     single-file ``.npz`` release."""
     where = Path(path)
     if where.is_file() and where.suffix == ".npz":
-        with np.load(where, allow_pickle=False) as f:
-            if "release_json" not in f:
-                raise InvalidInput(f"{str(path)!r} is an .npz file but not a privopt release")
-            text = str(f["release_json"])
+        arrays = load_npz(where, "path")
+        if "release_json" not in arrays:
+            raise InvalidInput(f"{str(path)!r} is an .npz file but not a privopt release")
+        text = str(arrays["release_json"])
         meta_file = where
     else:
         meta_file = where / RELEASE_FILE
@@ -379,31 +385,26 @@ def load(path: str | Path) -> Release:
     kind = _release_type(document)
     where = Path(path)
     if where.is_file():  # a single-file .npz release
-        with np.load(where, allow_pickle=False) as f:
-            data = {name: f[name] for name in f.files if name != "release_json"}
+        data = {k: v for k, v in load_npz(where, "path").items() if k != "release_json"}
         return kind._from_state(document.get("state", {}), data)
     folder = where
     data = {}
     files = document.get("files", {})
     if not isinstance(files, dict):
         raise InvalidInput(f"{str(folder / RELEASE_FILE)!r}: 'files' must be an object")
-    archives: dict[Path, Any] = {}  # each .npz opened once
-    try:
-        for name, file in files.items():
-            where = folder / str(file)
-            if not where.is_file() or where.parent != folder:
-                raise InvalidInput(f"{str(where)!r}, a data file of the release, is missing")
-            if where.suffix == ".npz":
-                if where not in archives:
-                    archives[where] = np.load(where, allow_pickle=False)
-                if name not in archives[where].files:
-                    raise InvalidInput(f"{str(where)!r} lacks the array {name!r} of the release")
-                data[name] = archives[where][name]
-            else:
-                data[name] = _read_table(where)
-    finally:
-        for archive in archives.values():
-            archive.close()
+    archives: dict[Path, dict[str, np.ndarray]] = {}  # each .npz read once
+    for name, file in files.items():
+        where = folder / str(file)
+        if not where.is_file() or where.parent != folder:
+            raise InvalidInput(f"{str(where)!r}, a data file of the release, is missing")
+        if where.suffix == ".npz":
+            if where not in archives:
+                archives[where] = load_npz(where, "data file")
+            if name not in archives[where]:
+                raise InvalidInput(f"{str(where)!r} lacks the array {name!r} of the release")
+            data[name] = archives[where][name]
+        else:
+            data[name] = _read_table(where)
     return kind._from_state(document.get("state", {}), data)
 
 

@@ -8,6 +8,7 @@ matplotlib's non-interactive Agg backend (see :func:`new_figure`) and saved with
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,7 +76,12 @@ class Report:
     def write(self, out_dir: str | Path) -> Path:
         """Write ``<out_dir>/report.md`` atomically (the directory is created if missing)."""
         out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
+        if os.path.lexists(out) and not out.is_dir():
+            raise InvalidInput(f"out_dir {str(out)!r} exists and is not a directory")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as err:  # a folder above it is a file, or not writable
+            raise InvalidInput(f"out_dir {str(out)!r} cannot be created: {err.strerror}") from None
         return write_text_atomic(out / "report.md", self.to_markdown())
 
 

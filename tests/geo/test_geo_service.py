@@ -266,9 +266,7 @@ def test_cli_client_reports_and_saves_its_matrix(server, tmp_path, capsys) -> No
     from privopt.mdp import PerturbationMatrix
 
     pm = PerturbationMatrix.load(out)
-    assert 20 in pm.row_index and pm.violations(user_problem(_geography(), _params(url))).ok(
-        1e-9
-    )
+    assert 20 in pm.row_index and pm.violations(user_problem(_geography(), _params(url))).ok(1e-9)
     # privopt.load reads it as the release it is, which checks its own Geo-Ind pairs.
     loaded = privopt.load(out)
     assert loaded == pm and loaded.kind == "(epsilon, gamma)-Geo-Ind" and loaded.edges is not None
@@ -283,7 +281,9 @@ def test_cli_client_reports_and_saves_its_matrix(server, tmp_path, capsys) -> No
     err = capsys.readouterr()
     assert err.out == ""
     lines = err.err.strip().splitlines()
-    assert "already exists" in lines[-2] and lines[-1].startswith("privopt geo: error: location")
+    assert "already exists" in lines[-2] and lines[-1].startswith(
+        "privopt geo client: error: location"
+    )
 
 
 def _params(url: str):

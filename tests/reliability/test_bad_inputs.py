@@ -42,7 +42,7 @@ from privopt import (
     report,
 )
 from privopt.cluster import DPM, budget_schedule, nearest_centre, sklearn_expected_failed_checks
-from privopt.errors import InvalidInput, PrivoptError
+from privopt.errors import InvalidInput, NumericalTrouble, PrivoptError
 from privopt.lp import examples as lp_examples
 
 NAN, INF = math.nan, math.inf
@@ -1430,6 +1430,17 @@ def benders_result() -> Any:
 
 
 @cache
+def cluster_release() -> Any:
+    return DPM((0, 3), 1.0, 1e-5, random_state=0).fit(points()).release_
+
+
+@cache
+def lrgeo_release() -> Any:
+    g = geo.grid_geography(3, 3, 0.5, metric="euclidean")
+    return geo.run_lrgeo(g, geo.GeoParams(lr_radius=1.0), [0, 4], geo.TravelCosts(g), rng=0)
+
+
+@cache
 def census_release() -> Any:
     return cen.release(counts(), 1.0, rng=0)
 
@@ -1537,7 +1548,7 @@ for label, change, frag in [
     ("epsilon=0", {"epsilon": 0.0}, "epsilon"),
     ("method=None", {"method": None}, "method"),
     ("ledger of text", {"ledger": ["spent"]}, "LedgerEntry"),
-    ("seeded='yes'", {"seeded": "yes"}, "seeded must be a bool"),
+    ("seeded='yes'", {"seeded": "yes"}, "seeded must be True or False"),
     ("guarantee_details=1", {"guarantee_details": 1}, "guarantee_details"),
 ]:
     case("CensusRelease", label, lambda c=change: cen.CensusRelease(**census_parts(**c)), frag)
@@ -1674,6 +1685,14 @@ case(
     "estimator must be a DPM",
 )
 case("emit_summary", "summary='x'", lambda: cli.emit_summary("x"), "summary must be a mapping")
+case(
+    "refuse_ignored_options",
+    "an option the run does not read",
+    lambda: cli.refuse_ignored_options(
+        __import__("types").SimpleNamespace(S=5), [("--S", "S", 3, False, "--method split_carry")]
+    ),
+    "--S is only used with --method split_carry; here it would be ignored",
+)
 for seed in (-1, "x", 1.5):
     case(
         "run_demo",
@@ -2070,6 +2089,398 @@ for entry, call, frag in [
     case(entry, "epsilon so large that exp(epsilon * d) overflows", call, frag)
 
 
+# ------------------------------------------------------------- flags: True or False, never text
+#: Every public parameter annotated ``bool`` (test_every_bool_parameter_has_a_row checks the
+#: list is complete): a flag given as text ("no") would read as true.
+BOOL_FLAGS: list[tuple[str, str, Callable[[Any], Any]]] = [
+    (
+        "dp.exponential_mechanism",
+        "monotonic",
+        lambda v: dp.exponential_mechanism([1.0, 2.0], 1.0, rng=0, monotonic=v),
+    ),
+    (
+        "dp.exponential_mechanism_probabilities",
+        "monotonic",
+        lambda v: dp.exponential_mechanism_probabilities([1.0, 2.0], 1.0, monotonic=v),
+    ),
+    (
+        "dp.PrivacyAccountant.spend",
+        "seeded",
+        lambda v: dp.PrivacyAccountant().spend(0.1, label="x", seeded=v),
+    ),
+    (
+        "dp.PlannedSpend",
+        "seeded",
+        lambda v: dp.PrivacyAccountant().spend_all([dp.PlannedSpend(0.1, label="x", seeded=v)]),
+    ),
+    ("mdp.solve", "row_generation", lambda v: mdp.solve(problem(), row_generation=v)),
+    (
+        "mdp.solve_epsilon_path",
+        "warm_start",
+        lambda v: mdp.solve_epsilon_path(problem(), [1.0], warm_start=v),
+    ),
+    ("geo.GeoParams", "haversine_correction", lambda v: geo.GeoParams(haversine_correction=v)),
+    (
+        "geo.CostReferenceTable",
+        "anchor_locations",
+        lambda v: geo.CostReferenceTable(grid(), 2, rng=0, anchor_locations=v),
+    ),
+    (
+        "geo.run_lrgeo",
+        "via_json",
+        lambda v: geo.run_lrgeo(grid(), geo.GeoParams(), [0], geo.TravelCosts(grid()), via_json=v),
+    ),
+    (
+        "kanon.anonymize",
+        "normalize_weights",
+        lambda v: kanon.anonymize(fars(), 3, normalize_weights=v),
+    ),
+    (
+        "kanon.build_problem",
+        "normalize_weights",
+        lambda v: kanon.build_problem(fars(), 3, normalize_weights=v),
+    ),
+    ("kanon.greedy_search", "exact", lambda v: kanon.greedy_search(kproblem(), exact=v)),
+    (
+        "census.CensusRelease",
+        "seeded",
+        lambda v: cen.CensusRelease(
+            "M_H^dp", census_release().hierarchy, census_release().counts, 4, 1.0, seeded=v
+        ),
+    ),
+    (
+        "graphs.Graph.from_csr_arrays",
+        "directed",
+        lambda v: graphs.Graph.from_csr_arrays([0, 1, 2], [1, 0], [1.0, 1.0], directed=v),
+    ),
+    ("release.Guarantee", "seeded", lambda v: release.Guarantee("epsilon-DP", seeded=v)),
+    (
+        "cluster.ClusteringRelease",
+        "seeded",
+        lambda v: dataclasses.replace(cluster_release(), seeded=v),
+    ),
+    ("geo.LRGeoResult", "seeded", lambda v: dataclasses.replace(lrgeo_release(), seeded=v)),
+    ("geo.LRGeoResult.relaxed_bound", "exact", lambda v: lrgeo_release().relaxed_bound(exact=v)),
+    (
+        "geo.LRGeoResult.violations",
+        "all_pairs",
+        lambda v: lrgeo_release().violations(all_pairs=v),
+    ),
+    (
+        "perturbation.verify_matrix",
+        "check_input",
+        lambda v: perturbation.verify_matrix(np.eye(6), problem().edges, 1.0, check_input=v),
+    ),
+    (
+        "perturbation.scan_violations",
+        "check_input",
+        lambda v: perturbation.scan_violations(np.eye(6), problem().edges, 1.0, check_input=v),
+    ),
+    (
+        "perturbation.scan_violations",
+        "collect",
+        lambda v: perturbation.scan_violations(np.eye(6), problem().edges, 1.0, collect=v),
+    ),
+    (
+        "perturbation.restrict_edges",
+        "check_input",
+        lambda v: perturbation.restrict_edges(problem().edges, np.arange(3), 6, check_input=v),
+    ),
+    (
+        "perturbation.repair",
+        "check_input",
+        lambda v: perturbation.repair(np.eye(6), problem().edges, 1.0, check_input=v),
+    ),
+    (
+        "perturbation.repair_shared",
+        "check_input",
+        lambda v: perturbation.repair_shared([np.eye(6)], [problem().edges], 1.0, check_input=v),
+    ),
+    (
+        "perturbation.solve_exact",
+        "row_generation",
+        lambda v: perturbation.solve_exact(problem(), row_generation=v),
+    ),
+    (
+        "perturbation.solve_epsilon_path",
+        "warm_start",
+        lambda v: perturbation.solve_epsilon_path(problem(), [1.0], warm_start=v),
+    ),
+    (
+        "cluster.DPM",
+        "strict_termination",
+        lambda v: DPM((0, 3), 1.0, 1e-5, strict_termination=v).fit(points()),
+    ),
+    ("cluster.DPM", "clip", lambda v: DPM((0, 3), 1.0, 1e-5, clip=v).fit(points())),
+    ("lp.LinearProgram.to_highs", "verbose", lambda v: small_lp().to_highs(verbose=v)),
+    ("lp.solve", "presolve", lambda v: lp.solve(small_lp(), presolve=v)),
+    ("lp.solve", "verbose", lambda v: lp.solve(small_lp(), verbose=v)),
+    (
+        "lp.solve_benders",
+        "multi_cut",
+        lambda v: lp.solve_benders(lp_examples.capacity_expansion_lp(0, n_regions=2), multi_cut=v),
+    ),
+    (
+        "lp.solve_benders",
+        "keep_solutions",
+        lambda v: lp.solve_benders(
+            lp_examples.capacity_expansion_lp(0, n_regions=2), keep_solutions=v
+        ),
+    ),
+    (
+        "lp.solve_benders",
+        "raise_on_limit",
+        lambda v: lp.solve_benders(
+            lp_examples.capacity_expansion_lp(0, n_regions=2), raise_on_limit=v
+        ),
+    ),
+    ("graphs.Graph", "directed", lambda v: graphs.Graph(road(), directed=v)),
+    (
+        "graphs.Graph.from_edges",
+        "directed",
+        lambda v: graphs.Graph.from_edges(3, [0], [1], [1.0], directed=v),
+    ),
+    ("graphs.shortest_paths", "directed", lambda v: graphs.shortest_paths(road(), [0], directed=v)),
+    (
+        "graphs.connected_components",
+        "directed",
+        lambda v: graphs.connected_components(road(), directed=v),
+    ),
+    (
+        "graphs.graph_from_edges",
+        "directed",
+        lambda v: graphs.graph_from_edges(3, [0], [1], [1.0], directed=v),
+    ),
+    ("graphs.to_csr_arrays", "directed", lambda v: graphs.to_csr_arrays(road(), directed=v)),
+    (
+        "geometry.check_metric_matrix",
+        "allow_inf",
+        lambda v: geometry.check_metric_matrix("D", np.zeros((1, 1)), allow_inf=v),
+    ),
+    ("certify.certify", "warn", lambda v: certify.certify(1.0, 0.5, 1e-6, warn=v)),
+    (
+        "census.Hierarchy.from_parents",
+        "pad_leaves",
+        lambda v: cen.Hierarchy.from_parents([-1, 0], ["US", "GA"], pad_leaves=v),
+    ),
+    (
+        "census.Hierarchy.from_nested",
+        "pad_leaves",
+        lambda v: cen.Hierarchy.from_nested({"US": ["GA"]}, pad_leaves=v),
+    ),
+    (
+        "census.Hierarchy.from_frame",
+        "pad_leaves",
+        lambda v: cen.Hierarchy.from_frame(pd.DataFrame({"s": ["GA"]}), ["s"], pad_leaves=v),
+    ),
+    (
+        "census.CensusCounts.from_records",
+        "pad_leaves",
+        lambda v: cen.CensusCounts.from_records(
+            pd.DataFrame({"s": ["GA"], "hh": [1]}), ["s"], "hh", pad_leaves=v
+        ),
+    ),
+    (
+        "demo.run_demo",
+        "verbose",
+        lambda v: demo.run_demo(Path(tempfile.gettempdir()) / "privopt-bad-demo", verbose=v),
+    ),
+]
+for entry, flag, call in BOOL_FLAGS:
+    for text in ("no", "False", 0, None):
+        case(
+            entry, f"{flag}={text!r}", lambda c=call, t=text: c(t), f"{flag} must be True or False"
+        )
+
+
+# ------------------------------------ coordinates, contradictory certificates, files of saves
+for entry, call in [
+    ("haversine_km", lambda: geometry.haversine_km([[95.0, 0.0]], [[0.0, 0.0]])),
+    ("haversine_km", lambda: geometry.haversine_km([[0.0, 0.0]], [[0.0, 400.0]])),
+    ("haversine_pairs_km", lambda: geometry.haversine_pairs_km([[0.0, 200.0]], [[0.0, 0.0]])),
+    ("pairwise", lambda: geometry.pairwise([[-91.0, 0.0]], [[0.0, 0.0]], "haversine")),
+    ("nearest", lambda: geometry.nearest([[0.0, 0.0]], [[100.0, 0.0]], "haversine")),
+    ("offset_latlon", lambda: geometry.offset_latlon([[0.0, 181.0]], 1.0, 1.0)),
+]:
+    case(
+        entry,
+        "(lat, lon) out of range (a swapped column)",
+        call,
+        r"latitudes must lie in \[-90, 90\]",
+    )
+case(
+    "offset_latlon",
+    "east at the pole",
+    lambda: geometry.offset_latlon([[90.0, 0.0]], 1.0, 0.0),
+    "pole",
+)
+case(
+    "offset_latlon",
+    "offsets (3,) for 2 rows",
+    lambda: geometry.offset_latlon([[0.0, 0.0]] * 2, [1.0] * 3, 0.0),
+    "east_km must be one number or one per row",
+)
+case(
+    "certify",
+    "lower bound above the value",
+    lambda: certify.certify(1.0, 2.0, 1e-6),
+    "exceeds the value",
+    NumericalTrouble,
+)
+case(
+    "proven_relative_gap",
+    "lower bound above the value",
+    lambda: certify.proven_relative_gap(1e-300, 1.0),
+    "exceeds the value",
+    NumericalTrouble,
+)
+for scale in (0.0, -1.0, NAN, INF, "1"):
+    case(
+        "certify.certify",
+        f"scale={scale!r}",
+        lambda v=scale: certify.certify(1.0, 0.5, 1e-6, scale=v),
+        "scale",
+    )
+case(
+    "certify.Certificate",
+    "status='great'",
+    lambda: certify.Certificate("great", 0.0, 1.0, 1.0),
+    "status must be",
+)
+case(
+    "certify.Certificate",
+    "relative_gap=-0.5",
+    lambda: certify.Certificate("optimal", -0.5, 1.0, 1.0),
+    "relative_gap",
+)
+case(
+    "certify.Certificate",
+    "relative_gap=NaN",
+    lambda: certify.Certificate("feasible", NAN, 1.0, 1.0),
+    "relative_gap",
+)
+
+
+#: Files the rows below write, removed when the test session ends.
+_SCRATCH = tempfile.TemporaryDirectory(prefix="privopt-bad-")
+
+
+def _scratch() -> Path:
+    return Path(tempfile.mkdtemp(dir=_SCRATCH.name))
+
+
+def _file(name: str, data: bytes) -> Path:
+    path = _scratch() / name
+    path.write_bytes(data)
+    return path
+
+
+def _npz(name: str, **arrays: Any) -> Path:
+    path = _scratch() / name
+    np.savez(path, **arrays)
+    return path
+
+
+def _npy(name: str) -> Path:
+    path = _scratch() / name
+    with open(path, "wb") as f:  # np.save(path) would add ".npy" to the name
+        np.save(f, np.ones(2))
+    return path
+
+
+def _folder_holding(name: str) -> Path:
+    path = _scratch() / name
+    path.mkdir()
+    return path
+
+
+load = mdp.PerturbationMatrix.load
+case(
+    "PerturbationMatrix.load",
+    "garbage bytes",
+    lambda: load(_file("m.npz", b"PK\x03\x04junk" * 9)),
+    "is not a valid .npz archive",
+)
+case("PerturbationMatrix.load", "an .npy array", lambda: load(_npy("m.npz")), "single .npy array")
+case(
+    "PerturbationMatrix.load",
+    "archive without the matrix",
+    lambda: load(_npz("m.npz", a=np.ones(2))),
+    "is an .npz file but not a privopt release",
+)
+case(
+    "PerturbationMatrix.load",
+    "epsilon stored as text",
+    lambda: load(
+        _npz(
+            "m.npz",
+            **{
+                **{k: np.array(0.0) for k in ("eta", "expected_loss", "lower_bound")},
+                "matrix": np.eye(2),
+                "epsilon": np.array("x"),
+                "method": np.array("lp"),
+                "output_index": np.arange(2),
+                "has_output_index": np.array(False),
+                "history": np.array("[]"),
+                "summary": np.array("{}"),
+            },
+        )
+    ),
+    "not a privopt release",  # the layout before releases carried their description
+)
+case(
+    "PerturbationMatrix.save",
+    "path is a folder",
+    lambda: mdp.solve(problem()).save(_folder_holding("m.npz")),
+    "is a directory; give a file name",
+)
+case(
+    "CensusRelease.save",
+    "path is a folder",
+    lambda: census_release().save(_folder_holding("r.csv")),
+    "save writes the release as a directory",
+)
+case(
+    "Report.write",
+    "out_dir is a file",
+    lambda: report.Report("t").write(_file("report", b"mine")),
+    "exists and is not a directory",
+)
+case(
+    "load_rome_nodes",
+    "binary file",
+    lambda: mdp.load_rome_nodes(_file("nodes.csv", bytes(range(256)))),
+    "not a UTF-8 text",
+)
+case(
+    "load_rome_nodes",
+    "text in the y column",
+    lambda: mdp.load_rome_nodes(_file("nodes.csv", b"osmid,y,x\n1,41.9,12.5\n2,north,12.6\n")),
+    "must be numeric",
+)
+
+
+def _embeddings_folder(npy: bytes) -> Path:
+    folder = _folder_holding("text")
+    (folder / "words2000.txt").write_text("a b c")
+    (folder / "words2000_minilm384.npy").write_bytes(npy)
+    return folder
+
+
+case(
+    "load_text_embeddings",
+    "garbled .npy",
+    lambda: mdp.load_text_embeddings(_embeddings_folder(b"junk"), 2),
+    "is not a valid .npy array file",
+)
+case(
+    "CensusCounts.from_records",
+    "no rows",
+    lambda: cen.CensusCounts.from_records(pd.DataFrame({"state": [], "hh": []}), ["state"], "hh"),
+    "has no rows",
+)
+
+
 @pytest.mark.parametrize(
     ("call", "exc", "fragment"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
 )
@@ -2091,7 +2502,6 @@ EXEMPT: dict[str, str] = {
     "privopt.cli.main": "the command line has its own table: tests/reliability/test_cli_errors.py",
     "privopt.cli.reserve_outputs": "takes a subcommand's parsed arguments; the output paths it "
     "checks have their rows in tests/reliability/test_cli_errors.py and test_atomic.py",
-    "privopt.certify.Certificate": "a record certify() returns (certify has rows)",
     "privopt.cluster.BudgetSchedule": "a record budget_schedule() returns (it has rows)",
     "privopt.dp.LedgerEntry": "a record the accountant writes from a checked PlannedSpend",
     "privopt.dp.RandomSource": "abstract base: its shared methods have rows through SecureSource",
@@ -2205,3 +2615,30 @@ def test_every_public_callable_has_a_row_or_an_exemption():
     assert not both, f"exempt yet in the table (drop the exemption): {both}"
     stale = sorted(q for q in EXEMPT if q not in to_check)
     assert not stale, f"exemptions of names that are not public callables: {stale}"
+
+
+def test_every_bool_parameter_has_a_row():
+    """Each public parameter annotated ``bool`` is in BOOL_FLAGS, so text for a flag is refused
+    everywhere (a new flag without a row fails here)."""
+    import inspect
+
+    listed = {(entry.split(".", 1)[1], flag) for entry, flag, _ in BOOL_FLAGS}
+    found = set()
+    for short, names in public_callables().items():
+        for name, obj in names.items():
+            if f"privopt.{short}.{name}" in EXEMPT:
+                continue
+            members = [(name, obj)]
+            if isinstance(obj, type):
+                members += [
+                    (f"{name}.{attr}", getattr(obj, attr))
+                    for attr in vars(obj)
+                    if not attr.startswith("_") and callable(getattr(obj, attr))
+                ]
+            for label, fn in members:
+                try:
+                    params = inspect.signature(fn).parameters.values()
+                except (TypeError, ValueError):
+                    continue
+                found |= {(label, p.name) for p in params if p.annotation in ("bool", bool)}
+    assert found <= listed, f"bool parameters without a row: {sorted(found - listed)}"

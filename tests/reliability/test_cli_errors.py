@@ -480,3 +480,141 @@ def test_labels_with_underscores_throughout_stay_labels(tmp_path):
     assert frame["county"].tolist() == ["06_001", "06_001", "06_075", "06_075"]
     src.write_text("age,county\n30,1\n31,1_000\n40,2\n41,2\n")
     assert read_csv_table(src, "INPUT", refuse_separators=False)["county"].tolist()[1] == "1_000"
+
+
+# ------------------------------------------------------- options a run would silently ignore
+
+IGNORED_OPTIONS = {
+    "kanon --S with greedy": (["kanon", "TAB", "--k", "2", "--S", "5"], "--S is only used with"),
+    "kanon --S 3 (its default) with greedy": (
+        ["kanon", "TAB", "--k", "2", "--S", "3"],
+        "--S is only used with --method split_carry",
+    ),
+    "kanon --chunking with milp": (
+        ["kanon", "TAB", "--k", "2", "--method", "milp", "--chunking", "paper"],
+        "--chunking is only used with --method split_carry",
+    ),
+    "kanon --time-limit with greedy": (
+        ["kanon", "TAB", "--k", "2", "--time-limit", "5"],
+        "--time-limit is only used with --method milp or split_carry",
+    ),
+    "mdp --subsets with lp": (["mdp", "PTS", "--subsets", "3"], "--subsets is only used with"),
+    "mdp --plain with benders": (
+        ["mdp", "PTS", "--method", "benders", "--plain"],
+        "--plain is only used with --method lp",
+    ),
+    "mdp --polish with --plain": (
+        ["mdp", "PTS", "--plain", "--polish", "yes"],
+        "--polish is only used with --method lp without --plain",
+    ),
+    "mdp --seed without -k": (["mdp", "PTS", "--seed", "3"], "--seed is only used with -k"),
+    "census two inputs": (
+        ["census", "--records", "REC", "--synthetic-us", "--levels", "state", "--group", "hh"],
+        "give one input, not --records and --synthetic-us",
+    ),
+    "census --group with --counts": (
+        ["census", "--counts", "CNT", "--levels", "state", "--group", "hh"],
+        "--group is only used with --records",
+    ),
+    "census --runs without --compare": (
+        ["census", "--records", "REC", "--levels", "state", "--group", "hh", "--runs", "5"],
+        "--runs is only used with --compare",
+    ),
+    "census --window with M_H": (
+        [
+            *("census", "--records", "REC", "--levels", "state", "--group", "hh"),
+            *("--mechanism", "M_H", "--window", "3"),
+        ],
+        "--window is only used with --method M_H^dp",
+    ),
+    "census --scale with --records": (
+        ["census", "--records", "REC", "--levels", "state", "--group", "hh", "--scale", "0.5"],
+        "--scale is only used with --synthetic-us",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"), list(IGNORED_OPTIONS.values()), ids=list(IGNORED_OPTIONS)
+)
+def test_an_option_the_run_would_ignore_is_refused(argv, fragment, tmp_path, capsys):
+    """Passing ``--S 5`` to the greedy method, or two inputs, asks for something the run would
+    not do: one line naming the option, exit 2, nothing read or written."""
+    files = {
+        "TAB": ("t.csv", "age,zip\n30,1\n31,1\n40,2\n41,2\n"),
+        "PTS": ("p.csv", "x,y\n0,0\n1,0\n0,1\n"),
+        "REC": ("r.csv", "state,hh\nGA,a\nGA,a\nNY,b\n"),
+        "CNT": ("c.csv", "state,size_1\nGA,2\nNY,1\n"),
+    }
+    for name, text in files.values():
+        (tmp_path / name).write_text(text)
+    argv = [str(tmp_path / files[a][0]) if a in files else a for a in argv]
+    out = tmp_path / ("o.csv" if argv[0] == "kanon" else "o")
+    before = snapshot(tmp_path)
+    assert main([*argv, "--out", str(out), "-q"]) == EXIT_USAGE
+    captured = capsys.readouterr()
+    lines = [ln for ln in captured.err.splitlines() if ": warning: --seed" not in ln]
+    assert len(lines) == 1 and lines[0].startswith(f"privopt {argv[0]}: error: "), captured.err
+    assert fragment in lines[0], lines[0]
+    assert captured.out == "" and snapshot(tmp_path) == before
+
+
+def test_an_unknown_baseline_is_refused_before_the_solve(capsys):
+    assert main(["geo", "--grid", "4x4", "--baselines", "expmech,foo", "-q"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "privopt geo: error: argument --baselines: unknown baseline(s) ['foo']; use any of "
+        "lp, lp-inf, constopt, expmech, laplace or none"
+    ]
+
+
+def test_a_mistyped_option_is_named_after_its_subcommand(capsys):
+    assert main(["mdp", "p.csv", "--epslon", "1"]) == EXIT_USAGE
+    assert capsys.readouterr().err == "privopt mdp: error: unrecognized arguments: --epslon 1\n"
+    assert main(["geo", "client", "--server", "http://x", "--location", "1", "--bogus"]) == 2
+    assert capsys.readouterr().err.startswith("privopt geo client: error: unrecognized")
+
+
+def test_a_server_that_cannot_be_reached_is_named(tmp_path, capsys):
+    """A client's error line carries its own subcommand and names the server it tried."""
+    import socket
+
+    with socket.socket() as s:  # a port with nobody listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    argv = ["geo", "client", "--server", f"http://127.0.0.1:{port}", "--grid", "4x4"]
+    assert main([*argv, "--location", "1", "--timeout", "5", "-q"]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        f"privopt geo client: error: cannot reach the server at http://127.0.0.1:{port} "
+        "(/setup): Connection refused"
+    ]
+
+
+# -------------------------------------------------------- text that pandas would make missing
+
+
+def test_a_missing_value_word_among_numbers_is_refused_by_line(tmp_path, capsys):
+    """ "NA" or "nan" in a column of numbers would turn the column into categories: refused."""
+    for word in ("NA", "nan", "null"):
+        src = tmp_path / f"{word}.csv"
+        src.write_text(f"age,zip\n30,1\n{word},1\n40,2\n41,2\n")
+        argv = ["kanon", str(src), "--k", "2", "--out", str(tmp_path / f"{word}-o.csv"), "-q"]
+        assert main(argv) == EXIT_USAGE
+        err = capsys.readouterr().err
+        assert f"line 3, column 'age': '{word}' spells a missing value" in err, err
+
+
+def test_na_is_a_name_like_any_other(tmp_path, capsys):
+    """A category or a region called "NA" (Namibia, North America) is read as written: not a
+    missing value that would end a region path early or drop a category."""
+    src = tmp_path / "t.csv"
+    src.write_text("region,age\nNA,30\nEU,31\nNA,40\nEU,41\n")
+    assert main(["kanon", str(src), "--k", "2", "--out", str(tmp_path / "k.csv"), "-q"]) == 0
+    assert "NA" in (tmp_path / "k.csv").read_text().split()[1]
+    rec = tmp_path / "r.csv"
+    rec.write_text("state,county,hh\nGA,a,1\nGA,NA,2\nGA,NA,3\nNY,b,4\n")
+    argv = ["census", "--records", str(rec), "--levels", "state,county", "--group", "hh"]
+    assert main([*argv, "--pad-leaves", "--out", str(tmp_path / "c"), "-q"]) == 0
+    capsys.readouterr()
+    assert "GA/NA,county" in (tmp_path / "c" / "released_counts.csv").read_text()

@@ -211,3 +211,56 @@ def test_a_signal_during_the_swap_waits_for_it_and_the_run_completes(
     ]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "points.csv"]
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # main() gave the handler back
+
+
+# ------------------------------------------------------------- before the command line exists
+
+
+@pytest.mark.parametrize(
+    ("sig", "code", "what"),
+    [(signal.SIGINT, 130, "interrupted (SIGINT)"), (signal.SIGTERM, 143, "terminated (SIGTERM)")],
+    ids=["SIGINT", "SIGTERM"],
+)
+def test_a_signal_while_the_command_line_is_imported_is_one_line(sig, code, what, tmp_path):
+    """The console script answers a signal from its first instant: one line and 130 / 143,
+    not the traceback of the import it interrupted (a Ctrl-C) nor a silent death (SIGTERM)."""
+    script = (
+        "import builtins, os, sys\n"
+        "from privopt import _launch\n"
+        "real = builtins.__import__\n"
+        "def importing(name, *args, **kwargs):\n"
+        "    if name == 'privopt.cli':\n"
+        f"        os.kill(os.getpid(), {int(sig)})\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = importing\n"
+        f"sys.argv = ['privopt', 'mdp', '--out', {str(tmp_path / 'o')!r}]\n"
+        "sys.exit(_launch.main())\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert run.returncode == code, run.stderr
+    assert run.stderr == f"privopt: error: {what}; no output written, any earlier output kept\n"
+    assert run.stdout == "" and not (tmp_path / "o").exists()
+
+
+def test_after_publication_the_process_ignores_both_signals_until_it_exits():
+    """Python puts the default action back for each signal with a Python handler while it
+    shuts down; a signal then would kill a run that succeeded. Ignoring both signals once the
+    output is published keeps the exit code 0 through the interpreter's exit."""
+    from privopt import cli
+
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        cli._run.published[:] = [Path("o")]
+        with cli._signals_interrupt(keep_after_publication=True):
+            pass
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+        cli._run.published.clear()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        with cli._signals_interrupt(keep_after_publication=True):
+            pass  # nothing published: the handler in place before comes back
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        cli._run.published.clear()
+        for s, handler in saved.items():
+            signal.signal(s, handler)

@@ -200,6 +200,19 @@ def _zero_off_diagonal(d: np.ndarray) -> np.ndarray:
     return np.zeros_like(d)
 
 
+def _a_row_twice(service: GeoService) -> bytes:
+    """A valid upload whose last row is its first location again (N_m is a set)."""
+    up = _upload(service)
+    n = up.cost.shape[0]
+    rows = [*range(n - 1), 0]
+    return _upload_with(
+        service,
+        pair_distances=up.pair_distances[np.ix_(rows, rows)],
+        column_distances=up.column_distances[rows],
+        cost=up.cost[rows],
+    )
+
+
 JSON = {"Content-Type": "application/json"}
 DEEP = b"[" * 100_000 + b"]" * 100_000
 
@@ -432,6 +445,15 @@ HOSTILE: list[tuple[str, str, str, dict[str, str], Any, int, str]] = [
         _spoiled("pair_distances", _zero_off_diagonal),
         400,
         "pair_distances[0, 1] is not the map's distance",
+    ),
+    (
+        "the same location in two rows",
+        "POST",
+        "/upload",
+        JSON,
+        _a_row_twice,
+        400,
+        "are the same location of the map",
     ),
     (
         "too many rows",
@@ -723,3 +745,72 @@ def test_serve_options_set_the_limits(capsys) -> None:
     assert main(["geo", "serve", *small, "--header-timeout", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("privopt geo serve: error: argument --header-timeout: must be")
+
+
+# ------------------------------------------------------- requests that h11 cannot take as HTTP
+HEAD_LIMIT = b"request line and headers above 16 KiB"
+
+#: (name, the request in the pieces it arrives in, fragment of the 400's error).
+UNPARSABLE: list[tuple[str, list[bytes], bytes]] = [
+    ("request line of one word", [b"GARBAGE\r\n\r\n"], b"illegal request line"),
+    (
+        "header line without a colon",
+        [b"GET /setup HTTP/1.1\r\nHost: x\r\nno-colon\r\n\r\n"],
+        b"illegal header line",
+    ),
+    (
+        "Content-Length abc",
+        [b"POST /cr HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n"],
+        b"bad Content-Length",
+    ),
+    (
+        "Content-Length -1",
+        [b"POST /cr HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n"],
+        b"bad Content-Length",
+    ),
+    (
+        "two Content-Lengths",
+        [b"POST /cr HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 7\r\n\r\n{}"],
+        b"conflicting Content-Length",
+    ),
+    (
+        "headers of 20 KiB in one piece",
+        [b"GET /setup HTTP/1.1\r\nX: " + b"a" * 20_000 + b"\r\n\r\n"],
+        HEAD_LIMIT,
+    ),
+    (
+        "headers of 20 KiB in two pieces",
+        [
+            b"GET /setup HTTP/1.1\r\nX: " + b"a" * 10_000 + b"\r\n",
+            b"Y: " + b"b" * 10_000 + b"\r\n\r\n",
+        ],
+        HEAD_LIMIT,
+    ),
+    (
+        "headers of 1 MB",
+        [b"GET /setup HTTP/1.1\r\nX: " + b"a" * 1_000_000 + b"\r\n\r\n"],
+        HEAD_LIMIT,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("pieces", "fragment"), [r[1:] for r in UNPARSABLE], ids=[r[0] for r in UNPARSABLE]
+)
+def test_a_request_that_is_not_http_gets_a_400_naming_why(
+    server: Server, capfd, pieces, fragment
+) -> None:
+    """h11's own reason reaches the client ("invalid HTTP request received" named nothing), and
+    the 16 KiB head limit holds however the head arrives (h11 checks only an unfinished one)."""
+    with server.connect() as sock:
+        with contextlib.suppress(OSError):  # the refusal may come before the last piece
+            for piece in pieces:
+                sock.sendall(piece)
+                time.sleep(0.05)
+        reply = _read_all(sock)
+    assert reply.startswith(b"HTTP/1.1 400 "), reply[:200]
+    message = json.loads(reply.partition(b"\r\n\r\n")[2])
+    assert message["type"] == "error" and fragment.decode() in message["error"], message
+    assert b"bytearray" not in reply  # h11 quotes the raw bytes; the reply does not
+    err = capfd.readouterr().err
+    assert "internal error" not in err and "Traceback" not in err

@@ -99,9 +99,65 @@ def _count_columns(frame, size_cols: list) -> np.ndarray:
     return out
 
 
+def _refuse_ignored(args: argparse.Namespace) -> None:
+    """One input, and no option that the chosen input or mechanism would not read."""
+    from privopt.cli import refuse_ignored_options
+
+    given = [
+        f
+        for f, v in (
+            ("--records", args.records),
+            ("--counts", args.counts),
+            ("--synthetic-us", args.synthetic_us),
+        )
+        if v
+    ]
+    if len(given) > 1:
+        raise InvalidInput(f"give one input, not {' and '.join(given)}")
+    records, counts, synthetic = bool(args.records), bool(args.counts), args.synthetic_us
+    compare = args.compare is not None
+    refuse_ignored_options(
+        args,
+        [
+            ("--group", "group", None, records, "--records"),
+            ("--levels", "levels", None, records or counts, "--records or --counts"),
+            ("--pad-leaves", "pad_leaves", False, records or counts, "--records or --counts"),
+            ("--max-size", "max_size", None, records or synthetic, "--records or --synthetic-us"),
+            ("--scale", "scale", 1e-3, synthetic, "--synthetic-us"),
+            ("--tracts-per-county", "tracts_per_county", None, synthetic, "--synthetic-us"),
+            ("--blocks-per-tract", "blocks_per_tract", None, synthetic, "--synthetic-us"),
+            ("--counties-csv", "counties_csv", None, synthetic, "--synthetic-us"),
+            ("--runs", "runs", 1, compare, "--compare"),
+            ("--qp-time-limit", "qp_time_limit", 30.0, compare, "--compare"),
+            (
+                "--chain-noise-scale",
+                "chain_noise_scale",
+                "strict",
+                args.method == "M_c^ch" or compare,
+                "--method M_c^ch or --compare",
+            ),
+            (
+                "--window",
+                "window",
+                "auto",
+                args.method in ("M_H^dp", "M_c^dp", "M_c^ch"),
+                "--method M_H^dp, M_c^dp or M_c^ch",
+            ),
+            (
+                "--qp-solver",
+                "qp_solver",
+                "auto",
+                args.method in ("M_H^r", "M_c^r"),
+                "--method M_H^r or M_c^r",
+            ),
+        ],
+    )
+
+
 def _run(args: argparse.Namespace) -> int:
     from privopt.cli import emit_summary, reserve_outputs
 
+    _refuse_ignored(args)
     with reserve_outputs(args, [args.records, args.counts, args.counties_csv]) as outputs:
         out = outputs.add(args.out)
         data = load_counts(args)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_finite_array, check_int, numeric_array
+from privopt._validation import check_bool, check_finite_array, check_int, numeric_array
 from privopt.errors import InvalidInput
 
 __all__ = ["Hierarchy", "CensusCounts", "cumulate", "decumulate"]
@@ -149,6 +149,7 @@ class Hierarchy:
         >>> h.names.tolist(), h.level_sizes.tolist()
         (['US', 'VA', 'DC', 'VA-1', 'DC/DC'], [1, 2, 2])
         """
+        pad_leaves = check_bool("pad_leaves", pad_leaves)
         par, root = _checked_parents(parent)
         R = par.size
         names_arr = _checked_names(names, R)
@@ -225,11 +226,14 @@ class Hierarchy:
         ``pad_leaves``, a path may end early (missing values in its last columns, e.g. a state
         without counties) and is padded as in :meth:`from_parents`."""
         cols = list(level_columns)
+        pad_leaves = check_bool("pad_leaves", pad_leaves)
         if not cols:
             raise InvalidInput("level_columns must name at least one column")
         missing = [c for c in cols if c not in frame.columns]
         if missing:
             raise InvalidInput(f"level_columns not in the frame: {missing}")
+        if len(frame) == 0:
+            raise InvalidInput("the frame has no rows: a hierarchy needs at least one region path")
         paths = frame[cols].drop_duplicates()
         na = paths.isna().to_numpy()
         if na.any() and not pad_leaves:

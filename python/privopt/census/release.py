@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from privopt._validation import (
+    check_bool,
     check_epsilon,
     check_finite_array,
     check_int,
@@ -126,9 +127,7 @@ class CensusRelease(Release):
         self.ledger = list(ledger)
         if not all(isinstance(e, LedgerEntry) for e in self.ledger):
             raise InvalidInput("ledger must hold privopt.dp.LedgerEntry records")
-        if not isinstance(seeded, bool):
-            raise InvalidInput(f"seeded must be a bool, got {seeded!r}")
-        self.seeded = seeded
+        self.seeded = check_bool("seeded", seeded)
         self._timings = {str(k): float(v) for k, v in (timings or {}).items()}
         self.info = dict(info or {})
         self.measurements = measurements
@@ -273,6 +272,10 @@ class CensusRelease(Release):
             timings={k: json_number_back(v) for k, v in meta.get("timings", {}).items()},
             info=meta.get("info", {}),
         )
+
+    def __post_init__(self) -> None:
+        # A flag given as text ("no") would read as true: refused rather than guessed.
+        self.seeded = check_bool("seeded", self.seeded)
 
     # ------------------------------------------------------------------ checks
     def check(self) -> dict[str, bool]:

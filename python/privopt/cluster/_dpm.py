@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from privopt import _core, dp
 from privopt._progress import check_progress, progress_bar
 from privopt._validation import (
+    check_bool,
     check_delta,
     check_epsilon,
     check_finite_array,
@@ -131,14 +132,15 @@ def _noise_source(random_state: Any) -> dp.RandomSource:
     return dp.as_random_source("secure" if random_state is None else random_state)
 
 
-def _check_noise_range(sched: BudgetSchedule, d: int, epsilon: float) -> None:
+def _check_noise_range(sched: BudgetSchedule, d: int, n: int, epsilon: float) -> None:
     """Reject, before any spend, a budget whose noise the samplers of ``privopt.dp`` cannot draw.
 
     The Gaussian σ of the averages (in the units of ``DPM._average``, where Δ₂ ≤ √d) is at most
     √d·√(2 ln(1.25/δ))/min(ε, 1) (the classic bound caps the analytic σ); it must stay far from
     overflow. Then every count and average calibration is run once on zeros with a throwaway
-    source: it depends on public parameters only, and raises the samplers' own InvalidInput
-    (ε/Δ out of their range) here rather than after the first spend.
+    source, the counts on ``n`` (the largest count, public in DPM): it depends on public
+    parameters only, and raises the samplers' own InvalidInput (ε/Δ out of their range, or a
+    huge ε whose noise grid is too fine to hold n) here rather than after the first spend.
     """
     sigma = math.sqrt(d) * math.sqrt(2.0 * math.log(1.25 / sched.delta_average))
     worst = max(1.0 / sched.epsilon_interval, sigma / min(sched.epsilon_average, 1.0))
@@ -151,7 +153,7 @@ def _check_noise_range(sched: BudgetSchedule, d: int, epsilon: float) -> None:
     zero = np.zeros(1)
     try:
         for eps in sched.epsilon_count:
-            dp.laplace_mechanism(zero, float(eps), rng=throwaway)
+            dp.laplace_mechanism(np.array([float(n)]), float(eps), rng=throwaway)
         dp.gaussian_mechanism(
             zero,
             sched.epsilon_average,
@@ -372,8 +374,7 @@ class DPM(ClusterMixin, BaseEstimator):
 
     def _check_flags_and_jobs(self) -> None:
         for name in ("strict_termination", "clip"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise InvalidInput(f"{name} must be a bool, got {getattr(self, name)!r}")
+            check_bool(name, getattr(self, name))
         if self.n_jobs is not None:
             check_int("n_jobs", self.n_jobs)
             if self.n_jobs == 0:
@@ -462,7 +463,7 @@ class DPM(ClusterMixin, BaseEstimator):
         p = self._validated()
         data = self._data(points, p["a"], p["b"])
         sched = budget_schedule(p["epsilon"], p["delta"], p["depth"], p["split"], p["dsplit"])
-        _check_noise_range(sched, data.d, p["epsilon"])
+        _check_noise_range(sched, data.d, data.n, p["epsilon"])
         acct = (
             accountant if accountant is not None else dp.PrivacyAccountant(p["epsilon"], p["delta"])
         )

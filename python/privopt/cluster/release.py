@@ -17,6 +17,7 @@ import numpy as np
 
 from privopt import _core
 from privopt._validation import (
+    check_bool,
     check_delta,
     check_epsilon,
     check_finite_array,
@@ -101,8 +102,7 @@ class ClusteringRelease(Release):
             isinstance(e, LedgerEntry) for e in self.ledger
         ):
             raise InvalidInput("ledger must be a list of privopt.dp.LedgerEntry")
-        if not isinstance(self.seeded, bool):
-            raise InvalidInput(f"seeded must be a bool, got {self.seeded!r}")
+        check_bool("seeded", self.seeded)
         self.tree = _checked_tree(self.tree)
 
     # ------------------------------------------------------------------ the release contract

@@ -30,16 +30,29 @@ A mechanism that spends in several steps charges *all or nothing* (never part of
 before a refusal): it checks its whole plan first (:meth:`PrivacyAccountant.check_plan`, or
 records it in one step with :meth:`PrivacyAccountant.spend_all`), and runs inside
 :meth:`PrivacyAccountant.transaction`, which removes the spends it recorded if it fails.
+
+One accountant may be shared by threads: checking a spend against the budget and recording it
+is one step under a lock (two threads cannot both fit into the last of the budget), and a
+parallel group or a transaction belongs to the thread that opened it (another thread's spends
+neither join the group nor are undone by its rollback).
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-from privopt._validation import check_delta, check_epsilon, check_nonnegative, check_positive
+from privopt._validation import (
+    check_bool,
+    check_delta,
+    check_epsilon,
+    check_nonnegative,
+    check_positive,
+)
 from privopt.errors import InvalidInput, PrivacyBudgetExceeded
 
 __all__ = ["LedgerEntry", "PlannedSpend", "PrivacyAccountant"]
@@ -130,8 +143,7 @@ sensitivity=1, group=None, part=None, seeded=False)
                 f"part={part!r} needs a parallel group: parts are disjoint pieces of the data "
                 "within one group (outside a group a spend reads all of it)"
             )
-        if not isinstance(self.seeded, bool):
-            raise InvalidInput(f"seeded must be a bool, got {self.seeded!r}")
+        check_bool("seeded", self.seeded)
         if group is not None and part is None:
             part = label
         return LedgerEntry(
@@ -149,6 +161,16 @@ sensitivity=1, group=None, part=None, seeded=False)
 
 def _exceeds(total: float, budget: float) -> bool:
     return total > budget * (1 + _REL_TOL)
+
+
+@dataclass
+class _ThreadState:
+    """What one thread has open on an accountant: its parallel group and its transactions
+    (each the list of entries recorded inside it, to undo on failure)."""
+
+    group: str | None = None
+    group_index: int | None = None
+    transactions: list[list[LedgerEntry]] = field(default_factory=list)
 
 
 class PrivacyAccountant:
@@ -180,9 +202,41 @@ class PrivacyAccountant:
         else:
             self.delta_budget = check_delta(delta_budget, "delta_budget")
         self.entries: list[LedgerEntry] = []
-        self._group: str | None = None
-        self._group_index: int | None = None  # the open group's number
         self._groups_opened = 0
+        self._lock = threading.RLock()  # a budget check and its record are one step
+        self._local = threading.local()  # per thread: _ThreadState
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        del state["_lock"], state["_local"]  # neither can be copied; a copy has no open blocks
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+        self._local = threading.local()
+
+    def _thread(self) -> _ThreadState:
+        """The calling thread's open group and transactions."""
+        state = getattr(self._local, "state", None)
+        if state is None:
+            state = self._local.state = _ThreadState()
+        return state
+
+    @property
+    def _group(self) -> str | None:
+        """Label of the parallel group the calling thread has open (None: none)."""
+        return self._thread().group
+
+    def _record(self, entries: list[LedgerEntry], *, what: str) -> None:
+        """Check ``entries`` against the budget and append them, as one step."""
+        with self._lock:
+            self._check_fits(entries, what=what)
+            self.entries.extend(entries)
+            opened = [e.group_index for e in entries if e.group_index is not None]
+            self._groups_opened = max([self._groups_opened, *opened])
+        for recorded in self._thread().transactions:
+            recorded.extend(entries)
 
     # -- totals --------------------------------------------------------------------------
     @staticmethod
@@ -257,14 +311,14 @@ class PrivacyAccountant:
         PrivacyBudgetExceeded
             The spend would take the totals over the budget; nothing is recorded.
         """
+        mine = self._thread()
         entry = PlannedSpend(
-            epsilon, delta, label, mechanism, sensitivity, self._group, part, seeded
-        ).ledger_entry(self._group_index)
-        self._check_fits(
+            epsilon, delta, label, mechanism, sensitivity, mine.group, part, seeded
+        ).ledger_entry(mine.group_index)
+        self._record(
             [entry],
             what=f"spending (epsilon={entry.epsilon:g}, delta={entry.delta:g}) on {entry.label!r}",
         )
-        self.entries.append(entry)
 
     def _check_fits(self, new: list[LedgerEntry], *, what: str) -> tuple[float, float]:
         """Raise PrivacyBudgetExceeded unless the ledger plus ``new`` fits; return the totals."""
@@ -287,15 +341,16 @@ class PrivacyAccountant:
             raise InvalidInput(f"plan must be an iterable of PlannedSpend, got {plan!r}")
         entries = []
         numbers: dict[str, int] = {}
-        if self._group is not None and self._group_index is not None:
-            numbers[self._group] = self._group_index
+        mine = self._thread()
+        if mine.group is not None and mine.group_index is not None:
+            numbers[mine.group] = mine.group_index
         next_number = self._groups_opened
         for i, item in enumerate(plan):
             if not isinstance(item, PlannedSpend):
                 raise InvalidInput(f"plan[{i}] must be a PlannedSpend, got {item!r}")
             spend = (
-                replace(item, group=self._group)
-                if item.group is None and self._group is not None
+                replace(item, group=mine.group)
+                if item.group is None and mine.group is not None
                 else item
             )
             number = None
@@ -337,11 +392,12 @@ class PrivacyAccountant:
         >>> acct.check_plan(plan[:2])
         (1.0, 0.0)
         """
-        entries = self._plan_entries(plan)
-        eps = sum(e.epsilon for e in entries)
-        delta = sum(e.delta for e in entries)
-        what = f"the plan of {len(entries)} spends (epsilon={eps:g}, delta={delta:g})"
-        return self._check_fits(entries, what=what)
+        with self._lock:  # the group numbers a plan takes must not change meanwhile
+            entries = self._plan_entries(plan)
+            eps = sum(e.epsilon for e in entries)
+            delta = sum(e.delta for e in entries)
+            what = f"the plan of {len(entries)} spends (epsilon={eps:g}, delta={delta:g})"
+            return self._check_fits(entries, what=what)
 
     def spend_all(self, plan: Iterable[PlannedSpend]) -> list[LedgerEntry]:
         """Check ``plan`` as a whole and record all its spends, or none of them.
@@ -356,12 +412,9 @@ class PrivacyAccountant:
         >>> len(new), round(acct.epsilon_spent, 12)
         (2, 0.8)
         """
-        entries = self._plan_entries(plan)
-        what = f"the plan of {len(entries)} spends"
-        self._check_fits(entries, what=what)
-        self.entries.extend(entries)
-        opened = [e.group_index for e in entries if e.group_index is not None]
-        self._groups_opened = max([self._groups_opened, *opened])
+        with self._lock:
+            entries = self._plan_entries(plan)
+            self._record(entries, what=f"the plan of {len(entries)} spends")
         return entries
 
     @contextmanager
@@ -394,12 +447,18 @@ class PrivacyAccountant:
         """
         if plan is not None:
             self.check_plan(plan)
-        mark = len(self.entries)
+        recorded: list[LedgerEntry] = []
+        transactions = self._thread().transactions
+        transactions.append(recorded)
         try:
             yield self
         except BaseException:
-            del self.entries[mark:]
+            undo = {id(e) for e in recorded}
+            with self._lock:
+                self.entries[:] = [e for e in self.entries if id(e) not in undo]
             raise
+        finally:
+            transactions[:] = [t for t in transactions if t is not recorded]
 
     @contextmanager
     def parallel(self, label: str) -> Iterator[PrivacyAccountant]:
@@ -422,17 +481,19 @@ class PrivacyAccountant:
         """
         if not isinstance(label, str) or not label:
             raise InvalidInput(f"label must be a non-empty string, got {label!r}")
-        if self._group is not None:
+        mine = self._thread()
+        if mine.group is not None:
             raise InvalidInput(
-                f"parallel group {label!r} opened inside group {self._group!r}; "
+                f"parallel group {label!r} opened inside group {mine.group!r}; "
                 "parallel groups do not nest"
             )
-        self._groups_opened += 1
-        self._group, self._group_index = label, self._groups_opened
+        with self._lock:
+            self._groups_opened += 1
+            mine.group, mine.group_index = label, self._groups_opened
         try:
             yield self
         finally:
-            self._group, self._group_index = None, None
+            mine.group, mine.group_index = None, None
 
     # -- display -------------------------------------------------------------------------
     def ledger(self) -> str:

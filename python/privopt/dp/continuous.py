@@ -60,12 +60,18 @@ def grid_step(reference: float, bits: int) -> float:
     return math.ldexp(1.0, math.frexp(reference)[1] - 1 - bits)
 
 
-def _to_grid(values: Any, g: float) -> tuple[np.ndarray, np.ndarray]:
+def _to_grid(
+    values: Any, g: float, epsilon: float, sensitivity: float
+) -> tuple[np.ndarray, np.ndarray]:
     x = check_finite_array("values", values)
     scaled = x / g  # exact: g is a power of two (barring overflow, checked next)
     if x.size and not np.all(np.abs(scaled) < 2.0**62):
+        # The grid follows the noise: g is about min(Δ, Δ/ε) / 2^20, so a large ε (or a small
+        # Δ) makes it fine, and values it cannot count in 62 bits are too far from 0.
         raise InvalidInput(
-            f"values too large for the noise grid g={g!r}: |values|/g must be < 2**62"
+            f"values too large for the noise grid g={g!r} that epsilon={epsilon!r} and "
+            f"sensitivity={sensitivity!r} set: |values|/g must be < 2**62; use a smaller "
+            "epsilon or express the values in a larger unit"
         )
     return x, np.rint(scaled).astype(np.int64)
 
@@ -148,7 +154,7 @@ def laplace_mechanism(
     epsilon = check_epsilon(epsilon)
     sensitivity = check_positive("sensitivity", sensitivity)
     g = grid_step(min(sensitivity, sensitivity / epsilon), LAPLACE_GRID_BITS)
-    x, idx = _to_grid(values, g)
+    x, idx = _to_grid(values, g, epsilon, sensitivity)
     sens_grid = math.floor(sensitivity / g) + 1
     z = sample_discrete_laplace(epsilon, x.shape, sensitivity=sens_grid, rng=rng)
     return g * (idx + z).astype(np.float64)
@@ -186,7 +192,7 @@ def gaussian_mechanism(
     delta = check_delta(delta)
     sensitivity = check_positive("sensitivity", sensitivity)
     sigma_int, g = gaussian_grid_calibration(epsilon, delta, sensitivity)
-    x, idx = _to_grid(values, g)
+    x, idx = _to_grid(values, g, epsilon, sensitivity)
     z = sample_discrete_gaussian(sigma_int, x.shape, rng=rng)
     return g * (idx + z).astype(np.float64)
 

@@ -31,6 +31,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from privopt._validation import (
+    check_bool,
     check_epsilon,
     check_finite_array,
     check_int,
@@ -49,6 +50,7 @@ def _logits(scores: Any, epsilon: float, sensitivity: float, monotonic: bool) ->
         raise InvalidInput("scores must not be empty")
     epsilon = check_epsilon(epsilon)
     sensitivity = check_positive("sensitivity", sensitivity)
+    monotonic = check_bool("monotonic", monotonic)
     factor = epsilon / (sensitivity if monotonic else 2.0 * sensitivity)
     if not math.isfinite(factor):
         raise InvalidInput(

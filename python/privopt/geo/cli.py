@@ -93,6 +93,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _solver_options(p)
     p.add_argument(
         "--baselines",
+        type=_baseline_list,
         default="expmech",
         help="comma list of: lp, lp-inf, constopt, expmech, laplace, none",
     )
@@ -260,6 +261,18 @@ def _params(args: argparse.Namespace) -> Any:
         cr_cell_km=args.cr_cell_km,
         haversine_correction=args.haversine_correction,
     )
+
+
+def _baseline_list(text: str) -> str:
+    """An argparse ``type``: a comma list of baseline names, checked before anything runs."""
+    from privopt.geo.report import BASELINES
+
+    unknown = [b for b in text.split(",") if b and b not in (*BASELINES, "none")]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown baseline(s) {unknown}; use any of {', '.join(BASELINES)} or none"
+        )
+    return text
 
 
 def _geography(args: argparse.Namespace, sample_seed: int | None) -> Any:

@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from privopt._validation import (
+    check_bool,
     check_int,
     check_positive,
     check_probability_vector,
@@ -136,8 +137,7 @@ class CostReferenceTable:
         # (a map read from OSM keeps every component among its road points).
         _, labels = fine.components()
         reach = np.flatnonzero(labels == labels[geography.road_nodes[0]])
-        if not isinstance(anchor_locations, bool):
-            raise InvalidInput(f"anchor_locations must be a bool, got {anchor_locations!r}")
+        check_bool("anchor_locations", anchor_locations)
         self.anchor_locations = anchor_locations
         preferred = None
         if anchor_locations:

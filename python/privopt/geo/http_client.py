@@ -27,6 +27,7 @@ Against a running server (``privopt geo serve --grid 10x10 --port 8765``)::
 
 from __future__ import annotations
 
+import http.client
 import json
 import secrets
 import urllib.error
@@ -95,7 +96,8 @@ class GeoServiceClient:
     SolverError
         The server failed (5xx).
     OSError
-        The server cannot be reached.
+        The server cannot be reached (``ConnectionError``) or does not answer within
+        ``timeout`` (``TimeoutError``); the message names the server.
     """
 
     def __init__(
@@ -181,6 +183,17 @@ class GeoServiceClient:
             if 400 <= err.code < 500:
                 raise InvalidInput(f"the server refused {path} ({err.code}): {text}") from None
             raise SolverError(f"the server failed on {path} ({err.code}): {text}") from None
+        except (urllib.error.URLError, http.client.HTTPException, OSError) as err:
+            # What urllib raises when no reply comes back, as one sentence naming the server.
+            reason = getattr(err, "reason", None) or err
+            if isinstance(reason, TimeoutError):
+                raise TimeoutError(
+                    f"the server at {self.url} did not answer {path} within {self.timeout:g} s"
+                ) from None
+            text = getattr(reason, "strerror", None) or str(reason) or type(err).__name__
+            raise ConnectionError(
+                f"cannot reach the server at {self.url} ({path}): {text}"
+            ) from None
         try:
             return parse_json(body)
         except InvalidInput as exc:

@@ -11,8 +11,10 @@ complete. :func:`limited_protocol` returns uvicorn's h11 protocol with three add
   JSON 408 when part of a request had arrived;
 - **a connection limit**: a connection beyond ``max_connections`` open ones gets a JSON 503
   and is closed at once, before anything is read;
-- a request h11 cannot parse (bad syntax, headers above 16 KiB) gets a JSON 400, as every
-  other refusal of the service does.
+- a request h11 cannot parse (bad syntax, a bad Content-Length) gets a JSON 400 naming h11's
+  reason, as every other refusal of the service does; so does a request line with headers above
+  :data:`MAX_HEAD_BYTES`, however it arrives (h11 itself enforces the limit only on a head that
+  is still incomplete, so a longer one sent in one piece would pass).
 
 - **a lingering close**: a connection closed after a reply (413 for a body refused from its
   Content-Length, 408, 503, ``connection: close``) first sends its FIN and reads, discarding,
@@ -42,6 +44,9 @@ SPARE_FILES = 64
 #: Seconds a closing connection keeps reading (and discarding) after its FIN, so that the
 #: client receives the whole reply (see the module docstring).
 LINGER_S = 2.0
+
+#: Longest request line plus headers, in bytes: h11's (and uvicorn's) default limit.
+MAX_HEAD_BYTES = 16 * 1024
 
 
 def error_bytes(status: int, message: str) -> bytes:
@@ -98,6 +103,7 @@ class _ConnectionLimits:
     def connection_made(self, transport: Any) -> None:
         lingering = _LingeringTransport(transport, asyncio.get_running_loop(), LINGER_S)
         super().connection_made(lingering)  # type: ignore[misc]
+        self.conn = _ReasonKeeper(self.conn)
         if len(self.connections) > self.max_connections:
             n = self.max_connections
             self._refuse(503, f"more than {n} connections are open; try again later")
@@ -106,6 +112,10 @@ class _ConnectionLimits:
 
     def data_received(self, data: bytes) -> None:
         if self.transport.lingering:  # the reply is sent: what still arrives is discarded
+            return
+        if self.conn.their_state is self.idle_state and self._head_too_long(data):
+            limit = f"{MAX_HEAD_BYTES // 1024} KiB"
+            self._refuse(400, f"invalid HTTP request (request line and headers above {limit})")
             return
         super().data_received(data)  # type: ignore[misc]
         if self.conn.their_state is not self.idle_state:  # a request's head is complete
@@ -122,7 +132,16 @@ class _ConnectionLimits:
         super().connection_lost(exc)  # type: ignore[misc]
 
     def send_400_response(self, msg: str) -> None:
-        self._refuse(400, f"invalid HTTP request ({msg.rstrip('.')})")
+        reason = self.conn.refusal or msg.rstrip(".")
+        self._refuse(400, f"invalid HTTP request ({reason})")
+
+    def _head_too_long(self, data: bytes) -> bool:
+        """Whether the request head being received, with ``data``, passes MAX_HEAD_BYTES."""
+        buffered = self.conn.trailing_data[0]
+        if len(buffered) + len(data) <= MAX_HEAD_BYTES:
+            return False
+        head = bytes(buffered) + data
+        return head.find(b"\r\n\r\n", 0, MAX_HEAD_BYTES + 4) < 0
 
     def _arm_header_deadline(self) -> None:
         self._disarm_header_deadline()
@@ -148,6 +167,36 @@ class _ConnectionLimits:
         if not self.transport.is_closing():
             self.transport.write(error_bytes(status, message))
             self.transport.close()
+
+
+class _ReasonKeeper:
+    """An h11 connection that keeps the reason of the error it raises for a request it cannot
+    parse (uvicorn replaces it by "Invalid HTTP request received" before answering)."""
+
+    def __init__(self, conn: Any) -> None:
+        import h11
+
+        self._conn = conn
+        self._error = h11.RemoteProtocolError
+        self.refusal = ""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+    def next_event(self) -> Any:
+        try:
+            return self._conn.next_event()
+        except self._error as exc:
+            self.refusal = _reason(exc)
+            raise
+
+
+def _reason(exc: Exception) -> str:
+    """h11's reason for refusing a request, without the raw bytes it quotes."""
+    text = str(exc).split(": bytearray(")[0].split(": b'")[0].strip().rstrip(".")
+    if text.lower().startswith("receive buffer too long"):
+        return f"request line and headers above {MAX_HEAD_BYTES // 1024} KiB"
+    return text or type(exc).__name__
 
 
 class _LingeringTransport:

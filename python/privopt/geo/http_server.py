@@ -222,9 +222,10 @@ class GeoService:
     def check_map_distances(self, up: Upload) -> None:
         """Refuse (InvalidInput) an upload whose distances are not the public map's.
 
-        Each LR row is a location of the map, so its ``column_distances`` row holds 0 at its
-        own column and equals the map's distances from there, and ``pair_distances`` are those
-        rows at the rows' own columns (to 1e-9, relative or in km). Distances that are not
+        Each LR row is a location of the map, a different one for each row (N_m is a set), so
+        its ``column_distances`` row holds 0 at its own column and equals the map's distances
+        from there, and ``pair_distances`` are those rows at the rows' own columns (to 1e-9,
+        relative or in km). Distances that are not
         (every column far from a row, distinct rows at distance 0) can make the coupled LP
         infeasible for the whole batch. The check locates each row, as anyone holding the
         map can from the distances (the A7 limitation); nothing of it is kept.
@@ -237,6 +238,14 @@ class GeoService:
             raise InvalidInput(
                 f"column_distances row {int(far[0])} has no column at distance 0: each row "
                 "must be a location of the map"
+            )
+        # Rows sharing a location: more than the map has locations there (coincident ones).
+        shared = np.bincount(own, minlength=cd.shape[1])[own] > (cd == 0).sum(axis=1)
+        if shared.any():
+            same = np.flatnonzero(own == own[np.argmax(shared)])
+            raise InvalidInput(
+                f"column_distances rows {int(same[0])} and {int(same[1])} are the same location "
+                "of the map: each row must be a different location"
             )
         wrong = ~np.isclose(cd, self.geography.distance_rows(own), rtol=1e-9, atol=1e-9)
         if wrong.any():

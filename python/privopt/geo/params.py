@@ -6,7 +6,13 @@ import math
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from privopt._validation import check_exp_argument, check_int, check_nonnegative, check_positive
+from privopt._validation import (
+    check_bool,
+    check_exp_argument,
+    check_int,
+    check_nonnegative,
+    check_positive,
+)
 from privopt.errors import InvalidInput
 
 __all__ = ["GeoParams", "check_params", "MIN_EPS_D_CAP", "GEO_REL_GAP"]
@@ -96,10 +102,11 @@ class GeoParams:
                 "released"
             )
         set_(self, "cr_cell_km", check_positive("cr_cell_km", self.cr_cell_km))
-        if not isinstance(self.haversine_correction, bool):
-            raise InvalidInput(
-                f"haversine_correction must be a bool, got {self.haversine_correction!r}"
-            )
+        set_(
+            self,
+            "haversine_correction",
+            check_bool("haversine_correction", self.haversine_correction),
+        )
         # The factor e^{ε r_exp/2} between the solved ỹ and the paper's y (§7.3).
         check_exp_argument(
             self.epsilon * self.r_exp / 2, "epsilon * r_exp / 2", "use a smaller epsilon or r_exp"

@@ -13,6 +13,10 @@ from privopt.geo.result import LRGeoResult
 __all__ = ["baseline_rows", "write_report", "plot_user", "demo_section"]
 
 
+#: The baselines ``baseline_rows`` computes (``privopt geo --baselines``).
+BASELINES = ("lp", "lp-inf", "constopt", "expmech", "laplace")
+
+
 def baseline_rows(
     res: LRGeoResult, costs: Any, wanted: list[str], *, seed: int | None = None
 ) -> list[dict]:
@@ -47,7 +51,7 @@ def baseline_rows(
                 pm = runs[name]()
             mats = [pm.matrix[lr] for lr in res.lr_sets]
         else:
-            raise InvalidInput(f"unknown baseline {name!r}")
+            raise InvalidInput(f"unknown baseline {name!r}; use any of {BASELINES}")
         cost = expected_cost(mats, res.true_costs)
         rows.append({"method": name, "cost_km": cost, "time_s": time.perf_counter() - t})
     return rows

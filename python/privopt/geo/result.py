@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from privopt._validation import MAX_EXP_ARGUMENT, check_finite_array, check_int
+from privopt._validation import MAX_EXP_ARGUMENT, check_bool, check_finite_array, check_int
 from privopt.errors import InvalidInput, PrivacyViolation
 from privopt.geo.client import LRGeoClient, SnapTable, UserState
 from privopt.geo.clr import geo_ind_edges
@@ -86,6 +86,9 @@ class LRGeoResult(Release):
     uploads: list[Upload]
     stage_seconds: dict[str, float] = field(default_factory=dict)
     seeded: bool = False
+
+    def __post_init__(self) -> None:
+        check_bool("seeded", self.seeded)
 
     @property
     def lr_sets(self) -> list[np.ndarray]:
@@ -443,8 +446,7 @@ class LRGeoResult(Release):
         from privopt._validation import check_finite_result
         from privopt.perturbation import solve_exact
 
-        if not isinstance(exact, bool):
-            raise InvalidInput(f"exact must be a bool, got {exact!r}")
+        check_bool("exact", exact)
         bounds = []
         for pm, low, true in zip(self.matrices, self.lower_costs, self.true_costs, strict=True):
             prob = relaxed_problem(
@@ -457,8 +459,7 @@ class LRGeoResult(Release):
         """GV/GVE across and within users (:func:`privopt.geo.metrics.cross_user_violations`)."""
         from privopt.geo.metrics import cross_user_violations
 
-        if not isinstance(all_pairs, bool):
-            raise InvalidInput(f"all_pairs must be a bool, got {all_pairs!r}")
+        check_bool("all_pairs", all_pairs)
         return cross_user_violations(
             [pm.matrix for pm in self.matrices],
             self.lr_sets,
@@ -685,8 +686,7 @@ def run_lrgeo(
         and costs.geography.fingerprint() != geography.fingerprint()
     ):
         raise InvalidInput("costs must be built on the same map as geography")
-    if not isinstance(via_json, bool):
-        raise InvalidInput(f"via_json must be a bool, got {via_json!r}")
+    check_bool("via_json", via_json)
     # The solver's arguments are checked here too, before any client works.
     if not isinstance(method, str) or method not in CLR_METHODS:
         raise InvalidInput(f"method must be one of {CLR_METHODS}, got {method!r}")

@@ -202,7 +202,10 @@ def solve_clr(
     objective = check_finite_result("CLR-Geo objective", model.objective(matrices))
     # The bound describes what is returned: objective >= bound by construction (release.py).
     bound = release_lower_bound(lower, released, objective)
-    cert = certify(objective, bound, rel_gap, what=f"CLR-Geo ({method})", stacklevel=3)
+    largest = max(float(np.max(u.cost, initial=0.0)) for u in model.uploads)
+    cert = certify(
+        objective, bound, rel_gap, scale=largest or 1.0, what=f"CLR-Geo ({method})", stacklevel=3
+    )
     info.update(
         model.info,
         time_s=time.perf_counter() - start,

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import check_int, check_nonnegative, numeric_array
+from privopt._validation import check_bool, check_int, check_nonnegative, numeric_array
 from privopt.errors import InvalidInput
 
 __all__ = ["Graph", "Settled"]
@@ -77,9 +77,10 @@ class Graph:
         from privopt.graphs._paths import _as_square_csr, _symmetrised
 
         csr = _as_square_csr(adjacency)
+        directed = check_bool("directed", directed)
         if not directed:
             csr = _symmetrised(csr)
-        self._init_arrays(csr.indptr, csr.indices, csr.data, bool(directed))
+        self._init_arrays(csr.indptr, csr.indices, csr.data, directed)
 
     def _init_arrays(
         self, indptr: np.ndarray, indices: np.ndarray, weights: np.ndarray, directed: bool
@@ -134,8 +135,7 @@ class Graph:
         """
         from privopt.graphs._paths import _as_square_csr
 
-        if not isinstance(directed, bool):
-            raise InvalidInput(f"directed must be a bool, got {directed!r}")
+        directed = check_bool("directed", directed)
         ptr = _index_array("indptr", indptr)
         heads = _index_array("indices", indices)
         lengths = numeric_array("weights", weights)

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
-from privopt._validation import check_finite_array, check_int, numeric_array
+from privopt._validation import check_bool, check_finite_array, check_int, numeric_array
 from privopt.errors import InvalidInput
 
 __all__ = ["shortest_paths", "connected_components", "graph_from_edges", "to_csr_arrays"]
@@ -73,7 +73,7 @@ def to_csr_arrays(
     ``scipy.sparse.csgraph``): the arrays hold ``A`` and ``Aᵀ`` side by side.
     """
     csr = _as_square_csr(graph)
-    if not directed:
+    if not check_bool("directed", directed):
         csr = _symmetrised(csr)
     return (
         csr.indptr.astype(np.int64),
@@ -154,6 +154,7 @@ def connected_components(graph: Any, *, directed: bool = False) -> tuple[int, np
     each component's smallest node.
     """
     csr = _as_square_csr(graph)
+    directed = check_bool("directed", directed)
     n_comp, labels = csgraph.connected_components(
         csr, directed=directed, connection="weak" if not directed else "strong"
     )
@@ -171,6 +172,7 @@ def graph_from_edges(
     """Sparse n × n graph from edge lists (u[e], v[e], length[e]); parallel edges keep the
     shortest; undirected graphs get both directions."""
     n = check_int("n_nodes", n_nodes, minimum=1)
+    directed = check_bool("directed", directed)
     u = check_finite_array("u", u, ndim=1, dtype=np.int64)
     v = check_finite_array("v", v, shape=(u.size,), dtype=np.int64)
     w = check_finite_array("length", length, shape=(u.size,))

@@ -12,6 +12,7 @@ import numpy as np
 
 from privopt._progress import check_progress, progress_scope_for
 from privopt._validation import (
+    check_bool,
     check_executor,
     check_finite_array,
     check_instance,
@@ -525,8 +526,8 @@ def _check_option_values(options: dict) -> None:
     if "executor" in options:
         check_executor(options["executor"], accept_dask_client=True)
     for name in ("equality_cardinality", "verbose", "mip_start"):
-        if name in options and not isinstance(options[name], bool):
-            raise InvalidInput(f"{name} must be True or False, got {options[name]!r}")
+        if name in options:
+            options[name] = check_bool(name, options[name])
 
 
 #: method name -> runner(problem, **options) -> (labels (n,), info dict)

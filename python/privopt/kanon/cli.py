@@ -71,8 +71,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``privopt kanon``: read the table, anonymize it, publish the table and the report
     together (or neither); return the exit code."""
-    from privopt.cli import emit_summary, reserve_outputs
+    from privopt.cli import emit_summary, refuse_ignored_options, reserve_outputs
 
+    chunked = args.method == "split_carry"
+    refuse_ignored_options(
+        args,
+        [
+            ("--S", "S", 3, chunked, "--method split_carry"),
+            ("--chunking", "chunking", "runs", chunked, "--method split_carry"),
+            (
+                "--time-limit",
+                "time_limit",
+                None,
+                chunked or args.method == "milp",
+                "--method milp or split_carry",
+            ),
+        ],
+    )
     src = Path(args.input)
     # Both outputs are checked and locked before the input is read (never over the input,
     # never over an earlier output without --force).

@@ -22,7 +22,7 @@ import numba
 import numpy as np
 
 from privopt._progress import check_progress, progress_bar
-from privopt._validation import check_instance, check_permutation
+from privopt._validation import check_bool, check_instance, check_permutation
 from privopt.kanon.box_cost import (
     BoxCost,
     add_to_class,
@@ -214,7 +214,7 @@ def greedy_search(
     order = (
         variance_sort(problem) if order is None else check_permutation("order", order, problem.n)
     )
-    cost = box_cost(problem, order, exact=exact)
+    cost = box_cost(problem, order, exact=check_bool("exact", exact))
     primary = int(key_order(problem)[0])
     if problem.categorical[primary]:
         primary = -1  # the monotone lower bound only holds for a numeric primary key

@@ -11,7 +11,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from privopt._validation import NotNumeric, check_int, check_positive, check_real, real_array
+from privopt._validation import (
+    NotNumeric,
+    check_bool,
+    check_int,
+    check_positive,
+    check_real,
+    real_array,
+)
 from privopt.errors import InvalidInput
 
 __all__ = ["KAnonProblem", "build_problem"]
@@ -282,7 +289,7 @@ def build_problem(
         )
     bounds = dict(bounds or {})
     _check_subset("bounds", bounds, names)
-    w = _check_weights(weights, names, normalize_weights)
+    w = _check_weights(weights, names, check_bool("normalize_weights", normalize_weights))
     with np.errstate(over="ignore"):
         total = n * w.sum()
     if not np.isfinite(total):

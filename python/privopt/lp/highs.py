@@ -32,7 +32,7 @@ import highspy.highs as _hs_module
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import check_int, check_nonnegative, check_positive
+from privopt._validation import check_bool, check_int, check_nonnegative, check_positive
 from privopt.errors import (
     InfeasibleModel,
     InvalidInput,
@@ -154,9 +154,9 @@ def configure(
     """Validate the :func:`solve` options and set them on a ``_hs.Highs``."""
     if method not in METHODS:
         raise InvalidInput(f"method must be one of {METHODS}, got {method!r}")
-    set_option(h, "output_flag", bool(verbose))
+    set_option(h, "output_flag", check_bool("verbose", verbose))
     set_option(h, "solver", method)
-    set_option(h, "presolve", "on" if presolve else "off")
+    set_option(h, "presolve", "on" if check_bool("presolve", presolve) else "off")
     if time_limit is not None:
         set_option(h, "time_limit", check_positive("time_limit", time_limit, allow_inf=True))
     if iteration_limit is not None:

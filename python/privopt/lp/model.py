@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import check_int, check_real, numeric_array, real_array
+from privopt._validation import check_bool, check_int, check_real, numeric_array, real_array
 from privopt.errors import InvalidInput
 from privopt.lp import highs
 
@@ -803,7 +803,7 @@ class LinearProgram:
         ``options`` (pairs or a dict) are set before the model is passed: some act only then
         (``small_matrix_value``: HiGHS drops smaller entries as it takes the matrix)."""
         h = highs.Highs()
-        h.setOptionValue("output_flag", bool(verbose))
+        h.setOptionValue("output_flag", check_bool("verbose", verbose))
         highs.set_options(h, options)
         self.pass_to(h)
         return h

@@ -93,8 +93,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from privopt.cli import emit_summary, reserve_outputs
+    from privopt.cli import emit_summary, refuse_ignored_options, reserve_outputs
 
+    benders, lp = args.method == "benders", args.method == "lp"
+    refuse_ignored_options(
+        args,
+        [
+            ("--subsets", "subsets", 25, benders, "--method benders"),
+            ("--partitioner", "partitioner", "k-m-dv", benders, "--method benders"),
+            ("--gap", "gap", 1e-4, benders, "--method benders"),
+            ("--plain", "plain", False, lp, "--method lp"),
+            ("--polish", "polish", "auto", lp and not args.plain, "--method lp without --plain"),
+            ("--seed", "seed", 0, args.outputs is not None, "-k/--outputs (it draws them)"),
+        ],
+    )
     with reserve_outputs(args, [args.points]) as outputs:
         out = outputs.add(args.out)
         prob, pm, v = _solve(args)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from privopt._inputs import load_npy, read_csv_table
 from privopt._validation import (
     check_finite_array,
     check_int,
@@ -91,24 +92,12 @@ def load_rome_nodes(
     (n, 2) float64 **(lat, lon)** in degrees — use ``metric="haversine"`` (km).
     """
     p = Path(path)
-    if not p.is_file():
-        raise InvalidInput(f"path {str(p)!r} is not a file")
-    with p.open(encoding="utf-8") as f:
-        header = f.readline().strip().split(",")
-    try:
-        cols = (header.index("y"), header.index("x"))
-    except ValueError:
-        raise InvalidInput(f"{p}: expected columns 'y' (lat) and 'x' (lon), got {header}") from None
-    latlon = np.loadtxt(
-        p,
-        delimiter=",",
-        skiprows=1,
-        usecols=cols,
-        dtype=np.float64,
-        comments=None,
-        converters=None,
-        ndmin=2,
-    )
+    frame = read_csv_table(p, "path", refuse_separators=False)
+    if "y" not in frame.columns or "x" not in frame.columns:
+        raise InvalidInput(
+            f"{p}: expected columns 'y' (lat) and 'x' (lon), got {list(frame.columns)}"
+        )
+    latlon = check_finite_array(f"{p} columns (y, x)", frame[["y", "x"]].to_numpy(), ndim=2)
     if bbox is not None:
         s, w, nn, e = bbox
         keep = (
@@ -134,7 +123,7 @@ def load_text_embeddings(
     if not words_file.is_file() or not emb_file.is_file():
         raise InvalidInput(f"{d} must contain words2000.txt and words2000_minilm384.npy")
     words = words_file.read_text(encoding="utf-8").split()
-    emb = np.load(emb_file).astype(np.float64)
+    emb = check_finite_array(str(emb_file), load_npy(emb_file, "directory"), ndim=2)
     if n is None:
         return words, emb
     k = check_int("n", n, minimum=1, maximum=emb.shape[0])

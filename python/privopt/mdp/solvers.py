@@ -9,10 +9,11 @@ solver of the same component loop.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from privopt._progress import with_progress_argument
-from privopt._validation import check_instance, check_positive
+from privopt._validation import check_bool, check_instance, check_positive
 from privopt.errors import InvalidInput
 from privopt.mdp.benders import solve_benders_block
 from privopt.perturbation.exact_lp import build_lp
@@ -132,6 +133,7 @@ def solve(
         raise InvalidInput(f"method must be one of {METHODS}, got {method!r}")
     _check_benders_options(method, benders_options)
     check_instance("problem", problem, MDPProblem)
+    row_generation = check_bool("row_generation", row_generation)
     if time_limit is not None:
         time_limit = check_positive("time_limit", time_limit, allow_inf=True)
     if method == "expmech":
@@ -153,13 +155,16 @@ def solve(
     def benders_block(
         block: MatrixBlock, left: float | None
     ) -> tuple[Any, float, dict[str, Any], list[dict[str, Any]]]:
+        options = dict(benders_options)
+        if block.objective_shift and "abs_gap" in options:  # in the block's (scaled) units
+            options["abs_gap"] = math.ldexp(float(options["abs_gap"]), block.objective_shift)
         zc, lb, info, hist = solve_benders_block(
             block,
             lp_method=lp_method,
             threads=threads,
             time_limit=left,
             repair_rtol=repair_rtol,
-            **benders_options,
+            **options,
         )
         return zc, lb, info, hist
 

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from privopt._validation import (
+    check_bool,
     check_finite_array,
     check_finite_result,
     check_instance,
@@ -141,7 +142,8 @@ def scan_violations(
     InvalidInput
         A matrix that is not a finite 2-D real array, edges outside its rows, a bad ε.
     """
-    if check_input:
+    collect = check_bool("collect", collect)
+    if check_bool("check_input", check_input):
         z, edges, epsilon, right = _checked_scan_input(z, edges, epsilon, right)
         count_tol = check_nonnegative("count_tol", count_tol)
     zr = z if right is None else right
@@ -215,7 +217,7 @@ def verify_matrix(
     ``check_input=False`` skips the argument checks of :func:`scan_violations` (privopt's own
     callers, for arrays validated where they entered).
     """
-    if check_input:
+    if check_bool("check_input", check_input):
         z, edges, epsilon, _ = _checked_scan_input(z, edges, epsilon, None)
         count_tol = check_nonnegative("count_tol", count_tol)
     scan = scan_violations(z, edges, epsilon, count_tol=count_tol, check_input=False)
@@ -242,7 +244,7 @@ def restrict_edges(
     InvalidInput
         ``rows`` not distinct record indices in ``[0, n_records)``, edges outside them.
     """
-    if check_input:
+    if check_bool("check_input", check_input):
         n_records = check_int("n_records", n_records, minimum=0)
         edges = check_instance("edges", edges, EdgeList).checked(n_records)
         rows = np.asarray(rows)
@@ -323,7 +325,7 @@ def repair(
     -------
     (Z', α) — the repaired matrix and the mixing weight (0 when nothing needed repair).
     """
-    if check_input:
+    if check_bool("check_input", check_input):
         z = check_finite_array("z", z, ndim=2)
         edges = check_instance("edges", edges, EdgeList).checked(z.shape[0])
         epsilon = check_nonnegative("epsilon", epsilon)
@@ -484,7 +486,7 @@ def repair_shared(
     >>> bool(np.all(fixed[0] <= 3.0 * fixed[0][::-1] + 1e-15)), alpha > 0
     (True, True)
     """
-    if check_input:
+    if check_bool("check_input", check_input):
         matrices, edges, epsilon = _checked_shared_input(matrices, edges, epsilon)
     k = matrices[0].shape[1]
     if any(m.ndim != 2 or m.shape[1] != k for m in matrices):

@@ -397,6 +397,8 @@ class MatrixBlock:
     distances: np.ndarray  # (n, n) metric distances (for partitioners)
     points: np.ndarray | None  # (n, d) coordinates when available
     cost: np.ndarray | None = None  # (n, K) utility loss c_ik (before the prior)
+    #: the objective is p_i c_ik · 2**objective_shift (solve_components scales tiny or huge ones)
+    objective_shift: int = 0
 
     @classmethod
     def from_problem(cls, prob: MDPProblem, index: np.ndarray) -> MatrixBlock:

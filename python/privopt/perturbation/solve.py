@@ -11,6 +11,7 @@ by the summed bounds (:mod:`privopt.certify`).
 from __future__ import annotations
 
 import copy
+import math
 import time
 import warnings
 from collections.abc import Callable
@@ -21,7 +22,13 @@ from scipy.special import log_softmax
 
 from privopt._callers import stacklevel_outside_privopt
 from privopt._progress import with_progress_argument
-from privopt._validation import check_instance, check_nonnegative, check_positive, real_array
+from privopt._validation import (
+    check_bool,
+    check_instance,
+    check_nonnegative,
+    check_positive,
+    real_array,
+)
 from privopt.certify import Certificate, certify, proven_relative_gap
 from privopt.errors import InvalidInput, UnprotectedRecordsWarning
 from privopt.perturbation.exact_lp import solve_block_lp, solve_block_rowgen
@@ -68,7 +75,7 @@ def exponential_mechanism(problem: MDPProblem) -> PerturbationMatrix:
 
 
 def _certificate(
-    method: str, loss: float, lower: float, rel_gap: float, abs_gap: float
+    method: str, loss: float, lower: float, rel_gap: float, abs_gap: float, scale: float
 ) -> Certificate:
     """The certification rule (docs/certification.md) for a released matrix: its loss against
     the summed safe dual bounds, to ``rel_gap`` (or ``abs_gap``); an uncertified result warns
@@ -82,6 +89,7 @@ def _certificate(
         loss,
         lower,
         rel_gap,
+        scale=scale,
         what=f"mdp solve(method={method!r})",
         stacklevel=stacklevel_outside_privopt(),
     )
@@ -98,6 +106,46 @@ def _warn_isolated(n_isolated: int, n: int, eta: float) -> None:
             UnprotectedRecordsWarning,
             stacklevel=stacklevel_outside_privopt(),
         )
+
+
+#: Objective entries are solved at a scale where the LP's absolute tolerances (~1e-9) are
+#: small against them: a block whose largest p_i c_ik lies outside [2^-10, 2^10] is scaled
+#: by a power of two (exactly) into [1, 2). At 1e-30 the solver otherwise returns any feasible
+#: matrix, and a loss below 1e-12 would pass the certification rule's absolute floor.
+_OBJECTIVE_RANGE = (2.0**-10, 2.0**10)
+#: Values of a component's ``info`` and Benders ``history`` that are in objective units.
+_OBJECTIVE_KEYS = (
+    "relaxation_objective",
+    "lower_bound",
+    "upper_bound",
+    "released_loss",
+    "certified_lower_bound",
+    "solver_lower_bound",
+    "lb",
+    "ub",
+    "best_ub",
+)
+
+
+def _objective_shift(block: MatrixBlock) -> int:
+    """Scale ``block.objective`` by ``2**shift`` so that its largest entry lies in [1, 2) when
+    it lies outside :data:`_OBJECTIVE_RANGE`; record and return ``shift`` (0: unchanged)."""
+    largest = float(np.max(block.objective)) if block.objective.size else 0.0
+    low, high = _OBJECTIVE_RANGE
+    if largest == 0.0 or low <= largest <= high:
+        return 0
+    shift = 1 - math.frexp(largest)[1]
+    block.objective = np.ldexp(block.objective, shift)
+    block.objective_shift = shift
+    return shift
+
+
+def _unshift(values: dict[str, Any], shift: int) -> None:
+    """Put the objective-valued entries of ``values`` back in the problem's units."""
+    if shift:
+        for key in _OBJECTIVE_KEYS:
+            if isinstance(values.get(key), float):
+                values[key] = math.ldexp(values[key], -shift)
 
 
 def solve_components(
@@ -154,12 +202,16 @@ def solve_components(
             from privopt.errors import SolverLimit
 
             raise SolverLimit(f"mDP {method}: time limit reached", status="limit")
-        zc, lb, info, hist = block_solver(problem.subproblem(index), left)
+        block = problem.subproblem(index)
+        shift = _objective_shift(block)  # a solver in the units of its tolerances
+        zc, lb, info, hist = block_solver(block, left)
         for h in hist:
             h["component"] = int(comp)
+            _unshift(h, shift)
         history.extend(hist)
+        _unshift(info, shift)
         z[index] = zc
-        lower += lb
+        lower += math.ldexp(lb, -shift)
         parts.append({"component": int(comp), **info})
     solve_time = time.perf_counter() - start
     raw_loss = float(np.sum(obj * z))
@@ -169,7 +221,8 @@ def solve_components(
         z, alpha = repair(z, problem.edges, problem.epsilon, objective=obj, check_input=False)
         check = verify_matrix(z, problem.edges, problem.epsilon, check_input=False)
     loss = float(np.sum(obj * z))
-    cert = _certificate(method, loss, lower, rel_gap, abs_gap)
+    largest = float(np.max(obj)) if obj.size else 0.0
+    cert = _certificate(method, loss, lower, rel_gap, abs_gap, largest or 1.0)
     summary = {
         "method": method,
         "status": cert.status,
@@ -228,6 +281,7 @@ def solve_exact(
     gap that ``status="optimal"`` proves.
     """
     check_instance("problem", problem, MDPProblem)
+    row_generation = check_bool("row_generation", row_generation)
     if time_limit is not None:
         time_limit = check_positive("time_limit", time_limit, allow_inf=True)
 
@@ -284,7 +338,7 @@ def solve_epsilon_path(
     ]
     if not eps_list:
         raise InvalidInput("epsilons must not be empty")
-    warm: dict[int, dict[str, Any]] | None = {} if warm_start else None
+    warm: dict[int, dict[str, Any]] | None = {} if check_bool("warm_start", warm_start) else None
     out = []
     for eps in eps_list:
         prob = copy.copy(problem)

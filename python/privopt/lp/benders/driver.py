@@ -13,7 +13,13 @@ from typing import Any, cast
 
 import numpy as np
 
-from privopt._validation import check_executor, check_int, check_positive
+from privopt._validation import (
+    check_bool,
+    check_executor,
+    check_int,
+    check_nonnegative,
+    check_positive,
+)
 from privopt.errors import (
     InvalidInput,
     NumericalTrouble,
@@ -121,6 +127,7 @@ def solve_benders(
     InvalidInput, InfeasibleModel (the whole problem is infeasible), UnboundedModel,
     NumericalTrouble, SolverLimit (no feasible point within the limits, or ``raise_on_limit``).
     """
+    raise_on_limit = check_bool("raise_on_limit", raise_on_limit)
     settings = _Settings.checked(
         problem,
         rel_gap=rel_gap,
@@ -169,12 +176,10 @@ class _Settings:
             raise InvalidInput("problem has no subproblems")
         check_executor(executor)
         for name in ("rel_gap", "abs_gap"):
-            kw[name] = float(kw[name])
-            if not (kw[name] >= 0 and math.isfinite(kw[name])):
-                raise InvalidInput(f"{name} must be a finite number >= 0, got {kw[name]!r}")
-        kw["gap_floor"] = float(kw["gap_floor"])
-        if not (kw["gap_floor"] > 0 and math.isfinite(kw["gap_floor"])):
-            raise InvalidInput(f"gap_floor must be a finite number > 0, got {kw['gap_floor']!r}")
+            kw[name] = check_nonnegative(name, kw[name])
+        kw["gap_floor"] = check_positive("gap_floor", kw["gap_floor"])
+        for name in ("multi_cut", "keep_solutions"):
+            kw[name] = check_bool(name, kw[name])
         kw["max_iterations"] = check_int("max_iterations", kw["max_iterations"], minimum=1)
         kw["retries"] = check_int("retries", kw["retries"], minimum=0)
         if kw["time_limit"] is not None:
