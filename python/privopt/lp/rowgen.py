@@ -20,13 +20,14 @@ Shared columns ``y`` are always in the model and never priced; a block's rows ma
 (CLR-Geo: each user's block and the shared exponential weights y). One block without shared
 columns is a plain LP with lazy rows. *Simplex groups* are rows that make some of a block's
 columns a distribution (a perturbation matrix's unit-measure rows): the engine holds them from
-the start and keeps them as constraints in the bound (:class:`privopt.lp.highs.SimplexGroups`),
+the start and keeps them as constraints in the bound (:class:`privopt.lp.bounds.SimplexGroups`),
 which is tighter than their multipliers and needs no column upper bound.
 
 :func:`solve_rowgen` runs the loop once. :class:`RowGenSolver` is the same loop as a session
-that a client drives further: add rows or columns it found itself (metric DP's unscaled polish),
-run again warm, read the model's columns and basis, or start a related model (the same rows
-with new coefficients, as along an ε path) from a previous :class:`RowGenBasis`.
+that a client drives further: add rows or columns it found itself (e.g. those an unscaled
+re-solve of its own violates), run again warm, read the model's columns and basis, or start a
+related model (the same rows with new coefficients, as along a parameter path) from a previous
+:class:`RowGenBasis`.
 
 Examples
 --------
@@ -59,6 +60,7 @@ from privopt._progress import progress_bar
 from privopt.certify import certify
 from privopt.errors import InvalidInput, SolverLimit
 from privopt.lp import highs
+from privopt.lp.bounds import SimplexGroups, safe_dual_bound
 
 __all__ = ["RowGenBasis", "RowGenProblem", "RowGenResult", "RowGenSolver", "solve_rowgen"]
 
@@ -80,7 +82,7 @@ class _Block:
     price: PricingOracle | None
     initial_columns: np.ndarray
     name: str
-    groups: highs.SimplexGroups | None  # the block's simplex groups, over its own columns
+    groups: SimplexGroups | None  # the block's simplex groups, over its own columns
 
 
 class RowGenProblem:
@@ -137,7 +139,7 @@ class RowGenProblem:
             the columns that the rows mention join with them, and every simplex group gets
             its cheapest column when none of its columns is given.
         simplex_groups : (n_b,) int, optional: the simplex group of each column (−1 for
-            none), or a :class:`privopt.lp.highs.SimplexGroups` over the block's columns
+            none), or a :class:`privopt.lp.bounds.SimplexGroups` over the block's columns
             (``SimplexGroups.blocks(n, K)`` for the rows of an (n, K) matrix, without
             per-column arrays); the rows ``Σ_{j ∈ g} x_j = simplex_rhs[g]`` are part of the
             block, held from the start and kept as constraints in the certified bound. The
@@ -197,7 +199,7 @@ class RowGenProblem:
         up = _joined([self.shared[2]] + [b.upper for b in self.blocks])
         return lo, up
 
-    def simplices(self) -> highs.SimplexGroups | None:
+    def simplices(self) -> SimplexGroups | None:
         """Every block's simplex groups over the global columns (None when there are none)."""
         with_groups = [b for b in self.blocks if b.groups is not None]
         if not with_groups:
@@ -215,7 +217,7 @@ class RowGenProblem:
             group[cols] = np.where(local >= 0, local + n_groups, -1)
             rhs.append(b.groups.rhs)
             n_groups += b.groups.rhs.size
-        return highs.SimplexGroups(group, np.concatenate(rhs))
+        return SimplexGroups(group, np.concatenate(rhs))
 
 
 def _joined(parts: list[np.ndarray]) -> np.ndarray:
@@ -234,7 +236,7 @@ def _count(name: str, n: Any) -> int:
 
 def _columns(n: int, cost: Any, lower: Any, upper: Any) -> tuple[np.ndarray, ...]:
     """(cost, lower, upper) of n columns; a scalar bound stays a read-only broadcast view
-    (no memory per column: metric DP has N·K columns, 4 M at N = K = 2,000)."""
+    (no memory per column: a block can have millions of columns)."""
     out = []
     for what, v in (("cost", cost), ("lower", lower), ("upper", upper)):
         arr = np.broadcast_to(np.asarray(v, dtype=np.float64), (n,))
@@ -252,10 +254,10 @@ def _row_bounds(v: Any, m: int) -> np.ndarray:
     return np.broadcast_to(np.asarray(v, np.float64), (m,)).copy()
 
 
-def _simplex_groups(n: int, lower: np.ndarray, groups: Any, rhs: Any) -> highs.SimplexGroups | None:
+def _simplex_groups(n: int, lower: np.ndarray, groups: Any, rhs: Any) -> SimplexGroups | None:
     if groups is None:
         return None
-    if isinstance(groups, highs.SimplexGroups):
+    if isinstance(groups, SimplexGroups):
         out = groups
         if out.n_cols != n:
             raise InvalidInput(f"simplex_groups must cover the block's {n} columns")
@@ -264,7 +266,7 @@ def _simplex_groups(n: int, lower: np.ndarray, groups: Any, rhs: Any) -> highs.S
         if g.shape != (n,) or not np.issubdtype(g.dtype, np.integer):
             raise InvalidInput(f"simplex_groups must be {n} integers (one per column)")
         n_groups = int(g.max(initial=-1)) + 1
-        out = highs.SimplexGroups(g, np.broadcast_to(np.asarray(rhs, np.float64), (n_groups,)))
+        out = SimplexGroups(g, np.broadcast_to(np.asarray(rhs, np.float64), (n_groups,)))
     if not out.members_have_lower_zero(lower):
         raise InvalidInput("columns in a simplex group must have lower bound 0")
     return out
@@ -377,11 +379,11 @@ class RowGenSolver:
         self.rows = _RowStore(problem.n_cols)
         self.rounds: list[dict[str, Any]] = []
         self.n_simplex_rows = 0  # the simplex groups' rows, first in the model
-        ms = highs.ModelStatus
-        self._accept = (ms.kOptimal, ms.kTimeLimit, ms.kIterationLimit) if feasible else None
-        self.model = highs.Model(highs.new_highs(method=method, threads=threads))
-        highs.set_options(self.model.h, highs_options or {})
-        highs.pass_arrays(self.model.h, np.zeros(0), sp.csc_array((0, 0)), np.zeros(0), np.zeros(0))
+        self.feasible = feasible
+        self.model = highs.Model.configured(
+            method=method, threads=threads, options=highs_options or {}
+        )
+        self.model.load(np.zeros(0), sp.csc_array((0, 0)), np.zeros(0), np.zeros(0))
         self._start(basis)
 
     # ------------------------------------------------------------------ the model
@@ -464,18 +466,9 @@ class RowGenSolver:
         self.model.add_rows(lo, up, local)
 
     def _set_basis(self, basis: RowGenBasis) -> None:
-        hb = basis.highs_basis
-        n_rows = len(hb.row_status)
-        if n_rows > self.model.n_rows or len(hb.col_status) != np.size(basis.columns):
-            return  # not a basis of an earlier form of this model: start from scratch
-        col_status = [highs.BasisStatus.kLower] * self.cols.size
-        for j, st in zip(self.pos[np.asarray(basis.columns)], hb.col_status, strict=True):
-            col_status[j] = st
-        hb.col_status = col_status
-        hb.row_status = list(hb.row_status) + [highs.BasisStatus.kBasic] * (
-            self.model.n_rows - n_rows
-        )
-        self.model.h.setBasis(hb)
+        # A basis that does not fit (not of an earlier form of this model) is left out: the
+        # first solve then starts from scratch.
+        self.model.set_basis(basis.highs_basis, columns=self.pos[np.asarray(basis.columns)])
 
     # ------------------------------------------------------------------ client access
     @property
@@ -540,7 +533,7 @@ class RowGenSolver:
                 try:
                     self._time_left(start, time_limit)
                     t0 = time.perf_counter()
-                    sol = self.model.solve(what=desc, accept=self._accept)
+                    sol = self.model.solve(what=desc, feasible=self.feasible)
                 except SolverLimit as exc:
                     raise self._limit(str(exc), sol, rel_gap) from None
                 added, priced = self._extend(sol)
@@ -567,7 +560,6 @@ class RowGenSolver:
         """Rows the oracles find at the solution, and columns the pricing finds for its
         duals (both from the same solve); returns their numbers."""
         solved_cols = self.cols[: sol.x.size]  # the model's columns at that solve
-        assert sol.col_duals is not None  # solve_checked reads them with every solution
         added = self._separate(self.point(sol.x))
         priced = self._price(sol.row_duals, sol.col_duals, solved_cols)
         return added, priced
@@ -646,9 +638,9 @@ class RowGenSolver:
         a, lo, up = self.rows.arrays(m)
         duals = row_duals[self.n_simplex_rows :]
         args = (self.c, a, lo, up, self.lo, self.up)
-        bound = highs.safe_dual_bound(*args, duals, simplices=self.simplices)
+        bound = safe_dual_bound(*args, duals, simplices=self.simplices)
         if self.simplices is not None:
-            bound = max(bound, highs.safe_dual_bound(*args, 0.0 * duals, simplices=self.simplices))
+            bound = max(bound, safe_dual_bound(*args, 0.0 * duals, simplices=self.simplices))
         return bound
 
     def _finish(self, sol: highs.LPSolution, rel_gap: float, *, warn: bool) -> RowGenResult:
