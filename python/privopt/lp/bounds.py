@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from privopt._validation import real_array
 from privopt.errors import InvalidInput
 
 __all__ = ["SimplexGroups", "safe_dual_bound"]
@@ -40,8 +41,8 @@ class SimplexGroups:
     """
 
     def __init__(self, group: Any, rhs: Any) -> None:
-        self.group = np.asarray(group, dtype=np.int64)
-        self.rhs = np.asarray(rhs, dtype=np.float64)
+        self.group = real_array("group", group, np.int64)
+        self.rhs = real_array("rhs", rhs)
         self.n_cols = self.group.size
         self._run: tuple[int, int] | None = None  # (offset, size) of consecutive equal groups
         if self.group.ndim != 1 or self.rhs.ndim != 1:
@@ -185,12 +186,14 @@ def safe_dual_bound(
     >>> safe_dual_bound(c, a, [-inf], [0.25], 0.0, inf, [-1.0], simplices=g)
     1.75
     """
-    pi = np.asarray(row_dual, dtype=np.float64)
+    cost, pi, row_lower, row_upper = _checked_arrays(
+        A, cost, row_dual, row_lower, row_upper, col_lower, col_upper, simplices
+    )
     row_b = np.where(pi > 0, row_lower, np.where(pi < 0, row_upper, 0.0))
     pi = np.where(np.isfinite(row_b), pi, 0.0)
     row_b = np.where(np.isfinite(row_b), row_b, 0.0)
     d = np.asarray(A.T @ pi, dtype=np.float64)
-    np.subtract(np.asarray(cost, dtype=np.float64), d, out=d)
+    np.subtract(cost, d, out=d)
     bound = float(pi @ row_b) + float(offset)
     if simplices is not None:
         bound += float(simplices.rhs @ simplices.minimum(d))
@@ -209,3 +212,41 @@ def safe_dual_bound(
         col_b = np.where(d > 0, col_lower, np.where(d < 0, col_upper, 0.0))
         col_b = np.where(np.isfinite(col_b), col_b, 0.0)
     return bound + float(d @ col_b)
+
+
+def _checked_arrays(
+    A: Any,
+    cost: Any,
+    row_dual: Any,
+    row_lower: Any,
+    row_upper: Any,
+    col_lower: Any,
+    col_upper: Any,
+    simplices: Any,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The arrays of :func:`safe_dual_bound` as float64, their shapes checked against ``A``
+    (m, n): the bound reads them entry by entry, so a mismatch must not broadcast."""
+    shape = getattr(A, "shape", None)
+    if shape is None or len(shape) != 2:
+        raise InvalidInput("A must be a 2-D matrix (scipy sparse or numpy)")
+    m, n = shape
+    arrays = []
+    for name, value, size in (
+        ("cost", cost, n),
+        ("row_dual", row_dual, m),
+        ("row_lower", row_lower, m),
+        ("row_upper", row_upper, m),
+    ):
+        arr = real_array(name, value)
+        if arr.shape != (size,):
+            raise InvalidInput(f"{name} must have shape ({size},), got {arr.shape}")
+        arrays.append(arr)
+    for name, value in (("col_lower", col_lower), ("col_upper", col_upper)):
+        if np.shape(value) not in ((), (n,)):
+            raise InvalidInput(f"{name} must be a number or have shape ({n},)")
+    if simplices is not None and not (
+        isinstance(simplices, SimplexGroups) and simplices.n_cols == n
+    ):
+        raise InvalidInput(f"simplices must be SimplexGroups over the {n} columns of A")
+    cost, pi, lower, upper = arrays
+    return cost, pi, lower, upper

@@ -38,7 +38,7 @@ import highspy.highs as _hs_module
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import check_int, check_nonnegative, check_positive
+from privopt._validation import check_int, check_nonnegative, check_positive, real_array
 from privopt.errors import (
     InfeasibleModel,
     InvalidInput,
@@ -294,22 +294,23 @@ def new_highs(
         verbose=verbose,
     )
     if tol is not None:
-        set_option(h, "primal_feasibility_tolerance", float(tol))
-        set_option(h, "dual_feasibility_tolerance", float(tol))
+        tol = check_positive("tol", tol)
+        set_option(h, "primal_feasibility_tolerance", tol)
+        set_option(h, "dual_feasibility_tolerance", tol)
     return h
 
 
 def pass_arrays(
     h: Any,
-    c: np.ndarray,
+    c: Any,
     a: Any,
-    row_lower: np.ndarray,
-    row_upper: np.ndarray,
-    col_lower: np.ndarray | float = 0.0,
-    col_upper: np.ndarray | float = INF,
+    row_lower: Any,
+    row_upper: Any,
+    col_lower: Any = 0.0,
+    col_upper: Any = INF,
 ) -> None:
     """Load ``min cᵀx, row_lower ≤ A x ≤ row_upper, col bounds`` into ``h`` (A as CSC)."""
-    a = sp.csc_array(a)
+    a = _matrix("A", a, "csc")
     m, n = a.shape
     status = h.passModel(
         n,
@@ -318,11 +319,11 @@ def pass_arrays(
         int(_hs.MatrixFormat.kColwise),
         int(_hs.ObjSense.kMinimize),
         0.0,
-        np.ascontiguousarray(c, dtype=np.float64),
-        np.broadcast_to(np.asarray(col_lower, dtype=np.float64), (n,)).copy(),
-        np.broadcast_to(np.asarray(col_upper, dtype=np.float64), (n,)).copy(),
-        np.ascontiguousarray(row_lower, dtype=np.float64),
-        np.ascontiguousarray(row_upper, dtype=np.float64),
+        _floats("cost", c, n),
+        _floats("col_lower", col_lower, n),
+        _floats("col_upper", col_upper, n),
+        _floats("row_lower", row_lower, m),
+        _floats("row_upper", row_upper, m),
         a.indptr.astype(np.int32),
         a.indices.astype(np.int32),
         a.data.astype(np.float64),
@@ -524,13 +525,31 @@ def solve_checked(h: Any, *, what: str = "LP", accept: Any = None) -> LPSolution
     raise NumericalTrouble(f"{what}: HiGHS returned {text}", status=text)
 
 
-def _floats(v: Any, n: int) -> np.ndarray:
-    """``v`` (scalar or (n,)) as a contiguous float64 array of length n (no copy when it is
-    one already)."""
-    arr = np.asarray(v, dtype=np.float64)
-    if arr.shape == (n,) and arr.flags.c_contiguous:
-        return arr
-    return np.ascontiguousarray(np.broadcast_to(arr, (n,)))
+def _floats(name: str, v: Any, n: int) -> np.ndarray:
+    """``v``, a number or ``n`` numbers, as a contiguous float64 array of length ``n`` (no copy
+    when it is one already): HiGHS reads these buffers in place, ``n`` entries each."""
+    arr = real_array(name, v)
+    if arr.shape not in ((n,), ()):
+        raise InvalidInput(f"{name} must be a number or have shape ({n},), got shape {arr.shape}")
+    if np.isnan(arr).any():
+        raise InvalidInput(f"{name} must not be NaN")
+    return np.ascontiguousarray(arr) if arr.ndim else np.full(n, float(arr))
+
+
+def _matrix(name: str, a: Any, fmt: str) -> Any:
+    """``a`` (scipy sparse or dense numbers) as a scipy ``csr``/``csc`` array of float64."""
+    if not sp.issparse(a):
+        a = real_array(name, a)
+        if a.ndim != 2:
+            raise InvalidInput(f"{name} must be a 2-D matrix, got {a.ndim} dimension(s)")
+    elif a.dtype.kind not in "iuf":
+        raise InvalidInput(f"{name} must hold real numbers, got dtype {a.dtype}")
+    return sp.csr_array(a) if fmt == "csr" else sp.csc_array(a)
+
+
+def _checked(status: Any, what: str) -> None:
+    if status == _hs.HighsStatus.kError:
+        raise InvalidInput(f"HiGHS rejected {what} (an index outside the model?)")
 
 
 class Model:
@@ -633,24 +652,24 @@ class Model:
     ) -> None:
         """Load ``min ½ xᵀ H x + cᵀx`` over ``row_lower ≤ A x ≤ row_upper`` and the column
         bounds, ``H`` diagonal with entries ``hessian_diagonal`` (n,), replacing the model."""
-        a = sp.csc_array(a, dtype=np.float64)
+        a = _matrix("A", a, "csc")
         m, n = a.shape
         lp = highs_lp(
-            cost=_floats(cost, n),
-            col_lower=_floats(col_lower, n),
-            col_upper=_floats(col_upper, n),
-            row_lower=_floats(row_lower, m),
-            row_upper=_floats(row_upper, m),
+            cost=_floats("cost", cost, n),
+            col_lower=_floats("col_lower", col_lower, n),
+            col_upper=_floats("col_upper", col_upper, n),
+            row_lower=_floats("row_lower", row_lower, m),
+            row_upper=_floats("row_upper", row_upper, m),
             start=a.indptr.astype(np.int32),
             index=a.indices.astype(np.int32),
-            value=a.data,
+            value=a.data.astype(np.float64),
         )
         hess = _hs.HighsHessian()
         hess.dim_ = n
         hess.format_ = _hs.HessianFormat.kTriangular
         hess.start_ = np.arange(n + 1, dtype=np.int32)
         hess.index_ = np.arange(n, dtype=np.int32)
-        hess.value_ = _floats(hessian_diagonal, n)
+        hess.value_ = _floats("hessian_diagonal", hessian_diagonal, n)
         model = _hs.HighsModel()
         model.lp_ = lp
         model.hessian_ = hess
@@ -662,13 +681,13 @@ class Model:
         ``columns`` (model index of each of its columns) when given. HiGHS takes a batch
         whole or not at all (one coefficient above ``large_matrix_value`` = 1e15 rejects
         it): a rejected batch raises :class:`NumericalTrouble`, never loses rows silently."""
-        a = sp.csr_array(a)
+        a = _matrix("a", a, "csr")
         idx = a.indices if columns is None else np.asarray(columns)[a.indices]
         n0 = self.n_rows
         status = self._h.addRows(
             a.shape[0],
-            _floats(lower, a.shape[0]),
-            _floats(upper, a.shape[0]),
+            _floats("lower", lower, a.shape[0]),
+            _floats("upper", upper, a.shape[0]),
             a.nnz,
             a.indptr[:-1].astype(np.int32),
             idx.astype(np.int32),
@@ -683,31 +702,40 @@ class Model:
 
     def add_cols(self, cost: Any, lower: Any, upper: Any, a: Any) -> None:
         """Append columns with their entries in the existing rows, ``a`` CSC (n_rows × new)."""
-        a = sp.csc_array(a)
+        a = _matrix("a", a, "csc")
         n = a.shape[1]
-        self._h.addCols(
+        if a.shape[0] != self.n_rows:
+            raise InvalidInput(f"a must have the model's {self.n_rows} rows, got {a.shape[0]}")
+        status = self._h.addCols(
             n,
-            np.asarray(cost, dtype=np.float64),
-            _floats(lower, n),
-            _floats(upper, n),
+            _floats("cost", cost, n),
+            _floats("lower", lower, n),
+            _floats("upper", upper, n),
             a.nnz,
             a.indptr[:-1].astype(np.int32),
             a.indices.astype(np.int32),
             a.data.astype(np.float64),
         )
+        _checked(status, f"{n} columns")
 
     def set_col_bounds(self, cols: Any, lower: Any, upper: Any) -> None:
         """Change the bounds of columns ``cols`` (model indices) to ``lower``, ``upper``."""
         cols = np.asarray(cols, dtype=np.int32)
         n = cols.size
-        self._h.changeColsBounds(n, cols, _floats(lower, n), _floats(upper, n))
+        status = self._h.changeColsBounds(
+            n, cols, _floats("lower", lower, n), _floats("upper", upper, n)
+        )
+        _checked(status, "new column bounds")
 
     def set_row_bounds(self, rows: Any, lower: Any, upper: Any) -> None:
         """Change the bounds of rows ``rows`` (model indices) to ``lower``, ``upper``; the
         basis stays, so the next solve starts from it."""
         rows = np.asarray(rows, dtype=np.int32)
         n = rows.size
-        self._h.changeRowsBounds(n, rows, _floats(lower, n), _floats(upper, n))
+        status = self._h.changeRowsBounds(
+            n, rows, _floats("lower", lower, n), _floats("upper", upper, n)
+        )
+        _checked(status, "new row bounds")
 
     # ------------------------------------------------------------------ settings
     def configure(self, **settings: Any) -> None:
@@ -729,8 +757,9 @@ class Model:
 
     def set_start(self, x: np.ndarray) -> None:
         """Hand HiGHS a starting point (a MIP's incumbent), shape (n_cols,)."""
-        x = np.asarray(x, dtype=np.float64)
-        self._h.setSolution(x.size, np.arange(x.size, dtype=np.int32), x)
+        x = _floats("x", x, self.n_cols)
+        status = self._h.setSolution(x.size, np.arange(x.size, dtype=np.int32), x)
+        _checked(status, "the starting point")
 
     # ------------------------------------------------------------------ solving
     def run(self) -> Any:
@@ -809,6 +838,10 @@ class Model:
         are the first ones or, with ``columns``, the model columns at those positions (one
         per column of ``basis``), and every other column is nonbasic at its lower bound
         (still a basis). Returns False (and changes nothing) when ``basis`` does not fit."""
+        if not (hasattr(basis, "row_status") and hasattr(basis, "col_status")):
+            raise InvalidInput(
+                f"basis must be a basis from Model.basis(), got {type(basis).__name__}"
+            )
         n_rows, n_cols = len(basis.row_status), len(basis.col_status)
         if n_rows > self.n_rows:
             return False

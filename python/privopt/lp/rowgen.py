@@ -57,6 +57,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from privopt._progress import progress_bar
+from privopt._validation import (
+    check_instance,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    real_array,
+)
 from privopt.certify import certify
 from privopt.errors import InvalidInput, SolverLimit
 from privopt.lp import highs
@@ -105,7 +112,9 @@ class RowGenProblem:
         shared_upper: Any = math.inf,
     ) -> None:
         self.n_shared = _count("n_shared", n_shared)
-        self.shared = _columns(self.n_shared, shared_cost, shared_lower, shared_upper)
+        self.shared = _columns(
+            self.n_shared, shared_cost, shared_lower, shared_upper, prefix="shared_"
+        )
         self.blocks: list[_Block] = []
         self._rows: list[tuple[int, sp.csr_array, np.ndarray, np.ndarray]] = []
         self.n_cols = self.n_shared
@@ -150,6 +159,11 @@ class RowGenProblem:
         """
         cost, lo, up = _columns(np.size(cost), cost, lower, upper)
         n = cost.size
+        for what, oracle in (("separate", separate), ("price", price)):
+            if oracle is not None and not callable(oracle):
+                raise InvalidInput(
+                    f"{what} must be a callable or None, got {type(oracle).__name__}"
+                )
         init = np.arange(n) if initial_columns is None else np.asarray(initial_columns, np.int64)
         if init.size and (init.min() < 0 or init.max() >= n):
             raise InvalidInput(f"initial_columns must lie in [0, {n})")
@@ -175,7 +189,7 @@ class RowGenProblem:
         """Block ``k``'s rows over [x_b | y] in the global column order [y | x_0 | x_1 ...]."""
         b = self.blocks[k]
         n_b = b.cost.size
-        a = sp.csr_array(a, dtype=np.float64)
+        a = _row_matrix(a)
         if a.shape[1] != n_b + self.n_shared:
             raise InvalidInput(
                 f"{b.name}: rows must have {n_b + self.n_shared} columns, got {a.shape[1]}"
@@ -184,10 +198,12 @@ class RowGenProblem:
         return sp.csr_array((a.data, col, a.indptr), shape=(a.shape[0], self.n_cols))
 
     def _add_rows(self, k: int, a: Any, lower: Any, upper: Any) -> None:
-        g = sp.csr_array(a, dtype=np.float64)  # made global once every block is known
+        g = _row_matrix(a)  # made global once every block is known
         self.global_rows(k, g)  # validates the width
         m = g.shape[0]
-        self._rows.append((k, g, _row_bounds(lower, m), _row_bounds(upper, m)))
+        self._rows.append(
+            (k, g, _row_bounds("row_lower", lower, m), _row_bounds("row_upper", upper, m))
+        )
 
     def cost(self) -> np.ndarray:
         """Costs of all columns: the shared ones first, then each block's."""
@@ -234,12 +250,19 @@ def _count(name: str, n: Any) -> int:
     return int(n)
 
 
-def _columns(n: int, cost: Any, lower: Any, upper: Any) -> tuple[np.ndarray, ...]:
+def _columns(
+    n: int, cost: Any, lower: Any, upper: Any, *, prefix: str = ""
+) -> tuple[np.ndarray, ...]:
     """(cost, lower, upper) of n columns; a scalar bound stays a read-only broadcast view
     (no memory per column: a block can have millions of columns)."""
     out = []
     for what, v in (("cost", cost), ("lower", lower), ("upper", upper)):
-        arr = np.broadcast_to(np.asarray(v, dtype=np.float64), (n,))
+        raw = real_array(prefix + what, v)
+        if raw.shape not in ((), (1,), (n,)):
+            raise InvalidInput(
+                f"{prefix}{what} must be a number or have shape ({n},), got shape {raw.shape}"
+            )
+        arr = np.broadcast_to(raw, (n,))
         if what == "cost" or arr.strides != (0,):
             arr = arr.copy()
         if np.isnan(arr).any() or (what == "cost" and not np.isfinite(arr).all()):
@@ -250,8 +273,29 @@ def _columns(n: int, cost: Any, lower: Any, upper: Any) -> tuple[np.ndarray, ...
     return tuple(out)
 
 
-def _row_bounds(v: Any, m: int) -> np.ndarray:
-    return np.broadcast_to(np.asarray(v, np.float64), (m,)).copy()
+def _row_bounds(name: str, v: Any, m: int) -> np.ndarray:
+    """Row bounds: a number or ``m`` numbers, ±inf allowed, NaN refused."""
+    raw = real_array(name, v)
+    if raw.shape not in ((), (1,), (m,)):
+        raise InvalidInput(f"{name} must be a number or have shape ({m},), got shape {raw.shape}")
+    if np.isnan(raw).any():
+        raise InvalidInput(f"{name} must not be NaN")
+    return np.broadcast_to(raw, (m,)).copy()
+
+
+def _no_block() -> int:
+    raise InvalidInput("the problem has no blocks")
+
+
+def _row_matrix(a: Any) -> sp.csr_array:
+    """Rows given as a scipy sparse matrix or dense numbers, as a float64 CSR array."""
+    if not sp.issparse(a):
+        a = real_array("rows", a)
+        if a.ndim != 2:
+            raise InvalidInput(f"rows must be a 2-D matrix, got {a.ndim} dimension(s)")
+    elif a.dtype.kind not in "iuf":
+        raise InvalidInput(f"rows must hold real numbers, got dtype {a.dtype}")
+    return sp.csr_array(a, dtype=np.float64)
 
 
 def _simplex_groups(n: int, lower: np.ndarray, groups: Any, rhs: Any) -> SimplexGroups | None:
@@ -370,6 +414,8 @@ class RowGenSolver:
     ) -> None:
         if not isinstance(problem, RowGenProblem):
             raise InvalidInput(f"problem must be a RowGenProblem, got {type(problem).__name__}")
+        if basis is not None:
+            check_instance("basis", basis, RowGenBasis)
         self.problem = problem
         self.c = problem.cost()
         self.lo, self.up = problem.bounds()
@@ -483,16 +529,21 @@ class RowGenSolver:
     def add_rows(self, block: int, a: Any, lower: Any, upper: Any) -> None:
         """Add rows ``lower ≤ a [x_b; y] ≤ upper`` of block ``block`` to the model (rows the
         client found itself); the columns they mention join the model."""
-        g = self.problem.global_rows(block, a)
-        self._add_rows(g, _row_bounds(lower, g.shape[0]), _row_bounds(upper, g.shape[0]))
+        g = self.problem.global_rows(self._block_index(block), a)
+        m = g.shape[0]
+        self._add_rows(g, _row_bounds("lower", lower, m), _row_bounds("upper", upper, m))
 
     def add_columns(self, block: int, local: Any) -> None:
         """Add block ``block``'s columns ``local`` (local indices) to the model."""
-        b = self.problem.blocks[block]
-        local = np.asarray(local, dtype=np.int64)
+        b = self.problem.blocks[self._block_index(block)]
+        local = real_array("local", local, np.int64)
         if local.size and (local.min() < 0 or local.max() >= b.cost.size):
             raise InvalidInput(f"{b.name}: column indices must lie in [0, {b.cost.size})")
         self._add_columns(b.offset + local)
+
+    def _block_index(self, block: Any) -> int:
+        n = len(self.problem.blocks)
+        return check_int("block", block, minimum=0, maximum=n - 1) if n else _no_block()
 
     def point(self, x_model: np.ndarray) -> np.ndarray:
         """A model solution as the full column vector (absent columns 0)."""
@@ -526,6 +577,10 @@ class RowGenSolver:
             ``max_rounds`` or ``time_limit`` (seconds of this call) reached; ``best`` holds
             the last solved round's result, its bound certified.
         """
+        rel_gap = check_nonnegative("rel_gap", rel_gap)
+        max_rounds = check_int("max_rounds", max_rounds, minimum=1)
+        if time_limit is not None:
+            time_limit = check_positive("time_limit", time_limit, allow_inf=True)
         start = time.perf_counter()
         sol: highs.LPSolution | None = None
         with progress_bar(progress, desc=desc, unit="round") as bar:
@@ -574,7 +629,7 @@ class RowGenSolver:
             g = prob.global_rows(k, a)
             m = g.shape[0]
             if m:
-                self._add_rows(g, _row_bounds(lo, m), _row_bounds(up, m))
+                self._add_rows(g, _row_bounds("lower", lo, m), _row_bounds("upper", up, m))
                 added += m
         return added
 
