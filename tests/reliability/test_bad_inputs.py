@@ -480,7 +480,7 @@ case(
     "Model.set_row_bounds",
     "row 3 of 1",
     lambda: loaded_model().set_row_bounds([3], 0.0, 1.0),
-    "HiGHS rejected new row bounds",
+    "rows must be indices in",
 )
 case(
     "Model.set_col_bounds",

@@ -15,6 +15,7 @@ import numpy as np
 
 from privopt._validation import real_array
 from privopt.errors import InvalidInput
+from privopt.lp._arrays import float_array, float_vector
 
 __all__ = ["SimplexGroups", "safe_dual_bound"]
 
@@ -42,7 +43,7 @@ class SimplexGroups:
 
     def __init__(self, group: Any, rhs: Any) -> None:
         self.group = real_array("group", group, np.int64)
-        self.rhs = real_array("rhs", rhs)
+        self.rhs = float_array("rhs", rhs)
         self.n_cols = self.group.size
         self._run: tuple[int, int] | None = None  # (offset, size) of consecutive equal groups
         if self.group.ndim != 1 or self.rhs.ndim != 1:
@@ -189,6 +190,35 @@ def safe_dual_bound(
     cost, pi, row_lower, row_upper = _checked_arrays(
         A, cost, row_dual, row_lower, row_upper, col_lower, col_upper, simplices
     )
+    return trusted_safe_dual_bound(
+        cost,
+        A,
+        row_lower,
+        row_upper,
+        col_lower,
+        col_upper,
+        pi,
+        solver_col_dual=solver_col_dual,
+        offset=offset,
+        simplices=simplices,
+    )
+
+
+def trusted_safe_dual_bound(
+    cost: np.ndarray,
+    A: Any,
+    row_lower: np.ndarray,
+    row_upper: np.ndarray,
+    col_lower: np.ndarray | float,
+    col_upper: np.ndarray | float,
+    pi: np.ndarray,
+    *,
+    solver_col_dual: np.ndarray | None = None,
+    offset: float = 0.0,
+    simplices: SimplexGroups | None = None,
+) -> float:
+    """:func:`safe_dual_bound` on arrays the engines built themselves (float64, shapes
+    matching ``A``): no checks, for the calls of every round and every subproblem solve."""
     row_b = np.where(pi > 0, row_lower, np.where(pi < 0, row_upper, 0.0))
     pi = np.where(np.isfinite(row_b), pi, 0.0)
     row_b = np.where(np.isfinite(row_b), row_b, 0.0)
@@ -230,17 +260,6 @@ def _checked_arrays(
     if shape is None or len(shape) != 2:
         raise InvalidInput("A must be a 2-D matrix (scipy sparse or numpy)")
     m, n = shape
-    arrays = []
-    for name, value, size in (
-        ("cost", cost, n),
-        ("row_dual", row_dual, m),
-        ("row_lower", row_lower, m),
-        ("row_upper", row_upper, m),
-    ):
-        arr = real_array(name, value)
-        if arr.shape != (size,):
-            raise InvalidInput(f"{name} must have shape ({size},), got {arr.shape}")
-        arrays.append(arr)
     for name, value in (("col_lower", col_lower), ("col_upper", col_upper)):
         if np.shape(value) not in ((), (n,)):
             raise InvalidInput(f"{name} must be a number or have shape ({n},)")
@@ -248,5 +267,9 @@ def _checked_arrays(
         isinstance(simplices, SimplexGroups) and simplices.n_cols == n
     ):
         raise InvalidInput(f"simplices must be SimplexGroups over the {n} columns of A")
-    cost, pi, lower, upper = arrays
-    return cost, pi, lower, upper
+    return (
+        float_vector("cost", cost, n),
+        float_vector("row_dual", row_dual, m),
+        float_vector("row_lower", row_lower, m),
+        float_vector("row_upper", row_upper, m),
+    )

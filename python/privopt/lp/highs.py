@@ -30,7 +30,6 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterator
-from functools import cached_property
 from typing import Any
 
 import highspy as _hs
@@ -47,6 +46,7 @@ from privopt.errors import (
     UnboundedModel,
 )
 from privopt.lp import interrupts
+from privopt.lp._arrays import float_vector
 
 __all__ = [
     "INF",
@@ -102,6 +102,7 @@ ModelStatus = _hs.HighsModelStatus
 BasisStatus = _hs.HighsBasisStatus
 HighsStatus = _hs.HighsStatus
 INF = float(_hs.kHighsInf)
+_ERROR = _hs.HighsStatus.kError
 
 METHODS = ("simplex", "ipm", "pdlp", "choose")
 
@@ -133,7 +134,7 @@ def set_threads(h: Any, threads: int | None) -> None:
 
 def set_option(h: Any, name: str, value: Any) -> None:
     """Set one HiGHS option; a value HiGHS rejects raises :class:`InvalidInput`."""
-    if h.setOptionValue(name, value) == _hs.HighsStatus.kError:
+    if h.setOptionValue(name, value) == _ERROR:
         raise InvalidInput(f"HiGHS rejected option {name}={value!r}")
 
 
@@ -269,7 +270,7 @@ def set_options(h: Any, options: Any) -> None:
             status = h.setOptionValue(name, value)
         except TypeError:  # a value of a type HiGHS has no overload for
             status = _hs.HighsStatus.kError
-        if status == _hs.HighsStatus.kError:
+        if status == _ERROR:
             raise InvalidInput(f"highs_options: HiGHS rejected {name}={value!r}")
 
 
@@ -329,7 +330,7 @@ def pass_arrays(
         a.data.astype(np.float64),
         np.zeros(n, dtype=np.int32),
     )
-    if status == _hs.HighsStatus.kError:
+    if status == _ERROR:
         raise InvalidInput("HiGHS rejected the model in passModel")
 
 
@@ -387,7 +388,7 @@ def pass_model(
         value,
         integrality,
     )
-    if status == _hs.HighsStatus.kError:
+    if status == _ERROR:
         raise InvalidInput("HiGHS rejected the model in passModel (see its log with verbose)")
 
 
@@ -432,9 +433,10 @@ def highs_lp(
 class LPSolution:
     """A solve's outcome as HiGHS holds it once a run has ended.
 
-    The model status, objective value, iteration counts and MIP figures are read at once; the
-    arrays are converted when first read (highspy copies each of them through a Python list,
-    so an array nobody reads costs nothing).
+    The model status and the objective value are read at once; the other figures and the
+    arrays when first read (highspy copies each array through a Python list, so an array
+    nobody reads costs nothing). The object is a snapshot: a later run of the model does not
+    change it.
 
     Attributes
     ----------
@@ -454,46 +456,101 @@ class LPSolution:
 
     def __init__(self, h: Any, solve_time: float = math.nan) -> None:
         self.model_status = h.getModelStatus()
-        self.status = h.modelStatusToString(self.model_status)
         self._raw = h.getSolution()
-        info = h.getInfo()
-        self.objective = float(info.objective_function_value)
+        self._info = h.getInfo()
+        self.objective = float(self._info.objective_function_value)
         self.solve_time = float(solve_time)
-        self.iterations = sum(
-            max(0, int(v))
-            for v in (
-                info.simplex_iteration_count,
-                info.ipm_iteration_count,
-                info.pdlp_iteration_count,
-            )
-        )
-        self.dual_valid = bool(self._raw.dual_valid)
-        self.primal_solution_status = int(info.primal_solution_status)
-        self.dual_solution_status = int(info.dual_solution_status)
-        self.primal_feasible = self.primal_solution_status == 2  # kSolutionStatusFeasible
-        self.mip_gap = float(info.mip_gap)
-        self.mip_dual_bound = float(info.mip_dual_bound)
-        self.mip_node_count = int(info.mip_node_count)
+        self._x: np.ndarray | None = None
+        self._row_activity: np.ndarray | None = None
+        self._row_duals: np.ndarray | None = None
+        self._col_duals: np.ndarray | None = None
 
-    @cached_property
+    @property
+    def iterations(self) -> int:
+        """Simplex + IPM + PDLP iterations."""
+        info = self._info
+        counts = (info.simplex_iteration_count, info.ipm_iteration_count, info.pdlp_iteration_count)
+        return sum(max(0, int(v)) for v in counts)
+
+    @property
+    def dual_valid(self) -> bool:
+        """Whether HiGHS has duals."""
+        return bool(self._raw.dual_valid)
+
+    @property
+    def primal_solution_status(self) -> int:
+        """HiGHS's primal solution status code (2: feasible)."""
+        return int(self._info.primal_solution_status)
+
+    @property
+    def dual_solution_status(self) -> int:
+        """HiGHS's dual solution status code."""
+        return int(self._info.dual_solution_status)
+
+    @property
+    def primal_feasible(self) -> bool:
+        """Whether HiGHS holds a feasible point."""
+        return self.primal_solution_status == 2  # kSolutionStatusFeasible
+
+    @property
+    def mip_gap(self) -> float:
+        """Branch and bound's relative gap."""
+        return float(self._info.mip_gap)
+
+    @property
+    def mip_dual_bound(self) -> float:
+        """Branch and bound's dual bound."""
+        return float(self._info.mip_dual_bound)
+
+    @property
+    def mip_node_count(self) -> int:
+        """Branch-and-bound nodes."""
+        return int(self._info.mip_node_count)
+
+    @property
+    def status(self) -> str:
+        """HiGHS's model status text ("Optimal", "Time limit reached", ...)."""
+        return status_text(self.model_status)
+
+    # The arrays, converted on first access.
+    @property
     def x(self) -> np.ndarray:
         """(n_cols,) primal values."""
-        return np.asarray(self._raw.col_value, dtype=np.float64)
+        if self._x is None:
+            self._x = np.asarray(self._raw.col_value, dtype=np.float64)
+        return self._x
 
-    @cached_property
+    @property
     def row_activity(self) -> np.ndarray:
         """(n_rows,) row activities ``A x``."""
-        return np.asarray(self._raw.row_value, dtype=np.float64)
+        if self._row_activity is None:
+            self._row_activity = np.asarray(self._raw.row_value, dtype=np.float64)
+        return self._row_activity
 
-    @cached_property
+    @property
     def row_duals(self) -> np.ndarray:
         """(n_rows,) row duals."""
-        return np.asarray(self._raw.row_dual, dtype=np.float64)
+        if self._row_duals is None:
+            self._row_duals = np.asarray(self._raw.row_dual, dtype=np.float64)
+        return self._row_duals
 
-    @cached_property
+    @property
     def col_duals(self) -> np.ndarray:
         """(n_cols,) reduced costs."""
-        return np.asarray(self._raw.col_dual, dtype=np.float64)
+        if self._col_duals is None:
+            self._col_duals = np.asarray(self._raw.col_dual, dtype=np.float64)
+        return self._col_duals
+
+
+_STATUS_TEXT: dict[Any, str] = {}
+
+
+def status_text(status: Any) -> str:
+    """HiGHS's words for a model status (asked of HiGHS once per status)."""
+    text = _STATUS_TEXT.get(status)
+    if text is None:
+        text = _STATUS_TEXT[status] = str(Highs().modelStatusToString(status))
+    return text
 
 
 #: Statuses that decide a model known to be feasible and bounded: an "infeasible" or
@@ -515,7 +572,7 @@ def solve_checked(h: Any, *, what: str = "LP", accept: Any = None) -> LPSolution
     ms = _hs.HighsModelStatus
     if status == ms.kOptimal:
         return LPSolution(h, elapsed)
-    text = h.modelStatusToString(status)
+    text = status_text(status)
     if status == ms.kInfeasible:
         raise InfeasibleModel(f"{what} is infeasible", status=text)
     if status in (ms.kUnbounded, ms.kUnboundedOrInfeasible):
@@ -525,19 +582,29 @@ def solve_checked(h: Any, *, what: str = "LP", accept: Any = None) -> LPSolution
     raise NumericalTrouble(f"{what}: HiGHS returned {text}", status=text)
 
 
-def _floats(name: str, v: Any, n: int) -> np.ndarray:
+def _bounds(name: str, v: Any, n: int) -> np.ndarray:
+    """:func:`_floats` without the NaN scan (HiGHS refuses NaN bounds of existing rows and
+    columns itself), with the engines' case first: a contiguous float64 vector of length n."""
+    if type(v) is np.ndarray and v.dtype == np.float64 and v.shape == (n,) and v.flags.c_contiguous:
+        return v
+    return _floats(name, v, n, check_nan=False)
+
+
+def _floats(name: str, v: Any, n: int, *, check_nan: bool = True) -> np.ndarray:
     """``v``, a number or ``n`` numbers, as a contiguous float64 array of length ``n`` (no copy
-    when it is one already): HiGHS reads these buffers in place, ``n`` entries each."""
-    arr = real_array(name, v)
-    if arr.shape not in ((n,), ()):
-        raise InvalidInput(f"{name} must be a number or have shape ({n},), got shape {arr.shape}")
-    if np.isnan(arr).any():
+    when it is one already): HiGHS reads these buffers in place, ``n`` entries each. NaN is
+    refused here unless HiGHS refuses it itself (``check_nan=False``: new bounds of existing
+    rows or columns, whose status is checked)."""
+    arr = np.ascontiguousarray(float_vector(name, v, n, scalar=True))
+    if check_nan and n and math.isnan(arr.min()):  # min propagates NaN
         raise InvalidInput(f"{name} must not be NaN")
-    return np.ascontiguousarray(arr) if arr.ndim else np.full(n, float(arr))
+    return arr
 
 
 def _matrix(name: str, a: Any, fmt: str) -> Any:
-    """``a`` (scipy sparse or dense numbers) as a scipy ``csr``/``csc`` array of float64."""
+    """``a`` (scipy sparse or dense numbers) as a scipy ``csr``/``csc`` array."""
+    if type(a) is (sp.csr_array if fmt == "csr" else sp.csc_array) and a.dtype.kind in "iuf":
+        return a
     if not sp.issparse(a):
         a = real_array(name, a)
         if a.ndim != 2:
@@ -548,8 +615,21 @@ def _matrix(name: str, a: Any, fmt: str) -> Any:
 
 
 def _checked(status: Any, what: str) -> None:
-    if status == _hs.HighsStatus.kError:
-        raise InvalidInput(f"HiGHS rejected {what} (an index outside the model?)")
+    if status == _ERROR:
+        raise InvalidInput(f"HiGHS rejected {what}")
+
+
+def _refused_bounds(
+    kind: str, index: np.ndarray, size: int, lower: np.ndarray, upper: np.ndarray
+) -> None:
+    """Name what made HiGHS refuse new bounds (looked for only then: NaN bounds and indices
+    outside the model are HiGHS's own checks on the way in)."""
+    if index.size and (index.min() < 0 or index.max() >= size):
+        raise InvalidInput(f"{kind} must be indices in [0, {size}) (the model's {kind})")
+    for name, values in (("lower", lower), ("upper", upper)):
+        if np.isnan(values).any():
+            raise InvalidInput(f"{name} must not be NaN")
+    raise InvalidInput(f"HiGHS rejected the new bounds of {index.size} {kind}")
 
 
 class Model:
@@ -673,7 +753,7 @@ class Model:
         model = _hs.HighsModel()
         model.lp_ = lp
         model.hessian_ = hess
-        if self._h.passModel(model) == _hs.HighsStatus.kError:
+        if self._h.passModel(model) == _ERROR:
             raise InvalidInput("HiGHS rejected the QP in passModel")
 
     def add_rows(self, lower: Any, upper: Any, a: Any, columns: np.ndarray | None = None) -> None:
@@ -722,20 +802,18 @@ class Model:
         """Change the bounds of columns ``cols`` (model indices) to ``lower``, ``upper``."""
         cols = np.asarray(cols, dtype=np.int32)
         n = cols.size
-        status = self._h.changeColsBounds(
-            n, cols, _floats("lower", lower, n), _floats("upper", upper, n)
-        )
-        _checked(status, "new column bounds")
+        lo, up = _bounds("lower", lower, n), _bounds("upper", upper, n)
+        if self._h.changeColsBounds(n, cols, lo, up) == _ERROR:
+            _refused_bounds("columns", cols, self.n_cols, lo, up)
 
     def set_row_bounds(self, rows: Any, lower: Any, upper: Any) -> None:
         """Change the bounds of rows ``rows`` (model indices) to ``lower``, ``upper``; the
         basis stays, so the next solve starts from it."""
         rows = np.asarray(rows, dtype=np.int32)
         n = rows.size
-        status = self._h.changeRowsBounds(
-            n, rows, _floats("lower", lower, n), _floats("upper", upper, n)
-        )
-        _checked(status, "new row bounds")
+        lo, up = _bounds("lower", lower, n), _bounds("upper", upper, n)
+        if self._h.changeRowsBounds(n, rows, lo, up) == _ERROR:
+            _refused_bounds("rows", rows, self.n_rows, lo, up)
 
     # ------------------------------------------------------------------ settings
     def configure(self, **settings: Any) -> None:
@@ -781,7 +859,7 @@ class Model:
     @property
     def status_text(self) -> str:
         """The model status as HiGHS words it."""
-        return str(self._h.modelStatusToString(self._h.getModelStatus()))
+        return status_text(self._h.getModelStatus())
 
     def solution(self, solve_time: float = math.nan) -> LPSolution:
         """What HiGHS holds now (read after a run, whatever its status)."""

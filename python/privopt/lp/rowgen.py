@@ -67,7 +67,8 @@ from privopt._validation import (
 from privopt.certify import certify
 from privopt.errors import InvalidInput, SolverLimit
 from privopt.lp import highs
-from privopt.lp.bounds import SimplexGroups, safe_dual_bound
+from privopt.lp._arrays import float_array
+from privopt.lp.bounds import SimplexGroups, trusted_safe_dual_bound
 
 __all__ = ["RowGenBasis", "RowGenProblem", "RowGenResult", "RowGenSolver", "solve_rowgen"]
 
@@ -275,7 +276,7 @@ def _columns(
 
 def _row_bounds(name: str, v: Any, m: int) -> np.ndarray:
     """Row bounds: a number or ``m`` numbers, ±inf allowed, NaN refused."""
-    raw = real_array(name, v)
+    raw = float_array(name, v)
     if raw.shape not in ((), (1,), (m,)):
         raise InvalidInput(f"{name} must be a number or have shape ({m},), got shape {raw.shape}")
     if np.isnan(raw).any():
@@ -689,13 +690,20 @@ class RowGenSolver:
         order; rows beyond them take multiplier 0): the simplex groups are kept as
         constraints, and the bound with every multiplier 0 is taken where it is larger (it
         wins where the duals certify nothing)."""
+        row_duals = float_array("row_duals", row_duals)
+        if row_duals.ndim != 1 or not self.n_simplex_rows <= row_duals.size <= self.model.n_rows:
+            raise InvalidInput(
+                f"row_duals must be a vector of {self.n_simplex_rows} to {self.model.n_rows} "
+                f"multipliers (the model's rows at a solve), got shape {row_duals.shape}"
+            )
         m = row_duals.size - self.n_simplex_rows  # rows added after the solve take 0
         a, lo, up = self.rows.arrays(m)
         duals = row_duals[self.n_simplex_rows :]
         args = (self.c, a, lo, up, self.lo, self.up)
-        bound = safe_dual_bound(*args, duals, simplices=self.simplices)
+        bound = trusted_safe_dual_bound(*args, duals, simplices=self.simplices)
         if self.simplices is not None:
-            bound = max(bound, safe_dual_bound(*args, 0.0 * duals, simplices=self.simplices))
+            zero = trusted_safe_dual_bound(*args, 0.0 * duals, simplices=self.simplices)
+            bound = max(bound, zero)
         return bound
 
     def _finish(self, sol: highs.LPSolution, rel_gap: float, *, warn: bool) -> RowGenResult:

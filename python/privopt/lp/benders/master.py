@@ -20,7 +20,7 @@ from privopt.errors import (
 )
 from privopt.lp import highs
 from privopt.lp.benders.problem import _INF, BendersProblem, Cut
-from privopt.lp.bounds import safe_dual_bound
+from privopt.lp.bounds import trusted_safe_dual_bound
 from privopt.lp.model import LinearProgram
 
 #: A warm master value more than this (relative) above the safe bound of its own duals is
@@ -243,7 +243,7 @@ class _Master:
         solver's reduced cost (0 within tolerance)."""
         A, row_lower, row_upper = self._rows.arrays()
         col_lower, col_upper = self._col_bounds()
-        return safe_dual_bound(
+        return trusted_safe_dual_bound(
             self._cost,
             A,
             row_lower,

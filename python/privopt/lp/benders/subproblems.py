@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from privopt.errors import SolverError
 from privopt.lp import highs
 from privopt.lp.benders.problem import _SubData
-from privopt.lp.bounds import safe_dual_bound
+from privopt.lp.bounds import trusted_safe_dual_bound
 from privopt.lp.model import LinearProgram
 from privopt.lp.solve import dual_ray_of
 
@@ -96,6 +96,8 @@ class _SubSolver:
         # The run's deadline reaches every HiGHS call (a round of many subproblems can run
         # far past the limit when only the master is limited).
         limit = math.inf if time_left is None else max(float(time_left), 1e-3)
+        if limit == self._time_limit:
+            return  # the models hold it already (they are built with it)
         self._time_limit = limit
         self.model.set_option("time_limit", limit)
         if self._elastic_model is not None:
@@ -170,7 +172,7 @@ class _SubSolver:
         solver's ``d_j`` is used for that column, as before (0 within its tolerance at an
         optimum; give variables their valid finite bounds to avoid this)."""
         c = self.lp.objective if cost is None else cost
-        return safe_dual_bound(
+        return trusted_safe_dual_bound(
             c,
             self.W(),
             self.row_lower,
