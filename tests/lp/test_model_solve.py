@@ -4,6 +4,7 @@ assembly, brute force) and certificate checks, not hard-coded numbers."""
 from __future__ import annotations
 
 import itertools
+import types
 
 import numpy as np
 import pytest
@@ -409,23 +410,15 @@ def test_highs_lp_export_solves_to_same_optimum():
     assert h.getInfo().objective_function_value == pytest.approx(solve(lp).objective, rel=1e-9)
 
 
-class _FakeHighs:
-    """Stands in for highspy.Highs after run() with a forced model status."""
+class _FakeModel:
+    """Stands in for a privopt.lp.highs.Model after a run with a forced model status."""
 
     def __init__(self, status):
         self.status = status
+        self.status_text = str(status)
 
-    def getModelStatus(self):
-        return self.status
-
-    def modelStatusToString(self, status):
-        return str(status)
-
-    def getInfo(self):
-        class Info:
-            primal_solution_status = 0
-
-        return Info()
+    def solution(self, solve_time=0.0):
+        return types.SimpleNamespace(primal_feasible=False)
 
 
 @pytest.mark.parametrize(
@@ -447,7 +440,7 @@ def test_status_mapping(name, error):
     lp = LinearProgram(1)
     with pytest.raises(getattr(errors, error)) as err:
         classify(
-            _FakeHighs(getattr(highspy.HighsModelStatus, name)),
+            _FakeModel(getattr(highspy.HighsModelStatus, name)),
             lp,
             0.0,
             method="simplex",

@@ -134,7 +134,7 @@ def test_simplex_group_bound_is_valid_and_tight(seed: int) -> None:
     """The safe dual bound with simplex groups kept as constraints, Σ_g min_{j∈g} (c − Aᵀμ)_j,
     never exceeds the LP optimum (random multipliers of any sign and size, some rows left
     out) and equals it at the optimal duals (scipy's HiGHS), on a metric-DP LP."""
-    from privopt.lp.highs import SimplexGroups, safe_dual_bound
+    from privopt.lp import SimplexGroups, safe_dual_bound
     from privopt.mdp import MDPProblem
     from scipy.optimize import linprog
 
@@ -262,7 +262,7 @@ def test_session_adds_rows_and_restarts_from_a_basis() -> None:
 def test_simplex_groups_of_several_blocks_and_block_form() -> None:
     """Two blocks with simplex groups (one as per-column ids, one as consecutive blocks)
     solve as two independent LPs: the optimum is the sum."""
-    from privopt.lp.highs import SimplexGroups
+    from privopt.lp import SimplexGroups
 
     rng = np.random.default_rng(3)
     parts = [_simplex_instance(rng) for _ in range(2)]

@@ -11,7 +11,7 @@ import pytest
 from mdp_instances import line_problem, random_2d
 from privopt.certify import UncertifiedResultWarning
 from privopt.errors import InvalidInput, SolverLimit
-from privopt.lp.benders import _SubSolver
+from privopt.lp.benders.subproblems import _SubSolver
 from privopt.mdp import MDPProblem, gaussian_3d, km_to_latlon, rome_grid, solve
 from privopt.mdp.benders import build_model, solve_benders_block, to_benders_problem
 from privopt.mdp.partition import PARTITIONERS, classify, mp_component_sizes, partition

@@ -320,6 +320,194 @@ for kw, frag in [
 ]:
     case("Cut", repr(kw), lambda k=kw: lp.Cut(**{"coef": [1.0, 0.0], **k}), frag)
 
+
+def small_rowgen() -> lp.RowGenProblem:
+    prob = lp.RowGenProblem(1)
+    prob.add_block([1.0, 2.0], rows=np.ones((1, 3)), row_lower=1.0)
+    return prob
+
+
+case("RowGenProblem", "n_shared=-1", lambda: lp.RowGenProblem(-1), "n_shared")
+case("RowGenProblem", "n_shared='2'", lambda: lp.RowGenProblem("2"), "n_shared")
+case("RowGenProblem", "shared_cost NaN", lambda: lp.RowGenProblem(1, shared_cost=[NAN]), "cost")
+case(
+    "RowGenProblem",
+    "shared_cost text",
+    lambda: lp.RowGenProblem(1, shared_cost=["1"]),
+    "shared_cost",
+)
+case(
+    "RowGenProblem",
+    "shared_cost of 3 for 2 columns",
+    lambda: lp.RowGenProblem(2, shared_cost=[1.0, 2.0, 3.0]),
+    r"shared_cost must be a number or have shape \(2,\)",
+)
+for kw, frag in [
+    ({"cost": [NAN]}, "cost must be finite"),
+    ({"cost": ["1"]}, "cost must be a numeric"),
+    ({"cost": [True, 2.0]}, "cost must be numeric"),
+    ({"cost": [1.0], "lower": 2.0, "upper": 1.0}, "lower > upper"),
+    ({"cost": [1.0], "rows": np.ones((1, 3))}, "rows must have 1 columns"),
+    ({"cost": [1.0], "rows": [["a"]]}, "rows must be a numeric"),
+    ({"cost": [1.0], "rows": np.ones((1, 1)), "row_lower": NAN}, "row_lower must not be NaN"),
+    ({"cost": [1.0], "rows": np.ones((1, 1)), "row_lower": [1.0, 2.0]}, "row_lower must be"),
+    ({"cost": [1.0], "separate": 3}, "separate must be a callable"),
+    ({"cost": [1.0], "price": "x"}, "price must be a callable"),
+    ({"cost": [1.0], "initial_columns": [5]}, "initial_columns"),
+    ({"cost": [1.0, 2.0], "simplex_groups": [0]}, "simplex_groups"),
+    ({"cost": [1.0, 2.0], "simplex_groups": [0, 0], "simplex_rhs": -1.0}, "rhs"),
+]:
+    case(
+        "RowGenProblem.add_block",
+        repr({k: v for k, v in kw.items() if k != "cost"} or kw),
+        lambda k=kw: lp.RowGenProblem().add_block(**k),
+        frag,
+    )
+case("solve_rowgen", "problem='x'", lambda: lp.solve_rowgen("x"), "RowGenProblem")
+for name, value in [
+    ("rel_gap", -1.0),
+    ("rel_gap", NAN),
+    ("max_rounds", 0),
+    ("time_limit", -1.0),
+    ("method", "fast"),
+    ("highs_options", {"no_such_option": 1}),
+    ("highs_options", "x"),
+]:
+    case(
+        "solve_rowgen",
+        f"{name}={value!r}",
+        lambda n=name, v=value: lp.solve_rowgen(small_rowgen(), progress=False, **{n: v}),
+        name if name != "highs_options" else "highs_options",
+    )
+case("RowGenSolver", "problem='x'", lambda: lp.RowGenSolver("x"), "RowGenProblem")
+case("RowGenSolver", "basis='x'", lambda: lp.RowGenSolver(small_rowgen(), basis="x"), "basis")
+case(
+    "RowGenSolver.add_rows",
+    "block=5",
+    lambda: lp.RowGenSolver(small_rowgen()).add_rows(5, np.ones((1, 3)), 0.0, 1.0),
+    "block",
+)
+case(
+    "RowGenSolver.add_rows",
+    "lower NaN",
+    lambda: lp.RowGenSolver(small_rowgen()).add_rows(0, np.ones((1, 3)), NAN, 1.0),
+    "lower must not be NaN",
+)
+case(
+    "RowGenSolver.add_columns",
+    "local=[9]",
+    lambda: lp.RowGenSolver(small_rowgen()).add_columns(0, [9]),
+    "column indices",
+)
+case(
+    "RowGenSolver.add_columns",
+    "local=[0.5]",
+    lambda: lp.RowGenSolver(small_rowgen()).add_columns(0, [0.5]),
+    "local must hold integers",
+)
+case("SimplexGroups", "group id 3 of 1 group", lambda: lp.SimplexGroups([0, 3], [1.0]), "group ids")
+case("SimplexGroups", "rhs NaN", lambda: lp.SimplexGroups([0, 0], [NAN]), "rhs")
+case("SimplexGroups", "group text", lambda: lp.SimplexGroups(["a"], [1.0]), "group must be")
+case("SimplexGroups", "group 0.5", lambda: lp.SimplexGroups([0.5], [1.0]), "group must hold")
+case("SimplexGroups", "empty group", lambda: lp.SimplexGroups([1, 1], [1.0, 1.0]), "no column")
+case("SimplexGroups.blocks", "n_groups=-1", lambda: lp.SimplexGroups.blocks(-1, 2), "n_groups")
+for kw, frag in [
+    ({"row_dual": [1.0, 2.0]}, r"row_dual must have shape \(1,\)"),
+    ({"cost": np.ones(3)}, r"cost must have shape \(2,\)"),
+    ({"cost": ["1", "1"]}, "cost must be a numeric"),
+    ({"row_lower": [0.0, 0.0]}, "row_lower must have shape"),
+    ({"col_upper": [1.0, 1.0, 1.0]}, "col_upper must be a number"),
+    ({"A": "x"}, "A must be a 2-D matrix"),
+    ({"simplices": "x"}, "simplices"),
+]:
+    args = {
+        "cost": np.ones(2),
+        "A": sp.csr_array(np.ones((1, 2))),
+        "row_lower": [0.0],
+        "row_upper": [1.0],
+        "col_lower": 0.0,
+        "col_upper": 1.0,
+        "row_dual": [1.0],
+    }
+    case(
+        "safe_dual_bound",
+        repr(kw),
+        lambda a={**args, **kw}: lp.safe_dual_bound(**a),
+        frag,
+    )
+for kw, frag in [
+    ({"target": [NAN, 1.0]}, "target must be finite"),
+    ({"target": ["1", "2"]}, "target must be"),
+    ({"A": np.ones((1, 3))}, "A must have 2 columns"),
+    ({"A": [["a", "b"]]}, "A must be"),
+    ({"row_lower": [1.0, 2.0]}, r"row_lower must have shape \(1,\)"),
+    ({"row_upper": [NAN]}, "row_upper must not be NaN"),
+    ({"col_lower": NAN}, "col_lower"),
+    ({"time_limit": -1.0}, "time_limit"),
+]:
+    args = {"target": [1.0, 1.0], "A": np.ones((1, 2)), "row_lower": [1.0], "row_upper": [1.0]}
+    case(
+        "solve_projection_qp",
+        repr(kw),
+        lambda a={**args, **kw}: lp.solve_projection_qp(**a),
+        frag,
+    )
+
+
+def loaded_model() -> lp.Model:
+    model = lp.Model.configured(method="simplex")
+    model.load([1.0, 1.0], sp.csr_array(np.ones((1, 2))), [1.0], [1.0])
+    return model
+
+
+case("Model", "options='x'", lambda: lp.Model(options="x"), "highs_options must be")
+case("Model", "options unknown", lambda: lp.Model(options={"no_such_option": 1}), "rejected")
+case(
+    "Model.configured", "method='barrier'", lambda: lp.Model.configured(method="barrier"), "method"
+)
+case("Model.configured", "tol=-1", lambda: lp.Model.configured(tol=-1.0), "tol")
+case("Model.configured", "threads=0", lambda: lp.Model.configured(threads=0), "threads")
+case(
+    "Model.load",
+    "cost of 3 for 2 columns",
+    lambda: lp.Model().load([1.0, 2.0, 3.0], np.ones((1, 2)), [1.0], [1.0]),
+    r"cost must be a number or have shape \(2,\)",
+)
+case("Model.load", "A text", lambda: lp.Model().load([1.0], [["a"]], [1.0], [1.0]), "A must be")
+case(
+    "Model.load",
+    "row_lower NaN",
+    lambda: lp.Model().load([1.0], np.ones((1, 1)), [NAN], [1.0]),
+    "row_lower must not be NaN",
+)
+case(
+    "Model.add_rows",
+    "lower of 2 for 1 row",
+    lambda: loaded_model().add_rows([1.0, 2.0], [3.0], np.ones((1, 2))),
+    r"lower must be a number or have shape \(1,\)",
+)
+case(
+    "Model.add_cols",
+    "a of 3 rows",
+    lambda: loaded_model().add_cols([1.0], 0.0, 1.0, np.ones((3, 1))),
+    "a must have the model's 1 rows",
+)
+case(
+    "Model.set_row_bounds",
+    "row 3 of 1",
+    lambda: loaded_model().set_row_bounds([3], 0.0, 1.0),
+    "rows must be indices in",
+)
+case(
+    "Model.set_col_bounds",
+    "upper NaN",
+    lambda: loaded_model().set_col_bounds([0], 0.0, NAN),
+    "upper must not be NaN",
+)
+case("Model.set_option", "unknown", lambda: loaded_model().set_option("no_such", 1), "rejected")
+case("Model.set_start", "x of 1 for 2", lambda: loaded_model().set_start([1.0]), "x must be")
+case("Model.set_basis", "basis='x'", lambda: loaded_model().set_basis("x"), "basis must be")
+
 # ---------------------------------------------------------------------------- privopt.mdp
 P = points()
 for kw, frag in [
@@ -2213,6 +2401,14 @@ BOOL_FLAGS: list[tuple[str, str, Callable[[Any], Any]]] = [
     ),
     ("cluster.DPM", "clip", lambda v: DPM((0, 3), 1.0, 1e-5, clip=v).fit(points())),
     ("lp.LinearProgram.to_highs", "verbose", lambda v: small_lp().to_highs(verbose=v)),
+    ("lp.LinearProgram.to_model", "verbose", lambda v: small_lp().to_model(verbose=v)),
+    ("lp.Model", "verbose", lambda v: lp.Model(verbose=v)),
+    ("lp.Model.configured", "verbose", lambda v: lp.Model.configured(verbose=v)),
+    ("lp.Model.configured", "presolve", lambda v: lp.Model.configured(presolve=v)),
+    ("lp.Model.solve", "feasible", lambda v: small_lp().to_model().solve(feasible=v)),
+    ("lp.RowGenSolver", "feasible", lambda v: lp.RowGenSolver(small_rowgen(), feasible=v)),
+    ("lp.RowGenSolver.run", "warn", lambda v: lp.RowGenSolver(small_rowgen()).run(warn=v)),
+    ("lp.solve", "fallbacks", lambda v: lp.solve(small_lp(), fallbacks=v)),
     ("lp.solve", "presolve", lambda v: lp.solve(small_lp(), presolve=v)),
     ("lp.solve", "verbose", lambda v: lp.solve(small_lp(), verbose=v)),
     (
@@ -2510,6 +2706,10 @@ EXEMPT: dict[str, str] = {
     "function taking one checks its type",
     "privopt.kanon.LossBreakdown": "a record information_loss() returns (it has rows)",
     "privopt.lp.LPResult": "a record lp.solve() returns; it has no methods",
+    "privopt.lp.LPSolution": "a record Model.solve() returns, read from HiGHS",
+    "privopt.lp.RowGenResult": "a record solve_rowgen() returns; it has no methods",
+    "privopt.lp.RowGenBasis": "a record RowGenSolver.basis() returns (RowGenSolver checks it)",
+    "privopt.lp.BendersIteration": "a record of BendersResult.history; it has no methods",
     "privopt.geo.ClrModel": "built by build_model (it has rows); solve_clr checks its type",
     "privopt.geo.ClrSolution": "a record solve_clr() returns (it has rows)",
     "privopt.perturbation.MatrixBlock": "a record MDPProblem.subproblem() builds from a checked "

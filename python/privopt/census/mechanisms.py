@@ -56,7 +56,7 @@ from privopt.census.solvers import (
 )
 from privopt.dp.randomness import is_seeded
 from privopt.errors import InvalidInput, NumericalTrouble, SolverLimit
-from privopt.lp.qp import solve_projection_qp
+from privopt.lp import solve_projection_qp
 
 __all__ = [
     "measure_counts",

@@ -60,7 +60,7 @@ def solve_rowgen_clr(
     SolverLimit
         The time limit stopped it (``best`` holds the last round, its bound certified).
     """
-    from privopt.lp.rowgen import RowGenProblem, solve_rowgen
+    from privopt.lp import RowGenProblem, solve_rowgen
 
     t0 = time.perf_counter()
     prob = RowGenProblem(

@@ -274,23 +274,16 @@ def _check_finite(matrices: list[np.ndarray], y: np.ndarray, lower: float) -> No
 def _solve_monolithic(
     model: ClrModel, time_limit: float | None
 ) -> tuple[list[np.ndarray], np.ndarray, float, dict[str, Any]]:
-    from privopt.lp import LinearProgram
-    from privopt.lp.solve import classify, configure, run_with_fallbacks, safe_dual_bound
+    from privopt.lp import safe_dual_bound, solve
 
     t0 = time.perf_counter()
     lp = model.monolithic()
     build = time.perf_counter() - t0
-    h = LinearProgram(0).to_highs()  # an empty model: options first (see below), then the LP
-    configure(h, method="simplex", time_limit=time_limit)
     # Tight tolerances: the safe bound pays every dual infeasibility times the column's bound
-    # (1e-7 over 10^5 columns is 1e-2, more than the costs at ε = 10 km⁻¹). They are set before
-    # the model is passed: HiGHS applies small_matrix_value when it receives the matrix.
-    for name, value in _TIGHT.items():
-        h.setOptionValue(name, value)
-    lp.pass_to(h)
-    t1 = time.perf_counter()
-    run_with_fallbacks(h)
-    res = classify(h, lp, time.perf_counter() - t1, method="simplex", presolve=True)
+    # (1e-7 over 10^5 columns is 1e-2, more than the costs at ε = 10 km⁻¹). They reach HiGHS
+    # before the matrix (it applies small_matrix_value as it takes it); a run without a
+    # verdict is retried with the fallbacks.
+    res = solve(lp, method="simplex", time_limit=time_limit, highs_options=_TIGHT, fallbacks=True)
     lower = safe_dual_bound(
         lp.objective,
         lp.matrix(),
@@ -321,8 +314,7 @@ def _solve_benders(
     max_iterations: int,
     progress: bool | str,
 ) -> tuple[list[np.ndarray], np.ndarray, float, dict[str, Any]]:
-    from privopt.lp import LinearProgram
-    from privopt.lp.benders import BendersProblem, solve_benders
+    from privopt.lp import BendersProblem, LinearProgram, solve_benders
 
     master = LinearProgram(model.n_columns, objective=model.alpha, lower=0.0, upper=model.y_upper)
     prob = BendersProblem(master)

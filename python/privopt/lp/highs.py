@@ -1,7 +1,12 @@
-"""The one HiGHS layer: the only privopt module that imports ``highspy``.
+"""The HiGHS backend: the only privopt module that imports ``highspy`` or calls a method of a
+HiGHS instance (two tests hold the package to that).
 
 Everything that talks to HiGHS goes through here:
 
+* :class:`Model`, the solver interface the rest of privopt uses: a live instance that is
+  loaded (from arrays, a :class:`~privopt.lp.LinearProgram`, a QP), grown by rows and columns,
+  changed (bounds, options), re-solved warm or cold, and read as an :class:`LPSolution`
+  (values, row duals, reduced costs, status, iterations), a basis, or a dual / primal ray;
 * the HiGHS types privopt uses (:data:`Highs`, :data:`ModelStatus`, :data:`BasisStatus`, ...)
   and :data:`INF`;
 * options: :func:`configure` (method, limits, threads, presolve, MIP gap, silence),
@@ -10,21 +15,21 @@ Everything that talks to HiGHS goes through here:
   a SIGINT / SIGTERM stops a long run at once (interrupt callbacks) and ``-v`` turns the log on;
 * a solve with fallbacks, :func:`run_with_fallbacks` (presolve off, primal simplex,
   another scaling, IPM), and :func:`solve_checked`, which maps the model status to a
-  :mod:`privopt.errors` exception;
-* :class:`Model`, a handle on a live instance that adds rows and columns incrementally,
-  saves and restores a basis (extended to new rows and columns) and can be re-solved cold;
-* the safe dual bound, :func:`safe_dual_bound` (Neumaier & Shcherbina, 2004).
+  :mod:`privopt.errors` exception.
 
-The Farkas-ray checks and the error mapping with certificates of
-:func:`privopt.lp.solve.solve` build on these pieces.
+The functions taking ``h`` work on a raw ``Highs`` (the backend's own pieces, and tests that
+fake HiGHS); the rest of privopt holds :class:`Model` objects only. The certified bound from a
+solution's duals is :func:`privopt.lp.bounds.safe_dual_bound`; the Farkas-ray checks and the
+error mapping with certificates are :func:`privopt.lp.solve.solve`'s.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import highspy as _hs
@@ -32,7 +37,13 @@ import highspy.highs as _hs_module
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import check_bool, check_int, check_nonnegative, check_positive
+from privopt._validation import (
+    check_bool,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    real_array,
+)
 from privopt.errors import (
     InfeasibleModel,
     InvalidInput,
@@ -41,32 +52,31 @@ from privopt.errors import (
     UnboundedModel,
 )
 from privopt.lp import interrupts
+from privopt.lp._arrays import float_vector
 
 __all__ = [
     "INF",
     "Highs",
-    "HighsLp",
     "ModelStatus",
     "BasisStatus",
-    "MatrixFormat",
-    "ObjSense",
     "HighsStatus",
-    "VarType",
     "METHODS",
     "FALLBACK_OPTIONS",
+    "DECIDED_IF_FEASIBLE",
     "LPSolution",
     "Model",
     "configure",
     "new_highs",
+    "new_instance",
     "set_option",
     "set_options",
     "set_threads",
     "run",
     "run_with_fallbacks",
     "solve_checked",
-    "safe_dual_bound",
-    "SimplexGroups",
     "pass_arrays",
+    "pass_model",
+    "highs_lp",
 ]
 
 # highspy's constructor calls into HiGHS with logging on, so the first solver of a process
@@ -94,17 +104,11 @@ class Highs(_hs.Highs):
 
 
 #: The HiGHS types privopt uses, re-exported so that no other module imports highspy.
-HighsLp = _hs.HighsLp
-HighsModel = _hs.HighsModel
-HighsHessian = _hs.HighsHessian
-HessianFormat = _hs.HessianFormat
 ModelStatus = _hs.HighsModelStatus
 BasisStatus = _hs.HighsBasisStatus
-MatrixFormat = _hs.MatrixFormat
-ObjSense = _hs.ObjSense
 HighsStatus = _hs.HighsStatus
-VarType = _hs.HighsVarType
 INF = float(_hs.kHighsInf)
+_ERROR = _hs.HighsStatus.kError
 
 METHODS = ("simplex", "ipm", "pdlp", "choose")
 
@@ -136,7 +140,7 @@ def set_threads(h: Any, threads: int | None) -> None:
 
 def set_option(h: Any, name: str, value: Any) -> None:
     """Set one HiGHS option; a value HiGHS rejects raises :class:`InvalidInput`."""
-    if h.setOptionValue(name, value) == _hs.HighsStatus.kError:
+    if h.setOptionValue(name, value) == _ERROR:
         raise InvalidInput(f"HiGHS rejected option {name}={value!r}")
 
 
@@ -166,198 +170,6 @@ def configure(
     set_threads(h, threads)
     if mip_rel_gap is not None:
         set_option(h, "mip_rel_gap", check_nonnegative("mip_rel_gap", mip_rel_gap))
-
-
-class SimplexGroups:
-    """Columns grouped into simplices ``Σ_{j ∈ g} x_j = rhs_g, x ≥ 0`` (each column in at most
-    one group), kept as constraints by :func:`safe_dual_bound`: over a simplex,
-    ``min dᵀx = rhs_g · min_{j ∈ g} d_j``, which needs no column upper bound and is at least
-    the bound from any multiplier of the group's row (whose dual infeasibilities would add up
-    over every column of the group).
-
-    Parameters
-    ----------
-    group : (n,) int, the group of each column, −1 for none.
-    rhs : (n_groups,) right-hand sides ≥ 0.
-
-    Examples
-    --------
-    >>> g = SimplexGroups([0, 0, 1, -1], [1.0, 2.0])
-    >>> g.minimum(np.array([3.0, -1.0, 0.5, 7.0])).tolist()
-    [-1.0, 0.5]
-    >>> SimplexGroups.blocks(2, 3).minimum(np.arange(6.0)).tolist()   # rows of a 2 × 3 matrix
-    [0.0, 3.0]
-    """
-
-    def __init__(self, group: Any, rhs: Any) -> None:
-        self.group = np.asarray(group, dtype=np.int64)
-        self.rhs = np.asarray(rhs, dtype=np.float64)
-        self.n_cols = self.group.size
-        self._run: tuple[int, int] | None = None  # (offset, size) of consecutive equal groups
-        if self.group.ndim != 1 or self.rhs.ndim != 1:
-            raise InvalidInput("simplex groups: group and rhs must be 1-D")
-        n_groups = self.rhs.size
-        if self.group.size and (self.group.min() < -1 or self.group.max() >= n_groups):
-            raise InvalidInput(f"simplex groups: group ids must lie in [-1, {n_groups})")
-        _check_rhs(self.rhs)
-        counts = np.bincount(self.group[self.group >= 0], minlength=n_groups)
-        if (counts == 0).any():
-            raise InvalidInput(f"simplex groups: group {int(np.argmin(counts))} has no column")
-        # Members sorted by group, so that one reduceat takes every group's minimum.
-        self._order = np.argsort(self.group, kind="stable")[self.n_cols - int(counts.sum()) :]
-        self._starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-
-    @classmethod
-    def blocks(
-        cls, n_groups: int, size: int, rhs: Any = 1.0, *, offset: int = 0, n_cols: int | None = None
-    ) -> SimplexGroups:
-        """``n_groups`` consecutive groups of ``size`` columns from column ``offset`` on, among
-        ``n_cols`` (default: just them): the rows of a row-major (n, K) matrix whose rows are
-        distributions. Held without per-column arrays."""
-        if not (n_groups >= 0 and size >= 1 and offset >= 0):
-            raise InvalidInput("simplex groups: n_groups >= 0, size >= 1 and offset >= 0")
-        self = cls.__new__(cls)
-        self.rhs = np.broadcast_to(np.asarray(rhs, dtype=np.float64), (n_groups,)).copy()
-        _check_rhs(self.rhs)
-        self.n_cols = offset + n_groups * size if n_cols is None else int(n_cols)
-        if self.n_cols < offset + n_groups * size:
-            raise InvalidInput("simplex groups: n_cols is smaller than the groups' columns")
-        self._run = (int(offset), int(size))
-        return self
-
-    def shifted(self, offset: int, n_cols: int) -> SimplexGroups:
-        """The same groups with their columns moved ``offset`` further, among ``n_cols``."""
-        if self._run is not None:
-            start, size = self._run
-            return SimplexGroups.blocks(
-                self.rhs.size, size, self.rhs, offset=start + offset, n_cols=n_cols
-            )
-        group = np.full(n_cols, -1, dtype=np.int64)
-        group[offset : offset + self.n_cols] = self.group
-        return SimplexGroups(group, self.rhs)
-
-    def _span(self) -> slice:
-        assert self._run is not None
-        start, size = self._run
-        return slice(start, start + self.rhs.size * size)
-
-    def group_of(self, cols: np.ndarray) -> np.ndarray:
-        """The group of each column in ``cols`` (−1 for none)."""
-        cols = np.asarray(cols, dtype=np.int64)
-        if self._run is None:
-            return self.group[cols]
-        start, size = self._run
-        g = (cols - start) // size
-        return np.where((cols >= start) & (g < self.rhs.size), g, -1)
-
-    def minimum(self, d: np.ndarray) -> np.ndarray:
-        """``min_{j ∈ g} d_j`` of every group, shape (n_groups,)."""
-        if not self.rhs.size:
-            return np.zeros(0)
-        d = np.asarray(d, dtype=np.float64)
-        if self._run is not None:
-            return d[self._span()].reshape(self.rhs.size, -1).min(axis=1)
-        return np.minimum.reduceat(d[self._order], self._starts)
-
-    def non_members(self) -> np.ndarray:
-        """Indices of the columns in no group."""
-        if self._run is not None:
-            span = self._span()
-            return np.r_[0 : span.start, span.stop : self.n_cols].astype(np.int64)
-        return np.flatnonzero(self.group < 0)
-
-    def subtract(self, values: np.ndarray, duals: np.ndarray) -> None:
-        """``values[j] -= duals[group of j]`` for every member j, in place."""
-        if self._run is not None:
-            values[self._span()].reshape(self.rhs.size, -1)[:] -= np.asarray(duals)[:, None]
-            return
-        member = self.group >= 0
-        values[member] -= np.asarray(duals)[self.group[member]]
-
-    def cheapest(self, cost: np.ndarray) -> np.ndarray:
-        """The member of least ``cost`` of every group (the first one on ties)."""
-        cost = np.asarray(cost, dtype=np.float64)
-        if self._run is not None:
-            start, size = self._run
-            local = cost[self._span()].reshape(self.rhs.size, size).argmin(axis=1)
-            return start + np.arange(self.rhs.size, dtype=np.int64) * size + local
-        by_cost = self._order[np.lexsort((cost[self._order], self.group[self._order]))]
-        return by_cost[self._starts]
-
-    def members_have_lower_zero(self, lower: np.ndarray) -> bool:
-        """Whether every member's lower bound in ``lower`` is 0 (the simplex needs x ≥ 0)."""
-        lower = np.asarray(lower)
-        if self._run is not None:
-            return bool((lower[self._span()] == 0.0).all())
-        return bool((lower[self.group >= 0] == 0.0).all())
-
-
-def _pick(v: np.ndarray | float, idx: np.ndarray) -> np.ndarray | float:
-    return v if np.ndim(v) == 0 else np.asarray(v)[idx]
-
-
-def _check_rhs(rhs: np.ndarray) -> None:
-    if not (np.isfinite(rhs).all() and (rhs >= 0).all()):
-        raise InvalidInput("simplex groups: rhs must be finite and >= 0")
-
-
-def safe_dual_bound(
-    cost: np.ndarray,
-    A: Any,
-    row_lower: np.ndarray,
-    row_upper: np.ndarray,
-    col_lower: np.ndarray | float,
-    col_upper: np.ndarray | float,
-    row_dual: np.ndarray,
-    *,
-    solver_col_dual: np.ndarray | None = None,
-    offset: float = 0.0,
-    simplices: SimplexGroups | None = None,
-) -> float:
-    """Rigorous lower bound on ``min cᵀx, row_lower ≤ A x ≤ row_upper, col bounds`` from any
-    row multipliers (the safe dual bound of Neumaier & Shcherbina, 2004):
-    ``Σ π_i B_i + Σ_j min over [l_j, u_j] of d_j x_j`` with ``B_i`` the row bound picked by
-    the sign of ``π_i`` (π zeroed where that bound is infinite) and ``d = c − Aᵀπ`` recomputed
-    for the π used. It does not trust the solver's optimality claim. Where ``d_j`` points to
-    an infinite column bound the term would be −∞; there ``solver_col_dual`` (if given) is used
-    instead, which is only as valid as the solver's duals (0 within tolerance at an optimum).
-
-    ``simplices``: columns in simplex groups (rows ``Σ_{j∈g} x_j = rhs_g``, not in ``A``,
-    ``x ≥ 0``) contribute ``rhs_g · min_{j∈g} d_j`` instead of their box terms.
-
-    Examples
-    --------
-    >>> import scipy.sparse as sp
-    >>> # min x0 + 2 x1 s.t. x0 + x1 = 1 (a simplex), x0 <= 0.25 (dual -1 at the optimum)
-    >>> a = sp.csr_array([[1.0, 0.0]])
-    >>> g = SimplexGroups([0, 0], [1.0])
-    >>> safe_dual_bound(np.array([1.0, 2.0]), a, [-INF], [0.25], 0.0, INF, [-1.0], simplices=g)
-    1.75
-    """
-    pi = np.asarray(row_dual, dtype=np.float64)
-    row_b = np.where(pi > 0, row_lower, np.where(pi < 0, row_upper, 0.0))
-    pi = np.where(np.isfinite(row_b), pi, 0.0)
-    row_b = np.where(np.isfinite(row_b), row_b, 0.0)
-    d = np.asarray(A.T @ pi, dtype=np.float64)
-    np.subtract(np.asarray(cost, dtype=np.float64), d, out=d)
-    bound = float(pi @ row_b) + float(offset)
-    if simplices is not None:
-        bound += float(simplices.rhs @ simplices.minimum(d))
-        # the members' box terms are replaced: only the other columns remain
-        rest = simplices.non_members()
-        d = d[rest]
-        col_lower, col_upper = _pick(col_lower, rest), _pick(col_upper, rest)
-        if solver_col_dual is not None:
-            solver_col_dual = np.asarray(solver_col_dual)[rest]
-    col_b = np.where(d > 0, col_lower, np.where(d < 0, col_upper, 0.0))
-    unsafe = ~np.isfinite(col_b)
-    if np.any(unsafe):
-        if solver_col_dual is None:
-            return -math.inf
-        d = np.where(unsafe, np.asarray(solver_col_dual, dtype=np.float64)[: d.size], d)
-        col_b = np.where(d > 0, col_lower, np.where(d < 0, col_upper, 0.0))
-        col_b = np.where(np.isfinite(col_b), col_b, 0.0)
-    return bound + float(d @ col_b)
 
 
 def run(h: Any) -> Any:
@@ -395,8 +207,9 @@ def _watch(h: Any) -> None:
 
 
 #: Option sets tried, in order, after a HiGHS run ends without a verdict ("Solve error",
-#: "Not Set", "Unknown"). Each one solved such failing LPs in isolation (metric DP: presolve
-#: aborting on coefficients up to e^20, dual simplex derailing from a warm basis, scaling).
+#: "Not Set", "Unknown"). Each one solved such failing LPs in isolation (presolve aborting on
+#: coefficients spanning ten decades and more, dual simplex derailing from a warm basis,
+#: scaling).
 FALLBACK_OPTIONS: tuple[tuple[tuple[str, Any], ...], ...] = (
     (("presolve", "off"),),
     (("presolve", "off"), ("simplex_strategy", 4)),
@@ -442,10 +255,28 @@ def run_with_fallbacks(h: Any, accept: Any = None) -> tuple[Any, list[str]]:
 
 
 def set_options(h: Any, options: Any) -> None:
-    """Set ``(name, value)`` pairs (or a dict) on ``h``; a rejected one raises InvalidInput."""
+    """Set ``(name, value)`` pairs (or a dict) on ``h``; a rejected one raises InvalidInput.
+    ``threads`` goes through :func:`set_threads` (a count the process-wide scheduler was not
+    sized for would make every run end "Not Set")."""
     items = options.items() if isinstance(options, dict) else options
-    for name, value in items:
-        if h.setOptionValue(name, value) == _hs.HighsStatus.kError:
+    try:
+        pairs = [(name, value) for name, value in items]
+    except (TypeError, ValueError):
+        pairs = [(None, None)]
+    for name, value in pairs:
+        if not isinstance(name, str) or isinstance(options, str):
+            raise InvalidInput(
+                "highs_options must be a dict (or pairs) of HiGHS option names and values, "
+                f"got {type(options).__name__}"
+            )
+        if name == "threads":
+            set_threads(h, value)
+            continue
+        try:
+            status = h.setOptionValue(name, value)
+        except TypeError:  # a value of a type HiGHS has no overload for
+            status = _hs.HighsStatus.kError
+        if status == _ERROR:
             raise InvalidInput(f"highs_options: HiGHS rejected {name}={value!r}")
 
 
@@ -470,22 +301,23 @@ def new_highs(
         verbose=verbose,
     )
     if tol is not None:
-        set_option(h, "primal_feasibility_tolerance", float(tol))
-        set_option(h, "dual_feasibility_tolerance", float(tol))
+        tol = check_positive("tol", tol)
+        set_option(h, "primal_feasibility_tolerance", tol)
+        set_option(h, "dual_feasibility_tolerance", tol)
     return h
 
 
 def pass_arrays(
     h: Any,
-    c: np.ndarray,
+    c: Any,
     a: Any,
-    row_lower: np.ndarray,
-    row_upper: np.ndarray,
-    col_lower: np.ndarray | float = 0.0,
-    col_upper: np.ndarray | float = INF,
+    row_lower: Any,
+    row_upper: Any,
+    col_lower: Any = 0.0,
+    col_upper: Any = INF,
 ) -> None:
     """Load ``min cᵀx, row_lower ≤ A x ≤ row_upper, col bounds`` into ``h`` (A as CSC)."""
-    a = sp.csc_array(a)
+    a = _matrix("A", a, "csc")
     m, n = a.shape
     status = h.passModel(
         n,
@@ -494,42 +326,246 @@ def pass_arrays(
         int(_hs.MatrixFormat.kColwise),
         int(_hs.ObjSense.kMinimize),
         0.0,
-        np.ascontiguousarray(c, dtype=np.float64),
-        np.broadcast_to(np.asarray(col_lower, dtype=np.float64), (n,)).copy(),
-        np.broadcast_to(np.asarray(col_upper, dtype=np.float64), (n,)).copy(),
-        np.ascontiguousarray(row_lower, dtype=np.float64),
-        np.ascontiguousarray(row_upper, dtype=np.float64),
+        _floats("cost", c, n),
+        _floats("col_lower", col_lower, n),
+        _floats("col_upper", col_upper, n),
+        _floats("row_lower", row_lower, m),
+        _floats("row_upper", row_upper, m),
         a.indptr.astype(np.int32),
         a.indices.astype(np.int32),
         a.data.astype(np.float64),
         np.zeros(n, dtype=np.int32),
     )
-    if status == _hs.HighsStatus.kError:
+    if status == _ERROR:
         raise InvalidInput("HiGHS rejected the model in passModel")
 
 
-@dataclass
+def new_instance(*, verbose: bool = False, options: Any = ()) -> Any:
+    """A fresh ``Highs`` with HiGHS's default settings, silent unless ``verbose``, with
+    ``options`` (pairs or a dict) set before any model is loaded: some act only then
+    (``small_matrix_value``: HiGHS drops smaller entries as it takes the matrix)."""
+    h = Highs()
+    h.setOptionValue("output_flag", check_bool("verbose", verbose))
+    set_options(h, options)
+    return h
+
+
+def pass_model(
+    target: Any,
+    *,
+    n_cols: int,
+    n_rows: int,
+    nnz: int,
+    rowwise: bool,
+    start: np.ndarray,
+    index: np.ndarray,
+    value: np.ndarray,
+    cost: np.ndarray,
+    col_lower: np.ndarray,
+    col_upper: np.ndarray,
+    row_lower: np.ndarray,
+    row_upper: np.ndarray,
+    integrality: np.ndarray,
+    offset: float = 0.0,
+    maximize: bool = False,
+) -> None:
+    """Load a model from prepared arrays into ``target`` (a :class:`Model` or a ``Highs``),
+    replacing its model: HiGHS's pointer overload of ``passModel``, which reads the numpy
+    buffers in place. ``rowwise``: ``start``/``index``/``value`` hold rows (HiGHS transposes
+    them in C++), else columns. ``integrality``: (n_cols,) int32, 0 = continuous, 1 = integer
+    (HiGHS reads it even for an LP)."""
+    h = target._h if isinstance(target, Model) else target
+    fmt = _hs.MatrixFormat.kRowwise if rowwise else _hs.MatrixFormat.kColwise
+    sense = _hs.ObjSense.kMaximize if maximize else _hs.ObjSense.kMinimize
+    status = h.passModel(
+        n_cols,
+        n_rows,
+        nnz,
+        int(fmt),
+        int(sense),
+        offset,
+        cost,
+        col_lower,
+        col_upper,
+        row_lower,
+        row_upper,
+        start,
+        index,
+        value,
+        integrality,
+    )
+    if status == _ERROR:
+        raise InvalidInput("HiGHS rejected the model in passModel (see its log with verbose)")
+
+
+def highs_lp(
+    *,
+    cost: np.ndarray,
+    col_lower: np.ndarray,
+    col_upper: np.ndarray,
+    row_lower: np.ndarray,
+    row_upper: np.ndarray,
+    start: np.ndarray,
+    index: np.ndarray,
+    value: np.ndarray,
+    offset: float = 0.0,
+    maximize: bool = False,
+    integrality: np.ndarray | None = None,
+) -> Any:
+    """A ``HighsLp`` filled field by field from column-wise arrays (for HiGHS's own tools;
+    every entry goes through a Python sequence, ~10x slower than :func:`pass_model`)."""
+    lp = _hs.HighsLp()
+    lp.num_col_ = len(cost)
+    lp.num_row_ = len(row_lower)
+    lp.col_cost_ = cost
+    lp.col_lower_ = col_lower
+    lp.col_upper_ = col_upper
+    lp.row_lower_ = row_lower
+    lp.row_upper_ = row_upper
+    lp.offset_ = offset
+    lp.sense_ = _hs.ObjSense.kMaximize if maximize else _hs.ObjSense.kMinimize
+    lp.a_matrix_.format_ = _hs.MatrixFormat.kColwise
+    lp.a_matrix_.num_col_ = len(cost)
+    lp.a_matrix_.num_row_ = len(row_lower)
+    lp.a_matrix_.start_ = start
+    lp.a_matrix_.index_ = index
+    lp.a_matrix_.value_ = value
+    if integrality is not None:
+        kinds = _hs.HighsVarType
+        lp.integrality_ = [kinds.kInteger if v else kinds.kContinuous for v in integrality]
+    return lp
+
+
 class LPSolution:
-    """An optimal LP solution read from HiGHS (see :func:`solve_checked`).
+    """A solve's outcome as HiGHS holds it once a run has ended.
+
+    The model status and the objective value are read at once; the other figures and the
+    arrays when first read (highspy copies each array through a Python list, so an array
+    nobody reads costs nothing). The object is a snapshot: a later run of the model does not
+    change it.
 
     Attributes
     ----------
-    x : primal values, shape (n_cols,).
-    objective : objective value.
-    row_duals : row duals, shape (n_rows,) (HiGHS signs: ≥ 0 at a lower bound).
-    status : HiGHS's model status text.
-    solve_time : wall-clock seconds.
-    iterations : simplex + IPM iterations.
-    col_duals : reduced costs as HiGHS reports them, shape (n_cols,).
+    model_status : HiGHS's model status (:data:`ModelStatus`); ``status`` is its text.
+    objective : objective value (with the offset, in the model's sense).
+    solve_time : wall-clock seconds of the run(s), when the caller timed them (else NaN).
+    iterations : simplex + IPM + PDLP iterations, as HiGHS counts them.
+    x : (n_cols,) primal values.
+    row_activity : (n_rows,) ``A x``.
+    row_duals : (n_rows,) row duals (HiGHS signs: ≥ 0 at a lower bound, ≤ 0 at an upper one).
+    col_duals : (n_cols,) reduced costs ``c − Aᵀy``, same sign rule for column bounds.
+    dual_valid : whether HiGHS has duals (not for a MIP).
+    primal_feasible : whether HiGHS holds a feasible point (e.g. after a limit).
+    mip_gap, mip_dual_bound, mip_node_count : branch and bound's figures (MIP only).
+    primal_solution_status, dual_solution_status : HiGHS's solution status codes.
     """
 
-    x: np.ndarray
-    objective: float
-    row_duals: np.ndarray
-    status: str
-    solve_time: float
-    iterations: int
-    col_duals: np.ndarray | None = None
+    def __init__(self, h: Any, solve_time: float = math.nan) -> None:
+        self.model_status = h.getModelStatus()
+        self._raw = h.getSolution()
+        self._info = h.getInfo()
+        self.objective = float(self._info.objective_function_value)
+        self.solve_time = float(solve_time)
+        self._x: np.ndarray | None = None
+        self._row_activity: np.ndarray | None = None
+        self._row_duals: np.ndarray | None = None
+        self._col_duals: np.ndarray | None = None
+
+    @property
+    def iterations(self) -> int:
+        """Simplex + IPM + PDLP iterations."""
+        info = self._info
+        counts = (info.simplex_iteration_count, info.ipm_iteration_count, info.pdlp_iteration_count)
+        return sum(max(0, int(v)) for v in counts)
+
+    @property
+    def dual_valid(self) -> bool:
+        """Whether HiGHS has duals."""
+        return bool(self._raw.dual_valid)
+
+    @property
+    def primal_solution_status(self) -> int:
+        """HiGHS's primal solution status code (2: feasible)."""
+        return int(self._info.primal_solution_status)
+
+    @property
+    def dual_solution_status(self) -> int:
+        """HiGHS's dual solution status code."""
+        return int(self._info.dual_solution_status)
+
+    @property
+    def primal_feasible(self) -> bool:
+        """Whether HiGHS holds a feasible point."""
+        return self.primal_solution_status == 2  # kSolutionStatusFeasible
+
+    @property
+    def mip_gap(self) -> float:
+        """Branch and bound's relative gap."""
+        return float(self._info.mip_gap)
+
+    @property
+    def mip_dual_bound(self) -> float:
+        """Branch and bound's dual bound."""
+        return float(self._info.mip_dual_bound)
+
+    @property
+    def mip_node_count(self) -> int:
+        """Branch-and-bound nodes."""
+        return int(self._info.mip_node_count)
+
+    @property
+    def status(self) -> str:
+        """HiGHS's model status text ("Optimal", "Time limit reached", ...)."""
+        return status_text(self.model_status)
+
+    # The arrays, converted on first access.
+    @property
+    def x(self) -> np.ndarray:
+        """(n_cols,) primal values."""
+        if self._x is None:
+            self._x = np.asarray(self._raw.col_value, dtype=np.float64)
+        return self._x
+
+    @property
+    def row_activity(self) -> np.ndarray:
+        """(n_rows,) row activities ``A x``."""
+        if self._row_activity is None:
+            self._row_activity = np.asarray(self._raw.row_value, dtype=np.float64)
+        return self._row_activity
+
+    @property
+    def row_duals(self) -> np.ndarray:
+        """(n_rows,) row duals."""
+        if self._row_duals is None:
+            self._row_duals = np.asarray(self._raw.row_dual, dtype=np.float64)
+        return self._row_duals
+
+    @property
+    def col_duals(self) -> np.ndarray:
+        """(n_cols,) reduced costs."""
+        if self._col_duals is None:
+            self._col_duals = np.asarray(self._raw.col_dual, dtype=np.float64)
+        return self._col_duals
+
+
+_STATUS_TEXT: dict[Any, str] = {}
+
+
+def status_text(status: Any) -> str:
+    """HiGHS's words for a model status (asked of HiGHS once per status)."""
+    text = _STATUS_TEXT.get(status)
+    if text is None:
+        text = _STATUS_TEXT[status] = str(Highs().modelStatusToString(status))
+    return text
+
+
+#: Statuses that decide a model known to be feasible and bounded: an "infeasible" or
+#: "unbounded" verdict on it is a numerical failure, for the fallbacks to retry.
+DECIDED_IF_FEASIBLE = (
+    _hs.HighsModelStatus.kOptimal,
+    _hs.HighsModelStatus.kTimeLimit,
+    _hs.HighsModelStatus.kIterationLimit,
+)
 
 
 def solve_checked(h: Any, *, what: str = "LP", accept: Any = None) -> LPSolution:
@@ -539,20 +575,10 @@ def solve_checked(h: Any, *, what: str = "LP", accept: Any = None) -> LPSolution
     start = time.perf_counter()
     status, _ = run_with_fallbacks(h, accept=accept)
     elapsed = time.perf_counter() - start
-    text = h.modelStatusToString(status)
     ms = _hs.HighsModelStatus
     if status == ms.kOptimal:
-        sol = h.getSolution()
-        info = h.getInfo()
-        return LPSolution(
-            np.asarray(sol.col_value),
-            float(info.objective_function_value),
-            np.asarray(sol.row_dual),
-            text,
-            elapsed,
-            int(info.simplex_iteration_count) + int(info.ipm_iteration_count),
-            np.asarray(sol.col_dual),
-        )
+        return LPSolution(h, elapsed)
+    text = status_text(status)
     if status == ms.kInfeasible:
         raise InfeasibleModel(f"{what} is infeasible", status=text)
     if status in (ms.kUnbounded, ms.kUnboundedOrInfeasible):
@@ -562,52 +588,192 @@ def solve_checked(h: Any, *, what: str = "LP", accept: Any = None) -> LPSolution
     raise NumericalTrouble(f"{what}: HiGHS returned {text}", status=text)
 
 
+def _bounds(name: str, v: Any, n: int) -> np.ndarray:
+    """:func:`_floats` without the NaN scan (HiGHS refuses NaN bounds of existing rows and
+    columns itself), with the engines' case first: a contiguous float64 vector of length n."""
+    if type(v) is np.ndarray and v.dtype == np.float64 and v.shape == (n,) and v.flags.c_contiguous:
+        return v
+    return _floats(name, v, n, check_nan=False)
+
+
+def _floats(name: str, v: Any, n: int, *, check_nan: bool = True) -> np.ndarray:
+    """``v``, a number or ``n`` numbers, as a contiguous float64 array of length ``n`` (no copy
+    when it is one already): HiGHS reads these buffers in place, ``n`` entries each. NaN is
+    refused here unless HiGHS refuses it itself (``check_nan=False``: new bounds of existing
+    rows or columns, whose status is checked)."""
+    arr = np.ascontiguousarray(float_vector(name, v, n, scalar=True))
+    if check_nan and n and math.isnan(arr.min()):  # min propagates NaN
+        raise InvalidInput(f"{name} must not be NaN")
+    return arr
+
+
+def _matrix(name: str, a: Any, fmt: str) -> Any:
+    """``a`` (scipy sparse or dense numbers) as a scipy ``csr``/``csc`` array."""
+    if type(a) is (sp.csr_array if fmt == "csr" else sp.csc_array) and a.dtype.kind in "iuf":
+        return a
+    if not sp.issparse(a):
+        a = real_array(name, a)
+        if a.ndim != 2:
+            raise InvalidInput(f"{name} must be a 2-D matrix, got {a.ndim} dimension(s)")
+    elif a.dtype.kind not in "iuf":
+        raise InvalidInput(f"{name} must hold real numbers, got dtype {a.dtype}")
+    return sp.csr_array(a) if fmt == "csr" else sp.csc_array(a)
+
+
+def _checked(status: Any, what: str) -> None:
+    if status == _ERROR:
+        raise InvalidInput(f"HiGHS rejected {what}")
+
+
+def _refused_bounds(
+    kind: str, index: np.ndarray, size: int, lower: np.ndarray, upper: np.ndarray
+) -> None:
+    """Name what made HiGHS refuse new bounds (looked for only then: NaN bounds and indices
+    outside the model are HiGHS's own checks on the way in)."""
+    if index.size and (index.min() < 0 or index.max() >= size):
+        raise InvalidInput(f"{kind} must be indices in [0, {size}) (the model's {kind})")
+    for name, values in (("lower", lower), ("upper", upper)):
+        if np.isnan(values).any():
+            raise InvalidInput(f"{name} must not be NaN")
+    raise InvalidInput(f"HiGHS rejected the new bounds of {index.size} {kind}")
+
+
 class Model:
-    """A handle on a live HiGHS instance that grows: rows and columns are appended, the basis
-    is kept between solves (warm starts), saved, restored onto a larger model, or dropped
-    (:meth:`cold`).
+    """A live HiGHS instance behind privopt's solver interface: every other module reaches
+    HiGHS through these methods (a test holds the package to that).
+
+    It is built empty (:meth:`__init__`, HiGHS's defaults, or :meth:`configured`, privopt's
+    solve settings), loaded (:meth:`load`, :meth:`load_qp` or
+    :meth:`privopt.lp.LinearProgram.pass_to`), grown (:meth:`add_rows`, :meth:`add_cols`),
+    changed (:meth:`set_col_bounds`, :meth:`set_row_bounds`, options) and re-solved warm from
+    the basis HiGHS keeps between runs, or cold (:meth:`cold`). A solve gives an
+    :class:`LPSolution` (values, row duals, reduced costs, status, iterations); the basis can
+    be saved and restored onto a larger model (:meth:`basis`, :meth:`set_basis`); rays of an
+    infeasible or unbounded model come from :meth:`dual_ray` / :meth:`primal_ray`.
 
     Parameters
     ----------
-    h : a ``Highs`` holding the initial model (e.g. from :func:`new_highs` + :func:`pass_arrays`).
+    verbose : show HiGHS's log.
+    options : HiGHS options, pairs or a dict, set before anything is loaded.
 
     Examples
     --------
     >>> import numpy as np, scipy.sparse as sp
-    >>> m = Model(new_highs(method="simplex"))
-    >>> pass_arrays(m.h, np.array([1.0, 2.0]), sp.csr_array([[1.0, 1.0]]), [1.0], [1.0])
+    >>> m = Model.configured(method="simplex")
+    >>> m.load(np.array([1.0, 2.0]), sp.csr_array([[1.0, 1.0]]), [1.0], [1.0])  # x0 + x1 = 1
     >>> round(m.solve().objective, 9)
     1.0
-    >>> m.add_rows([1.0], [INF], sp.csr_array([[0.0, 1.0]]))   # x1 >= 1
+    >>> m.add_rows([1.0], [INF], sp.csr_array([[0.0, 1.0]]))   # x1 >= 1, re-solved warm
     >>> round(m.solve().objective, 9)
     2.0
     """
 
-    def __init__(self, h: Any) -> None:
-        self.h = h
+    def __init__(self, *, verbose: bool = False, options: Any = ()) -> None:
+        self._h = new_instance(verbose=verbose, options=options)
 
+    @classmethod
+    def configured(
+        cls,
+        *,
+        method: str = "choose",
+        threads: int | None = None,
+        time_limit: float | None = None,
+        presolve: bool = True,
+        tol: float | None = None,
+        verbose: bool = False,
+        options: Any = (),
+    ) -> Model:
+        """An empty model with :func:`configure`'s settings, ``tol`` as its primal and dual
+        feasibility tolerance, then ``options`` (which override both)."""
+        model = cls.__new__(cls)
+        model._h = new_highs(
+            method=method,
+            threads=threads,
+            time_limit=time_limit,
+            presolve=presolve,
+            tol=tol,
+            verbose=verbose,
+        )
+        set_options(model._h, options)
+        return model
+
+    # ------------------------------------------------------------------ the model
     @property
     def n_rows(self) -> int:
         """Number of rows in the model now."""
-        return int(self.h.getNumRow())
+        return int(self._h.getNumRow())
 
     @property
     def n_cols(self) -> int:
         """Number of columns in the model now."""
-        return int(self.h.getNumCol())
+        return int(self._h.getNumCol())
+
+    @property
+    def n_nonzeros(self) -> int:
+        """Number of matrix entries HiGHS holds (after it dropped tiny ones)."""
+        return int(self._h.getNumNz())
+
+    def load(
+        self,
+        cost: Any,
+        a: Any,
+        row_lower: Any,
+        row_upper: Any,
+        col_lower: Any = 0.0,
+        col_upper: Any = INF,
+    ) -> None:
+        """Load ``min cᵀx, row_lower ≤ A x ≤ row_upper, col bounds`` (``A`` sparse or dense,
+        (m, n)), replacing the model."""
+        pass_arrays(self._h, cost, a, row_lower, row_upper, col_lower, col_upper)
+
+    def load_qp(
+        self,
+        cost: Any,
+        a: Any,
+        row_lower: Any,
+        row_upper: Any,
+        col_lower: Any,
+        col_upper: Any,
+        hessian_diagonal: Any,
+    ) -> None:
+        """Load ``min ½ xᵀ H x + cᵀx`` over ``row_lower ≤ A x ≤ row_upper`` and the column
+        bounds, ``H`` diagonal with entries ``hessian_diagonal`` (n,), replacing the model."""
+        a = _matrix("A", a, "csc")
+        m, n = a.shape
+        lp = highs_lp(
+            cost=_floats("cost", cost, n),
+            col_lower=_floats("col_lower", col_lower, n),
+            col_upper=_floats("col_upper", col_upper, n),
+            row_lower=_floats("row_lower", row_lower, m),
+            row_upper=_floats("row_upper", row_upper, m),
+            start=a.indptr.astype(np.int32),
+            index=a.indices.astype(np.int32),
+            value=a.data.astype(np.float64),
+        )
+        hess = _hs.HighsHessian()
+        hess.dim_ = n
+        hess.format_ = _hs.HessianFormat.kTriangular
+        hess.start_ = np.arange(n + 1, dtype=np.int32)
+        hess.index_ = np.arange(n, dtype=np.int32)
+        hess.value_ = _floats("hessian_diagonal", hessian_diagonal, n)
+        model = _hs.HighsModel()
+        model.lp_ = lp
+        model.hessian_ = hess
+        if self._h.passModel(model) == _ERROR:
+            raise InvalidInput("HiGHS rejected the QP in passModel")
 
     def add_rows(self, lower: Any, upper: Any, a: Any, columns: np.ndarray | None = None) -> None:
         """Append rows ``lower ≤ a x ≤ upper``; ``a`` is CSR over the model's columns, or over
-        ``columns`` (model index of each of its columns) when given."""
-        a = sp.csr_array(a)
+        ``columns`` (model index of each of its columns) when given. HiGHS takes a batch
+        whole or not at all (one coefficient above ``large_matrix_value`` = 1e15 rejects
+        it): a rejected batch raises :class:`NumericalTrouble`, never loses rows silently."""
+        a = _matrix("a", a, "csr")
         idx = a.indices if columns is None else np.asarray(columns)[a.indices]
-        lo = np.broadcast_to(np.asarray(lower, dtype=np.float64), (a.shape[0],)).copy()
-        up = np.broadcast_to(np.asarray(upper, dtype=np.float64), (a.shape[0],)).copy()
         n0 = self.n_rows
-        self.h.addRows(
+        status = self._h.addRows(
             a.shape[0],
-            lo,
-            up,
+            _floats("lower", lower, a.shape[0]),
+            _floats("upper", upper, a.shape[0]),
             a.nnz,
             a.indptr[:-1].astype(np.int32),
             idx.astype(np.int32),
@@ -616,52 +782,172 @@ class Model:
         if self.n_rows != n0 + a.shape[0]:
             raise NumericalTrouble(
                 f"HiGHS rejected {a.shape[0]} rows (largest |coefficient| "
-                f"{np.abs(a.data).max(initial=0):.3g})"
+                f"{np.abs(a.data).max(initial=0):.3g})",
+                status=str(status),
             )
 
     def add_cols(self, cost: Any, lower: Any, upper: Any, a: Any) -> None:
         """Append columns with their entries in the existing rows, ``a`` CSC (n_rows × new)."""
-        a = sp.csc_array(a)
+        a = _matrix("a", a, "csc")
         n = a.shape[1]
-        self.h.addCols(
+        if a.shape[0] != self.n_rows:
+            raise InvalidInput(f"a must have the model's {self.n_rows} rows, got {a.shape[0]}")
+        status = self._h.addCols(
             n,
-            np.asarray(cost, dtype=np.float64),
-            np.broadcast_to(np.asarray(lower, dtype=np.float64), (n,)).copy(),
-            np.broadcast_to(np.asarray(upper, dtype=np.float64), (n,)).copy(),
+            _floats("cost", cost, n),
+            _floats("lower", lower, n),
+            _floats("upper", upper, n),
             a.nnz,
             a.indptr[:-1].astype(np.int32),
             a.indices.astype(np.int32),
             a.data.astype(np.float64),
         )
+        _checked(status, f"{n} columns")
+
+    def set_col_bounds(self, cols: Any, lower: Any, upper: Any) -> None:
+        """Change the bounds of columns ``cols`` (model indices) to ``lower``, ``upper``."""
+        cols = np.asarray(cols, dtype=np.int32)
+        n = cols.size
+        lo, up = _bounds("lower", lower, n), _bounds("upper", upper, n)
+        if self._h.changeColsBounds(n, cols, lo, up) == _ERROR:
+            _refused_bounds("columns", cols, self.n_cols, lo, up)
+
+    def set_row_bounds(self, rows: Any, lower: Any, upper: Any) -> None:
+        """Change the bounds of rows ``rows`` (model indices) to ``lower``, ``upper``; the
+        basis stays, so the next solve starts from it."""
+        rows = np.asarray(rows, dtype=np.int32)
+        n = rows.size
+        lo, up = _bounds("lower", lower, n), _bounds("upper", upper, n)
+        if self._h.changeRowsBounds(n, rows, lo, up) == _ERROR:
+            _refused_bounds("rows", rows, self.n_rows, lo, up)
+
+    # ------------------------------------------------------------------ settings
+    def configure(self, **settings: Any) -> None:
+        """:func:`configure` on this model (method, limits, threads, presolve, MIP gap,
+        silence)."""
+        configure(self._h, **settings)
 
     def set_option(self, name: str, value: Any) -> None:
         """Set one HiGHS option by name; InvalidInput when HiGHS rejects it."""
-        set_option(self.h, name, value)
+        set_option(self._h, name, value)
 
+    def set_options(self, options: Any) -> None:
+        """Set ``(name, value)`` pairs (or a dict); a rejected one raises InvalidInput."""
+        set_options(self._h, options)
+
+    def option(self, name: str) -> Any:
+        """The current value of a HiGHS option."""
+        return self._h.getOptionValue(name)[1]
+
+    def set_start(self, x: np.ndarray) -> None:
+        """Hand HiGHS a starting point (a MIP's incumbent), shape (n_cols,)."""
+        x = _floats("x", x, self.n_cols)
+        status = self._h.setSolution(x.size, np.arange(x.size, dtype=np.int32), x)
+        _checked(status, "the starting point")
+
+    # ------------------------------------------------------------------ solving
+    def run(self) -> Any:
+        """One run (:func:`run`: watched for signals), warm from the current basis if there
+        is one; returns the model status."""
+        run(self._h)
+        return self._h.getModelStatus()
+
+    def run_with_fallbacks(self, accept: Any = None) -> Any:
+        """:func:`run_with_fallbacks` on this model; returns the final model status."""
+        status, _ = run_with_fallbacks(self._h, accept=accept)
+        return status
+
+    @property
+    def status(self) -> Any:
+        """HiGHS's model status after the last run (:data:`ModelStatus`)."""
+        return self._h.getModelStatus()
+
+    @property
+    def status_text(self) -> str:
+        """The model status as HiGHS words it."""
+        return status_text(self._h.getModelStatus())
+
+    def solution(self, solve_time: float = math.nan) -> LPSolution:
+        """What HiGHS holds now (read after a run, whatever its status)."""
+        return LPSolution(self._h, solve_time)
+
+    def solve(self, *, what: str = "LP", feasible: bool = False) -> LPSolution:
+        """Run with the fallbacks and return the optimal solution, or raise the
+        :mod:`privopt.errors` exception of the final status (:func:`solve_checked`; ``what``
+        names the model in messages). ``feasible=True``: the model is known to be feasible
+        and bounded, so "infeasible" or "unbounded" is a numerical failure, retried with the
+        fallbacks rather than raised."""
+        feasible = check_bool("feasible", feasible)
+        return solve_checked(self._h, what=what, accept=DECIDED_IF_FEASIBLE if feasible else None)
+
+    def dual_ray(self) -> np.ndarray | None:
+        """HiGHS's dual ray of an infeasible model just solved (unverified: see
+        :func:`privopt.lp.solve.orient_farkas`), or None when it has none."""
+        try:
+            _, has_ray, ray = self._h.getDualRay()
+        except Exception:  # noqa: BLE001 - older highspy returned a different tuple
+            return None
+        return np.asarray(ray, dtype=np.float64) if has_ray else None
+
+    def primal_ray(self) -> np.ndarray | None:
+        """HiGHS's primal ray of an unbounded model just solved, or None."""
+        try:
+            _, has_ray, ray = self._h.getPrimalRay()
+        except Exception:  # noqa: BLE001 - a missing ray only loses diagnostics
+            return None
+        return np.asarray(ray, dtype=np.float64) if has_ray else None
+
+    @contextlib.contextmanager
+    def mip_progress(self, callback: Callable[[int, float, float], None]) -> Iterator[None]:
+        """While open, branch and bound calls ``callback(nodes, dual_bound, primal_bound)``
+        at its interrupt checks."""
+
+        def relay(event: Any) -> None:
+            out = event.data_out
+            callback(int(out.mip_node_count), out.mip_dual_bound, out.mip_primal_bound)
+
+        self._h.cbMipInterrupt.subscribe(relay)
+        try:
+            yield
+        finally:
+            self._h.cbMipInterrupt.unsubscribe(relay)
+
+    # ------------------------------------------------------------------ basis
     def basis(self) -> Any:
         """The current basis (to hand to :meth:`set_basis`, here or on a larger model)."""
-        return self.h.getBasis()
+        return self._h.getBasis()
 
-    def set_basis(self, basis: Any) -> bool:
-        """Start the next solve from ``basis``, taken on this model or on one with fewer rows
-        and columns: new rows enter basic, new columns nonbasic at their lower bound (still a
-        basis). Returns False (and changes nothing) when ``basis`` is larger than the model."""
+    def set_basis(self, basis: Any, *, columns: np.ndarray | None = None) -> bool:
+        """Start the next solve from ``basis``, taken on this model or on an earlier, smaller
+        form of it: its rows are this model's first rows, new rows enter basic; its columns
+        are the first ones or, with ``columns``, the model columns at those positions (one
+        per column of ``basis``), and every other column is nonbasic at its lower bound
+        (still a basis). Returns False (and changes nothing) when ``basis`` does not fit."""
+        if not (hasattr(basis, "row_status") and hasattr(basis, "col_status")):
+            raise InvalidInput(
+                f"basis must be a basis from Model.basis(), got {type(basis).__name__}"
+            )
         n_rows, n_cols = len(basis.row_status), len(basis.col_status)
-        if n_rows > self.n_rows or n_cols > self.n_cols:
+        if n_rows > self.n_rows:
             return False
+        lower = _hs.HighsBasisStatus.kLower
+        if columns is None:
+            if n_cols > self.n_cols:
+                return False
+            col_status = list(basis.col_status) + [lower] * (self.n_cols - n_cols)
+        else:
+            if n_cols != np.size(columns):
+                return False
+            col_status = [lower] * self.n_cols
+            for j, st in zip(np.asarray(columns), basis.col_status, strict=True):
+                col_status[j] = st
+        basis.col_status = col_status
         basis.row_status = list(basis.row_status) + [_hs.HighsBasisStatus.kBasic] * (
             self.n_rows - n_rows
         )
-        basis.col_status = list(basis.col_status) + [_hs.HighsBasisStatus.kLower] * (
-            self.n_cols - n_cols
-        )
-        self.h.setBasis(basis)
+        self._h.setBasis(basis)
         return True
 
     def cold(self) -> None:
         """Drop the basis and factorisation: the next solve starts from scratch."""
-        self.h.clearSolver()
-
-    def solve(self, *, what: str = "LP", accept: Any = None) -> LPSolution:
-        """:func:`solve_checked` on this model."""
-        return solve_checked(self.h, what=what, accept=accept)
+        self._h.clearSolver()

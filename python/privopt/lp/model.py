@@ -7,8 +7,9 @@ canonical CSR form (rows are what a block adds). :func:`merge_row_blocks` turns 
 one CSC matrix by a stable two-pass counting sort (Numba kernels, no Python loop per row or
 column); the NumPy/SciPy version :func:`merge_row_blocks_reference` is kept as the test oracle
 and used for small models (no compile cost). The merged arrays go to HiGHS through the array
-overload of ``Highs.passModel`` (numpy buffers read as pointers; filling a ``HighsLp`` converts
-every entry through a Python sequence and was ~10x slower on 10^6 nonzeros).
+overload of HiGHS's ``passModel`` (:func:`privopt.lp.highs.pass_model`: numpy buffers read as
+pointers; filling a ``HighsLp`` converts every entry through a Python sequence and was ~10x
+slower on 10^6 nonzeros).
 
 Row constraints read ``lower <= A x <= upper``; column bounds ``lower <= x <= upper``.
 """
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import check_bool, check_int, check_real, numeric_array, real_array
+from privopt._validation import check_int, check_real, numeric_array, real_array
 from privopt.errors import InvalidInput
 from privopt.lp import highs
 
@@ -734,79 +735,71 @@ class LinearProgram:
         """The constraint matrix A, shape (n_rows, n_vars), as a scipy CSC array."""
         return self.to_csc().to_scipy()
 
-    def pass_to(self, h: Any) -> None:
-        """Pass the model into an existing ``highs.Highs`` (replacing its model).
+    def pass_to(self, target: Any) -> None:
+        """Load the model into ``target``, a :class:`~privopt.lp.highs.Model` or a
+        ``highspy.Highs``, replacing its model.
 
         Without cached CSC arrays the rows are passed row-wise (a concatenation of the blocks)
         and HiGHS transposes them in C++; with a cache (after :meth:`to_csc`/:meth:`matrix`)
         the column-wise arrays are passed as they are.
         """
-        arrays: CscArrays | CsrArrays
-        if self._csc_cache is not None:
-            arrays, fmt = self._csc_cache, highs.MatrixFormat.kColwise
-        else:
-            arrays, fmt = self.to_csr(), highs.MatrixFormat.kRowwise
-        sense = highs.ObjSense.kMaximize if self.sense == "max" else highs.ObjSense.kMinimize
-        status = h.passModel(
-            self.n_vars,
-            self.n_rows,
-            arrays.nnz,
-            int(fmt),
-            int(sense),
-            self.offset,
-            self._cost,
-            self._lower,
-            self._upper,
-            self.row_lower,
-            self.row_upper,
-            arrays.start,
-            arrays.index,
-            arrays.value,
+        csc = self._csc_cache
+        arrays: CscArrays | CsrArrays = self.to_csr() if csc is None else csc
+        highs.pass_model(
+            target,
+            n_cols=self.n_vars,
+            n_rows=self.n_rows,
+            nnz=arrays.nnz,
+            rowwise=csc is None,
+            start=arrays.start,
+            index=arrays.index,
+            value=arrays.value,
+            cost=self._cost,
+            col_lower=self._lower,
+            col_upper=self._upper,
+            row_lower=self.row_lower,
+            row_upper=self.row_upper,
             # HiGHS reads n_vars integrality entries even for an LP: always pass a full array
             # (all zeros = kContinuous keeps it an LP).
-            self._integrality.astype(np.int32),
+            integrality=self._integrality.astype(np.int32),
+            offset=self.offset,
+            maximize=self.sense == "max",
         )
-        if status == highs.HighsStatus.kError:
-            raise InvalidInput("HiGHS rejected the model in passModel (see its log with verbose)")
 
-    def to_highs_lp(self) -> Any:
-        """The model as a ``highs.HighsLp`` (filled field by field: convenient for HiGHS's
-        own tools, but ~10x slower than :meth:`pass_to` on large models)."""
-        csc = self.to_csc()
-        lp = highs.HighsLp()
-        lp.num_col_ = self.n_vars
-        lp.num_row_ = self.n_rows
-        lp.col_cost_ = self._cost
-        lp.col_lower_ = self._lower
-        lp.col_upper_ = self._upper
-        lp.row_lower_ = self.row_lower
-        lp.row_upper_ = self.row_upper
-        lp.offset_ = self.offset
-        sense = highs.ObjSense
-        lp.sense_ = sense.kMaximize if self.sense == "max" else sense.kMinimize
-        lp.a_matrix_.format_ = highs.MatrixFormat.kColwise
-        lp.a_matrix_.num_col_ = self.n_vars
-        lp.a_matrix_.num_row_ = self.n_rows
-        lp.a_matrix_.start_ = csc.start
-        lp.a_matrix_.index_ = csc.index
-        lp.a_matrix_.value_ = csc.value
-        if self.is_mip:
-            lp.integrality_ = [
-                highs.VarType.kInteger if v else highs.VarType.kContinuous
-                for v in self._integrality
-            ]
-        return lp
-
-    def to_highs(self, *, verbose: bool = False, options: Any = ()) -> Any:
-        """A fresh ``highs.Highs`` holding this model, output silenced unless ``verbose``.
+    def to_model(self, *, verbose: bool = False, options: Any = ()) -> highs.Model:
+        """A fresh :class:`~privopt.lp.highs.Model` holding this model, with HiGHS's default
+        settings, output silenced unless ``verbose``.
 
         ``options`` (pairs or a dict) are set before the model is passed: some act only then
         (``small_matrix_value``: HiGHS drops smaller entries as it takes the matrix)."""
-        h = highs.Highs()
-        h.setOptionValue("output_flag", check_bool("verbose", verbose))
-        highs.set_options(h, options)
+        model = highs.Model(verbose=verbose, options=options)
+        self.pass_to(model)
+        return model
+
+    def to_highs(self, *, verbose: bool = False, options: Any = ()) -> Any:
+        """A fresh ``highspy.Highs`` holding this model, for highspy's own API (privopt's
+        solvers use :meth:`to_model`); ``verbose`` and ``options`` as there."""
+        h = highs.new_instance(verbose=verbose, options=options)
         self.pass_to(h)
         return h
+
+    def to_highs_lp(self) -> Any:
+        """The model as a ``highspy.HighsLp`` (filled field by field: convenient for HiGHS's
+        own tools, but ~10x slower than :meth:`pass_to` on large models)."""
+        csc = self.to_csc()
+        return highs.highs_lp(
+            cost=self._cost,
+            col_lower=self._lower,
+            col_upper=self._upper,
+            row_lower=self.row_lower,
+            row_upper=self.row_upper,
+            start=csc.start,
+            index=csc.index,
+            value=csc.value,
+            offset=self.offset,
+            maximize=self.sense == "max",
+            integrality=self._integrality if self.is_mip else None,
+        )
 
     def with_objective(self, objective: Any) -> LinearProgram:
         """A copy with another cost vector (shape (n_vars,))."""

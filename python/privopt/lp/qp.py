@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from privopt._validation import check_positive, check_real, real_array
 from privopt.errors import InfeasibleModel, InvalidInput, NumericalTrouble, SolverLimit
 from privopt.lp import highs
 
@@ -52,46 +53,28 @@ def solve_projection_qp(
     >>> np.round(x, 6).tolist()   # nearest point of x0 + x1 = 1, x >= 0 to (2, 0)
     [1.0, 0.0]
     """
-    target = np.asarray(target, dtype=np.float64).ravel()
+    target = real_array("target", target).ravel()
     n = target.size
-    A = sp.csc_array(A, dtype=np.float64)
+    A = sp.csc_array(A if sp.issparse(A) else real_array("A", A), dtype=np.float64)
     if A.shape[1] != n:
         raise InvalidInput(f"A must have {n} columns (one per target entry), got {A.shape}")
     if not np.isfinite(target).all():
         raise InvalidInput("target must be finite")
-    lp = highs.HighsLp()
-    lp.num_col_ = n
-    lp.num_row_ = A.shape[0]
-    lp.col_cost_ = -2.0 * target
-    lp.col_lower_ = np.full(n, float(col_lower))
-    lp.col_upper_ = np.full(n, highs.INF)
-    lp.row_lower_ = np.asarray(row_lower, dtype=np.float64)
-    lp.row_upper_ = np.asarray(row_upper, dtype=np.float64)
-    lp.a_matrix_.format_ = highs.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = A.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = A.indices.astype(np.int32)
-    lp.a_matrix_.value_ = A.data
-    hess = highs.HighsHessian()
-    hess.dim_ = n
-    hess.format_ = highs.HessianFormat.kTriangular
-    hess.start_ = np.arange(n + 1, dtype=np.int32)
-    hess.index_ = np.arange(n, dtype=np.int32)
-    hess.value_ = np.full(n, 2.0)
-    model = highs.HighsModel()
-    model.lp_ = lp
-    model.hessian_ = hess
-    h = highs.new_highs(method="choose", time_limit=time_limit)
-    h.passModel(model)
-    highs.run(h)
-    return _solution_or_raise(h, time_limit)
-
-
-def _solution_or_raise(h: Any, time_limit: float | None) -> np.ndarray:
-    status = h.getModelStatus()
-    text = h.modelStatusToString(status)
+    m = A.shape[0]
+    for name, bound in (("row_lower", row_lower), ("row_upper", row_upper)):
+        if real_array(name, bound).shape not in ((m,), ()):
+            raise InvalidInput(f"{name} must have shape ({m},) (one per row of A)")
+    col_lower = check_real("col_lower", col_lower, allow_inf=True)
+    if time_limit is not None:
+        time_limit = check_positive("time_limit", time_limit, allow_inf=True)
+    model = highs.Model.configured(method="choose", time_limit=time_limit)
+    # objective xᵀx − 2 tᵀx: ½ xᵀ(2I)x plus the linear term
+    model.load_qp(-2.0 * target, A, row_lower, row_upper, col_lower, highs.INF, np.full(n, 2.0))
+    status = model.run()
     S = highs.ModelStatus
     if status == S.kOptimal:
-        return np.asarray(h.getSolution().col_value)
+        return model.solution().x
+    text = model.status_text
     if status == S.kInfeasible:
         raise InfeasibleModel("the projection QP has no feasible point", status=text)
     if status == S.kTimeLimit:

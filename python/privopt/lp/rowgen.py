@@ -20,13 +20,14 @@ Shared columns ``y`` are always in the model and never priced; a block's rows ma
 (CLR-Geo: each user's block and the shared exponential weights y). One block without shared
 columns is a plain LP with lazy rows. *Simplex groups* are rows that make some of a block's
 columns a distribution (a perturbation matrix's unit-measure rows): the engine holds them from
-the start and keeps them as constraints in the bound (:class:`privopt.lp.highs.SimplexGroups`),
+the start and keeps them as constraints in the bound (:class:`privopt.lp.bounds.SimplexGroups`),
 which is tighter than their multipliers and needs no column upper bound.
 
 :func:`solve_rowgen` runs the loop once. :class:`RowGenSolver` is the same loop as a session
-that a client drives further: add rows or columns it found itself (metric DP's unscaled polish),
-run again warm, read the model's columns and basis, or start a related model (the same rows
-with new coefficients, as along an ε path) from a previous :class:`RowGenBasis`.
+that a client drives further: add rows or columns it found itself (e.g. those an unscaled
+re-solve of its own violates), run again warm, read the model's columns and basis, or start a
+related model (the same rows with new coefficients, as along a parameter path) from a previous
+:class:`RowGenBasis`.
 
 Examples
 --------
@@ -56,9 +57,19 @@ import numpy as np
 import scipy.sparse as sp
 
 from privopt._progress import progress_bar
+from privopt._validation import (
+    check_bool,
+    check_instance,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    real_array,
+)
 from privopt.certify import certify
 from privopt.errors import InvalidInput, SolverLimit
 from privopt.lp import highs
+from privopt.lp._arrays import float_array
+from privopt.lp.bounds import SimplexGroups, trusted_safe_dual_bound
 
 __all__ = ["RowGenBasis", "RowGenProblem", "RowGenResult", "RowGenSolver", "solve_rowgen"]
 
@@ -80,7 +91,7 @@ class _Block:
     price: PricingOracle | None
     initial_columns: np.ndarray
     name: str
-    groups: highs.SimplexGroups | None  # the block's simplex groups, over its own columns
+    groups: SimplexGroups | None  # the block's simplex groups, over its own columns
 
 
 class RowGenProblem:
@@ -103,7 +114,9 @@ class RowGenProblem:
         shared_upper: Any = math.inf,
     ) -> None:
         self.n_shared = _count("n_shared", n_shared)
-        self.shared = _columns(self.n_shared, shared_cost, shared_lower, shared_upper)
+        self.shared = _columns(
+            self.n_shared, shared_cost, shared_lower, shared_upper, prefix="shared_"
+        )
         self.blocks: list[_Block] = []
         self._rows: list[tuple[int, sp.csr_array, np.ndarray, np.ndarray]] = []
         self.n_cols = self.n_shared
@@ -137,7 +150,7 @@ class RowGenProblem:
             the columns that the rows mention join with them, and every simplex group gets
             its cheapest column when none of its columns is given.
         simplex_groups : (n_b,) int, optional: the simplex group of each column (−1 for
-            none), or a :class:`privopt.lp.highs.SimplexGroups` over the block's columns
+            none), or a :class:`privopt.lp.bounds.SimplexGroups` over the block's columns
             (``SimplexGroups.blocks(n, K)`` for the rows of an (n, K) matrix, without
             per-column arrays); the rows ``Σ_{j ∈ g} x_j = simplex_rhs[g]`` are part of the
             block, held from the start and kept as constraints in the certified bound. The
@@ -148,6 +161,11 @@ class RowGenProblem:
         """
         cost, lo, up = _columns(np.size(cost), cost, lower, upper)
         n = cost.size
+        for what, oracle in (("separate", separate), ("price", price)):
+            if oracle is not None and not callable(oracle):
+                raise InvalidInput(
+                    f"{what} must be a callable or None, got {type(oracle).__name__}"
+                )
         init = np.arange(n) if initial_columns is None else np.asarray(initial_columns, np.int64)
         if init.size and (init.min() < 0 or init.max() >= n):
             raise InvalidInput(f"initial_columns must lie in [0, {n})")
@@ -173,7 +191,7 @@ class RowGenProblem:
         """Block ``k``'s rows over [x_b | y] in the global column order [y | x_0 | x_1 ...]."""
         b = self.blocks[k]
         n_b = b.cost.size
-        a = sp.csr_array(a, dtype=np.float64)
+        a = _row_matrix(a)
         if a.shape[1] != n_b + self.n_shared:
             raise InvalidInput(
                 f"{b.name}: rows must have {n_b + self.n_shared} columns, got {a.shape[1]}"
@@ -182,10 +200,12 @@ class RowGenProblem:
         return sp.csr_array((a.data, col, a.indptr), shape=(a.shape[0], self.n_cols))
 
     def _add_rows(self, k: int, a: Any, lower: Any, upper: Any) -> None:
-        g = sp.csr_array(a, dtype=np.float64)  # made global once every block is known
+        g = _row_matrix(a)  # made global once every block is known
         self.global_rows(k, g)  # validates the width
         m = g.shape[0]
-        self._rows.append((k, g, _row_bounds(lower, m), _row_bounds(upper, m)))
+        self._rows.append(
+            (k, g, _row_bounds("row_lower", lower, m), _row_bounds("row_upper", upper, m))
+        )
 
     def cost(self) -> np.ndarray:
         """Costs of all columns: the shared ones first, then each block's."""
@@ -197,7 +217,7 @@ class RowGenProblem:
         up = _joined([self.shared[2]] + [b.upper for b in self.blocks])
         return lo, up
 
-    def simplices(self) -> highs.SimplexGroups | None:
+    def simplices(self) -> SimplexGroups | None:
         """Every block's simplex groups over the global columns (None when there are none)."""
         with_groups = [b for b in self.blocks if b.groups is not None]
         if not with_groups:
@@ -215,7 +235,7 @@ class RowGenProblem:
             group[cols] = np.where(local >= 0, local + n_groups, -1)
             rhs.append(b.groups.rhs)
             n_groups += b.groups.rhs.size
-        return highs.SimplexGroups(group, np.concatenate(rhs))
+        return SimplexGroups(group, np.concatenate(rhs))
 
 
 def _joined(parts: list[np.ndarray]) -> np.ndarray:
@@ -232,12 +252,19 @@ def _count(name: str, n: Any) -> int:
     return int(n)
 
 
-def _columns(n: int, cost: Any, lower: Any, upper: Any) -> tuple[np.ndarray, ...]:
+def _columns(
+    n: int, cost: Any, lower: Any, upper: Any, *, prefix: str = ""
+) -> tuple[np.ndarray, ...]:
     """(cost, lower, upper) of n columns; a scalar bound stays a read-only broadcast view
-    (no memory per column: metric DP has N·K columns, 4 M at N = K = 2,000)."""
+    (no memory per column: a block can have millions of columns)."""
     out = []
     for what, v in (("cost", cost), ("lower", lower), ("upper", upper)):
-        arr = np.broadcast_to(np.asarray(v, dtype=np.float64), (n,))
+        raw = real_array(prefix + what, v)
+        if raw.shape not in ((), (1,), (n,)):
+            raise InvalidInput(
+                f"{prefix}{what} must be a number or have shape ({n},), got shape {raw.shape}"
+            )
+        arr = np.broadcast_to(raw, (n,))
         if what == "cost" or arr.strides != (0,):
             arr = arr.copy()
         if np.isnan(arr).any() or (what == "cost" and not np.isfinite(arr).all()):
@@ -248,14 +275,35 @@ def _columns(n: int, cost: Any, lower: Any, upper: Any) -> tuple[np.ndarray, ...
     return tuple(out)
 
 
-def _row_bounds(v: Any, m: int) -> np.ndarray:
-    return np.broadcast_to(np.asarray(v, np.float64), (m,)).copy()
+def _row_bounds(name: str, v: Any, m: int) -> np.ndarray:
+    """Row bounds: a number or ``m`` numbers, ±inf allowed, NaN refused."""
+    raw = float_array(name, v)
+    if raw.shape not in ((), (1,), (m,)):
+        raise InvalidInput(f"{name} must be a number or have shape ({m},), got shape {raw.shape}")
+    if np.isnan(raw).any():
+        raise InvalidInput(f"{name} must not be NaN")
+    return np.broadcast_to(raw, (m,)).copy()
 
 
-def _simplex_groups(n: int, lower: np.ndarray, groups: Any, rhs: Any) -> highs.SimplexGroups | None:
+def _no_block() -> int:
+    raise InvalidInput("the problem has no blocks")
+
+
+def _row_matrix(a: Any) -> sp.csr_array:
+    """Rows given as a scipy sparse matrix or dense numbers, as a float64 CSR array."""
+    if not sp.issparse(a):
+        a = real_array("rows", a)
+        if a.ndim != 2:
+            raise InvalidInput(f"rows must be a 2-D matrix, got {a.ndim} dimension(s)")
+    elif a.dtype.kind not in "iuf":
+        raise InvalidInput(f"rows must hold real numbers, got dtype {a.dtype}")
+    return sp.csr_array(a, dtype=np.float64)
+
+
+def _simplex_groups(n: int, lower: np.ndarray, groups: Any, rhs: Any) -> SimplexGroups | None:
     if groups is None:
         return None
-    if isinstance(groups, highs.SimplexGroups):
+    if isinstance(groups, SimplexGroups):
         out = groups
         if out.n_cols != n:
             raise InvalidInput(f"simplex_groups must cover the block's {n} columns")
@@ -264,7 +312,7 @@ def _simplex_groups(n: int, lower: np.ndarray, groups: Any, rhs: Any) -> highs.S
         if g.shape != (n,) or not np.issubdtype(g.dtype, np.integer):
             raise InvalidInput(f"simplex_groups must be {n} integers (one per column)")
         n_groups = int(g.max(initial=-1)) + 1
-        out = highs.SimplexGroups(g, np.broadcast_to(np.asarray(rhs, np.float64), (n_groups,)))
+        out = SimplexGroups(g, np.broadcast_to(np.asarray(rhs, np.float64), (n_groups,)))
     if not out.members_have_lower_zero(lower):
         raise InvalidInput("columns in a simplex group must have lower bound 0")
     return out
@@ -368,6 +416,8 @@ class RowGenSolver:
     ) -> None:
         if not isinstance(problem, RowGenProblem):
             raise InvalidInput(f"problem must be a RowGenProblem, got {type(problem).__name__}")
+        if basis is not None:
+            check_instance("basis", basis, RowGenBasis)
         self.problem = problem
         self.c = problem.cost()
         self.lo, self.up = problem.bounds()
@@ -377,11 +427,11 @@ class RowGenSolver:
         self.rows = _RowStore(problem.n_cols)
         self.rounds: list[dict[str, Any]] = []
         self.n_simplex_rows = 0  # the simplex groups' rows, first in the model
-        ms = highs.ModelStatus
-        self._accept = (ms.kOptimal, ms.kTimeLimit, ms.kIterationLimit) if feasible else None
-        self.model = highs.Model(highs.new_highs(method=method, threads=threads))
-        highs.set_options(self.model.h, highs_options or {})
-        highs.pass_arrays(self.model.h, np.zeros(0), sp.csc_array((0, 0)), np.zeros(0), np.zeros(0))
+        self.feasible = check_bool("feasible", feasible)
+        self.model = highs.Model.configured(
+            method=method, threads=threads, options=highs_options or {}
+        )
+        self.model.load(np.zeros(0), sp.csc_array((0, 0)), np.zeros(0), np.zeros(0))
         self._start(basis)
 
     # ------------------------------------------------------------------ the model
@@ -464,18 +514,9 @@ class RowGenSolver:
         self.model.add_rows(lo, up, local)
 
     def _set_basis(self, basis: RowGenBasis) -> None:
-        hb = basis.highs_basis
-        n_rows = len(hb.row_status)
-        if n_rows > self.model.n_rows or len(hb.col_status) != np.size(basis.columns):
-            return  # not a basis of an earlier form of this model: start from scratch
-        col_status = [highs.BasisStatus.kLower] * self.cols.size
-        for j, st in zip(self.pos[np.asarray(basis.columns)], hb.col_status, strict=True):
-            col_status[j] = st
-        hb.col_status = col_status
-        hb.row_status = list(hb.row_status) + [highs.BasisStatus.kBasic] * (
-            self.model.n_rows - n_rows
-        )
-        self.model.h.setBasis(hb)
+        # A basis that does not fit (not of an earlier form of this model) is left out: the
+        # first solve then starts from scratch.
+        self.model.set_basis(basis.highs_basis, columns=self.pos[np.asarray(basis.columns)])
 
     # ------------------------------------------------------------------ client access
     @property
@@ -490,16 +531,21 @@ class RowGenSolver:
     def add_rows(self, block: int, a: Any, lower: Any, upper: Any) -> None:
         """Add rows ``lower ≤ a [x_b; y] ≤ upper`` of block ``block`` to the model (rows the
         client found itself); the columns they mention join the model."""
-        g = self.problem.global_rows(block, a)
-        self._add_rows(g, _row_bounds(lower, g.shape[0]), _row_bounds(upper, g.shape[0]))
+        g = self.problem.global_rows(self._block_index(block), a)
+        m = g.shape[0]
+        self._add_rows(g, _row_bounds("lower", lower, m), _row_bounds("upper", upper, m))
 
     def add_columns(self, block: int, local: Any) -> None:
         """Add block ``block``'s columns ``local`` (local indices) to the model."""
-        b = self.problem.blocks[block]
-        local = np.asarray(local, dtype=np.int64)
+        b = self.problem.blocks[self._block_index(block)]
+        local = real_array("local", local, np.int64)
         if local.size and (local.min() < 0 or local.max() >= b.cost.size):
             raise InvalidInput(f"{b.name}: column indices must lie in [0, {b.cost.size})")
         self._add_columns(b.offset + local)
+
+    def _block_index(self, block: Any) -> int:
+        n = len(self.problem.blocks)
+        return check_int("block", block, minimum=0, maximum=n - 1) if n else _no_block()
 
     def point(self, x_model: np.ndarray) -> np.ndarray:
         """A model solution as the full column vector (absent columns 0)."""
@@ -533,6 +579,11 @@ class RowGenSolver:
             ``max_rounds`` or ``time_limit`` (seconds of this call) reached; ``best`` holds
             the last solved round's result, its bound certified.
         """
+        warn = check_bool("warn", warn)
+        rel_gap = check_nonnegative("rel_gap", rel_gap)
+        max_rounds = check_int("max_rounds", max_rounds, minimum=1)
+        if time_limit is not None:
+            time_limit = check_positive("time_limit", time_limit, allow_inf=True)
         start = time.perf_counter()
         sol: highs.LPSolution | None = None
         with progress_bar(progress, desc=desc, unit="round") as bar:
@@ -540,7 +591,7 @@ class RowGenSolver:
                 try:
                     self._time_left(start, time_limit)
                     t0 = time.perf_counter()
-                    sol = self.model.solve(what=desc, accept=self._accept)
+                    sol = self.model.solve(what=desc, feasible=self.feasible)
                 except SolverLimit as exc:
                     raise self._limit(str(exc), sol, rel_gap) from None
                 added, priced = self._extend(sol)
@@ -567,7 +618,6 @@ class RowGenSolver:
         """Rows the oracles find at the solution, and columns the pricing finds for its
         duals (both from the same solve); returns their numbers."""
         solved_cols = self.cols[: sol.x.size]  # the model's columns at that solve
-        assert sol.col_duals is not None  # solve_checked reads them with every solution
         added = self._separate(self.point(sol.x))
         priced = self._price(sol.row_duals, sol.col_duals, solved_cols)
         return added, priced
@@ -582,7 +632,7 @@ class RowGenSolver:
             g = prob.global_rows(k, a)
             m = g.shape[0]
             if m:
-                self._add_rows(g, _row_bounds(lo, m), _row_bounds(up, m))
+                self._add_rows(g, _row_bounds("lower", lo, m), _row_bounds("upper", up, m))
                 added += m
         return added
 
@@ -642,13 +692,20 @@ class RowGenSolver:
         order; rows beyond them take multiplier 0): the simplex groups are kept as
         constraints, and the bound with every multiplier 0 is taken where it is larger (it
         wins where the duals certify nothing)."""
+        row_duals = float_array("row_duals", row_duals)
+        if row_duals.ndim != 1 or not self.n_simplex_rows <= row_duals.size <= self.model.n_rows:
+            raise InvalidInput(
+                f"row_duals must be a vector of {self.n_simplex_rows} to {self.model.n_rows} "
+                f"multipliers (the model's rows at a solve), got shape {row_duals.shape}"
+            )
         m = row_duals.size - self.n_simplex_rows  # rows added after the solve take 0
         a, lo, up = self.rows.arrays(m)
         duals = row_duals[self.n_simplex_rows :]
         args = (self.c, a, lo, up, self.lo, self.up)
-        bound = highs.safe_dual_bound(*args, duals, simplices=self.simplices)
+        bound = trusted_safe_dual_bound(*args, duals, simplices=self.simplices)
         if self.simplices is not None:
-            bound = max(bound, highs.safe_dual_bound(*args, 0.0 * duals, simplices=self.simplices))
+            zero = trusted_safe_dual_bound(*args, 0.0 * duals, simplices=self.simplices)
+            bound = max(bound, zero)
         return bound
 
     def _finish(self, sol: highs.LPSolution, rel_gap: float, *, warn: bool) -> RowGenResult:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import numeric_array, real_array
+from privopt._validation import check_bool, numeric_array, real_array
 from privopt.errors import (
     InfeasibleModel,
     InvalidInput,
@@ -37,29 +37,9 @@ from privopt.errors import (
     UnboundedModel,
 )
 from privopt.lp import highs
-from privopt.lp.highs import (
-    FALLBACK_OPTIONS,
-    METHODS,
-    configure,
-    run_with_fallbacks,
-    safe_dual_bound,
-    set_option,
-    set_threads,
-)
 from privopt.lp.model import LinearProgram
 
-__all__ = [
-    "LPResult",
-    "solve",
-    "farkas_margin",
-    "phase1_farkas_ray",
-    "METHODS",
-    "safe_dual_bound",
-    "run_with_fallbacks",
-    "configure",
-    "set_threads",
-    "FALLBACK_OPTIONS",
-]
+__all__ = ["LPResult", "solve", "farkas_margin"]
 
 
 @dataclass
@@ -92,8 +72,6 @@ class LPResult:
     mip_dual_bound: float = math.nan
     info: dict[str, Any] = field(default_factory=dict, repr=False)
 
-
-# --------------------------------------------------------------------------- options
 
 # --------------------------------------------------------------------------- certificates
 
@@ -178,27 +156,30 @@ def phase1_farkas_ray(A: Any, row_lower, row_upper, col_lower, col_upper) -> np.
     lp.add_variables(2 * m, objective=1.0)
     eye = sp.identity(m, format="csc")
     lp.add_rows(sp.hstack([A, eye, -eye], format="csc"), lower=row_lower, upper=row_upper)
-    h = lp.to_highs()
-    configure(h, method="simplex", presolve=False)
-    highs.run(h)
-    if h.getModelStatus() != highs.ModelStatus.kOptimal:
+    model = lp.to_model()
+    model.configure(method="simplex", presolve=False)
+    if model.run() != highs.ModelStatus.kOptimal:
         return None
-    y = np.asarray(h.getSolution().row_dual, dtype=np.float64)
+    y = model.solution().row_duals
     return orient_farkas(A, row_lower, row_upper, col_lower, col_upper, y)
 
 
 def dual_ray_of(
-    h: Any, A: Any, row_lower, row_upper, col_lower, col_upper, *, phase1: bool = True
+    model: highs.Model,
+    A: Any,
+    row_lower,
+    row_upper,
+    col_lower,
+    col_upper,
+    *,
+    phase1: bool = True,
 ) -> np.ndarray | None:
-    """The verified Farkas ray of an infeasible model just solved in ``h`` (``getDualRay``), or
-    from the phase-1 LP when HiGHS has no ray or it fails verification (``phase1=False``: no
+    """The verified Farkas ray of an infeasible model just solved (HiGHS's dual ray), or from
+    the phase-1 LP when HiGHS has no ray or it fails verification (``phase1=False``: no
     fallback, for callers that keep their own elastic model)."""
-    try:
-        _, has_ray, ray = h.getDualRay()
-    except Exception:  # noqa: BLE001 - older highspy returned a different tuple
-        has_ray, ray = False, None
-    if has_ray:
-        oriented = orient_farkas(A, row_lower, row_upper, col_lower, col_upper, np.asarray(ray))
+    ray = model.dual_ray()
+    if ray is not None:
+        oriented = orient_farkas(A, row_lower, row_upper, col_lower, col_upper, ray)
         if oriented is not None:
             return oriented
     return phase1_farkas_ray(A, row_lower, row_upper, col_lower, col_upper) if phase1 else None
@@ -207,73 +188,55 @@ def dual_ray_of(
 # --------------------------------------------------------------------------- results
 
 
-def _status_text(h: Any) -> str:
-    return h.modelStatusToString(h.getModelStatus())
-
-
-def _extract(h: Any, lp: LinearProgram, elapsed: float) -> LPResult:
-    sol = h.getSolution()
-    info = h.getInfo()
-    x = np.asarray(sol.col_value, dtype=np.float64)
+def _extract(sol: highs.LPSolution, lp: LinearProgram, elapsed: float) -> LPResult:
+    x = sol.x
     if x.size != lp.n_vars:
         x = np.full(lp.n_vars, np.nan)
-    act = np.asarray(sol.row_value, dtype=np.float64)
+    act = sol.row_activity
     if act.size != lp.n_rows:
         act = np.full(lp.n_rows, np.nan)
     if sol.dual_valid and not lp.is_mip:
-        yd = np.asarray(sol.row_dual, dtype=np.float64)
-        dd = np.asarray(sol.col_dual, dtype=np.float64)
+        yd, dd = sol.row_duals, sol.col_duals
     else:
         yd = np.full(lp.n_rows, np.nan)
         dd = np.full(lp.n_vars, np.nan)
-    iters = sum(
-        max(0, int(v))
-        for v in (info.simplex_iteration_count, info.ipm_iteration_count, info.pdlp_iteration_count)
-    )
-    objective = float(info.objective_function_value)
-    mip_gap = float(info.mip_gap) if lp.is_mip else math.nan
-    mip_bound = float(info.mip_dual_bound) if lp.is_mip else math.nan
     return LPResult(
         x=x,
-        objective=objective,
+        objective=sol.objective,
         row_duals=yd,
         col_duals=dd,
         row_activity=act,
-        status=_status_text(h),
+        status=sol.status,
         solve_time=elapsed,
-        iterations=iters,
-        mip_gap=mip_gap,
-        mip_dual_bound=mip_bound,
+        iterations=sol.iterations,
+        mip_gap=sol.mip_gap if lp.is_mip else math.nan,
+        mip_dual_bound=sol.mip_dual_bound if lp.is_mip else math.nan,
         info={
-            "primal_solution_status": int(info.primal_solution_status),
-            "dual_solution_status": int(info.dual_solution_status),
-            "mip_node_count": int(info.mip_node_count),
+            "primal_solution_status": sol.primal_solution_status,
+            "dual_solution_status": sol.dual_solution_status,
+            "mip_node_count": sol.mip_node_count,
         },
     )
 
 
-def _has_feasible_point(h: Any) -> bool:
-    return int(h.getInfo().primal_solution_status) == 2  # kSolutionStatusFeasible
-
-
-def _rerun_plain_simplex(h: Any) -> float:
+def _rerun_plain_simplex(model: highs.Model) -> None:
     """Re-solve with presolve off and (dual) simplex: the only mode that yields rays."""
-    set_option(h, "presolve", "off")
-    set_option(h, "solver", "simplex")
-    h.clearSolver()
-    t0 = time.perf_counter()
-    highs.run(h)
-    return time.perf_counter() - t0
+    model.set_option("presolve", "off")
+    model.set_option("solver", "simplex")
+    model.cold()
+    model.run()
 
 
-def _raise_infeasible(h: Any, lp: LinearProgram, status: str, method: str, presolve: bool) -> None:
+def _raise_infeasible(
+    model: highs.Model, lp: LinearProgram, status: str, method: str, presolve: bool
+) -> None:
     ray = None
     if not lp.is_mip:
         if presolve or method != "simplex":
-            _rerun_plain_simplex(h)
-        if h.getModelStatus() == highs.ModelStatus.kInfeasible:
+            _rerun_plain_simplex(model)
+        if model.status == highs.ModelStatus.kInfeasible:
             ray = dual_ray_of(
-                h, lp.matrix(), lp.row_lower, lp.row_upper, lp.col_lower, lp.col_upper
+                model, lp.matrix(), lp.row_lower, lp.row_upper, lp.col_lower, lp.col_upper
             )
         else:
             ray = phase1_farkas_ray(
@@ -287,52 +250,46 @@ def _raise_infeasible(h: Any, lp: LinearProgram, status: str, method: str, preso
     )
 
 
-def _raise_unbounded(h: Any, lp: LinearProgram, status: str) -> None:
-    ray = None
-    try:
-        _, has_ray, values = h.getPrimalRay()
-        if has_ray:
-            ray = np.asarray(values, dtype=np.float64)
-    except Exception:  # noqa: BLE001 - a missing ray only loses diagnostics
-        ray = None
+def _raise_unbounded(model: highs.Model, lp: LinearProgram, status: str) -> None:
     raise UnboundedModel(
         f"the objective of the {lp.n_vars}-variable model is unbounded",
         status=status,
-        primal_ray=ray,
+        primal_ray=model.primal_ray(),
     )
 
 
-def _resolve_ambiguous(h: Any, lp: LinearProgram, method: str, presolve: bool) -> None:
+def _resolve_ambiguous(model: highs.Model, lp: LinearProgram) -> None:
     """HiGHS said "unbounded or infeasible": decide by a presolve-free simplex run, then if
     needed by a zero-objective feasibility solve."""
     S = highs.ModelStatus
-    _rerun_plain_simplex(h)
-    st = h.getModelStatus()
+    _rerun_plain_simplex(model)
+    st = model.status
     if st == S.kInfeasible:
-        _raise_infeasible(h, lp, _status_text(h), "simplex", False)
+        _raise_infeasible(model, lp, model.status_text, "simplex", False)
     if st == S.kUnbounded:
-        _raise_unbounded(h, lp, _status_text(h))
+        _raise_unbounded(model, lp, model.status_text)
     feas = lp.with_objective(np.zeros(lp.n_vars))
-    hf = feas.to_highs()
-    configure(hf, method="simplex", presolve=False)
-    highs.run(hf)
-    if hf.getModelStatus() == S.kOptimal:
+    feasibility = feas.to_model()
+    feasibility.configure(method="simplex", presolve=False)
+    if feasibility.run() == S.kOptimal:
         raise UnboundedModel(
             "the objective is unbounded (a feasible point exists and HiGHS "
             "reported unbounded-or-infeasible)",
-            status=_status_text(h),
+            status=model.status_text,
         )
-    _raise_infeasible(hf, feas, _status_text(hf), "simplex", False)
+    _raise_infeasible(feasibility, feas, feasibility.status_text, "simplex", False)
 
 
-def classify(h: Any, lp: LinearProgram, elapsed: float, *, method: str, presolve: bool) -> LPResult:
-    """Turn the state of ``h`` after ``run()`` into an :class:`LPResult` or raise the matching
+def classify(
+    model: highs.Model, lp: LinearProgram, elapsed: float, *, method: str, presolve: bool
+) -> LPResult:
+    """Turn the state of ``model`` after a run into an :class:`LPResult` or raise the matching
     :mod:`privopt.errors` exception."""
     S = highs.ModelStatus
-    st = h.getModelStatus()
-    text = _status_text(h)
+    st = model.status
+    text = model.status_text
     if st == S.kOptimal:
-        return _extract(h, lp, elapsed)
+        return _extract(model.solution(elapsed), lp, elapsed)
     if st == S.kModelEmpty:
         # No columns: optimal iff every (empty) row admits activity 0.
         lo, up = lp.row_lower, lp.row_upper
@@ -349,15 +306,15 @@ def classify(h: Any, lp: LinearProgram, elapsed: float, *, method: str, presolve
             0,
         )
     if st == S.kInfeasible:
-        _raise_infeasible(h, lp, text, method, presolve)
+        _raise_infeasible(model, lp, text, method, presolve)
     if st == S.kUnbounded:
-        _raise_unbounded(h, lp, text)
+        _raise_unbounded(model, lp, text)
     if st == S.kUnboundedOrInfeasible:
         if lp.is_mip:
             raise InfeasibleModel(
                 "MILP is infeasible or unbounded (HiGHS could not tell)", status=text
             )
-        _resolve_ambiguous(h, lp, method, presolve)
+        _resolve_ambiguous(model, lp)
     if st in (
         S.kTimeLimit,
         S.kIterationLimit,
@@ -368,7 +325,8 @@ def classify(h: Any, lp: LinearProgram, elapsed: float, *, method: str, presolve
         S.kMemoryLimit,
         S.kHighsInterrupt,  # type: ignore[attr-defined]  # present, absent from the stubs
     ):
-        best = _extract(h, lp, elapsed) if _has_feasible_point(h) else None
+        sol = model.solution(elapsed)
+        best = _extract(sol, lp, elapsed) if sol.primal_feasible else None
         raise SolverLimit(f"HiGHS stopped early: {text}", status=text, best=best)
     if st in (S.kModelError, S.kLoadError):
         raise InvalidInput(f"HiGHS rejected the model: {text}")
@@ -390,6 +348,8 @@ def solve(
     mip_start: Any = None,
     verbose: bool = False,
     progress: Any = "auto",
+    highs_options: Any = None,
+    fallbacks: bool = False,
 ) -> LPResult:
     """Solve an LP or MILP with HiGHS.
 
@@ -412,6 +372,11 @@ def solve(
     progress : MILP only: a bar of branch-and-bound nodes with the bounds and gap on stderr
         (``True`` / ``False`` / ``"auto"``, see :mod:`privopt._progress`); an ``"auto"`` bar
         appears after :data:`privopt._progress.AUTO_DELAY_S` seconds, so short solves show none.
+    highs_options : further HiGHS options (a dict or pairs), set before the model is passed
+        (``small_matrix_value`` acts only then), e.g. tighter feasibility tolerances.
+    fallbacks : retry a run that ends without a verdict ("Solve error", "Unknown") from
+        scratch with :data:`privopt.lp.highs.FALLBACK_OPTIONS` (presolve off, primal simplex,
+        another scaling, IPM) before giving up.
 
     Returns
     -------
@@ -421,11 +386,17 @@ def solve(
     ------
     InvalidInput, InfeasibleModel, UnboundedModel, SolverLimit, NumericalTrouble
     """
+    fallbacks = check_bool("fallbacks", fallbacks)
     if not isinstance(lp, LinearProgram):
         raise InvalidInput(f"lp must be a LinearProgram, got {type(lp).__name__}")
-    h = lp.to_highs(verbose=verbose)
-    configure(
-        h,
+    if mip_start is not None:
+        start = np.asarray(mip_start, dtype=np.float64)
+        if start.shape != (lp.n_vars,) or not np.isfinite(start).all():
+            raise InvalidInput(
+                f"mip_start must be a finite array of shape ({lp.n_vars},), got shape {start.shape}"
+            )
+    model = lp.to_model(verbose=verbose, options=highs_options or ())
+    model.configure(
         method=method,
         time_limit=time_limit,
         iteration_limit=iteration_limit,
@@ -435,23 +406,21 @@ def solve(
         verbose=verbose,
     )
     if mip_start is not None:
-        start = np.asarray(mip_start, dtype=np.float64)
-        if start.shape != (lp.n_vars,) or not np.isfinite(start).all():
-            raise InvalidInput(
-                f"mip_start must be a finite array of shape ({lp.n_vars},), got shape {start.shape}"
-            )
-        h.setSolution(lp.n_vars, np.arange(lp.n_vars, dtype=np.int32), start)
+        model.set_start(start)
     t0 = time.perf_counter()
-    with _node_bar(h, progress if lp.is_mip else False):
-        highs.run(h)
+    with _node_bar(model, progress if lp.is_mip else False):
+        if fallbacks:
+            model.run_with_fallbacks()
+        else:
+            model.run()
     elapsed = time.perf_counter() - t0
-    return classify(h, lp, elapsed, method=method, presolve=presolve)
+    return classify(model, lp, elapsed, method=method, presolve=presolve)
 
 
 @contextlib.contextmanager
-def _node_bar(h: Any, progress: Any) -> Iterator[None]:
-    """While open, HiGHS's MIP callback advances a bar by branch-and-bound nodes and shows the
-    dual and primal bounds; nothing is subscribed when the bar is off."""
+def _node_bar(model: highs.Model, progress: Any) -> Iterator[None]:
+    """While open, branch and bound advances a bar by its nodes and shows the dual and primal
+    bounds; nothing is subscribed when the bar is off."""
     from privopt._progress import AUTO_DELAY_S, gap_postfix, progress_bar
 
     wait = AUTO_DELAY_S if progress in (None, "auto") else 0.0
@@ -460,17 +429,10 @@ def _node_bar(h: Any, progress: Any) -> Iterator[None]:
             yield
             return
 
-        def show(event: Any) -> None:
-            out = event.data_out
-            nodes = int(out.mip_node_count)
+        def show(nodes: int, dual_bound: float, primal_bound: float) -> None:
             if nodes > bar.n:
-                bar.set_postfix_str(
-                    gap_postfix(out.mip_dual_bound, out.mip_primal_bound), refresh=False
-                )
+                bar.set_postfix_str(gap_postfix(dual_bound, primal_bound), refresh=False)
                 bar.update(nodes - bar.n)
 
-        h.cbMipInterrupt.subscribe(show)
-        try:
+        with model.mip_progress(show):
             yield
-        finally:
-            h.cbMipInterrupt.unsubscribe(show)

@@ -32,8 +32,7 @@ from privopt._validation import check_int, check_nonnegative, check_positive
 from privopt.certify import proven_relative_gap
 from privopt.errors import InvalidInput, SolverLimit
 from privopt.graphs import shortest_paths
-from privopt.lp import LinearProgram
-from privopt.lp.benders import BendersProblem, solve_benders
+from privopt.lp import BendersProblem, LinearProgram, solve_benders
 from privopt.mdp.partition import Partition, classify, mp_component_sizes, partition
 from privopt.perturbation.exact_lp import solve_block_rowgen
 from privopt.perturbation.lp_rows import mdp_rows
@@ -259,7 +258,7 @@ def to_benders_problem(
     """
     n_y = model.n_y
     # y ≤ 1 is implied by the unit-measure rows; stated as a bound it lets the engine drop
-    # negligible cut coefficients validly (privopt.lp.benders._Master.clean_cut).
+    # negligible cut coefficients validly (the engine's cut cleaning).
     master = LinearProgram(n_y, objective=model.mp_cost[:n_y], upper=1.0)
     if model.mp_rows.shape[0]:
         master.add_rows(

@@ -14,10 +14,15 @@ import scipy.sparse as sp
 from privopt._validation import check_instance
 from privopt.certify import proven_relative_gap
 from privopt.errors import InvalidInput, NumericalTrouble, SolverLimit
-from privopt.lp import highs
-from privopt.lp.highs import new_highs, solve_checked
-from privopt.lp.highs import pass_arrays as pass_lp
-from privopt.lp.rowgen import RowGenProblem, RowGenResult, RowGenSolver
+from privopt.lp import (
+    LPSolution,
+    Model,
+    RowGenProblem,
+    RowGenResult,
+    RowGenSolver,
+    SimplexGroups,
+    safe_dual_bound,
+)
 from privopt.perturbation.lp_rows import mdp_rows, unit_rows
 from privopt.perturbation.matrix import repair
 from privopt.perturbation.problem import EdgeList, MatrixBlock
@@ -25,19 +30,12 @@ from privopt.perturbation.problem import EdgeList, MatrixBlock
 __all__ = ["build_lp", "solve_block_lp", "solve_block_rowgen"]
 
 
-# Every mDP LP (and every restricted one of row generation) is feasible (the uniform Z) and
-# bounded (z in the simplex): "infeasible" or "unbounded" is a numerical failure, retried
-# with the fallbacks. HiGHS's presolve called a 2-record LP with coefficients e^23 "Unbounded";
-# without presolve (the first fallback) it solves.
-_DECIDED = (
-    highs.ModelStatus.kOptimal,
-    highs.ModelStatus.kTimeLimit,
-    highs.ModelStatus.kIterationLimit,
-)
-
-
-def _run(h: Any, *, what: str) -> highs.LPSolution:
-    return solve_checked(h, what=what, accept=_DECIDED)
+def _run(model: Model, *, what: str) -> LPSolution:
+    # Every mDP LP (and every restricted one of row generation) is feasible (the uniform Z)
+    # and bounded (z in the simplex): "infeasible" or "unbounded" is a numerical failure,
+    # retried with the fallbacks. HiGHS's presolve called a 2-record LP with coefficients
+    # e^23 "Unbounded"; without presolve (the first fallback) it solves.
+    return model.solve(what=what, feasible=True)
 
 
 def build_lp(block: MatrixBlock) -> tuple[np.ndarray, sp.csr_array, np.ndarray, np.ndarray]:
@@ -60,9 +58,9 @@ def solve_block_lp(
     t0 = time.perf_counter()
     c, a, lo, up = build_lp(block)
     build = time.perf_counter() - t0
-    h = new_highs(method=lp_method, threads=threads, time_limit=time_limit, tol=1e-9)
-    pass_lp(h, c, a, lo, up)
-    sol = _run(h, what=f"mDP LP ({block.n} records)")
+    model = Model.configured(method=lp_method, threads=threads, time_limit=time_limit, tol=1e-9)
+    model.load(c, a, lo, up)
+    sol = _run(model, what=f"mDP LP ({block.n} records)")
     z = sol.x.reshape(block.n, block.k)
     # Rigorous bound from HiGHS's duals (unit rows are the last n here).
     m = a.shape[0] - block.n
@@ -112,8 +110,6 @@ def _safe_lower_bound(c: np.ndarray, a: sp.csr_array, n_unit: int, row_dual: np.
 def _safe_dual_bound_full(
     c: np.ndarray, a: sp.csr_array, n_unit: int, m: int, row_dual: np.ndarray
 ) -> float:
-    from privopt.lp.solve import safe_dual_bound
-
     return safe_dual_bound(
         c,
         a,
@@ -377,7 +373,7 @@ def _start(
         row_upper=0.0,
         separate=sep,
         initial_columns=cols,
-        simplex_groups=highs.SimplexGroups.blocks(n, k),  # row i of Z is a distribution
+        simplex_groups=SimplexGroups.blocks(n, k),  # row i of Z is a distribution
         name=f"mDP block ({n} records)",
     )
     # Dual simplex by default: rounds after the first re-solve from the previous basis.
@@ -428,7 +424,7 @@ def _repaired(block: MatrixBlock, sep: _Separation, z: np.ndarray) -> tuple[np.n
 
 def _polish_model(
     solver: RowGenSolver, sep: _Separation, block: MatrixBlock, threads: int | None
-) -> Any:
+) -> Model:
     """The model's rows unscaled over its columns, in its row order, with its final basis:
     the re-solve meets each row to 1e-9 absolute (fewer repairs)."""
     cols = solver.columns
@@ -439,17 +435,16 @@ def _polish_model(
         (np.ones(cols.size), cols // k, np.arange(cols.size + 1)), shape=(cols.size, n)
     ).T
     ids = sep.model_rows
-    hp = new_highs(method="simplex", threads=threads, tol=1e-9)
-    pass_lp(
-        hp,
+    model = Model.configured(method="simplex", threads=threads, tol=1e-9)
+    model.load(
         block.objective.ravel()[cols],
         sp.vstack([unit, sep.lp.matrix(ids, pos, cols.size, scaled=False)]),
         np.concatenate([np.ones(n), np.full(ids.size, -np.inf)]),
         np.concatenate([np.ones(n), np.zeros(ids.size)]),
     )
-    hp.setOptionValue("simplex_dual_edge_weight_strategy", 1)  # Devex, as the engine's rounds
-    hp.setBasis(solver.basis().highs_basis)
-    return hp
+    model.set_option("simplex_dual_edge_weight_strategy", 1)  # Devex, as the engine's rounds
+    model.set_basis(solver.basis().highs_basis)
+    return model
 
 
 def _polished(
@@ -470,10 +465,10 @@ def _polished(
     if left is not None and left <= 0:
         raise SolverLimit("mDP row generation: time limit reached", status="limit")
     try:
-        hp = _polish_model(solver, sep, block, threads)
+        polish_model = _polish_model(solver, sep, block, threads)
         if left is not None:
-            hp.setOptionValue("time_limit", float(left))
-        solp = _run(hp, what=f"mDP LP ({block.n} records, polish)")
+            polish_model.set_option("time_limit", float(left))
+        solp = _run(polish_model, what=f"mDP LP ({block.n} records, polish)")
     except NumericalTrouble as exc:  # keep the repaired scaled solution
         polishes.append({"failed": str(exc), "solve_s": time.perf_counter() - t0, "iterations": 0})
         return (*best, res)

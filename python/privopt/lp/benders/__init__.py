@@ -23,7 +23,7 @@ Cuts (HiGHS sign conventions, see :mod:`privopt.lp.solve`)
 * Feasibility: a verified Farkas ray ``y`` of subproblem ``k`` at ``xbar`` (orientation of
   :func:`~privopt.lp.solve.farkas_margin`) must have non-positive margin at every feasible
   ``x``: ``sum_i y_i B_i - (T_k^T y)^T x <= max_{box} (W_k^T y)^T y_k``, i.e. master row
-  ``beta^T x >= gamma``. The ray comes from ``getDualRay`` (subproblems run with presolve off and
+  ``beta^T x >= gamma``. The ray is HiGHS's dual ray (subproblems run with presolve off and
   dual simplex), with the phase-1 LP of spec 000 §3.2 as the fallback.
 
 Bounds (spec 000 §3.3): LB = master optimum (valid once every ``theta_k`` is bounded); UB at a
@@ -37,13 +37,12 @@ optimality cut; LB is reported as ``-inf`` until then (the usual "theta inactive
 Parallel subproblems and data shipping
 --------------------------------------
 Subproblems are solved through any :class:`concurrent.futures.Executor`; each subproblem's data
-crosses to a worker once, and every worker keeps one warm ``highs.Highs`` per subproblem
-(across iterations only the row bounds change, so the dual simplex restarts from the previous
-basis):
+crosses to a worker once, and every worker keeps one warm model per subproblem (across
+iterations only the row bounds change, so the dual simplex restarts from the previous basis):
 
 * ``executor=None``: serial, in this process.
 * :class:`~concurrent.futures.ThreadPoolExecutor`: the solvers live in this process; HiGHS
-  releases the GIL in ``run()``.
+  releases the GIL while it runs.
 * Dask (``distributed.Client.get_executor()``) and any other executor: the subproblems are
   split once into one batch per worker (balanced by size) and each round submits one task per
   batch (the executor's per-task overhead is paid per worker, not per subproblem).
@@ -59,19 +58,8 @@ basis):
 Only the coupled entries ``x[cols(T_k)]`` travel per subproblem and per iteration.
 """
 
-# Internal pieces re-exported under their former module path (tests, privopt.mdp, workers).
 from privopt.lp.benders.driver import solve_benders
-from privopt.lp.benders.master import WARM_CHECK_RTOL as WARM_CHECK_RTOL
-from privopt.lp.benders.master import _LazyRows as _LazyRows
-from privopt.lp.benders.master import _Master as _Master
 from privopt.lp.benders.problem import BendersProblem, Cut
-from privopt.lp.benders.problem import _SubData as _SubData
 from privopt.lp.benders.result import BendersIteration, BendersResult
-from privopt.lp.benders.subproblems import _WORKER_CACHE as _WORKER_CACHE
-from privopt.lp.benders.subproblems import _cached_solver as _cached_solver
-from privopt.lp.benders.subproblems import _Dispatcher as _Dispatcher
-from privopt.lp.benders.subproblems import _Outcome as _Outcome
-from privopt.lp.benders.subproblems import _remote_solve as _remote_solve
-from privopt.lp.benders.subproblems import _SubSolver as _SubSolver
 
 __all__ = ["BendersProblem", "BendersResult", "BendersIteration", "solve_benders", "Cut"]

@@ -30,8 +30,9 @@ from privopt.lp.benders.master import _LazyRows, _Master, _MasterTimeout, _prepa
 from privopt.lp.benders.problem import _INF, BendersProblem, _SubData
 from privopt.lp.benders.result import BendersIteration, BendersResult
 from privopt.lp.benders.stabilisation import InOut
-from privopt.lp.benders.subproblems import _Dispatcher, _Outcome, _set_options
-from privopt.lp.solve import configure
+from privopt.lp.benders.subproblems import _Dispatcher, _Outcome
+
+__all__ = ["solve_benders"]
 
 #: Rounds in a row that may return the previous master point (to 1e-12) before the run counts
 #: as stalled: in-out separation legitimately repeats a point once (it then separates at the
@@ -87,17 +88,18 @@ def solve_benders(
     keep_solutions : return the subproblem solutions of the incumbent.
     raise_on_limit : raise :class:`~privopt.errors.SolverLimit` (``best`` = the result) when a
         limit stops the run before the gap is reached, instead of returning the result.
-    abs_gap : also stop when ``UB - LB <= abs_gap`` (e.g. the paper's ξ = 0.01, absolute).
+    abs_gap : also stop when ``UB - LB <= abs_gap`` (e.g. 0.01, absolute).
     gap_floor : the relative gap is ``(UB - LB) / max(gap_floor, |UB|)``; the default 1 makes
         it absolute for objectives below 1, a tiny floor (e.g. 1e-300) makes it truly relative
-        (objectives of order 1e-4, as metric-DP losses at large ε).
+        (for objectives of order 1e-4 and below).
     lazy_rows : a :class:`~privopt.lp.LinearProgram` over (a prefix of) the master variables
         whose rows are used (objective and bounds ignored), or ``(P, lower, upper)`` with ``P``
         of shape (m, <= n_master): valid master rows
         added only once a master point violates them by more than ``lazy_tolerance`` (the
         master is re-solved, warm, until none is violated). For large families of valid
-        inequalities that are mostly slack at the optimum (metric DP: boundary mDP rows and
-        Property 3.2 path cuts). Exact: subproblems only ever see points satisfying all rows.
+        inequalities that are mostly slack at the optimum (e.g. the rows among master
+        variables of a decomposed LP, or valid path inequalities). Exact: subproblems only
+        ever see points satisfying all rows.
     lazy_tolerance : absolute violation above which a lazy row is added.
     highs_options : extra HiGHS options for the master and every subproblem, e.g.
         ``{"primal_feasibility_tolerance": 1e-9}`` when coefficients span many decades.
@@ -115,8 +117,8 @@ def solve_benders(
         pure (the same point gives the same cut), so a retry changes nothing in the result.
     stall_in_out : with a ``core_point`` and ``in_out=1``: the in-out weight switched to when
         the classical iteration stalls, i.e. no cut separates x̄ once made safe for HiGHS
-        (duals of degenerate subproblems reach 1e12 on metric-DP rows at ε·η ≥ 15; capped,
-        their cut no longer binds and the same point came back 5,000 times). None: stop.
+        (on badly scaled subproblems degenerate duals reach 1e12; capped, their cut no
+        longer binds and the master returns the same point). None: stop.
 
     Returns
     -------
@@ -224,8 +226,8 @@ class _Clock:
         left = self.limit - self.elapsed()
         if left <= 0:
             # HiGHS checks its limit only every so many iterations: a master re-solve of a
-            # few pivots ignores a 1 ms limit, and the lazy-row loop ran on for minutes
-            # past time_limit (grid N = 500).
+            # few pivots ignores a 1 ms limit, so the lazy-row loop would run on past
+            # time_limit.
             raise _MasterTimeout("time limit reached")
         return left
 
@@ -328,9 +330,9 @@ class _Run:
 
     def same_point(self, x: np.ndarray) -> bool:
         """Whether the master has returned the same point :data:`STUCK_ROUNDS` times in a row
-        although every round added cuts: cuts that separate only at the tolerance level
-        (metric DP road N = 500: one feasibility cut per round at the in-out point, 440
-        rounds at gap 1.2e-4 until the time limit). The run is then stalled."""
+        although every round added cuts: cuts that separate only at the tolerance level (one
+        feasibility cut per round at the in-out point, round after round at the same gap
+        until the time limit). The run is then stalled."""
         if self.last_x is not None and np.allclose(x, self.last_x, rtol=0.0, atol=1e-12):
             self.repeats += 1
         else:
@@ -388,8 +390,8 @@ class _Run:
     def stop_rule(self, *, stalled: bool) -> str | None:
         """The status to stop with, or None to go on. Only the safe bound may prove the gap:
         when HiGHS's value closes it (or no cut separates) but the bound does not, the master
-        is re-solved from scratch once (its warm basis may be stale: metric DP, 0.0665 warm,
-        0.0449 cold on the same master) and the run goes on from the true master point."""
+        is re-solved from scratch once (a stale warm basis can report a value well above the
+        master's optimum) and the run goes on from the true master point."""
         ub = self.incumbent.ub
         if (self.s.closing(self.lb, ub) or stalled) and self.lb_valid:
             if not self.s.proven(self.safe_lb, ub):
@@ -406,8 +408,8 @@ class _Run:
         return "time_limit" if self.clock.expired() else None
 
     def certify(self) -> None:
-        """Raise the safe bound by :meth:`_Master.certify`, within the time left (road
-        N = 500, BSC: an unbounded certification re-solve overran a 60 s run by 30 s)."""
+        """Raise the safe bound by :meth:`_Master.certify`, within the time left (an
+        unbounded certification re-solve can overrun the run's limit by half of it)."""
         left = self.clock.remaining()
         if left is None or left > 1e-3:
             self.safe_lb = max(self.safe_lb, self.master.certify(left))
@@ -443,11 +445,11 @@ class _Run:
     def result(self, status: str, raise_on_limit: bool) -> BendersResult:
         """The result (raising :class:`SolverLimit` as documented)."""
         # Not once the time is up: HiGHS reads its limit only after the re-solve's first
-        # factorisation (grid N = 300: 6 s past a 10 s limit with 5 ms left).
+        # factorisation, which can take seconds.
         if status not in ("optimal", "time_limit") and self.lb_valid:
             # The rigorous bound once more from the final master with better multipliers
-            # (rows scaled to coefficient ≤ 1): grid N = 500 masters carry cut coefficients
-            # up to 1e12. If it proves the gap, the run is certified after all.
+            # (rows scaled to coefficient ≤ 1; masters can carry cut coefficients up to
+            # 1e12). If it proves the gap, the run is certified after all.
             self.certify()
             if status == "gap_not_closed" and self.s.proven(self.safe_lb, self.incumbent.ub):
                 status = "optimal"
@@ -489,10 +491,10 @@ class _RoundTimeout(Exception):
 def _new_master(problem: BendersProblem, s: _Settings, initial_cuts: Any) -> _Master:
     """The master with its options and the caller's initial cuts."""
     master = _Master(problem, s.multi_cut, s.options)
-    _set_options(master.h, s.options)  # again after the method's own configuration
+    master.model.set_options(s.options)  # again after the method's own configuration
     if master.is_mip:
         # An integer master's LB is its MIP dual bound: solve it to well inside rel_gap.
-        configure(master.h, method="simplex", mip_rel_gap=min(1e-4, 0.1 * s.rel_gap))
+        master.model.configure(method="simplex", mip_rel_gap=min(1e-4, 0.1 * s.rel_gap))
     if initial_cuts:
         rows = _prepare_initial_cuts(initial_cuts, master)
         master.add_cuts(rows)

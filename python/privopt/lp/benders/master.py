@@ -20,15 +20,8 @@ from privopt.errors import (
 )
 from privopt.lp import highs
 from privopt.lp.benders.problem import _INF, BendersProblem, Cut
+from privopt.lp.bounds import trusted_safe_dual_bound
 from privopt.lp.model import LinearProgram
-from privopt.lp.solve import (
-    configure,
-    run_with_fallbacks,
-    safe_dual_bound,
-)
-
-# =========================================================================== driver
-
 
 #: A warm master value more than this (relative) above the safe bound of its own duals is
 #: re-solved from scratch (see ``_Master.solve``).
@@ -36,7 +29,7 @@ WARM_CHECK_RTOL = 1e-6
 
 
 class _Master:
-    """The persistent master HiGHS with theta columns; cuts appended with addRows."""
+    """The persistent master model with theta columns; cuts are appended as rows."""
 
     def __init__(self, problem: BendersProblem, multi_cut: bool, options: Any = ()) -> None:
         self.n_x = problem.n_master
@@ -59,10 +52,10 @@ class _Master:
         self._cost = lp.objective
         self.offset = problem.master.offset
         self.is_mip = lp.is_mip
-        self.h = lp.to_highs(options=options)  # options before the model: see to_highs
-        configure(self.h, method="simplex", presolve=True)
+        self.model = lp.to_model(options=options)  # options before the model: see to_model
+        self.model.configure(method="simplex", presolve=True)
         # The rows as HiGHS holds them, kept on this side for the safe bound (reading them
-        # back with getLp() copied the whole model through Python lists on every solve).
+        # back from HiGHS copied the whole model through Python lists on every solve).
         self._rows = _RowStore(lp.to_csr().to_scipy(), lp.row_lower, lp.row_upper, lp.n_vars)
         self.active = np.isfinite(lower)
         self._apply_theta_bounds()
@@ -85,13 +78,13 @@ class _Master:
         """A cut ``valsᵀ x[cols] ≥ rhs`` made safe for HiGHS, still valid.
 
         ``normalise`` (feasibility cuts, no θ) divides it by its largest ``|coefficient|``:
-        metric-DP rays carry e^20-sized entries, and the master's absolute feasibility
-        tolerance then means the same thing on every cut. Entries with ``|v| ≤ drop``, which
-        HiGHS would silently remove (``small_matrix_value``; removing a positive entry of a
-        ``≥`` row would strengthen the cut), are dropped with the right-hand side lowered by
-        their largest contribution over the master column box, ``max(v·l, v·u)``; an entry
-        whose bound there is infinite is kept, moved away from zero (still valid: on
-        ``x ≥ 0`` a larger positive coefficient weakens a ``≥`` row)."""
+        rays of badly scaled subproblems carry entries of 1e8 and more, and the master's
+        absolute feasibility tolerance then means the same thing on every cut. Entries with
+        ``|v| ≤ drop``, which HiGHS would silently remove (``small_matrix_value``; removing a
+        positive entry of a ``≥`` row would strengthen the cut), are dropped with the
+        right-hand side lowered by their largest contribution over the master column box,
+        ``max(v·l, v·u)``; an entry whose bound there is infinite is kept, moved away from
+        zero (still valid: on ``x ≥ 0`` a larger positive coefficient weakens a ``≥`` row)."""
         cols = np.asarray(cols)
         vals = np.asarray(vals, dtype=np.float64)
         if normalise:
@@ -100,8 +93,8 @@ class _Master:
                 vals = vals / scale
                 rhs = rhs / scale
         if np.abs(vals).max(initial=0.0) > big:
-            # Coefficients HiGHS cannot take (duals of nearly degenerate subproblems reach
-            # 1e15 on e^20-scaled rows): on the box l ≤ x ≤ u, v·x ≤ C·x + max over the box of
+            # Coefficients HiGHS cannot take (duals of nearly degenerate subproblems with
+            # badly scaled rows reach 1e15): on the box l ≤ x ≤ u, v·x ≤ C·x + max over the box of
             # (v − C)·x, so capping v at ±C and lowering the right-hand side by that maximum
             # keeps the cut valid (a negative coefficient on x ≥ 0 is capped for free).
             lo_b = self.lp.col_lower[cols]
@@ -142,7 +135,7 @@ class _Master:
     def _apply_theta_bounds(self) -> None:
         cols = np.arange(self.theta_cols.start, self.theta_cols.stop, dtype=np.int32)
         lo, up = self._theta_bounds()
-        self.h.changeColsBounds(cols.size, cols, lo, up)
+        self.model.set_col_bounds(cols, lo, up)
 
     def activate(self, ks: np.ndarray) -> None:
         if ks.size and not self.active[ks].all():
@@ -158,22 +151,17 @@ class _Master:
         val = np.concatenate([r[1] for r in rows]).astype(np.float64)
         lo = np.array([r[2] for r in rows], dtype=np.float64)
         up = np.array([r[3] for r in rows], dtype=np.float64)
-        n0 = self.h.getNumRow()
-        status = self.h.addRows(len(rows), lo, up, idx.size, starts, idx, val)
-        self._rows.append(starts, idx, val, lo, up)
-        if self.h.getNumRow() != n0 + len(rows):
-            # HiGHS rejects the whole batch for one bad row (e.g. a coefficient above
-            # large_matrix_value = 1e15): silently losing cuts made the master return the
-            # same point forever (measured, metric DP at ε·η = 20).
-            raise NumericalTrouble(
-                f"HiGHS rejected {len(rows)} master rows ({status}); "
-                f"largest |coefficient| {np.abs(val).max(initial=0):.3g}",
-                status=str(status),
-            )
+        indptr = np.append(starts, idx.size)
+        a = sp.csr_array((val, idx, indptr), shape=(len(rows), self.lp.n_vars))
+        # HiGHS rejects the whole batch for one bad row (a coefficient above
+        # large_matrix_value = 1e15): add_rows raises rather than lose cuts, which would make
+        # the master return the same point forever.
+        self.model.add_rows(lo, up, a)
+        self._rows.append(a, lo, up)
 
     def discard_basis(self) -> None:
         """Make the next :meth:`solve` start from scratch (no basis, no factorisation)."""
-        self.h.clearSolver()
+        self.model.cold()
         self._cold_next = True
 
     def solve(self, time_left: float | None = None) -> tuple[np.ndarray, np.ndarray, float]:
@@ -211,26 +199,24 @@ class _Master:
         self.solved_cold = self._cold_next
         self._cold_next = False
         if time_left is not None:
-            self.h.setOptionValue("time_limit", max(time_left, 1e-3))
+            self.model.set_option("time_limit", max(time_left, 1e-3))
         # A warm start from the previous basis can derail on badly scaled cut rows
-        # (coefficients up to e^20 in metric DP), and HiGHS's presolve aborts with "Not Set"
-        # on such masters (measured: metric DP, grid N = 500, ε = 10, 12k rows; the same LP
-        # solves with presolve off): the shared fallbacks retry from scratch.
-        st, _ = run_with_fallbacks(self.h, accept=(S.kOptimal, S.kTimeLimit, S.kInfeasible))
-        text = self.h.modelStatusToString(st)
+        # (coefficients spanning ten decades and more), and HiGHS's presolve can abort with
+        # "Not Set" on such masters although the same LP solves with presolve off: the shared
+        # fallbacks retry from scratch.
+        st = self.model.run_with_fallbacks(accept=(S.kOptimal, S.kTimeLimit, S.kInfeasible))
+        text = self.model.status_text
         if st == S.kTimeLimit:
             raise _MasterTimeout(text)
         if st == S.kOptimal:
-            sol = self.h.getSolution()
-            v = np.asarray(sol.col_value, dtype=np.float64)
-            info = self.h.getInfo()
+            sol = self.model.solution()
             if self.is_mip:
-                obj = float(info.mip_dual_bound)
+                obj = sol.mip_dual_bound
                 self.last_safe_bound = obj
             else:
-                obj = float(info.objective_function_value)
+                obj = sol.objective
                 self.last_safe_bound = min(obj, self._safe_bound(sol))
-            return v, obj
+            return sol.x, obj
         if st == S.kInfeasible:
             raise InfeasibleModel(
                 "Benders master is infeasible: the problem has no feasible "
@@ -245,28 +231,27 @@ class _Master:
             )
         raise NumericalTrouble(f"Benders master solve failed: {text}", status=text)
 
-    def _safe_bound(self, sol: Any, pi: np.ndarray | None = None) -> float:
+    def _safe_bound(self, sol: highs.LPSolution, pi: np.ndarray | None = None) -> float:
         """Rigorous lower bound on the master LP from row multipliers ``pi`` (default: the
         solution's duals) — the safe dual bound ``Σ π_i B_i + Σ_j min over [l_j, u_j] of
         d_j x_j`` with ``d = c − Aᵀπ`` recomputed. HiGHS's optimality test runs on its scaled
-        model; with cut coefficients up to 1e12 its "optimal" value was measured up to 4.7e-4
-        above the true master optimum (metric DP, road N = 500), i.e. the plain Benders lower
-        bound exceeded the LP optimum. With the solver's own duals the safe bound can be loose
-        on such masters (grid N = 500: 18 % below LP*); :meth:`certify` re-solves with rows
-        scaled to coefficient ≤ 1 for better multipliers. Columns whose recomputed reduced
-        cost points to an infinite bound (θ with d < 0, dust) keep the solver's reduced cost
-        (0 within tolerance)."""
+        model; with cut coefficients up to 1e12 its "optimal" value can lie above the true
+        master optimum, i.e. the plain Benders lower bound would exceed the LP optimum. With
+        the solver's own duals the safe bound can be loose on such masters; :meth:`certify`
+        re-solves with rows scaled to coefficient ≤ 1 for better multipliers. Columns whose
+        recomputed reduced cost points to an infinite bound (θ with d < 0, dust) keep the
+        solver's reduced cost (0 within tolerance)."""
         A, row_lower, row_upper = self._rows.arrays()
         col_lower, col_upper = self._col_bounds()
-        return safe_dual_bound(
+        return trusted_safe_dual_bound(
             self._cost,
             A,
             row_lower,
             row_upper,
             col_lower,
             col_upper,
-            sol.row_dual if pi is None else pi,
-            solver_col_dual=sol.col_dual,
+            sol.row_duals if pi is None else pi,
+            solver_col_dual=sol.col_duals,
             offset=self.offset,
         )
 
@@ -283,7 +268,7 @@ class _Master:
         :meth:`_safe_bound` on the original rows (valid whatever the re-solve did). Returns
         −inf when the re-solve fails. MIP masters: the MIP dual bound."""
         if self.is_mip:
-            return float(self.h.getInfo().mip_dual_bound)
+            return self.model.solution().mip_dual_bound
         a, row_lower, row_upper = self._rows.arrays()
         if a.shape[0] == 0:
             return -_INF
@@ -297,19 +282,18 @@ class _Master:
             a.shape[1], objective=self._cost, lower=col_lower, upper=col_upper, offset=self.offset
         )
         copy.add_rows(sp.csr_array(sp.diags(f) @ a), lower=row_lower * f, upper=row_upper * f)
-        h2 = copy.to_highs()
+        scaled = copy.to_model()
         # Tolerances and threads as the master's; its own time limit (the run's may be used
         # up; a re-solve from an optimal basis is usually quick, but not always).
         for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance", "threads"):
-            h2.setOptionValue(name, self.h.getOptionValue(name)[1])
+            scaled.set_option(name, self.model.option(name))
         if time_limit is not None:
-            h2.setOptionValue("time_limit", float(time_limit))
-        h2.setBasis(self.h.getBasis())
-        st, _ = run_with_fallbacks(h2)
-        if st != highs.ModelStatus.kOptimal:
+            scaled.set_option("time_limit", float(time_limit))
+        scaled.set_basis(self.model.basis())
+        if scaled.run_with_fallbacks() != highs.ModelStatus.kOptimal:
             return -_INF
-        sol = h2.getSolution()
-        return self._safe_bound(sol, pi=np.asarray(sol.row_dual) * f)
+        sol = scaled.solution()
+        return self._safe_bound(sol, pi=sol.row_duals * f)
 
 
 class _RowStore:
@@ -326,10 +310,9 @@ class _RowStore:
         self._pieces.append((a, np.asarray(lower, np.float64), np.asarray(upper, np.float64)))
         self._joined = None
 
-    def append(self, starts, idx, val, lower, upper) -> None:
-        """Rows in HiGHS's ``addRows`` layout (row starts, column indices, values)."""
-        indptr = np.append(np.asarray(starts, np.int64), idx.size)
-        self._add(sp.csr_array((val, idx, indptr), shape=(len(lower), self.n_cols)), lower, upper)
+    def append(self, a: sp.csr_array, lower: np.ndarray, upper: np.ndarray) -> None:
+        """Rows ``lower ≤ a x ≤ upper`` (``a`` CSR over every column)."""
+        self._add(a, lower, upper)
 
     def arrays(self) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
         """(A as CSR, row lower bounds, row upper bounds) of every row so far."""

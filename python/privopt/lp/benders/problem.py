@@ -15,6 +15,8 @@ from privopt.errors import (
 )
 from privopt.lp.model import LinearProgram, _block_to_csc
 
+__all__ = ["BendersProblem", "Cut"]
+
 _INF = math.inf
 
 

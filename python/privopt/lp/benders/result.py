@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+__all__ = ["BendersIteration", "BendersResult"]
+
 _INF = math.inf
 
 

@@ -1,5 +1,5 @@
-"""Subproblems: warm persistent HiGHS solvers, feasibility and optimality cuts, and their fan-out
-over a ``concurrent.futures.Executor`` with retries.
+"""Subproblems: warm persistent models, feasibility and optimality cuts, and their fan-out over a
+``concurrent.futures.Executor`` with retries.
 """
 
 from __future__ import annotations
@@ -20,18 +20,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from privopt.errors import (
-    InvalidInput,
-    SolverError,
-)
+from privopt.errors import SolverError
 from privopt.lp import highs
 from privopt.lp.benders.problem import _SubData
+from privopt.lp.bounds import trusted_safe_dual_bound
 from privopt.lp.model import LinearProgram
-from privopt.lp.solve import (
-    configure,
-    dual_ray_of,
-    safe_dual_bound,
-)
+from privopt.lp.solve import dual_ray_of
 
 # =========================================================================== subproblem side
 
@@ -47,29 +41,29 @@ class _Outcome:
     y: np.ndarray | None = None  # subproblem solution
     message: str = ""
     seconds: float = 0.0
-    cold: bool = False  # True when this call built the worker's HiGHS instance
+    cold: bool = False  # True when this call built the worker's model
 
 
 class _SubSolver:
-    """One subproblem's persistent HiGHS instance; only row bounds change between calls."""
+    """One subproblem's persistent model; only row bounds change between calls."""
 
     def __init__(self, data: _SubData) -> None:
         self.data = data
         lp = data.lp
         self.lp = lp
         # Presolve off + dual simplex: warm starts across RHS changes, and rays on infeasibility.
-        self._fresh_highs()
+        self._fresh_model()
         self.row_lower = lp.row_lower
         self.row_upper = lp.row_upper
         self.col_lower = lp.col_lower
         self.col_upper = lp.col_upper
         self.rows = np.arange(lp.n_rows, dtype=np.int32)
-        # Only the rows that T_k touches change with x (metric DP: under half of them);
-        # after a solve on widened bounds every row is reset once.
+        # Only the rows that T_k touches change with x (often a minority of them); after a
+        # solve on widened bounds every row is reset once.
         self.coupled = np.flatnonzero(np.diff(data.t_matrix.indptr) > 0).astype(np.int32)
         self._all_rows_stale = False
         self._W = None
-        self._h_elastic: Any = None  # a highspy.Highs once built
+        self._elastic_model: highs.Model | None = None  # built at the first need
         self.feas_tol = float(dict(data.options).get("primal_feasibility_tolerance", 1e-7))
         self.n_calls = 0
         self._time_limit = math.inf
@@ -92,77 +86,73 @@ class _SubSolver:
         self.n_calls += 1
         return out
 
-    def _fresh_highs(self) -> None:
-        self.h = self.lp.to_highs(options=self.data.options)
-        configure(self.h, method="simplex", presolve=False)
-        _set_options(self.h, self.data.options)
-        self.h.setOptionValue("time_limit", getattr(self, "_time_limit", math.inf))
+    def _fresh_model(self) -> None:
+        self.model = self.lp.to_model(options=self.data.options)
+        self.model.configure(method="simplex", presolve=False)
+        self.model.set_options(self.data.options)  # again, over configure's settings
+        self.model.set_option("time_limit", getattr(self, "_time_limit", math.inf))
 
     def _set_time_limit(self, time_left: float | None) -> None:
-        # The run's deadline reaches every HiGHS call (a round of 100 grid subproblems took
-        # 40 s past a 120 s limit when only the master was limited).
+        # The run's deadline reaches every HiGHS call (a round of many subproblems can run
+        # far past the limit when only the master is limited).
         limit = math.inf if time_left is None else max(float(time_left), 1e-3)
+        if limit == self._time_limit:
+            return  # the models hold it already (they are built with it)
         self._time_limit = limit
-        self.h.setOptionValue("time_limit", limit)
-        if self._h_elastic is not None:
-            self._h_elastic.setOptionValue("time_limit", limit)
+        self.model.set_option("time_limit", limit)
+        if self._elastic_model is not None:
+            self._elastic_model.set_option("time_limit", limit)
 
-    def _run(self) -> Any:
-        highs.run(self.h)
-        return self.h.getModelStatus()
-
-    def _elastic(self, lo: np.ndarray, up: np.ndarray) -> tuple[float, np.ndarray, Any]:
+    def _elastic(
+        self, lo: np.ndarray, up: np.ndarray
+    ) -> tuple[float, np.ndarray, highs.LPSolution | None]:
         """Solve the elastic (phase-1) LP ``min 1ᵀ(s⁺ + s⁻)``, ``lo ≤ W y + s⁺ − s⁻ ≤ up``, y in
-        its box; returns (optimum, primal values, HiGHS solution) or (nan, ...) on failure.
+        its box; returns (optimum, primal values, solution) or (nan, ..., None) on failure.
 
         The model is built once per subproblem and kept (only its row bounds change); a solve
         that ends without a verdict is retried from scratch with primal simplex and then with
-        HiGHS's alternative scaling strategy (badly scaled rows, e.g. e^20 in metric DP)."""
+        HiGHS's alternative scaling strategy (badly scaled rows)."""
         S = highs.ModelStatus
         m = self.lp.n_rows
-        if self._h_elastic is None:
+        if self._elastic_model is None:
             W = sp.csc_array(self.W())
             n = W.shape[1]
             lp = LinearProgram(n, lower=self.col_lower, upper=self.col_upper)
             lp.add_variables(2 * m, objective=1.0)
             eye = sp.identity(m, format="csc")
             lp.add_rows(sp.hstack([W, eye, -eye], format="csc"), lower=lo, upper=up)
-            self._h_elastic = lp.to_highs(options=self.data.options)
-            configure(self._h_elastic, method="simplex", presolve=False)
-            _set_options(self._h_elastic, self.data.options)
-            self._h_elastic.setOptionValue("time_limit", self._time_limit)
-        h = self._h_elastic
+            self._elastic_model = lp.to_model(options=self.data.options)
+            self._elastic_model.configure(method="simplex", presolve=False)
+            self._elastic_model.set_options(self.data.options)
+            self._elastic_model.set_option("time_limit", self._time_limit)
+        model = self._elastic_model
         if self.coupled.size:
             rows = self.coupled
-            h.changeRowsBounds(rows.size, rows, lo[rows], up[rows])
+            model.set_row_bounds(rows, lo[rows], up[rows])
         for opts in ((), (("simplex_strategy", 4),), (("simplex_scale_strategy", 4),)):
             if opts:
-                h.clearSolver()
+                model.cold()
             for name, value in opts:
-                h.setOptionValue(name, value)
-            highs.run(h)
+                model.set_option(name, value)
+            status = model.run()
             for name, _ in opts:
-                h.setOptionValue(name, 1 if name == "simplex_strategy" else 2)
-            if h.getModelStatus() == S.kOptimal:
-                sol = h.getSolution()
-                return (
-                    float(h.getInfo().objective_function_value),
-                    np.asarray(sol.col_value, dtype=np.float64),
-                    sol,
-                )
+                model.set_option(name, 1 if name == "simplex_strategy" else 2)
+            if status == S.kOptimal:
+                sol = model.solution()
+                return sol.objective, sol.x, sol
         return math.nan, np.zeros(0), None
 
-    def _elastic_cut(self, sol: Any) -> tuple[float, np.ndarray]:
+    def _elastic_cut(self, sol: highs.LPSolution) -> tuple[float, np.ndarray]:
         """Feasibility cut ``βᵀx ≥ γ`` from the elastic LP's duals (spec 000 §3.2, phase-1
         route): its value φ₁(x) is 0 at every feasible x and ≥ γ − βᵀx by weak duality (the
         cut is built from the nominal bounds, like an optimality cut), so it needs no ray
         verification; it is violated at x̄ by φ₁(x̄) > 0."""
         n = self.lp.n_vars
-        pi = np.asarray(sol.row_dual, dtype=np.float64)
+        pi = sol.row_duals
         # Dust on an infinite bound is zeroed (beta must use the same π as the constant).
         bound = np.where(pi > 0, self.row_lower, np.where(pi < 0, self.row_upper, 0.0))
         pi = np.where(np.isfinite(bound), pi, 0.0)
-        dj = np.asarray(sol.col_dual, dtype=np.float64)[:n]
+        dj = sol.col_duals[:n]
         # The elastic LP's y columns cost 0 (its objective is the slacks' sum); the slack
         # columns (≥ 0, reduced costs 1 ∓ π ≥ 0 at its optimum) are left out as before.
         return (
@@ -176,13 +166,13 @@ class _SubSolver:
         """``Σ π_i B_i + Σ_j min over [l_j, u_j] of d_j y_j`` (+ offset) with the reduced
         costs recomputed as ``d = c − Wᵀπ`` for the π actually used: HiGHS's own ``col_dual``
         belongs to the unmodified duals, and after dust on infinite bounds is zeroed (or with
-        wrong-sign duals of 1e-10 on rows with coefficients e^20) it no longer matches them —
-        cuts built from it were invalid (metric DP: master bounds up to 4.7e-4 above the LP
+        wrong-sign duals of 1e-10 on rows with coefficients of 1e8 and more) it no longer
+        matches them, and cuts built from it are invalid (master bounds above the LP
         optimum). Where the recomputed ``d_j`` has no finite bound on its side (a −∞ term), the
         solver's ``d_j`` is used for that column, as before (0 within its tolerance at an
         optimum; give variables their valid finite bounds to avoid this)."""
         c = self.lp.objective if cost is None else cost
-        return safe_dual_bound(
+        return trusted_safe_dual_bound(
             c,
             self.W(),
             self.row_lower,
@@ -197,11 +187,11 @@ class _SubSolver:
     def _retry_from_scratch(self) -> Any:
         """Re-solve without the previous basis, with primal simplex this once (a dual-simplex
         warm start can derail on badly scaled rows); returns the new model status."""
-        self.h.clearSolver()
-        self.h.setOptionValue("simplex_strategy", 4)
-        highs.run(self.h)
-        self.h.setOptionValue("simplex_strategy", 1)
-        return self.h.getModelStatus()
+        self.model.cold()
+        self.model.set_option("simplex_strategy", 4)
+        status = self.model.run()
+        self.model.set_option("simplex_strategy", 1)
+        return status
 
     def _ray_cut(self, ray: np.ndarray) -> tuple[float, np.ndarray]:
         """Feasibility cut ``βᵀx ≥ γ`` from a verified Farkas ray (orientation of
@@ -225,10 +215,9 @@ class _SubSolver:
         lo, up = self.row_lower - shift, self.row_upper - shift
         rows = self.rows if self._all_rows_stale else self.coupled
         if rows.size:
-            self.h.changeRowsBounds(rows.size, rows, lo[rows], up[rows])
+            self.model.set_row_bounds(rows, lo[rows], up[rows])
         self._all_rows_stale = False
-        highs.run(self.h)
-        st = self.h.getModelStatus()
+        st = self.model.run()
         if st not in (S.kOptimal, S.kInfeasible, S.kUnboundedOrInfeasible, S.kUnbounded):
             st = self._retry_from_scratch() if st != S.kTimeLimit else st
         out = None
@@ -245,15 +234,14 @@ class _SubSolver:
 
     def _optimal(self, want_solution: bool) -> _Outcome:
         """The optimality cut and value of the solve that just ended optimal."""
-        sol = self.h.getSolution()
-        pi = np.asarray(sol.row_dual, dtype=np.float64)
+        sol = self.model.solution()
+        pi = sol.row_duals
         bound = np.where(pi > 0, self.row_lower, np.where(pi < 0, self.row_upper, 0.0))
         pi = np.where(np.isfinite(bound), pi, 0.0)  # dual dust on an infinite bound
-        alpha = self._dual_constant(pi, np.asarray(sol.col_dual, dtype=np.float64))
+        alpha = self._dual_constant(pi, sol.col_duals)
         beta = self.data.t_matrix.T @ pi
-        phi = float(self.h.getInfo().objective_function_value)
-        y = np.asarray(sol.col_value, dtype=np.float64) if want_solution else None
-        return _Outcome("optimal", phi=phi, rhs=alpha, beta=beta, y=y)
+        y = sol.x if want_solution else None
+        return _Outcome("optimal", phi=sol.objective, rhs=alpha, beta=beta, y=y)
 
     def _not_optimal(
         self, st: Any, x_coupled: np.ndarray, lo: np.ndarray, up: np.ndarray
@@ -262,10 +250,9 @@ class _SubSolver:
         without one, from the elastic phase-1 LP (spec 000 §3.2), which also decides when
         HiGHS gave no verdict. The cut is only returned if it separates x̄ by more than the
         feasibility tolerance once normalised to max |β| = 1 (what the master sees): on badly
-        scaled rows (e^20 in metric DP) HiGHS calls points infeasible whose violation is at
-        tolerance level, and a cut the master already satisfies within its tolerance returns
-        the same master point forever (measured: grid N = 500, ε = 10, 900 iterations without
-        progress). Such a point is treated as feasible: the subproblem is solved with the row
+        scaled rows HiGHS calls points infeasible whose violation is at tolerance level, and a
+        cut the master already satisfies within its tolerance would return the same master
+        point forever. Such a point is treated as feasible: the subproblem is solved with the row
         bounds widened by the elastic slacks (returns None then). The duals stay dual
         feasible and the cut is built from the *nominal* bounds, so it stays valid; phi and
         the released y_k are off by the slack (the caller verifies its final point)."""
@@ -273,9 +260,9 @@ class _SubSolver:
         cut = None
         if st in (S.kInfeasible, S.kUnboundedOrInfeasible):
             # HiGHS's own ray only: the phase-1 route is the persistent elastic model below
-            # (the shared fallback built a fresh one per call: 36 ms each, road N = 500).
+            # (the shared fallback would build a fresh one per call).
             ray = dual_ray_of(
-                self.h, self.W(), lo, up, self.col_lower, self.col_upper, phase1=False
+                self.model, self.W(), lo, up, self.col_lower, self.col_upper, phase1=False
             )
             if ray is not None:
                 cut = self._ray_cut(ray)
@@ -299,7 +286,7 @@ class _SubSolver:
         if st != S.kOptimal:
             return _error(
                 "nearly feasible point: the subproblem with bounds widened by the elastic "
-                "slacks failed: " + self.h.modelStatusToString(st)
+                "slacks failed: " + self.model.status_text
             )
         return None
 
@@ -320,26 +307,19 @@ class _SubSolver:
         s_lo = lo - v[n : n + m] - 1e-9
         s_up = up + v[n + m :] + 1e-9
         self._all_rows_stale = True
-        self.h.changeRowsBounds(m, self.rows, s_lo, s_up)
-        st = self._run()
+        self.model.set_row_bounds(self.rows, s_lo, s_up)
+        st = self.model.run()
         if st != S.kOptimal:
             st = self._retry_from_scratch()
         if st != S.kOptimal:
-            self._fresh_highs()
-            self.h.changeRowsBounds(m, self.rows, s_lo, s_up)
-            st = self._run()
+            self._fresh_model()
+            self.model.set_row_bounds(self.rows, s_lo, s_up)
+            st = self.model.run()
         return st
 
 
 def _error(message: str) -> _Outcome:
     return _Outcome("error", message=message)
-
-
-def _set_options(h: Any, options: Any) -> None:
-    for name, value in options:
-        status = h.setOptionValue(name, value)
-        if "Error" in str(status):
-            raise InvalidInput(f"highs_options: HiGHS rejected {name}={value!r}")
 
 
 # Per-process cache for executors whose workers live in other processes: token -> {k: solver}.
