@@ -595,9 +595,8 @@ case(
     "epsilon",
 )
 case(
-    "mdp.exponential_mechanism", "problem=None", lambda: mdp.exponential_mechanism(None), "problem"
+    "perturbation.exponential_mechanism", "problem=None", lambda: mdp.exponential_mechanism(None), "problem"
 )
-case("build_lp", "block=None", lambda: mdp.build_lp(None), "block")
 
 # ---------------------------------------------------------------------------- privopt.release
 case("Guarantee", "kind='x'", lambda: release.Guarantee("x"), "kind")
@@ -2303,7 +2302,7 @@ BOOL_FLAGS: list[tuple[str, str, Callable[[Any], Any]]] = [
     ),
     ("mdp.solve", "row_generation", lambda v: mdp.solve(problem(), row_generation=v)),
     (
-        "mdp.solve_epsilon_path",
+        "perturbation.solve_epsilon_path",
         "warm_start",
         lambda v: mdp.solve_epsilon_path(problem(), [1.0], warm_start=v),
     ),

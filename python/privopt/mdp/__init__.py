@@ -28,14 +28,14 @@ from privopt.mdp.datasets import (
     load_text_embeddings,
     rome_grid,
 )
-from privopt.mdp.solvers import (
+from privopt.mdp.solvers import (  # noqa: F401 - build_lp etc. re-exported
     METHODS,
     build_lp,
     exponential_mechanism,
     solve,
     solve_epsilon_path,
 )
-from privopt.perturbation import (
+from privopt.perturbation import (  # noqa: F401 - re-exported for convenience
     EdgeList,
     MDPProblem,
     PerturbationMatrix,
@@ -44,18 +44,11 @@ from privopt.perturbation import (
     travel_cost_loss,
 )
 
+# The core's names above are importable from here for convenience; their documented home is
+# privopt.perturbation (one canonical path per name, listed once in the API reference).
 __all__ = [
-    "MDPProblem",
-    "EdgeList",
-    "PerturbationMatrix",
-    "Verification",
     "solve",
-    "solve_epsilon_path",
-    "exponential_mechanism",
-    "build_lp",
-    "repair",
     "METHODS",
-    "travel_cost_loss",
     "rome_grid",
     "gaussian_3d",
     "load_rome_nodes",
