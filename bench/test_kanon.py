@@ -11,7 +11,7 @@ paper-shaped tables with each measurement in its own process.
 from __future__ import annotations
 
 import pytest
-from kanon_measure import _table
+from kanon_scale import make_rows
 from privopt.kanon import anonymize, datasets
 
 SETTINGS = {
@@ -70,7 +70,7 @@ def test_greedy(against, setting, benchmark, data_dir, monkeypatch, warm):
         monkeypatch.setenv("ADULT_DATA", str(data_dir / "adult" / "adult.data"))
     else:
         data = "synthetic"
-    df = _table(data, setting["n"])
+    df = make_rows(data, setting["n"])
     big = setting["n"] >= 1_000_000
     res, mondrian = against(
         lambda: anonymize(df, 3, method="greedy"),
