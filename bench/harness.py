@@ -9,6 +9,10 @@
   :func:`interpreter_at` builds a revision whole into its own virtual environment.
 * **Fits and files**: :func:`log_log_slope` (the exponent a of y ∝ n^a),
   :func:`write_atomically` and :func:`save_figure` (temp + rename), :func:`data_root`.
+
+The scripts import privopt inside their child functions, not at the top: a child may first
+point the import at another revision (:func:`use_package`), and a parent that only starts
+children stays small.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import resource
 import shutil
 import site
 import subprocess
@@ -77,8 +82,6 @@ def peak_rss_mib(pid: int | None = None) -> float:
     peak = _status_mib("VmHWM:", "self" if pid is None else pid)
     if peak is not None or pid is not None:
         return float("nan") if peak is None else peak
-    import resource
-
     scale = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB on Linux
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale / 1024
 
@@ -222,7 +225,7 @@ def write_atomically(path: Path, text: str) -> None:
 
 def save_figure(fig: Any, out: str | Path, dpi: int = 100) -> Path:
     """Save a matplotlib figure as PNG to ``out`` atomically (temp + rename) and close it."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # here, not above: children that draw nothing stay small
 
     out = Path(out)
     tmp = _temporary(out)

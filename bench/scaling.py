@@ -174,7 +174,7 @@ def _plot_series(
 def child_lp(n: int) -> dict:
     """Blocks of n nonzeros -> a loaded Highs (assembly + pass_to), best of 3, against
     passModel on the prepared arrays."""
-    from lp_assembly import assemble, make_blocks, pass_model, pass_to  # imports privopt
+    from lp_assembly import assemble, make_blocks, pass_model, pass_to  # privopt, HiGHS: child only
 
     blocks = make_blocks(n)
     pass_model(assemble(*blocks, csc=True))  # warm-up (Numba, HiGHS)
@@ -536,7 +536,8 @@ def measure_baseline(args: argparse.Namespace, names: list[str]) -> dict[str, Se
         cmd += ["--quick"] if args.quick else []
         cmd += ["--sizes", *map(str, args.sizes)] if args.sizes else []
         # exit status 1 means some family failed (one REV lacks): the JSON says which
-        status = subprocess.run(cmd, env=env).returncode  # its progress passes through
+        # its progress and tables go to stderr: this run's stdout carries this run's tables
+        status = subprocess.run(cmd, env=env, stdout=sys.stderr).returncode
         if not out.exists():
             raise RuntimeError(
                 f"the measurements at {args.baseline_rev} failed (exit status {status})"
