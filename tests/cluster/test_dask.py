@@ -25,7 +25,7 @@ def test_local_cluster_fit_equals_in_memory_fit(eight_blobs):
     X, _ = eight_blobs
     reference = DPM(bounds=(-100, 100), epsilon=10, delta=1e-6, random_state=4).fit(X)
     # In-process workers keep the test at a few seconds (worker processes take ~10 s to start on
-    # a loaded 2-core machine); bench/dpm_scaling.py runs the same fit with worker processes.
+    # a loaded 2-core machine); the out-of-core tests below run on worker processes.
     with (
         distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
