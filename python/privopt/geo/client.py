@@ -24,14 +24,15 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_finite_array, check_instance, check_int, check_nonnegative
+from privopt._validation import check_instance, check_int, check_nonnegative
 from privopt.errors import InvalidInput
+from privopt.geo.crtable import SnapTable
 from privopt.geo.geography import Geography, check_geography
 from privopt.geo.messages import CRBlock, CRRequest, Upload
 from privopt.geo.params import GeoParams
 from privopt.graphs import Graph, Settled
 
-__all__ = ["GeoIndGraph", "SnapTable", "LRGeoClient", "UserState"]
+__all__ = ["GeoIndGraph", "LRGeoClient", "UserState"]
 
 
 class GeoIndGraph:
@@ -118,40 +119,6 @@ def _pairs_within(geo: Geography, gamma: float) -> tuple[np.ndarray, np.ndarray,
         d = haversine_pairs_km(geo.points[i], geo.points[j])
     keep = d <= gamma
     return i[keep], j[keep], d[keep]
-
-
-@dataclass(frozen=True)
-class SnapTable:
-    """Public part of the CR grid: each location's V̂ point and correction terms (km).
-
-    Attributes
-    ----------
-    snap : (K,) V̂ index of each location.
-    road_km : (K,) road distance tc(v, v̂) (the valid correction).
-    line_km : (K,) straight-line distance d(v, v̂) (paper-literal correction).
-    """
-
-    snap: np.ndarray
-    road_km: np.ndarray
-    line_km: np.ndarray
-
-    def __post_init__(self) -> None:
-        snap = check_finite_array("snap", self.snap, ndim=1, dtype=np.int64)
-        road = check_finite_array("road_km", self.road_km, shape=snap.shape)
-        line = check_finite_array("line_km", self.line_km, shape=snap.shape)
-        if snap.size == 0 or snap.min() < 0 or road.min() < 0 or line.min() < 0:
-            raise InvalidInput("a snap table holds (K >= 1,) V̂ indices and distances >= 0")
-        object.__setattr__(self, "snap", snap)
-        object.__setattr__(self, "road_km", road)
-        object.__setattr__(self, "line_km", line)
-
-    @classmethod
-    def of(cls, table: Any) -> SnapTable:
-        """From a :class:`~privopt.geo.crtable.CostReferenceTable`."""
-        from privopt.geo.crtable import CostReferenceTable
-
-        check_instance("table", table, CostReferenceTable)
-        return cls(table.snap, table.snap_road_km, table.snap_line_km)
 
 
 @dataclass

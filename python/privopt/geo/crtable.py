@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,8 @@ import scipy.sparse as sp
 
 from privopt._validation import (
     check_bool,
+    check_finite_array,
+    check_instance,
     check_int,
     check_positive,
     check_probability_vector,
@@ -36,7 +39,7 @@ from privopt.errors import InvalidInput
 from privopt.geo.geography import Geography, check_geography, draw_indices, location_indices
 from privopt.graphs import Graph
 
-__all__ = ["CostReferenceTable", "TravelCosts", "subdivide_roads"]
+__all__ = ["CostReferenceTable", "SnapTable", "TravelCosts", "subdivide_roads"]
 
 
 def subdivide_roads(road: Graph, coords: np.ndarray, spacing_km: float) -> tuple[Graph, np.ndarray]:
@@ -246,6 +249,38 @@ def _cell_representatives(
     first = np.ones(order.size, dtype=bool)
     first[1:] = cell[order][1:] != cell[order][:-1]
     return np.sort(order[first])
+
+
+@dataclass(frozen=True)
+class SnapTable:
+    """Public part of the CR grid: each location's V̂ point and correction terms (km).
+
+    Attributes
+    ----------
+    snap : (K,) V̂ index of each location.
+    road_km : (K,) road distance tc(v, v̂) (the valid correction).
+    line_km : (K,) straight-line distance d(v, v̂) (paper-literal correction).
+    """
+
+    snap: np.ndarray
+    road_km: np.ndarray
+    line_km: np.ndarray
+
+    def __post_init__(self) -> None:
+        snap = check_finite_array("snap", self.snap, ndim=1, dtype=np.int64)
+        road = check_finite_array("road_km", self.road_km, shape=snap.shape)
+        line = check_finite_array("line_km", self.line_km, shape=snap.shape)
+        if snap.size == 0 or snap.min() < 0 or road.min() < 0 or line.min() < 0:
+            raise InvalidInput("a snap table holds (K >= 1,) V̂ indices and distances >= 0")
+        object.__setattr__(self, "snap", snap)
+        object.__setattr__(self, "road_km", road)
+        object.__setattr__(self, "line_km", line)
+
+    @classmethod
+    def of(cls, table: Any) -> SnapTable:
+        """From a :class:`~privopt.geo.crtable.CostReferenceTable`."""
+        check_instance("table", table, CostReferenceTable)
+        return cls(table.snap, table.snap_road_km, table.snap_line_km)
 
 
 class TravelCosts:

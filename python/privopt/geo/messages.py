@@ -41,6 +41,9 @@ from typing import Any
 import numpy as np
 
 from privopt.errors import InvalidInput
+from privopt.geo.clr import UserBlock
+from privopt.geo.crtable import SnapTable
+from privopt.geo.params import GeoParams
 
 __all__ = [
     "parse_json",
@@ -407,8 +410,6 @@ class Upload:
 
     def block(self) -> Any:
         """The validated server-side :class:`~privopt.geo.UserBlock`."""
-        from privopt.geo.clr import UserBlock
-
         return UserBlock(self.pair_distances, self.column_distances, self.cost)
 
     def to_json(self) -> dict[str, Any]:
@@ -612,8 +613,6 @@ class Setup:
 
     def snaps(self) -> Any:
         """The :class:`~privopt.geo.SnapTable` a client estimates costs with."""
-        from privopt.geo.client import SnapTable
-
         return SnapTable(self.snap, self.snap_road_km, self.snap_line_km)
 
     def to_json(self) -> dict[str, Any]:
@@ -631,8 +630,6 @@ class Setup:
     @classmethod
     def from_json(cls, data: Any) -> Setup:
         """Decode and validate a message; InvalidInput names the bad field."""
-        from privopt.geo.params import GeoParams
-
         d = _as_dict(data, "setup")
         snap = decode_array("snap", d.get("snap"), dtype="int64", ndim=1)
         road = decode_array("snap_road_km", d.get("snap_road_km"), ndim=1)
@@ -672,7 +669,5 @@ def parse_message(data: Any) -> Any:
     if not isinstance(data, dict) or data.get("type") not in (*_TYPES, "params"):
         raise InvalidInput("a message must be a JSON object with a known 'type'")
     if data["type"] == "params":
-        from privopt.geo.params import GeoParams
-
         return GeoParams.from_json({k: v for k, v in data.items() if k != "type"})
     return _TYPES[data["type"]].from_json(data)
