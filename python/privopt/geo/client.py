@@ -23,13 +23,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.spatial import cKDTree
 
-from privopt._validation import check_instance, check_int, check_nonnegative
+from privopt._validation import check_instance, check_int, check_nonnegative, check_positive
+from privopt.dp import as_random_source
 from privopt.errors import InvalidInput
 from privopt.geo.crtable import SnapTable
 from privopt.geo.geography import Geography, check_geography
 from privopt.geo.messages import CRBlock, CRRequest, Upload
-from privopt.geo.params import GeoParams
+from privopt.geo.params import GeoParams, check_params
+from privopt.geometry import EARTH_RADIUS_KM, haversine_pairs_km
 from privopt.graphs import Graph, Settled
 
 __all__ = ["GeoIndGraph", "LRGeoClient", "UserState"]
@@ -47,8 +50,6 @@ class GeoIndGraph:
     """
 
     def __init__(self, geography: Geography, gamma: float) -> None:
-        from privopt._validation import check_positive
-
         check_geography("geography", geography)
         self.geography, self.gamma = geography, check_positive("gamma", gamma, allow_inf=True)
         self._graph: Graph | None = None
@@ -101,9 +102,6 @@ def _pairs_within(geo: Geography, gamma: float) -> tuple[np.ndarray, np.ndarray,
         d = geo.distance_matrix()
         i, j = np.nonzero(np.triu(d <= gamma, k=1))
         return i, j, d[i, j]
-    from scipy.spatial import cKDTree
-
-    from privopt.geometry import EARTH_RADIUS_KM, haversine_pairs_km
 
     if geo.metric == "euclidean":
         xyz, r = geo.points, gamma
@@ -151,8 +149,6 @@ class LRGeoClient:
     def __init__(
         self, geography: Geography, params: GeoParams, snaps: SnapTable, *, request_rows: str = "lr"
     ) -> None:
-        from privopt.geo.params import check_params
-
         check_geography("geography", geography)
         check_params("params", params)
         check_instance("snaps", snaps, SnapTable)
@@ -170,8 +166,6 @@ class LRGeoClient:
     def start(self, location: int, rng: Any = None) -> UserState:
         """LR set and CR request of a user at ``location`` (v_a drawn from ``rng``; None: the
         OS CSPRNG)."""
-        from privopt.dp import as_random_source
-
         m = check_int("location", location, minimum=0, maximum=self.geography.n_locations - 1)
         p = self.params
         lr = self.geoind.lr_set(m, p.lr_radius, p.lr_max_size)

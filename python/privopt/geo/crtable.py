@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import dijkstra
 
 from privopt._validation import (
     check_bool,
@@ -37,7 +38,9 @@ from privopt._validation import (
 )
 from privopt.errors import InvalidInput
 from privopt.geo.geography import Geography, check_geography, draw_indices, location_indices
+from privopt.geometry import KM_PER_DEGREE_LAT, haversine_pairs_km
 from privopt.graphs import Graph
+from privopt.perturbation import travel_cost_loss
 
 __all__ = ["CostReferenceTable", "SnapTable", "TravelCosts", "subdivide_roads"]
 
@@ -177,8 +180,6 @@ class CostReferenceTable:
         return location_indices("targets", arr, n)
 
     def _snap_locations(self) -> None:
-        from scipy.sparse.csgraph import dijkstra
-
         dist, _, src = dijkstra(
             self.fine_road.csr, indices=self.points_index, min_only=True, return_predecessors=True
         )
@@ -207,8 +208,6 @@ class CostReferenceTable:
 
     def beta(self, rows: Any, cols: Any) -> np.ndarray:
         """β between V̂ points ``rows`` and ``cols`` (indices), shape (r, c), km."""
-        from privopt.perturbation import travel_cost_loss
-
         a = self.tc_points[location_indices("rows", rows, self.n_points)]
         b = self.tc_points[location_indices("cols", cols, self.n_points)]
         return travel_cost_loss(a, b, self.weights)
@@ -220,8 +219,6 @@ class CostReferenceTable:
 
 
 def _pair_distances(a: np.ndarray, b: np.ndarray, metric: str) -> np.ndarray:
-    from privopt.geometry import haversine_pairs_km
-
     if metric == "euclidean":
         return np.linalg.norm(a - b, axis=1)
     return haversine_pairs_km(a, b)
@@ -233,8 +230,6 @@ def _cell_representatives(
     """Indices of the points nearest the centre of each non-empty s-km cell (sorted); with
     ``preferred`` (bool per point), a cell holding preferred points keeps the one of them
     nearest its centre."""
-    from privopt.geometry import KM_PER_DEGREE_LAT
-
     if metric == "euclidean":
         y, x = xy[:, 1] - xy[:, 1].min(), xy[:, 0] - xy[:, 0].min()
     else:  # local equirectangular km around the region
@@ -328,8 +323,6 @@ class TravelCosts:
 def _location_costs(tc: np.ndarray, weights: np.ndarray, rows: Any, cols: Any) -> np.ndarray:
     """c̄ between locations ``rows`` and ``cols`` (None: all) from their (K, n_t) travel
     costs to the targets."""
-    from privopt.perturbation import travel_cost_loss
-
     k = tc.shape[0]
     a = tc[location_indices("rows", rows, k)]
     b = tc if cols is None else tc[location_indices("cols", cols, k)]
