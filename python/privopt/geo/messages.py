@@ -408,9 +408,15 @@ class Upload:
     cost: np.ndarray
     columns: np.ndarray | None = None
 
-    def block(self) -> Any:
-        """The validated server-side :class:`~privopt.geo.UserBlock`."""
-        return UserBlock(self.pair_distances, self.column_distances, self.cost)
+    def block(self) -> UserBlock:
+        """The validated server-side :class:`~privopt.geo.UserBlock`, built (and its arrays
+        checked) once per message: :meth:`from_json` builds it as it decodes, and the server
+        solves from it without checking the arrays again."""
+        block = self.__dict__.get("_block")
+        if block is None:
+            block = UserBlock(self.pair_distances, self.column_distances, self.cost)
+            object.__setattr__(self, "_block", block)  # a cache, not a field: eq and repr ignore it
+        return block
 
     def to_json(self) -> dict[str, Any]:
         """The message as a JSON-ready dict (arrays encoded)."""
@@ -430,17 +436,17 @@ class Upload:
         """Decode and validate a message; InvalidInput names the bad field."""
         d = _as_dict(data, "upload")
         user = _field(d, "user", str)
-        up = cls(
-            user,
-            decode_array("pair_distances", d.get("pair_distances"), ndim=2),
-            decode_array("column_distances", d.get("column_distances"), ndim=2),
-            decode_array("cost", d.get("cost"), ndim=2),
-            decode_array("columns", d.get("columns"), dtype="int64", ndim=1),
-        )
-        up.block()  # shapes, symmetry and signs checked now, not inside the solver
-        assert up.columns is not None
-        if up.columns.size != up.column_distances.shape[1]:
+        pair = decode_array("pair_distances", d.get("pair_distances"), ndim=2)
+        dist = decode_array("column_distances", d.get("column_distances"), ndim=2)
+        cost = decode_array("cost", d.get("cost"), ndim=2)
+        columns = decode_array("columns", d.get("columns"), dtype="int64", ndim=1)
+        # Shapes, symmetry, signs and range checked now, once (decode_array checked
+        # finiteness): the server solves from this block.
+        block = UserBlock.from_finite(pair, dist, cost)
+        if columns.size != dist.shape[1]:
             raise InvalidInput("columns must name every column of column_distances")
+        up = cls(user, pair, dist, cost, columns)
+        object.__setattr__(up, "_block", block)
         return up
 
 
