@@ -36,8 +36,9 @@ pytest.importorskip("uvicorn", reason="needs the privopt[server] extra (uvicorn)
 
 from privopt.errors import NumericalTrouble
 from privopt.geo import CostReferenceTable, GeoParams, grid_geography
-from privopt.geo.client import LRGeoClient, SnapTable
+from privopt.geo.client import LRGeoClient
 from privopt.geo.clr import MAX_KM, geo_ind_edges
+from privopt.geo.crtable import SnapTable
 from privopt.geo.http_server import (
     GeoService,
     HTTPError,
