@@ -673,7 +673,7 @@ def _fail_on_poison(monkeypatch) -> list[int]:
     HiGHS did on one user's 1e20 km costs); returns the sizes of the solves tried."""
     from privopt.geo import http_server
 
-    real = http_server.solve_uploads
+    real = http_server.solve_valid_uploads
     sizes: list[int] = []
 
     def solve(uploads, params, **kw):
@@ -682,7 +682,7 @@ def _fail_on_poison(monkeypatch) -> list[int]:
             raise NumericalTrouble("HiGHS could not solve the model reliably: Solve error")
         return real(uploads, params, **kw)
 
-    monkeypatch.setattr(http_server, "solve_uploads", solve)
+    monkeypatch.setattr(http_server, "solve_valid_uploads", solve)
     return sizes
 
 
