@@ -57,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--bounds-epsilon-share",
         type=Real(low=0.0, low_open=True),
-        default=0.1,
+        default=None,
         help="without --bounds or --bounds-file, the share of epsilon spent on estimating "
         "per-feature bounds privately (default 0.1)",
     )
@@ -101,8 +101,7 @@ def run(args: argparse.Namespace) -> int:
         model = cluster.DPM(
             bounds=bounds,
             epsilon=args.epsilon,
-            bounds_epsilon_share=args.bounds_epsilon_share,
-            **({} if args.bounds_range is None else {"bounds_range": tuple(args.bounds_range)}),
+            **_estimate_options(args),
             delta=delta,
             max_depth=args.max_depth,
             window=args.window,
@@ -129,10 +128,17 @@ def run(args: argparse.Namespace) -> int:
 def _bounds(args: argparse.Namespace, d: int) -> Any:
     """The bounds DPM gets: one pair, per-feature arrays from --bounds-file, or None (to be
     estimated privately)."""
+    if args.bounds is None and args.bounds_file is None:
+        return None
+    for option, value in (
+        ("--bounds-epsilon-share", args.bounds_epsilon_share),
+        ("--bounds-range", args.bounds_range),
+    ):
+        if value is not None:
+            given = "--bounds" if args.bounds is not None else "--bounds-file"
+            raise InvalidInput(f"{option} applies only to estimated bounds, not with {given}")
     if args.bounds is not None:
         return tuple(args.bounds)
-    if args.bounds_file is None:
-        return None
     rows = load_points_file(args.bounds_file, "--bounds-file")
     if rows.shape != (2, d):
         raise InvalidInput(
@@ -140,6 +146,16 @@ def _bounds(args: argparse.Namespace, d: int) -> Any:
             f"INPUT; got shape {rows.shape}"
         )
     return rows[0], rows[1]
+
+
+def _estimate_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options of the bounds estimate that were given (DPM's defaults otherwise)."""
+    options: dict[str, Any] = {}
+    if args.bounds_epsilon_share is not None:
+        options["bounds_epsilon_share"] = args.bounds_epsilon_share
+    if args.bounds_range is not None:
+        options["bounds_range"] = tuple(args.bounds_range)
+    return options
 
 
 def _write_outputs(out: Path, args: argparse.Namespace, X: np.ndarray, delta: float, model) -> None:
