@@ -59,7 +59,7 @@ def test_every_check_passes_with_bounds(check_results):
 
 
 @pytest.mark.slow
-def test_without_bounds_only_the_declared_checks_fail_and_for_the_stated_reason(check_results):
+def test_without_delta_only_the_declared_checks_fail_and_for_the_stated_reason(check_results):
     results = check_results["unbounded"]
     assert len(results) == len(check_results["bounded"])
     declared = set(check_results["unbounded_expected"])
@@ -67,9 +67,9 @@ def test_without_bounds_only_the_declared_checks_fail_and_for_the_stated_reason(
     assert declared <= ran  # no stale names in the declaration
     for name, status, exception, _ in results:
         if name in declared:
-            # Strict: a declared check must fail, and because fit refused for lack of bounds.
+            # Strict: a declared check must fail, and because fit refused for lack of delta.
             assert status == "xfail", (name, status)
             # (One check rewraps the error as "raised InvalidInput unexpectedly".)
-            assert "bounds" in exception or "raised InvalidInput" in exception, (name, exception)
+            assert "delta" in exception or "raised InvalidInput" in exception, (name, exception)
         else:
             assert status == "passed", (name, status, exception)

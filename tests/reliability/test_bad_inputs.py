@@ -1014,6 +1014,18 @@ for kw, frag in [
     ({"max_depth": 0}, "max_depth"),
     ({"max_depth": 2.5}, "max_depth"),
     ({"window": "x"}, "window"),
+    ({"bounds": ([0.0, 0.0], [1.0])}, "bounds"),
+    ({"bounds": ([0.0, 0.0, 0.0], [1.0, 1.0, 1.0])}, "3 features"),
+    ({"bounds": ([0.0, 1.0], [1.0, 1.0])}, "feature 1"),
+    ({"bounds": ([0.0, NAN], [1.0, 1.0])}, "bounds"),
+    ({"bounds": (np.zeros((2, 1)), np.ones((2, 1)))}, "bounds"),
+    ({"bounds": None, "clip": False}, "clip=False"),
+    ({"bounds": None, "bounds_epsilon_share": 0.0}, "bounds_epsilon_share"),
+    ({"bounds": None, "bounds_epsilon_share": 1.5}, "bounds_epsilon_share"),
+    ({"bounds": None, "bounds_epsilon_share": "x"}, "bounds_epsilon_share"),
+    ({"bounds": None, "bounds_range": (1.0, 0.0)}, "bounds_range"),
+    ({"bounds": None, "bounds_range": (0.0, INF)}, "bounds_range"),
+    ({"bounds": None, "bounds_range": 3.0}, "bounds_range"),
 ]:
     case(
         "DPM.fit",
@@ -1098,6 +1110,11 @@ for change, frag in [
     ({"ledger": [3]}, "ledger"),
     ({"seeded": 1}, "seeded"),
     ({"tree": (np.zeros(1),)}, "tree"),
+    ({"feature_bounds": (np.zeros(3), np.ones(3))}, "feature_bounds"),
+    ({"feature_bounds": (np.ones(2), np.zeros(2))}, "feature_bounds"),
+    ({"feature_bounds": (np.zeros(2), np.full(2, 0.5))}, "bounds"),
+    ({"bounds_epsilon": 1.0}, "bounds_epsilon"),
+    ({"bounds_epsilon": NAN}, "bounds_epsilon"),
     ({"tree": (np.array([0]), np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1))}, "tree left"),
 ]:
     case("ClusteringRelease", repr(change)[:40], lambda c=change: clustering(**c), frag)

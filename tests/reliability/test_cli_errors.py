@@ -397,6 +397,24 @@ def _all_options() -> list:
             ["kanon", "IN", "--k", "2", "--sub-time-limit", "2"],
             "--sub-time-limit applies to --method split_carry, not greedy",
         ),
+        (
+            ["cluster", "IN", "--bounds-epsilon-share", "1"],
+            "bounds_epsilon_share must lie in (0, 1), got 1.0",
+        ),
+        (["cluster", "IN", "--bounds-range", "5", "-5"], "bounds_range must be (lo, hi)"),
+        (["cluster", "IN", "--bounds-file", "IN"], "--bounds-file must hold 2 rows"),
+        (
+            ["cluster", "IN", "--bounds", "0", "1", "--bounds-file", "IN"],
+            "argument --bounds-file: not allowed with argument --bounds",
+        ),
+        (
+            ["cluster", "IN", "--bounds", "0", "1", "--bounds-epsilon-share", "0.2"],
+            "--bounds-epsilon-share applies only to estimated bounds, not with --bounds",
+        ),
+        (
+            ["cluster", "IN", "--bounds-file", "IN", "--bounds-range", "0", "9"],
+            "--bounds-range applies only to estimated bounds, not with --bounds-file",
+        ),
     ],
     ids=[
         "grid too large",
@@ -406,6 +424,12 @@ def _all_options() -> list:
         "serve huge epsilon",
         "weights with _",
         "sub-time-limit without split_carry",
+        "cluster bounds share of 1",
+        "cluster bounds range reversed",
+        "cluster bounds file of the wrong shape",
+        "cluster bounds and bounds file",
+        "cluster bounds share with bounds",
+        "cluster bounds range with a bounds file",
     ],
 )
 def test_values_checked_past_their_type_are_one_line_too(argv, fragment, tmp_path, capsys):

@@ -46,6 +46,7 @@ class BudgetSchedule:
     delta_count : δ_cnt of every count level (the probability that ñ − λ_i > |S|).
     delta_average : δ_avg of the Gaussian leaf averages.
     lambdas : (τ_r+1,) λ_i = −ln(2 δ_cnt)/ε_cnt_i (Eq. 1), clamped at 0; +inf when δ_cnt = 0.
+    epsilon_bounds : ε of the private per-feature bounds (0 when the bounds were given).
     """
 
     epsilon_interval: float
@@ -55,11 +56,13 @@ class BudgetSchedule:
     delta_count: float
     delta_average: float
     lambdas: np.ndarray
+    epsilon_bounds: float = 0.0
 
     @property
     def epsilon_total(self) -> float:
         return (
-            self.epsilon_interval
+            self.epsilon_bounds
+            + self.epsilon_interval
             + float(self.epsilon_count.sum())
             + float(self.epsilon_split.sum())
             + self.epsilon_average
@@ -75,7 +78,10 @@ class BudgetSchedule:
         A fit charges each level in full whether or not nodes remain (Theorem 1 is a worst-case
         bound), so the plan does not depend on the data.
         """
-        spends = [PlannedSpend(self.epsilon_count[0], self.delta_count, label="root count")]
+        spends = []
+        if self.epsilon_bounds > 0:
+            spends.append(PlannedSpend(self.epsilon_bounds, label="feature bounds"))
+        spends.append(PlannedSpend(self.epsilon_count[0], self.delta_count, label="root count"))
         spends.append(PlannedSpend(self.epsilon_interval, label="split width"))
         for level, eps in enumerate(self.epsilon_split):
             spends.append(PlannedSpend(eps, label=f"split selection, level {level}"))
@@ -104,6 +110,7 @@ def budget_schedule(
     max_depth: int,
     budget_split: tuple[float, float, float, float],
     delta_split: tuple[float, float],
+    bounds_share: float = 0.0,
 ) -> BudgetSchedule:
     """The schedule for total (ε, δ), τ_r = ``max_depth`` and the given stage fractions.
 
@@ -114,6 +121,8 @@ def budget_schedule(
     budget_split : fractions (int, cnt, exp, avg) of ε, summing to 1.
     delta_split : fractions (cnt, avg) of δ, summing to 1; the count part is shared equally by
         the τ_r+1 count levels (δ_cnt = 0.2 δ/(τ_r+1) by default, as the reference code does).
+    bounds_share : the share of ε spent on private per-feature bounds, in [0, 1); the stage
+        fractions then split the rest, (1 − bounds_share)·ε.
 
     Examples
     --------
@@ -124,6 +133,10 @@ def budget_schedule(
     f_int, f_cnt, f_exp, f_avg = _fractions("budget_split", budget_split, 4)
     d_cnt, d_avg = _fractions("delta_split", delta_split, 2)
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    if not 0.0 <= bounds_share < 1.0:
+        raise InvalidInput(f"bounds_share must lie in [0, 1), got {bounds_share!r}")
+    epsilon_bounds = epsilon * bounds_share
+    epsilon = epsilon - epsilon_bounds
     max_depth = check_int("max_depth", max_depth, minimum=1)
     eps_cnt = epsilon * f_cnt * level_weights(max_depth + 1)
     eps_exp = epsilon * f_exp * level_weights(max_depth)
@@ -136,5 +149,12 @@ def budget_schedule(
     else:
         lambdas = np.full(max_depth + 1, math.inf)
     return BudgetSchedule(
-        epsilon * f_int, eps_cnt, eps_exp, epsilon * f_avg, delta_count, delta * d_avg, lambdas
+        epsilon * f_int,
+        eps_cnt,
+        eps_exp,
+        epsilon * f_avg,
+        delta_count,
+        delta * d_avg,
+        lambdas,
+        epsilon_bounds,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,9 +24,15 @@ from privopt._validation import (
     check_int,
     check_numeric_dtype,
     check_positive,
-    check_real,
 )
 from privopt.cluster._backend import InMemoryData, SplitTree, is_dask_array
+from privopt.cluster._bounds import (
+    DEFAULT_BOUNDS_RANGE,
+    FeatureBox,
+    checked_bounds,
+    checked_search_range,
+    dp_feature_bounds,
+)
 from privopt.cluster._budget import BudgetSchedule, budget_schedule
 from privopt.cluster._input import points_array
 from privopt.cluster._interval import codebook_monte_carlo, dp_percentile_in_place, split_width
@@ -47,9 +54,6 @@ MAX_CANDIDATES = 200_000
 
 #: Largest noise scale accepted (see ``_check_noise_range``).
 _MAX_NOISE_SCALE = 1e300
-
-#: Narrowest bounds accepted: the split grid's bucket index scales by 1/(b − a).
-_MIN_WIDTH = 1e-290
 
 
 def nearest_centre(X: np.ndarray, centres: np.ndarray, *, n_jobs: int | None = None) -> np.ndarray:
@@ -78,7 +82,7 @@ def _power_of_two_above(x: float) -> float:
     return math.ldexp(1.0, math.frexp(x)[1])
 
 
-#: scikit-learn checks that need a fitted estimator: DPM() without bounds cannot pass them.
+#: scikit-learn checks that need a fitted estimator: DPM() without delta cannot pass them.
 _CHECKS_NEEDING_A_FIT = (
     "check_fit_score_takes_y",
     "check_estimators_overwrite_params",
@@ -110,23 +114,23 @@ def sklearn_expected_failed_checks(estimator: DPM) -> dict[str, str]:
     """The scikit-learn estimator checks that do not apply to ``estimator``, with the reason.
 
     For ``expected_failed_checks=`` of :func:`sklearn.utils.estimator_checks.check_estimator`
-    or ``parametrize_with_checks``. With ``bounds`` every check applies (none is listed).
-    Without them, ``fit`` refuses every input, because an (ε, δ)-DP release needs the public
-    range of the coordinates, so each check that needs a fitted estimator is listed; the checks
-    of input validation, parameters and the unfitted state still run and pass.
+    or ``parametrize_with_checks``. With ``delta`` every check applies (none is listed).
+    Without it, ``fit`` refuses every input, because δ has no data-independent default, so each
+    check that needs a fitted estimator is listed; the checks of input validation, parameters
+    and the unfitted state still run and pass.
 
     Examples
     --------
-    >>> sklearn_expected_failed_checks(DPM(bounds=(0, 1)))
+    >>> sklearn_expected_failed_checks(DPM(bounds=(0, 1), delta=1e-6))
     {}
     >>> len(sklearn_expected_failed_checks(DPM())) > 0
     True
     """
-    if check_instance("estimator", estimator, DPM).bounds is not None:
+    if check_instance("estimator", estimator, DPM).delta is not None:
         return {}
     reason = (
-        "needs a fitted estimator, and DPM() without bounds refuses to fit: an (epsilon, "
-        "delta)-DP release needs the public range (a, b) of the coordinates"
+        "needs a fitted estimator, and DPM() without delta refuses to fit: delta has no "
+        "data-independent default"
     )
     return dict.fromkeys(_CHECKS_NEEDING_A_FIT, reason)
 
@@ -167,6 +171,26 @@ def _check_noise_range(sched: BudgetSchedule, d: int, n: int, epsilon: float) ->
         )
     except InvalidInput as err:
         raise InvalidInput(f"epsilon={epsilon!r} cannot be used by DPM's noise: {err}") from None
+
+
+def _dask_passes() -> Any:
+    """The module of DPM's Dask passes; Dask is optional (the dask extra), so it is imported
+    once a Dask array arrives."""
+    import privopt.cluster._dask as passes
+
+    return passes
+
+
+def columns(X: Any, d: int) -> Iterator[np.ndarray]:
+    """The d columns of X, (n,) float64 each, one fresh copy at a time (a Dask array is read
+    chunk by chunk into it)."""
+    for k in range(d):
+        if is_dask_array(X):
+            col = np.empty(int(X.shape[0]))
+            _dask_passes().fill_column(X.astype(np.float64), k, col)
+            yield col
+        else:
+            yield np.array(X[:, k], dtype=np.float64, copy=True)
 
 
 class DPM(ClusterMixin, BaseEstimator):
@@ -264,6 +288,8 @@ class DPM(ClusterMixin, BaseEstimator):
         alpha: float = 5.0,
         budget_split: tuple[float, float, float, float] = (0.04, 0.18, 0.18, 0.6),
         delta_split: tuple[float, float] = (0.2, 0.8),
+        bounds_epsilon_share: float = 0.1,
+        bounds_range: tuple[float, float] = DEFAULT_BOUNDS_RANGE,
         sigma_grid: Any = None,
         percentile: float = 65.0,
         codebook: str = "analytic",
@@ -285,6 +311,8 @@ class DPM(ClusterMixin, BaseEstimator):
         self.alpha = alpha
         self.budget_split = budget_split
         self.delta_split = delta_split
+        self.bounds_epsilon_share = bounds_epsilon_share
+        self.bounds_range = bounds_range
         self.sigma_grid = sigma_grid
         self.percentile = percentile
         self.codebook = codebook
@@ -299,7 +327,13 @@ class DPM(ClusterMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ validation
     def _validated(self) -> dict[str, Any]:
-        a, b = self._validated_bounds()
+        given = None if self.bounds is None else checked_bounds(self.bounds)
+        share = check_positive("bounds_epsilon_share", self.bounds_epsilon_share)
+        if not share < 1:
+            raise InvalidInput(
+                f"bounds_epsilon_share must lie in (0, 1), got {self.bounds_epsilon_share!r}"
+            )
+        search = checked_search_range(self.bounds_range)
         eps = check_epsilon(self.epsilon)
         if self.delta is None:
             raise InvalidInput("delta must be given (the paper uses delta = 1/n**1.5)")
@@ -331,11 +365,17 @@ class DPM(ClusterMixin, BaseEstimator):
         if self.window not in _WINDOWS:
             raise InvalidInput(f"window must be one of {_WINDOWS}, got {self.window!r}")
         self._check_flags_and_jobs()
+        if given is None and not self.clip:
+            raise InvalidInput(
+                "clip=False needs the bounds given: estimated bounds leave some points outside "
+                "by design, and DPM clips them"
+            )
         progress = check_progress(self.progress)
         return dict(
             progress=progress,
-            a=a,
-            b=b,
+            given=given,
+            bounds_share=share if given is None else 0.0,
+            search=search,
             epsilon=eps,
             delta=delta,
             depth=depth,
@@ -349,25 +389,6 @@ class DPM(ClusterMixin, BaseEstimator):
             reps=reps,
             min_size=min_size,
         )
-
-    def _validated_bounds(self) -> tuple[float, float]:
-        """The public range (a, b) of every coordinate, finite, a < b, within float64's grid."""
-        if self.bounds is None:
-            raise InvalidInput("bounds must be given: the public range (a, b) of every coordinate")
-        try:
-            lower, upper = self.bounds
-        except (TypeError, ValueError):
-            raise InvalidInput(f"bounds must be a pair (a, b), got {self.bounds!r}") from None
-        a = check_real("bounds[0]", lower, allow_inf=True)
-        b = check_real("bounds[1]", upper, allow_inf=True)
-        if not (math.isfinite(a) and math.isfinite(b) and a < b):
-            raise InvalidInput(f"bounds must be finite with a < b, got {self.bounds!r}")
-        if not _MIN_WIDTH <= b - a < math.inf:
-            raise InvalidInput(
-                f"bounds {self.bounds!r} span b - a = {b - a!r}, outside the float64 range the "
-                f"split grid needs ([{_MIN_WIDTH:g}, 1.8e308)): rescale the data"
-            )
-        return a, b
 
     def _validated_sigma_grid(self) -> np.ndarray:
         grid = DEFAULT_SIGMA_GRID if self.sigma_grid is None else self.sigma_grid
@@ -393,49 +414,87 @@ class DPM(ClusterMixin, BaseEstimator):
             )
         return tuple(float(v) for v in arr)
 
-    def _data(self, X: Any, a: float, b: float) -> InMemoryData | DaskData:
+    def _shape(self, X: Any) -> tuple[int, int, float, float]:
+        """(n, d, min, max) of the points, after the checks that need no bounds."""
         if is_dask_array(X):
             check_numeric_dtype("X", X.dtype)
             if X.ndim != 2:
                 raise InvalidInput(f"X must be 2-dimensional, got shape {X.shape}")
-            # Dask is optional (the dask extra): imported once a Dask array arrives.
-            from privopt.cluster._dask import DaskData
-
-            lazy = DaskData(X, a, b)
-            finite, lo, hi = lazy.summary()
-            data: InMemoryData | DaskData = lazy
+            finite, lo, hi = _dask_passes().DaskData(X, 0.0, 1.0).summary()
             if not finite:
                 raise InvalidInput("X contains a non-finite value (NaN or inf)")
+            n, d = (int(v) for v in X.shape)
         else:  # already checked by points_array
-            lo, hi = (X.min(), X.max()) if X.size else (a, b)
-            data = InMemoryData(X, a, b, self.n_jobs)
-        if data.d < 1:
-            raise InvalidInput(
-                f"X must have at least one column (d >= 1), got shape {(data.n, data.d)}"
-            )
-        if data.n < 2:
-            raise InvalidInput(f"X must have at least 2 rows, got {data.n}")
-        if not self.clip and (lo < a or hi > b):
+            (n, d), (lo, hi) = X.shape, ((X.min(), X.max()) if X.size else (0.0, 0.0))
+        if d < 1:
+            raise InvalidInput(f"X must have at least one column (d >= 1), got shape {(n, d)}")
+        if n < 2:
+            raise InvalidInput(f"X must have at least 2 rows, got {n}")
+        return n, d, float(lo), float(hi)
+
+    def _checked_box(self, X: Any, d: int, p: dict[str, Any]) -> FeatureBox | None:
+        """The box of given bounds, checked against the data and float64 before any spend;
+        None for bounds to estimate (checked on the search range, which holds them)."""
+        if p["given"] is None:
+            lo, hi = p["search"]
+            self._check_float_range(d, hi - lo, max(-lo, hi), "bounds_range", self.bounds_range)
+            return None
+        lower, upper, scalar = checked_bounds(self.bounds, d)
+        box = FeatureBox(lower, upper, per_feature=not scalar)
+        if not self.clip and self._outside(X, box):
             raise InvalidInput(
                 f"X has values outside bounds {self.bounds!r} (pass clip=True to clip them)"
             )
-        # Dimension-summed gaps (Alg. 2) and the averaging sensitivity are sums over d terms.
-        if not (math.isfinite(data.d * (b - a)) and math.isfinite(math.sqrt(data.d) * max(-a, b))):
-            raise InvalidInput(
-                f"bounds {self.bounds!r} are too large for d = {data.d} columns in float64: "
-                "rescale the data"
-            )
+        self._check_float_range(d, box.b - box.a, float(np.max(box.reach())), "bounds", self.bounds)
         # Checked before any spend: the largest possible candidate set, at β = min(σ)/2, must
         # keep the per-level count arrays (slots × d × W) in memory.
-        grid = DEFAULT_SIGMA_GRID if self.sigma_grid is None else np.asarray(self.sigma_grid)
-        per_dim = (b - a) / (0.5 * float(np.min(grid)))
-        worst = data.d * math.floor(per_dim) if per_dim < 2.0**62 else math.inf
+        per_dim = (box.b - box.a) / (0.5 * float(np.min(p["grid"])))
+        worst = d * math.floor(per_dim) if per_dim < 2.0**62 else math.inf
         if worst > MAX_CANDIDATES:
             raise InvalidInput(
                 f"up to d·⌊(b−a)/(min(sigma_grid)/2)⌋ = {worst} split candidates per node, more "
                 f"than {MAX_CANDIDATES}: narrow the bounds or drop the smallest sigma_grid values"
             )
-        return data
+        return box
+
+    @staticmethod
+    def _check_float_range(d: int, width: float, reach: float, name: str, value: Any) -> None:
+        # Dimension-summed gaps (Alg. 2) and the averaging sensitivity are sums over d terms.
+        if not (math.isfinite(d * width) and math.isfinite(math.sqrt(d) * reach)):
+            raise InvalidInput(
+                f"{name} {value!r} are too large for d = {d} columns in float64: rescale the data"
+            )
+
+    @staticmethod
+    def _outside(X: Any, box: FeatureBox) -> bool:
+        """Whether any coordinate of X lies outside its feature's range."""
+        if is_dask_array(X):
+            lo, hi = _dask_passes().dask.compute(X.min(axis=0), X.max(axis=0))
+        else:
+            lo, hi = X.min(axis=0), X.max(axis=0)
+        return bool(np.any(lo < box.lower) or np.any(hi > box.upper))
+
+    def _passes(self, X: Any, box: FeatureBox) -> InMemoryData | DaskData:
+        """The data passes over X in the box's frame (per-feature bounds: clipped and shifted,
+        a copy; one pair: X as it is, clipped by the passes themselves)."""
+        if box.per_feature:
+            X = np.clip(X, box.lower, box.upper) - box.shift  # Dask stays lazy
+        if is_dask_array(X):
+            return _dask_passes().DaskData(X, box.a, box.b)
+        return InMemoryData(X, box.a, box.b, self.n_jobs)
+
+    def _estimated_box(self, X: Any, d: int, sched: BudgetSchedule, p, acct, rng) -> FeatureBox:
+        """Per-feature bounds by DP percentiles (:func:`dp_feature_bounds`), charged to ``acct``."""
+        acct.spend(
+            sched.epsilon_bounds,
+            0.0,
+            label=f"feature bounds: DP percentiles of {d} features (exponential mechanism)",
+            mechanism="exponential (quantile)",
+            sensitivity=1.0,
+            seeded=not rng.secure,
+        )
+        lower, upper = dp_feature_bounds(columns(X, d), d, sched.epsilon_bounds, p["search"], rng)
+        return FeatureBox(lower, upper, per_feature=True)
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X: Any, y: Any = None, *, accountant: dp.PrivacyAccountant | None = None) -> DPM:
@@ -468,9 +527,12 @@ class DPM(ClusterMixin, BaseEstimator):
         """
         points = X if is_dask_array(X) else points_array(X)
         p = self._validated()
-        data = self._data(points, p["a"], p["b"])
-        sched = budget_schedule(p["epsilon"], p["delta"], p["depth"], p["split"], p["dsplit"])
-        _check_noise_range(sched, data.d, data.n, p["epsilon"])
+        n, d, _, _ = self._shape(points)
+        given_box = self._checked_box(points, d, p)
+        sched = budget_schedule(
+            p["epsilon"], p["delta"], p["depth"], p["split"], p["dsplit"], p["bounds_share"]
+        )
+        _check_noise_range(sched, d, n, p["epsilon"])
         acct = (
             accountant if accountant is not None else dp.PrivacyAccountant(p["epsilon"], p["delta"])
         )
@@ -480,15 +542,16 @@ class DPM(ClusterMixin, BaseEstimator):
         # drawn, and a failure anywhere in the release takes every spend of this fit back out
         # (nothing computed from the noise has left the block then).
         with acct.transaction(sched.plan()):
-            fitted = self._release(data, sched, p, acct, rng)
+            fitted = self._release(points, given_box, sched, p, acct, rng)
             for name in ("cluster_centers_", "cluster_sizes_"):
                 check_finite_result(
                     name, fitted[name], cause=f"bounds {self.bounds!r}, epsilon {self.epsilon!r}"
                 )
         seconds = fitted.pop("fit_seconds")
+        box = fitted.pop("box")
         for name, value in fitted.items():
             setattr(self, name, value)
-        self.n_features_in_ = data.d
+        self.n_features_in_ = d
         self.schedule_ = sched
         self.accountant_ = acct
         self.seeded_ = not rng.secure
@@ -496,7 +559,9 @@ class DPM(ClusterMixin, BaseEstimator):
         self.release_ = ClusteringRelease(
             centres=self.cluster_centers_,
             sizes=self.cluster_sizes_,
-            bounds=(p["a"], p["b"]),
+            bounds=(float(np.min(box.lower)), float(np.max(box.upper))),
+            feature_bounds=(box.lower, box.upper) if box.per_feature else None,
+            bounds_epsilon=sched.epsilon_bounds,
             epsilon=p["epsilon"],
             delta=p["delta"],
             ledger=list(acct.entries[first_spend:]),  # this fit's spends only
@@ -513,10 +578,16 @@ class DPM(ClusterMixin, BaseEstimator):
         self.labels_ = self.predict(X)
         return self
 
-    def _release(self, data, sched: BudgetSchedule, p, acct, rng) -> dict[str, Any]:
-        """Algorithm 1: every spend and every noisy release; returns the fitted attributes (and
-        ``fit_seconds``, seconds per phase)."""
+    def _release(self, X, box, sched: BudgetSchedule, p, acct, rng) -> dict[str, Any]:
+        """The private bounds when ``box`` is None, then Algorithm 1: every spend and every noisy
+        release; returns the fitted attributes (and ``fit_seconds``, seconds per phase, and
+        ``box``, the :class:`FeatureBox` used)."""
         start = time.perf_counter()
+        if box is None:
+            box = self._estimated_box(X, int(X.shape[1]), sched, p, acct, rng)
+        p = {**p, "box": box}
+        data = self._passes(X, box)
+        t_bounds = time.perf_counter()
         n_tilde = self._root_count(data, sched, acct, rng)
         depth = p["depth"]
         tau_e = n_tilde / 2**depth if p["min_size"] is None else p["min_size"]
@@ -533,16 +604,32 @@ class DPM(ClusterMixin, BaseEstimator):
         beta, p_tilde, n_splits = None, None, 0
         if math.floor(n_tilde) >= 2:  # ñ_D < 2: no codebook, the root is the only leaf (§10.15)
             beta, p_tilde = self._split_width(data, n_tilde, sched, p, rng)
-            n_splits = int(_core.cluster.num_splits(p["a"], p["b"], beta)) if beta > 0 else 0
+            n_splits = int(_core.cluster.num_splits(box.a, box.b, beta)) if beta > 0 else 0
+            if p["given"] is None and data.d * n_splits > MAX_CANDIDATES:
+                # Estimated bounds are checked only now: β is widened (post-processing of
+                # released values) so that the grid keeps at most MAX_CANDIDATES candidates.
+                beta = (box.b - box.a) / (MAX_CANDIDATES // data.d) * (1 + 1e-12)
+                n_splits = int(_core.cluster.num_splits(box.a, box.b, beta))
 
         t_width = time.perf_counter()
         tree, leaves = self._build(data, n_tilde, tau_e, beta, n_splits, sched, p, acct, rng)
         t_tree = time.perf_counter()
         centres, sizes, tip_centre = self._average(data, tree, leaves, sched, p, acct, rng)
         end = time.perf_counter()
+        # The passes cut in the box's frame; the released tree cuts in data units.
+        released = SplitTree(
+            list(tree.feature),
+            box.thresholds_in_data_units(
+                np.asarray(tree.feature, dtype=np.int64), np.asarray(tree.threshold)
+            ).tolist(),
+            list(tree.left),
+            list(tree.right),
+        )
         return {
+            "box": box,
             "fit_seconds": {
-                "split_width": t_width - start,
+                **({"bounds": t_bounds - start} if p["given"] is None else {}),
+                "split_width": t_width - t_bounds,
                 "tree": t_tree - t_width,
                 "averages": end - t_tree,
                 "total": end - start,
@@ -552,12 +639,14 @@ class DPM(ClusterMixin, BaseEstimator):
             "split_width_": beta,
             "percentile_estimate_": p_tilde,
             "n_splits_": n_splits,
-            "tree_": tree,
+            "tree_": released,
             "cluster_centers_": centres,
             # Each tip's centre: predict starts every point's nearest-centre search there.
-            "tip_centres_": tree.kernel_arrays(
+            "tip_centres_": released.kernel_arrays(
                 {node: tip_centre.get(node, 0) for node in tree.tips()}
             ),
+            "bounds_": (box.lower.copy(), box.upper.copy()),
+            "bounds_estimated_": p["given"] is None,
             "cluster_sizes_": sizes,
             "n_clusters_": len(centres),
         }
@@ -579,7 +668,7 @@ class DPM(ClusterMixin, BaseEstimator):
         return float(noisy[0])
 
     def _split_width(self, data, n_tilde, sched: BudgetSchedule, p, rng) -> tuple[float, float]:
-        width = p["b"] - p["a"]
+        width = p["box"].b - p["box"].a
         if self.codebook == "analytic":
             return split_width(
                 data.gaps(), n_tilde, sched.epsilon_interval, width, p["grid"], p["percentile"], rng
@@ -606,7 +695,9 @@ class DPM(ClusterMixin, BaseEstimator):
         active: list[tuple[int, float]] = [(0, n_tilde)]
         if n_splits == 0:  # no candidates (β > b − a or ñ_D < 2): one leaf (§10.15)
             leaves, active = active, []
-        a, t, q, alpha = p["a"], p["t"], p["q"], p["alpha"]
+        a, t, q, alpha = p["box"].a, p["t"], p["q"], p["alpha"]
+        # Per-feature bounds: the cuts outside a feature's own range are never candidates.
+        valid = p["box"].valid_candidates(n_splits, beta) if n_splits else None
         levels = progress_bar(p["progress"], range(p["depth"]), desc="DPM tree depth", unit="level")
         for level in levels:
             eps_exp, eps_cnt = sched.epsilon_split[level], sched.epsilon_count[level + 1]
@@ -639,6 +730,8 @@ class DPM(ClusterMixin, BaseEstimator):
             chosen = []
             for s, (_, nt) in enumerate(active):
                 scores = _core.cluster.score_candidates(rank[s], window[s], nt, t, q, alpha)
+                if valid is not None:
+                    scores = np.where(valid.reshape(scores.shape), scores, -np.inf)
                 sens = (t / q + alpha) / max(nt - lam, 1.0)  # Δf, [C] clamp (spec §2.4)
                 # p ∝ exp(ε·f/(2Δf)) (spec §1, §10.1), chosen in log space by the kernel from a
                 # uniform of the run's randomness source.
@@ -667,9 +760,11 @@ class DPM(ClusterMixin, BaseEstimator):
     ) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
         """DPAvg: Gaussian noise on each leaf's clipped sum, divided by the leaf's stored ñ, then
         clipped to the bounds; returns (centres (k, d), noisy sizes (k,), tip → centre index)."""
-        d, a, b = data.d, p["a"], p["b"]
-        reach = max(abs(a), abs(b))
-        l2 = reach * math.sqrt(d)  # max ‖x‖₂ over [a, b]^d
+        box = p["box"]
+        reaches = box.reach()
+        reach = float(np.max(reaches))
+        # max ‖x‖₂ over the passes' box (√d·max(|a|, |b|) for one pair (a, b), exactly).
+        l2 = reach * math.sqrt(float(np.sum((reaches / reach) ** 2)))
         acct.spend(
             sched.epsilon_average,
             sched.delta_average,
@@ -678,7 +773,7 @@ class DPM(ClusterMixin, BaseEstimator):
             sensitivity=l2,
             seeded=not rng.secure,
         )
-        # The sums and their noise are computed in units of 2^e ≥ max(|a|, |b|): scaling by a
+        # The sums and their noise are computed in units of 2^e ≥ max reach: scaling by a
         # power of two is exact (sums, Δ₂, σ and the noise grid all scale bit for bit), and keeps
         # the sums below n and σ in range for any bounds float64 can hold.
         unit = _power_of_two_above(reach)
@@ -697,10 +792,11 @@ class DPM(ClusterMixin, BaseEstimator):
                 # Clipping to the public box is post-processing: free, and every centre lands
                 # where a point could be.
                 tip_centre[node] = len(centres)
-                centres.append(np.clip(noisy_sums[s] / nt, a / unit, b / unit) * unit)
+                centre = noisy_sums[s] / nt * unit + box.shift
+                centres.append(np.clip(centre, box.lower, box.upper))
                 weights.append(nt)
         if not centres:  # data-independent fallback: the centre of the box
-            centres, weights = [np.full(d, 0.5 * a + 0.5 * b)], [0.0]
+            centres, weights = [0.5 * box.lower + 0.5 * box.upper], [0.0]
         return np.vstack(centres), np.asarray(weights), tip_centre
 
     # ------------------------------------------------------------------ prediction

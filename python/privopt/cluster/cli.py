@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from privopt._arguments import Real, count, positive, seed
 from privopt._cli_support import emit_summary, reserve_outputs
 from privopt._inputs import load_points_file
 from privopt.cluster._plot import projection_plot
+from privopt.errors import InvalidInput
 from privopt.report import Report, Section
 
 __all__ = ["register", "load_points"]
@@ -38,13 +40,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "plot into --out.",
     )
     p.add_argument("input", help="points, one row each: .npy or comma-separated text")
-    p.add_argument(
+    given = p.add_mutually_exclusive_group()
+    given.add_argument(
         "--bounds",
         nargs=2,
         type=Real(),
-        required=True,
         metavar=("A", "B"),
-        help="public range [A, B] of every coordinate",
+        help="public range [A, B] of every coordinate (public knowledge, not read off the data)",
+    )
+    given.add_argument(
+        "--bounds-file",
+        metavar="PATH",
+        help="public per-feature ranges: a CSV or NPY file of two rows, the lower and the upper "
+        "bound of each column",
+    )
+    p.add_argument(
+        "--bounds-epsilon-share",
+        type=Real(low=0.0, low_open=True),
+        default=None,
+        help="without --bounds or --bounds-file, the share of epsilon spent on estimating "
+        "per-feature bounds privately (default 0.1)",
+    )
+    p.add_argument(
+        "--bounds-range",
+        nargs=2,
+        type=Real(),
+        metavar=("LO", "HI"),
+        default=None,
+        help="without --bounds or --bounds-file, the public range the estimated bounds are "
+        "searched in (default -1e6 1e6)",
     )
     p.add_argument("--epsilon", type=positive, default=1.0, help="total epsilon (default 1)")
     p.add_argument(
@@ -68,13 +92,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    with reserve_outputs(args, [args.input]) as outputs:
+    inputs = [args.input] + ([args.bounds_file] if args.bounds_file is not None else [])
+    with reserve_outputs(args, inputs) as outputs:
         out = outputs.add(args.out)
         X = load_points(args.input)
+        bounds = _bounds(args, X.shape[1])
         delta = args.delta if args.delta is not None else 1.0 / max(len(X), 2) ** 1.5
         model = cluster.DPM(
-            bounds=tuple(args.bounds),
+            bounds=bounds,
             epsilon=args.epsilon,
+            **_estimate_options(args),
             delta=delta,
             max_depth=args.max_depth,
             window=args.window,
@@ -98,6 +125,39 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bounds(args: argparse.Namespace, d: int) -> Any:
+    """The bounds DPM gets: one pair, per-feature arrays from --bounds-file, or None (to be
+    estimated privately)."""
+    if args.bounds is None and args.bounds_file is None:
+        return None
+    for option, value in (
+        ("--bounds-epsilon-share", args.bounds_epsilon_share),
+        ("--bounds-range", args.bounds_range),
+    ):
+        if value is not None:
+            given = "--bounds" if args.bounds is not None else "--bounds-file"
+            raise InvalidInput(f"{option} applies only to estimated bounds, not with {given}")
+    if args.bounds is not None:
+        return tuple(args.bounds)
+    rows = load_points_file(args.bounds_file, "--bounds-file")
+    if rows.shape != (2, d):
+        raise InvalidInput(
+            f"--bounds-file must hold 2 rows (lower, upper) of {d} values, one per column of "
+            f"INPUT; got shape {rows.shape}"
+        )
+    return rows[0], rows[1]
+
+
+def _estimate_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options of the bounds estimate that were given (DPM's defaults otherwise)."""
+    options: dict[str, Any] = {}
+    if args.bounds_epsilon_share is not None:
+        options["bounds_epsilon_share"] = args.bounds_epsilon_share
+    if args.bounds_range is not None:
+        options["bounds_range"] = tuple(args.bounds_range)
+    return options
+
+
 def _write_outputs(out: Path, args: argparse.Namespace, X: np.ndarray, delta: float, model) -> None:
     """The release (``release.json``, ``data.npz``: :func:`privopt.load` reads the folder back),
     centres.csv, labels.csv, the projection plot and report.md, into ``out``."""
@@ -113,7 +173,7 @@ def _write_outputs(out: Path, args: argparse.Namespace, X: np.ndarray, delta: fl
         f"DPM, epsilon={args.epsilon:g}: {model.n_clusters_} clusters",
     )
     body = (
-        f"Input `{args.input}`: n = {len(X)}, d = {X.shape[1]}; bounds {tuple(args.bounds)}; "
+        f"Input `{args.input}`: n = {len(X)}, d = {X.shape[1]}; {_bounds_text(args, model)}; "
         f"epsilon = {args.epsilon:g}, delta = {delta:.3g}"
         f"{' (default 1/n^1.5)' if args.delta is None else ''}.\n\n"
         f"**{model.n_clusters_} clusters**, split width beta = {model.split_width_} "
@@ -125,3 +185,14 @@ def _write_outputs(out: Path, args: argparse.Namespace, X: np.ndarray, delta: fl
     report.add(release.report())
     report.add(Section("DPM clustering: the data owner's view", body, ["projection.png"]))
     report.write(out)
+
+
+def _bounds_text(args: argparse.Namespace, model: Any) -> str:
+    if args.bounds is not None:
+        return f"bounds {tuple(args.bounds)}"
+    if args.bounds_file is not None:
+        return f"per-feature bounds from `{args.bounds_file}`"
+    return (
+        f"per-feature bounds estimated privately with epsilon "
+        f"{model.release_.bounds_epsilon:g} of the total"
+    )

@@ -23,6 +23,7 @@ from privopt._validation import (
     check_finite_array,
     check_int,
     check_numeric_dtype,
+    check_real,
 )
 from privopt.cluster._backend import is_dask_array
 from privopt.cluster._input import points_array
@@ -49,7 +50,12 @@ class ClusteringRelease(Release):
     centres : (k, d) noisy leaf averages clipped to [a, b], in the units of the data.
     sizes : (k,) noisy leaf sizes ñ_i (points, noisy; 0 only for the one data-independent
         centre of a fit whose noisy count was not positive).
-    bounds : (a, b), the public range of every coordinate, in the units of the data.
+    bounds : (a, b), the range of every coordinate, in the units of the data: the bounds
+        given, or with per-feature bounds the smallest lower and the largest upper bound.
+    feature_bounds : None when every coordinate has the range ``bounds``; else (lower, upper),
+        two (d,) arrays, the range of each feature (given, or estimated privately).
+    bounds_epsilon : the part of ε spent on estimating the per-feature bounds privately; 0
+        when the bounds were given (public knowledge).
     epsilon, delta : the (ε, δ) the release states.
     ledger : the privacy ledger of the fit: one :class:`privopt.dp.LedgerEntry` per spend.
     tree : the released split tree as five (nodes,) arrays, :data:`TREE_ARRAYS`: the split
@@ -84,6 +90,8 @@ class ClusteringRelease(Release):
     min_size: float = 0.0
     seeded: bool = False
     fit_seconds: dict[str, float] = field(default_factory=dict)
+    feature_bounds: tuple[np.ndarray, np.ndarray] | None = None
+    bounds_epsilon: float = 0.0
 
     def __post_init__(self) -> None:
         self.centres = check_finite_array("centres", self.centres, ndim=2)
@@ -95,7 +103,14 @@ class ClusteringRelease(Release):
         if not bounds[0] < bounds[1]:
             raise InvalidInput(f"bounds must be (a, b) with a < b, got {self.bounds!r}")
         self.bounds = (float(bounds[0]), float(bounds[1]))
+        if self.feature_bounds is not None:
+            self.feature_bounds = _checked_feature_bounds(self.feature_bounds, d, self.bounds)
         self.epsilon = check_epsilon(self.epsilon)
+        self.bounds_epsilon = check_real("bounds_epsilon", self.bounds_epsilon)
+        if not 0.0 <= self.bounds_epsilon < self.epsilon:
+            raise InvalidInput(
+                f"bounds_epsilon must lie in [0, epsilon), got {self.bounds_epsilon!r}"
+            )
         self.delta = check_delta(self.delta)
         self.max_depth = check_int("max_depth", self.max_depth, minimum=1)
         self.n_splits = check_int("n_splits", self.n_splits, minimum=0)
@@ -119,12 +134,26 @@ class ClusteringRelease(Release):
 
     @property
     def guarantee(self) -> Guarantee:
-        """(ε, δ)-DP, add/remove-one-point neighbours."""
+        """(ε, δ)-DP, add/remove-one-point neighbours; the parameters list the part of ε that
+        estimated the bounds (``bounds_epsilon``) when they were not given."""
+        parameters = {"epsilon": self.epsilon, "delta": self.delta}
+        if self.bounds_epsilon > 0:
+            parameters["bounds_epsilon"] = self.bounds_epsilon
+            clipping = (
+                "every coordinate clipped to per-feature bounds estimated privately "
+                f"(epsilon {self.bounds_epsilon:g} of the total)"
+            )
+        elif self.feature_bounds is not None:
+            clipping = "every coordinate clipped to its feature's public range"
+        else:
+            clipping = (
+                f"every coordinate clipped to the public range [{self.bounds[0]:g}, "
+                f"{self.bounds[1]:g}]"
+            )
         return Guarantee(
             "(epsilon, delta)-DP",
-            {"epsilon": self.epsilon, "delta": self.delta},
-            "one point (record) added to or removed from the data, every coordinate clipped "
-            f"to the public range [{self.bounds[0]:g}, {self.bounds[1]:g}]",
+            parameters,
+            f"one point (record) added to or removed from the data, {clipping}",
             self.seeded,
         )
 
@@ -152,15 +181,17 @@ class ClusteringRelease(Release):
 
         - the ledger, replayed by :class:`privopt.dp.PrivacyAccountant`'s composition rules,
           totals at most the stated (ε, δ), and a seeded spend is stated as seeded;
-        - every centre lies in the public box [a, b]^d;
+        - every centre lies in the box: [a, b]^d, or each feature's range;
         - one noisy size per centre, each > 0 (0 only for a single data-independent centre),
           and at most 2^τ_r centres;
         - the split tree cuts inside the box on existing features, every tip points to a centre.
         """
         self._verify_ledger()
-        a, b = self.bounds
-        if not (np.all(self.centres >= a) and np.all(self.centres <= b)):
-            raise PrivacyViolation(f"a released centre lies outside the public box [{a}, {b}]^d")
+        lower, upper = self._feature_ranges()
+        if not (np.all(self.centres >= lower) and np.all(self.centres <= upper)):
+            raise PrivacyViolation(
+                "a released centre lies outside the public box (its feature's bounds)"
+            )
         fallback = self.n_clusters == 1 and float(self.sizes[0]) == 0.0
         if not fallback and not np.all(self.sizes > 0):
             raise PrivacyViolation("a released cluster size is not positive")
@@ -202,13 +233,24 @@ class ClusteringRelease(Release):
     def _verify_tree(self) -> None:
         feature, threshold, _, _, centre = self.tree
         tips = feature < 0
-        a, b = self.bounds
         if np.any(feature >= self.n_features):
             raise PrivacyViolation("the split tree cuts a feature the centres do not have")
-        if not (np.all(threshold[~tips] >= a) and np.all(threshold[~tips] <= b)):
-            raise PrivacyViolation("the split tree cuts outside the public box")
+        lower, upper = self._feature_ranges()
+        cut = feature[~tips]
+        inside = (threshold[~tips] >= lower[cut]) & (threshold[~tips] <= upper[cut])
+        if not np.all(inside):
+            raise PrivacyViolation(
+                "the split tree cuts outside the public box (its feature's bounds)"
+            )
         if np.any(centre[tips] < 0) or np.any(centre[tips] >= self.n_clusters):
             raise PrivacyViolation("a tip of the split tree has no centre")
+
+    def _feature_ranges(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper), the (d,) range of each feature."""
+        if self.feature_bounds is not None:
+            return self.feature_bounds
+        d = self.n_features
+        return np.full(d, self.bounds[0]), np.full(d, self.bounds[1])
 
     def _summary_fields(self) -> dict[str, Any]:
         acct = self.accountant()
@@ -218,6 +260,8 @@ class ClusteringRelease(Release):
             "epsilon": self.epsilon,
             "delta": self.delta,
             "bounds": list(self.bounds),
+            "per_feature_bounds": self.feature_bounds is not None,
+            "bounds_epsilon": self.bounds_epsilon,
             "split_width": self.split_width,
             "split_candidates_per_feature": self.n_splits,
             "noisy_count": self.noisy_count,
@@ -253,10 +297,10 @@ class ClusteringRelease(Release):
         largest = float(np.max(self.sizes)) if float(np.max(self.sizes)) > 0 else 1.0
         area = 20.0 + 400.0 * np.maximum(self.sizes, 0.0) / largest
         ax.scatter(x, y, s=area, alpha=0.6, edgecolors="k", label="centre (area ∝ noisy size)")
-        a, b = self.bounds
-        ax.set_xlim(a, b)
+        lower, upper = self._feature_ranges()
+        ax.set_xlim(lower[0], upper[0])
         if self.n_features > 1:
-            ax.set_ylim(a, b)
+            ax.set_ylim(lower[1], upper[1])
         ax.set_xlabel("coordinate 0 (data units)")
         ax.set_ylabel("coordinate 1 (data units)" if self.n_features > 1 else "(one coordinate)")
         ax.set_title(
@@ -277,10 +321,13 @@ class ClusteringRelease(Release):
             "noisy_count": self.noisy_count,
             "min_size": self.min_size,
             "seeded": self.seeded,
+            "bounds_epsilon": self.bounds_epsilon,
             "fit_seconds": dict(self.fit_seconds),
             "ledger": [asdict(e) for e in self.ledger],
         }
         data = {"centres": self.centres, "sizes": self.sizes}
+        if self.feature_bounds is not None:
+            data["bounds_lower"], data["bounds_upper"] = self.feature_bounds
         data.update({f"tree_{name}": arr for name, arr in zip(TREE_ARRAYS, self.tree, strict=True)})
         return meta, data
 
@@ -307,6 +354,10 @@ class ClusteringRelease(Release):
             noisy_count=json_number_back(meta.get("noisy_count", 0.0)),
             min_size=json_number_back(meta.get("min_size", 0.0)),
             seeded=meta.get("seeded", False),
+            feature_bounds=(
+                (data["bounds_lower"], data["bounds_upper"]) if "bounds_lower" in data else None
+            ),
+            bounds_epsilon=json_number_back(meta.get("bounds_epsilon", 0.0)),
             fit_seconds={str(k): float(v) for k, v in dict(meta.get("fit_seconds", {})).items()},
             **optional,
         )
@@ -361,6 +412,27 @@ def _nearest_from(X: np.ndarray, centres: np.ndarray, tips: tuple, threads: int)
     return _core.cluster.nearest_centres_from(
         np.ascontiguousarray(X, dtype=np.float64), centres, _core.cluster.Tree(*tips), threads
     )
+
+
+def _checked_feature_bounds(
+    value: Any, d: int, envelope: tuple[float, float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-feature (lower, upper): two (d,) finite arrays, lower < upper, within ``envelope``."""
+    try:
+        lower, upper = value
+    except (TypeError, ValueError):
+        raise InvalidInput(
+            f"feature_bounds must be two (d,) arrays (lower, upper), got {value!r}"
+        ) from None
+    lower = check_finite_array("feature_bounds lower", lower, shape=(d,))
+    upper = check_finite_array("feature_bounds upper", upper, shape=(d,))
+    if not np.all(lower < upper):
+        raise InvalidInput("feature_bounds must have lower < upper for every feature")
+    if not (np.min(lower) == envelope[0] and np.max(upper) == envelope[1]):
+        raise InvalidInput(
+            f"bounds {envelope!r} must be (min(lower), max(upper)) of the feature_bounds"
+        )
+    return lower, upper
 
 
 def _checked_tree(tree: Any) -> tuple[np.ndarray, ...]:
