@@ -595,7 +595,10 @@ case(
     "epsilon",
 )
 case(
-    "perturbation.exponential_mechanism", "problem=None", lambda: mdp.exponential_mechanism(None), "problem"
+    "perturbation.exponential_mechanism",
+    "problem=None",
+    lambda: mdp.exponential_mechanism(None),
+    "problem",
 )
 
 # ---------------------------------------------------------------------------- privopt.release
