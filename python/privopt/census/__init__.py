@@ -31,11 +31,14 @@ from privopt.census.mechanisms import (
 from privopt.census.noise import Measurements
 from privopt.census.release import CensusRelease, consistency_violations, l1_per_level
 from privopt.census.solvers import chain_postprocess, paper_delta, tree_postprocess
+from privopt.census.uncertainty import CountIntervals, count_intervals
 
 __all__ = [
     "Hierarchy",
     "CensusCounts",
     "CensusRelease",
+    "CountIntervals",
+    "count_intervals",
     "Measurements",
     "MECHANISMS",
     "release",

@@ -362,6 +362,34 @@ class CensusRelease(Release):
             raise InvalidInput(f"truth must have shape {self.counts.shape}, got {t.shape}")
         return l1_per_level(self.hierarchy, self.counts, t)
 
+    def intervals(
+        self,
+        confidence: float = 0.9,
+        *,
+        runs: int = 200,
+        random_state: Any = None,
+        executor: Any = None,
+        progress: bool | str = "auto",
+    ) -> Any:
+        """Per-count intervals from the release and its public noise distribution alone: the
+        released counts are measured again with fresh noise and post-processed again, ``runs``
+        times, and each count's interval holds the central ``confidence`` share of its
+        replicates (M_H: exact intervals from the noise distribution). Returns a
+        :class:`~privopt.census.uncertainty.CountIntervals`; see
+        :func:`~privopt.census.uncertainty.count_intervals` for the arguments and the coverage.
+        Costs no privacy budget (post-processing of the release)."""
+        # The uncertainty module re-runs the mechanisms, which import this module.
+        from privopt.census.uncertainty import count_intervals
+
+        return count_intervals(
+            self,
+            confidence,
+            runs=runs,
+            random_state=random_state,
+            executor=executor,
+            progress=progress,
+        )
+
     # ------------------------------------------------------------------ output
     def to_frame(self):
         """Long pandas DataFrame: region, level, size, count (public output only)."""
