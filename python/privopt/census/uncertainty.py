@@ -278,7 +278,7 @@ def _symmetric_quantile(release: CensusRelease, lev: int, confidence: float) -> 
             return discrete_gaussian_pmf(k, sigma)
 
         spread = sigma
-    top = max(8, int(math.ceil(spread)) * 4)
+    top = max(8, math.ceil(spread) * 4)
     while True:  # widen until the central mass reaches the confidence
         k = np.arange(0, top + 1)
         mass = pmf(k)
