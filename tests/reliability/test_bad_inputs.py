@@ -42,7 +42,7 @@ from privopt import (
     report,
 )
 from privopt.cluster import DPM, budget_schedule, nearest_centre, sklearn_expected_failed_checks
-from privopt.errors import InvalidInput, NumericalTrouble, PrivoptError
+from privopt.errors import InvalidInput, NumericalTrouble, PrivacyBudgetExceeded, PrivoptError
 from privopt.lp import examples as lp_examples
 
 NAN, INF = math.nan, math.inf
@@ -67,6 +67,11 @@ def fars() -> pd.DataFrame:
 @cache
 def kproblem() -> Any:
     return kanon.build_problem(fars(), 3)
+
+
+@cache
+def kboxes() -> Any:
+    return kanon.class_boxes(kproblem(), np.zeros(len(fars()), dtype=np.int64))
 
 
 @cache
@@ -597,7 +602,7 @@ case(
 case(
     "perturbation.exponential_mechanism",
     "problem=None",
-    lambda: mdp.exponential_mechanism(None),
+    lambda: perturbation.exponential_mechanism(None),
     "problem",
 )
 
@@ -844,7 +849,21 @@ case(
     lambda: kanon.build_problem(F, 3, categorical=["nope"]),
     "nope",
 )
+case("close_figure", "fig=42", lambda: report.close_figure(42), "fig")
 case("render_table", "boxes=None", lambda: kanon.render_table(F, kproblem(), None), "boxes")
+case("render_table", "df=None", lambda: kanon.render_table(None, kproblem(), kboxes()), "df")
+case(
+    "render_table",
+    "df of other rows",
+    lambda: kanon.render_table(F.iloc[:5], kproblem(), kboxes()),
+    "same rows",
+)
+case(
+    "render_table",
+    "df without a quasi-identifier",
+    lambda: kanon.render_table(F.drop(columns=["AGE"]), kproblem(), kboxes()),
+    "AGE",
+)
 case(
     "class_boxes",
     "labels wrong length",
@@ -1218,6 +1237,20 @@ case(
 )
 case("build_model", "blocks=[]", lambda: geo.build_model([], geo.GeoParams()), "")
 case("solve_uploads", "uploads=[]", lambda: geo.solve_uploads([], geo.GeoParams()), "")
+case(
+    "UserBlock.from_finite",
+    "asymmetric pair_distances",
+    lambda: geo.UserBlock.from_finite(
+        np.array([[0.0, 1.0], [2.0, 0.0]]), np.zeros((2, 3)), np.zeros((2, 3))
+    ),
+    "symmetric",
+)
+case(
+    "UserBlock.from_finite",
+    "cost of another shape",
+    lambda: geo.UserBlock.from_finite(np.zeros((1, 1)), np.zeros((1, 3)), np.zeros((1, 2))),
+    "cost",
+)
 case(
     "UserBlock via build_model",
     "NaN cost",
@@ -1679,6 +1712,91 @@ case(
 )
 case("KAnonResult.plot", "ax='x'", lambda: kanon_result().plot(ax="x"), "ax must")
 case("CensusRelease.plot", "ax=3", lambda: census_release().plot(ax=3), "ax must")
+
+# zCDP measurements, budget shares and per-count intervals.
+for fn in (cen.m_h, cen.m_h_dp, cen.m_c_dp, cen.m_c_ch, cen.topdown, cen.measure_counts):
+    scalar_cases(f"census.{fn.__name__}", lambda v, f=fn: f(counts(), rho=v, rng=0), "rho")
+    case(
+        f"census.{fn.__name__}",
+        "epsilon and rho both given",
+        lambda f=fn: f(counts(), 1.0, rho=0.5, rng=0),
+        "exactly one of epsilon",
+    )
+    for bad, frag in [
+        ([1.0], "one fraction per level"),
+        ([1.5, -0.5], "fractions > 0 summing to 1"),
+        ([NAN, 1.0], "shares"),
+        ("even", "shares"),
+    ]:
+        case(
+            f"census.{fn.__name__}",
+            f"shares={bad!r}",
+            lambda b=bad, f=fn: f(counts(), 1.0, shares=b, rng=0),
+            frag,
+        )
+scalar_cases(
+    "CensusRelease.intervals",
+    lambda v: census_release().intervals(v, runs=20),
+    "confidence",
+    bads=(0.0, -0.5, 1.0, 1.5, NAN, INF, "0.9", True),
+)
+for label, kw, frag in [
+    ("runs=5", {"runs": 5}, "runs must be >= 20"),
+    ("runs=20.5", {"runs": 20.5}, "runs must be an integer"),
+    ("random_state=-1", {"random_state": -1}, "random_state"),
+    ("executor=3", {"executor": 3}, "executor must be"),
+    ("progress='x'", {"progress": "x"}, "progress"),
+]:
+    case("CensusRelease.intervals", label, lambda k=kw: census_release().intervals(0.9, **k), frag)
+case("census.count_intervals", "release=None", lambda: cen.count_intervals(None), "release must")
+case("census.count_intervals", "release='x'", lambda: cen.count_intervals("x"), "release must")
+case(
+    "census.count_intervals",
+    "confidence=1",
+    lambda: cen.count_intervals(census_release(), 1.0),
+    "confidence must lie in",
+)
+case(
+    "census.count_intervals",
+    "an inconsistent release",
+    lambda: cen.count_intervals(
+        cen.CensusRelease(**census_parts(counts=census_release().counts + np.eye(3, 2, dtype=int)))
+    ),
+    "must be integral, non-negative, consistent",
+)
+for label, change, frag in [
+    ("rho=-1", {"epsilon": None, "noise": "gaussian", "rho": -1.0}, "rho must be > 0"),
+    ("noise='x'", {"noise": "x"}, "noise must be one of"),
+    ("shares=[2, 3]", {"shares": [2.0, 3.0]}, "fractions > 0 summing to 1"),
+    (
+        "epsilon that is not rho's conversion",
+        {"noise": "gaussian", "rho": 0.5},
+        "not the \\(epsilon, delta\\) statement",
+    ),
+]:
+    case("CensusRelease", label, lambda c=change: cen.CensusRelease(**census_parts(**c)), frag)
+scalar_cases("dp.zcdp_epsilon", dp.zcdp_epsilon, "rho", bads=(-1.0, NAN, INF, "1"))
+for bad in (0.0, 1.0, -0.1, NAN):
+    case("dp.zcdp_epsilon", f"delta={bad!r}", lambda d=bad: dp.zcdp_epsilon(0.5, d), "delta")
+scalar_cases(  # inf is the default: no rho limit
+    "PrivacyAccountant",
+    lambda v: dp.PrivacyAccountant(rho_budget=v),
+    "rho_budget",
+    bads=(0.0, -1.0, NAN, 1 + 0j, "1", True),
+)
+scalar_cases(
+    "PrivacyAccountant.spend",
+    lambda v: dp.PrivacyAccountant().spend(0.0, label="x", rho=v),
+    "rho",
+    bads=(-1.0, NAN, INF, "1"),
+)
+case(
+    "PrivacyAccountant.spend",
+    "rho over rho_budget",
+    lambda: dp.PrivacyAccountant(rho_budget=0.1).spend(0.0, label="x", rho=0.2),
+    "rho",
+    exc=PrivacyBudgetExceeded,
+)
 
 
 def kanon_parts(**change: Any) -> dict[str, Any]:
@@ -2357,6 +2475,21 @@ BOOL_FLAGS: list[tuple[str, str, Callable[[Any], Any]]] = [
         lambda v: lrgeo_release().violations(all_pairs=v),
     ),
     (
+        "geometry.pairwise",
+        "check_input",
+        lambda v: geometry.pairwise(np.zeros((1, 2)), np.ones((1, 2)), "euclidean", check_input=v),
+    ),
+    (
+        "geometry.euclidean",
+        "check_input",
+        lambda v: geometry.euclidean(np.zeros((1, 2)), np.ones((1, 2)), check_input=v),
+    ),
+    (
+        "geometry.haversine_km",
+        "check_input",
+        lambda v: geometry.haversine_km(np.zeros((1, 2)), np.ones((1, 2)), check_input=v),
+    ),
+    (
         "perturbation.verify_matrix",
         "check_input",
         lambda v: perturbation.verify_matrix(np.eye(6), problem().edges, 1.0, check_input=v),
@@ -2701,6 +2834,7 @@ EXEMPT: dict[str, str] = {
     "privopt.cli.reserve_outputs": "takes a subcommand's parsed arguments; the output paths it "
     "checks have their rows in tests/reliability/test_cli_errors.py and test_atomic.py",
     "privopt.cluster.BudgetSchedule": "a record budget_schedule() returns (it has rows)",
+    "privopt.census.CountIntervals": "a record count_intervals() returns (it has rows)",
     "privopt.dp.LedgerEntry": "a record the accountant writes from a checked PlannedSpend",
     "privopt.dp.RandomSource": "abstract base: its shared methods have rows through SecureSource",
     "privopt.graphs.Settled": "a record the bounded shortest-path search returns",

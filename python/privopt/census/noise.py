@@ -29,6 +29,15 @@ import numpy as np
 
 from privopt._progress import progress_bar
 from privopt._validation import check_epsilon, check_finite_array, check_positive
+from privopt.dp import (
+    GeneratorSource,
+    PlannedSpend,
+    PrivacyAccountant,
+    SecureSource,
+    as_random_source,
+    sample_discrete_gaussian,
+    sample_discrete_laplace,
+)
 from privopt.dp.calibration import DEFAULT_CONVERSION_DELTA, zcdp_epsilon
 from privopt.errors import InvalidInput
 
@@ -245,8 +254,6 @@ def draw_level_noise(
     thread per core: from the OS CSPRNG (thread-safe) or, for a seeded Generator, from child
     generators spawned in chunk order — so a seed gives the same noise on any machine.
     """
-    from privopt.dp import sample_discrete_laplace
-
     L = len(shape_per_level)
 
     def sample(lev: int, count: int, src: Any) -> np.ndarray:
@@ -266,8 +273,6 @@ def draw_budget_noise(
     """One int64 noise array per level for ``budget``: discrete Laplace with ε_ℓ and the ℓ1
     sensitivity Δ_ℓ (an integer), or discrete Gaussian with σ_ℓ = Δ₂_ℓ/√(2ρ_ℓ); chunked and
     threaded as :func:`draw_level_noise`, whose noise it equals for an even geometric budget."""
-    from privopt.dp import sample_discrete_gaussian, sample_discrete_laplace
-
     per_level = budget.per_level
     if budget.noise == "geometric":
 
@@ -291,8 +296,6 @@ def _draw_levels(
     rng: Any,
 ) -> list[np.ndarray]:
     """``sample(level, count, source)`` for every level, in chunks (as :func:`draw_level_noise`)."""
-    from privopt.dp import as_random_source
-
     source = as_random_source(rng)
     sizes = [int(np.prod(shape)) for shape in shape_per_level]
     jobs = [  # (level, start, stop)
@@ -322,8 +325,6 @@ def _draw_levels(
 
 def _chunk_sources(source: Any, n: int) -> list | None:
     """Independent sources for n chunks, or None when ``source`` cannot be split safely."""
-    from privopt.dp import GeneratorSource, SecureSource
-
     if isinstance(source, SecureSource):
         return [source] * n
     if isinstance(source, GeneratorSource) and hasattr(source.generator, "spawn"):
@@ -334,8 +335,6 @@ def _chunk_sources(source: Any, n: int) -> list | None:
 def check_accountant(accountant: Any) -> Any:
     """``accountant`` as a :class:`privopt.dp.PrivacyAccountant` (a new, unlimited one for None);
     anything else is refused with InvalidInput before any budget is spent or noise drawn."""
-    from privopt.dp import PrivacyAccountant
-
     if accountant is None:
         return PrivacyAccountant()
     if not isinstance(accountant, PrivacyAccountant):
@@ -365,8 +364,6 @@ def charge_levels(
     accountant's transaction, so an exception in it leaves the ledger as it was. ``seeded``:
     the noise comes from a seed (recorded in every entry). Yields the new ledger entries.
     """
-    from privopt.dp import PlannedSpend
-
     acct = check_accountant(accountant)
     L = len(sensitivity)
     if not isinstance(budget, LevelBudget):

@@ -25,25 +25,53 @@ noise spans only a few counts, integer endpoints make the intervals conservative
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from privopt import _optional
 from privopt._progress import progress_bar, progress_scope
 from privopt._validation import check_executor, check_int, check_positive
 from privopt.census.hierarchy import CensusCounts, Hierarchy
-from privopt.census.mechanisms import MECHANISMS
 from privopt.dp.discrete import discrete_gaussian_pmf, discrete_laplace_pmf
 from privopt.errors import InvalidInput
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from privopt.census.release import CensusRelease
+__all__ = ["CountIntervals", "count_intervals", "DEFAULT_RUNS", "RERUNNABLE"]
 
-__all__ = ["CountIntervals", "count_intervals", "DEFAULT_RUNS"]
+
+class CensusReleaseFields(Protocol):
+    """What intervals read of a :class:`privopt.census.CensusRelease` (its public fields; the
+    release module calls into this one, so this one names the fields instead of importing it)."""
+
+    @property
+    def method(self) -> str: ...
+    @property
+    def hierarchy(self) -> Hierarchy: ...
+    @property
+    def counts(self) -> np.ndarray: ...
+    @property
+    def epsilon(self) -> float: ...
+    @property
+    def rho(self) -> float | None: ...
+    @property
+    def shares(self) -> Any: ...
+    @property
+    def info(self) -> dict[str, Any]: ...
+    def check(self) -> dict[str, bool]: ...
+
+
+_RELEASE_FIELDS = ("method", "hierarchy", "counts", "epsilon", "rho", "shares", "info", "check")
+
+#: The mechanisms intervals can re-run, by release method name. ``privopt.census.mechanisms``
+#: fills it in: the mechanisms build releases, and the release's ``intervals`` reaches this
+#: module, so this module cannot import the mechanisms without a cycle.
+RERUNNABLE: dict[str, Callable[..., CensusReleaseFields]] = {}
 
 #: Replicates of the post-processing per interval call (the 5 % tails of a 90 % interval then
 #: rest on 10 replicates each).
@@ -91,8 +119,7 @@ class CountIntervals:
 
     def to_frame(self) -> pd.DataFrame:
         """Long table: region, level, size, count, lower, upper."""
-        import pandas as pd
-
+        pd = _optional.pandas()
         h = self.hierarchy
         R, N = self.counts.shape
         return pd.DataFrame(
@@ -108,7 +135,7 @@ class CountIntervals:
 
 
 def count_intervals(
-    release: CensusRelease,
+    release: CensusReleaseFields,
     confidence: float = 0.9,
     *,
     runs: int = DEFAULT_RUNS,
@@ -154,6 +181,10 @@ def count_intervals(
     >>> bool(((iv.lower <= iv.counts) & (iv.counts <= iv.upper)).all())
     True
     """
+    if not all(hasattr(release, a) for a in _RELEASE_FIELDS):
+        raise InvalidInput(
+            f"release must be a privopt.census.CensusRelease, got {type(release).__name__}"
+        )
     confidence = check_positive("confidence", confidence)
     if not confidence < 1:
         raise InvalidInput(f"confidence must lie in (0, 1), got {confidence!r}")
@@ -175,7 +206,7 @@ def count_intervals(
     )
 
 
-def _stand_in(release: CensusRelease) -> CensusCounts:
+def _stand_in(release: CensusReleaseFields) -> CensusCounts:
     """The released counts as the truth of the replicates (they must be a possible truth)."""
     failed = [k for k, ok in release.check().items() if not ok]
     if failed:
@@ -187,7 +218,7 @@ def _stand_in(release: CensusRelease) -> CensusCounts:
     return CensusCounts.from_region_counts(release.hierarchy, release.counts)
 
 
-def _mechanism_arguments(release: CensusRelease) -> dict[str, Any]:
+def _mechanism_arguments(release: CensusReleaseFields) -> dict[str, Any]:
     """The public budget and options of the release, as keyword arguments of its mechanism."""
     budget: dict[str, Any] = (
         {"epsilon": release.epsilon} if release.rho is None else {"rho": release.rho}
@@ -199,7 +230,7 @@ def _mechanism_arguments(release: CensusRelease) -> dict[str, Any]:
 
 
 def _replicate(
-    release: CensusRelease,
+    release: CensusReleaseFields,
     stand_in: CensusCounts,
     runs: int,
     random_state: Any,
@@ -207,12 +238,13 @@ def _replicate(
     progress: bool | str,
 ) -> np.ndarray:
     """(runs, R, N) replicated released counts, in replicate order whatever the executor."""
-    if release.method not in MECHANISMS:
+    if release.method not in RERUNNABLE:
         raise InvalidInput(f"the release names no census mechanism: {release.method!r}")
     seeds = _seed_sequence(random_state).spawn(runs)
     kwargs = _mechanism_arguments(release)
     batches = [seeds[i : i + _BATCH] for i in range(0, runs, _BATCH)]
-    jobs = [(release.method, stand_in, kwargs, batch) for batch in batches]
+    mechanism = RERUNNABLE[release.method]
+    jobs = [(mechanism, stand_in, kwargs, batch) for batch in batches]
     out = np.empty((runs, *release.counts.shape), dtype=np.int64)
     done = 0
     with progress_bar(progress, total=runs, desc="census intervals", unit="replicate") as bar:
@@ -228,11 +260,12 @@ def _replicate(
     return out
 
 
-def _run_batch(job: tuple[str, CensusCounts, dict[str, Any], list]) -> np.ndarray:
+def _run_batch(
+    job: tuple[Callable[..., CensusReleaseFields], CensusCounts, dict[str, Any], list],
+) -> np.ndarray:
     """Replicates of one batch: the mechanism on the stand-in with each seed's noise (a
-    throwaway ledger; module-level so that process pools can run it)."""
-    method, stand_in, kwargs, seeds = job
-    mechanism = MECHANISMS[method]
+    throwaway ledger; module-level, as the mechanisms are, so that process pools can run it)."""
+    mechanism, stand_in, kwargs, seeds = job
     with progress_scope(False):  # the caller's bar counts the replicates
         return np.stack(
             [
@@ -250,7 +283,9 @@ def _seed_sequence(random_state: Any) -> np.random.SeedSequence:
     return np.random.SeedSequence(check_int("random_state", random_state, minimum=0))
 
 
-def _noise_intervals(release: CensusRelease, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+def _noise_intervals(
+    release: CensusReleaseFields, confidence: float
+) -> tuple[np.ndarray, np.ndarray]:
     """M_H: x̂ ± q per level, q the smallest integer with P(|Z| ≤ q) ≥ confidence for the
     level's noise Z (exact pmf)."""
     L = release.hierarchy.n_levels
@@ -261,7 +296,7 @@ def _noise_intervals(release: CensusRelease, confidence: float) -> tuple[np.ndar
     return release.counts - q, release.counts + q
 
 
-def _symmetric_quantile(release: CensusRelease, lev: int, confidence: float) -> int:
+def _symmetric_quantile(release: CensusReleaseFields, lev: int, confidence: float) -> int:
     """Smallest q ≥ 0 with P(|Z| ≤ q) ≥ confidence for the counts noise of level ``lev``."""
     share = release.shares[lev]
     if release.rho is None:

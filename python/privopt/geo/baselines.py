@@ -22,10 +22,17 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_finite_result, check_int
+from privopt._validation import check_finite_result, check_instance, check_int, check_nonnegative
+from privopt.dp.planar import planar_laplace_latlon
 from privopt.errors import InvalidInput
-from privopt.geo.geography import Geography
-from privopt.geo.params import GEO_REL_GAP, GeoParams
+from privopt.geo.clr import UserBlock, build_model
+from privopt.geo.crtable import CostReferenceTable, TravelCosts
+from privopt.geo.geography import Geography, check_geography, location_indices
+from privopt.geo.params import GEO_REL_GAP, GeoParams, check_params
+from privopt.geo.result import user_problem
+from privopt.geo.solve import solve_clr
+from privopt.geometry import nearest
+from privopt.perturbation import exponential_mechanism, solve_exact
 from privopt.perturbation.matrix import PerturbationMatrix
 
 __all__ = ["full_lp", "const_opt", "exp_mech", "laplace", "lr_geo_f_params"]
@@ -33,11 +40,6 @@ __all__ = ["full_lp", "const_opt", "exp_mech", "laplace", "lr_geo_f_params"]
 
 def _checked(geography: Any, params: Any, costs: Any) -> None:
     """The common arguments of every baseline, checked at the boundary (InvalidInput)."""
-    from privopt._validation import check_instance
-    from privopt.geo.crtable import CostReferenceTable, TravelCosts
-    from privopt.geo.geography import check_geography
-    from privopt.geo.params import check_params
-
     check_geography("geography", geography)
     check_params("params", params)
     check_instance("costs", costs, (CostReferenceTable, TravelCosts))
@@ -49,8 +51,6 @@ def _checked(geography: Any, params: Any, costs: Any) -> None:
 
 
 def _problem(geography: Geography, params: GeoParams, costs: Any, gamma: float | None) -> Any:
-    from privopt.geo.result import user_problem
-
     _checked(geography, params, costs)
     k = geography.n_locations
     g = params.gamma if gamma is None else gamma
@@ -73,9 +73,6 @@ def full_lp(
     parameters' γ; pass ``inf`` for the classical setting. ``rel_gap`` is the gap its
     ``status="optimal"`` proves (the same default as every LR-Geo solver,
     :data:`~privopt.geo.params.GEO_REL_GAP`; a larger certified gap is polished first)."""
-    from privopt._validation import check_nonnegative
-    from privopt.perturbation import solve_exact
-
     rel_gap = check_nonnegative("rel_gap", rel_gap)
     if "polish_gap" in options:
         raise InvalidInput("full_lp takes rel_gap, not polish_gap (they are the same target)")
@@ -84,8 +81,6 @@ def full_lp(
 
 def exp_mech(geography: Geography, params: GeoParams, costs: Any) -> PerturbationMatrix:
     """ExpMech over all of V (the exponent uses d, A12)."""
-    from privopt.perturbation import exponential_mechanism
-
     return exponential_mechanism(_problem(geography, params, costs, None))
 
 
@@ -94,9 +89,6 @@ def const_opt(
 ) -> PerturbationMatrix:
     """ConstOPT: one CLR-Geo block with every location as a row (Geo-Ind among rows with
     d ≤ γ, free entries for d_ik ≤ r_exp, the rest y_k·g_ik), true costs, prior 1/K."""
-    from privopt.geo.clr import UserBlock, build_model
-    from privopt.geo.solve import solve_clr
-
     _checked(geography, params, costs)
     k = geography.n_locations
     d = geography.distance_matrix()
@@ -131,10 +123,6 @@ def laplace(
     mechanism's rows (the artifact uses 100 samples per row); ``summary["samples"]`` says how
     many. Needs (lat, lon) coordinates.
     """
-    from privopt.dp.planar import planar_laplace_latlon
-    from privopt.geo.geography import location_indices
-    from privopt.geometry import nearest
-
     _checked(geography, params, costs)
     if geography.metric != "haversine" or geography.points is None:
         raise InvalidInput("the planar Laplace baseline needs a (lat, lon) geography")
@@ -164,7 +152,5 @@ def laplace(
 
 def lr_geo_f_params(params: GeoParams) -> GeoParams:
     """LR-Geo-F: γ = ∞ for the constraints and the LR-search graph (N_m a metric ball)."""
-    from privopt.geo.params import check_params
-
     check_params("params", params)
     return params.with_(gamma=math.inf, gamma_graph=math.inf)

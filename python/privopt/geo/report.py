@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from privopt.errors import InvalidInput
+from privopt.geo import CostReferenceTable, GeoParams, baselines, grid_geography, run_lrgeo
+from privopt.geo.metrics import expected_cost
 from privopt.geo.result import LRGeoResult
+from privopt.report import Report, Section, close_figure, markdown_table
 
 __all__ = ["baseline_rows", "write_report", "plot_user", "demo_section"]
 
@@ -22,12 +27,6 @@ def baseline_rows(
 ) -> list[dict]:
     """Cost (A9, on the users' LR rows) and time of each requested baseline; ``seed`` drives
     the planar Laplace noise (an int: reproducible, for testing; None: the OS CSPRNG)."""
-    import warnings
-
-    from privopt.errors import InvalidInput
-    from privopt.geo import baselines
-    from privopt.geo.metrics import expected_cost
-
     geo, p = res.geography, res.params
     rows: list[dict[str, Any]] = []
     runs = {
@@ -64,8 +63,6 @@ def plot_user(res: LRGeoResult, m: int = 0, ax: Any = None) -> Any:
 
 
 def _table(summary: dict[str, Any]) -> str:
-    from privopt.report import markdown_table
-
     s = summary
     rows = [
         ["users M / locations K", f"{s['users']} / {s['K']}"],
@@ -99,8 +96,6 @@ def _gap(value: Any) -> str:
 def write_report(res: LRGeoResult, costs: Any, summary: dict[str, Any], out: Path) -> Path:
     """``report.md``: the release's section, then the summary table, GV/GVE and the map of
     user 0."""
-    from privopt.report import Report, Section
-
     v = res.violations()
     body = _table(summary) + (
         f"\nGeo-Ind across and within users (d ≤ γ, τ = 1e-9): GV = {v.gv_ratio:.4%} "
@@ -112,9 +107,7 @@ def write_report(res: LRGeoResult, costs: Any, summary: dict[str, Any], out: Pat
     if ax is not None:
         ax.figure.savefig(out / "geo_user0.png", dpi=110, bbox_inches="tight")
         sec.figures.append("geo_user0.png")
-        import matplotlib.pyplot as plt
-
-        plt.close("all")
+        close_figure("all")
     report = Report("privopt geo")
     report.add(res.report())
     report.add(sec)
@@ -124,9 +117,6 @@ def write_report(res: LRGeoResult, costs: Any, summary: dict[str, Any], out: Pat
 def demo_section(out_dir: Path, seed: int) -> Any:
     """LR-Geo on a generated 16 × 16 grid (0.5 km cells, roads 1.2× the straight line), M = 3
     users, ε = 5 km⁻¹, with ExpMech for comparison and a map of one user's distribution."""
-    from privopt.geo import CostReferenceTable, GeoParams, grid_geography, run_lrgeo
-    from privopt.report import Section
-
     geo = grid_geography(16, 16, 0.5, metric="haversine", road_factor=1.2)
     params = GeoParams(epsilon=5.0, gamma=0.6, lr_radius=3.0, r_obf=2.0, r_exp=1.5, lr_max_size=12)
     table = CostReferenceTable(geo, 10, cell_km=0.1, rng=seed)
@@ -145,7 +135,5 @@ def demo_section(out_dir: Path, seed: int) -> Any:
     )
     ax = plot_user(res)
     ax.figure.savefig(Path(out_dir) / "geo_user.png", dpi=100, bbox_inches="tight")
-    import matplotlib.pyplot as plt
-
-    plt.close("all")
+    close_figure("all")
     return Section("LR-Geo: locally relevant geo-obfuscation", body, ["geo_user.png"])
