@@ -41,6 +41,7 @@ from privopt import (
     release,
     report,
 )
+from privopt.census.synthetic import synthetic_hierarchy
 from privopt.cluster import DPM, budget_schedule, nearest_centre, sklearn_expected_failed_checks
 from privopt.errors import InvalidInput, NumericalTrouble, PrivacyBudgetExceeded, PrivoptError
 from privopt.lp import examples as lp_examples
@@ -1775,6 +1776,41 @@ for label, change, frag in [
     ),
 ]:
     case("CensusRelease", label, lambda c=change: cen.CensusRelease(**census_parts(**c)), frag)
+scalar_cases("census.allocate_budget", lambda v: cen.allocate_budget(counts(), v), "epsilon")
+scalar_cases("census.allocate_budget", lambda v: cen.allocate_budget(counts(), rho=v), "rho")
+for label, kw, frag in [
+    ("neither epsilon nor rho", {}, "exactly one of epsilon"),
+    ("epsilon and rho", {"epsilon": 1.0, "rho": 0.1}, "exactly one of epsilon"),
+    ("targets of the wrong length", {"epsilon": 1.0, "targets": [1.0] * 5}, "one RMSE per"),
+    ("targets=[0, 1]", {"epsilon": 1.0, "targets": [0.0, 1.0]}, "targets must be > 0"),
+    ("targets NaN", {"epsilon": 1.0, "targets": [NAN, 1.0]}, "targets"),
+    ("targets='x'", {"epsilon": 1.0, "targets": "x"}, "targets"),
+    ("method='M_X'", {"epsilon": 1.0, "method": "M_X"}, "method must be one of"),
+]:
+    case("census.allocate_budget", label, lambda k=kw: cen.allocate_budget(counts(), **k), frag)
+case(
+    "census.allocate_budget",
+    "hierarchy='x'",
+    lambda: cen.allocate_budget("x", 1.0),
+    "hierarchy must be",
+)
+for label, call, frag in [
+    ("data='x'", lambda p: p.simulate("x"), "data must be"),
+    ("runs=0", lambda p: p.simulate(counts(), runs=0), "runs must be >= 1"),
+    ("random_state=-1", lambda p: p.simulate(counts(), random_state=-1), "random_state"),
+    ("executor=3", lambda p: p.simulate(counts(), executor=3), "executor must be"),
+    (
+        "data with another number of levels",
+        lambda p: p.simulate(synthetic_hierarchy([2, 2], 100, N=2, seed=0)),
+        "levels",
+    ),
+]:
+    case(
+        "census.BudgetAllocation.simulate",
+        label,
+        lambda c=call: c(cen.allocate_budget(counts(), 1.0)),
+        frag,
+    )
 scalar_cases("dp.zcdp_epsilon", dp.zcdp_epsilon, "rho", bads=(-1.0, NAN, INF, "1"))
 for bad in (0.0, 1.0, -0.1, NAN):
     case("dp.zcdp_epsilon", f"delta={bad!r}", lambda d=bad: dp.zcdp_epsilon(0.5, d), "delta")

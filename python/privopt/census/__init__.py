@@ -13,6 +13,7 @@ Example
 True
 """
 
+from privopt.census.budget import BudgetAllocation, allocate_budget
 from privopt.census.hierarchy import CensusCounts, Hierarchy, cumulate, decumulate
 from privopt.census.mechanisms import (
     MECHANISMS,
@@ -38,6 +39,8 @@ __all__ = [
     "CensusCounts",
     "CensusRelease",
     "CountIntervals",
+    "BudgetAllocation",
+    "allocate_budget",
     "count_intervals",
     "Measurements",
     "MECHANISMS",
