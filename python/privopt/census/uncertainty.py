@@ -38,6 +38,7 @@ from privopt._validation import check_executor, check_int, check_positive
 from privopt.census.hierarchy import CensusCounts, Hierarchy
 from privopt.dp.discrete import discrete_gaussian_pmf, discrete_laplace_pmf
 from privopt.errors import InvalidInput
+from privopt.report import axes_or_new
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -89,7 +90,7 @@ class CountIntervals:
     ----------
     hierarchy : the region tree of the release.
     counts : (R, N) int64, the released counts.
-    lower, upper : (R, N) int64, the interval of each count (households), lower ≤ upper.
+    lower, upper : (R, N) int64, the interval of each count (households), lower ≤ count ≤ upper.
     confidence : nominal coverage of each interval, in (0, 1).
     runs : replicates of the post-processing behind the intervals (0 for M_H's exact ones).
     method : the census mechanism of the release.
@@ -116,6 +117,40 @@ class CountIntervals:
         if t.shape != self.counts.shape:
             raise InvalidInput(f"truth must have shape {self.counts.shape}, got {t.shape}")
         return float(np.mean((self.lower <= t) & (t <= self.upper)))
+
+    def plot(self, ax: Any = None, level: int = -1) -> Any:
+        """The released counts of the regions of one level (the leaves by default; at most 12,
+        the largest) by household size, each with its interval as an error bar."""
+        ax = axes_or_new(ax, figsize=(7, 4))
+        h = self.hierarchy
+        level = check_int("level", level, minimum=-h.n_levels, maximum=h.n_levels - 1)
+        rows = h.level_slice(level % h.n_levels)
+        totals = self.counts[rows].sum(axis=1)
+        chosen = rows.start + np.sort(np.argsort(-totals, kind="stable")[:12])
+        sizes = np.arange(1, self.counts.shape[1] + 1)
+        width = 0.8 / len(chosen)
+        for i, r in enumerate(chosen):
+            x = sizes - 0.4 + width * (i + 0.5)
+            c = self.counts[r]
+            ax.errorbar(
+                x,
+                c,
+                yerr=np.vstack([c - self.lower[r], self.upper[r] - c]),
+                fmt="o",
+                ms=3,
+                capsize=2,
+                lw=1,
+                label=str(h.names[r]),
+            )
+        ax.set_xticks(sizes)
+        ax.set_xlabel("household size (persons)")
+        ax.set_ylabel("released number of households")
+        ax.set_title(
+            f"{self.method}: {self.confidence:.0%} intervals, level "
+            f"{h.level_names[level % h.n_levels]}"
+        )
+        ax.legend(fontsize="x-small", ncol=2)
+        return ax
 
     def to_frame(self) -> pd.DataFrame:
         """Long table: region, level, size, count, lower, upper."""
@@ -201,6 +236,10 @@ def count_intervals(
     # Outward to integers: the interval holds at least the nominal share of the replicates.
     lower = np.quantile(replicates, alpha / 2, axis=0, method="lower").astype(np.int64)
     upper = np.quantile(replicates, 1 - alpha / 2, axis=0, method="higher").astype(np.int64)
+    # Each interval holds its released count: near zero the post-processed replicates can all
+    # land on one side of it (non-negativity pushes them up); widening only adds coverage.
+    lower = np.minimum(lower, release.counts)
+    upper = np.maximum(upper, release.counts)
     return CountIntervals(
         release.hierarchy, release.counts, lower, upper, confidence, runs, release.method
     )
