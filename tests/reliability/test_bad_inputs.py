@@ -1749,6 +1749,18 @@ for label, kw, frag in [
     ("progress='x'", {"progress": "x"}, "progress"),
 ]:
     case("CensusRelease.intervals", label, lambda k=kw: census_release().intervals(0.9, **k), frag)
+for entry, label, call, frag in [
+    ("plot", "ax=3", lambda iv: iv.plot(ax=3), "ax must"),
+    ("plot", "level=5", lambda iv: iv.plot(level=5), "level must be <="),
+    ("plot", "level='x'", lambda iv: iv.plot(level="x"), "level must be"),
+    ("coverage", "truth of the wrong shape", lambda iv: iv.coverage(np.zeros((2, 2))), "truth"),
+]:
+    case(
+        f"census.CountIntervals.{entry}",
+        label,
+        lambda c=call: c(census_release().intervals(0.9, runs=20, random_state=0, progress=False)),
+        frag,
+    )
 case("census.count_intervals", "release=None", lambda: cen.count_intervals(None), "release must")
 case("census.count_intervals", "release='x'", lambda: cen.count_intervals("x"), "release must")
 case(
@@ -2870,7 +2882,6 @@ EXEMPT: dict[str, str] = {
     "privopt.cli.reserve_outputs": "takes a subcommand's parsed arguments; the output paths it "
     "checks have their rows in tests/reliability/test_cli_errors.py and test_atomic.py",
     "privopt.cluster.BudgetSchedule": "a record budget_schedule() returns (it has rows)",
-    "privopt.census.CountIntervals": "a record count_intervals() returns (it has rows)",
     "privopt.dp.LedgerEntry": "a record the accountant writes from a checked PlannedSpend",
     "privopt.dp.RandomSource": "abstract base: its shared methods have rows through SecureSource",
     "privopt.graphs.Settled": "a record the bounded shortest-path search returns",
