@@ -570,6 +570,13 @@ IGNORED_OPTIONS = {
         ],
         "--interval-runs is only used with --intervals",
     ),
+    "census --intervals with a QP baseline": (
+        [
+            *("census", "--records", "REC", "--levels", "state", "--group", "hh"),
+            *("--method", "M_H^r", "--intervals", "0.9"),
+        ],
+        "M_H^r rounds a QP and need not be consistent",
+    ),
     "census --interval-runs with M_H": (
         [
             *("census", "--records", "REC", "--levels", "state", "--group", "hh"),

@@ -124,6 +124,12 @@ def _refuse_ignored(args: argparse.Namespace) -> None:
         raise InvalidInput("give one of --epsilon (geometric noise) and --rho (Gaussian noise)")
     if args.rho is not None and compare:
         raise InvalidInput("--compare runs geometric noise at --epsilon; leave out --rho")
+    if args.intervals is not None and args.method in ("M_H^r", "M_c^r"):
+        raise InvalidInput(
+            f"--intervals re-run the post-processing from consistent released counts; "
+            f"{args.method} rounds a QP and need not be consistent: use M_H^dp, M_c^dp, M_c^ch, "
+            "TopDown or M_H"
+        )
     if args.interval_runs is not None and args.method == "M_H":
         raise InvalidInput("--interval-runs: M_H's intervals are exact, they run no replicates")
     refuse_ignored_options(
