@@ -1,6 +1,7 @@
 """Census benchmarks: the DP mechanisms against the paper's QP baselines on the national
 synthetic release, the M_H^dp tree DP against the previous node-by-node solver, and TableMerge's
-heap merge against the paper's sorted merge.
+heap merge against the paper's sorted merge, and per-count intervals on an executor against
+the same intervals in one thread.
 
 The paper's Fig. 8 claims the DP post-processing beats the QP pipelines by "up to one order of
 magnitude" (M_H) and "up to two orders" (M_c); its data (2010 SF1, N = 1,000, Gurobi) is not
@@ -10,6 +11,9 @@ in its own process (their peak RSS), and the tree DP on a Dask cluster.
 """
 
 from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -32,6 +36,10 @@ SETTINGS = {
     "test_tree_dp": {
         "small": [{"id": "leaves1e5-N20", "leaves": 10**5}],
         "paper": [{"id": "leaves1e6-N20", "leaves": 10**6}],
+    },
+    "test_intervals": {
+        "small": [{"id": "regions1041-N20-runs100", "fanouts": [40, 25], "runs": 100}],
+        "paper": [{"id": "national-N20-runs200", "national": True, "runs": 200}],
     },
     "test_table_merge": {
         "small": [{"id": "children254-width433", "children": 254, "width": 433}],
@@ -95,6 +103,38 @@ def test_tree_dp(against, setting, benchmark):
     assert info["cost"] == previous["cost"]
     assert counts.shape == noisy.shape and np.all(counts >= 0)
     benchmark.extra_info.update(cost=int(info["cost"]), rounds=info["rounds"])
+
+
+def test_intervals(against, setting, benchmark, warm):
+    """90 % intervals of an M_H^dp release under ρ = 0.5 (``runs`` replicates of the noise and
+    the exact post-processing) on a thread pool of one thread per core, against the same
+    intervals computed in this thread; both must be equal (same ``random_state``). The time
+    per interval set and the executor's speed-up (1 / ratio) go to the record."""
+    if setting.get("national"):
+        data = synthetic_us(0, N=20)
+    else:
+        data = synthetic_hierarchy(setting["fanouts"], 100_000, N=20, seed=0)
+    rel = MECHANISMS["M_H^dp"](data, rho=0.5, rng=0)
+    runs, workers = setting["runs"], os.cpu_count() or 1
+    with ThreadPoolExecutor(workers) as pool:
+        pooled, serial = against(
+            lambda: rel.intervals(0.9, runs=runs, random_state=0, executor=pool, progress=False),
+            lambda: rel.intervals(0.9, runs=runs, random_state=0, progress=False),
+            baseline_name="the same intervals in one thread",
+            paper="issue 27: intervals run on an executor",
+            rounds=2,
+            warmup=False,
+            setting=setting,
+        )
+    assert np.array_equal(pooled.lower, serial.lower)
+    assert np.array_equal(pooled.upper, serial.upper)
+    assert ((pooled.lower <= rel.counts) & (rel.counts <= pooled.upper)).all()
+    benchmark.extra_info.update(
+        workers=workers,
+        regions=data.hierarchy.n_regions,
+        counts=int(rel.counts.size),
+        seconds_per_replicate=benchmark.stats.stats.median / runs,
+    )
 
 
 def test_table_merge(against, setting, benchmark):

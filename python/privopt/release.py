@@ -59,6 +59,7 @@ __all__ = [
 GUARANTEE_KINDS = (
     "epsilon-DP",
     "(epsilon, delta)-DP",
+    "rho-zCDP",
     "epsilon-metric-DP",
     "(epsilon, gamma)-Geo-Ind",
     "k-anonymity",
@@ -79,7 +80,8 @@ class Guarantee:
     ----------
     kind : one of :data:`GUARANTEE_KINDS`.
     parameters : the guarantee's parameters by name (``epsilon`` and, where they apply,
-        ``delta``, ``eta`` or ``gamma`` in the metric's units, ``k``).
+        ``delta``, ``eta`` or ``gamma`` in the metric's units, ``k``; a ``"rho-zCDP"`` guarantee
+        gives ``rho`` and the (ε, δ)-DP it implies as ``epsilon`` and ``delta``).
     protects : plain words: who is protected from what (the neighbouring relation).
     seeded : the randomness came from a seed: anyone who knows it can recompute the noise, so
         the release is reproducible and for testing only.

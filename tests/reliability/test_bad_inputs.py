@@ -41,8 +41,9 @@ from privopt import (
     release,
     report,
 )
+from privopt.census.synthetic import synthetic_hierarchy
 from privopt.cluster import DPM, budget_schedule, nearest_centre, sklearn_expected_failed_checks
-from privopt.errors import InvalidInput, NumericalTrouble, PrivoptError
+from privopt.errors import InvalidInput, NumericalTrouble, PrivacyBudgetExceeded, PrivoptError
 from privopt.lp import examples as lp_examples
 
 NAN, INF = math.nan, math.inf
@@ -1729,6 +1730,138 @@ case(
 )
 case("KAnonResult.plot", "ax='x'", lambda: kanon_result().plot(ax="x"), "ax must")
 case("CensusRelease.plot", "ax=3", lambda: census_release().plot(ax=3), "ax must")
+
+# zCDP measurements, budget shares and per-count intervals.
+for fn in (cen.m_h, cen.m_h_dp, cen.m_c_dp, cen.m_c_ch, cen.topdown, cen.measure_counts):
+    scalar_cases(f"census.{fn.__name__}", lambda v, f=fn: f(counts(), rho=v, rng=0), "rho")
+    case(
+        f"census.{fn.__name__}",
+        "epsilon and rho both given",
+        lambda f=fn: f(counts(), 1.0, rho=0.5, rng=0),
+        "exactly one of epsilon",
+    )
+    for bad, frag in [
+        ([1.0], "one fraction per level"),
+        ([1.5, -0.5], "fractions > 0 summing to 1"),
+        ([NAN, 1.0], "shares"),
+        ("even", "shares"),
+    ]:
+        case(
+            f"census.{fn.__name__}",
+            f"shares={bad!r}",
+            lambda b=bad, f=fn: f(counts(), 1.0, shares=b, rng=0),
+            frag,
+        )
+scalar_cases(
+    "CensusRelease.intervals",
+    lambda v: census_release().intervals(v, runs=20),
+    "confidence",
+    bads=(0.0, -0.5, 1.0, 1.5, NAN, INF, "0.9", True),
+)
+for label, kw, frag in [
+    ("runs=5", {"runs": 5}, "runs must be >= 20"),
+    ("runs=20.5", {"runs": 20.5}, "runs must be an integer"),
+    ("random_state=-1", {"random_state": -1}, "random_state"),
+    ("executor=3", {"executor": 3}, "executor must be"),
+    ("progress='x'", {"progress": "x"}, "progress"),
+]:
+    case("CensusRelease.intervals", label, lambda k=kw: census_release().intervals(0.9, **k), frag)
+for entry, label, call, frag in [
+    ("plot", "ax=3", lambda iv: iv.plot(ax=3), "ax must"),
+    ("plot", "level=5", lambda iv: iv.plot(level=5), "level must be <="),
+    ("plot", "level='x'", lambda iv: iv.plot(level="x"), "level must be"),
+    ("coverage", "truth of the wrong shape", lambda iv: iv.coverage(np.zeros((2, 2))), "truth"),
+]:
+    case(
+        f"census.CountIntervals.{entry}",
+        label,
+        lambda c=call: c(census_release().intervals(0.9, runs=20, random_state=0, progress=False)),
+        frag,
+    )
+case("census.count_intervals", "release=None", lambda: cen.count_intervals(None), "release must")
+case("census.count_intervals", "release='x'", lambda: cen.count_intervals("x"), "release must")
+case(
+    "census.count_intervals",
+    "confidence=1",
+    lambda: cen.count_intervals(census_release(), 1.0),
+    "confidence must lie in",
+)
+case(
+    "census.count_intervals",
+    "an inconsistent release",
+    lambda: cen.count_intervals(
+        cen.CensusRelease(**census_parts(counts=census_release().counts + np.eye(3, 2, dtype=int)))
+    ),
+    "must be integral, non-negative, consistent",
+)
+for label, change, frag in [
+    ("rho=-1", {"epsilon": None, "noise": "gaussian", "rho": -1.0}, "rho must be > 0"),
+    ("noise='x'", {"noise": "x"}, "noise must be one of"),
+    ("shares=[2, 3]", {"shares": [2.0, 3.0]}, "fractions > 0 summing to 1"),
+    (
+        "epsilon that is not rho's conversion",
+        {"noise": "gaussian", "rho": 0.5},
+        "not the \\(epsilon, delta\\) statement",
+    ),
+]:
+    case("CensusRelease", label, lambda c=change: cen.CensusRelease(**census_parts(**c)), frag)
+scalar_cases("census.allocate_budget", lambda v: cen.allocate_budget(counts(), v), "epsilon")
+scalar_cases("census.allocate_budget", lambda v: cen.allocate_budget(counts(), rho=v), "rho")
+for label, kw, frag in [
+    ("neither epsilon nor rho", {}, "exactly one of epsilon"),
+    ("epsilon and rho", {"epsilon": 1.0, "rho": 0.1}, "exactly one of epsilon"),
+    ("targets of the wrong length", {"epsilon": 1.0, "targets": [1.0] * 5}, "one RMSE per"),
+    ("targets=[0, 1]", {"epsilon": 1.0, "targets": [0.0, 1.0]}, "targets must be > 0"),
+    ("targets NaN", {"epsilon": 1.0, "targets": [NAN, 1.0]}, "targets"),
+    ("targets='x'", {"epsilon": 1.0, "targets": "x"}, "targets"),
+    ("method='M_X'", {"epsilon": 1.0, "method": "M_X"}, "method must be one of"),
+]:
+    case("census.allocate_budget", label, lambda k=kw: cen.allocate_budget(counts(), **k), frag)
+case(
+    "census.allocate_budget",
+    "hierarchy='x'",
+    lambda: cen.allocate_budget("x", 1.0),
+    "hierarchy must be",
+)
+for label, call, frag in [
+    ("data='x'", lambda p: p.simulate("x"), "data must be"),
+    ("runs=0", lambda p: p.simulate(counts(), runs=0), "runs must be >= 1"),
+    ("random_state=-1", lambda p: p.simulate(counts(), random_state=-1), "random_state"),
+    ("executor=3", lambda p: p.simulate(counts(), executor=3), "executor must be"),
+    (
+        "data with another number of levels",
+        lambda p: p.simulate(synthetic_hierarchy([2, 2], 100, N=2, seed=0)),
+        "levels",
+    ),
+]:
+    case(
+        "census.BudgetAllocation.simulate",
+        label,
+        lambda c=call: c(cen.allocate_budget(counts(), 1.0)),
+        frag,
+    )
+scalar_cases("dp.zcdp_epsilon", dp.zcdp_epsilon, "rho", bads=(-1.0, NAN, INF, "1"))
+for bad in (0.0, 1.0, -0.1, NAN):
+    case("dp.zcdp_epsilon", f"delta={bad!r}", lambda d=bad: dp.zcdp_epsilon(0.5, d), "delta")
+scalar_cases(  # inf is the default: no rho limit
+    "PrivacyAccountant",
+    lambda v: dp.PrivacyAccountant(rho_budget=v),
+    "rho_budget",
+    bads=(0.0, -1.0, NAN, 1 + 0j, "1", True),
+)
+scalar_cases(
+    "PrivacyAccountant.spend",
+    lambda v: dp.PrivacyAccountant().spend(0.0, label="x", rho=v),
+    "rho",
+    bads=(-1.0, NAN, INF, "1"),
+)
+case(
+    "PrivacyAccountant.spend",
+    "rho over rho_budget",
+    lambda: dp.PrivacyAccountant(rho_budget=0.1).spend(0.0, label="x", rho=0.2),
+    "rho",
+    exc=PrivacyBudgetExceeded,
+)
 
 
 def kanon_parts(**change: Any) -> dict[str, Any]:

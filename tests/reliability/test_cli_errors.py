@@ -102,6 +102,9 @@ COMMANDS = [
 ]
 
 # case -> a regular expression the error line must match.
+#: A small census input of three levels (nation, state, county) that needs no file.
+CENSUS_SYNTHETIC = ("--synthetic-us", "--scale", "1e-5")
+
 INPUT_CASES = {
     "missing file": "no such file",
     "empty file": "is empty",
@@ -415,6 +418,15 @@ def _all_options() -> list:
             ["cluster", "IN", "--bounds-file", "IN", "--bounds-range", "0", "9"],
             "--bounds-range applies only to estimated bounds, not with --bounds-file",
         ),
+        (["census", *CENSUS_SYNTHETIC, "--targets", "5,x,3"], "--targets: 'x' is not a number"),
+        (["census", *CENSUS_SYNTHETIC, "--targets", "5,0,3"], "every target must be a number > 0"),
+        (["census", *CENSUS_SYNTHETIC, "--targets", "5,nan,3"], "every target must be a number"),
+        (["census", *CENSUS_SYNTHETIC, "--targets", "5,3"], "--targets needs one RMSE per level"),
+        (["census", *CENSUS_SYNTHETIC, "--intervals", "1"], "confidence must lie in (0, 1)"),
+        (
+            ["census", *CENSUS_SYNTHETIC, "--intervals", "0.9", "--interval-runs", "5"],
+            "runs must be >= 20",
+        ),
     ],
     ids=[
         "grid too large",
@@ -430,6 +442,12 @@ def _all_options() -> list:
         "cluster bounds and bounds file",
         "cluster bounds share with bounds",
         "cluster bounds range with a bounds file",
+        "census targets not numbers",
+        "census target of 0",
+        "census target nan",
+        "census targets of the wrong length",
+        "census confidence of 1",
+        "census too few interval runs",
     ],
 )
 def test_values_checked_past_their_type_are_one_line_too(argv, fragment, tmp_path, capsys):
@@ -554,6 +572,41 @@ IGNORED_OPTIONS = {
     "census --scale with --records": (
         ["census", "--records", "REC", "--levels", "state", "--group", "hh", "--scale", "0.5"],
         "--scale is only used with --synthetic-us",
+    ),
+    "census --epsilon and --rho": (
+        [
+            *("census", "--records", "REC", "--levels", "state", "--group", "hh"),
+            *("--epsilon", "1", "--rho", "0.5"),
+        ],
+        "give one of --epsilon (geometric noise) and --rho (Gaussian noise)",
+    ),
+    "census --rho with --compare": (
+        [
+            *("census", "--records", "REC", "--levels", "state", "--group", "hh"),
+            *("--rho", "0.5", "--compare", "all"),
+        ],
+        "--compare runs geometric noise at --epsilon; leave out --rho",
+    ),
+    "census --interval-runs without --intervals": (
+        [
+            *("census", "--records", "REC", "--levels", "state", "--group", "hh"),
+            *("--interval-runs", "50"),
+        ],
+        "--interval-runs is only used with --intervals",
+    ),
+    "census --intervals with a QP baseline": (
+        [
+            *("census", "--records", "REC", "--levels", "state", "--group", "hh"),
+            *("--method", "M_H^r", "--intervals", "0.9"),
+        ],
+        "M_H^r rounds a QP and need not be consistent",
+    ),
+    "census --interval-runs with M_H": (
+        [
+            *("census", "--records", "REC", "--levels", "state", "--group", "hh"),
+            *("--method", "M_H", "--intervals", "0.9", "--interval-runs", "50"),
+        ],
+        "--interval-runs: M_H's intervals are exact",
     ),
 }
 

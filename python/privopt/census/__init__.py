@@ -13,6 +13,7 @@ Example
 True
 """
 
+from privopt.census.budget import BudgetAllocation, allocate_budget
 from privopt.census.hierarchy import CensusCounts, Hierarchy, cumulate, decumulate
 from privopt.census.mechanisms import (
     MECHANISMS,
@@ -31,11 +32,16 @@ from privopt.census.mechanisms import (
 from privopt.census.noise import Measurements
 from privopt.census.release import CensusRelease, consistency_violations, l1_per_level
 from privopt.census.solvers import chain_postprocess, paper_delta, tree_postprocess
+from privopt.census.uncertainty import CountIntervals, count_intervals
 
 __all__ = [
     "Hierarchy",
     "CensusCounts",
     "CensusRelease",
+    "CountIntervals",
+    "BudgetAllocation",
+    "allocate_budget",
+    "count_intervals",
     "Measurements",
     "MECHANISMS",
     "release",

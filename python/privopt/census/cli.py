@@ -10,14 +10,16 @@ import numpy as np
 
 from privopt import _optional
 from privopt._arguments import Real, count, positive, seed
+from privopt._atomic import atomic_file
 from privopt._cli_support import emit_summary, refuse_ignored_options, reserve_outputs
 from privopt._inputs import read_csv_table
+from privopt.census.budget import BudgetAllocation, allocate_budget
 from privopt.census.hierarchy import MAX_COUNT, CensusCounts, Hierarchy
 from privopt.census.mechanisms import MECHANISMS
 from privopt.census.report import comparison_table, plot_l1_per_level, run_comparison
 from privopt.census.synthetic import synthetic_us
 from privopt.errors import InvalidInput
-from privopt.report import Report, Section, close_figure, save_figure
+from privopt.report import Report, Section, close_figure, markdown_table, save_figure
 
 __all__ = ["register", "load_counts"]
 
@@ -118,6 +120,18 @@ def _refuse_ignored(args: argparse.Namespace) -> None:
         raise InvalidInput(f"give one input, not {' and '.join(given)}")
     records, counts, synthetic = bool(args.records), bool(args.counts), args.synthetic_us
     compare = args.compare is not None
+    if args.rho is not None and args.epsilon is not None:
+        raise InvalidInput("give one of --epsilon (geometric noise) and --rho (Gaussian noise)")
+    if args.rho is not None and compare:
+        raise InvalidInput("--compare runs geometric noise at --epsilon; leave out --rho")
+    if args.intervals is not None and args.method in ("M_H^r", "M_c^r"):
+        raise InvalidInput(
+            f"--intervals re-run the post-processing from consistent released counts; "
+            f"{args.method} rounds a QP and need not be consistent: use M_H^dp, M_c^dp, M_c^ch, "
+            "TopDown or M_H"
+        )
+    if args.interval_runs is not None and args.method == "M_H":
+        raise InvalidInput("--interval-runs: M_H's intervals are exact, they run no replicates")
     refuse_ignored_options(
         args,
         [
@@ -130,6 +144,7 @@ def _refuse_ignored(args: argparse.Namespace) -> None:
             ("--blocks-per-tract", "blocks_per_tract", None, synthetic, "--synthetic-us"),
             ("--counties-csv", "counties_csv", None, synthetic, "--synthetic-us"),
             ("--runs", "runs", 1, compare, "--compare"),
+            ("--interval-runs", "interval_runs", None, args.intervals is not None, "--intervals"),
             ("--qp-time-limit", "qp_time_limit", 30.0, compare, "--compare"),
             (
                 "--chain-noise-scale",
@@ -161,10 +176,12 @@ def _run(args: argparse.Namespace) -> int:
     with reserve_outputs(args, [args.records, args.counts, args.counties_csv]) as outputs:
         out = outputs.add(args.out)
         data = load_counts(args)
-        rel = _release(args, data)
+        plan = _allocation(args, data)
+        rel = _release(args, data, plan)
         checks = rel.check()
+        intervals = _intervals(args, rel)
         with outputs.publish() as staged:
-            _write_outputs(staged[out], args, data, rel, checks)
+            _write_outputs(staged[out], args, data, rel, checks, plan, intervals)
     ok = all(checks.values()) or rel.method in ("M_H", "M_H^r", "M_c^r")
     emit_summary(
         {
@@ -173,6 +190,12 @@ def _run(args: argparse.Namespace) -> int:
             "counts": str(out / f"released_counts.{args.format}"),
             "report": str(out / "report.md"),
             **rel.summary(),
+            **({} if plan is None else {"shares": list(plan.shares), "targets_met": plan.met}),
+            **(
+                {}
+                if intervals is None
+                else {"intervals": str(out / f"count_intervals.{args.format}")}
+            ),
             "checks": checks,
             "ok": ok,
         }
@@ -180,9 +203,50 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def _release(args: argparse.Namespace, data: CensusCounts):
+def _budget(args: argparse.Namespace) -> dict:
+    """``{"epsilon": ε}`` or ``{"rho": ρ}`` from the flags (ε = 1 when neither is given)."""
+    if args.rho is not None:
+        return {"rho": args.rho}
+    return {"epsilon": 1.0 if args.epsilon is None else args.epsilon}
+
+
+def _allocation(args: argparse.Namespace, data: CensusCounts) -> BudgetAllocation | None:
+    """The per-level shares that meet ``--targets`` (None without targets: the even split)."""
+    if args.targets is None:
+        return None
+    targets = [_target(t) for t in args.targets.split(",")]
+    if len(targets) == 1:
+        targets = targets * data.hierarchy.n_levels
+    if len(targets) != data.hierarchy.n_levels:
+        raise InvalidInput(
+            f"--targets needs one RMSE per level ({data.hierarchy.n_levels}: "
+            f"{', '.join(map(str, data.hierarchy.level_names))}) or one for all, got "
+            f"{len(targets)}"
+        )
+    return allocate_budget(data.hierarchy, targets=targets, method=args.method, **_budget(args))
+
+
+def _target(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise InvalidInput(f"--targets: {text.strip()!r} is not a number") from None
+    if not (np.isfinite(value) and value > 0):
+        raise InvalidInput(f"--targets: every target must be a number > 0, got {text.strip()!r}")
+    return value
+
+
+def _intervals(args: argparse.Namespace, rel):
+    """The per-count intervals of ``--intervals`` (None without it)."""
+    if args.intervals is None:
+        return None
+    runs = {} if args.interval_runs is None else {"runs": args.interval_runs}
+    return rel.intervals(args.intervals, random_state=args.seed, **runs)
+
+
+def _release(args: argparse.Namespace, data: CensusCounts, plan: BudgetAllocation | None):
     """The release of the mechanism the flags name, with its options."""
-    kw: dict = {}
+    kw: dict = _budget(args) if plan is None else plan.mechanism_arguments()
     if args.method == "M_c^ch":
         kw["chain_noise_scale"] = args.chain_noise_scale
     if args.method in ("M_H^dp", "M_c^dp", "M_c^ch"):
@@ -191,20 +255,22 @@ def _release(args: argparse.Namespace, data: CensusCounts):
         kw["qp_solver"] = args.qp_solver
     # A release without --seed draws its noise from the OS CSPRNG (privopt.dp "secure").
     rng = "secure" if args.seed is None else args.seed
-    return MECHANISMS[args.method](data, args.epsilon, rng=rng, **kw)
+    return MECHANISMS[args.method](data, rng=rng, **kw)
 
 
-def _write_outputs(out: Path, args: argparse.Namespace, data, rel, checks) -> None:
+def _write_outputs(out: Path, args: argparse.Namespace, data, rel, checks, plan, intervals) -> None:
     """The release (``release.json`` and ``data.npz``: :func:`privopt.load` reads ``out``), the
-    released counts table, report.md and the plots, into ``out``."""
+    released counts table, the intervals table (``--intervals``), report.md and the plots, into
+    ``out``."""
     rel._write(out)
     rel.write_table(out / f"released_counts.{args.format}")
     ax = rel.plot()
     save_figure(ax.figure, out / "census_counts_by_size.png", dpi=110)
     close_figure(ax.figure)
     h = data.hierarchy
+    budget = f"ε = {rel.epsilon:g}" if rel.rho is None else f"ρ = {rel.rho:g}"
     body = (
-        f"Mechanism **{rel.method}**, ε = {rel.epsilon:g}, {h.n_regions} regions in "
+        f"Mechanism **{rel.method}**, {budget}, {h.n_regions} regions in "
         f"{h.n_levels} levels, N = {data.N}, G = {data.G}.\n\n"
         f"Guarantee in detail: {rel.guarantee_details}.\n\n"
         f"Checks: {checks}; runtime {rel.timings['total']:.3f} s.\n\nLedger:\n\n"
@@ -215,6 +281,44 @@ def _write_outputs(out: Path, args: argparse.Namespace, data, rel, checks) -> No
     report = Report("privopt census")
     report.add(Section(summary.title, summary.body, ["census_counts_by_size.png"]))
     report.add(Section("Noise, checks and ledger", body))
+    if plan is not None:
+        table = markdown_table(
+            ["level", "share", "RMSE target", "expected RMSE"],
+            [
+                [str(name), f"{s:.4g}", f"{t:.4g}", f"{e:.4g}"]
+                for name, s, t, e in zip(
+                    h.level_names,
+                    plan.shares,
+                    plan.targets or (),  # --targets gave them
+                    plan.expected_rmse,
+                    strict=True,
+                )
+            ],
+        )
+        report.add(
+            Section("Budget split over the levels (--targets)", f"{plan.objective}.\n\n{table}\n")
+        )
+    if intervals is not None:
+        frame = intervals.to_frame()
+        path = out / f"count_intervals.{args.format}"
+        with atomic_file(path) as tmp:
+            if args.format == "csv":
+                frame.to_csv(tmp, index=False)
+            else:
+                frame.to_parquet(tmp, index=False)
+        ax = intervals.plot()
+        save_figure(ax.figure, out / "census_intervals.png", dpi=110)
+        close_figure(ax.figure)
+        per_level = zip(h.level_names, intervals.width_per_level(), strict=True)
+        widths = ", ".join(f"{name}: {w:.3g}" for name, w in per_level)
+        report.add(
+            Section(
+                f"{intervals.confidence:.0%} intervals of the counts",
+                f"From the release and its public noise alone ({intervals.runs or 'exact'} "
+                f"replicates); mean width per level, households: {widths}. Table: {path.name}.\n",
+                ["census_intervals.png"],
+            )
+        )
     if args.compare:
         names = (
             [m.strip() for m in args.compare.split(",")]
@@ -223,7 +327,7 @@ def _write_outputs(out: Path, args: argparse.Namespace, data, rel, checks) -> No
         )
         rows = run_comparison(
             data,
-            args.epsilon,
+            _budget(args)["epsilon"],
             names,
             runs=args.runs,
             seed=0 if args.seed is None else args.seed,
@@ -245,7 +349,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``census`` subcommand."""
     p = subparsers.add_parser(
         "census",
-        help="consistent ε-DP group-size counts over a region hierarchy (spec 003)",
+        help="consistent ε-DP (or ρ-zCDP) group-size counts over a region hierarchy (spec 003)",
         description="Release ε-DP counts of groups (households) per size and region, consistent "
         "across levels, non-negative integers summing to the public total.",
     )
@@ -304,7 +408,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=1e-3,
         help="fraction of US households for --synthetic-us (default 1e-3)",
     )
-    p.add_argument("--epsilon", type=positive, default=1.0, help="total ε (default 1)")
+    p.add_argument(
+        "--epsilon",
+        type=positive,
+        default=None,
+        help="total ε: double geometric noise, ε-DP (default 1 unless --rho is given)",
+    )
+    p.add_argument(
+        "--rho",
+        type=positive,
+        default=None,
+        help="total ρ instead of --epsilon: discrete Gaussian noise, ρ-zCDP (stated as (ε, δ))",
+    )
+    p.add_argument(
+        "--targets",
+        default=None,
+        help="comma-separated RMSE targets per level (households, top level first) or one for "
+        "all: the budget is split over the levels to meet them (or to minimise the worst "
+        "excess); default: an even split",
+    )
+    p.add_argument(
+        "--intervals",
+        type=Real(low=0.0, low_open=True, high=1.0),
+        default=None,
+        metavar="CONFIDENCE",
+        help="also write per-count intervals at this confidence (e.g. 0.9) to "
+        "count_intervals.csv and census_intervals.png",
+    )
+    p.add_argument(
+        "--interval-runs",
+        type=count,
+        default=None,
+        help="replicates of the post-processing behind --intervals (default 200, at least 20)",
+    )
     p.add_argument(
         "--method",
         "--mechanism",

@@ -2,13 +2,24 @@
 TopDown-style baseline. Each takes the private :class:`CensusCounts`, ε and a random source and
 returns a :class:`CensusRelease`.
 
-Privacy (all mechanisms): ε-differential privacy w.r.t. neighbouring datasets that differ by one
-individual, which moves one group from size k to k±1 inside [1, N] (G is public and unchanged,
-spec 003 §1.4). ε is split evenly over the L levels (parallel composition inside a level).
-Counts have L1 sensitivity Δ_n = 2 (Lemma 4), per-region cumulative counts Δ_c = 1 (Lemma 6).
-Everything after the noise is post-processing. The chain measurements of M_c^ch have
-sensitivity |R_ℓ| per level (spec 003 §3.4 WARNING); the paper's scale L/ε is available as
-``chain_noise_scale="paper"`` but is ε-DP only when each level has one region.
+Privacy (all mechanisms): neighbouring datasets differ by one individual, which moves one group
+from size k to k±1 inside [1, N] (G is public and unchanged, spec 003 §1.4). Each mechanism
+measures with either noise (:mod:`privopt.census.noise`):
+
+- ``epsilon=``: double geometric noise, ε-DP. Counts have ℓ1-sensitivity Δ_n = 2 (Lemma 4),
+  per-region cumulative counts Δ_c = 1 (Lemma 6), the chain measurements of M_c^ch |R_ℓ| per
+  level (spec 003 §3.4 WARNING; the paper's scale L/ε is available as
+  ``chain_noise_scale="paper"`` but is ε-DP only when each level has one region).
+- ``rho=``: discrete Gaussian noise, ρ-zCDP. The ℓ2-sensitivities are √2 for counts (two cells
+  move by one), 1 for cumulative counts (one cell moves by one) and √|R_ℓ| for the chain (|R_ℓ|
+  chain values move by one).
+
+The budget is split over the L levels by ``shares`` (evenly by default; see
+:func:`privopt.census.allocate_budget`), parallel composition inside a level. Everything after
+the noise is post-processing: the exact post-processing minimises Σ (x − ñ)² for either noise
+(Model 1 / Model 3 of spec 003), which is also the maximum-likelihood consistent integer
+estimate under Gaussian noise of equal variance across levels; with unequal shares it stays
+valid (any function of the measurements is) but does not weight the levels.
 
 Measurements can be drawn once (:func:`measure_counts`, :func:`measure_cumulative`,
 :func:`measure_chain`) and shared by several post-processings via ``measurements=``; then no
@@ -33,7 +44,6 @@ from privopt import _optional
 from privopt._callers import stacklevel_outside_privopt
 from privopt._progress import progress_scope_for, with_progress_argument
 from privopt._validation import (
-    check_epsilon,
     check_executor,
     check_finite_result,
     check_positive,
@@ -41,10 +51,13 @@ from privopt._validation import (
 from privopt.census.hierarchy import CensusCounts, Hierarchy, cumulate, decumulate
 from privopt.census.noise import (
     DataFingerprint,
+    LevelBudget,
     Measurements,
     charge_levels,
     check_accountant,
-    draw_level_noise,
+    check_shares,
+    draw_budget_noise,
+    level_budget,
 )
 from privopt.census.release import CensusRelease
 from privopt.census.solvers import (
@@ -55,6 +68,8 @@ from privopt.census.solvers import (
     round_half_up,
     tree_postprocess,
 )
+from privopt.census.uncertainty import RERUNNABLE
+from privopt.dp.calibration import DEFAULT_CONVERSION_DELTA
 from privopt.dp.randomness import is_seeded
 from privopt.errors import InvalidInput, NumericalTrouble, SolverLimit
 from privopt.lp import solve_projection_qp
@@ -79,6 +94,8 @@ _GUARANTEE = (
     "sizes k and k±1; ε/L per level, discrete Laplace (double geometric) noise, {what}"
 )
 
+_NEIGHBOURS = "neighbours: one individual added/removed, moving one group between sizes k and k±1"
+
 
 #: Appended to the guarantee of a release whose noise came from a seed.
 SEEDED_NOTE = (
@@ -94,105 +111,164 @@ def _check_data(data: Any) -> CensusCounts:
 
 
 # ----------------------------------------------------------------------------- measurements
+def _budget(
+    data: CensusCounts, epsilon: Any, rho: Any, shares: Any, accountant: Any
+) -> LevelBudget:
+    """The validated budget of a measurement; a zCDP budget is stated as (ε, δ) at the
+    accountant's conversion δ (the default one without an accountant)."""
+    acct = check_accountant(accountant) if accountant is not None else None
+    delta = acct.conversion_delta if acct is not None else DEFAULT_CONVERSION_DELTA
+    return level_budget(
+        epsilon, rho, shares, data.hierarchy.n_levels, conversion_delta=float(delta)
+    )
+
+
+def _noise_name(budget: LevelBudget) -> str:
+    return "discrete Laplace" if budget.noise == "geometric" else "discrete Gaussian"
+
+
 def measure_counts(
-    data: CensusCounts, epsilon: float, *, rng: Any = None, accountant: Any = None
+    data: CensusCounts,
+    epsilon: float | None = None,
+    *,
+    rho: float | None = None,
+    shares: Any = None,
+    rng: Any = None,
+    accountant: Any = None,
 ) -> Measurements:
-    """ñ^r = n^r + Geom(2L/ε)^N for every region (spec 003 §1.4, Δ_n = 2)."""
+    """ñ^r = n^r + noise for every region: Geom(Δ/ε_ℓ)^N with Δ_n = 2 (spec 003 §1.4; ε/L per
+    level by default), or with ``rho=`` discrete Gaussian N_ℤ(0, σ_ℓ²)^N, σ_ℓ = √2/√(2ρ_ℓ)
+    (ℓ2-sensitivity √2). ``shares``: the fraction of the budget spent on each level."""
     data = _check_data(data)
-    eps = check_epsilon(epsilon)
+    budget = _budget(data, epsilon, rho, shares, accountant)
     h = data.hierarchy
     L = h.n_levels
-    sens = np.full(L, 2.0)
+    sens = np.full(L, 2.0) if budget.noise == "geometric" else np.full(L, math.sqrt(2.0))
+    delta_text = "Δ=2" if budget.noise == "geometric" else "ℓ2 Δ=√2"
     with charge_levels(
         accountant,
-        eps,
+        budget,
         sens,
         label="census counts",
-        mechanism="discrete Laplace on group-size counts (Δ=2)",
+        mechanism=f"{_noise_name(budget)} on group-size counts ({delta_text})",
         seeded=is_seeded(rng),
     ) as ledger:
-        noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
+        noise = draw_budget_noise([(int(k), data.N) for k in h.level_sizes], budget, sens, rng)
         noisy = data.counts + np.concatenate(noise, axis=0)
     return Measurements(
-        "counts", noisy, eps, sens * L / eps, sens, ledger, source=DataFingerprint.of(data)
+        "counts",
+        noisy,
+        budget.epsilon,
+        budget.noise_scale(sens),
+        sens,
+        ledger,
+        source=DataFingerprint.of(data),
+        budget=budget,
     )
 
 
 def measure_cumulative(
-    data: CensusCounts, epsilon: float, *, rng: Any = None, accountant: Any = None
+    data: CensusCounts,
+    epsilon: float | None = None,
+    *,
+    rho: float | None = None,
+    shares: Any = None,
+    rng: Any = None,
+    accountant: Any = None,
 ) -> Measurements:
-    """c̃^r = ⊕(n^r) + Geom(L/ε)^N for every region (spec 003 §3.2, Δ_c = 1)."""
+    """c̃^r = ⊕(n^r) + noise for every region: Geom(1/ε_ℓ)^N (spec 003 §3.2, Δ_c = 1), or with
+    ``rho=`` discrete Gaussian, σ_ℓ = 1/√(2ρ_ℓ) (ℓ2-sensitivity 1). ``shares`` as in
+    :func:`measure_counts`."""
     data = _check_data(data)
-    eps = check_epsilon(epsilon)
+    budget = _budget(data, epsilon, rho, shares, accountant)
     h = data.hierarchy
     L = h.n_levels
     sens = np.ones(L)
+    delta_text = "Δ=1" if budget.noise == "geometric" else "ℓ2 Δ=1"
     with charge_levels(
         accountant,
-        eps,
+        budget,
         sens,
         label="census cumulative counts",
-        mechanism="discrete Laplace on cumulative counts (Δ=1)",
+        mechanism=f"{_noise_name(budget)} on cumulative counts ({delta_text})",
         seeded=is_seeded(rng),
     ) as ledger:
-        noise = draw_level_noise([(int(k), data.N) for k in h.level_sizes], eps, sens, rng)
+        noise = draw_budget_noise([(int(k), data.N) for k in h.level_sizes], budget, sens, rng)
         noisy = cumulate(data.counts) + np.concatenate(noise, axis=0)
     return Measurements(
-        "cumulative", noisy, eps, sens * L / eps, sens, ledger, source=DataFingerprint.of(data)
+        "cumulative",
+        noisy,
+        budget.epsilon,
+        budget.noise_scale(sens),
+        sens,
+        ledger,
+        source=DataFingerprint.of(data),
+        budget=budget,
     )
 
 
 def measure_chain(
     data: CensusCounts,
-    epsilon: float,
+    epsilon: float | None = None,
     *,
+    rho: float | None = None,
+    shares: Any = None,
     rng: Any = None,
     accountant: Any = None,
     chain_noise_scale: str = "strict",
 ) -> Measurements:
     """Level-wise cumulative chain counts plus noise (spec 003 §3.4).
 
-    ``chain_noise_scale="strict"`` (default): Δ_ℓ = |R_ℓ|, λ_ℓ = |R_ℓ|·L/ε — ε-DP.
+    ``chain_noise_scale="strict"`` (default): Δ_ℓ = |R_ℓ|, λ_ℓ = |R_ℓ|/ε_ℓ — ε-DP; with ``rho=``
+    discrete Gaussian noise of ℓ2-sensitivity √|R_ℓ|, σ_ℓ = √(|R_ℓ|/(2ρ_ℓ)) — ρ-zCDP.
     ``"paper"``: Δ = 1, λ = L/ε as in the paper — ε-DP only if every level has one region;
-    recorded as such in the ledger.
+    recorded as such in the ledger (geometric noise only).
     """
     data = _check_data(data)
-    eps = check_epsilon(epsilon)
     if chain_noise_scale not in ("strict", "paper"):
         raise InvalidInput(
             f"chain_noise_scale must be 'strict' or 'paper', got {chain_noise_scale!r}"
+        )
+    budget = _budget(data, epsilon, rho, shares, accountant)
+    if budget.noise == "gaussian" and chain_noise_scale == "paper":
+        raise InvalidInput(
+            "chain_noise_scale='paper' reproduces the paper's geometric noise scale; with rho "
+            "(discrete Gaussian noise) use 'strict'"
         )
     h = data.hierarchy
     L = h.n_levels
     region, size, level, _ = chain_order(h, data.N)
     truth = level_cumulative(data.counts[region, size], level, L)
-    sens = h.level_sizes.astype(np.float64) if chain_noise_scale == "strict" else np.ones(L)
-    mech = "discrete Laplace on level-wise chain cumulative counts, " + (
-        "Δ=|R_ℓ| (strict)"
-        if chain_noise_scale == "strict"
-        else "Δ=1 as in the paper (NOT ε-DP when a level has several regions)"
-    )
+    sizes = h.level_sizes.astype(np.float64)
+    if budget.noise == "gaussian":
+        sens, delta_text = np.sqrt(sizes), "ℓ2 Δ=√|R_ℓ|"
+    elif chain_noise_scale == "strict":
+        sens, delta_text = sizes, "Δ=|R_ℓ| (strict)"
+    else:
+        sens = np.ones(L)
+        delta_text = "Δ=1 as in the paper (NOT ε-DP when a level has several regions)"
     with charge_levels(
         accountant,
-        eps,
+        budget,
         sens,
         label="census chain counts",
-        mechanism=mech,
+        mechanism=f"{_noise_name(budget)} on level-wise chain cumulative counts, {delta_text}",
         seeded=is_seeded(rng),
     ) as ledger:
-        noise = draw_level_noise([(int(k) * data.N,) for k in h.level_sizes], eps, sens, rng)
+        noise = draw_budget_noise([(int(k) * data.N,) for k in h.level_sizes], budget, sens, rng)
         noisy = truth.copy()
         for lev in range(L):
             noisy[level == lev] += noise[lev]
     return Measurements(
         "chain",
         noisy,
-        eps,
-        sens * L / eps,
+        budget.epsilon,
+        budget.noise_scale(sens),
         sens,
         ledger,
         {"chain_noise_scale": chain_noise_scale},
         source=DataFingerprint.of(data),
+        budget=budget,
     )
 
 
@@ -204,27 +280,49 @@ def _get(
     rng: Any,
     accountant: Any,
     measurements: Measurements | None,
+    rho: float | None = None,
+    shares: Any = None,
     **kw: Any,
 ) -> tuple[Measurements, float]:
     start = time.perf_counter()
     data = _check_data(data)
     check_accountant(accountant)
-    if (
-        measurements is not None
-        and epsilon is not None
-        and check_epsilon(epsilon) != getattr(measurements, "epsilon", epsilon)
-    ):
-        raise InvalidInput(
-            f"epsilon = {epsilon} differs from the measurements' ε = "
-            f"{measurements.epsilon}: pass epsilon=None to post-process them"
-        )
     if measurements is None:
-        if epsilon is None:
-            raise InvalidInput("epsilon is required unless measurements are given")
-        measurements = measure(data, epsilon, rng=rng, accountant=accountant, **kw)
+        if epsilon is None and rho is None:
+            raise InvalidInput(
+                "epsilon is required (or rho, for discrete Gaussian noise) unless measurements "
+                "are given"
+            )
+        measurements = measure(
+            data, epsilon, rho=rho, shares=shares, rng=rng, accountant=accountant, **kw
+        )
     else:
         _check_measurements(measurements, kind, data)
+        _check_same_budget(measurements, epsilon, rho, shares, data.hierarchy.n_levels)
     return measurements, time.perf_counter() - start
+
+
+def _check_same_budget(
+    measurements: Measurements, epsilon: Any, rho: Any, shares: Any, n_levels: int
+) -> None:
+    """A budget given beside ``measurements`` must be theirs (nothing is measured again)."""
+    spent = measurements.level_budget
+    if epsilon is not None or rho is not None:
+        given = level_budget(epsilon, rho, None, n_levels)
+        if (given.noise, given.total) != (spent.noise, spent.total):
+            name = "epsilon" if given.noise == "geometric" else "rho"
+            theirs = "epsilon" if spent.noise == "geometric" else "rho"
+            raise InvalidInput(
+                f"{name} = {given.total} differs from the measurements' {theirs} = "
+                f"{spent.total}: pass {name}=None to post-process them"
+            )
+    if shares is not None:
+        given_shares = check_shares(shares, n_levels)
+        if not np.allclose(given_shares, spent.shares, rtol=1e-12, atol=0):
+            raise InvalidInput(
+                f"shares {list(given_shares)} differ from the measurements' "
+                f"{list(spent.shares)}: pass shares=None to post-process them"
+            )
 
 
 def _check_measurements(measurements: Any, kind: str, data: CensusCounts) -> None:
@@ -261,18 +359,49 @@ def _release(
     if counts.dtype.kind == "f":  # integer counts are finite by construction
         check_finite_result(f"{name} counts", counts)
     seeded = any(e.seeded for e in meas.ledger)
+    budget = meas.level_budget
     return CensusRelease(
         method=name,
         hierarchy=data.hierarchy,
         counts=counts,
         G=data.G,
-        epsilon=meas.epsilon,
-        guarantee_details=_GUARANTEE.format(what=what) + (SEEDED_NOTE if seeded else ""),
+        epsilon=meas.epsilon if budget.noise == "geometric" else None,
+        guarantee_details=_guarantee_details(meas, what) + (SEEDED_NOTE if seeded else ""),
         seeded=seeded,
         ledger=list(meas.ledger),
         timings={"noise": t_noise, "postprocess": t_post, "total": t_noise + t_post},
         info={**(info or {}), **meas.info},
         measurements=meas,
+        noise=budget.noise,
+        rho=budget.total if budget.noise == "gaussian" else None,
+        shares=budget.shares,
+        conversion_delta=budget.conversion_delta,
+    )
+
+
+def _guarantee_details(meas: Measurements, what: str) -> str:
+    """The guarantee in one line: the paper's text for its even geometric split, else the
+    notion, the split and the noise per level."""
+    budget = meas.level_budget
+    if budget.noise == "geometric" and budget.even:
+        return _GUARANTEE.format(what=what)
+    split = (
+        "an even split over the levels"
+        if budget.even
+        else "per-level shares " + ", ".join(f"{s:.4g}" for s in budget.shares)
+    )
+    scales = ", ".join(f"{s:.4g}" for s in meas.scale)
+    sens = ", ".join(f"{s:.4g}" for s in meas.sensitivity)
+    if budget.noise == "geometric":
+        return (
+            f"ε-DP (pure), {_NEIGHBOURS}; ε = {budget.total:g} in {split}, discrete Laplace "
+            f"(double geometric) noise on the {meas.kind} measurements, ℓ1-sensitivity per "
+            f"level {sens}, scale λ per level {scales}"
+        )
+    return (
+        f"ρ-zCDP with ρ = {budget.total:g} (so (ε, δ)-DP with ε = {budget.epsilon:.4g}, δ = "
+        f"{budget.conversion_delta:g}), {_NEIGHBOURS}; ρ in {split}, discrete Gaussian noise "
+        f"on the {meas.kind} measurements, ℓ2-sensitivity per level {sens}, σ per level {scales}"
     )
 
 
@@ -299,13 +428,17 @@ def m_h(
     data: CensusCounts,
     epsilon: float | None = None,
     *,
+    rho: float | None = None,
+    shares: Any = None,
     rng: Any = None,
     accountant: Any = None,
     measurements: Measurements | None = None,
 ) -> CensusRelease:
     """M_H step 1 only: the raw noisy counts (inconsistent, may be negative; a baseline).
     ``progress`` (keyword): bars over the noise draws, as in :func:`m_h_dp`."""
-    meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
+    meas, t0 = _get(
+        measure_counts, "counts", data, epsilon, rng, accountant, measurements, rho, shares
+    )
     return _release("M_H", data, meas, meas.noisy.copy(), t0, 0.0, "counts Δ=2, λ=2L/ε")
 
 
@@ -314,6 +447,8 @@ def m_h_dp(
     data: CensusCounts,
     epsilon: float | None = None,
     *,
+    rho: float | None = None,
+    shares: Any = None,
     rng: Any = None,
     accountant: Any = None,
     measurements: Measurements | None = None,
@@ -326,9 +461,13 @@ def m_h_dp(
     Parameters
     ----------
     data : private counts.
-    epsilon : total ε (> 0).
+    epsilon : total ε (> 0): double geometric noise, ε-DP.
+    rho : total ρ (> 0) instead of ``epsilon``: discrete Gaussian noise, ρ-zCDP (stated as
+        (ε, δ)-DP at the accountant's conversion δ, 1e-10 by default).
+    shares : (L,) fraction of the budget spent on each level, top level first (None: even;
+        :func:`privopt.census.allocate_budget` finds shares that meet per-level targets).
     rng : None, seed, numpy Generator, ``"secure"`` or a privopt.dp RandomSource.
-    accountant : optional privopt.dp.PrivacyAccountant charged ε (ε/L per level).
+    accountant : optional privopt.dp.PrivacyAccountant charged the budget (one spend per level).
     measurements : reuse earlier ``"counts"`` measurements (no new spend).
     window : value windows of the DP (see :mod:`privopt.census.solvers`).
     executor : optional :class:`concurrent.futures.Executor` (or a Dask client's
@@ -352,13 +491,15 @@ def m_h_dp(
     check_window(window)
     check_executor(executor, accept_dask_client=True)
     with progress_scope_for(progress):
-        meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
+        meas, t0 = _get(
+            measure_counts, "counts", data, epsilon, rng, accountant, measurements, rho, shares
+        )
         start = time.perf_counter()
         counts, info = tree_postprocess(
             data.hierarchy,
             meas.noisy,
             data.G,
-            scale=float(meas.scale[0]),
+            scale=meas.window_scale,
             window=window,
             executor=executor,
         )
@@ -398,6 +539,8 @@ def m_c_dp(
     data: CensusCounts,
     epsilon: float | None = None,
     *,
+    rho: float | None = None,
+    shares: Any = None,
     rng: Any = None,
     accountant: Any = None,
     measurements: Measurements | None = None,
@@ -412,7 +555,15 @@ def m_c_dp(
     check_executor(executor, accept_dask_client=True)
     with progress_scope_for(progress):
         meas, t0 = _get(
-            measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements
+            measure_cumulative,
+            "cumulative",
+            data,
+            epsilon,
+            rng,
+            accountant,
+            measurements,
+            rho,
+            shares,
         )
         start = time.perf_counter()
         iso = np.clip(_pava_rows(meas.noisy.astype(np.float64)), 0, data.G)
@@ -421,7 +572,7 @@ def m_c_dp(
             data.hierarchy,
             n_bar,
             data.G,
-            scale=float(meas.scale[0]),
+            scale=meas.window_scale,
             window=window,
             executor=executor,
         )
@@ -442,6 +593,8 @@ def m_c_ch(
     data: CensusCounts,
     epsilon: float | None = None,
     *,
+    rho: float | None = None,
+    shares: Any = None,
     rng: Any = None,
     accountant: Any = None,
     measurements: Measurements | None = None,
@@ -466,11 +619,13 @@ def m_c_ch(
             rng,
             accountant,
             measurements,
+            rho,
+            shares,
             chain_noise_scale=chain_noise_scale,
         )
         start = time.perf_counter()
         counts, info = chain_postprocess(
-            data.hierarchy, meas.noisy, data.G, data.N, scale=meas.scale, window=window
+            data.hierarchy, meas.noisy, data.G, data.N, scale=meas.window_scale, window=window
         )
     what = (
         "chain counts Δ_ℓ=|R_ℓ|, λ_ℓ=|R_ℓ|L/ε"
@@ -588,6 +743,8 @@ def m_h_r(
     data: CensusCounts,
     epsilon: float | None = None,
     *,
+    rho: float | None = None,
+    shares: Any = None,
     rng: Any = None,
     accountant: Any = None,
     measurements: Measurements | None = None,
@@ -600,7 +757,9 @@ def m_h_r(
     ``progress`` (keyword): bars over the noise draws, as in :func:`m_h_dp`."""
     solver = _qp_solver_name(qp_solver)
     time_limit = _check_time_limit(time_limit)
-    meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
+    meas, t0 = _get(
+        measure_counts, "counts", data, epsilon, rng, accountant, measurements, rho, shares
+    )
     start = time.perf_counter()
     h, N, R = data.hierarchy, data.N, data.hierarchy.n_regions
     A = sp.vstack(
@@ -633,6 +792,8 @@ def m_c_r(
     data: CensusCounts,
     epsilon: float | None = None,
     *,
+    rho: float | None = None,
+    shares: Any = None,
     rng: Any = None,
     accountant: Any = None,
     measurements: Measurements | None = None,
@@ -644,7 +805,9 @@ def m_c_r(
     against solver round-off. ``time_limit`` and ``progress`` as in :func:`m_h_r`."""
     solver = _qp_solver_name(qp_solver)
     time_limit = _check_time_limit(time_limit)
-    meas, t0 = _get(measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements)
+    meas, t0 = _get(
+        measure_cumulative, "cumulative", data, epsilon, rng, accountant, measurements, rho, shares
+    )
     start = time.perf_counter()
     h, N, R = data.hierarchy, data.N, data.hierarchy.n_regions
     rr = np.repeat(np.arange(R), N - 1)
@@ -753,6 +916,8 @@ def topdown(
     data: CensusCounts,
     epsilon: float | None = None,
     *,
+    rho: float | None = None,
+    shares: Any = None,
     rng: Any = None,
     accountant: Any = None,
     measurements: Measurements | None = None,
@@ -768,7 +933,9 @@ def topdown(
             f"TopDown projects in float64, exact only for G < 2^53; got G = {data.G} "
             f"(use M_H^dp, which is exact in integers)"
         )
-    meas, t0 = _get(measure_counts, "counts", data, epsilon, rng, accountant, measurements)
+    meas, t0 = _get(
+        measure_counts, "counts", data, epsilon, rng, accountant, measurements, rho, shares
+    )
     start = time.perf_counter()
     h, N, G = data.hierarchy, data.N, data.G
     noisy = meas.noisy.astype(np.float64)
@@ -806,15 +973,17 @@ MECHANISMS: dict[str, Callable[..., CensusRelease]] = {
     "M_c^ch": m_c_ch,
     "TopDown": topdown,
 }
+RERUNNABLE.update(MECHANISMS)  # what CensusRelease.intervals re-runs
 
 
 def release(
-    data: CensusCounts, epsilon: float, method: str = "M_H^dp", **kwargs: Any
+    data: CensusCounts, epsilon: float | None = None, method: str = "M_H^dp", **kwargs: Any
 ) -> CensusRelease:
     """Run the census mechanism named ``method`` (a key of :data:`MECHANISMS`).
 
-    ``kwargs`` are that mechanism's keyword arguments (``rng``, ``accountant``, ``window``,
-    ``executor``, ``progress``, ``time_limit``, …); one it does not take raises InvalidInput.
+    ``kwargs`` are that mechanism's keyword arguments (``rho`` instead of ``epsilon`` for
+    discrete Gaussian noise, ``shares``, ``rng``, ``accountant``, ``window``, ``executor``,
+    ``progress``, ``time_limit``, …); one it does not take raises InvalidInput.
     ``mechanism=`` is the former name of ``method`` (deprecated).
 
     Example
@@ -824,6 +993,8 @@ def release(
     ...                                      [[2, 0, 1], [1, 1, 1]])
     >>> release(data, 1.0, "M_c^dp", rng=0).method
     'M_c^dp'
+    >>> release(data, method="M_H^dp", rho=0.5, rng=0).guarantee.kind
+    'rho-zCDP'
     """
     if "mechanism" in kwargs:
         warnings.warn(

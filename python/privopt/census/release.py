@@ -14,14 +14,19 @@ from privopt import _optional
 from privopt._atomic import atomic_file
 from privopt._validation import (
     check_bool,
+    check_delta,
     check_epsilon,
     check_finite_array,
     check_int,
+    check_positive,
     finite_result,
     numeric_array,
 )
 from privopt.census.hierarchy import CensusCounts, Hierarchy
+from privopt.census.noise import NOISES, check_shares
+from privopt.census.uncertainty import count_intervals
 from privopt.dp.accountant import LedgerEntry
+from privopt.dp.calibration import DEFAULT_CONVERSION_DELTA, zcdp_epsilon
 from privopt.errors import InvalidInput, PrivacyViolation
 from privopt.release import Guarantee, Release, json_number_back
 from privopt.report import axes_or_new
@@ -83,7 +88,8 @@ class CensusRelease(Release):
     counts : (R, N) int64 (M_H releases raw noisy counts, which may be negative) — the public
         output, ``counts[r, s-1]`` groups of size s in region r.
     G : public total number of groups.
-    epsilon : ε spent (the budget charged to the ledger).
+    epsilon : ε spent (the budget charged to the ledger); with Gaussian noise the ε of the
+        (ε, δ)-DP statement of ρ at ``conversion_delta`` (computed, pass None).
     guarantee_details : one line of plain words: the privacy notion, neighbours, sensitivity
         and noise scale; a seeded release says so in it.
     ledger : privacy-ledger entries (``privopt.dp.LedgerEntry``) of the noise draws.
@@ -93,8 +99,14 @@ class CensusRelease(Release):
     measurements : the noisy measurements (:class:`~privopt.census.noise.Measurements`), kept
         apart from ``counts``: noisy intermediate values are not part of the published output,
         so :meth:`save` leaves them out (None after :func:`privopt.load`).
+    noise : ``"geometric"`` (double geometric, ε-DP) or ``"gaussian"`` (discrete Gaussian,
+        ρ-zCDP).
+    rho : ρ of a Gaussian-noise release (None for geometric noise).
+    shares : (L,) fraction of the budget spent on each level (None: even).
+    conversion_delta : δ at which ρ is stated as (ε, δ)-DP.
 
-    The release contract (:class:`privopt.release.Release`): :attr:`guarantee` is ε-DP;
+    The release contract (:class:`privopt.release.Release`): :attr:`guarantee` is ε-DP, or
+    ρ-zCDP with its (ε, δ) conversion;
     :attr:`status` and :attr:`relative_gap` are the post-processing certificate of the DP
     mechanisms (None for M_H, the QP baselines and TopDown, which prove nothing);
     :meth:`verify` re-checks the counts and the ledger; :meth:`save` writes ``release.json`` and
@@ -109,13 +121,18 @@ class CensusRelease(Release):
         hierarchy: Hierarchy,
         counts: np.ndarray,
         G: int,
-        epsilon: float,
+        epsilon: float | None,
         guarantee_details: str = "",
         ledger: Sequence[LedgerEntry] = (),
         seeded: bool = False,
         timings: Mapping[str, float] | None = None,
         info: Mapping[str, Any] | None = None,
         measurements: Any = None,
+        *,
+        noise: str = "geometric",
+        rho: float | None = None,
+        shares: Sequence[float] | None = None,
+        conversion_delta: float = DEFAULT_CONVERSION_DELTA,
     ) -> None:
         if not isinstance(method, str) or not method:
             raise InvalidInput(f"method must name a census mechanism, got {method!r}")
@@ -123,7 +140,20 @@ class CensusRelease(Release):
         self.hierarchy = hierarchy
         self.counts = _region_table("counts", hierarchy, counts)
         self.G = check_int("G", G, minimum=0)
-        self.epsilon = check_epsilon(epsilon)
+        self.noise, self.rho, self.conversion_delta = _check_noise(noise, rho, conversion_delta)
+        if self.rho is None:
+            self.epsilon = check_epsilon(epsilon)
+        else:
+            self.epsilon = zcdp_epsilon(self.rho, self.conversion_delta)
+            if epsilon is not None and not math.isclose(
+                check_epsilon(epsilon), self.epsilon, rel_tol=1e-9
+            ):
+                raise InvalidInput(
+                    f"epsilon = {epsilon!r} is not the (epsilon, delta) statement of rho = "
+                    f"{self.rho!r} at delta = {self.conversion_delta!r} ({self.epsilon!r}): "
+                    "pass epsilon=None"
+                )
+        self.shares = check_shares(shares, hierarchy.n_levels)
         if not isinstance(guarantee_details, str):
             raise InvalidInput(f"guarantee_details must be a string, got {guarantee_details!r}")
         self.guarantee_details = guarantee_details
@@ -138,9 +168,21 @@ class CensusRelease(Release):
     # ------------------------------------------------------------------ the release contract
     @property
     def guarantee(self) -> Guarantee:
-        """ε-DP for one individual added or removed. With the paper's chain noise scale
+        """ε-DP for one individual added or removed, or with Gaussian noise ρ-zCDP (with its
+        (ε, δ)-DP statement at :attr:`conversion_delta`). With the paper's chain noise scale
         (M_c^ch, ``chain_noise_scale="paper"``) a level of |R_ℓ| regions spends |R_ℓ|·ε/L, so
         the ε stated is ε·Σ_ℓ|R_ℓ|/L, not the ε requested."""
+        if self.rho is not None:
+            return Guarantee(
+                "rho-zCDP",
+                {
+                    "rho": float(self.rho),
+                    "epsilon": float(self.epsilon),
+                    "delta": float(self.conversion_delta),
+                },
+                PROTECTS,
+                self.seeded,
+            )
         epsilon, protects = self.epsilon, PROTECTS
         if self.info.get("chain_noise_scale") == "paper":
             sizes = self.hierarchy.level_sizes
@@ -188,10 +230,11 @@ class CensusRelease(Release):
                 f" ({self.violations()} consistency violations)"
             )
         if self.ledger:
-            spent = math.fsum(e.epsilon for e in self.ledger)
-            if not math.isclose(spent, self.epsilon, rel_tol=1e-9):
+            name, stated = ("epsilon", self.epsilon) if self.rho is None else ("rho", self.rho)
+            spent = math.fsum(getattr(e, name) for e in self.ledger)
+            if not math.isclose(spent, stated, rel_tol=1e-9):
                 raise PrivacyViolation(
-                    f"{self.method} release states epsilon = {self.epsilon:g}, its ledger "
+                    f"{self.method} release states {name} = {stated:g}, its ledger "
                     f"records {spent:g}"
                 )
             if any(e.seeded for e in self.ledger) != self.seeded:
@@ -202,9 +245,13 @@ class CensusRelease(Release):
 
     def _summary_fields(self) -> dict[str, Any]:
         h = self.hierarchy
+        budget: dict[str, Any] = {"noise": self.noise, "epsilon": self.epsilon}
+        if self.rho is not None:
+            budget.update(rho=self.rho, delta=self.conversion_delta)
         return {
             "method": self.method,
-            "epsilon": self.epsilon,
+            **budget,
+            "shares": list(self.shares),
             "seeded": self.seeded,
             "regions": h.n_regions,
             "levels": h.n_levels,
@@ -226,7 +273,8 @@ class CensusRelease(Release):
                 ax.plot(sizes, self.counts[r], ".-", lw=1, label=str(h.names[r]))
         ax.set_xlabel("household size (persons)")
         ax.set_ylabel("released number of households")
-        ax.set_title(f"Census release by household size ({self.method}, ε = {self.epsilon:g})")
+        budget = f"ε = {self.epsilon:g}" if self.rho is None else f"ρ = {self.rho:g}"
+        ax.set_title(f"Census release by household size ({self.method}, {budget})")
         ax.legend(fontsize="small")
         return ax
 
@@ -237,6 +285,10 @@ class CensusRelease(Release):
             "G": self.G,
             "epsilon": self.epsilon,
             "seeded": self.seeded,
+            "noise": self.noise,
+            "rho": self.rho,
+            "shares": list(self.shares),
+            "conversion_delta": self.conversion_delta,
             "guarantee_details": self.guarantee_details,
             "level_names": list(h.level_names),
             "ledger": [dataclasses.asdict(e) for e in self.ledger],
@@ -266,12 +318,16 @@ class CensusRelease(Release):
             hierarchy=hierarchy,
             counts=data["counts"],
             G=meta.get("G", -1),
-            epsilon=json_number_back(meta.get("epsilon")),
+            epsilon=None if meta.get("rho") is not None else json_number_back(meta.get("epsilon")),
             guarantee_details=meta.get("guarantee_details", ""),
             ledger=[_ledger_entry(e) for e in meta.get("ledger", [])],
             seeded=meta.get("seeded", False),
             timings={k: json_number_back(v) for k, v in meta.get("timings", {}).items()},
             info=meta.get("info", {}),
+            noise=meta.get("noise", "geometric"),
+            rho=meta.get("rho"),
+            shares=meta.get("shares"),
+            conversion_delta=meta.get("conversion_delta", DEFAULT_CONVERSION_DELTA),
         )
 
     def __post_init__(self) -> None:
@@ -307,6 +363,31 @@ class CensusRelease(Release):
         if t.shape != self.counts.shape:
             raise InvalidInput(f"truth must have shape {self.counts.shape}, got {t.shape}")
         return l1_per_level(self.hierarchy, self.counts, t)
+
+    def intervals(
+        self,
+        confidence: float = 0.9,
+        *,
+        runs: int = 200,
+        random_state: Any = None,
+        executor: Any = None,
+        progress: bool | str = "auto",
+    ) -> Any:
+        """Per-count intervals from the release and its public noise distribution alone: the
+        released counts are measured again with fresh noise and post-processed again, ``runs``
+        times, and each count's interval holds the central ``confidence`` share of its
+        replicates (M_H: exact intervals from the noise distribution). Returns a
+        :class:`~privopt.census.uncertainty.CountIntervals`; see
+        :func:`~privopt.census.uncertainty.count_intervals` for the arguments and the coverage.
+        Costs no privacy budget (post-processing of the release)."""
+        return count_intervals(
+            self,
+            confidence,
+            runs=runs,
+            random_state=random_state,
+            executor=executor,
+            progress=progress,
+        )
 
     # ------------------------------------------------------------------ output
     def to_frame(self):
@@ -390,6 +471,21 @@ class CensusRelease(Release):
             for start in range(0, table.num_rows, CSV_BLOCK_ROWS):
                 block = table.slice(start, CSV_BLOCK_ROWS).cast(schema)
                 pc.write_csv(block, f, write_options=options)
+
+
+def _check_noise(noise: Any, rho: Any, conversion_delta: Any) -> tuple[str, float | None, float]:
+    """(noise, ρ, conversion δ) of a release: ρ given exactly with Gaussian noise."""
+    if not isinstance(noise, str) or noise not in NOISES:
+        raise InvalidInput(f"noise must be one of {NOISES}, got {noise!r}")
+    if (noise == "gaussian") != (rho is not None):
+        raise InvalidInput(
+            f"rho must be given with noise='gaussian' and only then, got noise={noise!r}, "
+            f"rho={rho!r}"
+        )
+    delta = check_delta(conversion_delta, "conversion_delta")
+    if delta == 0:
+        raise InvalidInput("conversion_delta must be > 0")
+    return noise, None if rho is None else check_positive("rho", rho), delta
 
 
 def _count(n: int) -> str:

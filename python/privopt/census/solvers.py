@@ -196,7 +196,7 @@ def tree_postprocess(
     noisy: np.ndarray,
     G: int,
     *,
-    scale: float,
+    scale: float | np.ndarray,
     window: str | int = "auto",
     max_cells: int = DEFAULT_MAX_CELLS,
     max_table: int = DEFAULT_MAX_TABLE,
@@ -212,7 +212,9 @@ def tree_postprocess(
     hierarchy : region tree (R regions).
     noisy : (R, N) integer noisy counts ñ.
     G : public total number of groups.
-    scale : noise scale λ (sets the starting window; not a privacy parameter here).
+    scale : noise scale λ, one for all levels or (L,) one per level (sets the starting
+        windows; not a privacy parameter here). For noise other than the double geometric,
+        the λ of the same variance (2λ² = variance).
     window : ``"auto"``, ``"paper"``, ``"exact"`` or an int δ: the starting windows (see the
         module docstring); every choice ends certified.
     max_cells : the most window values (internal nodes) one DP round may use.
@@ -246,12 +248,13 @@ def tree_postprocess(
     """
     noisy = np.ascontiguousarray(_as_int_matrix("noisy", noisy, hierarchy.n_regions))
     G = _check_G(G)
-    scale = check_positive("scale", scale)
+    level_scale = _level_scales(scale, hierarchy.n_levels)
     _check_range("noisy", noisy, G)
     R, N = noisy.shape
     fanout = np.diff(hierarchy.child_ptr)
     internal = fanout > 0
-    region_delta = _initial_deltas(window, scale, G, fanout)
+    region_delta = _initial_deltas(window, level_scale[hierarchy.level], G, fanout)
+    scale = float(level_scale.max())
     shift = np.zeros((R, N), dtype=np.uint8)  # node (r, s): window half-width δ_r·2^shift
     runner = ForestRunner(
         hierarchy, noisy, region_delta, shift, G, max_table, executor=executor, n_tasks=n_tasks
@@ -290,6 +293,16 @@ def tree_postprocess(
     info = _certified_info(squared_distance(values, noisy), rounds, used, window)
     info["widened"] = run.widened
     return values, info
+
+
+def _level_scales(scale: Any, n_levels: int) -> np.ndarray:
+    """``scale`` as (L,) positive finite values: one number for every level, or one per level."""
+    if np.ndim(scale) == 0:
+        return np.full(n_levels, check_positive("scale", scale))
+    arr = check_finite_array("scale", scale, shape=(n_levels,))
+    if np.any(arr <= 0):
+        raise InvalidInput(f"scale must be > 0 per level, got {arr.tolist()}")
+    return arr
 
 
 def _half_widths(region_delta: np.ndarray, shift: np.ndarray, G: int) -> np.ndarray:
@@ -371,19 +384,25 @@ def check_window(window: Any) -> str | int:
     return int(window)
 
 
-def _initial_deltas(window: str | int, scale: float, G: int, fanout: np.ndarray) -> np.ndarray:
-    """Starting half-width per region (R,). ``"auto"`` and an int: [0, G] for the leaves — a
-    leaf is an implicit quadratic, its window costs nothing, and a leaf under a wide parent
-    moves by many λ when non-negativity binds —; internal regions start at the int, or for
-    ``"auto"`` at AUTO_WIDTH·λ·√(1+k) with k the region's fanout (its optimum moves with the
-    sum of its children's noise). ``"paper"`` and ``"exact"`` are uniform over all nodes."""
+def _initial_deltas(window: str | int, scale: Any, G: int, fanout: np.ndarray) -> np.ndarray:
+    """Starting half-width per region (R,), from the noise scale λ (one, or (R,) per region).
+    ``"auto"`` and an int: [0, G] for the leaves — a leaf is an implicit quadratic, its window
+    costs nothing, and a leaf under a wide parent moves by many λ when non-negativity binds —;
+    internal regions start at the int, or for ``"auto"`` at AUTO_WIDTH·λ·√(1+k) with k the
+    region's fanout (its optimum moves with the sum of its children's noise). ``"paper"`` (δ of
+    each region's λ) and ``"exact"`` apply to all nodes."""
+    scale = np.broadcast_to(np.asarray(scale, dtype=np.float64), fanout.shape)
+    # One value per distinct scale (a scale per level: a handful), not one call per region.
+    distinct, which = np.unique(scale, return_inverse=True)
     if window in ("paper", "exact"):
-        return np.full(fanout.size, _initial_delta(window, scale, G, 1), dtype=np.int64)
+        per = [_initial_delta(window, float(s), G, 1) for s in distinct]
+        return np.asarray(per, dtype=np.int64)[which].reshape(fanout.shape)
     if window == "auto":
         own = np.maximum(8, np.ceil(AUTO_WIDTH * scale * np.sqrt(1.0 + fanout)))
-        own = np.minimum(own, paper_delta(scale))
+        paper = np.asarray([float(paper_delta(float(s))) for s in distinct])[which]
+        own = np.minimum(own, paper.reshape(fanout.shape))
     else:
-        own = np.full(fanout.size, _initial_delta(window, scale, G, 1))
+        own = np.full(fanout.size, _initial_delta(window, float(distinct.max()), G, 1))
     own = np.where(fanout == 0, G, own)
     return np.maximum(1, np.minimum(own, G)).astype(np.int64)
 

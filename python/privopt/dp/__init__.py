@@ -25,8 +25,11 @@ integers by integer arithmetic only, so no floating-point artefact can leak the 
                                 every score moves by ≤ Δu between neighbours; computed in log
                                 space (stable for scores spanning 1e6); float64 probabilities,
                                 so ε-DP up to δ ≈ n·2⁻⁵¹ (see :mod:`privopt.dp.exponential`).
+``zcdp_epsilon``                ρ-zCDP as (ε, δ)-DP: ε = ρ + 2√(ρ ln(1/δ)) (Bun & Steinke
+                                2016, Prop. 1.3).
 ``PrivacyAccountant``           basic composition: sequential spends add, spends inside
-                                ``parallel(...)`` (disjoint data) count their max; raises
+                                ``parallel(...)`` (disjoint data) count their max; zCDP spends
+                                (``rho=``) compose in ρ and are stated as (ε, δ); raises
                                 ``PrivacyBudgetExceeded`` before recording an overspend;
                                 all-or-nothing plans (``check_plan``, ``spend_all``) and
                                 ``transaction()``, rolled back on error.
@@ -50,10 +53,12 @@ from __future__ import annotations
 
 from privopt.dp.accountant import LedgerEntry, PlannedSpend, PrivacyAccountant
 from privopt.dp.calibration import (
+    DEFAULT_CONVERSION_DELTA,
     analytic_gaussian_sigma,
     classic_gaussian_sigma,
     discrete_gaussian_delta,
     gaussian_delta,
+    zcdp_epsilon,
 )
 from privopt.dp.continuous import (
     gaussian_mechanism,
@@ -95,6 +100,8 @@ __all__ = [
     "classic_gaussian_sigma",
     "gaussian_delta",
     "discrete_gaussian_delta",
+    "zcdp_epsilon",
+    "DEFAULT_CONVERSION_DELTA",
     "exponential_mechanism",
     "exponential_mechanism_probabilities",
     "PrivacyAccountant",

@@ -22,7 +22,15 @@ that reads it costs:
    it was. ε and δ are separate budgets: ``PrivacyAccountant()`` declares neither (bookkeeping
    only), ``PrivacyAccountant(1.0)`` a pure ε = 1 budget (δ = 0), and
    ``PrivacyAccountant(delta_budget=1e-6)`` a δ budget with ε unlimited.
-6. **Seeded randomness.** A spend whose noise came from a seed (``seeded=True``) is recorded as
+6. **zCDP.** A spend may state ρ instead of ε (``rho=``: ρ-zCDP, Bun & Steinke, TCC 2016),
+   as the discrete Gaussian mechanism does. ρ composes as ε does (sequential spends add, a
+   parallel group counts its largest part). For the (ε, δ) totals, and so for the ε and δ
+   budgets, the zCDP spends' total ρ is converted once to (ρ + 2√(ρ ln(1/δ_c)), δ_c)-DP
+   (Proposition 1.3), δ_c being the accountant's ``conversion_delta``, and added to the other
+   spends' totals. :attr:`PrivacyAccountant.rho_spent` states the whole ledger in zCDP: an
+   ε-DP spend counts ε²/2 (Proposition 1.4); a spend with δ > 0 has no zCDP bound, so it makes
+   ρ infinite. A declared ``rho_budget`` bounds :attr:`PrivacyAccountant.rho_spent`.
+7. **Seeded randomness.** A spend whose noise came from a seed (``seeded=True``) is recorded as
    such: anyone who knows the seed can recompute that noise, so the release is reproducible and
    for testing only. :attr:`PrivacyAccountant.seeded` says whether any spend was.
 
@@ -53,6 +61,7 @@ from privopt._validation import (
     check_nonnegative,
     check_positive,
 )
+from privopt.dp.calibration import DEFAULT_CONVERSION_DELTA, zcdp_epsilon
 from privopt.errors import InvalidInput, PrivacyBudgetExceeded
 
 __all__ = ["LedgerEntry", "PlannedSpend", "PrivacyAccountant"]
@@ -70,13 +79,14 @@ class LedgerEntry:
     ----------
     label : what was released (e.g. "county counts").
     mechanism : which mechanism released it (e.g. "discrete Laplace").
-    epsilon, delta : the (ε, δ) charged.
+    epsilon, delta : the (ε, δ) charged (both 0 for a zCDP spend).
     sensitivity : the sensitivity the noise was calibrated to, or None.
     group : label of the parallel group the spend belongs to, or None (sequential).
     part : inside a group, the disjoint part of the data the spend reads (None outside).
     group_index : which opening of a group (each ``parallel()`` block and each planned group
         is a new one, numbered from 1 in the ledger's order), None outside.
     seeded : the noise came from a seed: reproducible by anyone who knows it, testing only.
+    rho : the ρ of a zCDP spend (0 for an (ε, δ) spend).
     """
 
     label: str
@@ -88,6 +98,15 @@ class LedgerEntry:
     part: str | None = None
     group_index: int | None = None
     seeded: bool = False
+    rho: float = 0.0
+
+    @property
+    def zcdp_rho(self) -> float:
+        """This spend in zCDP: ρ itself, ε²/2 for an ε-DP spend (Bun & Steinke 2016,
+        Proposition 1.4), inf for a spend with δ > 0 (no zCDP bound)."""
+        if self.rho > 0:
+            return self.rho
+        return 0.5 * self.epsilon * self.epsilon if self.delta == 0 else math.inf
 
 
 @dataclass(frozen=True)
@@ -97,16 +116,19 @@ class PlannedSpend:
     The fields are the arguments of :meth:`PrivacyAccountant.spend`; ``group`` names the
     parallel group the spend belongs to, None for sequential (rule 4 of the module: the spends
     of one plan naming the same group form one new group), and ``part`` the disjoint part it
-    reads within its group (default: its label).
+    reads within its group (default: its label). A zCDP spend gives ``rho`` and leaves ε and δ
+    at 0.
 
     Examples
     --------
     >>> PlannedSpend(0.5, label="total count", mechanism="discrete Laplace", sensitivity=1)
     PlannedSpend(epsilon=0.5, delta=0.0, label='total count', mechanism='discrete Laplace', \
-sensitivity=1, group=None, part=None, seeded=False)
+sensitivity=1, group=None, part=None, seeded=False, rho=0.0)
+    >>> PlannedSpend(rho=0.1, label="county counts", mechanism="discrete Gaussian").rho
+    0.1
     """
 
-    epsilon: float
+    epsilon: float = 0.0
     delta: float = 0.0
     label: str = ""
     mechanism: str = ""
@@ -114,6 +136,7 @@ sensitivity=1, group=None, part=None, seeded=False)
     group: str | None = None
     part: str | None = None
     seeded: bool = False
+    rho: float = 0.0
 
     def __post_init__(self) -> None:
         self.ledger_entry()  # a malformed spend is refused where it is written
@@ -124,11 +147,22 @@ sensitivity=1, group=None, part=None, seeded=False)
         Raises
         ------
         InvalidInput
-            Bad ε, δ or sensitivity, an empty label, a group or part that is not a non-empty
-            string, a part outside a group, or ``seeded`` not a bool.
+            Bad ε, δ, ρ or sensitivity (a zCDP spend with ε or δ too), an empty label, a group
+            or part that is not a non-empty string, a part outside a group, or ``seeded`` not
+            a bool.
         """
-        epsilon = check_epsilon(self.epsilon)
-        delta = check_delta(self.delta)
+        rho = check_nonnegative("rho", self.rho)
+        if rho > 0:  # a zCDP spend: its (ε, δ) comes from the accountant's conversion
+            if _is_zero(self.epsilon) and _is_zero(self.delta):
+                epsilon, delta = 0.0, 0.0
+            else:
+                raise InvalidInput(
+                    f"a spend states either rho (zCDP) or (epsilon, delta), got rho={self.rho!r} "
+                    f"with epsilon={self.epsilon!r}, delta={self.delta!r}"
+                )
+        else:
+            epsilon = check_epsilon(self.epsilon)
+            delta = check_delta(self.delta)
         sensitivity = self.sensitivity
         if sensitivity is not None:
             sensitivity = check_nonnegative("sensitivity", sensitivity)
@@ -156,7 +190,13 @@ sensitivity=1, group=None, part=None, seeded=False)
             part,
             group_index if group is not None else None,
             self.seeded,
+            rho,
         )
+
+
+def _is_zero(value: Any) -> bool:
+    """``value`` is the number 0 (not a bool, not text)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0
 
 
 def _exceeds(total: float, budget: float) -> bool:
@@ -183,6 +223,11 @@ class PrivacyAccountant:
         is declared (``PrivacyAccountant(1.0)`` is a pure ε = 1 budget) and unlimited when not
         (``PrivacyAccountant()`` only keeps books). A δ budget given explicitly is always
         enforced, whatever ε is.
+    rho_budget : total ρ allowed in zCDP (``math.inf``, the default: no ρ limit); bounds
+        :attr:`rho_spent` (rule 6 of the module docstring).
+    conversion_delta : δ_c in (0, 1) at which the zCDP spends' total ρ is stated as (ε, δ)-DP
+        (default 1e-10); it is added to the δ total once any zCDP spend is recorded, so under an
+        ε budget with δ = 0 a zCDP spend does not fit: declare ``delta_budget`` ≥ δ_c.
 
     Examples
     --------
@@ -195,12 +240,26 @@ class PrivacyAccountant:
     (0.8, 0.2)
     """
 
-    def __init__(self, epsilon_budget: float = math.inf, delta_budget: float | None = None) -> None:
+    def __init__(
+        self,
+        epsilon_budget: float = math.inf,
+        delta_budget: float | None = None,
+        *,
+        rho_budget: float = math.inf,
+        conversion_delta: float = DEFAULT_CONVERSION_DELTA,
+    ) -> None:
         self.epsilon_budget = check_positive("epsilon_budget", epsilon_budget, allow_inf=True)
         if delta_budget is None:  # not declared: pure DP under an ε budget, else bookkeeping
             self.delta_budget = 0.0 if math.isfinite(self.epsilon_budget) else math.inf
         else:
             self.delta_budget = check_delta(delta_budget, "delta_budget")
+        self.rho_budget = check_positive("rho_budget", rho_budget, allow_inf=True)
+        self.conversion_delta = check_delta(conversion_delta, "conversion_delta")
+        if self.conversion_delta == 0:
+            raise InvalidInput(
+                "conversion_delta must be > 0: rho-zCDP implies (epsilon, delta)-DP only for "
+                "delta > 0"
+            )
         self.entries: list[LedgerEntry] = []
         self._groups_opened = 0
         self._lock = threading.RLock()  # a budget check and its record are one step
@@ -240,39 +299,64 @@ class PrivacyAccountant:
 
     # -- totals --------------------------------------------------------------------------
     @staticmethod
-    def _totals(entries: list[LedgerEntry]) -> tuple[float, float]:
-        """(ε, δ) by the rules of the module docstring: sequential spends add; each group adds
-        the maximum over its parts of the part's sums."""
-        eps = 0.0
-        delta = 0.0
+    def _composed(entries: list[LedgerEntry]) -> tuple[float, float, float, float]:
+        """(ε, δ, ρ of the zCDP spends, ρ of every spend in zCDP) by the rules of the module
+        docstring: sequential spends add; each group adds the maximum over its parts of the
+        part's sums, for each quantity separately."""
+        totals = [0.0, 0.0, 0.0, 0.0]
         parts: dict[int | None, dict[str | None, list[float]]] = {}
         for e in entries:
+            values = (e.epsilon, e.delta, e.rho, e.zcdp_rho)
             if e.group is None:
-                eps += e.epsilon
-                delta += e.delta
+                target = totals
             else:
-                total = parts.setdefault(e.group_index, {}).setdefault(e.part, [0.0, 0.0])
-                total[0] += e.epsilon
-                total[1] += e.delta
+                target = parts.setdefault(e.group_index, {}).setdefault(e.part, [0.0] * 4)
+            for i, v in enumerate(values):
+                target[i] += v
         for group in parts.values():
-            eps += max(t[0] for t in group.values())
-            delta += max(t[1] for t in group.values())
+            for i in range(4):
+                totals[i] += max(t[i] for t in group.values())
+        return totals[0], totals[1], totals[2], totals[3]
+
+    def _totals(self, entries: list[LedgerEntry]) -> tuple[float, float]:
+        """(ε, δ) of ``entries``: the (ε, δ) spends composed, plus the zCDP spends' total ρ
+        converted at :attr:`conversion_delta` (rule 6)."""
+        eps, delta, rho, _ = self._composed(entries)
+        if rho > 0:
+            eps += zcdp_epsilon(rho, self.conversion_delta)
+            delta += self.conversion_delta
         return eps, delta
 
     @property
     def epsilon_spent(self) -> float:
-        """Total ε charged so far (sequential sum; each parallel group counts its max)."""
+        """Total ε charged so far (sequential sum; each parallel group counts its max; zCDP
+        spends as their (ε, δ) conversion)."""
         return self._totals(self.entries)[0]
 
     @property
     def delta_spent(self) -> float:
-        """Total δ charged so far."""
+        """Total δ charged so far (with δ_c once any zCDP spend is recorded)."""
         return self._totals(self.entries)[1]
+
+    @property
+    def rho_spent(self) -> float:
+        """The whole ledger in zCDP: ρ spends as they are, ε-DP spends as ε²/2, inf once a
+        spend has δ > 0 (rule 6)."""
+        return self._composed(self.entries)[3]
+
+    @property
+    def zcdp_rho_spent(self) -> float:
+        """Total ρ of the zCDP spends only (what the (ε, δ) totals convert)."""
+        return self._composed(self.entries)[2]
 
     def remaining(self) -> tuple[float, float]:
         """(ε, δ) still available: budget minus spent, floored at 0 (both inf without budget)."""
         eps, delta = self._totals(self.entries)
         return max(0.0, self.epsilon_budget - eps), max(0.0, self.delta_budget - delta)
+
+    def remaining_rho(self) -> float:
+        """ρ still available under :attr:`rho_budget` (inf without one), floored at 0."""
+        return max(0.0, self.rho_budget - self.rho_spent)
 
     @property
     def seeded(self) -> bool:
@@ -282,7 +366,7 @@ class PrivacyAccountant:
     # -- recording -----------------------------------------------------------------------
     def spend(
         self,
-        epsilon: float,
+        epsilon: float = 0.0,
         delta: float = 0.0,
         *,
         label: str,
@@ -290,12 +374,13 @@ class PrivacyAccountant:
         sensitivity: float | None = None,
         part: str | None = None,
         seeded: bool = False,
+        rho: float = 0.0,
     ) -> None:
-        """Record a release costing (ε, δ), after checking it fits the budget.
+        """Record a release costing (ε, δ), or ρ in zCDP, after checking it fits the budget.
 
         Parameters
         ----------
-        epsilon : ε > 0 of the release.
+        epsilon : ε > 0 of the release (0 for a zCDP release).
         delta : δ ∈ [0, 1) of the release.
         label : what was released (shown in the ledger).
         mechanism : the mechanism's name (shown in the ledger).
@@ -303,32 +388,56 @@ class PrivacyAccountant:
         part : inside ``parallel(...)``, the disjoint part of the data the release reads
             (default: ``label``); spends on one part add up. Refused outside a group.
         seeded : the noise came from a seed (reproducible; recorded, and shown in the ledger).
+        rho : ρ > 0 of a zCDP release, which then gives neither ε nor δ (rule 6).
 
         Raises
         ------
         InvalidInput
-            Bad ε, δ, sensitivity, an empty label, or a part outside a group.
+            Bad ε, δ, ρ, sensitivity, an empty label, or a part outside a group.
         PrivacyBudgetExceeded
             The spend would take the totals over the budget; nothing is recorded.
+
+        Examples
+        --------
+        >>> acct = PrivacyAccountant(rho_budget=1.0)
+        >>> acct.spend(rho=0.25, label="county counts", mechanism="discrete Gaussian")
+        >>> acct.rho_spent, round(acct.epsilon_spent, 4), acct.delta_spent
+        (0.25, 5.0485, 1e-10)
         """
         mine = self._thread()
         entry = PlannedSpend(
-            epsilon, delta, label, mechanism, sensitivity, mine.group, part, seeded
+            epsilon, delta, label, mechanism, sensitivity, mine.group, part, seeded, rho
         ).ledger_entry(mine.group_index)
-        self._record(
-            [entry],
-            what=f"spending (epsilon={entry.epsilon:g}, delta={entry.delta:g}) on {entry.label!r}",
+        cost = (
+            f"rho={entry.rho:g}"
+            if entry.rho > 0
+            else f"epsilon={entry.epsilon:g}, delta={entry.delta:g}"
         )
+        self._record([entry], what=f"spending ({cost}) on {entry.label!r}")
 
     def _check_fits(self, new: list[LedgerEntry], *, what: str) -> tuple[float, float]:
         """Raise PrivacyBudgetExceeded unless the ledger plus ``new`` fits; return the totals."""
-        eps_after, delta_after = self._totals([*self.entries, *new])
+        after = [*self.entries, *new]
+        eps_after, delta_after = self._totals(after)
         if _exceeds(eps_after, self.epsilon_budget) or _exceeds(delta_after, self.delta_budget):
+            hint = ""
+            if self._composed(after)[2] > 0 and _exceeds(delta_after, self.delta_budget):
+                hint = (
+                    f" (zCDP spends are stated as (epsilon, delta)-DP at delta = "
+                    f"{self.conversion_delta:g}: declare a delta_budget that holds it)"
+                )
             raise PrivacyBudgetExceeded(
                 f"{what} would bring the "
                 f"total to (epsilon={eps_after:g}, delta={delta_after:g}), over the budget "
                 f"(epsilon={self.epsilon_budget:g}, delta={self.delta_budget:g}); "
-                f"already spent (epsilon={self.epsilon_spent:g}, delta={self.delta_spent:g})"
+                f"already spent (epsilon={self.epsilon_spent:g}, delta={self.delta_spent:g})" + hint
+            )
+        rho_after = self._composed(after)[3]
+        if _exceeds(rho_after, self.rho_budget):
+            raise PrivacyBudgetExceeded(
+                f"{what} would bring the zCDP total to rho={rho_after:g}, over the budget "
+                f"rho={self.rho_budget:g}; already spent rho={self.rho_spent:g}"
+                + (" (a spend with delta > 0 has no zCDP bound)" if math.isinf(rho_after) else "")
             )
         return eps_after, delta_after
 
@@ -396,7 +505,9 @@ class PrivacyAccountant:
             entries = self._plan_entries(plan)
             eps = sum(e.epsilon for e in entries)
             delta = sum(e.delta for e in entries)
-            what = f"the plan of {len(entries)} spends (epsilon={eps:g}, delta={delta:g})"
+            rho = sum(e.rho for e in entries)
+            cost = f"epsilon={eps:g}, delta={delta:g}" + (f", rho={rho:g}" if rho > 0 else "")
+            what = f"the plan of {len(entries)} spends ({cost})"
             return self._check_fits(entries, what=what)
 
     def spend_all(self, plan: Iterable[PlannedSpend]) -> list[LedgerEntry]:
@@ -498,14 +609,18 @@ class PrivacyAccountant:
     # -- display -------------------------------------------------------------------------
     def ledger(self) -> str:
         """The ledger as a fixed-width text table, with totals and the budget."""
-        header = ["#", "label", "mechanism", "epsilon", "delta", "sensitivity", "group", "part"]
+        # The rho column shows only in a ledger that holds a zCDP spend.
+        with_rho = any(e.rho > 0 for e in self.entries)
+        header = ["#", "label", "mechanism", "epsilon", "delta"]
+        header += ["rho"] * with_rho + ["sensitivity", "group", "part"]
         rows = [
             [
                 str(i) + (" (seeded)" if e.seeded else ""),
                 e.label,
                 e.mechanism or "-",
-                f"{e.epsilon:.6g}",
-                f"{e.delta:.6g}",
+                "-" if e.rho > 0 else f"{e.epsilon:.6g}",
+                "-" if e.rho > 0 else f"{e.delta:.6g}",
+                *([f"{e.rho:.6g}" if e.rho > 0 else "-"] * with_rho),
                 "-" if e.sensitivity is None else f"{e.sensitivity:.6g}",
                 "-" if e.group is None else f"{e.group} #{e.group_index}",
                 "-" if e.part is None or e.part == e.label else e.part,
@@ -529,7 +644,17 @@ class PrivacyAccountant:
             f"spent:     epsilon={eps:.6g}  delta={delta:.6g}  "
             "(sequential sum; each parallel group counts its largest part)"
         )
+        _, _, zcdp, rho_all = self._composed(self.entries)
+        if zcdp > 0:
+            out.append(
+                f"zCDP:      the rho={zcdp:.6g} of the zCDP spends is included above as "
+                f"(epsilon={zcdp_epsilon(zcdp, self.conversion_delta):.6g}, "
+                f"delta={self.conversion_delta:.6g})-DP (Bun & Steinke 2016, Prop. 1.3); "
+                f"the whole ledger in zCDP: rho={rho_all:.6g}"
+            )
         out.append(f"budget:    epsilon={self.epsilon_budget:.6g}  delta={self.delta_budget:.6g}")
+        if math.isfinite(self.rho_budget):
+            out.append(f"           rho={self.rho_budget:.6g}")
         out.append(f"remaining: epsilon={rem_eps:.6g}  delta={rem_delta:.6g}")
         if self.seeded:
             out.append(
@@ -542,7 +667,8 @@ class PrivacyAccountant:
         return self.ledger()
 
     def __repr__(self) -> str:
+        rho = f", rho_budget={self.rho_budget!r}" if math.isfinite(self.rho_budget) else ""
         return (
             f"PrivacyAccountant(epsilon_budget={self.epsilon_budget!r}, "
-            f"delta_budget={self.delta_budget!r}, entries={len(self.entries)})"
+            f"delta_budget={self.delta_budget!r}{rho}, entries={len(self.entries)})"
         )

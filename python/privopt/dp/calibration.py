@@ -8,6 +8,8 @@
   valid for every ε > 0 (unlike the classic bound) and never larger than the classic σ.
 - :func:`classic_gaussian_sigma`: σ = Δ·√(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Thm A.1;
   proved for ε < 1 only), kept for comparison.
+- :func:`zcdp_epsilon`: the ε of the (ε, δ)-DP guarantee that ρ-zCDP implies (Bun & Steinke
+  2016, Proposition 1.3), used to report zCDP releases and by the accountant.
 - :func:`discrete_gaussian_delta`: a rigorous upper bound on the δ of the *discrete*
   Gaussian mechanism (Canonne, Kamath & Steinke 2020, Theorem 7) at integer sensitivity, used
   by :func:`privopt.dp.gaussian_mechanism` to check its calibration after discretisation.
@@ -19,7 +21,13 @@ import math
 
 from scipy.special import log_ndtr, ndtr
 
-from privopt._validation import check_delta, check_epsilon, check_positive, finite_result
+from privopt._validation import (
+    check_delta,
+    check_epsilon,
+    check_nonnegative,
+    check_positive,
+    finite_result,
+)
 from privopt.errors import InvalidInput
 
 __all__ = [
@@ -27,7 +35,13 @@ __all__ = [
     "classic_gaussian_sigma",
     "gaussian_delta",
     "discrete_gaussian_delta",
+    "zcdp_epsilon",
+    "DEFAULT_CONVERSION_DELTA",
 ]
+
+#: δ at which ρ-zCDP is reported as (ε, δ)-DP unless another is chosen (the order of magnitude
+#: the U.S. Census Bureau used to report its 2020 zCDP releases).
+DEFAULT_CONVERSION_DELTA = 1e-10
 
 
 @finite_result(cause="sigma, epsilon or sensitivity beyond float64")
@@ -214,3 +228,33 @@ def discrete_gaussian_delta(sigma: float, epsilon: float, sensitivity: int = 1) 
         else:
             upper1 = float(ndtr(-m1 / sigma)) + math.exp(-m1 * m1 / (2 * sigma**2)) / root2pi_sigma
     return max(0.0, min(1.0, upper1) - lower2)
+
+
+@finite_result(cause="rho beyond float64")
+def zcdp_epsilon(rho: float, delta: float = DEFAULT_CONVERSION_DELTA) -> float:
+    """ε of the (ε, δ)-DP guarantee implied by ρ-zCDP: ε = ρ + 2√(ρ ln(1/δ)).
+
+    Bun & Steinke, "Concentrated Differential Privacy: Simplifications, Extensions, and Lower
+    Bounds" (TCC 2016), Proposition 1.3: a ρ-zCDP mechanism is (ρ + 2√(ρ ln(1/δ)), δ)-DP for
+    every δ > 0.
+
+    Parameters
+    ----------
+    rho : ρ ≥ 0 (0: no privacy loss, ε = 0).
+    delta : δ in (0, 1).
+
+    Raises
+    ------
+    InvalidInput
+        ρ negative or not finite, δ outside (0, 1).
+
+    Examples
+    --------
+    >>> round(zcdp_epsilon(0.5, 1e-10), 4)
+    7.2861
+    """
+    rho = check_nonnegative("rho", rho)
+    delta = check_delta(delta)
+    if delta == 0:
+        raise InvalidInput("delta must be > 0: rho-zCDP implies no pure epsilon-DP bound")
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
