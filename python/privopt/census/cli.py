@@ -9,8 +9,17 @@ from pathlib import Path
 import numpy as np
 
 from privopt import _optional
-from privopt._arguments import Real, count, positive, seed
-from privopt._cli_support import emit_summary, refuse_ignored_options, reserve_outputs
+from privopt._arguments import Method, Real, count, positive
+from privopt._cli_support import (
+    add_alias,
+    add_epsilon_option,
+    add_out_option,
+    add_seed_option,
+    emit_summary,
+    refuse_ignored_options,
+    release_summary,
+    reserve_outputs,
+)
 from privopt._inputs import read_csv_table
 from privopt.census.hierarchy import MAX_COUNT, CensusCounts, Hierarchy
 from privopt.census.mechanisms import MECHANISMS
@@ -20,6 +29,8 @@ from privopt.errors import InvalidInput
 from privopt.report import Report, Section, close_figure, save_figure
 
 __all__ = ["register", "load_counts"]
+
+_METHOD = Method(MECHANISMS)
 
 
 def load_counts(args: argparse.Namespace) -> CensusCounts:
@@ -136,21 +147,21 @@ def _refuse_ignored(args: argparse.Namespace) -> None:
                 "chain_noise_scale",
                 "strict",
                 args.method == "M_c^ch" or compare,
-                "--method M_c^ch or --compare",
+                "--method m-c-ch or --compare",
             ),
             (
-                "--window",
+                "--value-window",
                 "window",
                 "auto",
                 args.method in ("M_H^dp", "M_c^dp", "M_c^ch"),
-                "--method M_H^dp, M_c^dp or M_c^ch",
+                "--method m-h-dp, m-c-dp or m-c-ch",
             ),
             (
                 "--qp-solver",
                 "qp_solver",
                 "auto",
                 args.method in ("M_H^r", "M_c^r"),
-                "--method M_H^r or M_c^r",
+                "--method m-h-r or m-c-r",
             ),
         ],
     )
@@ -167,15 +178,15 @@ def _run(args: argparse.Namespace) -> int:
             _write_outputs(staged[out], args, data, rel, checks)
     ok = all(checks.values()) or rel.method in ("M_H", "M_H^r", "M_c^r")
     emit_summary(
-        {
-            "command": "census",
-            "out": str(out),
-            "counts": str(out / f"released_counts.{args.format}"),
-            "report": str(out / "report.md"),
-            **rel.summary(),
-            "checks": checks,
-            "ok": ok,
-        }
+        release_summary(
+            "census",
+            rel,
+            out,
+            counts=str(out / f"released_counts.{args.format}"),
+            report=str(out / "report.md"),
+            checks=checks,
+            ok=ok,
+        )
     )
     return 0 if ok else 1
 
@@ -217,7 +228,7 @@ def _write_outputs(out: Path, args: argparse.Namespace, data, rel, checks) -> No
     report.add(Section("Noise, checks and ledger", body))
     if args.compare:
         names = (
-            [m.strip() for m in args.compare.split(",")]
+            [_compared(m) for m in args.compare.split(",") if m.strip()]
             if args.compare != "all"
             else ["M_H^dp", "M_c^dp", "M_c^ch", "TopDown", "M_H^r", "M_c^r"]
         )
@@ -239,6 +250,14 @@ def _write_outputs(out: Path, args: argparse.Namespace, data, rel, checks) -> No
             )
         )
     report.write(out)
+
+
+def _compared(name: str) -> str:
+    """One mechanism of --compare, in any spelling --method accepts."""
+    try:
+        return _METHOD(name)
+    except argparse.ArgumentTypeError as exc:
+        raise InvalidInput(f"--compare: {exc}") from None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -288,15 +307,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="--synthetic-us: FIPS county list (statefp, countyfp) naming the counties",
     )
     p.add_argument(
-        "--window",
+        "--value-window",
+        dest="window",
         default="auto",
-        help="DP value windows: auto (certified, default), paper, exact or an int δ",
+        help="value windows of the consistency step (m-h-dp, m-c-dp, m-c-ch): auto "
+        "(certified), paper, exact or a whole number of counts",
     )
+    add_alias(p, "--window", "window")
     p.add_argument(
         "--qp-solver",
         default="auto",
         choices=["auto", "clarabel", "highs"],
-        help="QP solver of M_H^r / M_c^r (default: Clarabel if installed)",
+        help="QP solver of m-h-r / m-c-r (auto: Clarabel if installed, else HiGHS)",
     )
     p.add_argument(
         "--scale",
@@ -304,20 +326,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=1e-3,
         help="fraction of US households for --synthetic-us (default 1e-3)",
     )
-    p.add_argument("--epsilon", type=positive, default=1.0, help="total ε (default 1)")
+    add_epsilon_option(p, "total ε of the released counts, ε-DP")
     p.add_argument(
         "--method",
         "--mechanism",
         dest="method",
-        default="M_c^dp",
-        choices=sorted(MECHANISMS),
-        help="census mechanism (default M_c^dp)",
+        type=_METHOD,
+        default="m-c-dp",
+        metavar=_METHOD.metavar,
+        help="census mechanism (the paper's M_c^dp is m-c-dp, M_H^dp is m-h-dp, ...)",
     )
     p.add_argument(
         "--chain-noise-scale",
         default="strict",
         choices=["strict", "paper"],
-        help="M_c^ch noise: strict ε-DP (default) or the paper's scale (not ε-DP)",
+        help="m-c-ch noise: strict ε-DP (default) or the paper's scale (not ε-DP)",
     )
     p.add_argument(
         "--compare",
@@ -329,15 +352,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--qp-time-limit",
         type=positive,
         default=30.0,
-        help="seconds per HiGHS QP of M_H^r / M_c^r in --compare (default 30)",
+        help="seconds per HiGHS QP of m-h-r / m-c-r in --compare (default 30)",
     )
+    add_seed_option(p, "the noise and of the --synthetic-us data (which otherwise use seed 0)")
     p.add_argument(
-        "--seed",
-        type=seed,
-        default=None,
-        help="seed for reproducible runs, for testing only (default: the OS CSPRNG, for "
-        "real releases; --synthetic-us data then use seed 0)",
+        "--format", default="csv", choices=["csv", "parquet"], help="released counts table"
     )
-    p.add_argument("--format", default="csv", choices=["csv", "parquet"])
-    p.add_argument("--out", default="census_out", help="output directory")
+    add_out_option(p, "census")
     p.set_defaults(func=_run)
