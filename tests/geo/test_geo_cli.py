@@ -109,4 +109,5 @@ def test_geo_serve_target_draw_is_csprng_unless_seeded(monkeypatch) -> None:
     assert calls["secure"] == 0
     np.testing.assert_array_equal(*targets)
     helps = build_parser()._subparsers._group_actions[0].choices["geo"].format_help()
-    assert "for testing only" in helps and "cryptographic source" in helps
+    flat = " ".join(helps.split())
+    assert "for testing only" in flat and "cryptographic source" in flat
