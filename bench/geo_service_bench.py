@@ -32,7 +32,7 @@ import numpy as np
 from harness import peak_rss_mib
 from privopt.geo.http_client import GeoServiceClient
 
-PARAMS = ["--gamma-graph", "50"]  # artifact settings otherwise: ε = 10, γ = 0.5, L = 20, r_exp = 4
+PARAMS = ["--epsilon", "10", "--gamma-graph", "50"]  # artifact settings: γ = 0.5, L = 20, r_exp = 4
 
 
 def _map_args(args: argparse.Namespace) -> list[str]:

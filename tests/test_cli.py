@@ -1,9 +1,11 @@
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import privopt
 import pytest
+from privopt._cli_support import SUMMARY_KEYS
 from privopt.cli import main
 
 
@@ -28,8 +30,12 @@ def test_console_script_entry_point_runs():
     assert out.stdout.startswith("privopt ")
 
 
-def test_demo_writes_report_with_plots(tmp_path: Path):
+def test_demo_writes_report_with_plots(tmp_path: Path, capsys):
     assert main(["demo", "--out", str(tmp_path), "--seed", "1"]) == 0
+    summary = json.loads(capsys.readouterr().out)  # the shape every subcommand's summary has
+    assert list(summary)[: len(SUMMARY_KEYS)] == list(SUMMARY_KEYS)
+    assert summary["command"] == "demo" and "seed 1" in summary["guarantee_text"]
+    assert str(tmp_path / "report.md") in summary["files"]
     report = (tmp_path / "report.md").read_text()
     pngs = sorted(tmp_path.glob("*.png"))
     assert pngs, "the demo must write at least one plot"

@@ -23,11 +23,15 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = [
     "Real",
     "Integer",
+    "Method",
+    "method_name",
     "positive",
     "nonnegative",
     "count",
@@ -117,3 +121,45 @@ nonnegative = Real(low=0.0)
 count = Integer(low=1, high=MAX_COUNT)
 #: An integer in [0, :data:`MAX_SEED`] (a random seed).
 seed = Integer(low=0, high=MAX_SEED)
+
+
+def method_name(text: str) -> str:
+    """The command line's spelling of a method name: lower case, words joined by hyphens
+    (``"split_carry"`` → ``"split-carry"``, ``"M_H^dp"`` → ``"m-h-dp"``, ``"TopDown"`` →
+    ``"topdown"``)."""
+    return re.sub(r"[\s_^-]+", "-", text.strip().lower()).strip("-")
+
+
+class Method:
+    """An argparse ``type``: one of a family's method names, returned as the library's own key.
+
+    The command line shows and documents each name as :func:`method_name` spells it (lower
+    case, hyphens); any spelling that reads the same once case, ``_``, ``^`` and ``-`` are
+    ignored is accepted too, so ``split_carry``, ``Split-Carry`` and ``M_c^dp`` keep working.
+
+    Examples
+    --------
+    >>> kind = Method(["split_carry", "M_c^dp"])
+    >>> kind("split-carry"), kind("m-c-dp"), kind("M_c^dp")
+    ('split_carry', 'M_c^dp', 'M_c^dp')
+    >>> kind.metavar
+    '{split-carry,m-c-dp}'
+    """
+
+    def __init__(self, keys: Iterable[str]) -> None:
+        self._keys = {method_name(k): k for k in keys}
+        self.shown = tuple(self._keys)
+
+    @property
+    def metavar(self) -> str:
+        """The names as ``--help`` lists them."""
+        return "{" + ",".join(self.shown) + "}"
+
+    def __call__(self, text: str) -> str:
+        key = self._keys.get(method_name(text))
+        if key is None:
+            shown = text if len(text) <= 40 else f"{text[:40]}..."
+            raise argparse.ArgumentTypeError(
+                f"must be one of {', '.join(self.shown)}, got {shown!r}"
+            )
+        return key

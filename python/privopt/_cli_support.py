@@ -8,8 +8,13 @@ contract (docs/errors.md):
 - outputs are checked and locked before anything is read (:func:`reserve_outputs`), then
   written atomically and published together (:mod:`privopt._atomic`);
 - an option that the run would ignore is refused (:func:`refuse_ignored_options`);
-- every subcommand takes ``--debug``, ``--force``, ``--quiet`` and ``--verbose``
-  (:func:`add_common_options`), and ends with one of the exit codes below.
+- every subcommand takes ``--debug``, ``--force``, ``--quiet``, ``--progress``,
+  ``--require-optimal`` and ``--verbose`` (:func:`add_common_options`), and ends with one of
+  the exit codes below;
+- the options that several subcommands take have one name, one meaning and one help text:
+  ``--epsilon``, ``--delta``, ``--seed``, ``--time-limit``, ``--gap`` and ``--out`` (default
+  ``<subcommand>-out``) are added by the ``add_*_option`` functions here; an older spelling
+  stays accepted, hidden from ``--help``, through :func:`add_alias`.
 """
 
 from __future__ import annotations
@@ -23,15 +28,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from privopt._arguments import Real, nonnegative, positive, seed
 from privopt._atomic import RunOutputs
 from privopt._json import jsonable
 from privopt.errors import InvalidInput
 
 __all__ = [
     "emit_summary",
+    "release_summary",
+    "SUMMARY_KEYS",
     "reserve_outputs",
     "refuse_ignored_options",
     "add_common_options",
+    "add_alias",
+    "add_epsilon_option",
+    "require_options",
+    "add_delta_option",
+    "add_seed_option",
+    "add_time_limit_option",
+    "add_gap_option",
+    "add_out_option",
     "one_line",
     "run_state",
     "RunState",
@@ -40,10 +56,12 @@ __all__ = [
     "EXIT_USAGE",
     "EXIT_SIGINT",
     "EXIT_SIGTERM",
+    "EXIT_UNCERTIFIED",
 ]
 
 EXIT_FAILURE = 1  #: a solver or runtime failure
 EXIT_USAGE = 2  #: bad usage or bad input (argparse uses 2 as well)
+EXIT_UNCERTIFIED = 3  #: --require-optimal, and the result is not certified optimal
 EXIT_SIGINT = 128 + int(signal.SIGINT)  #: 130
 EXIT_SIGTERM = 128 + int(signal.SIGTERM)  #: 143
 
@@ -60,6 +78,8 @@ class RunState:
     #: The stream of the JSON summary while :func:`privopt.cli.main` runs (stdout itself is
     #: diverted to stderr); None outside it.
     results: TextIO | None = None
+    #: The JSON summary the command printed (for --require-optimal), None before it.
+    summary: dict[str, Any] | None = None
     published: list[Path] = field(default_factory=list)  # outputs in place: no interrupt now
     late_signal: int | None = None  # a signal that arrived after publication
 
@@ -69,7 +89,8 @@ run_state = RunState()
 
 
 def add_common_options(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
-    """Add ``--debug`` (and, on a subcommand, ``--force``, ``--quiet``, ``--verbose``).
+    """Add ``--debug`` (and, on a subcommand, ``--force``, ``--quiet``, ``--progress``,
+    ``--require-optimal``, ``--verbose``).
 
     ``top``: the ``privopt`` parser itself, which takes ``--debug`` only.
     """
@@ -88,11 +109,112 @@ def add_common_options(parser: argparse.ArgumentParser, *, top: bool = False) ->
         "-q", "--quiet", action="store_true", default=default, help="no progress bars"
     )
     parser.add_argument(
+        "--progress",
+        choices=["auto", "on", "off"],
+        default=default,
+        help="progress bars on stderr: auto (only when stderr is a terminal, so that a log "
+        "file gets no bars), on or off (default: auto)",
+    )
+    parser.add_argument(
+        "--require-optimal",
+        action="store_true",
+        default=default,
+        help=f"exit with code {EXIT_UNCERTIFIED} when the optimization's status is not "
+        "certified optimal (the outputs are written either way; the summary's status says "
+        "which)",
+    )
+    parser.add_argument(
         "-v",
         "--verbose",
         action="store_true",
         default=default,
         help="show the solver's log (on stderr)",
+    )
+
+
+def add_alias(parser: argparse.ArgumentParser, flag: str, dest: str, **kwargs: Any) -> None:
+    """Accept ``flag`` as an older spelling of the option stored in ``args.<dest>``, hidden
+    from ``--help`` (``kwargs``: the option's ``type``, ``action``...)."""
+    kwargs.update(default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    parser.add_argument(flag, dest=dest, **kwargs)
+
+
+def add_epsilon_option(parser: argparse.ArgumentParser, what: str, *, parent: bool = False) -> None:
+    """``--epsilon``: required, never defaulted: the privacy level is the user's choice.
+
+    ``what``: its meaning and unit in this subcommand (e.g. "ε per km, metric DP").
+    ``parent``: the parser also has subcommands of its own (``geo`` has ``serve``), so argparse
+    cannot require it; the command calls :func:`require_options` instead.
+    """
+    parser.add_argument(
+        "--epsilon",
+        type=positive,
+        required=not parent,
+        default=None,
+        help=f"privacy parameter ε, required: {what}; smaller is more private",
+    )
+
+
+def require_options(args: argparse.Namespace, *flags: str) -> None:
+    """Refuse a run without ``flags`` (e.g. ``"--epsilon"``), as argparse refuses a missing
+    required option, where argparse cannot (a parser with subcommands of its own)."""
+    missing = [f for f in flags if getattr(args, f.lstrip("-").replace("-", "_"), None) is None]
+    if missing:
+        raise InvalidInput(f"the following arguments are required: {', '.join(missing)}")
+
+
+def add_delta_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--delta``: the probability δ with which an (ε, δ) guarantee may fail."""
+    parser.add_argument(
+        "--delta",
+        type=Real(low=0.0, low_open=True, high=1.0),
+        required=True,
+        help=f"privacy parameter δ in (0, 1], required: {what}",
+    )
+
+
+def add_seed_option(parser: argparse.ArgumentParser, draws: str) -> None:
+    """``--seed``: seeds the release's random draws (``draws`` names them). A seeded release is
+    reproducible by anyone who knows the seed, so it is for testing only (the command warns)."""
+    parser.add_argument(
+        "--seed",
+        type=seed,
+        default=None,
+        help=f"seed of {draws}: the release becomes reproducible by anyone who knows the "
+        "seed, so for testing only (default: the operating system's cryptographic source)",
+    )
+
+
+def add_time_limit_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--time-limit``: seconds the optimization may run; on the limit the release is what was
+    proven so far and its status says so."""
+    parser.add_argument(
+        "--time-limit",
+        type=positive,
+        default=None,
+        help=f"seconds {what} may run (default: no limit); when it is reached the result "
+        "is the best one proven so far and its status says so",
+    )
+
+
+def add_gap_option(parser: argparse.ArgumentParser, default: float, what: str = "") -> None:
+    """``--gap``: the relative gap between the solution's cost and the proven lower bound at
+    which the optimization stops."""
+    parser.add_argument(
+        "--gap",
+        type=nonnegative,
+        default=default,
+        help="relative gap between the cost and the proven lower bound at which the "
+        f"optimization stops{what}",
+    )
+
+
+def add_out_option(parser: argparse.ArgumentParser, command: str) -> None:
+    """``--out``: the output folder, ``<command>-out`` by default."""
+    parser.add_argument(
+        "--out",
+        default=f"{command}-out",
+        help="output folder (written whole or not at all; an existing one needs --force)",
     )
 
 
@@ -107,6 +229,38 @@ def _scalar(value: Any) -> Any:
         return str(value)
 
 
+#: The keys every summary begins with, in this order (docs/cli.rst).
+SUMMARY_KEYS = (
+    "command",
+    "mechanism",
+    "guarantee",
+    "guarantee_text",
+    "status",
+    "relative_gap",
+    "out",
+    "files",
+    "time_s",
+)
+
+
+def release_summary(command: str, release: Any, out: str | Path, **specific: Any) -> dict[str, Any]:
+    """The summary of a subcommand that published ``release`` into the folder ``out``.
+
+    Every subcommand's summary has the same first keys (:data:`SUMMARY_KEYS`): the command, the
+    release's own :meth:`~privopt.release.Release.summary` (mechanism, guarantee as a dict and
+    in plain words, status, relative gap, time in seconds), the output folder and the files
+    written in it (sorted paths); then the release's own fields and ``specific``.
+    """
+    own = dict(release.summary())
+    folder = Path(out)
+    # The folder's own marker (a dot file) is privopt's bookkeeping, not a result.
+    written = folder.rglob("*") if folder.is_dir() else ()
+    files = sorted(str(p) for p in written if p.is_file() and not p.name.startswith("."))
+    shared = {"command": command, "out": str(folder), "files": files}
+    head = {key: shared[key] if key in shared else own.pop(key, None) for key in SUMMARY_KEYS}
+    return {**head, **own, **specific}
+
+
 def emit_summary(summary: Mapping[str, Any]) -> None:
     """Print ``summary`` as one line of JSON on the command's stdout.
 
@@ -115,6 +269,7 @@ def emit_summary(summary: Mapping[str, Any]) -> None:
     """
     if not isinstance(summary, Mapping):
         raise InvalidInput(f"summary must be a mapping (one JSON object), got {summary!r}")
+    run_state.summary = dict(summary)
     stream = run_state.results if run_state.results is not None else sys.stdout
     stream.write(json.dumps(_jsonable(summary), default=_scalar) + "\n")
     stream.flush()

@@ -30,6 +30,7 @@ import io
 import os
 import signal
 import sys
+import time
 import traceback
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn, TextIO
@@ -40,9 +41,11 @@ from privopt._cli_support import (
     EXIT_FAILURE,
     EXIT_SIGINT,
     EXIT_SIGTERM,
+    EXIT_UNCERTIFIED,
     EXIT_USAGE,
     Terminated,
     add_common_options,
+    add_out_option,
     emit_summary,
     one_line,
     refuse_ignored_options,
@@ -50,8 +53,9 @@ from privopt._cli_support import (
     run_state,
 )
 from privopt._progress import progress_scope
+from privopt.certify import CERTIFIED_STATUS
 from privopt.demo import run_demo
-from privopt.errors import PrivacyBudgetExceeded, PrivoptError
+from privopt.errors import InvalidInput, PrivacyBudgetExceeded, PrivoptError
 from privopt.lp.interrupts import interruptible
 
 __all__ = [
@@ -65,6 +69,7 @@ __all__ = [
     "EXIT_USAGE",
     "EXIT_SIGINT",
     "EXIT_SIGTERM",
+    "EXIT_UNCERTIFIED",
     "Terminated",
 ]
 
@@ -83,8 +88,32 @@ SUBCOMMANDS: list[str] = [
 SEEDED_NOISE_COMMANDS = ("census", "cluster", "geo", "demo")
 
 
+class _DefaultsFormatter(argparse.HelpFormatter):
+    """``--help`` shows every default: "(default: X)" after an option's help, unless the help
+    already says what the default is, the option is a switch, or it has no default (its help
+    then says what its absence means)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if (
+            "default" in text
+            or default in (None, False, argparse.SUPPRESS)
+            or action.required
+            or not action.option_strings
+        ):
+            return text
+        shown = ",".join(map(str, default)) if isinstance(default, (list, tuple)) else default
+        return f"{text} (default: {shown})".lstrip()
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse with the command line's one-line errors (no usage block before them)."""
+    """argparse with the command line's one-line errors (no usage block before them) and every
+    default shown in ``--help``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _DefaultsFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)}\n")
@@ -97,17 +126,51 @@ def _register_demo(subparsers: argparse._SubParsersAction) -> None:
         description="Run every available mechanism on embedded default data (generated, "
         "never downloaded) and write report.md plus PNG plots into --out.",
     )
-    p.add_argument("--out", default="demo", help="output directory (default: ./demo)")
-    p.add_argument("--seed", type=seed, default=0, help="random seed (default: 0)")
+    add_out_option(p, "demo")
+    p.add_argument(
+        "--seed",
+        type=seed,
+        default=0,
+        help="seed of every random draw, so that the demo's report is reproducible (the demo "
+        "is for trying privopt out, never a private release)",
+    )
     p.set_defaults(func=_run_demo)
 
 
 def _run_demo(args: argparse.Namespace) -> int:
+    start = time.perf_counter()
     with reserve_outputs(args) as outputs:
         out = outputs.add(args.out)
         with outputs.publish() as staged:
             run_demo(staged[out], seed=args.seed)
-    emit_summary({"command": "demo", "out": str(out), "report": str(out / "report.md")})
+    files = sorted(str(p) for p in out.rglob("*") if p.is_file() and not p.name.startswith("."))
+    # The demo releases one thing per mechanism, each under its own guarantee (report.md states
+    # each); the summary has the shared keys and says so.
+    text = (
+        f"every section of report.md states its own guarantee; the demo chooses its privacy "
+        f"parameters itself and draws from seed {args.seed}, so it is for trying privopt out "
+        "and never a private release"
+    )
+    emit_summary(
+        {
+            "command": "demo",
+            "mechanism": "demo",
+            "guarantee": {
+                "kind": "per section",
+                "parameters": {},
+                "protects": text,
+                "seeded": True,
+            },
+            "guarantee_text": text,
+            "status": None,
+            "relative_gap": None,
+            "out": str(out),
+            "files": files,
+            "time_s": time.perf_counter() - start,
+            "report": str(out / "report.md"),
+            "seed": args.seed,
+        }
+    )
     return 0
 
 
@@ -117,7 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="privopt",
         description="Optimal privacy mechanisms by mathematical optimization. Each command "
         "prints one JSON summary on stdout; progress and messages go to stderr. Exit codes: "
-        "0 success, 1 solver or runtime failure, 2 bad usage or input, 130/143 interrupted.",
+        "0 success, 1 solver or runtime failure, 2 bad usage or input, 3 not certified optimal "
+        "with --require-optimal, 130/143 interrupted.",
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     parser.add_argument(
@@ -307,9 +371,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     args.given_options = _given_options(argv)
-    for name in ("force", "quiet", "verbose", "debug"):
+    for name in ("force", "quiet", "verbose", "debug", "require_optimal"):
         setattr(args, name, bool(getattr(args, name, False)))
-    args.progress = not args.quiet
+    try:
+        args.progress = _progress_wanted(args)
+    except InvalidInput as exc:
+        print(f"privopt {args.command_name}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     _warn_if_seeded(args)
     run_state.published.clear()
     run_state.late_signal = None
@@ -322,7 +390,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         progress_scope(args.progress),
     ):
         try:
+            run_state.summary = None
             code = int(args.func(args) or 0)
+            if code == 0 and args.require_optimal:
+                code = _require_optimal(args.command_name)
         except BaseException as exc:  # every failure ends in one line
             if isinstance(exc, SystemExit):
                 raise
@@ -341,6 +412,37 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
         return code
+
+
+def _progress_wanted(args: argparse.Namespace) -> bool:
+    """Whether progress bars show: ``--progress on``/``off``, ``--quiet`` (off), else only when
+    stderr is a terminal, so that a log file gets no carriage-return debris."""
+    choice = getattr(args, "progress", "auto")
+    if args.quiet and choice == "on":
+        raise InvalidInput("--quiet and --progress on contradict each other; give one")
+    if args.quiet or choice == "off":
+        return False
+    if choice == "on":
+        return True
+    isatty = getattr(sys.stderr, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _require_optimal(command: str) -> int:
+    """:data:`EXIT_UNCERTIFIED` and one stderr line when the run's summary states a status other
+    than certified optimal (a release that optimizes nothing, status null, passes)."""
+    summary = run_state.summary or {}
+    status = summary.get("status")
+    if status is None or status == CERTIFIED_STATUS:
+        return 0
+    gap = summary.get("relative_gap")
+    shown = "" if gap is None else f", proven relative gap {gap:.3g}"
+    print(
+        f"privopt {command}: error: --require-optimal: the result is {status!r}{shown}, not "
+        "certified optimal (its outputs are written; the summary on stdout says the same)",
+        file=sys.stderr,
+    )
+    return EXIT_UNCERTIFIED
 
 
 def _shown_published() -> str:

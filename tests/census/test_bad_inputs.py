@@ -97,7 +97,7 @@ def test_cli_counts_refuses_non_counts(tmp_path, capsys, cell):
     # names the column and line, never the cell (a count is data).
     counts = tmp_path / "counts.csv"
     counts.write_text(f"state,county,size_1,size_2\nGA,g1,3,1\nGA,g2,{cell},2\nNY,n1,5,0\n")
-    args = ["census", "--counts", str(counts), "--levels", "state,county"]
+    args = ["census", "--epsilon", "1", "--counts", str(counts), "--levels", "state,county"]
     assert main([*args, "--out", str(tmp_path / "out"), "--seed", "0"]) == 2
     err = capsys.readouterr().err
     assert "column size_1, line 3 is not a count" in err and "Traceback" not in err
@@ -108,7 +108,17 @@ def test_cli_counts_accepts_integral_floats(tmp_path):
     counts = tmp_path / "counts.csv"
     counts.write_text("state,county,size_1,size_2\nGA,g1,3.0,1\nGA,g2,0,2\nNY,n1,5,0\n")
     out = tmp_path / "out"
-    args = ["census", "--counts", str(counts), "--levels", "state,county", "--seed", "0"]
+    args = [
+        "census",
+        "--epsilon",
+        "1",
+        "--counts",
+        str(counts),
+        "--levels",
+        "state,county",
+        "--seed",
+        "0",
+    ]
     assert main([*args, "--out", str(out), "--mechanism", "M_H^dp"]) == 0
     assert pd.read_csv(out / "released_counts.csv")["count"].sum() == 3 * 11
 

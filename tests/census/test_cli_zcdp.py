@@ -42,7 +42,10 @@ def test_unreachable_targets_are_reported_not_met(tmp_path, capsys):
     assert "cannot all be met" in (tmp_path / "o" / "report.md").read_text()
 
 
-def test_the_default_budget_is_epsilon_one(tmp_path, capsys):
-    assert main([*SYNTHETIC, "--out", str(tmp_path / "o")]) == 0
+def test_the_budget_is_chosen_not_defaulted(tmp_path, capsys):
+    assert main([*SYNTHETIC, "--out", str(tmp_path / "o")]) == 2
+    assert "required: --epsilon (or --rho" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+    assert main([*SYNTHETIC, "--epsilon", "1", "--out", str(tmp_path / "o")]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["guarantee"]["kind"] == "epsilon-DP" and printed["epsilon"] == 1.0

@@ -105,6 +105,8 @@ def test_cli_records_and_errors(tmp_path, capsys):
         main(
             [
                 "census",
+                "--epsilon",
+                "1",
                 "--records",
                 str(rec),
                 "--levels",
@@ -134,6 +136,8 @@ def test_cli_records_and_errors(tmp_path, capsys):
         main(
             [
                 "census",
+                "--epsilon",
+                "1",
                 "--counts",
                 str(counts),
                 "--levels",
@@ -150,7 +154,19 @@ def test_cli_records_and_errors(tmp_path, capsys):
         == 0
     )
     assert (
-        main(["census", "--records", str(rec), "--levels", "state,county", "--out", str(out) + "2"])
+        main(
+            [
+                "census",
+                "--epsilon",
+                "1",
+                "--records",
+                str(rec),
+                "--levels",
+                "state,county",
+                "--out",
+                str(out) + "2",
+            ]
+        )
         == 2
     )
     assert "--group" in capsys.readouterr().err
@@ -167,7 +183,17 @@ def test_cli_out_is_a_loadable_release(tmp_path, capsys):
     rec = tmp_path / "rec.csv"
     rec.write_text("state,county,hh\nGA,g1,A\nGA,g1,A\nGA,g2,B\nNY,n1,C\nNY,n1,D\nNY,n1,D\n")
     out = tmp_path / "out"
-    argv = ["census", "--records", str(rec), "--levels", "state,county", "--group", "hh"]
+    argv = [
+        "census",
+        "--epsilon",
+        "1",
+        "--records",
+        str(rec),
+        "--levels",
+        "state,county",
+        "--group",
+        "hh",
+    ]
     assert main([*argv, "--method", "M_H^dp", "--seed", "3", "--out", str(out), "-q"]) == 0
     printed = json.loads(capsys.readouterr().out)
     loaded = privopt.load(out)
@@ -256,6 +282,8 @@ def test_cli_synthetic_options_and_secure_default(tmp_path):
     out = tmp_path / "syn"
     args = [
         "census",
+        "--epsilon",
+        "1",
         "--synthetic-us",
         "--scale",
         "1e-5",
@@ -279,6 +307,8 @@ def test_cli_synthetic_options_and_secure_default(tmp_path):
         main(
             [
                 "census",
+                "--epsilon",
+                "1",
                 "--counts",
                 str(counts),
                 "--levels",
@@ -306,6 +336,8 @@ def test_cli_ragged_counts_with_padding(tmp_path):
     out = tmp_path / "ragged"
     base = [
         "census",
+        "--epsilon",
+        "1",
         "--counts",
         str(counts),
         "--levels",

@@ -15,6 +15,10 @@ def test_cli_csv_with_header(tmp_path, eight_blobs, eight_centres):
     rc = main(
         [
             "cluster",
+            "--epsilon",
+            "1",
+            "--delta",
+            "0.01",
             str(path),
             "--bounds",
             "-100",
@@ -43,6 +47,10 @@ def test_cli_npy_and_errors(tmp_path, capsys):
         main(
             [
                 "cluster",
+                "--epsilon",
+                "1",
+                "--delta",
+                "0.01",
                 str(path),
                 "--bounds",
                 "-5",
@@ -55,9 +63,41 @@ def test_cli_npy_and_errors(tmp_path, capsys):
         )
         == 0
     )
-    assert main(["cluster", str(path), "--bounds", "5", "-5", "--out", str(tmp_path / "o2")]) == 2
+    assert (
+        main(
+            [
+                "cluster",
+                "--epsilon",
+                "1",
+                "--delta",
+                "0.01",
+                str(path),
+                "--bounds",
+                "5",
+                "-5",
+                "--out",
+                str(tmp_path / "o2"),
+            ]
+        )
+        == 2
+    )
     assert "bounds" in capsys.readouterr().err
-    assert main(["cluster", str(tmp_path / "missing.csv"), "--bounds", "0", "1"]) == 2
+    assert (
+        main(
+            [
+                "cluster",
+                "--epsilon",
+                "1",
+                "--delta",
+                "0.01",
+                str(tmp_path / "missing.csv"),
+                "--bounds",
+                "0",
+                "1",
+            ]
+        )
+        == 2
+    )
 
 
 def test_demo_section(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import numpy as np
 import privopt
@@ -146,17 +147,32 @@ def test_cli_out_is_a_loadable_release(tmp_path, eight_blobs, capsys) -> None:
     X, _ = eight_blobs
     np.save(tmp_path / "x.npy", X[:3000])
     out = tmp_path / "out"
-    argv = ["cluster", str(tmp_path / "x.npy"), "--bounds", "-100", "100", "--seed", "2"]
+    argv = [
+        "cluster",
+        "--epsilon",
+        "1",
+        "--delta",
+        "0.01",
+        str(tmp_path / "x.npy"),
+        "--bounds",
+        "-100",
+        "100",
+        "--seed",
+        "2",
+    ]
     assert main([*argv, "--epsilon", "5", "--out", str(out), "--quiet"]) == 0
     printed = json.loads(capsys.readouterr().out)
     loaded = privopt.load(out)
     assert isinstance(loaded, ClusteringRelease) and loaded.verify() is loaded
+    files = sorted(str(out / name) for name in os.listdir(out) if not name.startswith("."))
     assert printed == {
         "command": "cluster",
-        "out": str(out),
-        "centres": str(out / "centres.csv"),
-        "n": 3000,
         **loaded.summary(),
+        "out": str(out),
+        "files": files,
+        "centres": str(out / "centres.csv"),
+        "labels": str(out / "labels.csv"),
+        "n": 3000,
     }
     np.testing.assert_allclose(np.loadtxt(out / "centres.csv", delimiter=","), loaded.centres)
     np.testing.assert_array_equal(np.loadtxt(out / "labels.csv"), loaded.predict(X[:3000]))

@@ -13,12 +13,12 @@ from privopt.kanon import datasets
 def test_cli_writes_table_and_report(tmp_path, capsys):
     src = tmp_path / "in.csv"
     datasets.fars_20().assign(note="x").to_csv(src, index=False)
-    out = tmp_path / "anon.csv"
+    out = tmp_path / "anon"
     rc = main(
         [
             "kanon",
             str(src),
-            "--k",
+            "--anonymity",
             "3",
             "--qi",
             "AGE,SEX,INJ_SEV,DRINKING",
@@ -31,18 +31,19 @@ def test_cli_writes_table_and_report(tmp_path, capsys):
         ]
     )
     assert rc == 0
-    table = pd.read_csv(out)
+    table = pd.read_csv(out / "anonymized.csv")
     assert table.shape == (20, 5) and (table["note"] == "x").all()
     assert table.groupby(["AGE", "SEX", "INJ_SEV", "DRINKING"]).size().min() >= 3
-    report = (tmp_path / "anon_report" / "report.md").read_text()
+    report = (out / "report.md").read_text()
     assert "4.816532" in report and "kanon_class_sizes.png" in report
-    assert (tmp_path / "anon_report" / "kanon_class_sizes.png").stat().st_size > 0
+    assert (out / "kanon_class_sizes.png").stat().st_size > 0
     assert "split_carry" in capsys.readouterr().out
 
 
 def test_cli_report_dir_is_a_loadable_release(tmp_path, capsys):
-    """``privopt kanon`` writes the release into --report-dir: privopt.load reads it back
-    without the original data, it verifies, and stdout is its summary plus the paths."""
+    """``privopt kanon`` writes the release into --out (the former --report-dir is accepted):
+    privopt.load reads it back without the original data, it verifies, and stdout is its
+    summary plus the paths."""
     import json
 
     import privopt
@@ -50,15 +51,22 @@ def test_cli_report_dir_is_a_loadable_release(tmp_path, capsys):
 
     src = tmp_path / "in.csv"
     datasets.fars_20().assign(note="x").to_csv(src, index=False)
-    out = tmp_path / "anon.csv"
-    argv = ["kanon", str(src), "--k", "3", "--qi", "AGE,SEX,INJ_SEV,DRINKING", "--out", str(out)]
+    argv = [
+        "kanon",
+        str(src),
+        "--anonymity",
+        "3",
+        "--qi",
+        "AGE,SEX,INJ_SEV,DRINKING",
+    ]
     assert main([*argv, "--method", "milp", "--report-dir", str(tmp_path / "rel"), "-q"]) == 0
     printed = json.loads(capsys.readouterr().out)
-    loaded = privopt.load(printed["release"])
+    assert printed["out"] == str(tmp_path / "rel")
+    loaded = privopt.load(printed["out"])
     assert isinstance(loaded, KAnonResult) and loaded.problem is None
     assert loaded.verify() is loaded and loaded.status == "optimal"
     assert {k: printed[k] for k in loaded.summary()} == loaded.summary()
-    published = pd.read_csv(out)
+    published = pd.read_csv(printed["table"])
     assert published.astype(str).equals(loaded.table.astype(str))  # the table that was published
     assert (loaded.table["note"] == "x").all() and loaded.k == 3
 
@@ -66,7 +74,7 @@ def test_cli_report_dir_is_a_loadable_release(tmp_path, capsys):
 def test_cli_bad_input_is_a_clear_error(tmp_path, capsys):
     src = tmp_path / "in.csv"
     datasets.fars_20().to_csv(src, index=False)
-    rc = main(["kanon", str(src), "--k", "50", "--out", str(tmp_path / "o.csv")])
+    rc = main(["kanon", str(src), "--anonymity", "50", "--out", str(tmp_path / "o")])
     assert rc == 2
     assert "k must be <= number of rows" in capsys.readouterr().err
 
@@ -85,7 +93,7 @@ def test_demo_section_is_fast_and_matches_paper(tmp_path):
 def test_cli_help(argv, capsys):
     with pytest.raises(SystemExit):
         main(argv)
-    assert "--k" in capsys.readouterr().out
+    assert "--anonymity" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -118,12 +126,12 @@ def test_cli_split_carry_time_limit_default(tmp_path, monkeypatch, extra, expect
             [
                 "kanon",
                 str(src),
-                "--k",
+                "--anonymity",
                 "3",
                 "--method",
                 "split_carry",
                 "--out",
-                str(tmp_path / "o.csv"),
+                str(tmp_path / "o"),
                 *extra,
             ]
         )

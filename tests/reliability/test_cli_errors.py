@@ -45,18 +45,17 @@ class Command:
 COMMANDS = [
     Command(
         "mdp",
-        lambda inp, out: ["mdp", inp, "--out", out],
+        lambda inp, out: ["mdp", inp, "--epsilon", "2", "--out", out],
         "x,y\n0,0\n1,0\n0,1\n",
         "x,y\n0,0\n1,0,2\n0,1\n",
         "x,y\n0,0\nnan,0\n0,1\n",
     ),
     Command(
         "kanon",
-        lambda inp, out: ["kanon", inp, "--k", "2", "--out", out],
+        lambda inp, out: ["kanon", inp, "--anonymity", "2", "--out", out],
         "age,zip\n30,1\n31,1\n40,2\n41,2\n",
         "age,zip\n30,1\n31\n40,2\n",
         "age,zip\n30,1\n,1\n40,2\n41,2\n",
-        out_is_file=True,
         headerless_csv="30,1\n31,1\n40,2\n41,2\n",
     ),
     Command(
@@ -64,7 +63,7 @@ COMMANDS = [
         lambda inp, out: [
             "census",
             *("--records", inp, "--levels", "state,county", "--group", "hh"),
-            *("--seed", "0", "--out", out),
+            *("--epsilon", "1", "--seed", "0", "--out", out),
         ],
         "state,county,hh\nGA,g1,A\nGA,g2,B\nNY,n1,C\n",
         "state,county,hh\nGA,g1,A\nGA,g2,B,x\nNY,n1,C\n",
@@ -74,14 +73,17 @@ COMMANDS = [
     ),
     Command(
         "cluster",
-        lambda inp, out: ["cluster", inp, "--bounds", "0", "10", "--seed", "0", "--out", out],
+        lambda inp, out: [
+            *("cluster", inp, "--bounds", "0", "10", "--epsilon", "1", "--delta", "0.01"),
+            *("--seed", "0", "--out", out),
+        ],
         "x,y\n1,1\n2,2\n8,8\n9,9\n",
         "x,y\n1,1\n2\n8,8\n",
         "x,y\n1,1\n2,inf\n8,8\n",
     ),
     Command(
         "geo",
-        lambda inp, out: ["geo", "--rome", inp, "--users", "1", "--out", out],
+        lambda inp, out: ["geo", "--rome", inp, "--epsilon", "10", "--users", "1", "--out", out],
         "osmid,grid_index,y,x\n1,10,41.90,12.50\n2,11,41.90,12.51\n",
         "osmid,grid_index,y,x\n1,10,41.90,12.50\n2,11,41.90\n",
         "osmid,grid_index,y,x\n1,10,41.90,12.50\n2,11,nan,12.51\n",
@@ -133,6 +135,15 @@ OUTPUT_CASES = {
     "empty --out": "--out is empty; give a path",
     "--out held by another run": r"is being written by another privopt run \(pid \d+\); wait",
 }
+
+
+def with_epsilon(argv: list[str]) -> list[str]:
+    """The privacy options a command needs (they have no default) when ``argv`` lacks them."""
+    chosen = "--epsilon" in argv or "--rho" in argv  # census: one of the two
+    extra = [] if argv[0] in ("kanon", "demo") or chosen else ["--epsilon", "1"]
+    if argv[0] == "cluster" and "--delta" not in argv:
+        extra += ["--delta", "0.01"]
+    return extra
 
 
 def write_input(case: str, cmd: Command, folder: Path) -> Path:
@@ -395,10 +406,10 @@ def _all_options() -> list:
             "epsilon * r_exp / 2 = 2e+06 exceeds ln(largest float64) = 709.78",
         ),
         (["geo", "serve", "--epsilon", "1e6"], "epsilon * r_exp / 2 = 2e+06 exceeds"),
-        (["kanon", "IN", "--k", "2", "--weights", "1_0,2"], "--weights must be numbers"),
+        (["kanon", "IN", "--anonymity", "2", "--weights", "1_0,2"], "--weights must be numbers"),
         (
-            ["kanon", "IN", "--k", "2", "--sub-time-limit", "2"],
-            "--sub-time-limit applies to --method split_carry, not greedy",
+            ["kanon", "IN", "--anonymity", "2", "--sub-time-limit", "2"],
+            "--sub-time-limit applies to --method split-carry, not greedy",
         ),
         (
             ["cluster", "IN", "--bounds-epsilon-share", "1"],
@@ -453,8 +464,9 @@ def _all_options() -> list:
 def test_values_checked_past_their_type_are_one_line_too(argv, fragment, tmp_path, capsys):
     (tmp_path / "in.csv").write_text("age,zip\n30,1\n31,1\n40,2\n41,2\n")
     argv = [str(tmp_path / "in.csv") if a == "IN" else a for a in argv]
+    argv += with_epsilon(argv)
     if argv[0] != "geo" or "serve" not in argv:
-        argv += ["--out", str(tmp_path / ("o.csv" if argv[0] == "kanon" else "o"))]
+        argv += ["--out", str(tmp_path / "o")]
     assert main([*argv, "-q"]) == EXIT_USAGE
     captured = capsys.readouterr()
     lines = captured.err.splitlines()
@@ -481,7 +493,10 @@ def test_mdp_epsilon_whose_ratios_overflow_is_refused_naming_it(tmp_path, capsys
             id="census",
         ),
         pytest.param(
-            ["cluster", "IN", "--bounds", "0", "10", "--epsilon", "1e6", "--seed", "0"],
+            [
+                *("cluster", "IN", "--bounds", "0", "10", "--epsilon", "1e6"),
+                *("--delta", "0.01", "--seed", "0"),
+            ],
             id="cluster",
         ),
     ],
@@ -527,18 +542,21 @@ def test_labels_with_underscores_throughout_stay_labels(tmp_path):
 # ------------------------------------------------------- options a run would silently ignore
 
 IGNORED_OPTIONS = {
-    "kanon --S with greedy": (["kanon", "TAB", "--k", "2", "--S", "5"], "--S is only used with"),
+    "kanon --S with greedy": (
+        ["kanon", "TAB", "--anonymity", "2", "--S", "5"],
+        "--sets-per-chunk is only used with",
+    ),
     "kanon --S 3 (its default) with greedy": (
-        ["kanon", "TAB", "--k", "2", "--S", "3"],
-        "--S is only used with --method split_carry",
+        ["kanon", "TAB", "--anonymity", "2", "--S", "3"],
+        "--sets-per-chunk is only used with --method split-carry",
     ),
     "kanon --chunking with milp": (
-        ["kanon", "TAB", "--k", "2", "--method", "milp", "--chunking", "paper"],
-        "--chunking is only used with --method split_carry",
+        ["kanon", "TAB", "--anonymity", "2", "--method", "milp", "--chunking", "paper"],
+        "--chunking is only used with --method split-carry",
     ),
     "kanon --time-limit with greedy": (
-        ["kanon", "TAB", "--k", "2", "--time-limit", "5"],
-        "--time-limit is only used with --method milp or split_carry",
+        ["kanon", "TAB", "--anonymity", "2", "--time-limit", "5"],
+        "--time-limit is only used with --method milp or split-carry",
     ),
     "mdp --subsets with lp": (["mdp", "PTS", "--subsets", "3"], "--subsets is only used with"),
     "mdp --plain with benders": (
@@ -549,7 +567,18 @@ IGNORED_OPTIONS = {
         ["mdp", "PTS", "--plain", "--polish", "yes"],
         "--polish is only used with --method lp without --plain",
     ),
-    "mdp --seed without -k": (["mdp", "PTS", "--seed", "3"], "--seed is only used with -k"),
+    "mdp --sample-seed without --outputs": (
+        ["mdp", "PTS", "--sample-seed", "3"],
+        "--sample-seed is only used with --outputs",
+    ),
+    "mdp --seed (former --sample-seed) without -k": (
+        ["mdp", "PTS", "--seed", "3"],
+        "--sample-seed is only used with --outputs",
+    ),
+    "mdp --time-limit with expmech": (
+        ["mdp", "PTS", "--method", "expmech", "--time-limit", "3"],
+        "--time-limit is only used with lp or benders",
+    ),
     "census two inputs": (
         ["census", "--records", "REC", "--synthetic-us", "--levels", "state", "--group", "hh"],
         "give one input, not --records and --synthetic-us",
@@ -567,7 +596,7 @@ IGNORED_OPTIONS = {
             *("census", "--records", "REC", "--levels", "state", "--group", "hh"),
             *("--mechanism", "M_H", "--window", "3"),
         ],
-        "--window is only used with --method M_H^dp",
+        "--value-window is only used with --method m-h-dp",
     ),
     "census --scale with --records": (
         ["census", "--records", "REC", "--levels", "state", "--group", "hh", "--scale", "0.5"],
@@ -599,7 +628,7 @@ IGNORED_OPTIONS = {
             *("census", "--records", "REC", "--levels", "state", "--group", "hh"),
             *("--method", "M_H^r", "--intervals", "0.9"),
         ],
-        "M_H^r rounds a QP and need not be consistent",
+        "m-h-r rounds a QP and need not be consistent",
     ),
     "census --interval-runs with M_H": (
         [
@@ -626,7 +655,8 @@ def test_an_option_the_run_would_ignore_is_refused(argv, fragment, tmp_path, cap
     for name, text in files.values():
         (tmp_path / name).write_text(text)
     argv = [str(tmp_path / files[a][0]) if a in files else a for a in argv]
-    out = tmp_path / ("o.csv" if argv[0] == "kanon" else "o")
+    argv += with_epsilon(argv)
+    out = tmp_path / "o"
     before = snapshot(tmp_path)
     assert main([*argv, "--out", str(out), "-q"]) == EXIT_USAGE
     captured = capsys.readouterr()
@@ -646,7 +676,7 @@ def test_an_unknown_baseline_is_refused_before_the_solve(capsys):
 
 
 def test_a_mistyped_option_is_named_after_its_subcommand(capsys):
-    assert main(["mdp", "p.csv", "--epslon", "1"]) == EXIT_USAGE
+    assert main(["mdp", "p.csv", "--epsilon", "1", "--epslon", "1"]) == EXIT_USAGE
     assert capsys.readouterr().err == "privopt mdp: error: unrecognized arguments: --epslon 1\n"
     assert main(["geo", "client", "--server", "http://x", "--location", "1", "--bogus"]) == 2
     assert capsys.readouterr().err.startswith("privopt geo client: error: unrecognized")
@@ -676,7 +706,7 @@ def test_a_missing_value_word_among_numbers_is_refused_by_line(tmp_path, capsys)
     for word in ("NA", "nan", "null"):
         src = tmp_path / f"{word}.csv"
         src.write_text(f"age,zip\n30,1\n{word},1\n40,2\n41,2\n")
-        argv = ["kanon", str(src), "--k", "2", "--out", str(tmp_path / f"{word}-o.csv"), "-q"]
+        argv = ["kanon", str(src), "--anonymity", "2", "--out", str(tmp_path / f"{word}-o"), "-q"]
         assert main(argv) == EXIT_USAGE
         err = capsys.readouterr().err
         assert f"line 3, column 'age': '{word}' spells a missing value" in err, err
@@ -687,11 +717,11 @@ def test_na_is_a_name_like_any_other(tmp_path, capsys):
     missing value that would end a region path early or drop a category."""
     src = tmp_path / "t.csv"
     src.write_text("region,age\nNA,30\nEU,31\nNA,40\nEU,41\n")
-    assert main(["kanon", str(src), "--k", "2", "--out", str(tmp_path / "k.csv"), "-q"]) == 0
-    assert "NA" in (tmp_path / "k.csv").read_text().split()[1]
+    assert main(["kanon", str(src), "--anonymity", "2", "--out", str(tmp_path / "k"), "-q"]) == 0
+    assert "NA" in (tmp_path / "k" / "anonymized.csv").read_text().split()[1]
     rec = tmp_path / "r.csv"
     rec.write_text("state,county,hh\nGA,a,1\nGA,NA,2\nGA,NA,3\nNY,b,4\n")
     argv = ["census", "--records", str(rec), "--levels", "state,county", "--group", "hh"]
-    assert main([*argv, "--pad-leaves", "--out", str(tmp_path / "c"), "-q"]) == 0
+    assert main([*argv, "--epsilon", "1", "--pad-leaves", "--out", str(tmp_path / "c"), "-q"]) == 0
     capsys.readouterr()
     assert "GA/NA,county" in (tmp_path / "c" / "released_counts.csv").read_text()

@@ -45,7 +45,20 @@ def tree(folder: Path) -> dict[str, str]:
 
 
 def mdp_argv(src: Path, out: Path, *extra: str) -> list[str]:
-    return ["mdp", str(src), "--epsilon", "1", "--eta", "1.5", "--out", str(out), "-q", *extra]
+    return [
+        "mdp",
+        "--epsilon",
+        "1",
+        str(src),
+        "--epsilon",
+        "1",
+        "--eta",
+        "1.5",
+        "--out",
+        str(out),
+        "-q",
+        *extra,
+    ]
 
 
 @pytest.fixture
@@ -147,6 +160,8 @@ def test_failure_of_a_real_process_is_one_line_and_debug_adds_the_traceback(tmp_
         "privopt",
         "mdp",
         str(tmp_path / "none.csv"),
+        "--epsilon",
+        "1",
         "--out",
         str(tmp_path / "o"),
     ]

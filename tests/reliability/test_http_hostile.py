@@ -735,6 +735,7 @@ def test_serve_options_set_the_limits(capsys) -> None:
     from privopt.geo.cli import _service
 
     small = ["--grid", "5x5", "--targets", "4", "--gamma-graph", "50", "--lr-radius", "2"]
+    small += ["--epsilon", "10"]
     limits = ["--header-timeout", "2.5", "--body-timeout", "7", "--max-connections", "300"]
     args = build_parser().parse_args(["geo", "serve", *small, *limits, "--seed", "1"])
     config = _service(args).config

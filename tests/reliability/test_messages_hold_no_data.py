@@ -173,7 +173,7 @@ def test_error_messages_do_not_quote_the_data(call, secrets):
 def test_cli_csv_error_does_not_quote_the_cell(tmp_path: Path, capsys) -> None:
     points = tmp_path / "points.csv"
     points.write_text(f"x,y\n1,2\n{SECRET}abc,3\n4,5\n")
-    assert cli.main(["mdp", str(points), "--out", str(tmp_path / "out")]) == 2
+    assert cli.main(["mdp", "--epsilon", "1", str(points), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "line 3, column 1 is not a number" in err
     assert not [s for s in spellings(SECRET) if s in err], err

@@ -60,12 +60,31 @@ def test_mdp_benders_default_agrees_with_its_docstring():
     assert '"auto" (default' in inspect.getdoc(solve_benders_block)
 
 
-@pytest.mark.parametrize(("quiet", "shown"), [([], True), (["--quiet"], False)])
+@pytest.mark.parametrize(
+    ("quiet", "shown"),
+    [
+        (["--progress", "on"], True),
+        (["--quiet"], False),
+        ([], False),
+        (["--progress", "off"], False),
+    ],
+)
 def test_cli_shows_benders_progress_unless_quiet(tmp_path, capsys, quiet, shown):
     pts = tmp_path / "p.csv"
     xy = np.random.default_rng(2).uniform(0, 4, (16, 2))
     pts.write_text("\n".join(f"{a},{b}" for a, b in xy) + "\n")
-    argv = ["mdp", str(pts), "--method", "benders", "--subsets", "3", "--eta", "1.5"]
+    argv = [
+        "mdp",
+        "--epsilon",
+        "1",
+        str(pts),
+        "--method",
+        "benders",
+        "--subsets",
+        "3",
+        "--eta",
+        "1.5",
+    ]
     assert main([*argv, "--out", str(tmp_path / "o"), *quiet]) == 0
     captured = capsys.readouterr()
     assert ("Benders" in captured.err) == shown
@@ -89,13 +108,40 @@ def test_kanon_greedy_bar_and_slices_give_the_same_partition(capsys):
         greedy_search(p, progress="yes")
 
 
-@pytest.mark.parametrize(("quiet", "shown"), [([], True), (["--quiet"], False)])
+@pytest.mark.parametrize(
+    ("quiet", "shown"),
+    [
+        (["--progress", "on"], True),
+        (["--quiet"], False),
+        ([], False),
+        (["--progress", "off"], False),
+    ],
+)
 def test_cli_shows_kanon_greedy_progress_unless_quiet(tmp_path, capsys, quiet, shown):
     table = tmp_path / "t.csv"
     xy = np.random.default_rng(3).integers(0, 30, (40, 2))
     table.write_text("a,b\n" + "\n".join(f"{a},{b}" for a, b in xy) + "\n")
-    argv = ["kanon", str(table), "--k", "3", "--out", str(tmp_path / "o.csv"), *quiet]
+    argv = ["kanon", str(table), "--anonymity", "3", "--out", str(tmp_path / "o"), *quiet]
     assert main(argv) == 0
     captured = capsys.readouterr()
     assert ("Greedy" in captured.err) == shown
     assert captured.out.count("\n") == 1  # the JSON summary only
+
+
+def test_cli_progress_auto_follows_the_terminal(monkeypatch):
+    """``--progress auto`` (the default) shows bars on a terminal only, so a log file gets no
+    carriage-return debris; ``--quiet`` and ``--progress on`` contradict each other."""
+    import argparse
+
+    from privopt.cli import _progress_wanted
+
+    def args(**kw):
+        return argparse.Namespace(**{"quiet": False, "progress": "auto", **kw})
+
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True, raising=False)
+    assert _progress_wanted(args()) is True
+    monkeypatch.setattr("sys.stderr.isatty", lambda: False, raising=False)
+    assert _progress_wanted(args()) is False
+    assert _progress_wanted(args(progress="on")) is True
+    with pytest.raises(InvalidInput, match="--quiet and --progress on"):
+        _progress_wanted(args(quiet=True, progress="on"))

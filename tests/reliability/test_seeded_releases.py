@@ -55,7 +55,19 @@ def test_cli_warns_when_the_noise_is_seeded(seed, tmp_path, capsys):
     pd.DataFrame(np.random.default_rng(1).uniform(0, 10, (60, 2)), columns=["a", "b"]).to_csv(
         points, index=False
     )
-    argv = ["cluster", str(points), "--bounds", "0", "10", "--out", str(tmp_path / "o")]
+    argv = [
+        "cluster",
+        "--epsilon",
+        "1",
+        "--delta",
+        "0.01",
+        str(points),
+        "--bounds",
+        "0",
+        "10",
+        "--out",
+        str(tmp_path / "o"),
+    ]
     code = main([*argv, "--quiet", *(() if seed is None else ("--seed", seed))])
     err = capsys.readouterr().err
     assert code == 0, err

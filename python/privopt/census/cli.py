@@ -9,9 +9,18 @@ from pathlib import Path
 import numpy as np
 
 from privopt import _optional
-from privopt._arguments import Real, count, positive, seed
+from privopt._arguments import Method, Real, count, method_name, positive
 from privopt._atomic import atomic_file
-from privopt._cli_support import emit_summary, refuse_ignored_options, reserve_outputs
+from privopt._cli_support import (
+    add_alias,
+    add_epsilon_option,
+    add_out_option,
+    add_seed_option,
+    emit_summary,
+    refuse_ignored_options,
+    release_summary,
+    reserve_outputs,
+)
 from privopt._inputs import read_csv_table
 from privopt.census.budget import BudgetAllocation, allocate_budget
 from privopt.census.hierarchy import MAX_COUNT, CensusCounts, Hierarchy
@@ -22,6 +31,8 @@ from privopt.errors import InvalidInput
 from privopt.report import Report, Section, close_figure, markdown_table, save_figure
 
 __all__ = ["register", "load_counts"]
+
+_METHOD = Method(MECHANISMS)
 
 
 def load_counts(args: argparse.Namespace) -> CensusCounts:
@@ -122,13 +133,18 @@ def _refuse_ignored(args: argparse.Namespace) -> None:
     compare = args.compare is not None
     if args.rho is not None and args.epsilon is not None:
         raise InvalidInput("give one of --epsilon (geometric noise) and --rho (Gaussian noise)")
+    if args.rho is None and args.epsilon is None:
+        raise InvalidInput(
+            "the following arguments are required: --epsilon (or --rho, for discrete Gaussian "
+            "noise under ρ-zCDP)"
+        )
     if args.rho is not None and compare:
         raise InvalidInput("--compare runs geometric noise at --epsilon; leave out --rho")
     if args.intervals is not None and args.method in ("M_H^r", "M_c^r"):
         raise InvalidInput(
             f"--intervals re-run the post-processing from consistent released counts; "
-            f"{args.method} rounds a QP and need not be consistent: use M_H^dp, M_c^dp, M_c^ch, "
-            "TopDown or M_H"
+            f"{method_name(args.method)} rounds a QP and need not be consistent: use m-h-dp, "
+            "m-c-dp, m-c-ch, topdown or m-h"
         )
     if args.interval_runs is not None and args.method == "M_H":
         raise InvalidInput("--interval-runs: M_H's intervals are exact, they run no replicates")
@@ -151,21 +167,21 @@ def _refuse_ignored(args: argparse.Namespace) -> None:
                 "chain_noise_scale",
                 "strict",
                 args.method == "M_c^ch" or compare,
-                "--method M_c^ch or --compare",
+                "--method m-c-ch or --compare",
             ),
             (
-                "--window",
+                "--value-window",
                 "window",
                 "auto",
                 args.method in ("M_H^dp", "M_c^dp", "M_c^ch"),
-                "--method M_H^dp, M_c^dp or M_c^ch",
+                "--method m-h-dp, m-c-dp or m-c-ch",
             ),
             (
                 "--qp-solver",
                 "qp_solver",
                 "auto",
                 args.method in ("M_H^r", "M_c^r"),
-                "--method M_H^r or M_c^r",
+                "--method m-h-r or m-c-r",
             ),
         ],
     )
@@ -184,21 +200,21 @@ def _run(args: argparse.Namespace) -> int:
             _write_outputs(staged[out], args, data, rel, checks, plan, intervals)
     ok = all(checks.values()) or rel.method in ("M_H", "M_H^r", "M_c^r")
     emit_summary(
-        {
-            "command": "census",
-            "out": str(out),
-            "counts": str(out / f"released_counts.{args.format}"),
-            "report": str(out / "report.md"),
-            **rel.summary(),
+        release_summary(
+            "census",
+            rel,
+            out,
+            counts=str(out / f"released_counts.{args.format}"),
+            report=str(out / "report.md"),
             **({} if plan is None else {"shares": list(plan.shares), "targets_met": plan.met}),
             **(
                 {}
                 if intervals is None
                 else {"intervals": str(out / f"count_intervals.{args.format}")}
             ),
-            "checks": checks,
-            "ok": ok,
-        }
+            checks=checks,
+            ok=ok,
+        )
     )
     return 0 if ok else 1
 
@@ -207,7 +223,7 @@ def _budget(args: argparse.Namespace) -> dict:
     """``{"epsilon": ε}`` or ``{"rho": ρ}`` from the flags (ε = 1 when neither is given)."""
     if args.rho is not None:
         return {"rho": args.rho}
-    return {"epsilon": 1.0 if args.epsilon is None else args.epsilon}
+    return {"epsilon": args.epsilon}
 
 
 def _allocation(args: argparse.Namespace, data: CensusCounts) -> BudgetAllocation | None:
@@ -321,7 +337,7 @@ def _write_outputs(out: Path, args: argparse.Namespace, data, rel, checks, plan,
         )
     if args.compare:
         names = (
-            [m.strip() for m in args.compare.split(",")]
+            [_compared(m) for m in args.compare.split(",") if m.strip()]
             if args.compare != "all"
             else ["M_H^dp", "M_c^dp", "M_c^ch", "TopDown", "M_H^r", "M_c^r"]
         )
@@ -343,6 +359,14 @@ def _write_outputs(out: Path, args: argparse.Namespace, data, rel, checks, plan,
             )
         )
     report.write(out)
+
+
+def _compared(name: str) -> str:
+    """One mechanism of --compare, in any spelling --method accepts."""
+    try:
+        return _METHOD(name)
+    except argparse.ArgumentTypeError as exc:
+        raise InvalidInput(f"--compare: {exc}") from None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -392,15 +416,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="--synthetic-us: FIPS county list (statefp, countyfp) naming the counties",
     )
     p.add_argument(
-        "--window",
+        "--value-window",
+        dest="window",
         default="auto",
-        help="DP value windows: auto (certified, default), paper, exact or an int δ",
+        help="value windows of the consistency step (m-h-dp, m-c-dp, m-c-ch): auto "
+        "(certified), paper, exact or a whole number of counts",
     )
+    add_alias(p, "--window", "window")
     p.add_argument(
         "--qp-solver",
         default="auto",
         choices=["auto", "clarabel", "highs"],
-        help="QP solver of M_H^r / M_c^r (default: Clarabel if installed)",
+        help="QP solver of m-h-r / m-c-r (auto: Clarabel if installed, else HiGHS)",
     )
     p.add_argument(
         "--scale",
@@ -408,17 +435,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=1e-3,
         help="fraction of US households for --synthetic-us (default 1e-3)",
     )
-    p.add_argument(
-        "--epsilon",
-        type=positive,
-        default=None,
-        help="total ε: double geometric noise, ε-DP (default 1 unless --rho is given)",
+    # argparse cannot require "one of --epsilon, --rho" with a type each: the run checks it.
+    add_epsilon_option(
+        p,
+        "total ε of the released counts, double geometric noise, ε-DP (or give --rho)",
+        parent=True,
     )
     p.add_argument(
         "--rho",
         type=positive,
         default=None,
-        help="total ρ instead of --epsilon: discrete Gaussian noise, ρ-zCDP (stated as (ε, δ))",
+        help="total ρ instead of --epsilon (one of the two is required): discrete Gaussian "
+        "noise, ρ-zCDP (stated as (ε, δ))",
     )
     p.add_argument(
         "--targets",
@@ -445,15 +473,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--method",
         "--mechanism",
         dest="method",
-        default="M_c^dp",
-        choices=sorted(MECHANISMS),
-        help="census mechanism (default M_c^dp)",
+        type=_METHOD,
+        default="m-c-dp",
+        metavar=_METHOD.metavar,
+        help="census mechanism (the paper's M_c^dp is m-c-dp, M_H^dp is m-h-dp, ...)",
     )
     p.add_argument(
         "--chain-noise-scale",
         default="strict",
         choices=["strict", "paper"],
-        help="M_c^ch noise: strict ε-DP (default) or the paper's scale (not ε-DP)",
+        help="m-c-ch noise: strict ε-DP (default) or the paper's scale (not ε-DP)",
     )
     p.add_argument(
         "--compare",
@@ -465,15 +494,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--qp-time-limit",
         type=positive,
         default=30.0,
-        help="seconds per HiGHS QP of M_H^r / M_c^r in --compare (default 30)",
+        help="seconds per HiGHS QP of m-h-r / m-c-r in --compare (default 30)",
     )
+    add_seed_option(p, "the noise and of the --synthetic-us data (which otherwise use seed 0)")
     p.add_argument(
-        "--seed",
-        type=seed,
-        default=None,
-        help="seed for reproducible runs, for testing only (default: the OS CSPRNG, for "
-        "real releases; --synthetic-us data then use seed 0)",
+        "--format", default="csv", choices=["csv", "parquet"], help="released counts table"
     )
-    p.add_argument("--format", default="csv", choices=["csv", "parquet"])
-    p.add_argument("--out", default="census_out", help="output directory")
+    add_out_option(p, "census")
     p.set_defaults(func=_run)

@@ -13,8 +13,17 @@ import numpy as np
 # The package, not DPM itself: privopt.cluster imports scikit-learn (a second) when DPM is
 # first used, so that `privopt --help` does not.
 from privopt import cluster
-from privopt._arguments import Real, count, positive, seed
-from privopt._cli_support import emit_summary, reserve_outputs
+from privopt._arguments import Real, count
+from privopt._cli_support import (
+    add_alias,
+    add_delta_option,
+    add_epsilon_option,
+    add_out_option,
+    add_seed_option,
+    emit_summary,
+    release_summary,
+    reserve_outputs,
+)
 from privopt._inputs import load_points_file
 from privopt.cluster._plot import projection_plot
 from privopt.errors import InvalidInput
@@ -70,24 +79,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="without --bounds or --bounds-file, the public range the estimated bounds are "
         "searched in (default -1e6 1e6)",
     )
-    p.add_argument("--epsilon", type=positive, default=1.0, help="total epsilon (default 1)")
+    add_epsilon_option(p, "total ε of the whole clustering, (ε, δ)-DP")
+    add_delta_option(p, "total δ of the whole clustering; the paper uses 1/n^1.5")
+    p.add_argument("--max-depth", type=count, default=7, help="recursion depth tau_r")
     p.add_argument(
-        "--delta",
-        type=Real(low=0.0, low_open=True, high=1.0),
-        default=None,
-        help="total delta (default 1/n^1.5 as in the paper, which treats n as public)",
+        "--emptiness-window",
+        dest="window",
+        default="paper",
+        choices=["paper", "half-open", "reference"],
+        help="which candidate centres count as empty: paper (closed window of width β), "
+        "half-open, or reference (the paper's reference code)",
     )
-    p.add_argument("--max-depth", type=count, default=7, help="recursion depth tau_r (default 7)")
-    p.add_argument("--window", default="paper", choices=["paper", "half_open", "reference"])
+    add_alias(p, "--window", "window", choices=["paper", "half-open", "half_open", "reference"])
     p.add_argument("--no-clip", action="store_true", help="reject points outside the bounds")
-    p.add_argument(
-        "--seed",
-        type=seed,
-        default=None,
-        help="seed the noise, for reproducible tests only: anyone who knows the seed can "
-        "recompute and remove the noise. Default: the operating system's cryptographic source",
-    )
-    p.add_argument("--out", default="dpm-out", help="output directory (default ./dpm-out)")
+    add_seed_option(p, "the noise")
+    add_out_option(p, "cluster")
     p.set_defaults(func=run)
 
 
@@ -97,14 +103,14 @@ def run(args: argparse.Namespace) -> int:
         out = outputs.add(args.out)
         X = load_points(args.input)
         bounds = _bounds(args, X.shape[1])
-        delta = args.delta if args.delta is not None else 1.0 / max(len(X), 2) ** 1.5
+        delta = args.delta
         model = cluster.DPM(
             bounds=bounds,
             epsilon=args.epsilon,
             **_estimate_options(args),
             delta=delta,
             max_depth=args.max_depth,
-            window=args.window,
+            window=args.window.replace("-", "_"),
             clip=not args.no_clip,
             random_state=args.seed,
         ).fit(X)
@@ -112,13 +118,14 @@ def run(args: argparse.Namespace) -> int:
             _write_outputs(staged[out], args, X, delta, model)
 
     emit_summary(
-        {
-            "command": "cluster",
-            "out": str(out),
-            "centres": str(out / "centres.csv"),
-            "n": len(X),
-            **model.release_.summary(),
-        }
+        release_summary(
+            "cluster",
+            model.release_,
+            out,
+            centres=str(out / "centres.csv"),
+            labels=str(out / "labels.csv"),
+            n=len(X),
+        )
     )
     if model.split_width_ is None:
         print("note: the noisy count was below 2, so the data stayed one cluster", file=sys.stderr)
@@ -174,8 +181,7 @@ def _write_outputs(out: Path, args: argparse.Namespace, X: np.ndarray, delta: fl
     )
     body = (
         f"Input `{args.input}`: n = {len(X)}, d = {X.shape[1]}; {_bounds_text(args, model)}; "
-        f"epsilon = {args.epsilon:g}, delta = {delta:.3g}"
-        f"{' (default 1/n^1.5)' if args.delta is None else ''}.\n\n"
+        f"epsilon = {args.epsilon:g}, delta = {delta:.3g}.\n\n"
         f"**{model.n_clusters_} clusters**, split width beta = {model.split_width_} "
         f"({model.n_splits_} candidates per dimension).\n\n"
         "The labels and the plot use the raw data and are not private; the release "

@@ -18,6 +18,7 @@ extra ``privopt[server]``) and prints one JSON line with its URL once it listens
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -36,7 +37,20 @@ from privopt._arguments import (
     positive,
     seed,
 )
-from privopt._cli_support import Terminated, add_common_options, emit_summary, reserve_outputs
+from privopt._cli_support import (
+    Terminated,
+    add_alias,
+    add_common_options,
+    add_epsilon_option,
+    add_gap_option,
+    add_out_option,
+    add_seed_option,
+    add_time_limit_option,
+    emit_summary,
+    release_summary,
+    require_options,
+    reserve_outputs,
+)
 from privopt._inputs import parse_number
 from privopt._validation import check_int
 from privopt.errors import InvalidInput
@@ -55,11 +69,6 @@ MAX_BODY_MB = 1024.0
 #: Largest x with e^x a finite double.
 
 
-_SEED_HELP = (
-    "seed of the random draws (targets, users, each client's v_a, the Laplace baseline's noise): "
-    "reproducible, for testing only, since anyone who knows it can recompute the draws; "
-    "default: the OS CSPRNG"
-)
 _SAMPLE_SEED_HELP = "seed of the K-location sample of the public map (default 0)"
 
 
@@ -97,7 +106,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "'privopt geo client' run the server and a user over HTTP.",
     )
     _map_options(p)
-    _param_options(p)
+    _param_options(p, parent=True)
     p.add_argument("-M", "--users", type=count, default=4, help="number of users M")
     _solver_options(p)
     p.add_argument(
@@ -107,8 +116,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="comma list of: lp, lp-inf, constopt, expmech, laplace, none",
     )
     p.add_argument("--sample-seed", type=seed, default=0, help=_SAMPLE_SEED_HELP)
-    p.add_argument("--seed", type=seed, default=None, help=_SEED_HELP)
-    p.add_argument("--out", default="geo_out", help="output directory")
+    add_seed_option(p, "the draws (targets, users, each client's v_a, the Laplace baseline)")
+    _workers_option(p, "threads for the Benders subproblems")
+    add_out_option(p, "geo")
     p.set_defaults(func=_run)
     nested = p.add_subparsers(dest="geo_command", metavar="{serve,client}")
     _register_serve(nested)
@@ -122,13 +132,14 @@ def _map_options(p: argparse.ArgumentParser, *, sample_seed: bool = False) -> No
         "--grid", type=_grid, default="20x20", help="generated ROWSxCOLS grid (default 20x20)"
     )
     p.add_argument("--cell-km", type=positive, default=0.5, help="generated grid cell size (km)")
-    p.add_argument("-K", "--locations", type=count, help="sample K locations (default: all)")
+    p.add_argument("--locations", type=count, help="sample this many locations K (default: all)")
+    add_alias(p, "-K", "locations", type=count)
     if sample_seed:
         p.add_argument("--sample-seed", type=seed, default=0, help=_SAMPLE_SEED_HELP)
 
 
-def _param_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--epsilon", type=positive, default=10.0, help="ε in 1/km")
+def _param_options(p: argparse.ArgumentParser, *, parent: bool = False) -> None:
+    add_epsilon_option(p, "ε in 1/km, Geo-indistinguishability", parent=parent)
     p.add_argument("--gamma", type=_threshold, default=0.5, help="Geo-Ind threshold γ (km, or inf)")
     p.add_argument("--gamma-graph", type=_threshold, help="LR-search graph threshold (default γ)")
     p.add_argument(
@@ -154,8 +165,19 @@ def _param_options(p: argparse.ArgumentParser) -> None:
 
 
 def _solver_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--method", default="auto", choices=["auto", "benders", "rowgen", "lp"])
-    p.add_argument("--gap", type=nonnegative, default=1e-6, help="requested relative gap")
+    p.add_argument(
+        "--method",
+        default="auto",
+        choices=["auto", "benders", "rowgen", "lp"],
+        help="how CLR-Geo is solved: benders (decomposition), rowgen (one LP, rows added as "
+        "needed), lp (one LP, all rows) or auto (chosen by size)",
+    )
+    add_gap_option(p, 1e-6)
+    add_time_limit_option(p, "each CLR-Geo solve (on a server: per batch)")
+
+
+def _workers_option(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--workers", type=count, default=1, help=what)
 
 
 def _nested_parser(nested: argparse._SubParsersAction, name: str, **kw: Any) -> Any:
@@ -218,10 +240,7 @@ def _register_serve(nested: argparse._SubParsersAction) -> None:
         default=1024,
         help="most connections open at once; more get 503 (default 1024)",
     )
-    q.add_argument("--time-limit", type=positive, help="seconds per batch solve")
-    q.add_argument(
-        "--workers", type=count, default=1, help="threads for a batch's Benders subproblems"
-    )
+    _workers_option(q, "threads for a batch's Benders subproblems")
     q.set_defaults(func=_serve)
 
 
@@ -247,7 +266,13 @@ def _register_client(nested: argparse._SubParsersAction) -> None:
         help="seed of the draws (v_a and the reported location): reproducible, for testing "
         "only, since it reveals the report's noise; default: the OS CSPRNG",
     )
-    q.add_argument("--request-rows", default="lr", choices=["lr", "circle"])
+    q.add_argument(
+        "--request-rows",
+        default="lr",
+        choices=["lr", "circle"],
+        help="rows the client asks the server to price: its LR set only (lr: fast, shows the "
+        "LR set to the server) or every location within Γ of its anchor (circle: hides more)",
+    )
     q.add_argument("--timeout", type=positive, default=600.0, help="seconds per HTTP request")
     q.add_argument("--out", help="also save the matrix (.npz; it names the LR set)")
     q.set_defaults(func=_client)
@@ -290,15 +315,18 @@ def _geography(args: argparse.Namespace, sample_seed: int | None) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
+    require_options(args, "--epsilon")
     with reserve_outputs(args, [args.rome]) as outputs:
         out = outputs.add(args.out)
         with outputs.publish() as staged:
-            summary = _compute(args, staged[out])
-    emit_summary({**summary, "out": str(out)})
+            res, evaluation = _compute(args, staged[out])
+    emit_summary(release_summary("geo", res, out, **evaluation))
     return 0
 
 
-def _compute(args: argparse.Namespace, out: Path) -> dict[str, Any]:
+def _compute(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, Any]]:
+    """(the release, the run's evaluation), with the release, the users' matrices, the report
+    and result.json written into ``out``."""
     params = _params(args)
     geo = _geography(args, args.sample_seed)
     if not 1 <= args.users <= geo.n_locations:
@@ -309,7 +337,19 @@ def _compute(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     table = _cr_table(geo, params, args)
     users = draw_indices(geo.n_locations, args.users, args.seed)
     print(f"[geo] solving CLR-Geo for {args.users} users ({args.method})", file=sys.stderr)
-    res = run_lrgeo(geo, params, users, table, method=args.method, rel_gap=args.gap, rng=rng)
+    with contextlib.ExitStack() as stack:
+        pool = stack.enter_context(ThreadPoolExecutor(args.workers)) if args.workers > 1 else None
+        res = run_lrgeo(
+            geo,
+            params,
+            users,
+            table,
+            method=args.method,
+            rel_gap=args.gap,
+            time_limit=args.time_limit,
+            executor=pool,
+            rng=rng,
+        )
     # The release (privopt.load reads the folder back), and each user's own matrix alone.
     res._write(out)
     for m, pm in enumerate(res.matrices):
@@ -319,19 +359,18 @@ def _compute(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     base = baseline_rows(res, table, wanted, seed=args.seed)
     # The run's evaluation beside the release's summary: it uses the users' true locations
     # (the real-row cost), the CR table (baselines) and further solves (the relaxed bound).
-    summary = {
-        "command": "geo",
-        **res.summary(),
+    evaluation: dict[str, Any] = {
         "params": params.to_json(),
         "real_row_cost_km": res.real_row_cost(),
         "baselines": base,
     }
-    bound = summary["relaxed_lower_bound_km"] = res.relaxed_bound()
+    bound = evaluation["relaxed_lower_bound_km"] = res.relaxed_bound()
     # A zero bound (a large ε makes every cost vanish) leaves the ratio undefined: null.
-    summary["approximation_ratio"] = res.cost() / bound if bound > 0 else None
+    evaluation["approximation_ratio"] = res.cost() / bound if bound > 0 else None
+    summary = {"command": "geo", **res.summary(), **evaluation}
     write_report(res, table, summary, out)
     (out / "result.json").write_text(json.dumps(summary, default=float), encoding="utf-8")
-    return summary
+    return res, evaluation
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -6,18 +6,32 @@ import argparse
 import sys
 from pathlib import Path
 
-from privopt._arguments import count, positive
-from privopt._cli_support import emit_summary, refuse_ignored_options, reserve_outputs
+from privopt._arguments import Method, count, method_name, positive
+from privopt._cli_support import (
+    add_alias,
+    add_out_option,
+    add_time_limit_option,
+    emit_summary,
+    refuse_ignored_options,
+    release_summary,
+    reserve_outputs,
+)
 from privopt._inputs import parse_number, read_csv_table
 from privopt.errors import InvalidInput
 from privopt.kanon.api import METHODS, anonymize
 from privopt.kanon.report import write_report
 
-__all__ = ["register", "run"]
+__all__ = ["register", "run", "TABLE_FILE"]
 
 
 def _split(text: str | None) -> list[str] | None:
     return None if text is None else [t.strip() for t in text.split(",") if t.strip()]
+
+
+#: The anonymized table's file name inside --out.
+TABLE_FILE = "anonymized.csv"
+
+_METHOD = Method(METHODS)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,44 +41,56 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="k-anonymize a CSV table by optimal generalization to intervals",
         description="k-anonymize INPUT (CSV) by local-recoding generalization (Liang & Samavi "
         "2020): every quasi-identifier cell becomes an interval (numeric) or a value set "
-        "(categorical) shared by at least k rows. Writes the table to --out, and to "
-        "--report-dir a report (loss per attribute, class-size histogram) and the release "
+        f"(categorical) shared by at least k rows. Writes into the folder --out the table "
+        f"({TABLE_FILE}), a report (loss per attribute, class-size histogram) and the release "
         "(release.json and its data: privopt.load reads the folder back).",
     )
     p.add_argument("input", help="input CSV file with a header row")
-    p.add_argument("--k", type=count, required=True, help="anonymity parameter k >= 1")
-    p.add_argument("--qi", help="comma-separated quasi-identifier columns (default: all)")
-    p.add_argument("--weights", help="comma-separated positive weights, one per QI")
-    p.add_argument("--categorical", help="comma-separated categorical QI columns")
     p.add_argument(
-        "--method", default="greedy", choices=sorted(METHODS), help="algorithm (default: greedy)"
+        "--anonymity",
+        "--k",
+        "-k",
+        dest="k",
+        type=count,
+        required=True,
+        help="required: the anonymity k >= 1, the fewest rows that share each generalized "
+        "quasi-identifier combination",
     )
-    p.add_argument("--S", type=count, default=3, help="k-sets per Split & Carry chunk (default 3)")
+    p.add_argument("--qi", help="comma-separated quasi-identifier columns (default: all)")
+    p.add_argument("--weights", help="comma-separated positive weights, one per QI (default: 1)")
+    p.add_argument("--categorical", help="comma-separated categorical QI columns (default: none)")
+    p.add_argument(
+        "--method", type=_METHOD, default="greedy", metavar=_METHOD.metavar, help="algorithm"
+    )
+    p.add_argument(
+        "--sets-per-chunk",
+        dest="S",
+        type=count,
+        default=3,
+        help="split-carry: k-sets per chunk (the paper's S)",
+    )
+    add_alias(p, "--S", "S", type=count)
     p.add_argument(
         "--chunking",
         choices=["runs", "paper"],
         default="runs",
-        help="Split & Carry chunks: end early rather than cut a run of identical rows short "
-        "(runs, default) or always S k-sets (paper)",
+        help="split-carry chunks: end early rather than cut a run of identical rows short "
+        "(runs) or always S k-sets (paper)",
     )
-    p.add_argument(
-        "--time-limit",
-        type=positive,
-        default=None,
-        help="seconds for the whole run (milp, split_carry; default none): Split & Carry "
-        "spreads it evenly over its sub-problems",
+    add_time_limit_option(
+        p, "the whole run (milp, split-carry; split-carry spreads it over its sub-problems)"
     )
     p.add_argument(
         "--sub-time-limit",
         type=positive,
         default=None,
-        help="seconds per Split & Carry sub-problem (default 10; --time-limit replaces it)",
+        help="seconds per split-carry sub-problem (default: 10; --time-limit replaces it)",
     )
-    p.add_argument("--out", required=True, help="output CSV for the generalized table")
+    add_out_option(p, "kanon")
     p.add_argument(
         "--report-dir",
         default=None,
-        help="directory for report.md, the histogram and the release (default: <out>_report)",
+        help=argparse.SUPPRESS,  # the former report folder: now --out holds everything
     )
     p.set_defaults(func=run)
 
@@ -76,41 +102,58 @@ def run(args: argparse.Namespace) -> int:
     refuse_ignored_options(
         args,
         [
-            ("--S", "S", 3, chunked, "--method split_carry"),
-            ("--chunking", "chunking", "runs", chunked, "--method split_carry"),
+            ("--sets-per-chunk", "S", 3, chunked, "--method split-carry"),
+            ("--chunking", "chunking", "runs", chunked, "--method split-carry"),
             (
                 "--time-limit",
                 "time_limit",
                 None,
                 chunked or args.method == "milp",
-                "--method milp or split_carry",
+                "--method milp or split-carry",
             ),
         ],
     )
     src = Path(args.input)
-    # Both outputs are checked and locked before the input is read (never over the input,
-    # never over an earlier output without --force).
+    # The folder is checked and locked before the input is read (never over the input, never
+    # over an earlier output without --force).
     with reserve_outputs(args, [src]) as outputs:
-        out = outputs.add(args.out, kind="file")
-        report_dir = outputs.add(
-            args.report_dir or out.with_name(out.stem + "_report"), option="--report-dir"
-        )
+        out = outputs.add(_output_folder(args))
+        _refuse_file_name(out)
         res = _anonymize(args, src)
         with outputs.publish() as staged:
-            write_report(res, staged[report_dir], title=f"k-anonymity of {src.name}")
-            res._write(staged[report_dir])  # the release: privopt.load(report_dir)
-            res.table.to_csv(staged[out], index=False)
+            write_report(res, staged[out], title=f"k-anonymity of {src.name}")
+            res._write(staged[out])  # the release: privopt.load(out)
+            res.table.to_csv(staged[out] / TABLE_FILE, index=False)
     print(res.describe(), file=sys.stderr)
     emit_summary(
-        {
-            "command": "kanon",
-            "table": str(out),
-            "report": str(report_dir / "report.md"),
-            "release": str(report_dir),
-            **res.summary(),
-        }
+        release_summary(
+            "kanon", res, out, table=str(out / TABLE_FILE), report=str(out / "report.md")
+        )
     )
     return 0
+
+
+def _output_folder(args: argparse.Namespace) -> str:
+    """--out, or the former --report-dir (both given: refused)."""
+    given: set[str] = getattr(args, "given_options", set())
+    if args.report_dir is not None:
+        if "out" in given:
+            raise InvalidInput(
+                "--report-dir is the former name of --out (one folder now holds the table, "
+                "the report and the release); give --out only"
+            )
+        return str(args.report_dir)
+    return str(args.out)
+
+
+def _refuse_file_name(out: Path) -> None:
+    """A CSV name given as --out (the former meaning: the table's file) is refused, not made
+    into a folder called ``*.csv``."""
+    if out.suffix.lower() == ".csv":
+        raise InvalidInput(
+            f"--out is the output folder (the table is written into it as {TABLE_FILE}), "
+            f"got the file name {str(out)!r}"
+        )
 
 
 def _anonymize(args: argparse.Namespace, src: Path):
@@ -131,7 +174,9 @@ def _anonymize(args: argparse.Namespace, src: Path):
     elif args.method == "milp":
         options = {"time_limit": args.time_limit}
     if args.sub_time_limit is not None and args.method != "split_carry":
-        raise InvalidInput(f"--sub-time-limit applies to --method split_carry, not {args.method}")
+        raise InvalidInput(
+            f"--sub-time-limit applies to --method split-carry, not {method_name(args.method)}"
+        )
     return anonymize(
         df,
         args.k,

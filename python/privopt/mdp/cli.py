@@ -7,13 +7,26 @@ from pathlib import Path
 
 import numpy as np
 
-from privopt._arguments import Real, count, nonnegative, positive, seed
-from privopt._cli_support import emit_summary, refuse_ignored_options, reserve_outputs
+from privopt._arguments import Method, Real, count, seed
+from privopt._cli_support import (
+    add_alias,
+    add_epsilon_option,
+    add_gap_option,
+    add_out_option,
+    add_time_limit_option,
+    emit_summary,
+    refuse_ignored_options,
+    release_summary,
+    reserve_outputs,
+)
 from privopt._inputs import load_points_file, read_numeric_csv
 from privopt.mdp import MDPProblem, rome_grid, solve
 from privopt.report import Report, Section, close_figure, markdown_table, save_figure
 
 __all__ = ["register", "load_points"]
+
+_METHOD = Method(["lp", "benders", "expmech"])
+_PARTITIONER = Method(["k-m-dv", "k-m-rec", "k-m-adj", "bsc"])
 
 
 def load_points(path: str | Path, option: str = "POINTS") -> np.ndarray:
@@ -53,26 +66,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="distance: euclidean, haversine ((lat, lon) degrees → km), or "
         "precomputed (POINTS is the N×N matrix)",
     )
-    p.add_argument("--epsilon", type=positive, default=2.0, help="ε per distance unit (1/km)")
+    add_epsilon_option(p, "ε per distance unit (1/km with haversine), metric DP")
     p.add_argument(
         "--eta",
         type=Real(low=0.0, low_open=True, allow_inf=True),
         default=2.0,
         help="neighbour threshold η (distance unit; inf: every pair)",
     )
-    p.add_argument("--method", default="lp", choices=["lp", "benders", "expmech"])
     p.add_argument(
-        "-k",
+        "--method",
+        type=_METHOD,
+        default="lp",
+        metavar=_METHOD.metavar,
+        help="lp (one LP, row generation), benders (decomposition) or expmech (exponential "
+        "mechanism, no optimization)",
+    )
+    p.add_argument(
         "--outputs",
         type=count,
         default=None,
-        help="use K random records as outputs (default: all records)",
+        help="use this many random records as the outputs K (default: all records)",
     )
+    add_alias(p, "-k", "outputs", type=count)
     p.add_argument("--subsets", type=count, default=25, help="Benders: number of subsets M")
     p.add_argument(
-        "--partitioner", default="k-m-dv", choices=["k-m-dv", "k-m-rec", "k-m-adj", "bsc"]
+        "--partitioner",
+        type=_PARTITIONER,
+        default="k-m-dv",
+        metavar=_PARTITIONER.metavar,
+        help="Benders: how the records are split into subsets",
     )
-    p.add_argument("--gap", type=nonnegative, default=1e-4, help="Benders relative gap")
+    add_gap_option(p, 1e-4, " (Benders)")
+    add_time_limit_option(p, "the solver (per LP for lp, the whole decomposition for benders)")
     p.add_argument(
         "--plain",
         action="store_true",
@@ -86,12 +111,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "the certified gap exceeds 1e-5)",
     )
     p.add_argument(
-        "--seed",
+        "--sample-seed",
         type=seed,
         default=0,
-        help="seed for choosing the K outputs (a public choice, not a privacy draw)",
+        help="seed of the choice of the --outputs records (a public choice, not a privacy draw)",
     )
-    p.add_argument("--out", default="mdp_out", help="output directory")
+    add_alias(p, "--seed", "sample_seed", type=seed)
+    add_out_option(p, "mdp")
     p.set_defaults(func=_run)
 
 
@@ -105,7 +131,8 @@ def _run(args: argparse.Namespace) -> int:
             ("--gap", "gap", 1e-4, benders, "--method benders"),
             ("--plain", "plain", False, lp, "--method lp"),
             ("--polish", "polish", "auto", lp and not args.plain, "--method lp without --plain"),
-            ("--seed", "seed", 0, args.outputs is not None, "-k/--outputs (it draws them)"),
+            ("--sample-seed", "sample_seed", 0, args.outputs is not None, "--outputs"),
+            ("--time-limit", "time_limit", None, args.method != "expmech", "lp or benders"),
         ],
     )
     with reserve_outputs(args, [args.points]) as outputs:
@@ -114,19 +141,14 @@ def _run(args: argparse.Namespace) -> int:
         with outputs.publish() as staged:
             _write_outputs(staged[out], args, prob, pm, v)
     emit_summary(
-        {
-            "command": "mdp",
-            "out": str(out),
-            "matrix": str(out / "perturbation_matrix.npz"),
-            "records": prob.n_records,
-            "outputs": prob.n_outputs,
-            "method": args.method,
-            "expected_loss": pm.expected_loss,
-            "lower_bound": pm.lower_bound,
-            "relative_gap": pm.relative_gap,
-            "max_relative_violation": v.max_relative_violation,
-            "time_s": pm.info.get("time_s"),
-        }
+        release_summary(
+            "mdp",
+            pm,
+            out,
+            matrix=str(out / "perturbation_matrix.npz"),
+            method=args.method,
+            max_relative_violation=v.max_relative_violation,
+        )
     )
     return 0
 
@@ -140,7 +162,7 @@ def _solve(args: argparse.Namespace):
         eta=args.eta,
         metric=args.metric,
         outputs=args.outputs,
-        seed=args.seed,
+        seed=args.sample_seed,
     )
     opts: dict = {}
     if args.method == "benders":
@@ -152,6 +174,8 @@ def _solve(args: argparse.Namespace):
             row_generation=not args.plain,
             polish={"auto": "auto", "yes": True, "no": False}[args.polish],
         )
+    if args.method != "expmech":
+        opts["time_limit"] = args.time_limit
     pm = solve(prob, args.method, **opts)
     return prob, pm, pm.violations(prob)
 
