@@ -107,6 +107,8 @@ def _run_demo(args: argparse.Namespace) -> int:
         out = outputs.add(args.out)
         with outputs.publish() as staged:
             run_demo(staged[out], seed=args.seed)
+    # Where the report is once published (run_demo wrote it into a staging folder).
+    print(f"[demo] report written to {out / 'report.md'}", file=sys.stderr, flush=True)
     emit_summary({"command": "demo", "out": str(out), "report": str(out / "report.md")})
     return 0
 

@@ -38,6 +38,7 @@ __all__ = [
     "triangle_violation",
     "nearest",
     "offset_latlon",
+    "map_km",
 ]
 
 #: Mean Earth radius (km) of the papers' Haversine distance (spec 001 §1).
@@ -282,3 +283,34 @@ def offset_latlon(latlon: np.ndarray, east_km: Any, north_km: Any) -> np.ndarray
     )
     lon = (lon + 180.0) % 360.0 - 180.0
     return np.column_stack([np.clip(lat, -90.0, 90.0), lon])
+
+
+def map_km(points: Any, metric: str, origin: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """Coordinates to draw ``points`` on a map whose axes are in km, so that equal aspect
+    shows true distances (a circle of radius r km is drawn as a circle).
+
+    Parameters
+    ----------
+    points : array, shape (n, 2): ``(lat, lon)`` degrees for ``metric="haversine"``, else
+        planar coordinates (in the metric's unit, usually km); shape (n,) is read as a line.
+    metric : ``"haversine"`` or a planar metric.
+    origin : array, shape (2,), optional: the ``(lat, lon)`` the km are measured from
+        (haversine only); by default the middle of ``points``.
+
+    Returns
+    -------
+    x, y : arrays, shape (n,): km east and north of ``origin`` (haversine, local
+        equirectangular approximation), or the planar coordinates as they are.
+    """
+    pts = np.asarray(points, dtype=float)
+    if pts.ndim == 1:
+        pts = np.column_stack([pts, np.zeros(len(pts))])
+    if metric != "haversine":
+        return pts[:, 0], (pts[:, 1] if pts.shape[1] > 1 else np.zeros(len(pts)))
+    lat0, lon0 = (
+        (pts[:, 0].min() + pts[:, 0].max()) / 2 if origin is None else float(origin[0]),
+        (pts[:, 1].min() + pts[:, 1].max()) / 2 if origin is None else float(origin[1]),
+    )
+    x = (pts[:, 1] - lon0) * KM_PER_DEGREE_LAT * np.cos(np.radians(lat0))
+    y = (pts[:, 0] - lat0) * KM_PER_DEGREE_LAT
+    return x, y

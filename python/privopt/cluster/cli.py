@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from privopt._arguments import Real, count, positive, seed
 from privopt._cli_support import emit_summary, reserve_outputs
 from privopt._inputs import load_points_file
 from privopt.cluster._plot import projection_plot
-from privopt.report import Report, Section
+from privopt.report import GLOSSARY_NOTE, Report, Section, format_number
 
 __all__ = ["register", "load_points"]
 
@@ -93,9 +94,30 @@ def run(args: argparse.Namespace) -> int:
             **model.release_.summary(),
         }
     )
-    if model.split_width_ is None:
-        print("note: the noisy count was below 2, so the data stayed one cluster", file=sys.stderr)
+    hint = single_cluster_hint(model, args.epsilon, len(X))
+    if hint:
+        print(f"note: {hint}", file=sys.stderr)
     return 0
+
+
+def _clusters(n: int) -> str:
+    return "1 cluster" if n == 1 else f"{n} clusters"
+
+
+def single_cluster_hint(model: Any, epsilon: float, n: int) -> str:
+    """Why a fitted DPM found a single cluster, in plain words ("" when it found more)."""
+    if model.n_clusters_ != 1:
+        return ""
+    if model.split_width_ is None:
+        return (
+            "1 cluster: the noisy count of points was below 2, so the data stayed one cluster; "
+            "a larger epsilon or more points is needed"
+        )
+    return (
+        f"1 cluster: at epsilon = {epsilon:g} the noise of each private split test outweighs "
+        f"what a split of these {n} points would gain, so no split was accepted; a larger "
+        "epsilon (a bigger privacy budget) or more points lets the test separate groups"
+    )
 
 
 def _write_outputs(out: Path, args: argparse.Namespace, X: np.ndarray, delta: float, model) -> None:
@@ -110,17 +132,25 @@ def _write_outputs(out: Path, args: argparse.Namespace, X: np.ndarray, delta: fl
         model.labels_,
         model.cluster_centers_,
         out / "projection.png",
-        f"DPM, epsilon={args.epsilon:g}: {model.n_clusters_} clusters",
+        f"DPM, epsilon = {args.epsilon:g}: {_clusters(model.n_clusters_)}",
     )
     body = (
-        f"Input `{args.input}`: n = {len(X)}, d = {X.shape[1]}; bounds {tuple(args.bounds)}; "
+        f"Input `{args.input}`: n = {len(X)} points, d = {X.shape[1]} features; "
+        f"bounds {tuple(args.bounds)}; "
         f"epsilon = {args.epsilon:g}, delta = {delta:.3g}"
         f"{' (default 1/n^1.5)' if args.delta is None else ''}.\n\n"
-        f"**{model.n_clusters_} clusters**, split width beta = {model.split_width_} "
-        f"({model.n_splits_} candidates per dimension).\n\n"
-        "The labels and the plot use the raw data and are not private; the release "
+        f"**{_clusters(model.n_clusters_)}**, split width β = "
+        f"{'not estimated' if model.split_width_ is None else format_number(model.split_width_)}"
+        f" (units of the data; {model.n_splits_} candidate splits per dimension).\n\n"
+        + (
+            f"Why one cluster: {single_cluster_hint(model, args.epsilon, len(X))}.\n\n"
+            if model.n_clusters_ == 1
+            else ""
+        )
+        + "The labels and the plot use the raw data and are not private; the release "
         "(release.json, data.npz) and centres.csv are.\n"
     )
+    body += "\n" + GLOSSARY_NOTE + "\n"
     report = Report("privopt cluster (DPM)")
     report.add(release.report())
     report.add(Section("DPM clustering: the data owner's view", body, ["projection.png"]))

@@ -23,6 +23,7 @@ from privopt._validation import (
 from privopt.certify import proven_relative_gap
 from privopt.dp import as_random_source
 from privopt.errors import InvalidInput, PrivacyViolation
+from privopt.geometry import map_km
 from privopt.perturbation._scan import mixing_weight, scan_worst
 from privopt.perturbation.lift import column_lift, lift_free_entries
 from privopt.perturbation.problem import EdgeList, MDPProblem
@@ -834,8 +835,9 @@ class PerturbationMatrix(Release):
         ax.plot(it, lb, label="lower bound (master)")
         ax.plot(it, ub, label="best upper bound")
         ax.axhline(self.expected_loss, color="k", lw=0.6, ls="--", label="returned loss")
-        ax.set_xlabel("iteration")
-        ax.set_ylabel("expected loss")
+        ax.set_xlabel("Benders iteration")
+        ax.set_ylabel("expected loss (distance units)")
+        ax.set_title("Proven lower and best upper bound on the loss")
         ax.legend()
         return ax
 
@@ -853,22 +855,24 @@ class PerturbationMatrix(Release):
             if problem.output_index is None
             else problem.points[problem.output_index]
         )
-        xy = (
-            (lambda p: (p[:, 1], p[:, 0]))
-            if problem.metric == "haversine"
-            else (lambda p: (p[:, 0], p[:, 1] if p.shape[1] > 1 else np.zeros(len(p))))
-        )
-        ax = axes_or_new(ax, figsize=(5, 4))
+        centre = problem.points.min(axis=0) / 2 + problem.points.max(axis=0) / 2
+
+        def xy(p: Any) -> tuple[np.ndarray, np.ndarray]:
+            return map_km(p, problem.metric, origin=centre)
+
+        ax = axes_or_new(ax, figsize=(5.5, 4.5))
         ax.scatter(*xy(problem.points), s=4, c="0.8", label="records")
-        sc = ax.scatter(
-            *xy(out_pts), s=18, c=self.matrix[row], cmap="viridis", label="outputs (Pr)"
-        )
+        sc = ax.scatter(*xy(out_pts), s=18, c=self.matrix[row], cmap="viridis", label="outputs")
         ax.scatter(*xy(problem.points[i : i + 1]), marker="*", s=160, c="r", label="true record")
-        ax.figure.colorbar(sc, ax=ax, label=f"Pr[Q(r_{i}) = o_k]")
-        if problem.metric == "haversine":
-            ax.set_xlabel("longitude")
-            ax.set_ylabel("latitude")
-        ax.legend(loc="upper right", fontsize=7)
+        ax.figure.colorbar(sc, ax=ax, label=f"probability that record {i} is reported as it")
+        haversine = problem.metric == "haversine"
+        ax.set_xlabel("km east of the map centre" if haversine else "x (distance units)")
+        ax.set_ylabel("km north of the map centre" if haversine else "y (distance units)")
+        if problem.points.ndim == 2 and problem.points.shape[1] == 2:
+            ax.set_aspect("equal", adjustable="datalim")  # a map: true distances
+        ax.set_title(f"Where record {i} is reported (optimal mechanism)")
+        # Below the axes, so that the legend never covers an output.
+        ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.15), fontsize=7, ncol=3, frameon=False)
         return ax
 
 
