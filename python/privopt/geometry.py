@@ -1,6 +1,6 @@
 """Distances between locations: Haversine (km), Euclidean, metric matrices, nearest points.
 
-Conventions (spec 001 §1): geographic points are ``(lat, lon)`` rows in degrees, **latitude
+Conventions: geographic points are ``(lat, lon)`` rows in degrees, **latitude
 first**; distances are in km on a sphere of radius :data:`EARTH_RADIUS_KM`. Planar points are
 ``(x, y)`` rows in any unit. A *metric matrix* is a square, symmetric, non-negative distance table
 with a zero diagonal (it may hold ``inf`` for "not connected").
@@ -111,7 +111,7 @@ def haversine_km(a: np.ndarray, b: np.ndarray, *, check_input: bool = True) -> n
     """Great-circle distances in km between the ``(lat, lon)`` rows (degrees) of ``a`` (n, 2)
     and ``b`` (m, 2).
 
-    Latitude comes first (the LR-Geo artifact swaps them, spec 001 §16 C). With
+    Latitude comes first (the LR-Geo artifact swaps them). With
     ``check_input=False`` the caller vouches for two (lat, lon) tables in range, as
     :func:`check_points` returns them.
 
@@ -250,8 +250,8 @@ def nearest(
 
 
 def offset_latlon(latlon: np.ndarray, east_km: Any, north_km: Any) -> np.ndarray:
-    """Move ``(lat, lon)`` rows by planar offsets in km (local equirectangular approximation,
-    spec 001 §13: Δlat = north / 111.32, Δlon = east / (111.32 cos φ)).
+    """Move ``(lat, lon)`` rows by planar offsets in km (local equirectangular approximation:
+    Δlat = north / 111.32, Δlon = east / (111.32 cos φ)).
 
     Returns
     -------

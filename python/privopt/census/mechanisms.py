@@ -97,7 +97,7 @@ def _check_data(data: Any) -> CensusCounts:
 def measure_counts(
     data: CensusCounts, epsilon: float, *, rng: Any = None, accountant: Any = None
 ) -> Measurements:
-    """ñ^r = n^r + Geom(2L/ε)^N for every region (spec 003 §1.4, Δ_n = 2)."""
+    """ñ^r = n^r + Geom(2L/ε)^N for every region (sensitivity Δ_n = 2)."""
     data = _check_data(data)
     eps = check_epsilon(epsilon)
     h = data.hierarchy
@@ -121,7 +121,7 @@ def measure_counts(
 def measure_cumulative(
     data: CensusCounts, epsilon: float, *, rng: Any = None, accountant: Any = None
 ) -> Measurements:
-    """c̃^r = ⊕(n^r) + Geom(L/ε)^N for every region (spec 003 §3.2, Δ_c = 1)."""
+    """c̃^r = ⊕(n^r) + Geom(L/ε)^N for every region (sensitivity Δ_c = 1)."""
     data = _check_data(data)
     eps = check_epsilon(epsilon)
     h = data.hierarchy
@@ -150,7 +150,7 @@ def measure_chain(
     accountant: Any = None,
     chain_noise_scale: str = "strict",
 ) -> Measurements:
-    """Level-wise cumulative chain counts plus noise (spec 003 §3.4).
+    """Level-wise cumulative chain counts plus noise.
 
     ``chain_noise_scale="strict"`` (default): Δ_ℓ = |R_ℓ|, λ_ℓ = |R_ℓ|·L/ε — ε-DP.
     ``"paper"``: Δ = 1, λ = L/ε as in the paper — ε-DP only if every level has one region;
@@ -321,7 +321,7 @@ def m_h_dp(
     executor: Any = None,
     progress: bool | str = "auto",
 ) -> CensusRelease:
-    """M_H^dp (spec 003 §2): noisy counts, then the exact tree DP with TableMerge (C++).
+    """M_H^dp: noisy counts, then the exact tree DP with TableMerge (C++).
 
     Parameters
     ----------
@@ -405,7 +405,7 @@ def m_c_dp(
     executor: Any = None,
     progress: bool | str = "auto",
 ) -> CensusRelease:
-    """M_c^dp (spec 003 §3.3): noisy cumulative counts, per-region isotonic regression on
+    """M_c^dp: noisy cumulative counts, per-region isotonic regression on
     [0, G], round half-up, ⊖, then the tree DP to restore consistency and faithfulness
     (``executor`` and ``progress`` as in :func:`m_h_dp`)."""
     check_window(window)
@@ -449,7 +449,7 @@ def m_c_ch(
     window: str | int = "auto",
     progress: bool | str = "auto",
 ) -> CensusRelease:
-    """M_c^ch (spec 003 §3.4): level-wise cumulative chain counts, exact chain DP (C++), ⊖.
+    """M_c^ch: level-wise cumulative chain counts, exact chain DP (C++), ⊖.
 
     ``chain_noise_scale="strict"`` (default) is ε-DP with Δ_ℓ = |R_ℓ|; ``"paper"`` reproduces
     the paper's scale L/ε, which is NOT ε-DP when a level has more than one region (the ledger
@@ -594,7 +594,7 @@ def m_h_r(
     time_limit: float | None = None,
     qp_solver: str = "auto",
 ) -> CensusRelease:
-    """M_H^r (spec 003 §2.1): Model 1 with integrality relaxed (x ≥ 0 kept), solved as a QP
+    """M_H^r: Model 1 with integrality relaxed (x ≥ 0 kept), solved as a QP
     (``qp_solver``, see :func:`solve_qp`), each value rounded half-up independently — may violate
     consistency (#CV > 0). ``time_limit``: seconds of the QP (None or ``inf``: none);
     ``progress`` (keyword): bars over the noise draws, as in :func:`m_h_dp`."""
@@ -639,7 +639,7 @@ def m_c_r(
     time_limit: float | None = None,
     qp_solver: str = "auto",
 ) -> CensusRelease:
-    """M_c^r (spec 003 §3.2): Model 2 relaxed (ĉ ≥ 0 continuous) as a QP (``qp_solver``, see
+    """M_c^r: Model 2 relaxed (ĉ ≥ 0 continuous) as a QP (``qp_solver``, see
     :func:`solve_qp`), rounded half-up, ⊖. A running maximum after rounding keeps n̂ ≥ 0
     against solver round-off. ``time_limit`` and ``progress`` as in :func:`m_h_r`."""
     solver = _qp_solver_name(qp_solver)
@@ -757,8 +757,8 @@ def topdown(
     accountant: Any = None,
     measurements: Measurements | None = None,
 ) -> CensusRelease:
-    """A TopDown-style baseline *in the spirit of* the 2018 E2E / 2020 Census method (spec 003
-    §4): the M_H measurements, then level by level from the root, an L2 projection of each
+    """A TopDown-style baseline *in the spirit of* the 2018 E2E / 2020 Census method: the M_H
+    measurements, then level by level from the root, an L2 projection of each
     parent's children onto {x ≥ 0, Σ x = parent value} (per size) and a sum-preserving rounding.
     Consistent, integral, non-negative and faithful by construction. ``progress`` (keyword):
     bars over the noise draws, as in :func:`m_h_dp`."""

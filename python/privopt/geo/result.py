@@ -515,8 +515,8 @@ class LRGeoResult(Release):
         columns_per_user: int | None = 50,
         seed: int | None = 0,
     ) -> np.ndarray:
-        """§10 / Fig. 13: for uploaded coefficients ĉ_ik, how many CR-table rows the server can
-        match — the V̂ points a whose ``β(a, v̂_k)`` lies in the interval of
+        """The paper's Fig. 13: for uploaded coefficients ĉ_ik, how many CR-table rows the server
+        can match — the V̂ points a whose ``β(a, v̂_k)`` lies in the interval of
         :func:`~privopt.geo.metrics.ambiguity_counts` (``"exact"`` always counts the true row).
 
         ``columns_per_user`` columns k are drawn per user (seeded; None: all), every row i of
@@ -657,7 +657,7 @@ def run_lrgeo(
     geography, params : the public map and parameters.
     users : int array (M,) of true locations (M ≥ 1).
     costs : the server's :class:`CostReferenceTable` (clients estimate ĉ, c̃ from its β), or
-        :class:`TravelCosts` (clients get the exact c̄: ĉ = c̃ = c̄, spec §17 oracles).
+        :class:`TravelCosts` (clients get the exact c̄, ĉ = c̃ = c̄).
     method, executor, rel_gap, time_limit : the CLR-Geo solver
         (:func:`privopt.geo.solve.solve_clr`; ``time_limit`` in seconds, None: none).
     rng : the clients' randomness for v_a, one stream for all users (None: the OS CSPRNG; an

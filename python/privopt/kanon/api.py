@@ -79,7 +79,7 @@ def _distinct_texts(rows: np.ndarray, fmt: Callable) -> np.ndarray:
 def render_table(df: Any, problem: KAnonProblem, boxes: ClassBoxes) -> Any:
     """Copy of ``df`` with QI cells generalized: ``"[y-z]"`` intervals for numeric columns
     (``"v"`` when y = z is not collapsed: the interval is always printed), and the sorted set of
-    the class's values joined by ``"|"`` for categorical columns (spec §7.17).
+    the class's values joined by ``"|"`` for categorical columns.
 
     Parameters
     ----------

@@ -64,7 +64,7 @@ class Verification:
     min_entry : smallest entry of Z.
     n_checked : number of constraints scanned, |E|·K.
     n_violated : number of constraints with ``z_ik − e^{εd_ij} z_jk > count_tol``.
-    count_tol : the absolute tolerance τ of that count (spec 001 §11: 1e-9).
+    count_tol : the absolute tolerance τ of that count (1e-9).
     """
 
     max_relative_violation: float
@@ -78,7 +78,7 @@ class Verification:
 
     @property
     def violation_ratio(self) -> float:
-        """n_violated / n_checked (0 when nothing was checked): the GV ratio of spec 001
+        """n_violated / n_checked (0 when nothing was checked): the GV ratio of the LR-Geo paper
         Eq. 34 over the scanned constraints."""
         return self.n_violated / self.n_checked if self.n_checked else 0.0
 
@@ -101,7 +101,8 @@ class ViolationScan:
     Attributes
     ----------
     max_relative : worst ``max(0, z_ik − e^{εd} z_jk) / z_ik``.
-    max_absolute : worst ``max(0, z_ik − e^{εd} z_jk)`` (the GVE maximum, spec 001 Eq. 35).
+    max_absolute : worst ``max(0, z_ik − e^{εd} z_jk)`` (the GVE maximum, Eq. 35 of the LR-Geo
+        paper).
     worst : (i, j, k) of the worst relative violation, or None.
     n_checked : constraints scanned (|E|·K).
     n_violated : constraints with ``z_ik − e^{εd} z_jk > count_tol``.
@@ -445,7 +446,7 @@ def repair_shared(
     ``(1 − α) Z_m + α/K`` with the smallest α that fixes the violations of *all* of them
     (step 3 of :func:`repair`, uniform partner). One α for all keeps every ratio that held
     *across* the matrices: if ``a ≤ r·b`` with r ≥ 1 then ``(1−α)a + α/K ≤ r((1−α)b + α/K)``.
-    LR-Geo needs this for its users' exponential entries (Thm 4.4, spec 001 §5), which a
+    LR-Geo needs this for its users' exponential entries (Thm 4.4), which a
     per-matrix weight or the lift partner would break.
 
     Parameters
