@@ -86,6 +86,7 @@ html_theme = "pydata_sphinx_theme"
 html_title = f"privopt {release}"
 html_theme_options = {
     "navigation_with_keys": False,
+    "header_links_before_dropdown": 4,  # the search box stays on the header's one line
     "show_toc_level": 2,
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],

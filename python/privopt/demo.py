@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from privopt._validation import check_bool, check_int
-from privopt.report import GLOSSARY_NOTE, Report, Section, format_number
+from privopt.report import GLOSSARY_NOTE, Report, Section, format_number, release_header
 
 __all__ = ["DEMO_SECTIONS", "run_demo"]
 
@@ -53,7 +53,12 @@ def run_demo(out_dir: str | Path = "demo", seed: int = 0, *, verbose: bool = Tru
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     report = Report("privopt demo")
-    report.add(Section("About this report", _INTRO.format(seed=seed)))
+    head = release_header(
+        "demonstration releases of every mechanism, on small generated or bundled data",
+        "each section states its mechanism's guarantee",
+        f"for testing only: every random draw came from seed {seed}, so anyone can recompute it",
+    )
+    report.add(Section("About this report", head + _INTRO.format(seed=seed)))
     for path in DEMO_SECTIONS:
         start = time.perf_counter()
         section = _load(path)(out, seed)
@@ -71,7 +76,5 @@ def run_demo(out_dir: str | Path = "demo", seed: int = 0, *, verbose: bool = Tru
 
 _INTRO = (
     "Every mechanism of privopt run once on small generated or bundled data, with seed "
-    "{seed} for every random draw: the releases are reproducible and therefore for testing "
-    "only. Each section begins with what was released, under which guarantee and with what "
-    "status. Times are wall-clock seconds on this machine.\n"
+    "{seed} for every random draw. Times are wall-clock seconds on this machine.\n"
 )

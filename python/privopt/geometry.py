@@ -41,9 +41,9 @@ __all__ = [
     "map_km",
 ]
 
-#: Mean Earth radius (km) of the papers' Haversine distance (spec 001 §1).
+#: Mean Earth radius (km) of the Haversine distance, as in the LR-Geo and metric-DP papers.
 EARTH_RADIUS_KM = 6371.0
-#: Kilometres per degree of latitude used to turn planar noise into degrees (spec 001 §13).
+#: Kilometres per degree of latitude used to turn planar noise into degrees.
 KM_PER_DEGREE_LAT = 111.32
 #: Metrics with a coordinate formula.
 COORDINATE_METRICS = ("euclidean", "haversine")

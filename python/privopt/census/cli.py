@@ -265,7 +265,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``census`` subcommand."""
     p = subparsers.add_parser(
         "census",
-        help="consistent ε-DP group-size counts over a region hierarchy (spec 003)",
+        help="consistent ε-DP group-size counts over a region hierarchy",
         description="Release ε-DP counts of groups (households) per size and region, consistent "
         "across levels, non-negative integers summing to the public total.",
     )
