@@ -301,12 +301,24 @@ def map_km(points: Any, metric: str, origin: Any = None) -> tuple[np.ndarray, np
     -------
     x, y : arrays, shape (n,): km east and north of ``origin`` (haversine, local
         equirectangular approximation), or the planar coordinates as they are.
+
+    Raises
+    ------
+    InvalidInput
+        NaN/inf, an empty or 3-D array, or latitudes/longitudes out of range (haversine).
     """
-    pts = np.asarray(points, dtype=float)
+    pts = check_finite_array("points", points)
+    if pts.ndim not in (1, 2) or len(pts) == 0:
+        raise InvalidInput(f"points must be a non-empty (n,) or (n, d) array, got {pts.shape}")
     if pts.ndim == 1:
         pts = np.column_stack([pts, np.zeros(len(pts))])
+    if not isinstance(metric, str):
+        raise InvalidInput(f"metric must be a string, got {metric!r}")
     if metric != "haversine":
         return pts[:, 0], (pts[:, 1] if pts.shape[1] > 1 else np.zeros(len(pts)))
+    if pts.shape[1] != 2:
+        raise InvalidInput(f"points must be (lat, lon) rows for haversine, got shape {pts.shape}")
+    pts = _check_latlon("points", pts)
     lat0, lon0 = (
         (pts[:, 0].min() + pts[:, 0].max()) / 2 if origin is None else float(origin[0]),
         (pts[:, 1].min() + pts[:, 1].max()) / 2 if origin is None else float(origin[1]),

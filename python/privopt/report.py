@@ -17,6 +17,7 @@ from typing import Any
 
 from privopt import _optional
 from privopt._atomic import atomic_file, write_text_atomic
+from privopt._validation import check_int, check_real
 from privopt.errors import InvalidInput
 
 __all__ = [
@@ -167,6 +168,7 @@ def format_number(value: Any, digits: int = 4) -> str:
     >>> format_number(float("nan")), format_number(float("inf")), format_number(2.0)
     ('n/a', '∞', '2')
     """
+    digits = check_int("digits", digits, minimum=1, maximum=17)
     numeric = isinstance(value, (int, float)) or _is_numpy_number(value)
     if isinstance(value, bool) or not numeric:
         return str(value)
@@ -231,6 +233,12 @@ def status_text(status: str | None, relative_gap: float | None = None) -> str:
     >>> status_text(None)
     'nothing was optimized, so there is no optimality claim'
     """
+    if status is not None and not isinstance(status, str):
+        raise InvalidInput(f"status must be a string or None, got {status!r}")
+    if relative_gap is not None:
+        relative_gap = check_real("relative_gap", relative_gap, allow_inf=True)
+        if relative_gap < 0:
+            raise InvalidInput(f"relative_gap must be >= 0, got {relative_gap!r}")
     if status is None:
         text = "nothing was optimized, so there is no optimality claim"
     else:
