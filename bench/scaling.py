@@ -264,14 +264,15 @@ def family_mdp(sizes: list[int], quick: bool) -> Result:
         memory_label="own peak above the data (MiB)",
         what="`privopt.mdp.solve(problem, 'lp')` with as many outputs as records (K = N), "
         f"ε = 10/km, η = 2, on {'N Rome road nodes (Haversine)' if road else 'a 1 km grid'}; "
-        "every release certified (safe dual bound of the full LP). Issue 17 measured 751 s and "
+        "every release certified (safe dual bound of the full LP). A first version measured "
+        "751 s and "
         "2.9 GB (process peak) on a K = N = 2,000 grid before its work.",
         expected="Expected: at least 2 for time and memory, since the LP has N·K = N² variables "
         "(row generation keeps the |E|·K rows to a fraction, but the columns are all there); "
         "more when the number of row-generation rounds or HiGHS's simplex iterations grow with N.",
         series=Series(sizes, [r["seconds"] for r in runs], [r["own_mib"] for r in runs]),
         references=[
-            Reference(2000, 751, "issue 17, before (grid): 751 s", "before"),
+            Reference(2000, 751, "first version (grid): 751 s", "before"),
             Reference(2000, 60, "goal: ≤ 60 s", "goal"),
         ],
         extra={"certified gap": [r["gap"] for r in runs]},
@@ -291,14 +292,15 @@ def family_mdp_grid(sizes: list[int], quick: bool) -> Result:
         time_label="solve (s)",
         memory_label="process peak RSS (MiB)",
         what="The exact LP on a grid of N 1 km cells with every cell an output (K = N), "
-        "ε = 10/km, η = 2 km: issue 17's setting (`bench/mdp_scale.py`'s workload "
+        "ε = 10/km, η = 2 km: the setting of the first measurement (`bench/mdp_scale.py`'s "
+        "workload "
         "`grid-kn:N`, one process per size).",
         expected="Expected: at least 2, as for the road nodes above.",
         series=Series(sizes, [r["time_s"] for r in runs], [r["peak_rss_mib"] for r in runs]),
         references=[
-            Reference(2000, 751, "issue 17, before: 751 s", "before"),
+            Reference(2000, 751, "first version: 751 s", "before"),
             Reference(2000, 60, "goal: ≤ 60 s", "goal"),
-            Reference(2000, 2.9e3 / 1.024 / 1.024, "issue 17, before: 2.9 GB", "before", "memory"),
+            Reference(2000, 2.9e3 / 1.024 / 1.024, "first version: 2.9 GB", "before", "memory"),
             Reference(2000, 2048, "goal: ≤ 2 GiB", "goal", "memory"),
         ],
     )
@@ -361,10 +363,10 @@ def family_kanon(sizes: list[int], method: str) -> Result:
         runs.append(_checked(r, f"kanon {method} at n = {n}"))
     refs = {
         "greedy": [
-            Reference(1e6, 82.7, "issue 17, before: 82.7 s", "before"),
+            Reference(1e6, 82.7, "first version: 82.7 s", "before"),
             Reference(1e6, 15, "goal: ≤ 15 s", "goal"),
         ],
-        "split_carry": [Reference(1e5, 37, "issue 17, before: 37 s", "before")],
+        "split_carry": [Reference(1e5, 37, "first version: 37 s", "before")],
     }[method]
     label = {"greedy": "Greedy Search", "split_carry": "Split & Carry (S = 3, serial)"}[method]
     rows = "UCI Adult replicated" if data == "adult" else "synthetic CENSUS-like rows"
@@ -411,7 +413,7 @@ def family_census(sizes: list[int], quick: bool) -> Result:
             [max(r["solver_peak_mib"] - r["before_mib"], 1.0) for r in runs],
         ),
         references=[
-            Reference(1e6, 26.5, "issue 17, before: 24–29 s", "before"),
+            Reference(1e6, 26.5, "first version: 24–29 s", "before"),
             Reference(1e6, 5, "goal: ≤ 5 s", "goal"),
             Reference(1e6, 1024, "goal: ≤ 1 GiB", "goal", "memory"),
         ],
@@ -433,14 +435,14 @@ def family_cluster(sizes: list[int], quick: bool) -> Result:
         what="`DPM(ε = 1, δ = 1/n^1.5).fit(X)` on n × 10 points of the Synth recipe (64 unit "
         "blobs in [−100, 100]^10; `bench/dpm_scale.py`'s child, one process per size, data "
         "included in the peak). The paper's point is the authors' DPM on Synth-10d "
-        "(n = 10⁵) on 2 cores, spec 004 §13.1.",
+        "(n = 10⁵) on 2 cores, as the DPM paper reports it.",
         expected="Expected: about 1 for time (each tree level is one pass over the points); "
         "the memory column is the process peak with the data, so its fitted exponent is pulled "
         "down by the resident ~300 MiB until the data (80 MB per 10⁶ points) dominates.",
         series=Series(sizes, [r["fit_s"] for r in runs], [1024 * r["peak_gib"] for r in runs]),
         references=[
             Reference(1e5, 18.5, "paper: authors' DPM, 17–20 s", "paper"),
-            Reference(1e7, 14, "issue 17, before: 14 s", "before"),
+            Reference(1e7, 14, "first version: 14 s", "before"),
             Reference(1e7, 10, "goal: ≤ 10 s", "goal"),
         ],
     )
@@ -574,7 +576,7 @@ def render(results: list[Result], errors: dict[str, str], context: dict) -> str:
         "costs (imports, start-up, and the ~250–300 MiB a process holds before its data where "
         "memory is the process peak), which lower a fitted exponent; the exponent between the "
         "two largest sizes alone is the least affected by them. Read both with the points. "
-        "Plots show the measured points, the fitted lines, and the paper's figure or issue 17's "
+        "Plots show the measured points, the fitted lines, and the paper's figure or the earlier "
         "before/goal figures where there are any (other machines, other settings: context, not "
         "a comparison).",
         "",

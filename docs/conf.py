@@ -31,6 +31,8 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax copied into the site (_static/mathjax): formulas render without a network.
+    "sphinx-mathjax-offline",
     "sphinx.ext.viewcode",
     "numpydoc",
     "myst_parser",
@@ -72,17 +74,25 @@ sphinx_gallery_conf = {
     "matplotlib_animations": False,
     "abort_on_example_error": False,  # report every failing example, then fail the build
     "only_warn_on_example_error": False,
+    # No sg_execution_times page: it loads jQuery and DataTables from a CDN.
+    "write_computation_times": False,
 }
+
+# "--out" stays two hyphens (smartquotes would print an en dash) in the command-line reference
+# and in every option named in the text.
+smartquotes = False
 
 html_theme = "pydata_sphinx_theme"
 html_title = f"privopt {release}"
 html_theme_options = {
     "navigation_with_keys": False,
+    "header_links_before_dropdown": 4,  # the search box stays on the header's one line
     "show_toc_level": 2,
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["privopt.css"]  # code blocks wrap instead of running off the page
 
 # The build runs offline: no sphinx.ext.intersphinx (remote inventories), no analytics.
 os.environ.setdefault("MPLBACKEND", "Agg")

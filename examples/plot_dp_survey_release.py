@@ -10,7 +10,9 @@ leaks), and a :class:`privopt.dp.PrivacyAccountant` keeps the ledger and refuses
 the budget.
 
 The data: ``adult.data`` from the UCI Machine Learning Repository (CC BY 4.0), read from
-``$PRIVOPT_DATA/adult/`` (by default the ``shared/data`` folder beside a privopt checkout).
+``$PRIVOPT_DATA/adult/`` (by default the ``shared/data`` folder beside a privopt checkout; the
+file is at https://archive.ics.uci.edu/dataset/2/adult). Without it, a generated table with the
+same columns stands in (:func:`privopt.kanon.datasets.synthetic_adult`), so the numbers differ.
 """
 
 import os
@@ -28,8 +30,11 @@ from privopt.errors import PrivacyBudgetExceeded
 from privopt.kanon import datasets
 
 here = Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()
-os.environ.setdefault("PRIVOPT_DATA", str(here.parents[1] / "shared" / "data"))
-adult = datasets.load_adult()
+data = Path(os.environ.get("PRIVOPT_DATA", here.parents[1] / "shared" / "data"))
+if (data / "adult" / "adult.data").is_file():
+    adult = datasets.load_adult(data / "adult" / "adult.data")  # 30,162 complete rows
+else:  # the generated stand-in (see above)
+    adult = datasets.synthetic_adult(30_162, seed=0)
 rng = np.random.default_rng(0)  # reproducible example; a real release uses rng="secure"
 budget = PrivacyAccountant(epsilon_budget=1.0)
 

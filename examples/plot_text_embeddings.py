@@ -11,7 +11,9 @@ themselves than the exponential mechanism does at the same ε. Here on 100 Engli
 their MiniLM sentence-transformer embeddings.
 
 The data: ``words2000.txt`` and ``words2000_minilm384.npy`` (unit-norm, 384-d), read from
-``$PRIVOPT_DATA/text/`` (by default the ``shared/data`` folder beside a privopt checkout).
+``$PRIVOPT_DATA/text/`` (by default the ``shared/data`` folder beside a privopt checkout; the
+embeddings are those of the ``all-MiniLM-L6-v2`` sentence-transformer model). Without them,
+generated unit vectors named ``word0``, ``word1``, … stand in, so the numbers differ.
 """
 
 import os
@@ -25,7 +27,14 @@ from scipy.spatial.distance import pdist, squareform
 
 here = Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()
 data = Path(os.environ.get("PRIVOPT_DATA", here.parents[1] / "shared" / "data"))
-words, embeddings = load_text_embeddings(data / "text", n=100, seed=0)
+if (data / "text" / "words2000_minilm384.npy").is_file():
+    words, embeddings = load_text_embeddings(data / "text", n=100, seed=0)
+else:  # the generated stand-in: unit vectors near a 3-dimensional subspace, 384-d like MiniLM
+    gen = np.random.default_rng(0)
+    embeddings = gen.normal(size=(100, 3)) @ gen.normal(size=(3, 384))
+    embeddings += 0.3 * gen.normal(size=embeddings.shape) * np.abs(embeddings).mean()
+    embeddings /= np.linalg.norm(embeddings, axis=1, keepdims=True)
+    words = [f"word{i}" for i in range(100)]
 
 # The LP states the ratio constraint between words closer than η and lets it follow along chains
 # of such pairs (with the path length as distance). A word with no neighbour within η would get

@@ -24,6 +24,7 @@ sys.path.insert(0, str(DOCS / "_ext"))
 sys.path.insert(0, str(DOCS.parent / "tools"))
 
 from api_pages import listed_names, new_page, public_modules  # noqa: E402
+from check_docs_site import INTERNAL_REFERENCES, page_problems  # noqa: E402
 from docstring_hygiene import escape_bars, escape_docstring_bars, normalize_section_titles  # noqa: E402
 from site_pages import api_pages, concept_pages, guide_pages  # noqa: E402
 
@@ -71,6 +72,7 @@ def test_every_api_page_documents_a_module():
 
 def test_every_markdown_page_is_in_the_site():
     site_pages = {"index", "getting_started", "user_guide", "concepts", "cpp"}
+    site_pages |= {"choosing", "performance", "glossary"}
     listed = set(guide_pages(DOCS)) | set(concept_pages(DOCS)) | site_pages
     assert {p.stem for p in DOCS.glob("*.md")} <= listed
     assert guide_pages(DOCS)[:2] == ["dp", "lp"]  # shared machinery first
@@ -171,3 +173,96 @@ def test_examples_are_gallery_scripts_that_draw_a_figure():
         assert match, f"{path.name}: the docstring must open with a title and a === underline"
         assert len(match["rule"]) == len(match["title"]), f"{path.name}: underline length"
         assert "plt.show()" in text, f"{path.name} draws no figure"
+
+
+#: The mechanism pages: each opens with a short task a reader can run as it is.
+MECHANISM_PAGES = ("dp", "lp", "mdp", "geo", "kanon", "census", "cluster")
+
+
+def opening_task(page: str) -> tuple[str, int]:
+    """The first Python block of ``docs/<page>.md`` and the number of headings before it."""
+    text = (DOCS / f"{page}.md").read_text()
+    match = re.search(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    assert match, f"docs/{page}.md has no Python block"
+    headings = re.findall(r"^#+ ", text[: match.start()], flags=re.MULTILINE)
+    return match.group(1), len(headings)
+
+
+@pytest.mark.parametrize("page", MECHANISM_PAGES)
+def test_mechanism_page_opens_with_a_short_task_that_runs(page, tmp_path, monkeypatch, capsys):
+    code, headings = opening_task(page)
+    assert headings == 1, f"docs/{page}.md: the task comes before any section (after the title)"
+    assert len(code.strip().splitlines()) <= 12, f"docs/{page}.md: the opening task is long"
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, f"docs/{page}.md", "exec"), {})
+    assert capsys.readouterr().out.strip(), f"docs/{page}.md: the task shows no result"
+
+
+def docstring_lines() -> list[tuple[str, str]]:
+    """(object, line) for every line of every public docstring (what the API pages show)."""
+    import inspect
+
+    found: list[tuple[str, str]] = []
+    modules = public_modules()
+    for name, module in modules.items():
+        objects = [(name, module)]
+        for attr in listed_names(name, modules):
+            obj = getattr(module, attr, None)
+            objects.append((f"{name}.{attr}", obj))
+            if inspect.isclass(obj):
+                objects += [(f"{name}.{attr}.{k}", v) for k, v in vars(obj).items()]
+        for label, obj in objects:
+            doc = inspect.getdoc(obj) if obj is not None else None
+            found += [(label, line) for line in (doc or "").splitlines()]
+    return found
+
+
+def test_no_page_or_docstring_cites_internal_material():
+    # Readers cannot see the project's specs or issue tracker: a page names the paper instead.
+    sources = [*DOCS.glob("*.md"), *DOCS.glob("*.rst"), *(DOCS.parent / "examples").glob("*.py")]
+    found = [
+        f"{path.name}: {line.strip()}"
+        for path in sources
+        for line in path.read_text().splitlines()
+        if INTERNAL_REFERENCES.search(line)
+    ]
+    found += [
+        f"{obj}: {line}" for obj, line in docstring_lines() if INTERNAL_REFERENCES.search(line)
+    ]
+    assert not found, "internal references on the site:\n" + "\n".join(found)
+
+
+def test_built_page_checks_find_cdn_dashes_and_internal_references():
+    page = (
+        '<script src="https://cdn.example.org/jquery.js"></script><p>Use –out DIR '
+        "(spec 003 §2) as issue 12 says; HiGHS issue #1956 is public.</p>"
+    )
+    problems = page_problems("p.html", page)
+    assert any("loads" in p for p in problems)
+    assert any("en dash" in p for p in problems)
+    assert sum("internal reference" in p for p in problems) == 3  # spec 003, §2, issue 12
+    assert page_problems("ok.html", "<p>Use --out DIR (Liang &amp; Samavi 2020, eq. 34).</p>") == []
+
+
+def test_site_settings_keep_it_offline_and_options_intact():
+    conf = (DOCS / "conf.py").read_text()
+    assert '"sphinx-mathjax-offline"' in conf  # MathJax served from the site itself
+    assert "smartquotes = False" in conf  # --out stays --out
+    assert '"write_computation_times": False' in conf  # that page loads jQuery from a CDN
+    assert "sphinx-mathjax-offline" in (DOCS.parent / "pyproject.toml").read_text()
+    css = (DOCS / "_static" / "privopt.css").read_text()
+    assert "pre-wrap" in css  # code blocks wrap instead of overflowing the page
+
+
+def test_installation_promises_no_published_distribution():
+    for path in [*DOCS.glob("*.md"), DOCS.parent / "README.md"]:
+        assert "pip install privopt" not in path.read_text(), path.name
+    install = (DOCS / "getting_started.md").read_text().split("## Install")[1].split("\n## ")[0]
+    assert "pip install ." in install and ".whl" in install  # from source, from a built wheel
+
+
+def test_user_pages_exist_and_are_linked_from_the_index():
+    index = (DOCS / "index.md").read_text()
+    for page in ("choosing", "performance", "glossary"):
+        assert (DOCS / f"{page}.md").is_file() and f"\n{page}\n" in index, page
+    assert "python bench/" in (DOCS / "performance.md").read_text()

@@ -10,7 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 #: Pages of the site itself; every other top-level page is a user-guide page.
-SITE_PAGES = {"index", "getting_started", "user_guide", "concepts", "cli", "cpp"}
+SITE_PAGES = {
+    *("index", "getting_started", "choosing", "user_guide", "concepts", "cli", "cpp"),
+    *("performance", "glossary"),
+}
 #: Concept pages, in this order, listed under "Concepts" when present.
 CONCEPT_PAGES = ("architecture", "certification", "errors")
 #: Preferred order of the user-guide pages: shared machinery first, then the mechanisms;

@@ -20,7 +20,7 @@ bool road_distances() {
     return search.distance(3) == 6.0;
 }
 
-// The paper's running example (spec 003 §2.7): noisy counts 2 (US), 3 (GA), 0 (NY) of
+// The census paper's running example: noisy counts 2 (US), 3 (GA), 0 (NY) of
 // size-1 households, the national total known to be 3. The tree DP returns the consistent
 // integer counts closest to the noisy ones: GA + NY = US = 3.
 bool consistent_counts() {

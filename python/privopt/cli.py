@@ -143,6 +143,8 @@ def _run_demo(args: argparse.Namespace) -> int:
         out = outputs.add(args.out)
         with outputs.publish() as staged:
             run_demo(staged[out], seed=args.seed)
+    # Where the report is once published (run_demo wrote it into a staging folder).
+    print(f"[demo] report written to {out / 'report.md'}", file=sys.stderr, flush=True)
     files = sorted(str(p) for p in out.rglob("*") if p.is_file() and not p.name.startswith("."))
     # The demo releases one thing per mechanism, each under its own guarantee (report.md states
     # each); the summary has the shared keys and says so.

@@ -1,6 +1,6 @@
 """Distances between locations: Haversine (km), Euclidean, metric matrices, nearest points.
 
-Conventions (spec 001 §1): geographic points are ``(lat, lon)`` rows in degrees, **latitude
+Conventions: geographic points are ``(lat, lon)`` rows in degrees, **latitude
 first**; distances are in km on a sphere of radius :data:`EARTH_RADIUS_KM`. Planar points are
 ``(x, y)`` rows in any unit. A *metric matrix* is a square, symmetric, non-negative distance table
 with a zero diagonal (it may hold ``inf`` for "not connected").
@@ -38,11 +38,12 @@ __all__ = [
     "triangle_violation",
     "nearest",
     "offset_latlon",
+    "map_km",
 ]
 
-#: Mean Earth radius (km) of the papers' Haversine distance (spec 001 §1).
+#: Mean Earth radius (km) of the Haversine distance, as in the LR-Geo and metric-DP papers.
 EARTH_RADIUS_KM = 6371.0
-#: Kilometres per degree of latitude used to turn planar noise into degrees (spec 001 §13).
+#: Kilometres per degree of latitude used to turn planar noise into degrees.
 KM_PER_DEGREE_LAT = 111.32
 #: Metrics with a coordinate formula.
 COORDINATE_METRICS = ("euclidean", "haversine")
@@ -110,7 +111,7 @@ def haversine_km(a: np.ndarray, b: np.ndarray, *, check_input: bool = True) -> n
     """Great-circle distances in km between the ``(lat, lon)`` rows (degrees) of ``a`` (n, 2)
     and ``b`` (m, 2).
 
-    Latitude comes first (the LR-Geo artifact swaps them, spec 001 §16 C). With
+    Latitude comes first (the LR-Geo artifact swaps them). With
     ``check_input=False`` the caller vouches for two (lat, lon) tables in range, as
     :func:`check_points` returns them.
 
@@ -249,8 +250,8 @@ def nearest(
 
 
 def offset_latlon(latlon: np.ndarray, east_km: Any, north_km: Any) -> np.ndarray:
-    """Move ``(lat, lon)`` rows by planar offsets in km (local equirectangular approximation,
-    spec 001 §13: Δlat = north / 111.32, Δlon = east / (111.32 cos φ)).
+    """Move ``(lat, lon)`` rows by planar offsets in km (local equirectangular approximation:
+    Δlat = north / 111.32, Δlon = east / (111.32 cos φ)).
 
     Returns
     -------
@@ -282,3 +283,46 @@ def offset_latlon(latlon: np.ndarray, east_km: Any, north_km: Any) -> np.ndarray
     )
     lon = (lon + 180.0) % 360.0 - 180.0
     return np.column_stack([np.clip(lat, -90.0, 90.0), lon])
+
+
+def map_km(points: Any, metric: str, origin: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """Coordinates to draw ``points`` on a map whose axes are in km, so that equal aspect
+    shows true distances (a circle of radius r km is drawn as a circle).
+
+    Parameters
+    ----------
+    points : array, shape (n, 2): ``(lat, lon)`` degrees for ``metric="haversine"``, else
+        planar coordinates (in the metric's unit, usually km); shape (n,) is read as a line.
+    metric : ``"haversine"`` or a planar metric.
+    origin : array, shape (2,), optional: the ``(lat, lon)`` the km are measured from
+        (haversine only); by default the middle of ``points``.
+
+    Returns
+    -------
+    x, y : arrays, shape (n,): km east and north of ``origin`` (haversine, local
+        equirectangular approximation), or the planar coordinates as they are.
+
+    Raises
+    ------
+    InvalidInput
+        NaN/inf, an empty or 3-D array, or latitudes/longitudes out of range (haversine).
+    """
+    pts = check_finite_array("points", points)
+    if pts.ndim not in (1, 2) or len(pts) == 0:
+        raise InvalidInput(f"points must be a non-empty (n,) or (n, d) array, got {pts.shape}")
+    if pts.ndim == 1:
+        pts = np.column_stack([pts, np.zeros(len(pts))])
+    if not isinstance(metric, str):
+        raise InvalidInput(f"metric must be a string, got {metric!r}")
+    if metric != "haversine":
+        return pts[:, 0], (pts[:, 1] if pts.shape[1] > 1 else np.zeros(len(pts)))
+    if pts.shape[1] != 2:
+        raise InvalidInput(f"points must be (lat, lon) rows for haversine, got shape {pts.shape}")
+    pts = _check_latlon("points", pts)
+    lat0, lon0 = (
+        (pts[:, 0].min() + pts[:, 0].max()) / 2 if origin is None else float(origin[0]),
+        (pts[:, 1].min() + pts[:, 1].max()) / 2 if origin is None else float(origin[1]),
+    )
+    x = (pts[:, 1] - lon0) * KM_PER_DEGREE_LAT * np.cos(np.radians(lat0))
+    y = (pts[:, 0] - lat0) * KM_PER_DEGREE_LAT
+    return x, y

@@ -43,7 +43,7 @@ from privopt._inputs import load_npz
 from privopt._json import jsonable
 from privopt._validation import check_bool
 from privopt.errors import InvalidInput
-from privopt.report import Section, markdown_table
+from privopt.report import Section, format_number, markdown_table, release_header, status_text
 
 __all__ = [
     "Guarantee",
@@ -220,20 +220,10 @@ class Release(ABC):
     def report(self) -> Any:
         """A report section that begins with what was released, under which guarantee and with
         what status, then the summary's figures as a table."""
-        status = "not optimized" if self.status is None else self.status
-        if self.relative_gap is not None:
-            status += f" (proven relative gap {_number(self.relative_gap)})"
-        lines = [
-            f"**Released:** {self.describe()}",
-            "",
-            f"**Guarantee:** {self.guarantee.describe()}",
-            "",
-            f"**Status:** {status}",
-            "",
-            "",
-        ]
+        status = status_text(self.status, self.relative_gap)
+        head = release_header(self.describe(), self.guarantee.describe(), status)
         rows = [[k, _cell(v)] for k, v in self._summary_fields().items() if _is_scalar(v)]
-        body = "\n".join(lines) + (markdown_table(["quantity", "value"], rows) if rows else "")
+        body = head + (markdown_table(["quantity", "value"], rows) if rows else "")
         return Section(f"Release: {self.mechanism}", body)
 
     def describe(self) -> str:
@@ -491,10 +481,8 @@ def _jsonable(value: Any) -> Any:
 
 
 def _number(value: float) -> str:
-    """A number with meaningful digits: 4 significant, no trailing noise."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return f"{int(value):,}".replace(",", " ") if abs(int(value)) >= 10_000 else str(value)
-    return f"{float(value):.4g}"
+    """A number with meaningful digits (the reports' shared formatter)."""
+    return format_number(value)
 
 
 def _is_scalar(value: Any) -> bool:

@@ -76,9 +76,9 @@ def test_a_loaded_release_evaluates_as_the_original(result, saved) -> None:
         np.testing.assert_array_equal(up.column_distances, original.column_distances)
         np.testing.assert_array_equal(up.cost, original.cost)
     ax = loaded.plot_user(1)  # without the true location: the mean over the LR rows
-    assert "v_m" not in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "true location (v_m)" not in [t.get_text() for t in ax.get_legend().get_texts()]
     ax = result.plot_user(1)
-    assert "v_m" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "true location (v_m)" in [t.get_text() for t in ax.get_legend().get_texts()]
     plt.close("all")
 
 

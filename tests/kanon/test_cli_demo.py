@@ -35,7 +35,8 @@ def test_cli_writes_table_and_report(tmp_path, capsys):
     assert table.shape == (20, 5) and (table["note"] == "x").all()
     assert table.groupby(["AGE", "SEX", "INJ_SEV", "DRINKING"]).size().min() >= 3
     report = (out / "report.md").read_text()
-    assert "4.816532" in report and "kanon_class_sizes.png" in report
+    # the optimum 4.816532, to the reports' four significant digits
+    assert "4.817" in report and "kanon_class_sizes.png" in report
     assert (out / "kanon_class_sizes.png").stat().st_size > 0
     assert "split_carry" in capsys.readouterr().out
 

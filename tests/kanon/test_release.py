@@ -92,7 +92,7 @@ def test_describe_repr_and_plot(greedy):
     assert summary["rows"] == 20 and summary["k"] == 3 and summary["smallest_class"] >= 3
     assert summary["objective"] == pytest.approx(greedy.objective)
     ax = greedy.plot()
-    assert ax.get_xlabel() == "equivalence-class size (rows)"
+    assert ax.get_xlabel() == "size of a group of indistinguishable rows (rows)"
     import matplotlib.pyplot as plt
 
     plt.close("all")

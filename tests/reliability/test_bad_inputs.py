@@ -1182,6 +1182,9 @@ case(
     "metric",
 )
 case("check_points", "lat=95", lambda: geometry.check_points("p", [[95.0, 0.0]], "haversine"), "p")
+case("map_km", "NaN", lambda: geometry.map_km([[NAN, 1.0]], "euclidean"), "points")
+case("map_km", "lat=95", lambda: geometry.map_km([[95.0, 0.0]], "haversine"), "points")
+case("map_km", "empty", lambda: geometry.map_km(np.zeros((0, 2)), "euclidean"), "points")
 case(
     "check_metric_matrix",
     "negative",
@@ -1646,6 +1649,13 @@ case("certify", "lower_bound complex", lambda: certify.certify(1.0, 1j, 1e-6), "
 case("proven_relative_gap", "value='x'", lambda: certify.proven_relative_gap("x", 0.0), "value")
 case("warn_uncertified", "status=''", lambda: certify.warn_uncertified("x", "", 0.1), "status")
 case("markdown_table", "ragged rows", lambda: report.markdown_table(["a", "b"], [[1]]), "")
+case("format_number", "digits=0", lambda: report.format_number(1.5, digits=0), "digits")
+case(
+    "release_header", "empty guarantee", lambda: report.release_header("x", " ", "ok"), "guarantee"
+)
+case("status_text", "relative_gap=-1", lambda: report.status_text("optimal", -1.0), "relative_gap")
+case("status_text", "relative_gap=nan", lambda: report.status_text("optimal", NAN), "relative_gap")
+case("status_text", "status=3", lambda: report.status_text(3), "status")
 case(
     "save_figure",
     "suffix .xyz",

@@ -1,4 +1,4 @@
-"""Consistent differentially private hierarchical group-size counts (spec 003, Fioretto, Van
+"""Consistent differentially private hierarchical group-size counts (Fioretto, Van
 Hentenryck & Zhu): the tree DP M_H^dp over convex cost tables (TableMerge in C++), the cumulative
 mechanisms M_c^dp and the exact chain DP M_c^ch (C++), QP baselines M_H^r / M_c^r, a TopDown-style
 baseline, a release object with ``verify()``, and a synthetic US household generator.

@@ -25,10 +25,25 @@ from privopt._inputs import read_csv_table
 from privopt.census.budget import BudgetAllocation, allocate_budget
 from privopt.census.hierarchy import MAX_COUNT, CensusCounts, Hierarchy
 from privopt.census.mechanisms import MECHANISMS
-from privopt.census.report import comparison_table, plot_l1_per_level, run_comparison
+from privopt.census.report import (
+    checks_text,
+    comparison_table,
+    ledger_table,
+    method_words,
+    plot_l1_per_level,
+    run_comparison,
+)
 from privopt.census.synthetic import synthetic_us
 from privopt.errors import InvalidInput
-from privopt.report import Report, Section, close_figure, markdown_table, save_figure
+from privopt.report import (
+    GLOSSARY_NOTE,
+    Report,
+    Section,
+    close_figure,
+    format_number,
+    markdown_table,
+    save_figure,
+)
 
 __all__ = ["register", "load_counts"]
 
@@ -286,11 +301,16 @@ def _write_outputs(out: Path, args: argparse.Namespace, data, rel, checks, plan,
     h = data.hierarchy
     budget = f"ε = {rel.epsilon:g}" if rel.rho is None else f"ρ = {rel.rho:g}"
     body = (
-        f"Mechanism **{rel.method}**, {budget}, {h.n_regions} regions in "
-        f"{h.n_levels} levels, N = {data.N}, G = {data.G}.\n\n"
+        f"Method **{rel.method}** ({method_words(rel.method)}), privacy {budget}, "
+        f"{h.n_regions} regions in {h.n_levels} levels, group sizes 1 to {data.N}, "
+        f"{data.G} groups in total.\n\n"
         f"Guarantee in detail: {rel.guarantee_details}.\n\n"
-        f"Checks: {checks}; runtime {rel.timings['total']:.3f} s.\n\nLedger:\n\n"
-        + "\n".join(f"- {e}" for e in rel.ledger)
+        + checks_text(checks)
+        + f"\n\nRuntime: {format_number(rel.timings['total'], 3)} s.\n\n"
+        "**Privacy spent (the ledger).** Each line is one noisy measurement:\n\n"
+        + ledger_table(rel.ledger)
+        + "\n"
+        + GLOSSARY_NOTE
         + "\n"
     )
     summary = rel.report()
@@ -353,7 +373,8 @@ def _write_outputs(out: Path, args: argparse.Namespace, data, rel, checks, plan,
         plot = plot_l1_per_level(rows, h.level_names, out / "census_l1_per_level.png")
         report.add(
             Section(
-                "Comparison (confidential: errors against the true counts, do not publish)",
+                "Comparison of methods (confidential: errors against the true counts, "
+                "do not publish)",
                 comparison_table(rows, h.level_names),
                 [plot.name],
             )
@@ -373,7 +394,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``census`` subcommand."""
     p = subparsers.add_parser(
         "census",
-        help="consistent ε-DP (or ρ-zCDP) group-size counts over a region hierarchy (spec 003)",
+        help="consistent ε-DP (or ρ-zCDP) group-size counts over a region hierarchy",
         description="Release ε-DP counts of groups (households) per size and region, consistent "
         "across levels, non-negative integers summing to the public total.",
     )

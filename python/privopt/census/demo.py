@@ -41,7 +41,7 @@ def demo_section(out_dir: Path, seed: int) -> Section:
         + "\n\nNation → states only, with the rounded-QP baselines (#CV = consistency "
         "violations):\n\n" + comparison_table(rows2, h2.level_names)
     )
-    return Section("Census: consistent DP group-size counts (spec 003)", body, [plot.name])
+    return Section("Census: consistent DP group-size counts", body, [plot.name])
 
 
 def example() -> CensusRelease:

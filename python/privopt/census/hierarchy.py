@@ -56,12 +56,12 @@ def _first_row(records: Any, column: str, group: Any) -> int:
 
 
 def cumulate(n: np.ndarray) -> np.ndarray:
-    """⊕ (spec 003 §3.1): cumulative counts ``c_s = Σ_{k≤s} n_k`` along the last axis."""
+    """⊕: cumulative counts ``c_s = Σ_{k≤s} n_k`` along the last axis."""
     return np.cumsum(check_finite_array("n", n, dtype=np.int64), axis=-1)
 
 
 def decumulate(c: np.ndarray) -> np.ndarray:
-    """⊖ (spec 003 §3.1): ``n_1 = c_1``, ``n_s = c_s − c_{s−1}`` along the last axis."""
+    """⊖: ``n_1 = c_1``, ``n_s = c_s − c_{s−1}`` along the last axis."""
     return np.diff(check_finite_array("c", c, dtype=np.int64), axis=-1, prepend=0)
 
 
@@ -342,7 +342,7 @@ class Hierarchy:
         return out
 
     def postorder(self) -> np.ndarray:
-        """Regions in post-order (children in declared order, then the parent; spec 003 §3.4)."""
+        """Regions in post-order (children in declared order, then the parent)."""
         out: list[int] = []
         stack = [(0, False)]
         while stack:
@@ -420,7 +420,7 @@ class CensusCounts:
         root_name: str = "root",
         pad_leaves: bool = False,
     ) -> CensusCounts:
-        """Count groups from individual records (spec 003 §1.1, z ≡ 1).
+        """Count groups from individual records (z ≡ 1).
 
         Parameters
         ----------
@@ -429,7 +429,7 @@ class CensusCounts:
         group_column : group (household/unit) id column; a group's size is its row count. A list
             of columns makes each distinct combination *within a leaf* a group — a
             "count of counts" (e.g. ``["sex", "age"]``: how many sex × age cells of each size
-            every region has, Kuo et al., spec 003 §4).
+            every region has, Kuo et al.).
         max_size : N; default the largest group size. Larger groups raise InvalidInput.
         pad_leaves : accept region paths that end early (missing values in the last region
             columns), see :meth:`Hierarchy.from_frame`.

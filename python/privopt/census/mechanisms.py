@@ -136,8 +136,8 @@ def measure_counts(
     rng: Any = None,
     accountant: Any = None,
 ) -> Measurements:
-    """ñ^r = n^r + noise for every region: Geom(Δ/ε_ℓ)^N with Δ_n = 2 (spec 003 §1.4; ε/L per
-    level by default), or with ``rho=`` discrete Gaussian N_ℤ(0, σ_ℓ²)^N, σ_ℓ = √2/√(2ρ_ℓ)
+    """ñ^r = n^r + noise for every region: Geom(Δ/ε_ℓ)^N with Δ_n = 2 (ε/L per level by
+    default), or with ``rho=`` discrete Gaussian N_ℤ(0, σ_ℓ²)^N, σ_ℓ = √2/√(2ρ_ℓ)
     (ℓ2-sensitivity √2). ``shares``: the fraction of the budget spent on each level."""
     data = _check_data(data)
     budget = _budget(data, epsilon, rho, shares, accountant)
@@ -176,7 +176,7 @@ def measure_cumulative(
     rng: Any = None,
     accountant: Any = None,
 ) -> Measurements:
-    """c̃^r = ⊕(n^r) + noise for every region: Geom(1/ε_ℓ)^N (spec 003 §3.2, Δ_c = 1), or with
+    """c̃^r = ⊕(n^r) + noise for every region: Geom(1/ε_ℓ)^N (sensitivity Δ_c = 1), or with
     ``rho=`` discrete Gaussian, σ_ℓ = 1/√(2ρ_ℓ) (ℓ2-sensitivity 1). ``shares`` as in
     :func:`measure_counts`."""
     data = _check_data(data)
@@ -217,7 +217,7 @@ def measure_chain(
     accountant: Any = None,
     chain_noise_scale: str = "strict",
 ) -> Measurements:
-    """Level-wise cumulative chain counts plus noise (spec 003 §3.4).
+    """Level-wise cumulative chain counts plus noise.
 
     ``chain_noise_scale="strict"`` (default): Δ_ℓ = |R_ℓ|, λ_ℓ = |R_ℓ|/ε_ℓ — ε-DP; with ``rho=``
     discrete Gaussian noise of ℓ2-sensitivity √|R_ℓ|, σ_ℓ = √(|R_ℓ|/(2ρ_ℓ)) — ρ-zCDP.
@@ -456,7 +456,7 @@ def m_h_dp(
     executor: Any = None,
     progress: bool | str = "auto",
 ) -> CensusRelease:
-    """M_H^dp (spec 003 §2): noisy counts, then the exact tree DP with TableMerge (C++).
+    """M_H^dp: noisy counts, then the exact tree DP with TableMerge (C++).
 
     Parameters
     ----------
@@ -548,7 +548,7 @@ def m_c_dp(
     executor: Any = None,
     progress: bool | str = "auto",
 ) -> CensusRelease:
-    """M_c^dp (spec 003 §3.3): noisy cumulative counts, per-region isotonic regression on
+    """M_c^dp: noisy cumulative counts, per-region isotonic regression on
     [0, G], round half-up, ⊖, then the tree DP to restore consistency and faithfulness
     (``executor`` and ``progress`` as in :func:`m_h_dp`)."""
     check_window(window)
@@ -602,7 +602,7 @@ def m_c_ch(
     window: str | int = "auto",
     progress: bool | str = "auto",
 ) -> CensusRelease:
-    """M_c^ch (spec 003 §3.4): level-wise cumulative chain counts, exact chain DP (C++), ⊖.
+    """M_c^ch: level-wise cumulative chain counts, exact chain DP (C++), ⊖.
 
     ``chain_noise_scale="strict"`` (default) is ε-DP with Δ_ℓ = |R_ℓ|; ``"paper"`` reproduces
     the paper's scale L/ε, which is NOT ε-DP when a level has more than one region (the ledger
@@ -751,7 +751,7 @@ def m_h_r(
     time_limit: float | None = None,
     qp_solver: str = "auto",
 ) -> CensusRelease:
-    """M_H^r (spec 003 §2.1): Model 1 with integrality relaxed (x ≥ 0 kept), solved as a QP
+    """M_H^r: Model 1 with integrality relaxed (x ≥ 0 kept), solved as a QP
     (``qp_solver``, see :func:`solve_qp`), each value rounded half-up independently — may violate
     consistency (#CV > 0). ``time_limit``: seconds of the QP (None or ``inf``: none);
     ``progress`` (keyword): bars over the noise draws, as in :func:`m_h_dp`."""
@@ -800,7 +800,7 @@ def m_c_r(
     time_limit: float | None = None,
     qp_solver: str = "auto",
 ) -> CensusRelease:
-    """M_c^r (spec 003 §3.2): Model 2 relaxed (ĉ ≥ 0 continuous) as a QP (``qp_solver``, see
+    """M_c^r: Model 2 relaxed (ĉ ≥ 0 continuous) as a QP (``qp_solver``, see
     :func:`solve_qp`), rounded half-up, ⊖. A running maximum after rounding keeps n̂ ≥ 0
     against solver round-off. ``time_limit`` and ``progress`` as in :func:`m_h_r`."""
     solver = _qp_solver_name(qp_solver)
@@ -922,8 +922,8 @@ def topdown(
     accountant: Any = None,
     measurements: Measurements | None = None,
 ) -> CensusRelease:
-    """A TopDown-style baseline *in the spirit of* the 2018 E2E / 2020 Census method (spec 003
-    §4): the M_H measurements, then level by level from the root, an L2 projection of each
+    """A TopDown-style baseline *in the spirit of* the 2018 E2E / 2020 Census method: the M_H
+    measurements, then level by level from the root, an L2 projection of each
     parent's children onto {x ≥ 0, Σ x = parent value} (per size) and a sum-preserving rounding.
     Consistent, integral, non-negative and faithful by construction. ``progress`` (keyword):
     bars over the noise draws, as in :func:`m_h_dp`."""

@@ -201,7 +201,7 @@ class Measurements:
     Attributes
     ----------
     kind : ``"counts"`` (n^r + Geom(2L/ε)), ``"cumulative"`` (⊕n^r + Geom(L/ε)) or ``"chain"``
-        (level-wise chain cumulative counts, spec 003 §3.4).
+        (level-wise chain cumulative counts).
     noisy : int64 array, (R, N) for counts/cumulative; (R·N,) in chain order for ``"chain"``.
     epsilon : total ε of the guarantee (geometric noise: the ε spent; Gaussian noise: the
         (ε, δ)-DP conversion of ρ).

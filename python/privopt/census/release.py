@@ -50,7 +50,7 @@ def _region_table(name: str, hierarchy: Hierarchy, value: Any) -> np.ndarray:
 
 
 def consistency_violations(hierarchy: Hierarchy, counts: np.ndarray) -> int:
-    """#CV: pairs (non-leaf r, s) with ``n̂_s^r ≠ Σ_c n̂_s^c`` (spec 003 §5 resolution)."""
+    """#CV: pairs (non-leaf r, s) with ``n̂_s^r ≠ Σ_c n̂_s^c``."""
     counts = _region_table("counts", hierarchy, counts)
     sums = np.zeros_like(counts)
     np.add.at(sums, hierarchy.parent[1:], counts[1:])
@@ -336,7 +336,8 @@ class CensusRelease(Release):
 
     # ------------------------------------------------------------------ checks
     def check(self) -> dict[str, bool]:
-        """The four PGSR properties (spec 003 §1.3) as booleans (privacy is by construction)."""
+        """The four properties (integral, non-negative, consistent, faithful) as booleans
+        (privacy holds by construction)."""
         c = self.counts
         integral = bool(c.dtype.kind in "iu" or np.all(c == np.round(c)))
         # Level sums exactly: Python ints for integer counts (no float rounding above 2^53).

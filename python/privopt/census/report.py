@@ -16,9 +16,19 @@ import numpy as np
 from privopt.census.hierarchy import CensusCounts
 from privopt.census.mechanisms import MECHANISMS, measure_chain, measure_counts, measure_cumulative
 from privopt.errors import InvalidInput, SolverLimit
-from privopt.report import close_figure, markdown_table, new_figure, save_figure
+from privopt.report import close_figure, format_number, markdown_table, new_figure, save_figure
 
-__all__ = ["KIND", "run_comparison", "comparison_table", "plot_l1_per_level"]
+__all__ = [
+    "KIND",
+    "METHOD_WORDS",
+    "run_comparison",
+    "comparison_table",
+    "plot_l1_per_level",
+    "l1_per_level_figure",
+    "method_words",
+    "checks_text",
+    "ledger_table",
+]
 
 #: Which measurements each mechanism post-processes.
 KIND = {
@@ -30,6 +40,65 @@ KIND = {
     "M_c^dp": "cumulative",
     "M_c^ch": "chain",
 }
+
+
+#: Each method's name in plain words (its short name is the one the papers and the CLI use).
+METHOD_WORDS = {
+    "M_H": "raw noisy counts: a baseline, neither consistent nor non-negative",
+    "M_H^r": "noisy counts made consistent by a relaxed least-squares fit (not integral)",
+    "M_H^dp": "noisy counts made consistent, non-negative integers by an exact optimization "
+    "over the region tree",
+    "M_c^r": "noisy cumulative counts made consistent by a relaxed least-squares fit",
+    "M_c^dp": "noisy cumulative counts, made monotone per region, then consistent integers by "
+    "an exact optimization",
+    "M_c^ch": "noisy cumulative counts along a chain of levels, made consistent by an exact "
+    "optimization",
+    "TopDown": "noisy counts fitted level by level from the top, in the style of the US Census "
+    "Bureau's TopDown algorithm",
+}
+
+#: The four properties :meth:`CensusRelease.check` tests, in plain words.
+CHECK_WORDS = {
+    "integral": "every count is a whole number",
+    "nonnegative": "no count is negative",
+    "consistent": "each region's counts add up to its parent's",
+    "faithful": "every level adds up to the public total number of groups",
+}
+
+
+def method_words(method: str) -> str:
+    """``method`` in plain words (the name itself when unknown)."""
+    return METHOD_WORDS.get(method, method)
+
+
+def checks_text(checks: dict[str, bool]) -> str:
+    """The release's checks as a Markdown list in plain words, each marked holds / fails."""
+    lines = ["**Checks of the released counts:**", ""]
+    for name, ok in checks.items():
+        lines.append(f"- {CHECK_WORDS.get(name, name)}: {'yes' if ok else 'NO'}")
+    return "\n".join(lines)
+
+
+def ledger_table(ledger: Sequence[Any]) -> str:
+    """The privacy ledger (:class:`privopt.dp.LedgerEntry` records) as a Markdown table: what
+    was measured, with which noise, the ε and δ charged, and whether the noise was seeded."""
+    if not ledger:
+        return "_No noisy measurement was recorded._\n"
+    rows = [
+        [
+            e.label,
+            e.mechanism,
+            e.epsilon,
+            e.delta,
+            "n/a" if e.sensitivity is None else e.sensitivity,
+            "—" if e.group is None else f"{e.group} ({e.part})",
+            "yes (testing only)" if e.seeded else "no",
+        ]
+        for e in ledger
+    ]
+    return markdown_table(
+        ["measurement", "noise", "ε", "δ", "sensitivity", "parallel part", "seeded"], rows
+    )
 
 
 def run_comparison(
@@ -99,8 +168,13 @@ def run_comparison(
 
 
 def comparison_table(rows: list[dict[str, Any]], level_names: Sequence[str]) -> str:
-    """Markdown table: mechanism, ε, mean L1 per level, total, #CV, seconds."""
-    header = ["mechanism", "ε"] + [f"L1 {n}" for n in level_names] + ["L1 total", "#CV", "seconds"]
+    """Markdown table: mechanism, ε, mean L1 error per level, total, consistency violations
+    (#CV), seconds."""
+    header = (
+        ["method", "ε"]
+        + [f"L1 error, {n} (groups)" for n in level_names]
+        + ["L1 error, total (groups)", "consistency violations (#CV)", "time (s)"]
+    )
     body = []
     for r in rows:
         if not r["ok"]:
@@ -111,7 +185,7 @@ def comparison_table(rows: list[dict[str, Any]], level_names: Sequence[str]) -> 
         body.append(
             [r["mechanism"], r["epsilon"]]
             + [f"{v:.0f}" for v in r["l1"]]
-            + [f"{r['l1'].sum():.0f}", f"{r['cv']:.0f}", f"{r['seconds']:.3f}"]
+            + [f"{r['l1'].sum():.0f}", f"{r['cv']:.0f}", format_number(r["seconds"], 3)]
         )
     return markdown_table(header, body)
 
@@ -119,8 +193,18 @@ def comparison_table(rows: list[dict[str, Any]], level_names: Sequence[str]) -> 
 def plot_l1_per_level(
     rows: list[dict[str, Any]], level_names: Sequence[str], path: str | Path
 ) -> Path:
-    """Grouped bars of mean L1 error per level (log scale), one colour per mechanism."""
-    fig, ax = new_figure(figsize=(7, 4))
+    """Grouped bars of mean L1 error per level (log scale), one colour per mechanism, saved to
+    ``path`` (PNG)."""
+    fig = l1_per_level_figure(rows, level_names)
+    out = Path(path)
+    save_figure(fig, out, dpi=110)
+    close_figure(fig)
+    return out
+
+
+def l1_per_level_figure(rows: list[dict[str, Any]], level_names: Sequence[str]) -> Any:
+    """The figure of :func:`plot_l1_per_level` (a matplotlib Figure, not saved)."""
+    fig, ax = new_figure(figsize=(8, 4))
     ok = [r for r in rows if r["ok"]]
     width = 0.8 / max(len(ok), 1)
     x = np.arange(len(level_names))
@@ -128,12 +212,11 @@ def plot_l1_per_level(
         ax.bar(x + i * width, np.maximum(r["l1"], 0.5), width, label=r["mechanism"])
     ax.set_xticks(x + 0.4 - width / 2, list(level_names))
     ax.set_yscale("log")
-    ax.set_ylabel("L1 error (sum over regions and sizes)")
+    ax.set_xlabel("level of the region hierarchy")
+    ax.set_ylabel("L1 error (groups, summed over regions and sizes)")
     eps = ok[0]["epsilon"] if ok else float("nan")
-    ax.set_title(f"Census group-size counts, ε = {eps:g}")
-    ax.legend(fontsize=8)
+    ax.set_title(f"Error of the released group-size counts per level, ε = {eps:g}")
+    # Outside the bars: the legend never hides one.
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="method")
     fig.tight_layout()
-    out = Path(path)
-    save_figure(fig, out, dpi=110)
-    close_figure(fig)
-    return out
+    return fig

@@ -79,7 +79,7 @@ AUTO_WIDTH = 4.0
 
 @finite_result(cause="a noise scale beyond float64")
 def paper_delta(scale: float) -> int:
-    """δ = 3·⌈2λ²⌉, three times the double-geometric variance (spec 003 §1.4, footnote 2)."""
+    """δ = 3·⌈2λ²⌉, three times the double-geometric variance (the census paper's footnote 2)."""
     scale = check_positive("scale", scale)
     return 3 * math.ceil(2.0 * scale * scale)
 
@@ -205,7 +205,7 @@ def tree_postprocess(
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Consistent, integral, non-negative, faithful counts closest (L2) to ``noisy``, certified.
 
-    Solves Model 1 (spec 003 §2.1, (H1)-(H4)) exactly by the tree DP over T^dp.
+    Solves Model 1 of the census paper ((H1)-(H4)) exactly by the tree DP over T^dp.
 
     Parameters
     ----------
@@ -503,7 +503,7 @@ def chain_postprocess(
     max_cells: int = DEFAULT_MAX_CELLS,
     max_table: int = DEFAULT_MAX_TABLE,
 ) -> tuple[np.ndarray, dict[str, Any]]:
-    """Model 3 (spec 003 §3.4, (C6)-(C10)) by the exact chain DP, certified, decoded to counts.
+    """Model 3 of the census paper ((C6)-(C10)) by the exact chain DP, certified, decoded to counts.
 
     Parameters
     ----------

@@ -206,7 +206,7 @@ class DPM(ClusterMixin, BaseEstimator):
     input; it is at most 2^τ_r.
 
     Guarantee: (ε, δ)-differential privacy under add/remove-one-point neighbours, with every
-    coordinate of the data clipped to the public ``bounds`` (Theorem 1; spec §6). The budget is
+    coordinate of the data clipped to the public ``bounds`` (Theorem 1). The budget is
     split (ε_int, ε_cnt, ε_exp, ε_avg) = ``budget_split``·ε and (δ_cnt, δ_avg) = ``delta_split``·δ;
     counts and split selections are spread over the levels with the √(2^i) schedule, and each level
     composes in parallel over its disjoint nodes. Every spend is recorded in ``accountant_``.
@@ -218,7 +218,7 @@ class DPM(ClusterMixin, BaseEstimator):
     delta : total δ in (0, 1); the paper uses 1/n^1.5. Required (no data-dependent default).
     max_depth : τ_r ≥ 1, the maximum recursion depth (at most 2^τ_r clusters).
     t, q : centreness parameters, 2q ≤ t ≤ 1 and 0 < q < 1/2 (defaults 0.3 and 1/12).
-    alpha : α > 0, the weight of emptiness in the score (default 5, spec §2.3).
+    alpha : α > 0, the weight of emptiness in the score (default 5).
     budget_split : fractions (int, cnt, exp, avg) of ε, each > 0, summing to 1.
     delta_split : fractions (cnt, avg) of δ, each > 0, summing to 1.
     sigma_grid : increasing positive σ candidates of IntervalSizeEst (default 0.5, 1, …, 29.5), in
@@ -229,7 +229,7 @@ class DPM(ClusterMixin, BaseEstimator):
     mc_reps : replicates of the Monte Carlo codebook.
     min_size : τ_e as an absolute noisy size; None for ñ_D/2^τ_r.
     window : emptiness window: ``"paper"`` (closed [s−β/2, s+β/2]), ``"half_open"`` or
-        ``"reference"`` (the reference code's histogram bins; spec §9 D3).
+        ``"reference"`` (the reference code's histogram bins).
     strict_termination : stop when a child's ñ < τ_e (paper) if True, ñ ≤ τ_e (reference) if False.
     clip : clip coordinates to ``bounds`` (True), or reject data outside them (False).
     n_jobs : threads of the counting passes (None = 1, −1 = all cores).
@@ -248,7 +248,7 @@ class DPM(ClusterMixin, BaseEstimator):
     n_clusters_ : k.
     labels_ : (n,) index of the nearest centre of each training point (not private).
     cluster_sizes_ : (k,) noisy leaf sizes ñ_i (the weights of Algorithm 1).
-    split_width_ : β (spec §5) in the units of X; None when ñ_D < 2 (no width estimated).
+    split_width_ : β in the units of X; None when ñ_D < 2 (no width estimated).
     percentile_estimate_ : the DP gap percentile p̃ of Algorithm 2; None when ñ_D < 2.
     n_splits_ : split candidates per dimension, ⌊(b − a)/β⌋.
     noisy_count_ : ñ_D.

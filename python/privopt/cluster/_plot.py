@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from privopt.report import close_figure, new_figure, save_figure
 
-__all__ = ["projection_plot"]
+__all__ = ["projection_plot", "projection_figure"]
 
 
 def projection_plot(
@@ -22,7 +23,24 @@ def projection_plot(
     seed: int = 0,
 ) -> Path:
     """Scatter of X (a random subsample) coloured by label, centres as crosses; X is projected on
-    its first two principal axes when d > 2 (a non-private picture for the data owner)."""
+    its first two principal axes when d > 2 (a non-private picture for the data owner). Saved to
+    ``path`` (PNG)."""
+    fig = projection_figure(X, labels, centres, title, max_points=max_points, seed=seed)
+    save_figure(fig, path, dpi=110)
+    close_figure(fig)
+    return path
+
+
+def projection_figure(
+    X: np.ndarray,
+    labels: np.ndarray,
+    centres: np.ndarray,
+    title: str,
+    *,
+    max_points: int = 5000,
+    seed: int = 0,
+) -> Any:
+    """The figure of :func:`projection_plot` (a matplotlib Figure, not saved)."""
     X = np.asarray(X, dtype=float)
     mean = X.mean(axis=0)
     if X.shape[1] > 2:
@@ -36,10 +54,12 @@ def projection_plot(
     ax.scatter(P[:, 0], P[:, 1], c=labels[idx] % 20, cmap="tab20", s=6, alpha=0.6, linewidths=0)
     ax.scatter(C[:, 0], C[:, 1], c="black", marker="x", s=40, label="DPM centres")
     ax.set_title(title)
-    ax.set_xlabel("axis 1" if X.shape[1] <= 2 else "principal axis 1")
-    ax.set_ylabel("axis 2" if X.shape[1] <= 2 else "principal axis 2")
-    ax.legend(loc="best", fontsize=8)
+    planar = X.shape[1] <= 2
+    ax.set_xlabel("feature 1 (data units, centred)" if planar else "principal axis 1 (data units)")
+    ax.set_ylabel("feature 2 (data units, centred)" if planar else "principal axis 2 (data units)")
+    if planar:
+        ax.set_aspect("equal", adjustable="datalim")  # both axes in the data's units
+    # Below the axes, so that the legend never covers a point.
+    ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.15), fontsize=8, frameon=False)
     fig.tight_layout()
-    save_figure(fig, path, dpi=110)
-    close_figure(fig)
-    return path
+    return fig

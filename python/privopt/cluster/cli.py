@@ -27,7 +27,7 @@ from privopt._cli_support import (
 from privopt._inputs import load_points_file
 from privopt.cluster._plot import projection_plot
 from privopt.errors import InvalidInput
-from privopt.report import Report, Section
+from privopt.report import GLOSSARY_NOTE, Report, Section, format_number
 
 __all__ = ["register", "load_points"]
 
@@ -127,8 +127,9 @@ def run(args: argparse.Namespace) -> int:
             n=len(X),
         )
     )
-    if model.split_width_ is None:
-        print("note: the noisy count was below 2, so the data stayed one cluster", file=sys.stderr)
+    hint = single_cluster_hint(model, args.epsilon, len(X))
+    if hint:
+        print(f"note: {hint}", file=sys.stderr)
     return 0
 
 
@@ -165,6 +166,26 @@ def _estimate_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
+def _clusters(n: int) -> str:
+    return "1 cluster" if n == 1 else f"{n} clusters"
+
+
+def single_cluster_hint(model: Any, epsilon: float, n: int) -> str:
+    """Why a fitted DPM found a single cluster, in plain words ("" when it found more)."""
+    if model.n_clusters_ != 1:
+        return ""
+    if model.split_width_ is None:
+        return (
+            "1 cluster: the noisy count of points was below 2, so the data stayed one cluster; "
+            "a larger epsilon or more points is needed"
+        )
+    return (
+        f"1 cluster: at epsilon = {epsilon:g} the noise of each private split test outweighs "
+        f"what a split of these {n} points would gain, so no split was accepted; a larger "
+        "epsilon (a bigger privacy budget) or more points lets the test separate groups"
+    )
+
+
 def _write_outputs(out: Path, args: argparse.Namespace, X: np.ndarray, delta: float, model) -> None:
     """The release (``release.json``, ``data.npz``: :func:`privopt.load` reads the folder back),
     centres.csv, labels.csv, the projection plot and report.md, into ``out``."""
@@ -177,16 +198,24 @@ def _write_outputs(out: Path, args: argparse.Namespace, X: np.ndarray, delta: fl
         model.labels_,
         model.cluster_centers_,
         out / "projection.png",
-        f"DPM, epsilon={args.epsilon:g}: {model.n_clusters_} clusters",
+        f"DPM, epsilon = {args.epsilon:g}: {_clusters(model.n_clusters_)}",
     )
     body = (
-        f"Input `{args.input}`: n = {len(X)}, d = {X.shape[1]}; {_bounds_text(args, model)}; "
+        f"Input `{args.input}`: n = {len(X)} points, d = {X.shape[1]} features; "
+        f"{_bounds_text(args, model)}; "
         f"epsilon = {args.epsilon:g}, delta = {delta:.3g}.\n\n"
-        f"**{model.n_clusters_} clusters**, split width beta = {model.split_width_} "
-        f"({model.n_splits_} candidates per dimension).\n\n"
-        "The labels and the plot use the raw data and are not private; the release "
+        f"**{_clusters(model.n_clusters_)}**, split width β = "
+        f"{'not estimated' if model.split_width_ is None else format_number(model.split_width_)}"
+        f" (units of the data; {model.n_splits_} candidate splits per dimension).\n\n"
+        + (
+            f"Why one cluster: {single_cluster_hint(model, args.epsilon, len(X))}.\n\n"
+            if model.n_clusters_ == 1
+            else ""
+        )
+        + "The labels and the plot use the raw data and are not private; the release "
         "(release.json, data.npz) and centres.csv are.\n"
     )
+    body += "\n" + GLOSSARY_NOTE + "\n"
     report = Report("privopt cluster (DPM)")
     report.add(release.report())
     report.add(Section("DPM clustering: the data owner's view", body, ["projection.png"]))

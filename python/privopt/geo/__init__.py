@@ -1,4 +1,4 @@
-"""LR-Geo: locally relevant geo-obfuscation on road networks (spec 001).
+"""LR-Geo: locally relevant geo-obfuscation on road networks.
 
 Data flows one way: a public map (:class:`Geography`) and parameters (:class:`GeoParams`) →
 each user's client (:class:`LRGeoClient`: LR set, CR request, cost estimates, upload) → the
@@ -16,7 +16,7 @@ Examples
 >>> geo = grid_geography(5, 5)
 >>> p = GeoParams(epsilon=1.0, gamma=1.0, lr_radius=2.0, r_exp=1.5, r_obf=2.5, lr_max_size=None)
 >>> res = run_lrgeo(geo, p, [6, 18], TravelCosts(geo), rng=0)
->>> round(res.solution.objective, 6), res.solution.status     # spec 001 §17 instance A
+>>> round(res.solution.objective, 6), res.solution.status     # a small test instance
 (1.954146, 'optimal')
 """
 

@@ -100,7 +100,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "geo",
         help="LR-Geo: locally relevant geo-obfuscation for many users (client/server)",
-        description="Run LR-Geo (spec 001) for M users: LR sets, CR table, cost estimates, "
+        description="Run LR-Geo (locally relevant geo-obfuscation) for M users: LR sets, CR table, "
+        "cost estimates, "
         "CLR-Geo (Benders or one LP), per-user matrices verified against Geo-Ind. Map: the "
         "Rome 40x40 grid (--rome DIR) or a generated grid (default). 'privopt geo serve' and "
         "'privopt geo client' run the server and a user over HTTP.",

@@ -51,7 +51,7 @@ MAX_KM = 1e6
 
 @dataclass(frozen=True)
 class UserBlock:
-    """What the server receives from one user (the upload, spec §4 step 5).
+    """What the server receives from one user (the upload).
 
     Attributes
     ----------
@@ -247,7 +247,7 @@ class ClrModel:
         return int(self.alpha.size)
 
     def y_scale(self) -> float:
-        """y = ỹ · e^{ε r_exp/2} (the paper's y from the rescaled one, §7.3)."""
+        """y = ỹ · e^{ε r_exp/2} (the paper's y from the rescaled one)."""
         return math.exp(self.params.epsilon * self.params.r_exp / 2.0)
 
     def objective(self, matrices: list[np.ndarray]) -> float:
@@ -321,7 +321,7 @@ def _check_pair_ratios(blocks: list[UserBlock], params: GeoParams) -> None:
 
 
 def build_model(blocks: list[UserBlock], params: GeoParams) -> ClrModel:
-    """Assemble CLR-Geo from the users' uploads (spec §6, Eqs. 23–25).
+    """Assemble CLR-Geo from the users' uploads (Eqs. 23–25).
 
     Raises
     ------

@@ -80,7 +80,7 @@ def subdivide_roads(road: Graph, coords: np.ndarray, spacing_km: float) -> tuple
 
 
 class CostReferenceTable:
-    """The server's CR table on an s-km road grid (spec §8, §4.5).
+    """The server's CR table on an s-km road grid.
 
     Parameters
     ----------
@@ -284,7 +284,7 @@ class TravelCosts:
     ``c̄_ik = Σ_j q_j |tc(v_i, t_j) − tc(v_k, t_j)|`` (Eq. 5) with tc the road distance;
     :func:`privopt.perturbation.travel_cost_loss` computes it. Used for evaluation (true costs) and
     as
-    the clients' exact costs in tests (spec §17 A: targets = every location, uniform).
+    the clients' exact costs in tests (targets = every location, uniform).
 
     Parameters
     ----------

@@ -63,7 +63,7 @@ class Geography:
         ``"euclidean"``; not needed for ``"precomputed"``.
     metric : {"haversine", "euclidean", "precomputed"}
     distances : array (K, K), optional
-        The metric matrix d (km) for ``metric="precomputed"`` (any metric, spec §17 A).
+        The metric matrix d (km) for ``metric="precomputed"`` (any metric).
     road_points : array (n_road, 2), optional
         Coordinates of every road node (same convention as ``points``), for the CR table's
         road subdivision and for maps.
@@ -368,7 +368,7 @@ def grid_geography(
 
     Location ``cols·r + c`` sits at column c, row r. With ``metric="euclidean"`` its
     coordinates are ``(c, r)·cell_km`` (km) and each road edge is ``cell_km·road_factor`` long,
-    so tc is the Manhattan distance times ``road_factor`` (spec 001 §17 A at factor 1). With
+    so tc is the Manhattan distance times ``road_factor``. With
     ``"haversine"`` the grid is laid out in km east/north of ``origin`` (lat, lon) and each road
     edge is the Haversine length of its ends times ``road_factor``.
 

@@ -47,13 +47,13 @@ class GeoParams:
     r_exp : exponential-mechanism radius, 0 ≤ r_exp ≤ r_obf: entries with d_ik > r_exp are
         tied to the shared y_k (Eq. 19).
     lr_max_size : L, keep the L nearest (in D) of N_m (A5); None = paper-literal N_m.
-    eps_d_cap : drop Geo-Ind pairs with ε·d_ij above this from the LP (§7.3: such a row binds
+    eps_d_cap : drop Geo-Ind pairs with ε·d_ij above this from the LP (such a row binds
         only when z_jk < e^{-cap}; the release is repaired against every pair). It must be at
         least min(ε·γ, :data:`MIN_EPS_D_CAP` = 20): either no pair of the guarantee is dropped
         (cap ≥ ε·γ), or only pairs whose rows bind below e^{-20}, the LP's tolerance.
-    cr_cell_km : s, the CR-table cell size (§8).
+    cr_cell_km : s, the CR-table cell size.
     haversine_correction : Lemma B.1 corrected with the straight-line distance (paper-literal;
-        not a valid bound on road networks, §17 D) instead of the road distance (default).
+        not a valid bound on road networks) instead of the road distance (default).
 
     Examples
     --------

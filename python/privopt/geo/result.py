@@ -52,7 +52,7 @@ from privopt.geo.metrics import (
 from privopt.geo.params import GEO_REL_GAP, GeoParams, check_params
 from privopt.geo.server import answer_cr_request, solve_uploads
 from privopt.geo.solve import CLR_METHODS, ClrSolution
-from privopt.geometry import KM_PER_DEGREE_LAT
+from privopt.geometry import map_km
 from privopt.perturbation import MDPProblem, solve_exact
 from privopt.perturbation.matrix import PerturbationMatrix, scan_violations, verify_matrix
 from privopt.perturbation.problem import EdgeList
@@ -261,43 +261,57 @@ class LRGeoResult(Release):
         geo, pm = self.geography, self.matrices[m]
         own = self._own_row(m)
         row = pm.matrix.mean(axis=0) if own is None else pm.matrix[own]
-        what = "Pr[report | N_m, uniform]" if own is None else "Pr[report | v_m]"
         if geo.points is None:
             ax.bar(np.arange(row.size), row, color="C0")
-            ax.set_xlabel("reported location, index")
-            ax.set_ylabel(what)
-            ax.set_title(f"user {m}: distribution of the reported location")
+            ax.set_xlabel("reported location (index)")
+            ax.set_ylabel("probability of being reported")
+            ax.set_title(f"User {m}: where the reported location falls")
             return ax
-        haversine = geo.metric == "haversine"
-        xy = (lambda q: (q[:, 1], q[:, 0])) if haversine else (lambda q: (q[:, 0], q[:, 1]))
-        ax.scatter(*xy(geo.points), s=3, c="0.85", label="locations V")
+        centre = geo.points.min(axis=0) / 2 + geo.points.max(axis=0) / 2
+
+        def xy(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            return map_km(q, geo.metric, origin=centre)
+
+        ax.scatter(*xy(geo.points), s=3, c="0.85", label="all locations")
         shown = row > 1e-6 * row.max()
         sc = ax.scatter(*xy(geo.points[shown]), s=10, c=np.log10(row[shown]), cmap="viridis")
-        ax.figure.colorbar(sc, ax=ax, label=f"log10 {what}")
+        ax.figure.colorbar(sc, ax=ax, label="probability of being reported (log10)")
         ax.scatter(
-            *xy(geo.points[pm.row_index]), s=30, facecolors="none", edgecolors="C1", label="N_m"
+            *xy(geo.points[pm.row_index]),
+            s=30,
+            facecolors="none",
+            edgecolors="C1",
+            label="locally relevant locations (N_m)",
         )
         if own is not None:
             self._mark_user(ax, xy, int(pm.row_index[own]))  # type: ignore[index]
-        ax.set_aspect("equal" if not haversine else 1.35)
-        ax.set_xlabel("longitude (degrees)" if haversine else "x (km)")
-        ax.set_ylabel("latitude (degrees)" if haversine else "y (km)")
-        ax.legend(loc="upper right", fontsize=7)
-        ax.set_title(f"user {m}: distribution of the reported location")
+        # km on both axes and equal aspect: distances and the obfuscation circle are true.
+        ax.set_aspect("equal", adjustable="datalim")
+        haversine = geo.metric == "haversine"
+        ax.set_xlabel("km east of the map centre" if haversine else "x (km)")
+        ax.set_ylabel("km north of the map centre" if haversine else "y (km)")
+        # Outside the axes, so that the legend never covers a location.
+        ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.15), fontsize=7, ncol=2, frameon=False)
+        ax.set_title(
+            f"User {m}: where the reported location falls"
+            + ("" if own is None else " (true location starred)")
+        )
         return ax
 
     def _mark_user(self, ax: Any, xy: Any, location: int) -> None:
         """The true location (a star) and its obfuscation range r_obf (a dashed circle)."""
         assert self.geography.points is not None
         point = self.geography.points[location : location + 1]
-        ax.scatter(*xy(point), marker="*", s=160, c="r", label="v_m")
-        r = self.params.r_obf
-        if self.geography.metric == "haversine":  # r_obf in degrees, roughly, for the drawing
-            r = r / KM_PER_DEGREE_LAT
+        ax.scatter(*xy(point), marker="*", s=160, c="r", label="true location (v_m)")
         centre = xy(point)
         ax.add_patch(
             _optional.matplotlib().patches.Circle(
-                (centre[0][0], centre[1][0]), r, fill=False, ls="--", color="C3", label="r_obf"
+                (centre[0][0], centre[1][0]),
+                self.params.r_obf,
+                fill=False,
+                ls="--",
+                color="C3",
+                label=f"obfuscation range r_obf = {self.params.r_obf:g} km",
             )
         )
 
@@ -501,8 +515,8 @@ class LRGeoResult(Release):
         columns_per_user: int | None = 50,
         seed: int | None = 0,
     ) -> np.ndarray:
-        """§10 / Fig. 13: for uploaded coefficients ĉ_ik, how many CR-table rows the server can
-        match — the V̂ points a whose ``β(a, v̂_k)`` lies in the interval of
+        """The paper's Fig. 13: for uploaded coefficients ĉ_ik, how many CR-table rows the server
+        can match — the V̂ points a whose ``β(a, v̂_k)`` lies in the interval of
         :func:`~privopt.geo.metrics.ambiguity_counts` (``"exact"`` always counts the true row).
 
         ``columns_per_user`` columns k are drawn per user (seeded; None: all), every row i of
@@ -643,7 +657,7 @@ def run_lrgeo(
     geography, params : the public map and parameters.
     users : int array (M,) of true locations (M ≥ 1).
     costs : the server's :class:`CostReferenceTable` (clients estimate ĉ, c̃ from its β), or
-        :class:`TravelCosts` (clients get the exact c̄: ĉ = c̃ = c̄, spec §17 oracles).
+        :class:`TravelCosts` (clients get the exact c̄, ĉ = c̃ = c̄).
     method, executor, rel_gap, time_limit : the CLR-Geo solver
         (:func:`privopt.geo.solve.solve_clr`; ``time_limit`` in seconds, None: none).
     rng : the clients' randomness for v_a, one stream for all users (None: the OS CSPRNG; an

@@ -1,4 +1,4 @@
-"""k-anonymity by optimization (Liang & Samavi 2020; spec 002).
+"""k-anonymity by optimization (Liang & Samavi 2020).
 
 Local-recoding generalization to intervals: every row's quasi-identifiers become a box, rows
 with identical boxes form an equivalence class of at least k rows, and the information loss

@@ -32,7 +32,7 @@ from privopt.kanon.milp import solve_exact
 from privopt.kanon.problem import KAnonProblem, build_problem
 from privopt.kanon.split_carry import split_and_carry
 from privopt.release import Guarantee, Release, json_number_back
-from privopt.report import axes_or_new
+from privopt.report import axes_or_new, format_number
 
 __all__ = ["anonymize", "KAnonResult", "METHODS", "render_table"]
 
@@ -79,7 +79,7 @@ def _distinct_texts(rows: np.ndarray, fmt: Callable) -> np.ndarray:
 def render_table(df: Any, problem: KAnonProblem, boxes: ClassBoxes) -> Any:
     """Copy of ``df`` with QI cells generalized: ``"[y-z]"`` intervals for numeric columns
     (``"v"`` when y = z is not collapsed: the interval is always printed), and the sorted set of
-    the class's values joined by ``"|"`` for categorical columns (spec §7.17).
+    the class's values joined by ``"|"`` for categorical columns.
 
     Parameters
     ----------
@@ -268,8 +268,9 @@ class KAnonResult(Release):
         sizes = self.class_sizes
         return (
             f"k-anonymous table of {len(self.classes)} rows in {len(sizes)} classes (sizes "
-            f"{sizes.min()}..{sizes.max()}), method {self.method}, objective "
-            f"{self.objective:.6f}, GCP {self.gcp:.6f}"
+            f"{sizes.min()} to {sizes.max()} rows), method {self.method}, information loss "
+            f"{format_number(self.objective)}, global certainty penalty (GCP) "
+            f"{format_number(self.gcp)}"
         )
 
     def verify(self) -> KAnonResult:
@@ -316,11 +317,16 @@ class KAnonResult(Release):
         vals, counts = np.unique(self.class_sizes, return_counts=True)
         ax.bar(vals, counts, width=0.8, color="tab:blue")
         ax.xaxis.set_major_locator(_optional.matplotlib().ticker.MaxNLocator(integer=True))
-        ax.axvline(self.k - 0.5, color="tab:red", ls="--", lw=1, label=f"k = {self.k}")
-        ax.set_xlabel("equivalence-class size (rows)")
-        ax.set_ylabel("number of classes")
-        ax.set_title(f"{self.method}: class sizes")
-        ax.legend()
+        ax.axvline(
+            self.k - 0.5, color="tab:red", ls="--", lw=1, label=f"k = {self.k}: smallest allowed"
+        )
+        ax.set_xlabel("size of a group of indistinguishable rows (rows)")
+        ax.set_ylabel("number of groups")
+        ax.set_title(
+            f"{len(self.class_sizes)} groups of {len(self.classes)} rows ({self.method}, "
+            f"k = {self.k})"
+        )
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
         return ax
 
     def plot_class_sizes(self, ax: Any = None) -> Any:

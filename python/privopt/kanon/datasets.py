@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from privopt import _optional
+from privopt._validation import check_int
 from privopt.errors import InvalidInput
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "load_census",
     "load_adult",
     "synthetic_census",
+    "synthetic_adult",
     "read_attribute_file",
     "FARS_20_ROWS",
 ]
@@ -212,5 +214,53 @@ def synthetic_census(n: int, seed: int = 0):
             "AGE": age,
             "MARST": rng.choice(np.arange(1, 7), n, p=[0.55, 0.03, 0.02, 0.1, 0.08, 0.22]),
             "RACE": rng.choice(np.arange(1, 8), n, p=[0.8, 0.1, 0.02, 0.02, 0.02, 0.03, 0.01]),
+        }
+    )
+
+
+#: Occupations of UCI Adult, with rough shares, for :func:`synthetic_adult`.
+_ADULT_OCCUPATIONS = {
+    "Prof-specialty": 0.13,
+    "Craft-repair": 0.13,
+    "Exec-managerial": 0.13,
+    "Adm-clerical": 0.12,
+    "Sales": 0.12,
+    "Other-service": 0.11,
+    "Machine-op-inspct": 0.07,
+    "Transport-moving": 0.05,
+    "Handlers-cleaners": 0.04,
+    "Farming-fishing": 0.03,
+    "Tech-support": 0.03,
+    "Protective-serv": 0.02,
+    "Priv-house-serv": 0.01,
+    "Armed-Forces": 0.01,
+}
+
+
+def synthetic_adult(n: int = 30_162, seed: int = 0):
+    """n generated rows shaped like UCI Adult, for examples and tests without the real file.
+
+    The columns ``age``, ``education-num``, ``hours-per-week``, ``sex``, ``occupation`` and
+    ``income`` (``"<=50K"``/``">50K"``) have rough Adult-like marginals; they are drawn
+    independently, so the table carries no real person's data (and no real correlations).
+    The real table is :func:`load_adult` (UCI Machine Learning Repository, CC BY 4.0).
+
+    Returns
+    -------
+    pandas.DataFrame, n rows.
+    """
+    n = check_int("n", n, minimum=1)
+    pd = _optional.pandas()
+    rng = np.random.default_rng(seed)
+    names = np.array(list(_ADULT_OCCUPATIONS))
+    shares = np.array(list(_ADULT_OCCUPATIONS.values()))
+    return pd.DataFrame(
+        {
+            "age": np.clip(np.round(rng.gamma(6.0, 6.5, n) + 17), 17, 90).astype(np.int64),
+            "education-num": np.clip(np.round(rng.normal(10, 2.5, n)), 1, 16).astype(np.int64),
+            "hours-per-week": np.clip(np.round(rng.normal(41, 12, n)), 1, 99).astype(np.int64),
+            "sex": rng.choice(["Male", "Female"], n, p=[0.67, 0.33]),
+            "occupation": rng.choice(names, n, p=shares / shares.sum()),
+            "income": rng.choice(["<=50K", ">50K"], n, p=[0.75, 0.25]),
         }
     )

@@ -54,7 +54,7 @@ def key_order(problem: KAnonProblem) -> np.ndarray:
 def variance_sort(problem: KAnonProblem) -> np.ndarray:
     """Row order (n,): lexicographic with the smallest-variance attribute as primary key.
 
-    Ties (identical rows) keep the original index order (§2 step 3, [CODE]).
+    Ties (identical rows) keep the original index order ([CODE]).
     """
     check_instance("problem", problem, KAnonProblem)
     keys = key_order(problem)

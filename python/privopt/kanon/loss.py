@@ -74,13 +74,13 @@ class LossBreakdown:
     ----------
     objective : float
         Eq. (34) in the user's weights: ``Σ_i Σ_j w_j D_ij`` with ``D_ij = (z-y)/(U-L)`` for
-        numeric columns and, for categorical ones (one-hot split, §1.5), ``c/|H|`` when the class
+        numeric columns and, for categorical ones (one-hot split), ``c/|H|`` when the class
         holds c ≥ 2 distinct values, else 0.
     gcp : float
         ``Σ_i GCP(x'_i) = Σ_i Σ_j NCP_ij`` (Def. 9, unweighted as in the paper's benchmarks);
         categorical NCP is ``(c-1)/(|dom_j|-1)`` (or ``/|dom_j|``, see the problem).
     weighted_gcp : float
-        ``Σ_i Σ_j w_j NCP_ij``, the quantity Greedy Search minimizes (§4.3).
+        ``Σ_i Σ_j w_j NCP_ij``, the quantity Greedy Search minimizes.
     per_attribute : (m,) float64
         ``Σ_i w_j D_ij`` per attribute (eq. 33 weighted); sums to ``objective``.
     ncp_per_attribute : (m,) float64

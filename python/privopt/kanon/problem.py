@@ -39,10 +39,10 @@ class KAnonProblem:
     names : list, length m
         Quasi-identifier column labels (as in the DataFrame).
     lower, upper : (m,) float64
-        ``L_j`` and ``U_j``: data min/max unless bounds were given (spec §7.1). For
+        ``L_j`` and ``U_j``: data min/max unless bounds were given. For
         categorical columns ``0`` and ``|dom_j|-1``.
     weights : (m,) float64
-        ``w_j > 0`` in the user's scale (spec §1.2: Σw = 1 is cosmetic).
+        ``w_j > 0`` in the user's scale (Σw = 1 is cosmetic).
     categorical : (m,) bool
         Which columns are categorical (one-hot in the MILP, value sets in the output).
     labels : list, length m
@@ -51,7 +51,7 @@ class KAnonProblem:
     integer : (m,) bool
         Numeric columns whose values are all integral (eq. 27: y, z ∈ Z).
     cat_denominator : (m,) float64
-        Denominator of the categorical NCP: ``|dom_j| - 1`` by default (spec §1.5, §7.11) or
+        Denominator of the categorical NCP: ``|dom_j| - 1`` by default or
         ``|dom_j|``; 1 for numeric columns (unused).
     """
 
@@ -87,7 +87,7 @@ class KAnonProblem:
         return np.array([0 if lab is None else len(lab) for lab in self.labels], dtype=np.int64)
 
     def milp_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Columns of the MILP: numeric columns plus one-hot columns for categoricals (§1.5).
+        """Columns of the MILP: numeric columns plus one-hot columns for categoricals.
 
         Returns
         -------
@@ -261,7 +261,7 @@ def build_problem(
         name -> weight (missing names get 1).
     categorical : QI columns treated as categorical (default: non-numeric dtypes).
     bounds : optional ``{name: (L, U)}`` permissible ranges for numeric columns; they replace
-        the data min/max (spec §7.1) and must contain the data.
+        the data min/max and must contain the data.
     categorical_denominator : ``"dom_minus_1"`` (code, default) or ``"dom"`` (paper, Def. 8).
     normalize_weights : rescale weights so that Σw = 1 (eq. 35).
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from privopt.kanon.api import KAnonResult
-from privopt.report import Report, Section, close_figure, markdown_table, save_figure
+from privopt.report import (
+    GLOSSARY_NOTE,
+    Report,
+    Section,
+    close_figure,
+    markdown_table,
+    save_figure,
+)
 
 __all__ = ["write_report", "report_section"]
 
@@ -31,8 +38,21 @@ def report_section(
     rows = [[str(a), float(r.weight), float(r.objective), float(r.ncp)] for a, r in lt.iterrows()]
     body = (
         res.report().body
-        + "\n\nVerified k-anonymous. Information loss per attribute (objective: eq. 34; "
-        "NCP: normalized certainty penalty):\n\n"
-        + markdown_table(["attribute", "weight", "objective share", "NCP sum"], rows)
+        + "\n\nVerified k-anonymous: every combination of generalised quasi-identifiers is "
+        f"shared by at least k = {res.k} rows. Information loss per attribute (each row's "
+        "interval width as a share of the attribute's range, times its weight, summed over "
+        "rows; NCP, the normalized certainty penalty, is the same without the weight):\n\n"
+        + markdown_table(
+            [
+                "attribute",
+                "weight",
+                "weighted loss (share of the objective)",
+                "NCP (sum over rows)",
+            ],
+            rows,
+        )
+        + "\n"
+        + GLOSSARY_NOTE
+        + "\n"
     )
     return Section(title=title, body=body, figures=[fig_name])

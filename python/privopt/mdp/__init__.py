@@ -1,4 +1,4 @@
-"""Metric differential privacy (mDP) at scale (spec 000): optimal perturbation matrices by
+"""Metric differential privacy (mDP) at scale: optimal perturbation matrices by
 exact LP or by dataset partitioning and Benders decomposition.
 
 Data flows one way: records + metric → :class:`MDPProblem` → :func:`solve`

@@ -21,7 +21,16 @@ from privopt._cli_support import (
 )
 from privopt._inputs import load_points_file, read_numeric_csv
 from privopt.mdp import MDPProblem, rome_grid, solve
-from privopt.report import Report, Section, close_figure, markdown_table, save_figure
+from privopt.report import (
+    GLOSSARY_NOTE,
+    Report,
+    Section,
+    close_figure,
+    markdown_table,
+    release_header,
+    save_figure,
+    status_text,
+)
 
 __all__ = ["register", "load_points"]
 
@@ -184,19 +193,26 @@ def _write_outputs(out: Path, args: argparse.Namespace, prob, pm, v) -> None:
     """The matrix (.npz), the report and its plots, into the staging directory ``out``."""
     pm.save(out / "perturbation_matrix.npz")
     pm._write(out)  # release.json + data.npz: privopt.load(out) reads the release back
+    unit = "km" if args.metric == "haversine" else "distance units"
     rows = [
-        ["records N", prob.n_records],
-        ["outputs K", prob.n_outputs],
-        ["neighbour pairs |E|", len(prob.edges)],
+        ["records (N)", prob.n_records],
+        ["possible outputs (K)", prob.n_outputs],
+        ["neighbour pairs protected (|E|, ordered)", len(prob.edges)],
         ["method", args.method],
-        ["expected loss", pm.expected_loss],
-        ["lower bound", pm.lower_bound],
-        ["certified relative gap", pm.relative_gap],
-        ["time (s)", pm.info.get("time_s", float("nan"))],
-        ["max relative mDP violation", v.max_relative_violation],
-        ["repair weight α", pm.info.get("repair_alpha", 0.0)],
+        [f"expected loss: mean distance to the reported output ({unit})", pm.expected_loss],
+        [f"proven lower bound on that loss ({unit})", pm.lower_bound],
+        ["proven relative gap to the optimum", pm.relative_gap],
+        ["solve time (s)", pm.info.get("time_s", float("nan"))],
+        ["largest relative metric-DP violation (0 = none)", v.max_relative_violation],
+        ["repair mixing weight (α, 0 = no repair)", pm.info.get("repair_alpha", 0.0)],
     ]
-    sec = Section("Metric-DP perturbation matrix", markdown_table(["quantity", "value"], rows))
+    head = release_header(
+        pm.describe(), pm.guarantee.describe(), status_text(pm.status, pm.relative_gap)
+    )
+    sec = Section(
+        "Metric-DP perturbation matrix",
+        head + markdown_table(["quantity", "value"], rows) + "\n" + GLOSSARY_NOTE,
+    )
     try:
         if prob.points is not None and prob.points.shape[1] == 2:
             ax = pm.plot_row(prob, prob.n_records // 2)

@@ -65,7 +65,7 @@ def rome_grid(rows: int = 20, cols: int = 25, cell_km: float = 1.0) -> np.ndarra
 
 def gaussian_3d(n: int = 500, *, sigma: float = 4.0, seed: int | None = 0) -> np.ndarray:
     """Synthetic data set: ``n`` i.i.d. N(0, σ²I₃) vectors (paper's synthetic set; σ = 4 as in the
-    authors' ``normrnd(0, 4.0, 500, 3)``, spec §5.1). Euclidean metric."""
+    authors' ``normrnd(0, 4.0, 500, 3)``). Euclidean metric."""
     k = check_int("n", n, minimum=1)
     s = check_positive("sigma", sigma)
     return np.random.default_rng(seed).normal(0.0, s, size=(k, 3))

@@ -89,7 +89,7 @@ def solve(
     Parameters
     ----------
     problem : the :class:`MDPProblem`.
-    method : "lp" (exact monolithic LP with HiGHS), "benders" (spec §2–3 decomposition,
+    method : "lp" (exact monolithic LP with HiGHS), "benders" (Benders decomposition,
         see :func:`privopt.mdp.benders.solve_benders_block` for ``benders_options``;
         it runs on :func:`privopt.lp.benders.solve_benders`) or
         "expmech" (Eq. 47 baseline).

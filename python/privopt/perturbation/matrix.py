@@ -23,6 +23,7 @@ from privopt._validation import (
 from privopt.certify import proven_relative_gap
 from privopt.dp import as_random_source
 from privopt.errors import InvalidInput, PrivacyViolation
+from privopt.geometry import map_km
 from privopt.perturbation._scan import mixing_weight, scan_worst
 from privopt.perturbation.lift import column_lift, lift_free_entries
 from privopt.perturbation.problem import EdgeList, MDPProblem
@@ -63,7 +64,7 @@ class Verification:
     min_entry : smallest entry of Z.
     n_checked : number of constraints scanned, |E|·K.
     n_violated : number of constraints with ``z_ik − e^{εd_ij} z_jk > count_tol``.
-    count_tol : the absolute tolerance τ of that count (spec 001 §11: 1e-9).
+    count_tol : the absolute tolerance τ of that count (1e-9).
     """
 
     max_relative_violation: float
@@ -77,7 +78,7 @@ class Verification:
 
     @property
     def violation_ratio(self) -> float:
-        """n_violated / n_checked (0 when nothing was checked): the GV ratio of spec 001
+        """n_violated / n_checked (0 when nothing was checked): the GV ratio of the LR-Geo paper
         Eq. 34 over the scanned constraints."""
         return self.n_violated / self.n_checked if self.n_checked else 0.0
 
@@ -100,7 +101,8 @@ class ViolationScan:
     Attributes
     ----------
     max_relative : worst ``max(0, z_ik − e^{εd} z_jk) / z_ik``.
-    max_absolute : worst ``max(0, z_ik − e^{εd} z_jk)`` (the GVE maximum, spec 001 Eq. 35).
+    max_absolute : worst ``max(0, z_ik − e^{εd} z_jk)`` (the GVE maximum, Eq. 35 of the LR-Geo
+        paper).
     worst : (i, j, k) of the worst relative violation, or None.
     n_checked : constraints scanned (|E|·K).
     n_violated : constraints with ``z_ik − e^{εd} z_jk > count_tol``.
@@ -444,7 +446,7 @@ def repair_shared(
     ``(1 − α) Z_m + α/K`` with the smallest α that fixes the violations of *all* of them
     (step 3 of :func:`repair`, uniform partner). One α for all keeps every ratio that held
     *across* the matrices: if ``a ≤ r·b`` with r ≥ 1 then ``(1−α)a + α/K ≤ r((1−α)b + α/K)``.
-    LR-Geo needs this for its users' exponential entries (Thm 4.4, spec 001 §5), which a
+    LR-Geo needs this for its users' exponential entries (Thm 4.4), which a
     per-matrix weight or the lift partner would break.
 
     Parameters
@@ -834,8 +836,9 @@ class PerturbationMatrix(Release):
         ax.plot(it, lb, label="lower bound (master)")
         ax.plot(it, ub, label="best upper bound")
         ax.axhline(self.expected_loss, color="k", lw=0.6, ls="--", label="returned loss")
-        ax.set_xlabel("iteration")
-        ax.set_ylabel("expected loss")
+        ax.set_xlabel("Benders iteration")
+        ax.set_ylabel("expected loss (distance units)")
+        ax.set_title("Proven lower and best upper bound on the loss")
         ax.legend()
         return ax
 
@@ -853,22 +856,24 @@ class PerturbationMatrix(Release):
             if problem.output_index is None
             else problem.points[problem.output_index]
         )
-        xy = (
-            (lambda p: (p[:, 1], p[:, 0]))
-            if problem.metric == "haversine"
-            else (lambda p: (p[:, 0], p[:, 1] if p.shape[1] > 1 else np.zeros(len(p))))
-        )
-        ax = axes_or_new(ax, figsize=(5, 4))
+        centre = problem.points.min(axis=0) / 2 + problem.points.max(axis=0) / 2
+
+        def xy(p: Any) -> tuple[np.ndarray, np.ndarray]:
+            return map_km(p, problem.metric, origin=centre)
+
+        ax = axes_or_new(ax, figsize=(5.5, 4.5))
         ax.scatter(*xy(problem.points), s=4, c="0.8", label="records")
-        sc = ax.scatter(
-            *xy(out_pts), s=18, c=self.matrix[row], cmap="viridis", label="outputs (Pr)"
-        )
+        sc = ax.scatter(*xy(out_pts), s=18, c=self.matrix[row], cmap="viridis", label="outputs")
         ax.scatter(*xy(problem.points[i : i + 1]), marker="*", s=160, c="r", label="true record")
-        ax.figure.colorbar(sc, ax=ax, label=f"Pr[Q(r_{i}) = o_k]")
-        if problem.metric == "haversine":
-            ax.set_xlabel("longitude")
-            ax.set_ylabel("latitude")
-        ax.legend(loc="upper right", fontsize=7)
+        ax.figure.colorbar(sc, ax=ax, label=f"probability that record {i} is reported as it")
+        haversine = problem.metric == "haversine"
+        ax.set_xlabel("km east of the map centre" if haversine else "x (distance units)")
+        ax.set_ylabel("km north of the map centre" if haversine else "y (distance units)")
+        if problem.points.ndim == 2 and problem.points.shape[1] == 2:
+            ax.set_aspect("equal", adjustable="datalim")  # a map: true distances
+        ax.set_title(f"Where record {i} is reported (optimal mechanism)")
+        # Below the axes, so that the legend never covers an output.
+        ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.15), fontsize=7, ncol=3, frameon=False)
         return ax
 
 

@@ -35,7 +35,7 @@ LP_INFINITE_COST = 1e20
 
 @dataclass(frozen=True)
 class EdgeList:
-    """Ordered neighbour pairs (i, j), i ≠ j, d(r_i, r_j) ≤ η (both directions, spec §7-1).
+    """Ordered neighbour pairs (i, j), i ≠ j, d(r_i, r_j) ≤ η (both directions).
 
     Attributes
     ----------
@@ -95,7 +95,7 @@ class EdgeList:
 
 
 class MDPProblem:
-    """Optimal ε-mDP perturbation matrix problem (spec 000 §1.3).
+    """Optimal ε-mDP perturbation matrix problem.
 
     Minimise ``Σ_i Σ_k p_i c_ik z_ik`` over row-stochastic ``Z`` (N × K) subject to
     ``z_ik ≤ exp(ε d_ij) z_jk`` for every ordered neighbour pair ``d_ij ≤ η``.
@@ -121,7 +121,7 @@ class MDPProblem:
         replacement with ``seed`` (sorted); an int array = indices of records; a float array =
         output coordinates (coordinate metrics only).
     cost : array (N, K), optional
-        Utility loss c_ik ≥ 0; default the distance d(r_i, o_k) (spec §8 uses c = p·d).
+        Utility loss c_ik ≥ 0; default the distance d(r_i, o_k) (the paper uses c = p·d).
     seed : int, optional
         Seed for drawing ``outputs`` when it is an int.
     output_distances : array (N, K), optional
@@ -443,8 +443,8 @@ def travel_cost_loss(record_to_dest: Any, output_to_dest: Any, weights: Any = No
     """The paper's travel-cost utility loss (Eq. 48):
     ``c_ik = Σ_dest p_dest · |pd(r_i, dest) − pd(o_k, dest)|``.
 
-    One compiled pass, no (N, K, n_dest) temporary. LR-Geo computes its c̄ (spec 001 Eq. 5) and
-    the CR table's β with it too.
+    One compiled pass, no (N, K, n_dest) temporary. LR-Geo computes its c̄ (Eq. 5 of the LR-Geo
+    paper) and the CR table's β with it too.
 
     Parameters
     ----------

@@ -55,7 +55,7 @@ def exponential_mechanism(problem: MDPProblem) -> PerturbationMatrix:
 
     Guarantee: ε-mDP for *all* pairs of records w.r.t. d (triangle inequality: the numerator
     and the normaliser each change by at most e^{εd/2}), stronger than the LP mechanism, which
-    is constrained only along mDP-graph paths (spec §7-14). Computed in log space.
+    is constrained only along mDP-graph paths. Computed in log space.
     """
     check_instance("problem", problem, MDPProblem)
     start = time.perf_counter()

@@ -69,7 +69,7 @@ def solve_benders(
     Parameters
     ----------
     problem : master + subproblems.
-    rel_gap : stop when ``(UB - LB) / max(gap_floor, |UB|) <= rel_gap`` (spec 000 §3.3).
+    rel_gap : stop when ``(UB - LB) / max(gap_floor, |UB|) <= rel_gap``.
     max_iterations : maximal number of master solves.
     time_limit : seconds of wall clock: every HiGHS call (master, each subproblem, the
         certification re-solve) gets the time left, subproblems are not started past it,
