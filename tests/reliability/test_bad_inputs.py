@@ -199,6 +199,25 @@ case(
     lambda: dp.exponential_mechanism([0.0, 1.0], 1.0, size=-1),
     "size",
 )
+for weights, frag in [
+    ([], "at least one weight"),
+    ([NAN, 1.0], "weights"),
+    ([INF, 1.0], "weights"),
+    ([1j, 1.0], "weights must be real"),
+    ([[0.5, 0.5]], "weights"),
+    (["0.5", "0.5"], "weights"),
+    ([True, 1.0], "weights"),
+    ([0.5, -0.5], "negative weight"),
+    ([0.0, 0.0], "positive weight"),
+]:
+    case(
+        "dp.sample_categorical",
+        f"weights={weights!r}",
+        lambda w=weights: dp.sample_categorical(w, rng=0),
+        frag,
+    )
+case("dp.sample_categorical", "size=-1", lambda: dp.sample_categorical([1.0], -1), "size")
+case("dp.sample_categorical", "rng='x'", lambda: dp.sample_categorical([1.0], rng="x"), "rng")
 for bad in ("x", -1, 2.5, [1]):
     case("as_random_source", f"rng={bad!r}", lambda b=bad: dp.as_random_source(b), "rng")
 case("GeneratorSource", "generator=5", lambda: dp.GeneratorSource(5), "generator")
@@ -595,7 +614,10 @@ case(
     "epsilon",
 )
 case(
-    "perturbation.exponential_mechanism", "problem=None", lambda: mdp.exponential_mechanism(None), "problem"
+    "perturbation.exponential_mechanism",
+    "problem=None",
+    lambda: perturbation.exponential_mechanism(None),
+    "problem",
 )
 
 # ---------------------------------------------------------------------------- privopt.release

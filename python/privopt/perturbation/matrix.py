@@ -18,6 +18,8 @@ from privopt._validation import (
     check_nonnegative,
 )
 from privopt.certify import proven_relative_gap
+from privopt.dp.categorical import sample_rows
+from privopt.dp.randomness import as_random_source
 from privopt.errors import InvalidInput, PrivacyViolation
 from privopt.perturbation.problem import EdgeList, MDPProblem
 from privopt.release import Guarantee, Release, json_number_back
@@ -755,7 +757,13 @@ class PerturbationMatrix(Release):
 
     # ---------------------------------------------------------------- sampling
     def sample(self, record: int, rng: Any = None) -> int:
-        """Draw an output index k for the true record ``record``.
+        """Draw an output index k for the true record ``record``, with probability exactly
+        ``matrix[row, k] / Σ_j matrix[row, j]`` (the stored row over its exact sum: stored
+        probabilities sum to 1 only up to rounding; an entry ≤ 0 has probability 0).
+
+        The draw is integer arithmetic on uniform random bits
+        (:func:`privopt.dp.sample_categorical`), as privopt's DP samplers are: no
+        floating-point rounding shifts any output's probability.
 
         ``rng``: None (default) draws from the operating system's cryptographic source
         (:class:`privopt.dp.SecureSource`), as a real release must; an int seed or a numpy
@@ -766,13 +774,11 @@ class PerturbationMatrix(Release):
         return int(self.sample_many(np.array([int(record)]), rng)[0])
 
     def sample_many(self, records: Any, rng: Any = None) -> np.ndarray:
-        """Vectorised :meth:`sample` for an int array of record indices → output indices."""
+        """Vectorised :meth:`sample`: a 1-D int array of record indices (n,) → output indices
+        (int64, (n,)), independent draws, each exact."""
         rows = self.rows_of(records)
-        u = _uniforms(rows.size, rng)
-        cdf = np.cumsum(self.matrix[rows], axis=1)
-        cdf[:, -1] = np.inf  # rows sum to 1 up to rounding: the last output absorbs it
-        # First k with cdf_k > u; zero-probability outputs never get chosen (cdf flat there).
-        return (cdf <= u[:, None]).sum(axis=1).astype(np.int64)
+        source = as_random_source("secure" if rng is None else rng)
+        return sample_rows(self.matrix, rows, source)
 
     # ---------------------------------------------------------------- checks
     def loss(self, problem: MDPProblem) -> float:
@@ -884,15 +890,6 @@ class PerturbationMatrix(Release):
             ax.set_ylabel("latitude")
         ax.legend(loc="upper right", fontsize=7)
         return ax
-
-
-def _uniforms(n: int, rng: Any) -> np.ndarray:
-    """n uniforms on [0, 1) with 53 random bits each: from the OS CSPRNG when ``rng`` is None
-    (a release must not be predictable, issue 15), else from privopt.dp's source for ``rng``."""
-    from privopt.dp import as_random_source
-
-    source = as_random_source("secure" if rng is None else rng)
-    return np.asarray(source.uniform(n), dtype=np.float64).reshape(n)
 
 
 def _check_shape(pm: PerturbationMatrix, problem: MDPProblem) -> None:
