@@ -265,7 +265,7 @@ def _params(args: argparse.Namespace) -> Any:
 
 def _baseline_list(text: str) -> str:
     """An argparse ``type``: a comma list of baseline names, checked before anything runs."""
-    from privopt.geo.report import BASELINES
+    from privopt.geo.baselines import BASELINES
 
     unknown = [b for b in text.split(",") if b and b not in (*BASELINES, "none")]
     if unknown:

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from privopt.geo.baselines import on_lr_rows
 from privopt.geo.result import LRGeoResult
 
 __all__ = ["baseline_rows", "write_report", "plot_user", "demo_section"]
-
-
-#: The baselines ``baseline_rows`` computes (``privopt geo --baselines``).
-BASELINES = ("lp", "lp-inf", "constopt", "expmech", "laplace")
 
 
 def baseline_rows(
@@ -22,38 +18,12 @@ def baseline_rows(
 ) -> list[dict]:
     """Cost (A9, on the users' LR rows) and time of each requested baseline; ``seed`` drives
     the planar Laplace noise (an int: reproducible, for testing; None: the OS CSPRNG)."""
-    import warnings
-
-    from privopt.errors import InvalidInput
-    from privopt.geo import baselines
     from privopt.geo.metrics import expected_cost
 
-    geo, p = res.geography, res.params
     rows: list[dict[str, Any]] = []
-    runs = {
-        "lp": lambda: baselines.full_lp(geo, p, costs),
-        "lp-inf": lambda: baselines.full_lp(geo, p, costs, gamma=float("inf")),
-        "constopt": lambda: baselines.const_opt(geo, p, costs),
-        "expmech": lambda: baselines.exp_mech(geo, p, costs),
-    }
-    for name in wanted:
-        t = time.perf_counter()
-        if name == "laplace":
-            # one stream for all users (a seed per user would repeat the same noise)
-            rng = None if seed is None else np.random.default_rng(seed)
-            mats = [
-                baselines.laplace(geo, p, costs, lr, n_samples=200, rng=rng).matrix
-                for lr in res.lr_sets
-            ]
-        elif name in runs:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # the status column says what is certified
-                pm = runs[name]()
-            mats = [pm.matrix[lr] for lr in res.lr_sets]
-        else:
-            raise InvalidInput(f"unknown baseline {name!r}; use any of {BASELINES}")
+    for name, (mats, seconds) in on_lr_rows(res, costs, wanted, rng=seed).items():
         cost = expected_cost(mats, res.true_costs)
-        rows.append({"method": name, "cost_km": cost, "time_s": time.perf_counter() - t})
+        rows.append({"method": name, "cost_km": cost, "time_s": seconds})
     return rows
 
 

@@ -21,6 +21,12 @@ from privopt.certify import proven_relative_gap
 from privopt.dp.categorical import sample_rows
 from privopt.dp.randomness import as_random_source
 from privopt.errors import InvalidInput, PrivacyViolation
+from privopt.perturbation.adversary import (
+    InferenceError,
+    bayes_inference_error,
+    check_distance_table,
+    check_prior,
+)
 from privopt.perturbation.problem import EdgeList, MDPProblem
 from privopt.release import Guarantee, Release, json_number_back
 
@@ -789,6 +795,60 @@ class PerturbationMatrix(Release):
         loss = float(np.sum(obj * self.matrix))
         return float(check_finite_result("loss", loss, cause="costs near 1e308"))
 
+    def inference_error(
+        self, problem: MDPProblem, prior: Any = None, *, distances: Any = None
+    ) -> InferenceError:
+        """The Bayes-optimal adversary's view of this release (Shokri et al. 2011): its
+        expected distance error when it sees one report and guesses the true record, and the
+        probability that the report is the true record's place
+        (:mod:`privopt.perturbation.adversary`).
+
+        Parameters
+        ----------
+        problem : the problem the matrix was computed for (records, outputs, metric).
+        prior : (n,) the adversary's prior over this matrix's rows (the records, or those of
+            ``row_index``), a probability vector; None (default) for uniform. Pass
+            ``problem.prior`` for the prior the mechanism was optimised for.
+        distances : optional (n, G) loss table of the adversary: ``d(row i, guess g)`` ≥ 0,
+            e.g. travel distances on a road graph (the road-aware adversary), its guess set
+            being the G columns. Default: the problem's metric, with every record of the
+            problem and every output that is not a record as a candidate guess (records
+            first, then the outputs, in the problem's order).
+
+        Returns
+        -------
+        InferenceError
+            ``expected_error`` in the unit of the distances (the metric's: km for Haversine),
+            ``true_report_probability`` (reports at distance 0 from the true record), each
+            report's probability and the adversary's guess for it.
+
+        Raises
+        ------
+        InvalidInput
+            A matrix whose shape does not fit the problem, a prior that is not a probability
+            vector over the rows, a loss table of the wrong shape, negative or infinite (a
+            graph metric with unreachable records: evaluate each component on its own).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prob = MDPProblem(np.array([[0.0], [1.0]]), epsilon=1.0, eta=1.0)
+        >>> pm = PerturbationMatrix(np.eye(2), 1.0, 1.0, 0.0)
+        >>> pm.inference_error(prob).expected_error      # the report is the truth
+        0.0
+        """
+        _check_shape(self, problem)
+        rows = np.arange(self.n_records) if self.row_index is None else self.row_index
+        p = check_prior(prior, self.n_records)
+        same = problem.output_distances[rows] == 0.0
+        if distances is None:
+            table, loss = _metric_guess_table(problem, self.row_index), "metric"
+        else:
+            table, loss = check_distance_table("distances", distances, self.n_records), "given"
+        return bayes_inference_error(
+            self.matrix, p, table, same_place=same, loss=loss, check_input=False
+        )
+
     def violations(
         self, problem: MDPProblem | None = None, *, count_tol: float = 1e-9
     ) -> Verification:
@@ -890,6 +950,18 @@ class PerturbationMatrix(Release):
             ax.set_ylabel("latitude")
         ax.legend(loc="upper right", fontsize=7)
         return ax
+
+
+def _metric_guess_table(problem: MDPProblem, rows: np.ndarray | None) -> np.ndarray:
+    """(n, G) metric distances from the records ``rows`` (None: all, in order) to every
+    candidate guess: all records of the problem, then the outputs that are not records
+    (coordinate outputs)."""
+    table = problem.distances if rows is None else problem.distances[rows]
+    if problem.output_index is None:  # outputs are points of their own: guesses too
+        to_outputs = problem.output_distances if rows is None else problem.output_distances[rows]
+        table = np.hstack([table, to_outputs])
+    n = problem.n_records if rows is None else rows.size
+    return check_distance_table("the problem's distances", table, n)
 
 
 def _check_shape(pm: PerturbationMatrix, problem: MDPProblem) -> None:
