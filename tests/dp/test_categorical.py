@@ -9,12 +9,11 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from dp_stats import P_THRESHOLD, P_THRESHOLD_SECURE, pooled_chisquare
 from privopt.dp import RandomSource, sample_categorical
 from privopt.dp.categorical import _cumulative, _Table, exact_weights
 from privopt.errors import InvalidInput
 from privopt.perturbation import PerturbationMatrix
-
-from tests.dp.dp_stats import P_THRESHOLD, P_THRESHOLD_SECURE, pooled_chisquare
 
 #: Rows whose weights span the float64 range: subnormals, 2⁻⁶⁰ beside 1, zeros between.
 TINY_ROWS = [

@@ -12,7 +12,7 @@ import numpy as np
 from privopt._progress import check_progress
 from privopt._validation import check_executor, check_instance, check_int
 from privopt.errors import InvalidInput
-from privopt.mdp.solvers import solve
+from privopt.mdp.solvers import _SOLVE_OPTIONS, _check_benders_options, solve
 from privopt.perturbation.adversary import check_distance_table
 from privopt.perturbation.laplace import planar_laplace
 from privopt.perturbation.matrix import PerturbationMatrix
@@ -94,6 +94,7 @@ def sweep_epsilon(
     eps = check_epsilons(epsilons)
     if method not in ("lp", "benders"):
         raise InvalidInput(f"method must be 'lp' or 'benders', got {method!r}")
+    _check_benders_options(method, {k: v for k, v in options.items() if k not in _SOLVE_OPTIONS})
     wanted = _baselines(problem, baselines)
     table = (
         None

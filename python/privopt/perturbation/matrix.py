@@ -964,7 +964,10 @@ def _metric_guess_table(problem: MDPProblem, rows: np.ndarray | None) -> np.ndar
     return check_distance_table("the problem's distances", table, n)
 
 
-def _check_shape(pm: PerturbationMatrix, problem: MDPProblem) -> None:
+def _check_shape(pm: PerturbationMatrix, problem: Any) -> None:
+    """The problem a method was given: an :class:`MDPProblem` whose records and outputs the
+    matrix covers (InvalidInput naming what does not fit)."""
+    check_instance("problem", problem, MDPProblem)
     if pm.row_index is None:
         want = (problem.n_records, problem.n_outputs)
     else:

@@ -72,6 +72,10 @@ class EpsilonSweep:
     error_label: str = "adversary's expected error"
     notes: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if not all(isinstance(p, TradeoffPoint) for p in self.points):
+            raise InvalidInput("points must be a list of TradeoffPoint")
+
     @property
     def mechanisms(self) -> list[str]:
         """The mechanisms compared, in the order they appear."""
