@@ -33,13 +33,13 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
-import resource  # noqa: E402
 import sys  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
+from harness import peak_rss_mib  # noqa: E402
 from privopt.errors import SolverLimit  # noqa: E402
 from privopt.mdp import MDPProblem, rome_grid  # noqa: E402
 from privopt.mdp.benders import solve_benders_block  # noqa: E402
@@ -133,16 +133,6 @@ def run(block: Any, args: argparse.Namespace, executor: Any, client: Any = None)
         "bounds": [(h["lb"], h["ub"]) for h in hist],
         "executor": info["executor"],
     }
-
-
-def peak_rss_mib() -> float:
-    """This process's peak RSS (VmHWM; ``ru_maxrss`` survives exec, so spawned workers
-    would report their parent's peak)."""
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmHWM"):
-                return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def main() -> None:

@@ -3,9 +3,10 @@ T^dp solver of the previous implementation (same run, same noisy input), the nat
 release with tracts and blocks end to end against a TopDown peer (same command), and the tree DP
 decomposed by top-level subtree on a Dask LocalCluster against the serial run.
 
-Every measurement runs in a fresh subprocess; peak RSS is the process's high-water mark (VmHWM)
-and, for the solver, the high-water mark reset just before it starts (so data generation is not
-counted). Prints a markdown table per section and the load average.
+Every measurement runs in a fresh subprocess (``child NAME SPEC``, one JSON line); peak RSS is
+the process's high-water mark (VmHWM) and, for the solver, the high-water mark reset just before
+it starts (so data generation is not counted). Prints a markdown table per section and the load
+average.
 
 Usage: python bench/census_scale.py [--leaves 1000000] [--sections solver,e2e,dask,streamed]
        [--dask-leaves 1000000] [--workers 2] [--epsilon 1]
@@ -16,46 +17,32 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
-SOLVER = r"""
-import json, sys, time
-import numpy as np
-spec = json.loads(sys.argv[1])
+from harness import peak_rss_mib, print_json, reset_peak_rss, run_json
 
-def hwm():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM"):
-            return int(line.split()[1]) / 1024
-def reset_hwm():
-    open("/proc/self/clear_refs", "w").write("5")
+#: Regular hierarchies (fan-out per level below the root, 100 households per leaf) by leaves.
+FANOUTS = {
+    10**3: [10, 10, 10],
+    10**4: [10, 10, 100],
+    10**5: [10, 100, 100],
+    10**6: [10, 100, 1000],
+    10**7: [10, 1000, 1000],
+}
 
-from privopt.census import measure_counts
-from privopt.census.synthetic import synthetic_hierarchy
-from privopt.census.solvers import tree_postprocess
-leaves = int(np.prod(spec["fanouts"]))
-data = synthetic_hierarchy(spec["fanouts"], 100 * leaves, N=spec["N"], seed=0)
-m = measure_counts(data, spec["eps"], rng=0)
-h, noisy, G, lam = data.hierarchy, m.noisy, data.G, float(m.scale[0])
-del data
-reset_hwm()
-base = hwm()
-t = time.perf_counter()
-if spec["method"] == "regions":
-    counts, info = tree_postprocess(h, noisy, G, scale=lam)
-else:
-    sys.path.insert(0, spec["bench_dir"])
-    from census_scale import node_by_node
-    counts, info = node_by_node(h, noisy, G, lam)
-seconds = time.perf_counter() - t
-print(json.dumps({"seconds": seconds, "solver_peak_mib": hwm(), "before_mib": base,
-                  "cost": int(info["cost"]), "rounds": info["rounds"],
-                  "certified": bool(info["certified"]), "regions": int(h.n_regions),
-                  "cells": int(counts.size)}))
-"""
+
+def _measured_hierarchy(fanouts: list[int], epsilon: float, N: int = 20) -> tuple:
+    """The regular hierarchy's noisy counts: (hierarchy, noisy (R, N), G, Laplace scale)."""
+    import numpy as np
+    from privopt.census import measure_counts
+    from privopt.census.synthetic import synthetic_hierarchy
+
+    data = synthetic_hierarchy(fanouts, 100 * int(np.prod(fanouts)), N=N, seed=0)
+    m = measure_counts(data, epsilon, rng=0)
+    return data.hierarchy, m.noisy, data.G, float(m.scale[0])
 
 
 def node_by_node(h, noisy, G: int, scale: float):
@@ -102,20 +89,126 @@ def node_by_node(h, noisy, G: int, scale: float):
     return counts, {"cost": sum_of_squares(counts - noisy), "rounds": rounds, "certified": True}
 
 
-def run_child(code: str, spec: dict, timeout: float = 3600) -> dict:
-    res = subprocess.run(
-        [sys.executable, "-c", code, json.dumps(spec)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    if res.returncode != 0:
-        return {"error": (res.stderr.strip().splitlines() or ["failed"])[-1]}
-    return json.loads(res.stdout.strip().splitlines()[-1])
+def solver_child(spec: dict[str, Any]) -> dict[str, Any]:
+    """M_H^dp's solver alone ("regions": the tree DP by regions; "nodes": the previous
+    node-by-node solver); its seconds and its own peak above the data."""
+    from privopt.census.solvers import tree_postprocess
+
+    h, noisy, G, lam = _measured_hierarchy(spec["fanouts"], spec["eps"], spec["N"])
+    before = reset_peak_rss()
+    t = time.perf_counter()
+    if spec["method"] == "regions":
+        counts, info = tree_postprocess(h, noisy, G, scale=lam)
+    else:
+        counts, info = node_by_node(h, noisy, G, lam)
+    seconds = time.perf_counter() - t
+    return {
+        "seconds": seconds,
+        "solver_peak_mib": peak_rss_mib(),
+        "before_mib": before,
+        "cost": int(info["cost"]),
+        "rounds": info["rounds"],
+        "certified": bool(info["certified"]),
+        "regions": int(h.n_regions),
+        "cells": int(counts.size),
+    }
+
+
+def e2e_child(spec: dict[str, Any]) -> dict[str, Any]:
+    """``privopt census ARGV`` in this process: wall seconds, peak RSS, exit status."""
+    from privopt.cli import main
+
+    t = time.perf_counter()
+    rc = main(spec["argv"])
+    return {"seconds": time.perf_counter() - t, "peak_rss_mib": peak_rss_mib(), "exit": rc}
+
+
+def dask_child(spec: dict[str, Any]) -> dict[str, Any]:
+    """The tree DP serial, then decomposed on a LocalCluster of worker processes; both times,
+    whether the counts are bit-for-bit equal, the workers' largest peak RSS."""
+    import distributed
+    import numpy as np
+    from privopt.census.solvers import tree_postprocess
+
+    h, noisy, G, lam = _measured_hierarchy(spec["fanouts"], spec["eps"])
+    t = time.perf_counter()
+    serial, info = tree_postprocess(h, noisy, G, scale=lam)
+    t_serial = time.perf_counter() - t
+    with (
+        distributed.LocalCluster(
+            n_workers=spec["workers"],
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            memory_limit="4GiB",
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        client.run(lambda: None)  # workers up
+        t = time.perf_counter()
+        remote, _ = tree_postprocess(h, noisy, G, scale=lam, executor=client.get_executor())
+        t_remote = time.perf_counter() - t
+        peaks = client.run(peak_rss_mib)
+    return {
+        "serial": t_serial,
+        "dask": t_remote,
+        "equal": bool(np.array_equal(serial, remote)),
+        "worker_peak_mib": max(peaks.values()),
+        "rounds": info["rounds"],
+    }
+
+
+def streamed_child(spec: dict[str, Any]) -> dict[str, Any]:
+    """Streamed M_H^dp (generated, measured and solved per top-level subtree) on a
+    LocalCluster: seconds, the workers' and the driver's peak RSS."""
+    import distributed
+    import numpy as np
+    from privopt.census.streamed import RegularSyntheticSource, m_h_dp_streamed
+
+    leaves = int(np.prod(spec["fanouts"]))
+    source = RegularSyntheticSource(tuple(spec["fanouts"]), n_groups=100 * leaves, N=20, seed=0)
+    with (
+        tempfile.TemporaryDirectory() as out,
+        distributed.LocalCluster(
+            n_workers=spec["workers"],
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            memory_limit="4GiB",
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        client.run(lambda: None)
+        t = time.perf_counter()
+        rel = m_h_dp_streamed(source, spec["eps"], client.get_executor(), out)
+        seconds = time.perf_counter() - t
+        peaks = client.run(peak_rss_mib)
+    return {
+        "seconds": seconds,
+        "worker_peak_mib": max(peaks.values()),
+        "driver_peak_mib": peak_rss_mib(),
+        "rounds": rel.info["rounds"],
+        "certified": rel.info["certified"],
+        "regions": rel.info["regions"],
+        "l1": rel.l1_per_level.tolist(),
+    }
+
+
+CHILDREN = {
+    "solver": solver_child,
+    "e2e": e2e_child,
+    "dask": dask_child,
+    "streamed": streamed_child,
+}
+
+
+def run_child(name: str, spec: dict[str, Any], timeout: float = 3600) -> dict[str, Any]:
+    """One measurement (:data:`CHILDREN`) in a fresh process; ``{"error": ...}`` on failure."""
+    return run_json([sys.executable, __file__, "child", name, json.dumps(spec)], timeout=timeout)
 
 
 def solver_section(args: argparse.Namespace) -> None:
-    fanouts = {10**5: [10, 100, 100], 10**6: [10, 100, 1000], 10**7: [10, 1000, 1000]}[args.leaves]
+    fanouts = FANOUTS[args.leaves]
     print(f"## M_H^dp solver alone, {args.leaves:,} leaves ({fanouts}), N = 20, ε = {args.epsilon}")
     print(
         "| solver | seconds | process peak RSS MiB | solver's own MiB (peak − before) | rounds "
@@ -124,14 +217,8 @@ def solver_section(args: argparse.Namespace) -> None:
     print("|---|---|---|---|---|---|---|")
     res = {}
     for method in ("regions", "nodes"):
-        spec = {
-            "fanouts": fanouts,
-            "N": 20,
-            "eps": args.epsilon,
-            "method": method,
-            "bench_dir": os.path.dirname(os.path.abspath(__file__)),
-        }
-        r = res[method] = run_child(SOLVER, spec)
+        spec = {"fanouts": fanouts, "N": 20, "eps": args.epsilon, "method": method}
+        r = res[method] = run_child("solver", spec)
         name = {"regions": "by regions (this code)", "nodes": "node by node (previous)"}[method]
         if "error" in r:
             print(f"| {name} | failed: {r['error'][:80]} | | | | | |", flush=True)
@@ -157,45 +244,23 @@ def e2e_section(args: argparse.Namespace) -> None:
         "## End to end: privopt census --synthetic-us --tracts-per-county 20 "
         "--blocks-per-tract 16 --epsilon 1 (1.1 M regions × 20 sizes)"
     )
-    print("| mechanism | wall s | peak RSS MiB | exit |")
+    print("| mechanism | wall s (process) | peak RSS MiB | exit |")
     print("|---|---|---|---|")
     res = {}
     for mech in ("M_H^dp", "TopDown"):
         with tempfile.TemporaryDirectory() as out:
-            cmd = [
-                sys.executable,
-                "-c",
-                "import resource, sys, time\n"
-                "from privopt.cli import main\n"
-                "t = time.perf_counter()\n"
-                "rc = main(sys.argv[1:])\n"
-                "w = time.perf_counter() - t\n"
-                "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
-                "print(f'BENCH {w} {peak} {rc}', file=sys.stderr)\n",
-                "census",
-                "--synthetic-us",
-                "--tracts-per-county",
-                "20",
-                "--blocks-per-tract",
-                "16",
-                "--mechanism",
-                mech,
-                "--epsilon",
-                str(args.epsilon),
-                "--seed",
-                "0",
-                "--out",
-                os.path.join(out, "r"),
-            ]
+            argv = ["census", "--synthetic-us", "--tracts-per-county", "20"]
+            argv += ["--blocks-per-tract", "16", "--mechanism", mech]
+            argv += ["--epsilon", str(args.epsilon), "--seed", "0"]
+            argv += ["--out", os.path.join(out, "r")]
             t = time.perf_counter()
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
-            wall = time.perf_counter() - t
-            line = [x for x in p.stderr.splitlines() if x.startswith("BENCH")]
-            peak = float(line[-1].split()[2]) if line else float("nan")
-            res[mech] = (wall, peak, p.returncode)
-            print(f"| {mech} | {wall:.1f} | {peak:.0f} | {p.returncode} |", flush=True)
-            if p.returncode:
-                print("```\n" + p.stderr[-2000:] + "\n```")
+            r = run_child("e2e", {"argv": argv})
+            wall = time.perf_counter() - t  # the whole process: start-up and imports included
+        if "error" in r:
+            print(f"| {mech} | failed: {r['error'][:80]} | | |", flush=True)
+            continue
+        res[mech] = (wall, r["peak_rss_mib"])
+        print(f"| {mech} | {wall:.1f} | {r['peak_rss_mib']:.0f} | {r['exit']} |", flush=True)
     if "M_H^dp" in res and "TopDown" in res:
         a, b = res["M_H^dp"], res["TopDown"]
         print(
@@ -204,46 +269,13 @@ def e2e_section(args: argparse.Namespace) -> None:
         )
 
 
-DASK = r"""
-import json, sys, time
-import numpy as np
-spec = json.loads(sys.argv[1])
-import distributed
-from privopt.census import measure_counts
-from privopt.census.synthetic import synthetic_hierarchy
-from privopt.census.solvers import tree_postprocess
-data = synthetic_hierarchy(spec["fanouts"], 100 * int(np.prod(spec["fanouts"])), N=20, seed=0)
-m = measure_counts(data, spec["eps"], rng=0)
-h, noisy, G, lam = data.hierarchy, m.noisy, data.G, float(m.scale[0])
-t = time.perf_counter()
-serial, info = tree_postprocess(h, noisy, G, scale=lam)
-t_serial = time.perf_counter() - t
-with distributed.LocalCluster(n_workers=spec["workers"], threads_per_worker=1, processes=True,
-                              dashboard_address=None, memory_limit="4GiB") as cluster, \
-        distributed.Client(cluster) as client:
-    client.run(lambda: None)  # workers up
-    t = time.perf_counter()
-    remote, rinfo = tree_postprocess(h, noisy, G, scale=lam, executor=client.get_executor())
-    t_remote = time.perf_counter() - t
-    peaks = client.run(lambda: __import__("resource").getrusage(
-        __import__("resource").RUSAGE_SELF).ru_maxrss / 1024)
-equal = bool(np.array_equal(serial, remote))
-print(json.dumps({"serial": t_serial, "dask": t_remote, "equal": equal,
-                  "worker_peak_mib": max(peaks.values()), "rounds": info["rounds"]}))
-"""
-
-
-#: Regular hierarchies (fan-out per level below the root) of the Dask sections, by leaf count.
-DASK_FANOUTS = {10**5: [10, 100, 100], 10**6: [10, 100, 1000], 10**7: [10, 1000, 1000]}
-
-
 def dask_section(args: argparse.Namespace) -> None:
-    fanouts = DASK_FANOUTS[args.dask_leaves]
     print(
         f"## Tree DP on a Dask LocalCluster ({args.workers} worker processes), "
         f"{args.dask_leaves:,} leaves"
     )
-    r = run_child(DASK, {"fanouts": fanouts, "eps": args.epsilon, "workers": args.workers})
+    spec = {"fanouts": FANOUTS[args.dask_leaves], "eps": args.epsilon, "workers": args.workers}
+    r = run_child("dask", spec)
     if "error" in r:
         print(f"failed: {r['error']}")
         return
@@ -255,38 +287,13 @@ def dask_section(args: argparse.Namespace) -> None:
     )
 
 
-STREAMED = r"""
-import json, resource, sys, tempfile, time
-import numpy as np
-spec = json.loads(sys.argv[1])
-import distributed
-from privopt.census.streamed import RegularSyntheticSource, m_h_dp_streamed
-leaves = int(np.prod(spec["fanouts"]))
-source = RegularSyntheticSource(tuple(spec["fanouts"]), n_groups=100 * leaves, N=20, seed=0)
-with tempfile.TemporaryDirectory() as out, distributed.LocalCluster(
-        n_workers=spec["workers"], threads_per_worker=1, processes=True, dashboard_address=None,
-        memory_limit="4GiB") as cluster, distributed.Client(cluster) as client:
-    client.run(lambda: None)
-    t = time.perf_counter()
-    rel = m_h_dp_streamed(source, spec["eps"], client.get_executor(), out)
-    seconds = time.perf_counter() - t
-    peaks = client.run(lambda: __import__("resource").getrusage(
-        __import__("resource").RUSAGE_SELF).ru_maxrss / 1024)
-driver = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"seconds": seconds, "worker_peak_mib": max(peaks.values()),
-                  "driver_peak_mib": driver, "rounds": rel.info["rounds"],
-                  "certified": rel.info["certified"], "regions": rel.info["regions"],
-                  "l1": rel.l1_per_level.tolist()}))
-"""
-
-
 def streamed_section(args: argparse.Namespace) -> None:
-    fanouts = DASK_FANOUTS[args.dask_leaves]
     print(
         f"## Streamed M_H^dp (generated, measured and solved per top-level subtree) on a Dask "
         f"LocalCluster ({args.workers} worker processes, 4 GiB each), {args.dask_leaves:,} leaves"
     )
-    r = run_child(STREAMED, {"fanouts": fanouts, "eps": args.epsilon, "workers": args.workers})
+    spec = {"fanouts": FANOUTS[args.dask_leaves], "eps": args.epsilon, "workers": args.workers}
+    r = run_child("streamed", spec)
     if "error" in r:
         print(f"failed: {r['error']}")
         return
@@ -301,24 +308,36 @@ def streamed_section(args: argparse.Namespace) -> None:
     )
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--leaves", type=int, default=10**6, choices=[10**5, 10**6, 10**7])
-    ap.add_argument("--dask-leaves", type=int, default=10**6, choices=[10**5, 10**6, 10**7])
+SECTIONS = {
+    "solver": solver_section,
+    "e2e": e2e_section,
+    "dask": dask_section,
+    "streamed": streamed_section,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["child"]:  # child NAME SPEC: one measurement, one JSON line
+        print_json(CHILDREN[argv[1]](json.loads(argv[2])))
+        return 0
+    sizes = [10**5, 10**6, 10**7]
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--leaves", type=int, default=10**6, choices=sizes)
+    ap.add_argument("--dask-leaves", type=int, default=10**6, choices=sizes)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--sections", default="solver,e2e,dask,streamed")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    unknown = set(args.sections.split(",")) - set(SECTIONS)
+    if unknown:
+        ap.error(f"--sections: unknown {sorted(unknown)} (choose from {', '.join(SECTIONS)})")
     print(f"# Census at scale (load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores)\n")
     for name in args.sections.split(","):
-        {
-            "solver": solver_section,
-            "e2e": e2e_section,
-            "dask": dask_section,
-            "streamed": streamed_section,
-        }[name](args)
+        SECTIONS[name](args)
     print(f"(load average at the end {os.getloadavg()[0]:.1f})")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -33,6 +33,7 @@ import pytest
 
 matplotlib.use("Agg")
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the bench scripts' helpers
+from harness import data_root, peak_rss_mib, reset_peak_rss
 
 #: Sizes of ``--bench-size``: each benchmark module maps them to its settings (``SETTINGS``).
 SIZES = ("small", "paper")
@@ -94,13 +95,6 @@ def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: di
     machine_info["privopt"] = privopt.__version__
 
 
-def data_root() -> Path | None:
-    """The real data sets: ``$PRIVOPT_DATA``, else ``<repo>/../shared/data`` (not shipped)."""
-    env = os.environ.get("PRIVOPT_DATA")
-    root = Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
-    return root if root.is_dir() else None
-
-
 @pytest.fixture(scope="session")
 def data_dir() -> Path | None:
     """The real data folder, or None: for benchmarks with a generated stand-in."""
@@ -124,41 +118,6 @@ def shared_data() -> Callable[[str], Path]:
         return path
 
     return folder
-
-
-# ----------------------------------------------------------------------- peak memory (Linux)
-def _status_mib(key: str) -> float | None:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(key):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
-
-
-def peak_rss_mib() -> float:
-    """High-water mark of this process's resident set since the last :func:`reset_peak_rss`,
-    in MiB (``ru_maxrss`` where /proc is absent: then it is the process's whole peak)."""
-    peak = _status_mib("VmHWM:")
-    if peak is not None:
-        return peak
-    import resource
-
-    scale = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB on Linux
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale / 1024
-
-
-def reset_peak_rss() -> float:
-    """Reset the high-water mark to the current RSS (Linux ``clear_refs`` 5) and return that
-    RSS in MiB (the peak so far where the reset is not available)."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        return peak_rss_mib()
-    return _status_mib("VmRSS:") or 0.0
 
 
 class PeakMemory:

@@ -22,16 +22,14 @@ Progress goes to stderr; the table (markdown) to stdout.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from harness import peak_rss_mib, print_json, run_json
 
 BLOCK = 1 << 20
 
@@ -103,23 +101,6 @@ class ColumnMajorNpy:
         return out if isinstance(cols, slice) else out[:, 0]
 
 
-def peak_gib() -> float:
-    """Peak RSS of this process since it started, in GiB.
-
-    Linux's VmHWM belongs to the process image, so it starts afresh at exec; ``ru_maxrss`` does
-    not (it keeps the high-water mark of the parent's forked image, e.g. a parent that has just
-    written an 8 GB file through a memory map), so it is only the fallback.
-    """
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 2**20
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-
-
 def child(args: argparse.Namespace) -> None:
     from privopt.cluster import DPM
 
@@ -139,20 +120,17 @@ def child(args: argparse.Namespace) -> None:
     elapsed = time.perf_counter() - start
     record = {
         "fit_s": elapsed,
-        "peak_gib": peak_gib(),
+        "peak_gib": peak_rss_mib() / 1024,
         "clusters": int(model.n_clusters_),
         "beta": model.split_width_,
         "centres_sum": float(np.sum(model.cluster_centers_)),
     }
-    print(json.dumps(record))
+    print_json(record)
 
 
 def run_child(python: str, extra: list[str]) -> dict:
-    cmd = [python, __file__, "child", *extra]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed"}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    """One fit (``child`` EXTRA) under interpreter ``python`` in a fresh process."""
+    return run_json([python, __file__, "child", *extra], timeout=None)
 
 
 def row(label: str, size: str, r: dict, base: dict | None) -> str:

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from harness import data_root
 from privopt.cluster import DPM
 from privopt.cluster import metrics as M
 from privopt.cluster.baselines import dp_lloyd, kmeans_centres
@@ -47,16 +47,10 @@ FEATURES = {"synth_10d": 10, "synth_100d": 100}
 REFERENCE_FILE = {"synth_10d": "synth_10d", "synth_100d": "synth_big1"}
 
 
-def data_root(arg: str | None) -> Path | None:
-    for c in [
-        arg,
-        os.environ.get("PRIVOPT_DATA"),
-        Path(__file__).resolve().parents[2] / "shared" / "data",
-        "/work/shared/data",
-    ]:
-        if c and (Path(c) / "dpm").is_dir():
-            return Path(c)
-    return None
+def reference_root(arg: str | None) -> Path | None:
+    """The data folder holding ``dpm/``'s reference centres: ``--data``, else the shared data."""
+    root = Path(arg) if arg else data_root()
+    return root if root is not None and (root / "dpm").is_dir() else None
 
 
 def evaluate(X, y, centres, refs, seed):
@@ -141,7 +135,7 @@ def main() -> None:
         help="runs of the authors' code (default --runs)",
     )
     args = parser.parse_args()
-    root = data_root(args.data)
+    root = reference_root(args.data)
     # Warm-up: the first draw of privopt.dp's Numba samplers compiles them; not part of a fit.
     warm = np.random.default_rng(0).normal(0, 5, size=(2000, 2))
     DPM(bounds=(-100, 100), epsilon=1.0, delta=1e-6, random_state=0).fit(warm)

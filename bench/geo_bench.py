@@ -26,10 +26,7 @@ with each table.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import resource
-import subprocess
 import sys
 import time
 import warnings
@@ -37,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from harness import peak_rss_mib, print_json, run_json
 
 PAPER_TIME = {  # Table 1 (s), K = 100..400
     "lrgeo": [1.28, 1.42, 1.34, 1.20],
@@ -188,8 +186,7 @@ def _child_main(a: argparse.Namespace) -> int:
         for seed in range(a.seed, a.seed + a.reps):
             runs.append(_rep(a, seed))
             print(f"[bench] {a.method} K={a.k} seed {seed}: {runs[-1]}", file=sys.stderr)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"runs": runs, "peak_rss_mib": peak}, default=float))
+    print_json({"runs": runs, "peak_rss_mib": peak_rss_mib()})
     return 0
 
 
@@ -208,11 +205,9 @@ def _child(a: argparse.Namespace, **setting: Any) -> dict:
             argv += [f"--{key.replace('_', '-')}", str(value)]
     if a.rome:
         argv += ["--rome", a.rome]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=a.timeout)
-    if proc.returncode != 0:
-        tail = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"
-        return {"error": [tail]}
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = run_json(argv, timeout=a.timeout)
+    if "error" in out:
+        return {"error": [out["error"]]}
     runs = out["runs"]
     table = {key: [r.get(key) for r in runs] for key in set().union(*runs)}
     table["peak_rss_mib"] = [out["peak_rss_mib"]]

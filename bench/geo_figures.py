@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from harness import save_figure
 
 #: Paper, Table 1: LR-Geo's whole time (s) at K = 100…400; Fig. 9a: 0.8–1.8 s up to K = 1,600.
 PAPER_TIME_S = {100: 1.28, 200: 1.42, 300: 1.34, 400: 1.20}
@@ -127,7 +128,6 @@ def plot_sweep(table: str, values: list, series: dict[int, list[dict]], out: str
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from privopt._atomic import atomic_file
 
     n = _PANELS[table]
     fig, axes = plt.subplots(1, n, figsize=(4.6 * n, 3.8), constrained_layout=True)
@@ -137,7 +137,4 @@ def plot_sweep(table: str, values: list, series: dict[int, list[dict]], out: str
         ax.legend(fontsize=7)
     what = "generated grids above 1,331" if table == "scaling" else f"K = {k}"
     fig.suptitle(f"LR-Geo, Rome ({what}); bars: 95 % over seeded repetitions", fontsize=9)
-    with atomic_file(out) as tmp:
-        fig.savefig(tmp, format="png", dpi=100)
-    plt.close(fig)
-    return Path(out)
+    return save_figure(fig, out)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import threading
@@ -30,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
+from harness import peak_rss_mib
 from privopt.geo.http_client import GeoServiceClient
 
 PARAMS = ["--gamma-graph", "50"]  # artifact settings otherwise: ε = 10, γ = 0.5, L = 20, r_exp = 4
@@ -57,14 +57,6 @@ def _start_server(args: argparse.Namespace) -> tuple[subprocess.Popen, str]:
     if not line:
         raise SystemExit("the server did not start")
     return proc, json.loads(line)["url"]
-
-
-def _peak_rss_mib(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as f:
-        for row in f:
-            if row.startswith("VmHWM:"):
-                return int(row.split()[1]) / 1024
-    return float("nan")
 
 
 class TimedClient(GeoServiceClient):
@@ -150,13 +142,13 @@ def main() -> None:
         for c in (int(x) for x in args.concurrency.split(",")):
             r = _run_level(client, geo, c, args.sessions, args.seed + c)
             rows.append((c, r))
-        server_rss = _peak_rss_mib(proc.pid)
+        server_rss = peak_rss_mib(proc.pid)
     finally:
         proc.terminate()
         proc.wait(timeout=60)
     _baseline(args, geo, 2)  # warm-up: imports and the first HiGHS
     base = {c: _baseline(args, geo, min(c, geo.n_locations)) for c, _ in rows}
-    client_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    client_rss = peak_rss_mib()
     print(
         f"\nK = {geo.n_locations} ({geo.name}), {args.sessions} sessions per level, "
         f"max_batch {args.max_batch}, window {args.batch_window} s, method {args.method}, "

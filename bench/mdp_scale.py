@@ -20,7 +20,8 @@ Workloads (``make_workload``):
 * ``geo400`` — LR-Geo's full-LP baseline: the Rome 40 × 40 grid sampled to K = 400 locations,
   γ = ∞ (every pair constrained), ε = 10, travel-cost loss (``privopt.geo.baselines.full_lp``);
 * ``road-kn2000`` (not in the default set) — 2,000 road nodes, K = N (751.5 s, 2.9 GB before);
-* ``grid-kn:N`` — the K = N grid at the sizes of ``bench/scaling_mdp.py``;
+* ``grid-kn:N`` — the K = N grid of N 1 km cells (N a key of :data:`GRIDS`; the mdp-grid family
+  of ``bench/scaling.py``);
 * ``paper:DATASET`` — ``bench/mdp_bench.py``'s paper setting of one dataset (grid, synthetic,
   road, text: N = 500, K = 100, ε = 10, η = 2).
 """
@@ -28,17 +29,18 @@ Workloads (``make_workload``):
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import resource
-import subprocess
 import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from harness import package_at, peak_rss_mib, print_json, run_json, use_package
+from mdp_bench import make_problem
+
+#: Grid shapes (rows, cols) of 1 km cells per size N of the ``grid-kn:N`` workloads.
+GRIDS = {500: (20, 25), 1000: (25, 40), 2000: (40, 50), 4000: (50, 80), 8000: (80, 100)}
 DEFAULT_WORKLOADS = ("grid-kn2000", "grid-eps2", "road5000", "geo400")
 GOALS = {
     "grid-kn2000": "≤ 60 s, ≤ 2 GiB",
@@ -52,17 +54,13 @@ GOALS = {
 def make_workload(name: str, data: Path | None):
     """The :class:`privopt.mdp.MDPProblem` of a workload, or for ``geo400`` a callable that
     runs the LR-Geo full-LP baseline."""
-    sys.path.insert(0, str(HERE))
-    from mdp_bench import make_problem
     from privopt.mdp import MDPProblem, rome_grid
 
     if name == "grid-kn2000":
         return MDPProblem(rome_grid(40, 50), epsilon=10.0, eta=2.0)
     if name == "warm-up":  # compiles and caches the Numba kernels (not reported)
         return MDPProblem(rome_grid(6, 6), epsilon=10.0, eta=2.0, outputs=10, seed=0)
-    if name.startswith("grid-kn:"):  # bench/scaling_mdp.py's sizes
-        from scaling_mdp import GRIDS
-
+    if name.startswith("grid-kn:"):
         return MDPProblem(rome_grid(*GRIDS[int(name[8:])]), epsilon=10.0, eta=2.0)
     if name == "grid-eps2":
         return make_problem("grid", 500, 100, 0, data, eps=2.0)
@@ -109,31 +107,8 @@ def child(name: str, data: Path | None) -> dict:
     }
     if not callable(work):
         out["max_rel_violation"] = pm.violations(work).max_relative_violation
-    out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["peak_rss_mib"] = peak_rss_mib()
     return out
-
-
-def baseline_source(rev: str, into: Path) -> Path:
-    """The ``python/`` folder of revision ``rev`` under ``into``, with this checkout's compiled
-    extension module copied in (the C++ is the same)."""
-    import importlib.util
-    import shutil
-
-    root = subprocess.run(
-        ["git", "-C", str(HERE), "rev-parse", "--show-toplevel"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    archive = subprocess.run(
-        ["git", "-C", root, "archive", rev, "python/privopt"], check=True, capture_output=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    spec = importlib.util.find_spec("privopt._core")
-    if spec is None or spec.origin is None:
-        raise SystemExit("the compiled privopt._core is not installed")
-    shutil.copy(spec.origin, into / "python" / "privopt")
-    return into / "python"
 
 
 def run_child(name: str, data: Path | None, source: Path | None, limit: float) -> dict:
@@ -143,22 +118,7 @@ def run_child(name: str, data: Path | None, source: Path | None, limit: float) -
         cmd += ["--data", str(data)]
     if source is not None:
         cmd += ["--source", str(source)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
-    except subprocess.TimeoutExpired:
-        return {"error": f"> {limit:.0f} s (stopped)"}
-    if proc.returncode != 0:
-        last = proc.stderr.strip().splitlines()[-1:] or ["failed"]
-        return {"error": last[0][:120]}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def _use_source(source: str) -> None:
-    """Import privopt from ``source`` rather than from the editable install."""
-    sys.meta_path[:] = [
-        f for f in sys.meta_path if not type(f).__module__.startswith("_editable_skbc")
-    ]
-    sys.path.insert(0, source)
+    return run_json(cmd, timeout=limit)
 
 
 def _row(name: str, code: str, r: dict, base: dict | None) -> str:
@@ -187,10 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.child:
         if args.source:
-            _use_source(args.source)
+            use_package(args.source)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            print(json.dumps(child(args.child, args.data), default=float))
+            print_json(child(args.child, args.data))
         return 0
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     print(f"load average at start: {load}; baseline {args.baseline or '(none)'}\n")
@@ -200,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
-        source = baseline_source(args.baseline, Path(tmp)) if args.baseline else None
+        source = package_at(args.baseline, Path(tmp)) if args.baseline else None
         # One untimed solve per code first: the baseline's freshly extracted package has no
         # Numba cache yet, and its first timed run would include ~1.3 s of compilation.
         for warm_source in ([source] if source is not None else []) + [None]:

@@ -1,20 +1,28 @@
-"""Scaling report (issue 17 item 5): every family at 3–5 sizes, log-log slopes, docs/scaling.md.
+"""Scaling report: every family at 3–5 sizes, log-log slopes, docs/scaling.md.
 
 Each family measures one operation at several input sizes n, every size in a fresh process (so
 that its peak memory is its own), fits time ∝ n^a and memory ∝ n^b by least squares on the logs,
 and draws one plot (measured points, fitted lines, the paper's point and the issue's before/goal
-points where there are any). The page ``docs/scaling.md`` and the plots ``docs/scaling/*.png``
-are written atomically (temp + rename); progress goes to stderr, the summary table to stdout.
+points where there are any). Progress goes to stderr; the exponents and every family's measured
+points go to stdout as Markdown tables.
 
-    python bench/scaling.py                          # all families, ~20 min on 2 cores
+    python bench/scaling.py                          # every family, ~20 min on 2 cores
     python bench/scaling.py --quick                  # smaller sizes, ~2 min
-    python bench/scaling.py --families census kanon  # some families (the page lists those)
-    python bench/scaling.py --baseline-rev 8d3f549   # also REV's exponents, same sizes
+    python bench/scaling.py census kanon-greedy      # some families
+    python bench/scaling.py mdp-grid --sizes 500 1000 2000 --baseline-rev fedfbc0
+    python bench/scaling.py --baseline-rev 508e491   # also REV's exponents, same sizes
 
-With ``--baseline-rev REV`` the same measurements run a second time with privopt built from git
-revision REV (``git archive`` into a cached virtual environment under ``build/``, which takes the
-other packages from this environment): the plots show both, the page lists the exponents before
-and after.
+The page ``docs/scaling.md`` and its plots ``docs/scaling/*.png`` are written (atomically: temp +
+rename) by a run of every family at their full sizes; a run of some families, of other sizes or
+``--quick`` writes a page only where ``--out`` says. With ``--baseline-rev REV`` the same
+measurements run a second time with privopt built from git revision REV (a cached virtual
+environment under ``build/``, see ``harness.interpreter_at``): the plots show both, the tables
+the exponents before and after.
+
+The families' children are the bench scripts that measure one run at scale: ``mdp_scale.py``
+(mdp-grid), ``geo_bench.py`` (geo), ``kanon_scale.py`` (kanon-*), ``census_scale.py`` (census)
+and ``dpm_scale.py`` (cluster); lp and mdp run in this script's own ``child`` mode. None of them
+imports this script.
 """
 
 from __future__ import annotations
@@ -33,19 +41,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import census_scale
+import dpm_scale
+import geo_bench
+import kanon_scale
+import mdp_scale
 import numpy as np
+from harness import (
+    REPO,
+    data_root,
+    git,
+    interpreter_at,
+    log_log_slope,
+    measured,
+    print_json,
+    run_json,
+    save_figure,
+    write_atomically,
+)
 
-BENCH = Path(__file__).resolve().parent
-REPO = BENCH.parent
-sys.path.insert(0, str(BENCH))
+#: The page a run of every family at its full sizes writes (with its plots beside it).
+PAGE = REPO / "docs" / "scaling.md"
 
 
-# ----------------------------------------------------------------------- fits and plots
-def log_log_slope(x: list[float], y: list[float]) -> float:
-    """Least-squares slope of log y against log x (the exponent a of y ∝ x^a)."""
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
-
-
+# ----------------------------------------------------------------------- results and plots
 @dataclass
 class Reference:
     """A point from elsewhere drawn beside the measurements: ``kind`` is "paper", "before"
@@ -131,11 +150,7 @@ def plot(result: Result, out: Path, baseline_rev: str | None = None) -> None:
         ax.legend(fontsize=7)
     fig.suptitle(result.title)
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".partial.png")
-    fig.savefig(tmp, dpi=100)
-    plt.close(fig)
-    os.replace(tmp, out)
+    save_figure(fig, out)
 
 
 def _plot_series(
@@ -155,103 +170,11 @@ def _plot_series(
         ax.loglog(ahead, fit(ahead), ":", color=color, label=f"{name}: fit extended")
 
 
-def fitted_result(
-    family: str,
-    sizes: list[int],
-    series: dict[str, list[float]],
-    keys: tuple[str, str],
-    out: str | Path,
-    **extra: Any,
-) -> dict:
-    """The per-family scripts' result: ``series`` measured at ``sizes`` with the log-log
-    exponents of its time and memory columns (``keys``) and the plot's path."""
-    sizes = list(sizes)
-    return {
-        "family": family,
-        **extra,
-        "sizes": sizes,
-        **series,
-        "time_exponent": log_log_slope(sizes, series[keys[0]]),
-        "memory_exponent": log_log_slope(sizes, series[keys[1]]),
-        "plot": str(out),
-    }
-
-
-def plot_runs(
-    runs: list[tuple[str, dict]],
-    out: Path,
-    *,
-    keys: tuple[str, str],
-    labels: tuple[str, str],
-    size_label: str,
-    title: str,
-    symbol: str = "n",
-) -> None:
-    """Time and memory of the per-family scripts' results (dicts with ``sizes``, the two
-    ``keys`` and ``time_exponent`` / ``memory_exponent``), one series per ``(name, result)``,
-    measured points and fitted line on log-log axes; written atomically to ``out`` (PNG)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
-    panels = zip(axes, keys, ("time_exponent", "memory_exponent"), labels, strict=True)
-    for ax, key, exponent, label in panels:
-        for name, run in runs:
-            n = np.asarray(run["sizes"], dtype=float)
-            y = np.asarray(run[key])
-            coef = np.polyfit(np.log(n), np.log(y), 1)
-            (points,) = ax.loglog(n, y, "o", label=f"{name}: {symbol}^{run[exponent]:.2f}")
-            ax.loglog(n, np.exp(np.polyval(coef, np.log(n))), "-", color=points.get_color())
-        ax.set_xlabel(size_label)
-        ax.set_ylabel(label)
-        ax.legend()
-    fig.suptitle(title)
-    fig.tight_layout()
-    out = Path(out)
-    tmp = out.with_name(out.name + ".partial.png")
-    fig.savefig(tmp, dpi=110)
-    plt.close(fig)
-    os.replace(tmp, out)
-
-
-# ----------------------------------------------------------------------- child processes
-def run_child(args: list[str], python: str | None = None, timeout: float = 3600) -> dict:
-    """``python bench/scaling.py child ARGS`` in a fresh process; its JSON line."""
-    cmd = [python or sys.executable, str(Path(__file__).resolve()), "child", *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        raise RuntimeError(f"{' '.join(args)}: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
-    return json.loads(lines[-1])
-
-
-def _status_mib(key: str) -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(key):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def measured(run: Callable[[], Any]) -> dict:
-    """Seconds of ``run()`` and its own peak memory: the high-water mark above the resident
-    set just before it (the reset of VmHWM is Linux's clear_refs 5)."""
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-    before = _status_mib("VmRSS:")
-    start = time.perf_counter()
-    run()
-    seconds = time.perf_counter() - start
-    peak = _status_mib("VmHWM:")
-    return {"seconds": seconds, "own_mib": peak - before, "peak_mib": peak}
-
-
+# ----------------------------------------------------------------------- this script's children
 def child_lp(n: int) -> dict:
     """Blocks of n nonzeros -> a loaded Highs (assembly + pass_to), best of 3, against
     passModel on the prepared arrays."""
-    from lp_assembly import assemble, make_blocks, pass_model, pass_to
+    from lp_assembly import assemble, make_blocks, pass_model, pass_to  # privopt, HiGHS: child only
 
     blocks = make_blocks(n)
     pass_model(assemble(*blocks, csc=True))  # warm-up (Numba, HiGHS)
@@ -270,7 +193,7 @@ def child_mdp(n: int) -> dict:
     from mdp_bench import make_problem
     from privopt.mdp import MDPProblem, rome_grid, solve
 
-    data = _data_root()
+    data = data_root()
     if data is not None and (data / "rome").is_dir():
         problem = make_problem("road", n, n, 0, data)
     else:
@@ -285,13 +208,20 @@ def child_mdp(n: int) -> dict:
     return {**stats, "gap": pm.relative_gap, "loss": pm.expected_loss}
 
 
-def _data_root() -> Path | None:
-    env = os.environ.get("PRIVOPT_DATA")
-    root = Path(env) if env else REPO.parent / "shared" / "data"
-    return root if root.is_dir() else None
-
-
 CHILDREN = {"lp": child_lp, "mdp": child_mdp}
+
+
+def run_child(family: str, n: int) -> dict:
+    """``python bench/scaling.py child FAMILY --n N`` in a fresh process; its JSON line."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "child", family, "--n", str(n)]
+    return _checked(run_json(cmd), f"{family} at n = {n}")
+
+
+def _checked(result: dict, what: str) -> dict:
+    """A child's result, or the child's error raised (the family is then listed as failed)."""
+    if "error" in result:
+        raise RuntimeError(f"{what}: {result['error']}")
+    return result
 
 
 # ----------------------------------------------------------------------- the families
@@ -299,11 +229,11 @@ def _progress(message: str) -> None:
     print(f"scaling: {message}", file=sys.stderr, flush=True)
 
 
-def family_lp(sizes: list[int]) -> Result:
+def family_lp(sizes: list[int], quick: bool) -> Result:
     runs = []
     for n in sizes:
         _progress(f"lp, {n:.0e} nonzeros")
-        runs.append(run_child(["lp", "--n", str(n)]))
+        runs.append(run_child("lp", n))
     return Result(
         name="lp",
         title="LP layer: blocks to a loaded Highs (privopt.lp)",
@@ -320,12 +250,12 @@ def family_lp(sizes: list[int]) -> Result:
     )
 
 
-def family_mdp(sizes: list[int]) -> Result:
+def family_mdp(sizes: list[int], quick: bool) -> Result:
     runs = []
     for n in sizes:
         _progress(f"mdp, K = N = {n}")
-        runs.append(run_child(["mdp", "--n", str(n)]))
-    road = _data_root() is not None
+        runs.append(run_child("mdp", n))
+    road = data_root() is not None
     return Result(
         name="mdp",
         title="Metric DP: the exact LP by row generation, K = N (privopt.mdp)",
@@ -348,11 +278,12 @@ def family_mdp(sizes: list[int]) -> Result:
     )
 
 
-def family_mdp_grid(sizes: list[int]) -> Result:
-    from scaling_mdp import mdp
-
-    with tempfile.TemporaryDirectory() as tmp:
-        r = mdp(sizes, Path(tmp) / "mdp.png")
+def family_mdp_grid(sizes: list[int], quick: bool) -> Result:
+    runs = []
+    for n in sizes:
+        _progress(f"mdp-grid, N = K = {n}")
+        r = mdp_scale.run_child(f"grid-kn:{n}", None, None, limit=1800.0)
+        runs.append(_checked(r, f"mdp exact LP at N = {n}"))
     return Result(
         name="mdp-grid",
         title="Metric DP: the exact LP on the K = N grid (privopt.mdp)",
@@ -360,10 +291,10 @@ def family_mdp_grid(sizes: list[int]) -> Result:
         time_label="solve (s)",
         memory_label="process peak RSS (MiB)",
         what="The exact LP on a grid of N 1 km cells with every cell an output (K = N), "
-        "ε = 10/km, η = 2 km: issue 17's setting (`bench/scaling_mdp.py`, which runs "
-        "`bench/mdp_scale.py` per size).",
+        "ε = 10/km, η = 2 km: issue 17's setting (`bench/mdp_scale.py`'s workload "
+        "`grid-kn:N`, one process per size).",
         expected="Expected: at least 2, as for the road nodes above.",
-        series=Series(sizes, r["solve_s"], [1024 * g for g in r["peak_gib"]]),
+        series=Series(sizes, [r["time_s"] for r in runs], [r["peak_rss_mib"] for r in runs]),
         references=[
             Reference(2000, 751, "issue 17, before: 751 s", "before"),
             Reference(2000, 60, "goal: ≤ 60 s", "goal"),
@@ -373,9 +304,8 @@ def family_mdp_grid(sizes: list[int]) -> Result:
     )
 
 
-def family_geo(sizes: list[int], reps: int) -> Result:
-    from geo_bench import PAPER_TIME, _child
-
+def family_geo(sizes: list[int], quick: bool) -> Result:
+    reps = 1 if quick else 2
     runs = []
     for k in sizes:
         _progress(f"geo, K = {k}")
@@ -389,14 +319,15 @@ def family_geo(sizes: list[int], reps: int) -> Result:
             rome=None,
             timeout=3600,
             lr_max_size=20,  # L, as in the paper's tables
+            anchor=False,
         )
-        r = _child(a, grid=True)
+        r = geo_bench._child(a, grid=True)
         if "error" in r:
             raise RuntimeError(f"geo at K = {k}: {r['error'][0]}")
         runs.append(r)
     paper = [
         Reference(k, t, "paper Table 1 (Rome, M = 4)" if k == 100 else "", "paper")
-        for k, t in zip((100, 200, 300, 400), PAPER_TIME["lrgeo"], strict=True)
+        for k, t in zip((100, 200, 300, 400), geo_bench.PAPER_TIME["lrgeo"], strict=True)
     ]
     return Result(
         name="geo",
@@ -422,11 +353,12 @@ def family_geo(sizes: list[int], reps: int) -> Result:
 
 
 def family_kanon(sizes: list[int], method: str) -> Result:
-    from scaling_kanon import kanon
-
-    data = "adult" if method == "greedy" and _data_root() is not None else "synthetic"
-    with tempfile.TemporaryDirectory() as tmp:
-        r = kanon(sizes, method, data, Path(tmp) / "kanon.png")
+    data = "adult" if method == "greedy" and data_root() is not None else "synthetic"
+    runs = []
+    for n in sizes:
+        _progress(f"kanon {method}, n = {n:.0e}")
+        r = kanon_scale.run_child(["--method", method, "--data", data, "--n", str(n)])
+        runs.append(_checked(r, f"kanon {method} at n = {n}"))
     refs = {
         "greedy": [
             Reference(1e6, 82.7, "issue 17, before: 82.7 s", "before"),
@@ -442,24 +374,25 @@ def family_kanon(sizes: list[int], method: str) -> Result:
         size_label=f"rows n ({rows}, k = 3)",
         time_label="algorithm (s)",
         memory_label="process peak RSS (MiB)",
-        what=f"`anonymize(..., k=3, method={method!r})` on n {rows} (`bench/scaling_kanon.py`, "
-        "which runs `bench/kanon_measure.py` per size); the time is the algorithm's, the output "
-        "is verified k-anonymous in the same run.",
+        what=f"`anonymize(..., k=3, method={method!r})` on n {rows} (`bench/kanon_scale.py`'s "
+        "child, one process per size); the time is the algorithm's, the output is verified "
+        "k-anonymous in the same run.",
         expected="Expected: below 1 on these inputs. Replicated and census-like rows repeat more "
         "as n grows: Greedy scans runs of identical rows and a Split & Carry chunk of identical "
         "rows costs nothing to solve; rows without duplicates would show Greedy's O(n²·m) scan "
         "(docs/kanon.md).",
-        series=Series(sizes, r["solve_s"], [1024 * g for g in r["peak_gib"]]),
+        series=Series(sizes, [r["solve"] for r in runs], [r["peak_rss_mib"] for r in runs]),
         references=refs,
-        extra={"end to end (s)": r["total_s"]},
+        extra={"end to end (s)": [r["total"] for r in runs]},
     )
 
 
-def family_census(sizes: list[int]) -> Result:
-    from scaling_census import census
-
-    with tempfile.TemporaryDirectory() as tmp:
-        r = census(sizes, Path(tmp) / "census.png")
+def family_census(sizes: list[int], quick: bool) -> Result:
+    runs = []
+    for n in sizes:
+        _progress(f"census, {n:.0e} leaves")
+        spec = {"fanouts": census_scale.FANOUTS[n], "N": 20, "eps": 1.0, "method": "regions"}
+        runs.append(_checked(census_scale.run_child("solver", spec), f"census at {n} leaves"))
     return Result(
         name="census",
         title="Census: M_H^dp's tree DP, solver alone (privopt.census)",
@@ -468,11 +401,15 @@ def family_census(sizes: list[int]) -> Result:
         memory_label="solver's own peak (MiB)",
         what="`tree_postprocess` (M_H^dp's consistent post-processing, certified) on a regular "
         "4-level hierarchy root → 10 → … with 100 households per leaf, N = 20, ε = 1 "
-        "(`bench/scaling_census.py`, one process per size); memory is the solver's high-water "
-        "mark above the data.",
+        "(`bench/census_scale.py`'s solver child, one process per size); memory is the solver's "
+        "high-water mark above the data.",
         expected="Expected: 1 for time and memory (one table per region, each merged once "
         "into its parent).",
-        series=Series(sizes, r["solve_s"], r["solver_mib"]),
+        series=Series(
+            sizes,
+            [r["seconds"] for r in runs],
+            [max(r["solver_peak_mib"] - r["before_mib"], 1.0) for r in runs],
+        ),
         references=[
             Reference(1e6, 26.5, "issue 17, before: 24–29 s", "before"),
             Reference(1e6, 5, "goal: ≤ 5 s", "goal"),
@@ -481,11 +418,12 @@ def family_census(sizes: list[int]) -> Result:
     )
 
 
-def family_cluster(sizes: list[int]) -> Result:
-    from scaling_cluster import cluster
-
-    with tempfile.TemporaryDirectory() as tmp:
-        r = cluster(sizes, 10, Path(tmp) / "cluster.png")
+def family_cluster(sizes: list[int], quick: bool) -> Result:
+    runs = []
+    for n in sizes:
+        _progress(f"cluster, n = {n:.0e}")
+        r = dpm_scale.run_child(sys.executable, ["--n", str(n), "--d", "10"])
+        runs.append(_checked(r, f"DPM fit at n = {n}"))
     return Result(
         name="cluster",
         title="DPM clustering, in memory (privopt.cluster)",
@@ -493,13 +431,13 @@ def family_cluster(sizes: list[int]) -> Result:
         time_label="fit (s)",
         memory_label="process peak RSS (MiB)",
         what="`DPM(ε = 1, δ = 1/n^1.5).fit(X)` on n × 10 points of the Synth recipe (64 unit "
-        "blobs in [−100, 100]^10; `bench/scaling_cluster.py`, one process per size, data "
+        "blobs in [−100, 100]^10; `bench/dpm_scale.py`'s child, one process per size, data "
         "included in the peak). The paper's point is the authors' DPM on Synth-10d "
         "(n = 10⁵) on 2 cores, spec 004 §13.1.",
         expected="Expected: about 1 for time (each tree level is one pass over the points); "
         "the memory column is the process peak with the data, so its fitted exponent is pulled "
         "down by the resident ~300 MiB until the data (80 MB per 10⁶ points) dominates.",
-        series=Series(sizes, r["fit_s"], [1024 * g for g in r["peak_gib"]]),
+        series=Series(sizes, [r["fit_s"] for r in runs], [1024 * r["peak_gib"] for r in runs]),
         references=[
             Reference(1e5, 18.5, "paper: authors' DPM, 17–20 s", "paper"),
             Reference(1e7, 14, "issue 17, before: 14 s", "before"),
@@ -508,24 +446,39 @@ def family_cluster(sizes: list[int]) -> Result:
     )
 
 
-#: Family -> (runner, full sizes, quick sizes); quick sizes None: left out of --quick.
-FAMILIES: dict[str, tuple[Callable[..., Result], list[int], list[int] | None]] = {
-    "lp": (family_lp, [300_000, 1_000_000, 3_000_000, 10_000_000], [100_000, 300_000, 1_000_000]),
-    "mdp": (family_mdp, [200, 400, 800, 1600], [100, 200, 400]),
-    "mdp-grid": (family_mdp_grid, [500, 1000, 2000], None),
-    "geo": (family_geo, [100, 400, 1369, 4900, 10000], [100, 400, 1369]),
-    "kanon-greedy": (
-        lambda s: family_kanon(s, "greedy"),
+@dataclass(frozen=True)
+class Family:
+    """How a family runs: ``runner(sizes, quick)``, its full and ``--quick`` sizes (None: left
+    out of ``--quick``) and, where only some sizes have an instance, those sizes."""
+
+    runner: Callable[[list[int], bool], Result]
+    sizes: list[int]
+    quick: list[int] | None
+    valid: tuple[int, ...] | None = None
+
+
+FAMILIES: dict[str, Family] = {
+    "lp": Family(
+        family_lp, [300_000, 1_000_000, 3_000_000, 10_000_000], [100_000, 300_000, 1_000_000]
+    ),
+    "mdp": Family(family_mdp, [200, 400, 800, 1600], [100, 200, 400]),
+    "mdp-grid": Family(family_mdp_grid, [500, 1000, 2000], None, tuple(mdp_scale.GRIDS)),
+    "geo": Family(family_geo, [100, 400, 1369, 4900, 10000], [100, 400, 1369]),
+    "kanon-greedy": Family(
+        lambda s, quick: family_kanon(s, "greedy"),
         [100_000, 300_000, 1_000_000],
         [30_000, 100_000, 300_000],
     ),
-    "kanon-split-carry": (
-        lambda s: family_kanon(s, "split_carry"),
-        [10_000, 30_000, 100_000],
-        None,
+    "kanon-split-carry": Family(
+        lambda s, quick: family_kanon(s, "split_carry"), [10_000, 30_000, 100_000], None
     ),
-    "census": (family_census, [10_000, 100_000, 1_000_000], [1_000, 10_000, 100_000]),
-    "cluster": (
+    "census": Family(
+        family_census,
+        [10_000, 100_000, 1_000_000],
+        [1_000, 10_000, 100_000],
+        tuple(census_scale.FANOUTS),
+    ),
+    "cluster": Family(
         family_cluster,
         [100_000, 300_000, 1_000_000, 3_000_000, 10_000_000],
         [100_000, 300_000, 1_000_000],
@@ -533,23 +486,27 @@ FAMILIES: dict[str, tuple[Callable[..., Result], list[int], list[int] | None]] =
 }
 
 
-#: Families not run at --baseline-rev: their "before" is issue 17's figure on the plot (the
-#: K = N = 2,000 grid took 751 s before, longer than the whole report).
+#: Families left out of a whole report's --baseline-rev (named ones run): their "before" is
+#: issue 17's figure on the plot (the K = N = 2,000 grid took 751 s before, longer than the
+#: whole report).
 NO_BASELINE = {"mdp-grid"}
 
 
-def measure(name: str, quick: bool, repeats: int = 1) -> Result:
-    """The family at its full (or quick) sizes, ``repeats`` times over: per size the least
-    time (other jobs' load only ever adds time) and the largest memory."""
-    runner, full, small = FAMILIES[name]
-    sizes = small if quick else full
-    if sizes is None:
-        raise ValueError(f"{name} has no --quick sizes")
+def sizes_of(name: str, quick: bool, sizes: list[int] | None) -> list[int] | None:
+    """The sizes family ``name`` runs at: ``sizes`` when given, else its full or quick ones
+    (None: the family has no quick sizes)."""
+    family = FAMILIES[name]
+    return sizes or (family.quick if quick else family.sizes)
+
+
+def measure(name: str, sizes: list[int], quick: bool, repeats: int = 1) -> Result:
+    """The family at ``sizes``, ``repeats`` times over: per size the least time (other jobs'
+    load only ever adds time) and the largest memory."""
     runs = []
     for i in range(repeats):
         if repeats > 1:
             _progress(f"{name}: run {i + 1} of {repeats}")
-        runs.append(family_geo(sizes, reps=1 if quick else 2) if name == "geo" else runner(sizes))
+        runs.append(FAMILIES[name].runner(sizes, quick))
     return least_time(runs)
 
 
@@ -569,73 +526,22 @@ def least_time(runs: list[Result]) -> Result:
     return first
 
 
-# ----------------------------------------------------------------------- a baseline revision
-def baseline_python(rev: str) -> str:
-    """An interpreter with privopt built from git revision ``rev`` (cached under
-    ``build/baseline-<sha>``): a virtual environment whose other packages come from this one
-    (a .pth line), the revision's sources from ``git archive``, built without isolation."""
-    import site
-    import sysconfig
-
-    sha = _git("rev-parse", rev).strip()
-    root = REPO / "build" / f"baseline-{sha[:12]}"
-    python = root / "venv" / "bin" / "python"
-    if (root / "built").exists():
-        return str(python)
-    _progress(f"building privopt at {rev} ({sha[:12]}) into {root} (minutes: C++ core)")
-    src = root / "src"
-    src.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", sha], capture_output=True)
-    subprocess.run(["tar", "-x", "-C", str(src)], input=archive.stdout, check=True)
-    subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True)
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    # the build and run dependencies of this environment (the editable privopt's .pth file
-    # in them is not read: only site directories' .pth files are)
-    Path(purelib, "privopt_baseline_deps.pth").write_text("\n".join(site.getsitepackages()))
-    env = {**os.environ, "PATH": f"{sysconfig.get_path('scripts')}:{os.environ['PATH']}"}
-    pip = [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation"]
-    subprocess.run([*pip, str(src)], check=True, env=env)
-    (root / "built").touch()
-    return str(python)
-
-
-def _git(*args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(REPO), *args], capture_output=True, text=True, check=True
-    ).stdout
-
-
-def measure_baseline(names: list[str], quick: bool, rev: str, repeats: int) -> dict[str, Series]:
-    """The same families and sizes under REV's privopt (this script, another interpreter)."""
-    python = baseline_python(rev)
-    # A run from the source tree puts this tree's python/ on PYTHONPATH, which would shadow
-    # REV's installed privopt in the baseline interpreter and its children: drop it.
-    own = (REPO / "python").resolve()
-    paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
-    kept = [p for p in paths if p and Path(p).resolve() != own]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(kept)}
-    where = subprocess.run(
-        [python, "-c", "import privopt; print(privopt.__file__)"],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-    ).stdout.strip()
-    if Path(where).resolve().is_relative_to(REPO / "python"):
-        raise RuntimeError(f"the baseline interpreter imports this tree's privopt ({where})")
+def measure_baseline(args: argparse.Namespace, names: list[str]) -> dict[str, Series]:
+    """The same families and sizes under REV's privopt (this script, REV's interpreter)."""
+    python, env = interpreter_at(args.baseline_rev)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "baseline.json"
-        cmd = [python, __file__, "--families", *names, "--json", str(out), "--no-page"]
-        cmd += ["--repeats", str(repeats)]
+        cmd = [python, __file__, *names, "--json", str(out), "--no-page"]
+        cmd += ["--repeats", str(args.repeats)]
+        cmd += ["--quick"] if args.quick else []
+        cmd += ["--sizes", *map(str, args.sizes)] if args.sizes else []
         # exit status 1 means some family failed (one REV lacks): the JSON says which
-        proc = subprocess.run(cmd + (["--quick"] if quick else []), env=env)
+        # its progress and tables go to stderr: this run's stdout carries this run's tables
+        status = subprocess.run(cmd, env=env, stdout=sys.stderr).returncode
         if not out.exists():
-            raise RuntimeError(f"the measurements at {rev} failed (exit status {proc.returncode})")
+            raise RuntimeError(
+                f"the measurements at {args.baseline_rev} failed (exit status {status})"
+            )
         saved = json.loads(out.read_text())
     return {
         name: Series(r["sizes"], r["seconds"], r["mib"])
@@ -644,19 +550,15 @@ def measure_baseline(names: list[str], quick: bool, rev: str, repeats: int) -> d
     }
 
 
-# ----------------------------------------------------------------------- the page
-def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
+# ----------------------------------------------------------------------- tables and the page
 def _exponents(series: Series | None) -> str:
     if series is None:
         return "—"
     return f"{series.time_exponent:.2f} / {series.memory_exponent:.2f}"
+
+
+def _sizes(sizes: list[float]) -> str:
+    return "; ".join(f"{n:,.0f}" for n in sizes)
 
 
 def render(results: list[Result], errors: dict[str, str], context: dict) -> str:
@@ -684,26 +586,30 @@ def render(results: list[Result], errors: dict[str, str], context: dict) -> str:
         "This page is written by that command: edit "
         "`bench/scaling.py`, not the page.",
         "",
+        *_exponent_table(results, errors, rev, links=True),
     ]
-    header = "| family | sizes n | time exponent / memory exponent | two largest sizes alone |"
-    rule = "|---|---|---|---|"
-    if rev:
-        header += f" before ({rev}) |"
-        rule += "---|"
-    lines += [header, rule]
-    for r in results:
-        row = f"| [{r.name}](#{r.name}) | {_sizes(r.series.sizes)} | {_exponents(r.series)} |"
-        row += " {:.2f} / {:.2f} |".format(*r.series.last_step)
-        lines.append(row + (f" {_exponents(r.before)} |" if rev else ""))
-    for name, message in errors.items():
-        lines.append(f"| {name} | failed: {message} | | |" + (" |" if rev else ""))
     for r in results:
         lines += ["", *_section(r, rev)]
     return "\n".join(lines) + "\n"
 
 
-def _sizes(sizes: list[float]) -> str:
-    return "; ".join(f"{n:,.0f}" for n in sizes)
+def _exponent_table(
+    results: list[Result], errors: dict[str, str], rev: str | None, links: bool
+) -> list[str]:
+    header = "| family | sizes n | time exponent / memory exponent | two largest sizes alone |"
+    rule = "|---|---|---|---|"
+    if rev:
+        header += f" before ({rev}) |"
+        rule += "---|"
+    lines = [header, rule]
+    for r in results:
+        name = f"[{r.name}](#{r.name})" if links else r.name
+        row = f"| {name} | {_sizes(r.series.sizes)} | {_exponents(r.series)} |"
+        row += " {:.2f} / {:.2f} |".format(*r.series.last_step)
+        lines.append(row + (f" {_exponents(r.before)} |" if rev else ""))
+    for name, message in errors.items():
+        lines.append(f"| {name} | failed: {message} | | |" + (" |" if rev else ""))
+    return lines
 
 
 def _section(r: Result, rev: str | None) -> list[str]:
@@ -724,35 +630,33 @@ def _section(r: Result, rev: str | None) -> list[str]:
     ]
     if r.expected:
         lines += [r.expected, ""]
+    lines += _points_table(r)
+    lines += ["", f"![{r.title}](scaling/{r.name}.png)"]
+    return lines
+
+
+def _points_table(r: Result) -> list[str]:
+    """The measured points of one family (and REV's), one row per size."""
+    s = r.series
     cols = ["n", r.time_label, r.memory_label, *r.extra]
     if r.before:
         cols += [f"before: {r.time_label}", f"before: {r.memory_label}"]
-    lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for i, n in enumerate(s.sizes):
         cells = [f"{n:,.0f}", f"{s.seconds[i]:.3g}", f"{s.mib[i]:,.0f}"]
         cells += [f"{v[i]:.3g}" for v in r.extra.values()]
         if r.before:
             cells += [f"{r.before.seconds[i]:.3g}", f"{r.before.mib[i]:,.0f}"]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", f"![{r.title}](scaling/{r.name}.png)"]
     return lines
 
 
-# ----------------------------------------------------------------------- command line
-def run_families(
-    names: list[str], quick: bool, repeats: int = 1
-) -> tuple[list[Result], dict[str, str]]:
-    results, errors = [], {}
-    for name in names:
-        if quick and FAMILIES[name][2] is None:
-            _progress(f"{name}: no --quick sizes, left out")
-            continue
-        try:
-            results.append(measure(name, quick, repeats))
-        except Exception as exc:  # noqa: BLE001 - reported; the other families still run
-            errors[name] = f"{type(exc).__name__}: {str(exc)[:200]}"
-            _progress(f"{name} failed: {errors[name]}")
-    return results, errors
+def print_tables(results: list[Result], errors: dict[str, str], rev: str | None) -> None:
+    """stdout: the exponents of every family, then each family's measured points."""
+    print("\n".join(_exponent_table(results, errors, rev, links=False)))
+    for r in results:
+        print(f"\n{r.name}: {r.title}\n")
+        print("\n".join(_points_table(r)))
 
 
 def save_json(path: Path, results: list[Result], errors: dict[str, str]) -> None:
@@ -761,84 +665,133 @@ def save_json(path: Path, results: list[Result], errors: dict[str, str]) -> None
         for r in results
     }
     data.update({name: {"error": message} for name, message in errors.items()})
-    _write_atomically(path, json.dumps(data, indent=1))
+    write_atomically(path, json.dumps(data, indent=1))
 
 
-def print_summary(results: list[Result], errors: dict[str, str]) -> None:
-    print("| family | sizes | time exp. | memory exp. | two largest alone | largest n: s, MiB |")
-    print("|---|---|---|---|---|---|")
-    for r in results:
-        s = r.series
-        print(
-            f"| {r.name} | {_sizes(s.sizes)} | {s.time_exponent:.2f} | "
-            f"{s.memory_exponent:.2f} | {s.last_step[0]:.2f} / {s.last_step[1]:.2f} | "
-            f"{s.seconds[-1]:.3g}, {s.mib[-1]:,.0f} |"
-        )
-    for name, message in errors.items():
-        print(f"| {name} | failed: {message} | | | | |")
+# ----------------------------------------------------------------------- command line
+def run_families(
+    names: list[str], quick: bool, sizes: list[int] | None, repeats: int
+) -> tuple[list[Result], dict[str, str]]:
+    results, errors = [], {}
+    for name in names:
+        chosen = sizes_of(name, quick, sizes)
+        if chosen is None:
+            _progress(f"{name}: no --quick sizes, left out")
+            continue
+        try:
+            results.append(measure(name, chosen, quick, repeats))
+        except Exception as exc:  # noqa: BLE001 - reported; the other families still run
+            errors[name] = f"{type(exc).__name__}: {str(exc)[:200]}"
+            _progress(f"{name} failed: {errors[name]}")
+    return results, errors
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--families", nargs="+", choices=list(FAMILIES), default=list(FAMILIES))
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=f"families: {', '.join(FAMILIES)} (default: all)",
+    )
+    ap.add_argument("families", nargs="*", metavar="FAMILY", help="families to run")
     ap.add_argument("--quick", action="store_true", help="smaller sizes (about 2 minutes)")
+    ap.add_argument(
+        "--sizes", type=int, nargs="+", default=None, help="sizes n of the one FAMILY named"
+    )
     ap.add_argument(
         "--repeats",
         type=int,
         default=None,
         help="runs per size, the least time kept (default 2, 1 with --quick)",
     )
-    ap.add_argument("--out", type=Path, default=REPO / "docs" / "scaling.md")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help=f"write the page and plots here (default {PAGE.relative_to(REPO)} for a run of "
+        "every family at their full sizes; none otherwise)",
+    )
     ap.add_argument("--baseline-rev", default=None, help="also measure this git revision")
     ap.add_argument("--json", type=Path, default=None, help="also save the measurements")
     ap.add_argument("--no-page", action="store_true", help="do not write the page and plots")
-    return ap.parse_args(argv)
+    args = ap.parse_args(argv)
+    unknown = [f for f in args.families if f not in FAMILIES]
+    if unknown:
+        ap.error(f"unknown family {', '.join(unknown)} (choose from {', '.join(FAMILIES)})")
+    if args.sizes is not None:
+        _check_sizes(ap, args)
+    if args.repeats is not None and args.repeats < 1:
+        ap.error(f"--repeats must be at least 1, not {args.repeats}")
+    args.named = list(args.families)
+    args.families = args.families or list(FAMILIES)
+    args.repeats = args.repeats or (1 if args.quick else 2)
+    whole = not args.named and not args.quick and args.sizes is None
+    args.page = None if args.no_page else args.out or (PAGE if whole else None)
+    return args
+
+
+def _check_sizes(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if len(args.families) != 1:
+        ap.error("--sizes needs exactly one FAMILY")
+    if args.quick:
+        ap.error("--sizes and --quick: give one of them")
+    if len(set(args.sizes)) < 2 or min(args.sizes) < 1:
+        ap.error("--sizes: a fit needs at least 2 different positive sizes")
+    valid = FAMILIES[args.families[0]].valid
+    wrong = [n for n in args.sizes if valid is not None and n not in valid]
+    if wrong:
+        ap.error(
+            f"--sizes: {args.families[0]} has no instance of size {', '.join(map(str, wrong))} "
+            f"(sizes: {', '.join(map(str, valid or ()))})"
+        )
+    args.sizes = sorted(set(args.sizes))
 
 
 def main(argv: list[str] | None = None) -> int:
-    if argv is None and len(sys.argv) > 1 and sys.argv[1] == "child":
-        return child_main(sys.argv[2:])
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["child"]:
+        return child_main(argv[1:])
     args = parse(argv)
-    data = _data_root()
+    data = data_root()
     if data is not None:
         os.environ.setdefault("PRIVOPT_DATA", str(data))  # the children's real data sets
     start, load_start = time.perf_counter(), os.getloadavg()[0]
     _progress(f"load average at the start {load_start:.1f}")
-    repeats = args.repeats or (1 if args.quick else 2)
-    results, errors = run_families(args.families, args.quick, repeats)
+    results, errors = run_families(args.families, args.quick, args.sizes, args.repeats)
     if args.baseline_rev:
-        before = measure_baseline(
-            [r.name for r in results if r.name not in NO_BASELINE],
-            args.quick,
-            args.baseline_rev,
-            repeats,
-        )
+        names = [r.name for r in results if r.name not in NO_BASELINE or r.name in args.named]
+        before = measure_baseline(args, names)
         for r in results:
             r.before = before.get(r.name)
     if args.json:
         save_json(args.json, results, errors)
-    print_summary(results, errors)
-    if not args.no_page:
+    print_tables(results, errors, args.baseline_rev)
+    if args.page is not None:
         context = {
             "date": dt.date.today().isoformat(),
-            "command": "python bench/scaling.py"
-            + (" --quick" if args.quick else "")
-            + (f" --repeats {args.repeats}" if args.repeats else "")
-            + (f" --baseline-rev {args.baseline_rev}" if args.baseline_rev else ""),
+            "command": _command(args),
             "version": _version(),
-            "commit": _git("rev-parse", "--short", "HEAD").strip(),
+            "commit": git("rev-parse", "--short", "HEAD").strip(),
             "cores": os.cpu_count(),
             "load_start": load_start,
             "load_end": os.getloadavg()[0],
             "minutes": (time.perf_counter() - start) / 60,
             "baseline_rev": args.baseline_rev,
-            "repeats": repeats,
+            "repeats": args.repeats,
         }
         for r in results:
-            plot(r, args.out.parent / "scaling" / f"{r.name}.png", args.baseline_rev)
-        _write_atomically(args.out, render(results, errors, context))
-        _progress(f"wrote {args.out}")
+            plot(r, args.page.parent / "scaling" / f"{r.name}.png", args.baseline_rev)
+        write_atomically(args.page, render(results, errors, context))
+        _progress(f"wrote {args.page}")
     return 1 if errors else 0
+
+
+def _command(args: argparse.Namespace) -> str:
+    """The command line that reproduces this run's measurements."""
+    words = ["python bench/scaling.py", *args.named]
+    words += ["--quick"] if args.quick else []
+    words += ["--sizes", *map(str, args.sizes)] if args.sizes else []
+    words += ["--repeats", str(args.repeats)] if args.repeats != (1 if args.quick else 2) else []
+    words += ["--baseline-rev", args.baseline_rev] if args.baseline_rev else []
+    return " ".join(words)
 
 
 def _version() -> str:
@@ -852,7 +805,7 @@ def child_main(argv: list[str]) -> int:
     ap.add_argument("family", choices=list(CHILDREN))
     ap.add_argument("--n", type=int, required=True)
     a = ap.parse_args(argv)
-    print(json.dumps(CHILDREN[a.family](a.n)), flush=True)
+    print_json(CHILDREN[a.family](a.n))
     return 0
 
 

@@ -16,13 +16,13 @@ Mechanisms (metric DP, LR-Geo, k-anonymity, census counts, DPM clustering) build
 
 from __future__ import annotations
 
+import importlib
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import distribution as _distribution
 from pathlib import Path
 from typing import Any
 
 from privopt import errors
-from privopt._show_versions import show_versions
 
 try:
     # The version is written once, in cpp/include/privopt/version.hpp; the build copies it into
@@ -49,13 +49,12 @@ _LAZY = {
     "Guarantee": ("privopt.release", "Guarantee"),
     "load": ("privopt.release", "load"),
     "mechanisms": ("privopt.registry", "mechanisms"),
+    "show_versions": ("privopt._show_versions", "show_versions"),
 }
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        import importlib
-
         module, attribute = _LAZY[name]
         return getattr(importlib.import_module(module), attribute)
     raise AttributeError(f"module 'privopt' has no attribute {name!r}")

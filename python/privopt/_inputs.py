@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from privopt import _optional
 from privopt._validation import check_finite_array
 from privopt.errors import InvalidInput
 
@@ -204,7 +205,7 @@ def read_csv_table(
         see ``refuse_separators``) or where a cell spells a missing value (``NA``, ``nan``,
         ``null``...); no data rows.
     """
-    import pandas as pd
+    pd = _optional.pandas()
 
     p = check_input_file(path, option)
     shown = f"{option} {str(p)!r}"
@@ -265,7 +266,7 @@ def _refuse_text_among_numbers(
     cells are "1_000" (pandas, like every CSV reader, takes no separators; checked only with
     ``separators``, since labels such as "06_001" throughout are fine) and words that spell
     a missing value ("NA", "nan", "null"...; leave a missing value's cell empty)."""
-    from pandas.api.types import is_numeric_dtype
+    is_numeric_dtype = _optional.pandas().api.types.is_numeric_dtype
 
     for name in frame.columns:
         if is_numeric_dtype(frame[name]):

@@ -22,6 +22,8 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from tqdm import tqdm
+
 from privopt.errors import InvalidInput
 
 __all__ = [
@@ -136,8 +138,6 @@ def progress_bar(
     >>> bar.disable
     True
     """
-    from tqdm import tqdm
-
     show, delay = _resolve(check_progress(progress))
     return tqdm(
         iterable,

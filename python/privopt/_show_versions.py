@@ -1,8 +1,9 @@
 """The versions a bug report needs: privopt, its C++ core build, its dependencies, the platform.
 
 :func:`show_versions` prints them (as scikit-learn's ``sklearn.show_versions`` does); ``privopt
---version --verbose`` prints the same. Nothing here imports a solver or starts a thread pool: the
-dependency versions come from the installed distributions' metadata.
+--version --verbose`` prints the same. Nothing here imports a solver: the dependency versions
+come from the installed distributions' metadata. ``privopt.show_versions`` imports this module
+on first use (it loads numpy, whose BLAS thread pools it reports).
 """
 
 from __future__ import annotations
@@ -10,7 +11,21 @@ from __future__ import annotations
 import importlib.metadata
 import platform
 import sys
+from pathlib import Path
 from typing import Any
+
+import numpy  # noqa: F401  (loads the BLAS library that threadpoolctl reports)
+
+import privopt
+
+try:  # a broken build is exactly what a bug report must show
+    from privopt import _core
+except ImportError as exc:
+    _core, _CORE_ERROR = None, str(exc)
+try:
+    from threadpoolctl import threadpool_info
+except ImportError:  # scikit-learn's dependency: present unless installed without it
+    threadpool_info = None
 
 __all__ = ["show_versions", "versions"]
 
@@ -52,10 +67,6 @@ def _system_info() -> dict[str, Any]:
 
 
 def _privopt_info() -> dict[str, Any]:
-    from pathlib import Path
-
-    import privopt
-
     return {
         "privopt": privopt.__version__,
         "location": str(Path(privopt.__file__).parent),
@@ -65,11 +76,9 @@ def _privopt_info() -> dict[str, Any]:
 
 
 def _core_info() -> dict[str, Any]:
-    try:
-        from privopt import _core
-    except ImportError as exc:  # a broken build is exactly what a bug report must show
-        return {"error": f"privopt._core does not import: {exc}"}
-    info = dict(_core.build_info())  # type: ignore[attr-defined]
+    if _core is None:
+        return {"error": f"privopt._core does not import: {_CORE_ERROR}"}
+    info = dict(_core.build_info())
     if info.get("openmp") is None:
         info["openmp"] = "not used"
     return info
@@ -77,10 +86,7 @@ def _core_info() -> dict[str, Any]:
 
 def _threadpool_info() -> dict[str, Any]:
     """BLAS/OpenMP thread pools loaded so far (numpy's BLAS at least), via threadpoolctl."""
-    try:
-        import numpy  # noqa: F401  (loads the BLAS library that threadpoolctl reports)
-        from threadpoolctl import threadpool_info
-    except ImportError:
+    if threadpool_info is None:
         return {}
     return {
         f"{pool['internal_api']} ({pool['user_api']})": (

@@ -13,6 +13,7 @@ import itertools
 import math
 import numbers
 from collections.abc import Callable
+from concurrent.futures import Executor
 from typing import Any, TypeVar
 
 import numpy as np
@@ -620,8 +621,6 @@ def check_executor(
     :class:`concurrent.futures.Executor` (threads, processes; for Dask: ``client.get_executor()``).
     ``accept_dask_client``: also anything with ``submit`` whose futures have ``result()`` (a Dask
     client itself), for callers that only submit and gather. Else InvalidInput naming ``name``."""
-    from concurrent.futures import Executor
-
     if executor is None or isinstance(executor, Executor):
         return executor
     if accept_dask_client and callable(getattr(executor, "submit", None)):

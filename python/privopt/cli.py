@@ -1,8 +1,10 @@
-"""The ``privopt`` command line.
+"""The ``privopt`` command line: the dispatcher, above every mechanism.
 
 Subcommands are registered in :data:`SUBCOMMANDS`: each entry is a ``"module:function"`` path of
 a function ``register(subparsers)`` that adds one subparser and sets ``func`` on it, so that a
-mechanism's CLI lives beside the mechanism and this file only lists it.
+mechanism's CLI lives beside the mechanism and this file only lists it. A mechanism's ``cli.py``
+never imports this module: what subcommands share (the summary, the outputs, the refusals, the
+common options, the exit codes) is :mod:`privopt._cli_support`, re-exported here.
 
 Every subcommand shares one contract (docs/errors.md):
 
@@ -25,22 +27,32 @@ import argparse
 import contextlib
 import importlib
 import io
-import json
 import os
 import signal
 import sys
 import traceback
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn, TextIO
 
 import privopt
 from privopt._arguments import seed
-from privopt._atomic import RunOutputs
-from privopt._json import jsonable
+from privopt._cli_support import (
+    EXIT_FAILURE,
+    EXIT_SIGINT,
+    EXIT_SIGTERM,
+    EXIT_USAGE,
+    Terminated,
+    add_common_options,
+    emit_summary,
+    one_line,
+    refuse_ignored_options,
+    reserve_outputs,
+    run_state,
+)
 from privopt._progress import progress_scope
-from privopt.errors import InvalidInput, PrivacyBudgetExceeded, PrivoptError
+from privopt.demo import run_demo
+from privopt.errors import PrivacyBudgetExceeded, PrivoptError
+from privopt.lp.interrupts import interruptible
 
 __all__ = [
     "main",
@@ -70,35 +82,12 @@ SUBCOMMANDS: list[str] = [
 #: choice of outputs): using it makes the release reproducible, so they warn.
 SEEDED_NOISE_COMMANDS = ("census", "cluster", "geo", "demo")
 
-EXIT_FAILURE = 1  #: a solver or runtime failure
-EXIT_USAGE = 2  #: bad usage or bad input (argparse uses 2 as well)
-EXIT_SIGINT = 128 + int(signal.SIGINT)  #: 130
-EXIT_SIGTERM = 128 + int(signal.SIGTERM)  #: 143
-
-# The stream of the JSON summary while main() runs (stdout itself is diverted to stderr).
-_results: TextIO | None = None
-
-
-class Terminated(BaseException):
-    """SIGTERM, raised in the main thread like KeyboardInterrupt so that cleanups run."""
-
-
-@dataclass
-class _RunState:
-    """What the signal handlers need to know about the command that runs (one per process)."""
-
-    published: list[Path] = field(default_factory=list)  # outputs in place: no interrupt now
-    late_signal: int | None = None  # a signal that arrived after publication
-
-
-_run = _RunState()
-
 
 class _Parser(argparse.ArgumentParser):
     """argparse with the command line's one-line errors (no usage block before them)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {_one_line(message)}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)}\n")
 
 
 def _register_demo(subparsers: argparse._SubParsersAction) -> None:
@@ -114,38 +103,12 @@ def _register_demo(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run_demo(args: argparse.Namespace) -> int:
-    from privopt.demo import run_demo
-
     with reserve_outputs(args) as outputs:
         out = outputs.add(args.out)
         with outputs.publish() as staged:
             run_demo(staged[out], seed=args.seed)
     emit_summary({"command": "demo", "out": str(out), "report": str(out / "report.md")})
     return 0
-
-
-def _add_common_options(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
-    # On subcommands the defaults are suppressed, so that `privopt --debug mdp ...` is not
-    # overwritten by the subparser's own default.
-    default = None if top else argparse.SUPPRESS
-    parser.add_argument(
-        "--debug", action="store_true", default=default, help="show the traceback of an error"
-    )
-    if top:
-        return
-    parser.add_argument(
-        "--force", action="store_true", default=default, help="replace an existing output"
-    )
-    parser.add_argument(
-        "-q", "--quiet", action="store_true", default=default, help="no progress bars"
-    )
-    parser.add_argument(
-        "-v",
-        "--verbose",
-        action="store_true",
-        default=default,
-        help="show the solver's log (on stderr)",
-    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -164,13 +127,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --version: also the C++ core build, the dependencies and the platform "
         "(what a bug report needs; same as privopt.show_versions())",
     )
-    _add_common_options(parser, top=True)
+    add_common_options(parser, top=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for path in SUBCOMMANDS:
         module, func = path.split(":")
         getattr(importlib.import_module(module), func)(subparsers)
     for sub in subparsers.choices.values():
-        _add_common_options(sub)
+        add_common_options(sub)
     _name_commands(parser)
     return parser
 
@@ -215,73 +178,9 @@ def _parser_of(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentP
     return parser
 
 
-def _jsonable(value: Any) -> Any:
-    return jsonable(value)  # JSON has no NaN/inf: they become null
-
-
-def _scalar(value: Any) -> Any:
-    try:
-        return _jsonable(float(value))  # Fraction, Decimal, 0-d arrays...
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def emit_summary(summary: Mapping[str, Any]) -> None:
-    """Print ``summary`` as one line of JSON on the command's stdout.
-
-    Non-finite floats become ``null`` and numpy values plain numbers, so the line always
-    parses (e.g. with ``jq``). Outside :func:`main` it goes to ``sys.stdout``.
-    """
-    if not isinstance(summary, Mapping):
-        raise InvalidInput(f"summary must be a mapping (one JSON object), got {summary!r}")
-    stream = _results if _results is not None else sys.stdout
-    stream.write(json.dumps(_jsonable(summary), default=_scalar) + "\n")
-    stream.flush()
-
-
-def reserve_outputs(args: argparse.Namespace, inputs: Iterable[Any] = ()) -> RunOutputs:
-    """The :class:`~privopt._atomic.RunOutputs` of a subcommand: ``--force`` as given, and the
-    command line told when they are published (signals stop interrupting from then on).
-
-    Use it as ``with reserve_outputs(args, [input paths]) as outputs:`` around the whole run,
-    :meth:`~privopt._atomic.RunOutputs.add` each output first, and write them in
-    :meth:`~privopt._atomic.RunOutputs.publish`.
-    """
-    return RunOutputs(inputs=inputs, force=args.force, on_published=_run.published.extend)
-
-
-def refuse_ignored_options(
-    args: argparse.Namespace, rules: Iterable[tuple[str, str, Any, bool, str]]
-) -> None:
-    """Refuse an option that was given but that this run would not read.
-
-    A user who passes ``--S 5`` with the greedy method, or two inputs, believes it changes the
-    result; silently ignoring it would hand back something other than what was asked for.
-
-    Parameters
-    ----------
-    args : the parsed options.
-    rules : ``(flag, dest, default, used, when)`` per option: ``flag`` (stored as
-        ``args.<dest>``) counts as given when it was written on the command line (``main``
-        records them in ``args.given_options``; without that record, when its value differs
-        from ``default``); ``used`` says whether this run reads it; ``when`` says when it is
-        read, for the message.
-
-    Raises
-    ------
-    InvalidInput
-        Naming the first option given but not used, and when it would be.
-    """
-    given = getattr(args, "given_options", None)
-    for flag, dest, default, used, when in rules:
-        written = dest in given if given is not None else getattr(args, dest, default) != default
-        if not used and written:
-            raise InvalidInput(f"{flag} is only used with {when}; here it would be ignored")
-
-
 def _on_signal(signum: int, frame: Any) -> None:
-    if _run.published:  # the release is complete: a signal cannot undo it, only be noted
-        _run.late_signal = signum
+    if run_state.published:  # the release is complete: a signal cannot undo it, only be noted
+        run_state.late_signal = signum
         return
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
@@ -308,7 +207,7 @@ def _signals_interrupt(*, keep_after_publication: bool) -> Iterator[None]:
     try:
         yield
     finally:
-        ignore = keep_after_publication and bool(_run.published)
+        ignore = keep_after_publication and bool(run_state.published)
         for signum, old in previous.items():
             kept = signal.SIG_IGN if ignore else old if old is not None else signal.SIG_DFL
             signal.signal(signum, kept)
@@ -324,15 +223,14 @@ def _fd(stream: Any) -> int | None:
 @contextlib.contextmanager
 def _stdout_for_results_only() -> Iterator[TextIO]:
     """Divert stdout (Python's and file descriptor 1) to stderr; yield the results stream."""
-    global _results  # noqa: PLW0603 - the results stream is process-wide, like stdout
     sys.stdout.flush()
     real_fd = _fd(sys.stdout) == 1
     saved = os.dup(1) if _fd(sys.__stdout__) is not None else None
     results: TextIO = (
         os.fdopen(os.dup(1), "w", encoding="utf-8", closefd=True) if real_fd else sys.stdout
     )
-    previous = _results
-    _results = results
+    previous = run_state.results
+    run_state.results = results
     try:
         if saved is not None:
             os.dup2(2, 1)
@@ -346,7 +244,7 @@ def _stdout_for_results_only() -> Iterator[TextIO]:
             os.close(saved)
         if real_fd:
             results.close()
-        _results = previous
+        run_state.results = previous
 
 
 def _classify(exc: BaseException) -> tuple[int, str]:
@@ -382,10 +280,6 @@ def _warn_if_seeded(args: argparse.Namespace) -> None:
         )
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split()) or "(no message)"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``privopt`` console script; returns the process exit code.
 
@@ -417,10 +311,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         setattr(args, name, bool(getattr(args, name, False)))
     args.progress = not args.quiet
     _warn_if_seeded(args)
-    from privopt.lp.interrupts import interruptible  # here: --version and --help need no solver
-
-    _run.published.clear()
-    _run.late_signal = None
+    run_state.published.clear()
+    run_state.late_signal = None
     # interruptible() inside _signals_interrupt(): a signal during a HiGHS run stops the run,
     # then the handlers in place (KeyboardInterrupt, Terminated) end the command as before.
     with (
@@ -435,13 +327,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             if isinstance(exc, SystemExit):
                 raise
             code, message = _classify(exc)
-            if _run.published:
+            if run_state.published:
                 message += f" (after its output was published completely: {_shown_published()})"
             if args.debug:
                 traceback.print_exc(file=sys.stderr)
-            print(f"privopt {args.command_name}: error: {_one_line(message)}", file=sys.stderr)
-        if _run.late_signal is not None:
-            name = signal.Signals(_run.late_signal).name
+            print(f"privopt {args.command_name}: error: {one_line(message)}", file=sys.stderr)
+        if run_state.late_signal is not None:
+            name = signal.Signals(run_state.late_signal).name
             print(
                 f"privopt {args.command_name}: note: {name} arrived after the output was "
                 "published; "
@@ -452,7 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _shown_published() -> str:
-    return ", ".join(str(p) for p in _run.published)
+    return ", ".join(str(p) for p in run_state.published)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -76,14 +76,18 @@ def _two_tables(a: Any, b: Any, width: int | None = None) -> tuple[np.ndarray, n
     return a, b
 
 
-def euclidean(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def euclidean(a: np.ndarray, b: np.ndarray, *, check_input: bool = True) -> np.ndarray:
     """Euclidean distances between the rows of ``a`` (n, d) and ``b`` (m, d).
+
+    ``check_input=False``: the caller passes finite float64 tables of the same width that it
+    validated itself (a map's own points): they are not checked again.
 
     Returns
     -------
     ndarray of float64, shape (n, m)
     """
-    a, b = _two_tables(a, b)
+    if check_bool("check_input", check_input):
+        a, b = _two_tables(a, b)
     # Direct differences (not the |a|²+|b|²-2ab trick): exact zeros for equal points and no
     # cancellation, which matters for neighbour tests d <= γ.
     out = np.empty((a.shape[0], b.shape[0]))
@@ -102,17 +106,20 @@ def _haversine(lat1: Any, lon1: Any, lat2: Any, lon2: Any) -> np.ndarray:
     return 2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0)))
 
 
-def haversine_km(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def haversine_km(a: np.ndarray, b: np.ndarray, *, check_input: bool = True) -> np.ndarray:
     """Great-circle distances in km between the ``(lat, lon)`` rows (degrees) of ``a`` (n, 2)
     and ``b`` (m, 2).
 
-    Latitude comes first (the LR-Geo artifact swaps them, spec 001 §16 C).
+    Latitude comes first (the LR-Geo artifact swaps them, spec 001 §16 C). With
+    ``check_input=False`` the caller vouches for two (lat, lon) tables in range, as
+    :func:`check_points` returns them.
 
     Returns
     -------
     ndarray of float64, shape (n, m)
     """
-    a, b = _two_tables(a, b, width=2)
+    if check_bool("check_input", check_input):
+        a, b = _two_tables(a, b, width=2)
     ra, rb = np.radians(a), np.radians(b)
     out = np.empty((ra.shape[0], rb.shape[0]))
     step = max(1, _CHUNK // max(1, rb.shape[0]))
@@ -133,12 +140,17 @@ def haversine_pairs_km(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return _haversine(ra[:, 0], ra[:, 1], rb[:, 0], rb[:, 1])
 
 
-def pairwise(a: np.ndarray, b: np.ndarray, metric: str) -> np.ndarray:
-    """Distance table (n, m) between the rows of ``a`` and ``b`` for a coordinate metric."""
+def pairwise(a: np.ndarray, b: np.ndarray, metric: str, *, check_input: bool = True) -> np.ndarray:
+    """Distance table (n, m) between the rows of ``a`` and ``b`` for a coordinate metric.
+
+    ``check_input=False`` trusts the tables (validated by the caller with
+    :func:`check_points`): a map computing distances between its own points does not check
+    them on every call.
+    """
     if metric == "euclidean":
-        return euclidean(a, b)
+        return euclidean(a, b, check_input=check_input)
     if metric == "haversine":
-        return haversine_km(a, b)
+        return haversine_km(a, b, check_input=check_input)
     raise InvalidInput(
         f"metric {metric!r} has no coordinate formula; use one of {COORDINATE_METRICS}"
     )

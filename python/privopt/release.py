@@ -26,6 +26,8 @@ census counts, a clustering. Whatever the mechanism, it carries the same names:
 from __future__ import annotations
 
 import contextlib
+import importlib
+import inspect
 import json
 import math
 from abc import ABC, abstractmethod
@@ -35,10 +37,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from privopt import _optional
+from privopt._atomic import atomic_directory, check_output
 from privopt._inputs import load_npz
 from privopt._json import jsonable
 from privopt._validation import check_bool
 from privopt.errors import InvalidInput
+from privopt.report import Section, markdown_table
 
 __all__ = [
     "Guarantee",
@@ -213,8 +218,6 @@ class Release(ABC):
     def report(self) -> Any:
         """A report section that begins with what was released, under which guarantee and with
         what status, then the summary's figures as a table."""
-        from privopt.report import Section, markdown_table
-
         status = "not optimized" if self.status is None else self.status
         if self.relative_gap is not None:
             status += f" (proven relative gap {_number(self.relative_gap)})"
@@ -243,8 +246,6 @@ class Release(ABC):
         release, a command's output); a file, or a folder of anything else, is refused with
         :class:`~privopt.errors.InvalidInput`, never overwritten.
         """
-        from privopt._atomic import atomic_directory, check_output
-
         target = check_output(path, force=True, kind="dir", option="path")
         with atomic_directory(target) as staging:
             self._write(Path(staging))
@@ -321,8 +322,6 @@ class Release(ABC):
 # ---------------------------------------------------------------------- loading
 def _release_types() -> dict[str, type[Release]]:
     """The concrete release classes defined so far, by mechanism name."""
-    import inspect
-
     found: dict[str, type[Release]] = {}
     stack = list(Release.__subclasses__())
     while stack:
@@ -415,8 +414,6 @@ def _release_type(document: dict[str, Any]) -> type[Release]:
     if name not in _release_types():
         qualified = document.get("release_type")
         if isinstance(qualified, str) and qualified.startswith("privopt."):
-            import importlib
-
             module = qualified.rsplit(".", 1)[0]
             with contextlib.suppress(ImportError):
                 importlib.import_module(module)
@@ -443,9 +440,7 @@ def json_number_back(value: Any) -> float:
 # ---------------------------------------------------------------------- helpers
 def _write_table(frame: Any, folder: Path, name: str) -> str:
     """A DataFrame as Parquet (pyarrow installed: dtypes kept) or CSV; returns the file name."""
-    try:
-        import pyarrow  # type: ignore[import-untyped]  # noqa: F401
-    except ImportError:
+    if _optional.pyarrow() is None:
         file = f"{name}.csv"
         frame.to_csv(folder / file, index=True)
         return file
@@ -455,7 +450,7 @@ def _write_table(frame: Any, folder: Path, name: str) -> str:
 
 
 def _read_table(path: Path) -> Any:
-    import pandas as pd
+    pd = _optional.pandas()
 
     if path.suffix == ".parquet":
         return pd.read_parquet(path)

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from privopt import _optional
 from privopt._atomic import atomic_file, write_text_atomic
 from privopt.errors import InvalidInput
 
-__all__ = ["Section", "Report", "new_figure", "save_figure", "markdown_table"]
+__all__ = ["Section", "Report", "new_figure", "save_figure", "close_figure", "markdown_table"]
 
 
 def _check_text(name: str, value: Any, *, empty: bool = False) -> None:
@@ -87,12 +88,7 @@ class Report:
 
 def new_figure(*args, **kwargs):
     """``matplotlib.pyplot.subplots`` on the Agg backend (no display needed); returns (fig, ax)."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt.subplots(*args, **kwargs)
+    return _optional.pyplot().subplots(*args, **kwargs)
 
 
 def axes_or_new(ax: Any, figsize: tuple[float, float]) -> Any:
@@ -101,11 +97,24 @@ def axes_or_new(ax: Any, figsize: tuple[float, float]) -> Any:
     methods, which would otherwise fail deep inside matplotlib)."""
     if ax is None:
         return new_figure(figsize=figsize)[1]
-    from matplotlib.axes import Axes
-
-    if not isinstance(ax, Axes):
+    if not _optional.is_axes(ax):
         raise InvalidInput(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}")
     return ax
+
+
+def close_figure(fig: Any) -> None:
+    """Free ``fig`` (every figure with ``"all"``) once it is saved: pyplot keeps each figure it
+    made until it is closed.
+
+    Raises
+    ------
+    InvalidInput
+        ``fig`` is neither a matplotlib Figure nor ``"all"``.
+    """
+    plt = _optional.pyplot()
+    if not (isinstance(fig, plt.Figure) or (isinstance(fig, str) and fig == "all")):
+        raise InvalidInput(f"fig must be a matplotlib Figure or 'all', got {type(fig).__name__}")
+    plt.close(fig)
 
 
 def save_figure(fig: Any, path: str | Path, **savefig: Any) -> Path:

@@ -25,7 +25,7 @@ def test_local_cluster_fit_equals_in_memory_fit(eight_blobs):
     X, _ = eight_blobs
     reference = DPM(bounds=(-100, 100), epsilon=10, delta=1e-6, random_state=4).fit(X)
     # In-process workers keep the test at a few seconds (worker processes take ~10 s to start on
-    # a loaded 2-core machine); bench/dpm_scaling.py runs the same fit with worker processes.
+    # a loaded 2-core machine); the out-of-core tests below run on worker processes.
     with (
         distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
@@ -96,10 +96,10 @@ def test_chunked_npy_on_worker_processes_gives_the_in_memory_fit(
     # The out-of-core path as bench/dpm_scale.py runs it, on a LocalCluster of worker processes:
     # each worker reads its row chunks from a chunked .npy stack on disk; the codes are kept in
     # worker memory (persisted) or, as for data too large for that, recomputed at every level.
-    from privopt.cluster import _backend
+    from privopt.cluster import _dask
 
     if not persisted:
-        monkeypatch.setattr(_backend, "MAX_PERSISTED_CODES_BYTES", 0)
+        monkeypatch.setattr(_dask, "MAX_PERSISTED_CODES_BYTES", 0)
     X = synth(250_000, 10, seed=7)
     params = dict(bounds=(-100, 100), epsilon=1.0, delta=1e-9, random_state=3)
     model = DPM(**params).fit(X)
@@ -112,9 +112,9 @@ def test_chunked_npy_on_worker_processes_gives_the_in_memory_fit(
 
 def test_codes_recomputed_per_level_give_the_same_fit(monkeypatch):
     # Codes too large to keep: every level recomputes them from the data and walks from the root.
-    from privopt.cluster import _backend
+    from privopt.cluster import _dask
 
-    monkeypatch.setattr(_backend, "MAX_PERSISTED_CODES_BYTES", 0)
+    monkeypatch.setattr(_dask, "MAX_PERSISTED_CODES_BYTES", 0)
     X = synth(40_000, 3, seed=3)
     params = dict(bounds=(-100, 100), epsilon=2.0, delta=1e-7, random_state=2)
     model = DPM(**params).fit(X)

@@ -316,7 +316,8 @@ def test_the_upload_does_not_say_which_lr_location_is_the_users() -> None:
     are in location order (Dijkstra's order put the true location first, and the server would
     have read it off the first row)."""
     from privopt.geo import CostReferenceTable, grid_geography
-    from privopt.geo.client import LRGeoClient, SnapTable
+    from privopt.geo.client import LRGeoClient
+    from privopt.geo.crtable import SnapTable
     from privopt.geo.server import answer_cr_request
 
     geo = grid_geography(3, 3, 0.5, metric="euclidean")

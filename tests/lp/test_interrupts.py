@@ -117,7 +117,7 @@ def test_outside_the_scope_runs_get_no_callback(big_lp) -> None:
 def test_cli_exits_130_with_one_line_when_sigint_hits_a_solve(
     big_lp, tmp_path, monkeypatch, capsys
 ):
-    import privopt.mdp
+    import privopt.mdp.cli
     from privopt.cli import EXIT_SIGINT, main
 
     def long_solve(*args, **kwargs):
@@ -126,7 +126,7 @@ def test_cli_exits_130_with_one_line_when_sigint_hits_a_solve(
         highs.run(h)
         raise AssertionError("the interrupted solve returned")
 
-    monkeypatch.setattr(privopt.mdp, "solve", long_solve)
+    monkeypatch.setattr(privopt.mdp.cli, "solve", long_solve)
     src = tmp_path / "points.csv"
     pts = np.random.default_rng(0).uniform(0, 3, (12, 2))
     src.write_text("x,y\n" + "\n".join(f"{a},{b}" for a, b in pts) + "\n")

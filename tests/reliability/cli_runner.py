@@ -17,6 +17,7 @@ import os, signal, sys, time
 from pathlib import Path
 
 import privopt.cli
+import privopt.mdp.cli
 from privopt import _atomic
 from privopt.report import Report
 
@@ -38,14 +39,14 @@ elif hook == "hang-in-report":  # stop while the staging directory is half writt
 
     Report.write = hang
 elif hook == "signal-after-publication":  # the signal arrives once the output is in place
-    real_emit = privopt.cli.emit_summary
+    real_emit = privopt.mdp.cli.emit_summary  # the runs here are mdp's
 
     def signal_then_emit(summary):
         os.kill(os.getpid(), signal.Signals[value])
         time.sleep(0.2)  # the handler runs meanwhile
         real_emit(summary)
 
-    privopt.cli.emit_summary = signal_then_emit
+    privopt.mdp.cli.emit_summary = signal_then_emit
 
 Path(ready).touch()
 while not Path(go).exists():

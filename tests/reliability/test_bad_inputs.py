@@ -70,6 +70,11 @@ def kproblem() -> Any:
 
 
 @cache
+def kboxes() -> Any:
+    return kanon.class_boxes(kproblem(), np.zeros(len(fars()), dtype=np.int64))
+
+
+@cache
 def counts() -> cen.CensusCounts:
     rec = pd.DataFrame({"state": ["GA", "GA", "NY", "NY"], "hh": ["a", "a", "b", "c"]})
     return cen.CensusCounts.from_records(rec, ["state"], "hh")
@@ -1009,7 +1014,21 @@ case(
     lambda: kanon.build_problem(F, 3, categorical=["nope"]),
     "nope",
 )
+case("close_figure", "fig=42", lambda: report.close_figure(42), "fig")
 case("render_table", "boxes=None", lambda: kanon.render_table(F, kproblem(), None), "boxes")
+case("render_table", "df=None", lambda: kanon.render_table(None, kproblem(), kboxes()), "df")
+case(
+    "render_table",
+    "df of other rows",
+    lambda: kanon.render_table(F.iloc[:5], kproblem(), kboxes()),
+    "same rows",
+)
+case(
+    "render_table",
+    "df without a quasi-identifier",
+    lambda: kanon.render_table(F.drop(columns=["AGE"]), kproblem(), kboxes()),
+    "AGE",
+)
 case(
     "class_boxes",
     "labels wrong length",
@@ -1383,6 +1402,20 @@ case(
 )
 case("build_model", "blocks=[]", lambda: geo.build_model([], geo.GeoParams()), "")
 case("solve_uploads", "uploads=[]", lambda: geo.solve_uploads([], geo.GeoParams()), "")
+case(
+    "UserBlock.from_finite",
+    "asymmetric pair_distances",
+    lambda: geo.UserBlock.from_finite(
+        np.array([[0.0, 1.0], [2.0, 0.0]]), np.zeros((2, 3)), np.zeros((2, 3))
+    ),
+    "symmetric",
+)
+case(
+    "UserBlock.from_finite",
+    "cost of another shape",
+    lambda: geo.UserBlock.from_finite(np.zeros((1, 1)), np.zeros((1, 3)), np.zeros((1, 2))),
+    "cost",
+)
 case(
     "UserBlock via build_model",
     "NaN cost",
@@ -2674,6 +2707,21 @@ BOOL_FLAGS: list[tuple[str, str, Callable[[Any], Any]]] = [
         "perturbation.epsilon_path",
         "warm_start",
         lambda v: perturbation.epsilon_path(problem(), [1.0], warm_start=v),
+    ),
+    (
+        "geometry.pairwise",
+        "check_input",
+        lambda v: geometry.pairwise(np.zeros((1, 2)), np.ones((1, 2)), "euclidean", check_input=v),
+    ),
+    (
+        "geometry.euclidean",
+        "check_input",
+        lambda v: geometry.euclidean(np.zeros((1, 2)), np.ones((1, 2)), check_input=v),
+    ),
+    (
+        "geometry.haversine_km",
+        "check_input",
+        lambda v: geometry.haversine_km(np.zeros((1, 2)), np.ones((1, 2)), check_input=v),
     ),
     (
         "perturbation.verify_matrix",

@@ -66,7 +66,7 @@ def signal_self(sig: int) -> None:
 def test_signal_during_the_computation_keeps_the_earlier_output(
     sig, code, text, earlier_output, tmp_path, monkeypatch, capsys
 ):
-    import privopt.mdp
+    import privopt.mdp.cli
 
     src, out, before = earlier_output
     real_solve = privopt.mdp.solve
@@ -76,7 +76,7 @@ def test_signal_during_the_computation_keeps_the_earlier_output(
         signal_self(sig)
         return result
 
-    monkeypatch.setattr(privopt.mdp, "solve", solve_then_signal)
+    monkeypatch.setattr(privopt.mdp.cli, "solve", solve_then_signal)
     assert main(mdp_argv(src, out, "--force")) == code
     err = capsys.readouterr()
     assert err.out == ""
@@ -246,21 +246,21 @@ def test_after_publication_the_process_ignores_both_signals_until_it_exits():
     """Python puts the default action back for each signal with a Python handler while it
     shuts down; a signal then would kill a run that succeeded. Ignoring both signals once the
     output is published keeps the exit code 0 through the interpreter's exit."""
-    from privopt import cli
+    from privopt import _cli_support, cli
 
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        cli._run.published[:] = [Path("o")]
+        _cli_support.run_state.published[:] = [Path("o")]
         with cli._signals_interrupt(keep_after_publication=True):
             pass
         assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
         assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
-        cli._run.published.clear()
+        _cli_support.run_state.published.clear()
         signal.signal(signal.SIGINT, signal.default_int_handler)
         with cli._signals_interrupt(keep_after_publication=True):
             pass  # nothing published: the handler in place before comes back
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:
-        cli._run.published.clear()
+        _cli_support.run_state.published.clear()
         for s, handler in saved.items():
             signal.signal(s, handler)

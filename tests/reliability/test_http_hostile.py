@@ -36,8 +36,9 @@ pytest.importorskip("uvicorn", reason="needs the privopt[server] extra (uvicorn)
 
 from privopt.errors import NumericalTrouble
 from privopt.geo import CostReferenceTable, GeoParams, grid_geography
-from privopt.geo.client import LRGeoClient, SnapTable
+from privopt.geo.client import LRGeoClient
 from privopt.geo.clr import MAX_KM, geo_ind_edges
+from privopt.geo.crtable import SnapTable
 from privopt.geo.http_server import (
     GeoService,
     HTTPError,
@@ -672,7 +673,7 @@ def _fail_on_poison(monkeypatch) -> list[int]:
     HiGHS did on one user's 1e20 km costs); returns the sizes of the solves tried."""
     from privopt.geo import http_server
 
-    real = http_server.solve_uploads
+    real = http_server.solve_valid_uploads
     sizes: list[int] = []
 
     def solve(uploads, params, **kw):
@@ -681,7 +682,7 @@ def _fail_on_poison(monkeypatch) -> list[int]:
             raise NumericalTrouble("HiGHS could not solve the model reliably: Solve error")
         return real(uploads, params, **kw)
 
-    monkeypatch.setattr(http_server, "solve_uploads", solve)
+    monkeypatch.setattr(http_server, "solve_valid_uploads", solve)
     return sizes
 
 

@@ -8,9 +8,16 @@ from pathlib import Path
 
 import numpy as np
 
+from privopt import _optional
 from privopt._arguments import Real, count, positive, seed
+from privopt._cli_support import emit_summary, refuse_ignored_options, reserve_outputs
+from privopt._inputs import read_csv_table
 from privopt.census.hierarchy import MAX_COUNT, CensusCounts, Hierarchy
+from privopt.census.mechanisms import MECHANISMS
+from privopt.census.report import comparison_table, plot_l1_per_level, run_comparison
+from privopt.census.synthetic import synthetic_us
 from privopt.errors import InvalidInput
+from privopt.report import Report, Section, close_figure, save_figure
 
 __all__ = ["register", "load_counts"]
 
@@ -18,8 +25,6 @@ __all__ = ["register", "load_counts"]
 def load_counts(args: argparse.Namespace) -> CensusCounts:
     """The input selected by the CLI flags (records, counts table or synthetic US data)."""
     if args.synthetic_us:
-        from privopt.census.synthetic import synthetic_us
-
         return synthetic_us(
             0 if args.seed is None else args.seed,
             N=args.max_size or 20,
@@ -28,7 +33,6 @@ def load_counts(args: argparse.Namespace) -> CensusCounts:
             blocks_per_tract=args.blocks_per_tract,
             counties_csv=args.counties_csv,
         )
-    from privopt._inputs import read_csv_table
 
     if not args.levels:
         raise InvalidInput("--levels is required with --records or --counts")
@@ -80,7 +84,7 @@ def _refuse_missing_groups(frame, group: list[str]) -> None:
 def _count_columns(frame, size_cols: list) -> np.ndarray:
     """The size_1..size_N columns as int64, each cell a non-negative integer ≤ 2⁶¹; anything else
     (text, missing, 1.5, 1e20, -1) is refused naming the column and the CSV line."""
-    import pandas as pd
+    pd = _optional.pandas()
 
     out = np.empty((len(frame), len(size_cols)), dtype=np.int64)
     for j, col in enumerate(size_cols):
@@ -101,8 +105,6 @@ def _count_columns(frame, size_cols: list) -> np.ndarray:
 
 def _refuse_ignored(args: argparse.Namespace) -> None:
     """One input, and no option that the chosen input or mechanism would not read."""
-    from privopt.cli import refuse_ignored_options
-
     given = [
         f
         for f, v in (
@@ -155,8 +157,6 @@ def _refuse_ignored(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from privopt.cli import emit_summary, reserve_outputs
-
     _refuse_ignored(args)
     with reserve_outputs(args, [args.records, args.counts, args.counties_csv]) as outputs:
         out = outputs.add(args.out)
@@ -182,8 +182,6 @@ def _run(args: argparse.Namespace) -> int:
 
 def _release(args: argparse.Namespace, data: CensusCounts):
     """The release of the mechanism the flags name, with its options."""
-    from privopt.census.mechanisms import MECHANISMS
-
     kw: dict = {}
     if args.method == "M_c^ch":
         kw["chain_noise_scale"] = args.chain_noise_scale
@@ -199,16 +197,11 @@ def _release(args: argparse.Namespace, data: CensusCounts):
 def _write_outputs(out: Path, args: argparse.Namespace, data, rel, checks) -> None:
     """The release (``release.json`` and ``data.npz``: :func:`privopt.load` reads ``out``), the
     released counts table, report.md and the plots, into ``out``."""
-    from privopt.census.report import comparison_table, plot_l1_per_level, run_comparison
-    from privopt.report import Report, Section, save_figure
-
     rel._write(out)
     rel.write_table(out / f"released_counts.{args.format}")
     ax = rel.plot()
     save_figure(ax.figure, out / "census_counts_by_size.png", dpi=110)
-    import matplotlib.pyplot as plt
-
-    plt.close(ax.figure)
+    close_figure(ax.figure)
     h = data.hierarchy
     body = (
         f"Mechanism **{rel.method}**, ε = {rel.epsilon:g}, {h.n_regions} regions in "
@@ -250,8 +243,6 @@ def _write_outputs(out: Path, args: argparse.Namespace, data, rel, checks) -> No
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``census`` subcommand."""
-    from privopt.census.mechanisms import MECHANISMS
-
     p = subparsers.add_parser(
         "census",
         help="consistent ε-DP group-size counts over a region hierarchy (spec 003)",

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from privopt import _optional
 from privopt._validation import check_bool, check_finite_array, check_int, numeric_array
 from privopt.errors import InvalidInput
 
@@ -66,7 +67,7 @@ def decumulate(c: np.ndarray) -> np.ndarray:
 
 def _path(row: Sequence[Any]) -> list[Any]:
     """A row of region columns up to its first missing value."""
-    import pandas as pd
+    pd = _optional.pandas()
 
     out = []
     for v in row:

@@ -29,6 +29,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from privopt import _optional
 from privopt._callers import stacklevel_outside_privopt
 from privopt._progress import progress_scope_for, with_progress_argument
 from privopt._validation import (
@@ -511,11 +512,7 @@ def _qp_solver_name(solver: str) -> str:
         raise InvalidInput(f"qp_solver must be 'auto', 'clarabel' or 'highs', got {solver!r}")
     if solver != "auto":
         return solver
-    try:
-        import clarabel  # noqa: F401
-    except ImportError:
-        return "highs"
-    return "clarabel"
+    return "clarabel" if _optional.has_clarabel() else "highs"
 
 
 def solve_qp(
@@ -547,8 +544,7 @@ def _solve_qp_clarabel(
     col_lo: float,
     time_limit: float | None,
 ) -> np.ndarray:
-    import clarabel
-
+    clarabel = _optional.clarabel()
     n = target.size
     A = sp.csr_matrix(A)
     lo, hi = np.asarray(row_lo, dtype=np.float64), np.asarray(row_hi, dtype=np.float64)

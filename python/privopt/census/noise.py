@@ -18,6 +18,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from privopt._progress import progress_bar
+from privopt.dp import (
+    GeneratorSource,
+    PlannedSpend,
+    PrivacyAccountant,
+    SecureSource,
+    as_random_source,
+    sample_discrete_laplace,
+)
 from privopt.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -116,8 +124,6 @@ def draw_level_noise(
     thread per core: from the OS CSPRNG (thread-safe) or, for a seeded Generator, from child
     generators spawned in chunk order — so a seed gives the same noise on any machine.
     """
-    from privopt.dp import as_random_source, sample_discrete_laplace
-
     source = as_random_source(rng)
     L = len(shape_per_level)
     sizes = [int(np.prod(shape)) for shape in shape_per_level]
@@ -150,8 +156,6 @@ def draw_level_noise(
 
 def _chunk_sources(source: Any, n: int) -> list | None:
     """Independent sources for n chunks, or None when ``source`` cannot be split safely."""
-    from privopt.dp import GeneratorSource, SecureSource
-
     if isinstance(source, SecureSource):
         return [source] * n
     if isinstance(source, GeneratorSource) and hasattr(source.generator, "spawn"):
@@ -162,8 +166,6 @@ def _chunk_sources(source: Any, n: int) -> list | None:
 def check_accountant(accountant: Any) -> Any:
     """``accountant`` as a :class:`privopt.dp.PrivacyAccountant` (a new, unlimited one for None);
     anything else is refused with InvalidInput before any budget is spent or noise drawn."""
-    from privopt.dp import PrivacyAccountant
-
     if accountant is None:
         return PrivacyAccountant()
     if not isinstance(accountant, PrivacyAccountant):
@@ -191,8 +193,6 @@ def charge_levels(
     accountant's transaction, so an exception in it leaves the ledger as it was. ``seeded``:
     the noise comes from a seed (recorded in every entry). Yields the new ledger entries.
     """
-    from privopt.dp import PlannedSpend
-
     acct = check_accountant(accountant)
     L = len(sensitivity)
     plan = [

@@ -10,6 +10,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from privopt import _optional
+from privopt._atomic import atomic_file
 from privopt._validation import (
     check_bool,
     check_epsilon,
@@ -22,6 +24,7 @@ from privopt.census.hierarchy import CensusCounts, Hierarchy
 from privopt.dp.accountant import LedgerEntry
 from privopt.errors import InvalidInput, PrivacyViolation
 from privopt.release import Guarantee, Release, json_number_back
+from privopt.report import axes_or_new
 
 __all__ = ["CensusRelease", "consistency_violations", "l1_per_level"]
 
@@ -213,8 +216,6 @@ class CensusRelease(Release):
     def plot(self, ax: Any = None) -> Any:
         """Released households by size: the root (all regions) and the largest regions of the
         first level below it, one line each."""
-        from privopt.report import axes_or_new
-
         ax = axes_or_new(ax, figsize=(6, 4))
         h, sizes = self.hierarchy, np.arange(1, self.counts.shape[1] + 1)
         ax.plot(sizes, self.counts[0], "o-", color="black", lw=2, label=f"{h.names[0]} (total)")
@@ -310,7 +311,7 @@ class CensusRelease(Release):
     # ------------------------------------------------------------------ output
     def to_frame(self):
         """Long pandas DataFrame: region, level, size, count (public output only)."""
-        import pandas as pd
+        pd = _optional.pandas()
 
         R, N = self.counts.shape
         return pd.DataFrame(
@@ -338,27 +339,21 @@ class CensusRelease(Release):
         """Write the released counts as a long table (region, level, size, count): CSV
         (``.csv``) or Parquet (``.parquet``, needs pyarrow), atomically (temporary file beside
         it, then renamed). Returns the path."""
-        from privopt._atomic import atomic_file
-
         p = Path(path)
         if p.suffix not in (".csv", ".parquet"):
             raise InvalidInput(f"path must end in .csv or .parquet, got {p.name!r}")
+        pa = _optional.pyarrow()
         with atomic_file(p) as tmp:
-            table = self._arrow_table()
-            if table is not None:  # pyarrow: C++ writers, names stored once (dictionary)
-                self._write_arrow(table, str(tmp), p.suffix)
+            if pa is not None:  # pyarrow: C++ writers, names stored once (dictionary)
+                self._write_arrow(pa, self._arrow_table(pa), str(tmp), p.suffix)
             elif p.suffix == ".parquet":
                 raise InvalidInput(f"writing {p.name} needs pyarrow (pip install privopt[census])")
             else:
                 self.to_frame().to_csv(tmp, index=False)
         return p
 
-    def _arrow_table(self) -> Any:
-        """The long table of :meth:`to_frame` as a pyarrow Table (None without pyarrow)."""
-        try:
-            import pyarrow as pa  # type: ignore[import-untyped]
-        except ImportError:
-            return None
+    def _arrow_table(self, pa: Any) -> Any:
+        """The long table of :meth:`to_frame` as a Table of the ``pyarrow`` module ``pa``."""
         R, N = self.counts.shape
         h = self.hierarchy
         return pa.table(
@@ -377,20 +372,17 @@ class CensusRelease(Release):
         )
 
     @staticmethod
-    def _write_arrow(table: Any, path: str, suffix: str) -> None:
+    def _write_arrow(pa: Any, table: Any, path: str, suffix: str) -> None:
         if suffix == ".parquet":
-            table = table.cast(_plain_schema(table))  # readers get plain strings back
-            import pyarrow.parquet as pq  # type: ignore[import-untyped]
-
-            pq.write_table(table, path)  # parquet dictionary-encodes the repeated names itself
+            table = table.cast(_plain_schema(pa, table))  # readers get plain strings back
+            pa.parquet.write_table(table, path)  # it dictionary-encodes the repeated names itself
             return
-        import pyarrow.csv as pc  # type: ignore[import-untyped]
-
+        pc = pa.csv
         # Unquoted fields and header, as pandas writes them, unless a name needs quotes.
         names = [*table.column("region").chunk(0).dictionary.to_pylist()]
         names += table.column("level").chunk(0).dictionary.to_pylist()
         plain = not any(any(c in str(x) for c in ',"\r\n') for x in names)
-        schema = _plain_schema(table)
+        schema = _plain_schema(pa, table)
         options = pc.WriteOptions(include_header=False, quoting_style="none" if plain else "needed")
         with open(path, "wb") as f:
             f.write((",".join(table.column_names) + "\n").encode())
@@ -417,10 +409,8 @@ def _ledger_entry(saved: Any) -> LedgerEntry:
 CSV_BLOCK_ROWS = 1 << 20
 
 
-def _plain_schema(table: Any) -> Any:
+def _plain_schema(pa: Any, table: Any) -> Any:
     """The schema of ``table`` with dictionary columns as plain strings (for the CSV writer)."""
-    import pyarrow as pa
-
     return pa.schema(
         [
             pa.field(f.name, f.type.value_type if pa.types.is_dictionary(f.type) else f.type)

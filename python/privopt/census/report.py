@@ -16,7 +16,7 @@ import numpy as np
 from privopt.census.hierarchy import CensusCounts
 from privopt.census.mechanisms import MECHANISMS, measure_chain, measure_counts, measure_cumulative
 from privopt.errors import InvalidInput, SolverLimit
-from privopt.report import markdown_table, new_figure, save_figure
+from privopt.report import close_figure, markdown_table, new_figure, save_figure
 
 __all__ = ["KIND", "run_comparison", "comparison_table", "plot_l1_per_level"]
 
@@ -135,7 +135,5 @@ def plot_l1_per_level(
     fig.tight_layout()
     out = Path(path)
     save_figure(fig, out, dpi=110)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
+    close_figure(fig)
     return out

@@ -80,8 +80,6 @@ AUTO_WIDTH = 4.0
 @finite_result(cause="a noise scale beyond float64")
 def paper_delta(scale: float) -> int:
     """δ = 3·⌈2λ²⌉, three times the double-geometric variance (spec 003 §1.4, footnote 2)."""
-    from privopt._validation import check_positive
-
     scale = check_positive("scale", scale)
     return 3 * math.ceil(2.0 * scale * scale)
 

@@ -17,13 +17,15 @@ individuals, so the subtrees' draws compose in parallel and the ledger records Î
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_epsilon, check_int
+from privopt._core import census as kernels
+from privopt._validation import check_epsilon, check_executor, check_int
 from privopt.census.noise import charge_levels, draw_level_noise
 from privopt.census.solvers import (
     DEFAULT_MAX_TABLE,
@@ -185,8 +187,6 @@ def _measure_subtree(
 
 
 def _up_task(args: tuple) -> tuple:
-    from privopt._core import census as kernels
-
     G, max_table = args[5], args[7]
     ptr, idx, noisy, truth, delta, shift = _subtree_job(args[:7])
     lo, n, slopes, w = kernels.census_up(ptr, idx, noisy, delta, 0, G, max_table, shift)
@@ -194,8 +194,6 @@ def _up_task(args: tuple) -> tuple:
 
 
 def _down_task(args: tuple) -> tuple:
-    from privopt._core import census as kernels
-
     source, i, G, max_table, root_values, out_dir = (
         args[0],
         args[1],
@@ -235,8 +233,6 @@ def _checked_streamed_arguments(
     epsilon: float, executor: Any, out_dir: str | Path
 ) -> tuple[float, Path, Path]:
     """(Îµ, output folder, its ``measurements`` spill folder, created) after validation."""
-    from privopt._validation import check_executor
-
     eps = check_epsilon(epsilon)
     if executor is None:
         raise InvalidInput("m_h_dp_streamed needs an executor")
@@ -274,10 +270,6 @@ def m_h_dp_streamed(
     -------
     StreamedRelease (certified exact, as :func:`privopt.census.m_h_dp`).
     """
-    import time
-
-    from privopt._core import census as kernels
-
     eps, out, spill = _checked_streamed_arguments(epsilon, executor, out_dir)
     L, N = source.n_levels, source.N
     t0 = time.perf_counter()

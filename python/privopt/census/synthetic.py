@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from privopt import _optional
 from privopt._validation import check_int, check_positive, check_size
 from privopt.census.hierarchy import CensusCounts, Hierarchy
 from privopt.errors import InvalidInput
@@ -173,7 +174,7 @@ def read_fips_counties(path: str | Path) -> dict[str, list[str]]:
     ``{state postal code: ["13001", "13003", …]}`` (5-digit county FIPS, file order, duplicates
     dropped) for the states of :data:`US_STATES` present in the file.
     """
-    import pandas as pd
+    pd = _optional.pandas()
 
     p = Path(path)
     if not p.is_file():

@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.exceptions import NotFittedError
 
 from privopt import _core, dp
 from privopt._progress import check_progress, progress_bar
@@ -24,12 +25,15 @@ from privopt._validation import (
     check_positive,
     check_real,
 )
-from privopt.cluster._backend import DaskData, InMemoryData, SplitTree, is_dask_array
+from privopt.cluster._backend import InMemoryData, SplitTree, is_dask_array
 from privopt.cluster._budget import BudgetSchedule, budget_schedule
 from privopt.cluster._input import points_array
-from privopt.cluster._interval import codebook_monte_carlo, split_width
+from privopt.cluster._interval import codebook_monte_carlo, dp_percentile_in_place, split_width
 from privopt.cluster.release import ClusteringRelease
 from privopt.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from privopt.cluster._dask import DaskData
 
 __all__ = ["DPM", "DEFAULT_SIGMA_GRID", "nearest_centre", "sklearn_expected_failed_checks"]
 
@@ -394,6 +398,9 @@ class DPM(ClusterMixin, BaseEstimator):
             check_numeric_dtype("X", X.dtype)
             if X.ndim != 2:
                 raise InvalidInput(f"X must be 2-dimensional, got shape {X.shape}")
+            # Dask is optional (the dask extra): imported once a Dask array arrives.
+            from privopt.cluster._dask import DaskData
+
             lazy = DaskData(X, a, b)
             finite, lo, hi = lazy.summary()
             data: InMemoryData | DaskData = lazy
@@ -578,7 +585,6 @@ class DPM(ClusterMixin, BaseEstimator):
                 data.gaps(), n_tilde, sched.epsilon_interval, width, p["grid"], p["percentile"], rng
             )
         # Reference construction: simulate the table, seeded from the run's randomness source.
-        from privopt.cluster._interval import dp_percentile_in_place
 
         p_tilde = dp_percentile_in_place(
             data.gaps(), p["percentile"], sched.epsilon_interval, (0.0, width), rng=rng
@@ -706,7 +712,5 @@ class DPM(ClusterMixin, BaseEstimator):
         A Dask array gives a lazy Dask array of labels.
         """
         if not hasattr(self, "release_"):
-            from sklearn.exceptions import NotFittedError
-
             raise NotFittedError("DPM is not fitted yet; call fit first")
         return self.release_.predict(X, n_jobs=self.n_jobs)

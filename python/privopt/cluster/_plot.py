@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from privopt.report import new_figure, save_figure
+from privopt.report import close_figure, new_figure, save_figure
 
 __all__ = ["projection_plot"]
 
@@ -41,7 +41,5 @@ def projection_plot(
     ax.legend(loc="best", fontsize=8)
     fig.tight_layout()
     save_figure(fig, path, dpi=110)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
+    close_figure(fig)
     return path

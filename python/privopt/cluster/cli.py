@@ -9,7 +9,14 @@ from pathlib import Path
 
 import numpy as np
 
+# The package, not DPM itself: privopt.cluster imports scikit-learn (a second) when DPM is
+# first used, so that `privopt --help` does not.
+from privopt import cluster
 from privopt._arguments import Real, count, positive, seed
+from privopt._cli_support import emit_summary, reserve_outputs
+from privopt._inputs import load_points_file
+from privopt.cluster._plot import projection_plot
+from privopt.report import Report, Section
 
 __all__ = ["register", "load_points"]
 
@@ -17,8 +24,6 @@ __all__ = ["register", "load_points"]
 def load_points(path: str | Path) -> np.ndarray:
     """An (n, d) finite float array from ``.npy`` or a comma-separated text file (one header
     line of column names allowed); a bad file raises :class:`InvalidInput` naming it."""
-    from privopt._inputs import load_points_file
-
     return load_points_file(path, "INPUT")
 
 
@@ -63,14 +68,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from privopt.cli import emit_summary, reserve_outputs
-    from privopt.cluster import DPM
-
     with reserve_outputs(args, [args.input]) as outputs:
         out = outputs.add(args.out)
         X = load_points(args.input)
         delta = args.delta if args.delta is not None else 1.0 / max(len(X), 2) ** 1.5
-        model = DPM(
+        model = cluster.DPM(
             bounds=tuple(args.bounds),
             epsilon=args.epsilon,
             delta=delta,
@@ -99,9 +101,6 @@ def run(args: argparse.Namespace) -> int:
 def _write_outputs(out: Path, args: argparse.Namespace, X: np.ndarray, delta: float, model) -> None:
     """The release (``release.json``, ``data.npz``: :func:`privopt.load` reads the folder back),
     centres.csv, labels.csv, the projection plot and report.md, into ``out``."""
-    from privopt.cluster._plot import projection_plot
-    from privopt.report import Report, Section
-
     release = model.release_
     release._write(out)
     np.savetxt(out / "centres.csv", model.cluster_centers_, delimiter=",", fmt="%.10g")

@@ -29,6 +29,7 @@ from privopt.cluster._input import points_array
 from privopt.dp import LedgerEntry, PlannedSpend, PrivacyAccountant
 from privopt.errors import InvalidInput, PrivacyBudgetExceeded, PrivacyViolation
 from privopt.release import Guarantee, Release, json_number_back
+from privopt.report import axes_or_new, markdown_table
 
 __all__ = ["ClusteringRelease"]
 
@@ -228,8 +229,6 @@ class ClusteringRelease(Release):
 
     def report(self) -> Any:
         """The shared report section, then the centres and the privacy ledger."""
-        from privopt.report import markdown_table
-
         section = super().report()
         shown = min(self.n_features, 3)
         rows = [
@@ -248,8 +247,6 @@ class ClusteringRelease(Release):
     def plot(self, ax: Any = None) -> Any:
         """The centres on their first two coordinates (one coordinate: on a line), marker
         area proportional to the noisy size, within the public box."""
-        from privopt.report import axes_or_new
-
         ax = axes_or_new(ax, figsize=(5.0, 4.5))
         x = self.centres[:, 0]
         y = self.centres[:, 1] if self.n_features > 1 else np.zeros_like(x)

@@ -16,7 +16,7 @@ from privopt.dp.discrete import (
 )
 from privopt.dp.exponential import exponential_mechanism_probabilities
 from privopt.errors import PrivacyBudgetExceeded
-from privopt.report import Section, markdown_table, new_figure, save_figure
+from privopt.report import Section, close_figure, markdown_table, new_figure, save_figure
 
 __all__ = ["demo_section"]
 
@@ -59,9 +59,7 @@ def demo_section(out_dir: Path, seed: int) -> Section:
     fig.tight_layout()
     fig_name = "dp_samplers.png"
     save_figure(fig, out / fig_name, dpi=120)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
+    close_figure(fig)
 
     # Accountant: two counts released sequentially, then per-region counts on disjoint regions.
     acct = PrivacyAccountant(epsilon_budget=1.0, delta_budget=1e-6)

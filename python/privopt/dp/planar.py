@@ -24,15 +24,16 @@ import math
 from typing import Any
 
 import numpy as np
+from scipy.special import lambertw
 
 from privopt._validation import check_epsilon, check_int
+from privopt.dp.randomness import as_random_source
+from privopt.geometry import check_points, offset_latlon
 
 __all__ = ["planar_laplace_noise", "planar_laplace_radius_cdf", "planar_laplace_latlon"]
 
 
 def _source(rng: Any) -> Any:
-    from privopt.dp.randomness import as_random_source
-
     return as_random_source("secure" if rng is None else rng)
 
 
@@ -50,7 +51,6 @@ def planar_laplace_noise(
     """
     eps = check_epsilon(epsilon)
     n = check_int("size", size, minimum=0)
-    from scipy.special import lambertw
 
     src = _source(rng)
     theta = 2.0 * math.pi * np.asarray(src.uniform(n), dtype=np.float64)
@@ -73,8 +73,6 @@ def planar_laplace_latlon(latlon: Any, epsilon: float, rng: Any = None) -> np.nd
     Offsets are turned into degrees with Δlat = north / 111.32 and Δlon = east / (111.32 cos φ)
     (spec §13; :func:`privopt.geometry.offset_latlon`).
     """
-    from privopt.geometry import check_points, offset_latlon
-
     pts = check_points("latlon", latlon, "haversine")
     east, north = planar_laplace_noise(epsilon, pts.shape[0], rng)
     return offset_latlon(pts, east, north)

@@ -20,9 +20,9 @@ Examples
 (1.954146, 'optimal')
 """
 
-from privopt.geo.client import GeoIndGraph, LRGeoClient, SnapTable
+from privopt.geo.client import GeoIndGraph, LRGeoClient
 from privopt.geo.clr import ClrModel, UserBlock, build_model
-from privopt.geo.crtable import CostReferenceTable, TravelCosts
+from privopt.geo.crtable import CostReferenceTable, SnapTable, TravelCosts
 from privopt.geo.geography import Geography, grid_geography, load_osm_pbf, load_rome_grid
 from privopt.geo.params import GeoParams
 from privopt.geo.result import LRGeoResult, run_lrgeo, user_problem

@@ -18,14 +18,21 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_finite_result, check_int
+from privopt._validation import check_finite_result, check_instance, check_int, check_nonnegative
 from privopt.errors import InvalidInput
-from privopt.geo.geography import Geography
-from privopt.geo.params import GEO_REL_GAP, GeoParams
+from privopt.geo.clr import UserBlock, build_model
+from privopt.geo.crtable import CostReferenceTable, TravelCosts
+from privopt.geo.geography import Geography, check_geography, location_indices
+from privopt.geo.params import GEO_REL_GAP, GeoParams, check_params
+from privopt.geo.result import user_problem
+from privopt.geo.solve import solve_clr
+from privopt.perturbation import exponential_mechanism, solve_exact
+from privopt.perturbation.laplace import snapped_planar_laplace
 from privopt.perturbation.matrix import PerturbationMatrix
 
 __all__ = [
@@ -44,11 +51,6 @@ BASELINES = ("lp", "lp-inf", "constopt", "expmech", "laplace")
 
 def _checked(geography: Any, params: Any, costs: Any) -> None:
     """The common arguments of every baseline, checked at the boundary (InvalidInput)."""
-    from privopt._validation import check_instance
-    from privopt.geo.crtable import CostReferenceTable, TravelCosts
-    from privopt.geo.geography import check_geography
-    from privopt.geo.params import check_params
-
     check_geography("geography", geography)
     check_params("params", params)
     check_instance("costs", costs, (CostReferenceTable, TravelCosts))
@@ -60,8 +62,6 @@ def _checked(geography: Any, params: Any, costs: Any) -> None:
 
 
 def _problem(geography: Geography, params: GeoParams, costs: Any, gamma: float | None) -> Any:
-    from privopt.geo.result import user_problem
-
     _checked(geography, params, costs)
     k = geography.n_locations
     g = params.gamma if gamma is None else gamma
@@ -84,9 +84,6 @@ def full_lp(
     parameters' γ; pass ``inf`` for the classical setting. ``rel_gap`` is the gap its
     ``status="optimal"`` proves (the same default as every LR-Geo solver,
     :data:`~privopt.geo.params.GEO_REL_GAP`; a larger certified gap is polished first)."""
-    from privopt._validation import check_nonnegative
-    from privopt.perturbation import solve_exact
-
     rel_gap = check_nonnegative("rel_gap", rel_gap)
     if "polish_gap" in options:
         raise InvalidInput("full_lp takes rel_gap, not polish_gap (they are the same target)")
@@ -95,8 +92,6 @@ def full_lp(
 
 def exp_mech(geography: Geography, params: GeoParams, costs: Any) -> PerturbationMatrix:
     """ExpMech over all of V (the exponent uses d, A12)."""
-    from privopt.perturbation import exponential_mechanism
-
     return exponential_mechanism(_problem(geography, params, costs, None))
 
 
@@ -105,9 +100,6 @@ def const_opt(
 ) -> PerturbationMatrix:
     """ConstOPT: one CLR-Geo block with every location as a row (Geo-Ind among rows with
     d ≤ γ, free entries for d_ik ≤ r_exp, the rest y_k·g_ik), true costs, prior 1/K."""
-    from privopt.geo.clr import UserBlock, build_model
-    from privopt.geo.solve import solve_clr
-
     _checked(geography, params, costs)
     k = geography.n_locations
     d = geography.distance_matrix()
@@ -142,9 +134,6 @@ def laplace(
     mechanism's rows (the artifact uses 100 samples per row); ``summary["samples"]`` says how
     many. Needs (lat, lon) coordinates.
     """
-    from privopt.geo.geography import location_indices
-    from privopt.perturbation.laplace import snapped_planar_laplace
-
     _checked(geography, params, costs)
     if geography.metric != "haversine" or geography.points is None:
         raise InvalidInput("the planar Laplace baseline needs a (lat, lon) geography")
@@ -172,8 +161,6 @@ def laplace(
 
 def lr_geo_f_params(params: GeoParams) -> GeoParams:
     """LR-Geo-F: γ = ∞ for the constraints and the LR-search graph (N_m a metric ball)."""
-    from privopt.geo.params import check_params
-
     check_params("params", params)
     return params.with_(gamma=math.inf, gamma_graph=math.inf)
 
@@ -200,8 +187,6 @@ def on_lr_rows(
     compute the baseline. A full solve's uncertified status is not warned about here (the
     caller reports statuses where it has them).
     """
-    import warnings
-
     geo, p = res.geography, res.params
     runs = {
         "lp": lambda: full_lp(geo, p, costs),

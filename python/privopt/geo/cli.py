@@ -20,7 +20,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -34,7 +36,14 @@ from privopt._arguments import (
     positive,
     seed,
 )
+from privopt._cli_support import Terminated, add_common_options, emit_summary, reserve_outputs
 from privopt._inputs import parse_number
+from privopt._validation import check_int
+from privopt.errors import InvalidInput
+from privopt.geo import CostReferenceTable, GeoParams, grid_geography, load_rome_grid, run_lrgeo
+from privopt.geo.geography import draw_indices
+from privopt.geo.http_client import GeoServiceClient
+from privopt.geo.report import BASELINES, baseline_rows, write_report
 
 __all__ = ["register"]
 
@@ -150,10 +159,8 @@ def _solver_options(p: argparse.ArgumentParser) -> None:
 
 
 def _nested_parser(nested: argparse._SubParsersAction, name: str, **kw: Any) -> Any:
-    from privopt.cli import _add_common_options
-
     q = nested.add_parser(name, **kw)
-    _add_common_options(q)  # --debug, --force, --quiet, --verbose as on every command
+    add_common_options(q)  # --debug, --force, --quiet, --verbose as on every command
     return q
 
 
@@ -247,8 +254,6 @@ def _register_client(nested: argparse._SubParsersAction) -> None:
 
 
 def _params(args: argparse.Namespace) -> Any:
-    from privopt.geo import GeoParams
-
     return GeoParams(
         epsilon=args.epsilon,
         gamma=args.gamma,
@@ -265,8 +270,6 @@ def _params(args: argparse.Namespace) -> Any:
 
 def _baseline_list(text: str) -> str:
     """An argparse ``type``: a comma list of baseline names, checked before anything runs."""
-    from privopt.geo.baselines import BASELINES
-
     unknown = [b for b in text.split(",") if b and b not in (*BASELINES, "none")]
     if unknown:
         raise argparse.ArgumentTypeError(
@@ -276,8 +279,6 @@ def _baseline_list(text: str) -> str:
 
 
 def _geography(args: argparse.Namespace, sample_seed: int | None) -> Any:
-    from privopt.geo import grid_geography, load_rome_grid
-
     if args.rome:
         geo = load_rome_grid(args.rome)
     else:
@@ -289,8 +290,6 @@ def _geography(args: argparse.Namespace, sample_seed: int | None) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from privopt.cli import emit_summary, reserve_outputs
-
     with reserve_outputs(args, [args.rome]) as outputs:
         out = outputs.add(args.out)
         with outputs.publish() as staged:
@@ -300,11 +299,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _compute(args: argparse.Namespace, out: Path) -> dict[str, Any]:
-    from privopt.errors import InvalidInput
-    from privopt.geo import run_lrgeo
-    from privopt.geo.geography import draw_indices
-    from privopt.geo.report import baseline_rows, write_report
-
     params = _params(args)
     geo = _geography(args, args.sample_seed)
     if not 1 <= args.users <= geo.n_locations:
@@ -341,12 +335,9 @@ def _compute(args: argparse.Namespace, out: Path) -> dict[str, Any]:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from privopt.cli import Terminated, emit_summary
-    from privopt.geo.http_server import bind_socket, serve
-
-    _require_server_extra()
+    server = _http_server()
     service = _service(args)
-    sock = bind_socket(args.host, args.port)
+    sock = server.bind_socket(args.host, args.port)
     host, port = sock.getsockname()[:2]
     url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
     emit_summary(
@@ -359,7 +350,7 @@ def _serve(args: argparse.Namespace) -> int:
     )
     print(f"[geo serve] listening on {url} (SIGINT/SIGTERM stops it)", file=sys.stderr)
     try:
-        serve(service, sock)
+        server.serve(service, sock)
     except (KeyboardInterrupt, Terminated):
         pass  # the normal way to stop a server
     finally:
@@ -374,11 +365,8 @@ def _serve(args: argparse.Namespace) -> int:
 def _service(args: argparse.Namespace) -> Any:
     """The server's state from the command line: settings checked first, then the map and the
     CR table."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from privopt.geo.http_server import GeoService, ServiceConfig
-
-    config = ServiceConfig(
+    server = _http_server()
+    config = server.ServiceConfig(
         max_batch=args.max_batch,
         batch_window_s=args.batch_window,
         max_body_bytes=int(args.max_body_mb * 2**20),
@@ -396,25 +384,26 @@ def _service(args: argparse.Namespace) -> Any:
     print(f"[geo serve] {geo!r}: building the CR table", file=sys.stderr)
     table = _cr_table(geo, params, args)
     executor = ThreadPoolExecutor(workers) if workers > 1 else None  # HiGHS releases the GIL
-    return GeoService(table, params, config, executor=executor)
+    return server.GeoService(table, params, config, executor=executor)
 
 
-def _require_server_extra() -> None:
-    from privopt.errors import InvalidInput
+#: The packages of the server extra, ``privopt[server]``.
+SERVER_EXTRA = ("starlette", "uvicorn", "h11")
 
+
+def _http_server() -> ModuleType:
+    """:mod:`privopt.geo.http_server`, imported when ``geo serve`` runs: it needs the server
+    extra (Starlette and uvicorn), which nothing else does."""
     try:
-        import starlette  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError:
+        from privopt.geo import http_server
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] not in SERVER_EXTRA:
+            raise
         raise InvalidInput("privopt geo serve needs: pip install 'privopt[server]'") from None
+    return http_server
 
 
 def _client(args: argparse.Namespace) -> int:
-    from privopt._validation import check_int
-    from privopt.cli import emit_summary, reserve_outputs
-    from privopt.errors import InvalidInput
-    from privopt.geo.http_client import GeoServiceClient
-
     with reserve_outputs(args, [args.rome]) as outputs:
         out = None
         if args.out is not None:
@@ -451,8 +440,6 @@ def _client(args: argparse.Namespace) -> int:
 
 
 def _latlon(text: str) -> Any:
-    from privopt.errors import InvalidInput
-
     try:
         lat, lon = (parse_number(x) for x in text.split(","))
     except ValueError:
@@ -462,8 +449,6 @@ def _latlon(text: str) -> Any:
 
 def _cr_table(geo: Any, params: Any, args: argparse.Namespace) -> Any:
     """The server's cost reference table as the flags ask (targets, cell size, anchoring)."""
-    from privopt.geo import CostReferenceTable  # imported late: the CLI starts fast
-
     return CostReferenceTable(
         geo,
         args.targets,

@@ -23,15 +23,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.spatial import cKDTree
 
-from privopt._validation import check_finite_array, check_instance, check_int, check_nonnegative
+from privopt._validation import check_instance, check_int, check_nonnegative, check_positive
+from privopt.dp import as_random_source
 from privopt.errors import InvalidInput
+from privopt.geo.crtable import SnapTable
 from privopt.geo.geography import Geography, check_geography
 from privopt.geo.messages import CRBlock, CRRequest, Upload
-from privopt.geo.params import GeoParams
+from privopt.geo.params import GeoParams, check_params
+from privopt.geometry import EARTH_RADIUS_KM, haversine_pairs_km
 from privopt.graphs import Graph, Settled
 
-__all__ = ["GeoIndGraph", "SnapTable", "LRGeoClient", "UserState"]
+__all__ = ["GeoIndGraph", "LRGeoClient", "UserState"]
 
 
 class GeoIndGraph:
@@ -46,8 +50,6 @@ class GeoIndGraph:
     """
 
     def __init__(self, geography: Geography, gamma: float) -> None:
-        from privopt._validation import check_positive
-
         check_geography("geography", geography)
         self.geography, self.gamma = geography, check_positive("gamma", gamma, allow_inf=True)
         self._graph: Graph | None = None
@@ -100,9 +102,6 @@ def _pairs_within(geo: Geography, gamma: float) -> tuple[np.ndarray, np.ndarray,
         d = geo.distance_matrix()
         i, j = np.nonzero(np.triu(d <= gamma, k=1))
         return i, j, d[i, j]
-    from scipy.spatial import cKDTree
-
-    from privopt.geometry import EARTH_RADIUS_KM, haversine_pairs_km
 
     if geo.metric == "euclidean":
         xyz, r = geo.points, gamma
@@ -118,40 +117,6 @@ def _pairs_within(geo: Geography, gamma: float) -> tuple[np.ndarray, np.ndarray,
         d = haversine_pairs_km(geo.points[i], geo.points[j])
     keep = d <= gamma
     return i[keep], j[keep], d[keep]
-
-
-@dataclass(frozen=True)
-class SnapTable:
-    """Public part of the CR grid: each location's V̂ point and correction terms (km).
-
-    Attributes
-    ----------
-    snap : (K,) V̂ index of each location.
-    road_km : (K,) road distance tc(v, v̂) (the valid correction).
-    line_km : (K,) straight-line distance d(v, v̂) (paper-literal correction).
-    """
-
-    snap: np.ndarray
-    road_km: np.ndarray
-    line_km: np.ndarray
-
-    def __post_init__(self) -> None:
-        snap = check_finite_array("snap", self.snap, ndim=1, dtype=np.int64)
-        road = check_finite_array("road_km", self.road_km, shape=snap.shape)
-        line = check_finite_array("line_km", self.line_km, shape=snap.shape)
-        if snap.size == 0 or snap.min() < 0 or road.min() < 0 or line.min() < 0:
-            raise InvalidInput("a snap table holds (K >= 1,) V̂ indices and distances >= 0")
-        object.__setattr__(self, "snap", snap)
-        object.__setattr__(self, "road_km", road)
-        object.__setattr__(self, "line_km", line)
-
-    @classmethod
-    def of(cls, table: Any) -> SnapTable:
-        """From a :class:`~privopt.geo.crtable.CostReferenceTable`."""
-        from privopt.geo.crtable import CostReferenceTable
-
-        check_instance("table", table, CostReferenceTable)
-        return cls(table.snap, table.snap_road_km, table.snap_line_km)
 
 
 @dataclass
@@ -184,8 +149,6 @@ class LRGeoClient:
     def __init__(
         self, geography: Geography, params: GeoParams, snaps: SnapTable, *, request_rows: str = "lr"
     ) -> None:
-        from privopt.geo.params import check_params
-
         check_geography("geography", geography)
         check_params("params", params)
         check_instance("snaps", snaps, SnapTable)
@@ -203,8 +166,6 @@ class LRGeoClient:
     def start(self, location: int, rng: Any = None) -> UserState:
         """LR set and CR request of a user at ``location`` (v_a drawn from ``rng``; None: the
         OS CSPRNG)."""
-        from privopt.dp import as_random_source
-
         m = check_int("location", location, minimum=0, maximum=self.geography.n_locations - 1)
         p = self.params
         lr = self.geoind.lr_set(m, p.lr_radius, p.lr_max_size)

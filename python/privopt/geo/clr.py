@@ -29,11 +29,18 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from privopt._validation import MAX_EXP_ARGUMENT, check_exp_argument, check_finite_array
+from privopt._validation import (
+    MAX_EXP_ARGUMENT,
+    check_exp_argument,
+    check_finite_array,
+    check_instance,
+)
 from privopt.errors import InvalidInput
-from privopt.geo.params import GeoParams
+from privopt.geo.params import GeoParams, check_params
+from privopt.lp import LinearProgram
+from privopt.perturbation.problem import EdgeList
 
-__all__ = ["UserBlock", "ClrModel", "build_model", "geo_ind_edges", "MAX_KM"]
+__all__ = ["UserBlock", "ClrModel", "build_model", "assemble_model", "geo_ind_edges", "MAX_KM"]
 
 #: Largest distance or cost a block may hold (km): 25 times the equator, beyond any road
 #: distance on Earth, and small enough that the LP's coefficients stay in range (one user's
@@ -60,14 +67,42 @@ class UserBlock:
     cost: np.ndarray
 
     def __post_init__(self) -> None:
-        d = check_finite_array("pair_distances", self.pair_distances, ndim=2)
+        self._check_and_set(self.pair_distances, self.column_distances, self.cost, finite=False)
+
+    @classmethod
+    def from_finite(
+        cls, pair_distances: np.ndarray, column_distances: np.ndarray, cost: np.ndarray
+    ) -> UserBlock:
+        """The block of 2-D float64 arrays already known finite (an upload's arrays, decoded
+        by :func:`~privopt.geo.messages.decode_array`): shapes, symmetry, signs and range are
+        checked as by the constructor, finiteness is not checked again.
+
+        Raises
+        ------
+        InvalidInput
+            As the constructor.
+        """
+        block = cls.__new__(cls)
+        block._check_and_set(pair_distances, column_distances, cost, finite=True)
+        return block
+
+    def _check_and_set(self, d: Any, cd: Any, c: Any, *, finite: bool) -> None:
+        """Check the three arrays (``finite``: known to be finite 2-D float64 arrays) and set
+        the fields; InvalidInput names the first array that fails."""
+        if not finite:
+            d = check_finite_array("pair_distances", d, ndim=2)
         n = d.shape[0]
         if n == 0 or d.shape != (n, n):
             raise InvalidInput(f"pair_distances must be a non-empty (n, n) array, got {d.shape}")
         if np.any(d < 0) or np.any(np.diag(d) != 0) or not np.allclose(d, d.T, rtol=1e-12, atol=0):
             raise InvalidInput("pair_distances must be symmetric, >= 0, with a zero diagonal")
-        cd = check_finite_array("column_distances", self.column_distances, shape=(n, None))
-        c = check_finite_array("cost", self.cost, shape=cd.shape)
+        if not finite:
+            cd = check_finite_array("column_distances", cd, shape=(n, None))
+            c = check_finite_array("cost", c, shape=cd.shape)
+        elif cd.shape[0] != n:
+            raise InvalidInput(f"column_distances must have shape ({n}, any), got {cd.shape}")
+        elif c.shape != cd.shape:
+            raise InvalidInput(f"cost must have shape {cd.shape}, got {c.shape}")
         if np.any(cd < 0):
             raise InvalidInput("column_distances must be >= 0")
         if np.any(c < 0):
@@ -229,8 +264,6 @@ class ClrModel:
 
     def monolithic(self) -> Any:
         """The whole LP over [z'_1, …, z'_M, ỹ] as a :class:`privopt.lp.LinearProgram`."""
-        from privopt.lp import LinearProgram
-
         lp = LinearProgram(0)
         slices = [
             lp.add_variables(b.n_free, objective=b.cost_free, lower=0.0, upper=1.0, name=f"z{m}")
@@ -264,8 +297,6 @@ def geo_ind_edges(pair_distances: np.ndarray, gamma: float) -> Any:
     :class:`~privopt.perturbation.problem.EdgeList` over local rows: the constraints (16) that a
     user's
     matrix satisfies (what the server enforces and what a client checks)."""
-    from privopt.perturbation.problem import EdgeList
-
     d = np.asarray(pair_distances)
     i, j = np.nonzero((d <= gamma) & ~np.eye(d.shape[0], dtype=bool))
     return EdgeList(i.astype(np.int64), j.astype(np.int64), d[i, j])
@@ -295,11 +326,9 @@ def build_model(blocks: list[UserBlock], params: GeoParams) -> ClrModel:
     Raises
     ------
     InvalidInput
-        No user, or users with different column sets (K).
+        No user, or users with different column sets (K), or a Geo-Ind pair whose ratio
+        e^{ε d} overflows.
     """
-    from privopt._validation import check_instance
-    from privopt.geo.params import check_params
-
     check_params("params", params)
     if not isinstance(blocks, (list, tuple)) or not blocks:
         raise InvalidInput("blocks must be a non-empty list of UserBlock (M >= 1)")
@@ -308,6 +337,20 @@ def build_model(blocks: list[UserBlock], params: GeoParams) -> ClrModel:
     k = blocks[0].n_columns
     if any(b.n_columns != k for b in blocks):
         raise InvalidInput("every user must upload the same K columns (all of V)")
+    return assemble_model(blocks, params)
+
+
+def assemble_model(blocks: list[UserBlock], params: GeoParams) -> ClrModel:
+    """:func:`build_model` for arguments already checked (the caller validated the parameters
+    and built every block once, all with the same K): trusted, nothing is checked again but
+    the Geo-Ind ratios, which depend on the blocks and the parameters together.
+
+    Raises
+    ------
+    InvalidInput
+        A Geo-Ind pair whose ratio e^{ε d} overflows.
+    """
+    k = blocks[0].n_columns
     _check_pair_ratios(blocks, params)
     lps = [_build_block(b, params) for b in blocks]
     alpha = np.sum([b.alpha for b in lps], axis=0)

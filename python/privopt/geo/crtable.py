@@ -20,13 +20,17 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import dijkstra
 
 from privopt._validation import (
     check_bool,
+    check_finite_array,
+    check_instance,
     check_int,
     check_positive,
     check_probability_vector,
@@ -34,9 +38,11 @@ from privopt._validation import (
 )
 from privopt.errors import InvalidInput
 from privopt.geo.geography import Geography, check_geography, draw_indices, location_indices
+from privopt.geometry import KM_PER_DEGREE_LAT, haversine_pairs_km
 from privopt.graphs import Graph
+from privopt.perturbation import travel_cost_loss
 
-__all__ = ["CostReferenceTable", "TravelCosts", "subdivide_roads"]
+__all__ = ["CostReferenceTable", "SnapTable", "TravelCosts", "subdivide_roads"]
 
 
 def subdivide_roads(road: Graph, coords: np.ndarray, spacing_km: float) -> tuple[Graph, np.ndarray]:
@@ -174,8 +180,6 @@ class CostReferenceTable:
         return location_indices("targets", arr, n)
 
     def _snap_locations(self) -> None:
-        from scipy.sparse.csgraph import dijkstra
-
         dist, _, src = dijkstra(
             self.fine_road.csr, indices=self.points_index, min_only=True, return_predecessors=True
         )
@@ -204,8 +208,6 @@ class CostReferenceTable:
 
     def beta(self, rows: Any, cols: Any) -> np.ndarray:
         """β between V̂ points ``rows`` and ``cols`` (indices), shape (r, c), km."""
-        from privopt.perturbation import travel_cost_loss
-
         a = self.tc_points[location_indices("rows", rows, self.n_points)]
         b = self.tc_points[location_indices("cols", cols, self.n_points)]
         return travel_cost_loss(a, b, self.weights)
@@ -217,8 +219,6 @@ class CostReferenceTable:
 
 
 def _pair_distances(a: np.ndarray, b: np.ndarray, metric: str) -> np.ndarray:
-    from privopt.geometry import haversine_pairs_km
-
     if metric == "euclidean":
         return np.linalg.norm(a - b, axis=1)
     return haversine_pairs_km(a, b)
@@ -230,8 +230,6 @@ def _cell_representatives(
     """Indices of the points nearest the centre of each non-empty s-km cell (sorted); with
     ``preferred`` (bool per point), a cell holding preferred points keeps the one of them
     nearest its centre."""
-    from privopt.geometry import KM_PER_DEGREE_LAT
-
     if metric == "euclidean":
         y, x = xy[:, 1] - xy[:, 1].min(), xy[:, 0] - xy[:, 0].min()
     else:  # local equirectangular km around the region
@@ -246,6 +244,38 @@ def _cell_representatives(
     first = np.ones(order.size, dtype=bool)
     first[1:] = cell[order][1:] != cell[order][:-1]
     return np.sort(order[first])
+
+
+@dataclass(frozen=True)
+class SnapTable:
+    """Public part of the CR grid: each location's V̂ point and correction terms (km).
+
+    Attributes
+    ----------
+    snap : (K,) V̂ index of each location.
+    road_km : (K,) road distance tc(v, v̂) (the valid correction).
+    line_km : (K,) straight-line distance d(v, v̂) (paper-literal correction).
+    """
+
+    snap: np.ndarray
+    road_km: np.ndarray
+    line_km: np.ndarray
+
+    def __post_init__(self) -> None:
+        snap = check_finite_array("snap", self.snap, ndim=1, dtype=np.int64)
+        road = check_finite_array("road_km", self.road_km, shape=snap.shape)
+        line = check_finite_array("line_km", self.line_km, shape=snap.shape)
+        if snap.size == 0 or snap.min() < 0 or road.min() < 0 or line.min() < 0:
+            raise InvalidInput("a snap table holds (K >= 1,) V̂ indices and distances >= 0")
+        object.__setattr__(self, "snap", snap)
+        object.__setattr__(self, "road_km", road)
+        object.__setattr__(self, "line_km", line)
+
+    @classmethod
+    def of(cls, table: Any) -> SnapTable:
+        """From a :class:`~privopt.geo.crtable.CostReferenceTable`."""
+        check_instance("table", table, CostReferenceTable)
+        return cls(table.snap, table.snap_road_km, table.snap_line_km)
 
 
 class TravelCosts:
@@ -293,8 +323,6 @@ class TravelCosts:
 def _location_costs(tc: np.ndarray, weights: np.ndarray, rows: Any, cols: Any) -> np.ndarray:
     """c̄ between locations ``rows`` and ``cols`` (None: all) from their (K, n_t) travel
     costs to the targets."""
-    from privopt.perturbation import travel_cost_loss
-
     k = tc.shape[0]
     a = tc[location_indices("rows", rows, k)]
     b = tc if cols is None else tc[location_indices("cols", cols, k)]

@@ -7,21 +7,32 @@ the Geo-Ind metric d (Haversine km, Euclidean, or any metric matrix) and a road 
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from privopt._inputs import read_numeric_csv
 from privopt._validation import (
     check_finite_array,
+    check_instance,
     check_int,
     check_positive,
     check_size,
     numeric_array,
 )
+from privopt.dp import as_random_source
 from privopt.errors import InvalidInput
-from privopt.geometry import check_metric_matrix, check_points, offset_latlon, pairwise
+from privopt.geometry import (
+    KM_PER_DEGREE_LAT,
+    check_metric_matrix,
+    check_points,
+    haversine_pairs_km,
+    offset_latlon,
+    pairwise,
+)
 from privopt.graphs import Graph
 
 __all__ = [
@@ -137,7 +148,8 @@ class Geography:
             return self._distances[r] if c is None else self._distances[np.ix_(r, c)]
         assert self.points is not None
         other = self.points if c is None else self.points[c]
-        return pairwise(self.points[r], other, self.metric)
+        # The map's own points, checked when it was built: not checked again per call.
+        return pairwise(self.points[r], other, self.metric, check_input=False)
 
     def distance_matrix(self) -> np.ndarray:
         """The full K × K metric matrix d (cached)."""
@@ -183,8 +195,8 @@ class Geography:
         if self.points is None or self.metric == "precomputed":
             raise InvalidInput("locate needs a geography with coordinates")
         p = check_points("point", np.atleast_2d(numeric_array("point", point)), self.metric)
-        d = pairwise(p, self.points, self.metric)[0]
-        span = float(pairwise(self.points[:1], self.points, self.metric).max())
+        d = pairwise(p, self.points, self.metric, check_input=False)[0]  # p checked above
+        span = float(pairwise(self.points[:1], self.points, self.metric, check_input=False).max())
         best = int(np.argmin(d))
         if d[best] > max(span, 1e-9):
             raise InvalidInput(
@@ -195,8 +207,6 @@ class Geography:
     def fingerprint(self) -> str:
         """SHA-256 (hex) of what a client computes with: the metric and the coordinates (or the
         metric matrix). A client checks it against the server's so that both use one map."""
-        import hashlib
-
         h = hashlib.sha256(f"{self.metric}:{self.n_locations}:".encode())
         data = self.distance_matrix() if self.metric == "precomputed" else self.points
         h.update(np.ascontiguousarray(data, dtype=np.float64).tobytes())
@@ -274,8 +284,6 @@ def draw_indices(n: int, k: int, rng: Any, *, name: str = "rng") -> np.ndarray:
     Generator or a :class:`privopt.dp.RandomSource` is used as given. ``name`` is the argument
     named in an error.
     """
-    from privopt.dp import as_random_source
-
     n, k = check_int("n", n, minimum=0), check_int("k", k, minimum=0)
     if k > n:
         raise InvalidInput(f"cannot draw {k} of {n} without replacement")
@@ -292,14 +300,10 @@ def draw_indices(n: int, k: int, rng: Any, *, name: str = "rng") -> np.ndarray:
 
 def check_geography(name: str, value: Any) -> Geography:
     """``value`` if it is a :class:`Geography`, else InvalidInput naming ``name``."""
-    from privopt._validation import check_instance
-
     return check_instance(name, value, Geography)
 
 
 def _numeric_columns(path: Path, width: int, columns: tuple[int, ...]) -> np.ndarray:
-    from privopt._inputs import read_numeric_csv
-
     _, values = read_numeric_csv(path, "--rome file")
     if values.shape[1] != width:
         raise InvalidInput(f"{path} must have {width} columns, got {values.shape[1]}")
@@ -396,7 +400,6 @@ def grid_geography(
         points = offset_latlon(base, planar[:, 0], planar[:, 1])
     else:
         raise InvalidInput(f"metric must be 'euclidean' or 'haversine', got {metric!r}")
-    from privopt.geometry import haversine_pairs_km
 
     base_len = (
         np.full(u.size, s) if metric == "euclidean" else haversine_pairs_km(points[u], points[v])
@@ -460,8 +463,6 @@ def _cells_on_roads(
     road: Graph, latlon: np.ndarray, candidates: np.ndarray, cell_km: float, *, name: str
 ) -> Geography:
     """One road node per non-empty ``cell_km`` grid cell: the node nearest the cell centre."""
-    from privopt.geometry import KM_PER_DEGREE_LAT
-
     lat0, lon0 = latlon[candidates].min(axis=0)
     cos0 = np.cos(np.radians(latlon[candidates, 0].mean()))
     y = (latlon[candidates, 0] - lat0) * KM_PER_DEGREE_LAT

@@ -37,10 +37,12 @@ from typing import Any
 
 import numpy as np
 
+from privopt._validation import check_positive
+from privopt.dp import as_random_source
 from privopt.errors import InvalidInput, PrivacyViolation, SolverError
 from privopt.geo.client import LRGeoClient
 from privopt.geo.clr import geo_ind_edges
-from privopt.geo.geography import Geography
+from privopt.geo.geography import Geography, check_geography
 from privopt.geo.messages import (
     CRBlock,
     CRRequest,
@@ -105,9 +107,6 @@ class GeoServiceClient:
     ) -> None:
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise InvalidInput(f"url must start with http:// or https://, got {url!r}")
-        from privopt._validation import check_positive
-        from privopt.geo.geography import check_geography
-
         check_geography("geography", geography)
         self.url, self.timeout = url.rstrip("/"), check_positive("timeout", timeout)
         self.setup = Setup.from_json(self._call("GET", "/setup"))
@@ -133,8 +132,6 @@ class GeoServiceClient:
         PrivacyViolation
             The server's matrix fails the local Geo-Ind check.
         """
-        from privopt.dp import as_random_source
-
         source = as_random_source("secure" if rng is None else rng)
         state = self.client.start(location, source)
         block = CRBlock.from_json(self._call("POST", "/cr", state.request.to_json()))

@@ -34,7 +34,16 @@ import asyncio
 import contextlib
 import json
 import sys
+from http import HTTPStatus
 from typing import Any
+
+import h11  # the server extra privopt[server]: uvicorn depends on h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+try:
+    import resource
+except ImportError:  # pragma: no cover - not on Windows, whose open-file limit is far higher
+    resource = None  # type: ignore[assignment]
 
 __all__ = ["limited_protocol", "raise_open_file_limit", "error_bytes"]
 
@@ -52,8 +61,6 @@ MAX_HEAD_BYTES = 16 * 1024
 def error_bytes(status: int, message: str) -> bytes:
     """A complete HTTP/1.1 response carrying the JSON ``error`` message, closing the connection
     (written directly to a transport whose request h11 never produced)."""
-    from http import HTTPStatus
-
     body = json.dumps({"type": "error", "error": message, "status": status}).encode()
     head = (
         f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
@@ -76,9 +83,6 @@ def limited_protocol(header_timeout_s: float, max_connections: int) -> type[asyn
     -------
     A subclass of ``uvicorn.protocols.http.h11_impl.H11Protocol`` for ``uvicorn.Config(http=)``.
     """
-    import h11  # the optional extra privopt[server] (uvicorn depends on h11)
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
     limits = {
         "header_timeout_s": float(header_timeout_s),
         "max_connections": int(max_connections),
@@ -174,8 +178,6 @@ class _ReasonKeeper:
     parse (uvicorn replaces it by "Invalid HTTP request received" before answering)."""
 
     def __init__(self, conn: Any) -> None:
-        import h11
-
         self._conn = conn
         self._error = h11.RemoteProtocolError
         self.refusal = ""
@@ -244,9 +246,7 @@ class _LingeringTransport:
 def raise_open_file_limit(max_connections: int) -> None:
     """Raise this process's soft limit of open files to hold ``max_connections`` connections
     plus :data:`SPARE_FILES` (up to the hard limit); a note on stderr when it cannot."""
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - not on Windows, whose limit is far higher
+    if resource is None:  # pragma: no cover - Windows
         return
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = max_connections + SPARE_FILES

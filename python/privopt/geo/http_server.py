@@ -47,13 +47,22 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import uvicorn
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
-from privopt._validation import check_int, check_nonnegative, check_positive
+from privopt._validation import check_instance, check_int, check_nonnegative, check_positive
 from privopt.errors import InvalidInput, PrivoptError
-from privopt.geo.crtable import CostReferenceTable
-from privopt.geo.messages import CRRequest, Setup, Upload, UserMatrix, parse_json
-from privopt.geo.params import GEO_REL_GAP, GeoParams
-from privopt.geo.server import answer_cr_request, solve_uploads
+from privopt.geo.crtable import CostReferenceTable, SnapTable
+from privopt.geo.http_limits import limited_protocol, raise_open_file_limit
+from privopt.geo.messages import CRRequest, ErrorMessage, Setup, Upload, UserMatrix
+from privopt.geo.params import GEO_REL_GAP, GeoParams, check_params
+from privopt.geo.server import answer_cr_request, solve_valid_uploads
+from privopt.geo.solve import CLR_METHODS
 
 __all__ = [
     "ServiceConfig",
@@ -112,7 +121,6 @@ class ServiceConfig:
         check_int("max_connections", self.max_connections, minimum=1)
         if self.time_limit is not None:
             check_positive("time_limit", self.time_limit)
-        from privopt.geo.solve import CLR_METHODS
 
         check_nonnegative("rel_gap", self.rel_gap)
         if not isinstance(self.method, str) or self.method not in CLR_METHODS:
@@ -149,10 +157,6 @@ class GeoService:
         *,
         executor: Executor | None = None,
     ) -> None:
-        from privopt._validation import check_instance
-        from privopt.geo.client import SnapTable
-        from privopt.geo.params import check_params
-
         check_instance("table", table, CostReferenceTable)
         check_params("params", params)
         if config is not None:
@@ -191,7 +195,7 @@ class GeoService:
 
     def answer_cr(self, body: bytes) -> dict[str, Any]:
         """A ``cr_request`` body → its ``cr_block`` message (raises InvalidInput)."""
-        request = CRRequest.from_json(parse_json(body))
+        request = CRRequest.from_json(body)  # from_json decodes the text once
         block = answer_cr_request(self.table, request, self.params)
         self.count("cr")
         return block.to_json()
@@ -204,7 +208,7 @@ class GeoService:
         :data:`MAX_USER_ID` characters, all the map's columns in order, at most
         ``lr_max_size`` rows, and the map's own distances (:meth:`check_map_distances`).
         """
-        up = Upload.from_json(parse_json(body))
+        up = Upload.from_json(body)  # decoded and checked once; the batch solve trusts it
         k = self.geography.n_locations
         if len(up.user) > MAX_USER_ID:
             raise InvalidInput(f"user must be at most {MAX_USER_ID} characters")
@@ -287,13 +291,12 @@ class GeoService:
             return self.solve_batch(uploads[:half]) + self.solve_batch(uploads[half:])
 
     def _solve_together(self, uploads: list[Upload]) -> list[UserMatrix]:
-        """One CLR-Geo run; users are renamed to their position for the solve (two clients
-        may choose the same id) and get their own id back, with the batch's number."""
+        """One CLR-Geo run of uploads that :meth:`parse_upload` validated (two clients may
+        choose the same id: each reply goes by position); each reply gets the batch's number."""
         c = self.config
         start = time.perf_counter()
-        inner = [dataclasses.replace(u, user=str(n)) for n, u in enumerate(uploads)]
-        replies, sol = solve_uploads(
-            inner,
+        replies, sol = solve_valid_uploads(
+            uploads,
             self.params,
             method=c.method,
             executor=self.executor,
@@ -314,8 +317,7 @@ class GeoService:
                 }
             )
         return [
-            dataclasses.replace(r, user=u.user, batch=dataclasses.replace(r.batch, id=batch))
-            for r, u in zip(replies, uploads, strict=True)
+            dataclasses.replace(r, batch=dataclasses.replace(r.batch, id=batch)) for r in replies
         ]
 
     def count(self, what: str) -> None:
@@ -488,8 +490,6 @@ async def read_body(receive_stream: Any, headers: Any, limit: int, timeout_s: fl
 
 
 def _error_json(status: int, message: str) -> dict[str, Any]:
-    from privopt.geo.messages import ErrorMessage
-
     return ErrorMessage(" ".join(message.split()) or "(no message)", status).to_json()
 
 
@@ -508,16 +508,6 @@ def _classify(exc: BaseException) -> tuple[int, str]:
 
 def create_app(service: GeoService) -> Any:
     """The Starlette application of ``service`` (needs the ``privopt[server]`` extra)."""
-    try:
-        from starlette.applications import Starlette
-        from starlette.concurrency import run_in_threadpool
-        from starlette.exceptions import HTTPException
-        from starlette.requests import ClientDisconnect, Request
-        from starlette.responses import JSONResponse
-        from starlette.routing import Route
-    except ImportError:  # pragma: no cover - depends on the optional extra
-        raise InvalidInput("privopt geo serve needs: pip install 'privopt[server]'") from None
-
     cfg = service.config
     batcher = UploadBatcher(
         service.solve_batch,
@@ -608,11 +598,6 @@ def uvicorn_server(service: GeoService, *, log_level: str = "warning") -> Any:
     (:mod:`privopt.geo.http_limits`); logs on stderr, no access log. :func:`serve` runs it;
     a test may run it in a thread and stop it with ``should_exit = True``.
     """
-    try:
-        import uvicorn
-    except ImportError:  # pragma: no cover - depends on the optional extra
-        raise InvalidInput("privopt geo serve needs: pip install 'privopt[server]'") from None
-    from privopt.geo.http_limits import limited_protocol
 
     cfg = service.config
     log_config = {
@@ -638,8 +623,6 @@ def serve(service: GeoService, sock: socket.socket, *, log_level: str = "warning
     """Serve ``service`` on the listening ``sock`` until SIGINT/SIGTERM (uvicorn, one
     process; see :func:`uvicorn_server`). The process's open-file limit is raised to hold
     ``max_connections`` where the system allows."""
-    from privopt.geo.http_limits import raise_open_file_limit
-
     server = uvicorn_server(service, log_level=log_level)
     raise_open_file_limit(service.config.max_connections)
     try:

@@ -41,6 +41,9 @@ from typing import Any
 import numpy as np
 
 from privopt.errors import InvalidInput
+from privopt.geo.clr import UserBlock
+from privopt.geo.crtable import SnapTable
+from privopt.geo.params import GeoParams
 
 __all__ = [
     "parse_json",
@@ -405,11 +408,15 @@ class Upload:
     cost: np.ndarray
     columns: np.ndarray | None = None
 
-    def block(self) -> Any:
-        """The validated server-side :class:`~privopt.geo.UserBlock`."""
-        from privopt.geo.clr import UserBlock
-
-        return UserBlock(self.pair_distances, self.column_distances, self.cost)
+    def block(self) -> UserBlock:
+        """The validated server-side :class:`~privopt.geo.UserBlock`, built (and its arrays
+        checked) once per message: :meth:`from_json` builds it as it decodes, and the server
+        solves from it without checking the arrays again."""
+        block = self.__dict__.get("_block")
+        if block is None:
+            block = UserBlock(self.pair_distances, self.column_distances, self.cost)
+            object.__setattr__(self, "_block", block)  # a cache, not a field: eq and repr ignore it
+        return block
 
     def to_json(self) -> dict[str, Any]:
         """The message as a JSON-ready dict (arrays encoded)."""
@@ -429,17 +436,17 @@ class Upload:
         """Decode and validate a message; InvalidInput names the bad field."""
         d = _as_dict(data, "upload")
         user = _field(d, "user", str)
-        up = cls(
-            user,
-            decode_array("pair_distances", d.get("pair_distances"), ndim=2),
-            decode_array("column_distances", d.get("column_distances"), ndim=2),
-            decode_array("cost", d.get("cost"), ndim=2),
-            decode_array("columns", d.get("columns"), dtype="int64", ndim=1),
-        )
-        up.block()  # shapes, symmetry and signs checked now, not inside the solver
-        assert up.columns is not None
-        if up.columns.size != up.column_distances.shape[1]:
+        pair = decode_array("pair_distances", d.get("pair_distances"), ndim=2)
+        dist = decode_array("column_distances", d.get("column_distances"), ndim=2)
+        cost = decode_array("cost", d.get("cost"), ndim=2)
+        columns = decode_array("columns", d.get("columns"), dtype="int64", ndim=1)
+        # Shapes, symmetry, signs and range checked now, once (decode_array checked
+        # finiteness): the server solves from this block.
+        block = UserBlock.from_finite(pair, dist, cost)
+        if columns.size != dist.shape[1]:
             raise InvalidInput("columns must name every column of column_distances")
+        up = cls(user, pair, dist, cost, columns)
+        object.__setattr__(up, "_block", block)
         return up
 
 
@@ -612,8 +619,6 @@ class Setup:
 
     def snaps(self) -> Any:
         """The :class:`~privopt.geo.SnapTable` a client estimates costs with."""
-        from privopt.geo.client import SnapTable
-
         return SnapTable(self.snap, self.snap_road_km, self.snap_line_km)
 
     def to_json(self) -> dict[str, Any]:
@@ -631,8 +636,6 @@ class Setup:
     @classmethod
     def from_json(cls, data: Any) -> Setup:
         """Decode and validate a message; InvalidInput names the bad field."""
-        from privopt.geo.params import GeoParams
-
         d = _as_dict(data, "setup")
         snap = decode_array("snap", d.get("snap"), dtype="int64", ndim=1)
         road = decode_array("snap_road_km", d.get("snap_road_km"), ndim=1)
@@ -672,7 +675,5 @@ def parse_message(data: Any) -> Any:
     if not isinstance(data, dict) or data.get("type") not in (*_TYPES, "params"):
         raise InvalidInput("a message must be a JSON object with a known 'type'")
     if data["type"] == "params":
-        from privopt.geo.params import GeoParams
-
         return GeoParams.from_json({k: v for k, v in data.items() if k != "type"})
     return _TYPES[data["type"]].from_json(data)

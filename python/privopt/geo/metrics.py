@@ -12,8 +12,15 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_finite_array, check_finite_result, check_nonnegative
+from privopt._validation import (
+    check_finite_array,
+    check_finite_result,
+    check_nonnegative,
+    check_positive,
+)
 from privopt.errors import InvalidInput
+from privopt.perturbation.matrix import scan_violations
+from privopt.perturbation.problem import EdgeList
 
 __all__ = [
     "expected_cost",
@@ -105,10 +112,6 @@ def cross_user_violations(
 
     ``distances(a, b)`` returns d between global location ids a (r,) and b (c,) as (r, c).
     """
-    from privopt._validation import check_positive
-    from privopt.perturbation.matrix import scan_violations
-    from privopt.perturbation.problem import EdgeList
-
     mats = [z for z, _ in _pairs(matrices, matrices, "matrices")]
     if not isinstance(lr_sets, (list, tuple)) or len(lr_sets) != len(mats):
         raise InvalidInput("lr_sets must be a list with one LR set per matrix")

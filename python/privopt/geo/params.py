@@ -9,6 +9,7 @@ from typing import Any
 from privopt._validation import (
     check_bool,
     check_exp_argument,
+    check_instance,
     check_int,
     check_nonnegative,
     check_positive,
@@ -151,6 +152,4 @@ class GeoParams:
 
 def check_params(name: str, value: Any) -> GeoParams:
     """``value`` if it is a :class:`GeoParams`, else InvalidInput naming ``name``."""
-    from privopt._validation import check_instance
-
     return check_instance(name, value, GeoParams)

@@ -29,6 +29,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.special import log_softmax
+
+from privopt.perturbation.matrix import repair_shared
 
 __all__ = ["ReleasedMatrices", "release_matrices", "release_lower_bound"]
 
@@ -61,8 +64,6 @@ def release_matrices(model: Any, raw: list[np.ndarray]) -> ReleasedMatrices:
     model : the :class:`~privopt.geo.clr.ClrModel` solved.
     raw : per user, Z_{N_m} (n_m × K) assembled from the LP point.
     """
-    from privopt.perturbation.matrix import repair_shared
-
     edges = [model.user_edges(m) for m in range(len(model.blocks))]
     partners = _partners(model)
     matrices, alpha = repair_shared(
@@ -101,7 +102,5 @@ def _partners(model: Any) -> list[np.ndarray]:
     most e^{ε d_ij / 2} for *every* pair of rows, of one user or of two, so it has slack
     ``(e^{εd} − e^{εd/2}) P_jk`` on each Geo-Ind row and mixing with it keeps ε-Geo-Ind across
     users; it is near each row's location, hence far cheaper than the uniform mechanism."""
-    from scipy.special import log_softmax
-
     eps = model.params.epsilon
     return [np.exp(log_softmax(-eps * u.column_distances / 4.0, axis=1)) for u in model.uploads]

@@ -7,10 +7,15 @@ from typing import Any
 
 import numpy as np
 
-from privopt.geo.baselines import on_lr_rows
-from privopt.geo.result import LRGeoResult
+from privopt.geo.baselines import BASELINES, on_lr_rows
+from privopt.geo.crtable import CostReferenceTable
+from privopt.geo.geography import grid_geography
+from privopt.geo.metrics import expected_cost
+from privopt.geo.params import GeoParams
+from privopt.geo.result import LRGeoResult, run_lrgeo
+from privopt.report import Report, Section, close_figure, markdown_table
 
-__all__ = ["baseline_rows", "write_report", "plot_user", "demo_section"]
+__all__ = ["BASELINES", "baseline_rows", "write_report", "plot_user", "demo_section"]
 
 
 def baseline_rows(
@@ -18,8 +23,6 @@ def baseline_rows(
 ) -> list[dict]:
     """Cost (A9, on the users' LR rows) and time of each requested baseline; ``seed`` drives
     the planar Laplace noise (an int: reproducible, for testing; None: the OS CSPRNG)."""
-    from privopt.geo.metrics import expected_cost
-
     rows: list[dict[str, Any]] = []
     for name, (mats, seconds) in on_lr_rows(res, costs, wanted, rng=seed).items():
         cost = expected_cost(mats, res.true_costs)
@@ -34,8 +37,6 @@ def plot_user(res: LRGeoResult, m: int = 0, ax: Any = None) -> Any:
 
 
 def _table(summary: dict[str, Any]) -> str:
-    from privopt.report import markdown_table
-
     s = summary
     rows = [
         ["users M / locations K", f"{s['users']} / {s['K']}"],
@@ -69,8 +70,6 @@ def _gap(value: Any) -> str:
 def write_report(res: LRGeoResult, costs: Any, summary: dict[str, Any], out: Path) -> Path:
     """``report.md``: the release's section, then the summary table, GV/GVE and the map of
     user 0."""
-    from privopt.report import Report, Section
-
     v = res.violations()
     body = _table(summary) + (
         f"\nGeo-Ind across and within users (d ≤ γ, τ = 1e-9): GV = {v.gv_ratio:.4%} "
@@ -82,9 +81,7 @@ def write_report(res: LRGeoResult, costs: Any, summary: dict[str, Any], out: Pat
     if ax is not None:
         ax.figure.savefig(out / "geo_user0.png", dpi=110, bbox_inches="tight")
         sec.figures.append("geo_user0.png")
-        import matplotlib.pyplot as plt
-
-        plt.close("all")
+        close_figure("all")
     report = Report("privopt geo")
     report.add(res.report())
     report.add(sec)
@@ -94,9 +91,6 @@ def write_report(res: LRGeoResult, costs: Any, summary: dict[str, Any], out: Pat
 def demo_section(out_dir: Path, seed: int) -> Any:
     """LR-Geo on a generated 16 × 16 grid (0.5 km cells, roads 1.2× the straight line), M = 3
     users, ε = 5 km⁻¹, with ExpMech for comparison and a map of one user's distribution."""
-    from privopt.geo import CostReferenceTable, GeoParams, grid_geography, run_lrgeo
-    from privopt.report import Section
-
     geo = grid_geography(16, 16, 0.5, metric="haversine", road_factor=1.2)
     params = GeoParams(epsilon=5.0, gamma=0.6, lr_radius=3.0, r_obf=2.0, r_exp=1.5, lr_max_size=12)
     table = CostReferenceTable(geo, 10, cell_km=0.1, rng=seed)
@@ -115,7 +109,5 @@ def demo_section(out_dir: Path, seed: int) -> Any:
     )
     ax = plot_user(res)
     ax.figure.savefig(Path(out_dir) / "geo_user.png", dpi=100, bbox_inches="tight")
-    import matplotlib.pyplot as plt
-
-    plt.close("all")
+    close_figure("all")
     return Section("LR-Geo: locally relevant geo-obfuscation", body, ["geo_user.png"])

@@ -21,20 +21,45 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from privopt._validation import MAX_EXP_ARGUMENT, check_bool, check_finite_array, check_int
+from privopt import _optional
+from privopt._progress import check_progress
+from privopt._validation import (
+    MAX_EXP_ARGUMENT,
+    check_bool,
+    check_executor,
+    check_finite_array,
+    check_finite_result,
+    check_instance,
+    check_int,
+    check_nonnegative,
+    check_positive,
+)
+from privopt.dp import as_random_source
 from privopt.errors import InvalidInput, PrivacyViolation
+from privopt.geo.adversary import user_inference_errors
 from privopt.geo.client import LRGeoClient, SnapTable, UserState
 from privopt.geo.clr import geo_ind_edges
 from privopt.geo.crtable import CostReferenceTable, TravelCosts
-from privopt.geo.geography import Geography
+from privopt.geo.geography import Geography, check_geography, location_indices
 from privopt.geo.messages import CRRequest, Upload, UserMatrix
-from privopt.geo.params import GEO_REL_GAP, GeoParams
+from privopt.geo.metrics import (
+    ambiguity_counts,
+    cross_user_violations,
+    expected_cost,
+    exponential_mass,
+    prop45_bound,
+    real_row_cost,
+)
+from privopt.geo.params import GEO_REL_GAP, GeoParams, check_params
 from privopt.geo.server import answer_cr_request, solve_uploads
 from privopt.geo.solve import CLR_METHODS, ClrSolution
+from privopt.geometry import KM_PER_DEGREE_LAT
+from privopt.perturbation import MDPProblem, solve_exact
 from privopt.perturbation.adversary import InferenceError
 from privopt.perturbation.matrix import PerturbationMatrix, scan_violations, verify_matrix
 from privopt.perturbation.problem import EdgeList
 from privopt.release import Guarantee, Release, json_number_back
+from privopt.report import axes_or_new
 
 __all__ = ["LRGeoResult", "run_lrgeo", "user_problem", "relaxed_problem"]
 
@@ -233,8 +258,6 @@ class LRGeoResult(Release):
         mean over the LR rows (what an observer who knows only N_m expects). A map without
         coordinates shows the probabilities by location index.
         """
-        from privopt.report import axes_or_new
-
         m = check_int("m", m, minimum=0, maximum=self.n_users - 1)
         ax = axes_or_new(ax, figsize=(5.5, 4.5))
         geo, pm = self.geography, self.matrices[m]
@@ -267,19 +290,17 @@ class LRGeoResult(Release):
 
     def _mark_user(self, ax: Any, xy: Any, location: int) -> None:
         """The true location (a star) and its obfuscation range r_obf (a dashed circle)."""
-        from matplotlib.patches import Circle
-
         assert self.geography.points is not None
         point = self.geography.points[location : location + 1]
         ax.scatter(*xy(point), marker="*", s=160, c="r", label="v_m")
         r = self.params.r_obf
         if self.geography.metric == "haversine":  # r_obf in degrees, roughly, for the drawing
-            from privopt.geometry import KM_PER_DEGREE_LAT
-
             r = r / KM_PER_DEGREE_LAT
         centre = xy(point)
         ax.add_patch(
-            Circle((centre[0][0], centre[1][0]), r, fill=False, ls="--", color="C3", label="r_obf")
+            _optional.matplotlib().patches.Circle(
+                (centre[0][0], centre[1][0]), r, fill=False, ls="--", color="C3", label="r_obf"
+            )
         )
 
     def _own_row(self, m: int) -> int | None:
@@ -408,8 +429,6 @@ class LRGeoResult(Release):
         """Expected cost (A9), km: the **mean over users** of each user's expected true travel
         cost c̄ under a uniform prior on its LR set. (``solution.objective`` is the solver's
         objective: estimated costs ĉ, summed over users.)"""
-        from privopt.geo.metrics import expected_cost
-
         return expected_cost([pm.matrix for pm in self.matrices], self.true_costs)  # checked
 
     def inference_error(self, prior: Any = None, *, loss: str = "metric") -> list[InferenceError]:
@@ -430,8 +449,6 @@ class LRGeoResult(Release):
         list of :class:`~privopt.perturbation.adversary.InferenceError`, one per user; the
         mean of their ``expected_error`` is the release's figure (as :meth:`cost` averages).
         """
-        from privopt.geo.adversary import user_inference_errors
-
         return user_inference_errors(
             self.geography, self.lr_sets, [pm.matrix for pm in self.matrices], prior, loss=loss
         )
@@ -444,8 +461,6 @@ class LRGeoResult(Release):
         InvalidInput
             The true locations are not known: a loaded release does not hold them.
         """
-        from privopt.geo.metrics import real_row_cost
-
         rows = [self._own_row(m) for m in range(self.n_users)]
         if any(r is None for r in rows):
             raise InvalidInput(
@@ -468,9 +483,6 @@ class LRGeoResult(Release):
         NumericalTrouble
             A user's relaxed problem has no finite certified lower bound.
         """
-        from privopt._validation import check_finite_result
-        from privopt.perturbation import solve_exact
-
         check_bool("exact", exact)
         bounds = []
         for pm, low, true in zip(self.matrices, self.lower_costs, self.true_costs, strict=True):
@@ -482,8 +494,6 @@ class LRGeoResult(Release):
 
     def violations(self, *, all_pairs: bool = False, tol: float = 1e-9) -> Any:
         """GV/GVE across and within users (:func:`privopt.geo.metrics.cross_user_violations`)."""
-        from privopt.geo.metrics import cross_user_violations
-
         check_bool("all_pairs", all_pairs)
         return cross_user_violations(
             [pm.matrix for pm in self.matrices],
@@ -497,14 +507,10 @@ class LRGeoResult(Release):
 
     def prop45_bound(self) -> float:
         """Prop. 4.5 (30) for these users (all-pairs fraction not guaranteed)."""
-        from privopt.geo.metrics import prop45_bound
-
         return prop45_bound([u.column_distances for u in self.uploads], self.params.r_exp)
 
     def exponential_mass(self) -> np.ndarray:
         """Mass on exponential entries per LR row (stacked over users)."""
-        from privopt.geo.metrics import exponential_mass
-
         return exponential_mass(
             [pm.matrix for pm in self.matrices],
             [u.column_distances for u in self.uploads],
@@ -526,9 +532,6 @@ class LRGeoResult(Release):
         ``columns_per_user`` columns k are drawn per user (seeded; None: all), every row i of
         the upload kept. Returns the counts, one per coefficient (stacked over users).
         """
-        from privopt._validation import check_instance
-        from privopt.geo.metrics import ambiguity_counts
-
         check_instance("table", table, CostReferenceTable)
         if columns_per_user is not None:
             columns_per_user = check_int("columns_per_user", columns_per_user, minimum=1)
@@ -598,10 +601,6 @@ def _json_default(o: Any) -> Any:
 def user_problem(geography: Geography, params: GeoParams, cost: np.ndarray | None = None) -> Any:
     """The :class:`~privopt.perturbation.MDPProblem` the users' matrices are verified against:
     records and outputs = V, η = γ, ε; cost c̄ when given (K × K)."""
-    from privopt.geo.geography import check_geography
-    from privopt.geo.params import check_params
-    from privopt.perturbation import MDPProblem
-
     check_geography("geography", geography)
     check_params("params", params)
     if geography.points is not None and geography.metric != "precomputed":
@@ -624,10 +623,6 @@ def user_problem(geography: Geography, params: GeoParams, cost: np.ndarray | Non
 def relaxed_problem(geography: Geography, params: GeoParams, rows: Any, cost: np.ndarray) -> Any:
     """Relaxed LR-OMG of one user (Eqs. 31–32): records N_m (uniform prior), outputs all of V,
     constraints (16) among N_m with d ≤ γ, no exponential entries, cost ``cost`` (n × K)."""
-    from privopt.geo.geography import check_geography, location_indices
-    from privopt.geo.params import check_params
-    from privopt.perturbation import MDPProblem
-
     check_geography("geography", geography)
     check_params("params", params)
     r = location_indices("rows", rows, geography.n_locations)
@@ -692,17 +687,6 @@ def run_lrgeo(
     InvalidInput
         M = 0, a user outside the map, bad parameters, arguments of the wrong type.
     """
-    from privopt._progress import check_progress
-    from privopt._validation import (
-        check_executor,
-        check_instance,
-        check_nonnegative,
-        check_positive,
-    )
-    from privopt.dp import as_random_source
-    from privopt.geo.geography import check_geography
-    from privopt.geo.params import check_params
-
     check_geography("geography", geography)
     check_params("params", params)
     check_instance("costs", costs, (CostReferenceTable, TravelCosts))

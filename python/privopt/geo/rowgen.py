@@ -22,6 +22,7 @@ import scipy.sparse as sp
 
 from privopt.certify import UncertifiedResultWarning
 from privopt.geo.clr import ClrModel
+from privopt.lp import RowGenProblem, solve_rowgen
 
 __all__ = ["solve_rowgen_clr", "ROW_TOLERANCE"]
 
@@ -60,8 +61,6 @@ def solve_rowgen_clr(
     SolverLimit
         The time limit stopped it (``best`` holds the last round, its bound certified).
     """
-    from privopt.lp import RowGenProblem, solve_rowgen
-
     t0 = time.perf_counter()
     prob = RowGenProblem(
         model.n_columns, shared_cost=model.alpha, shared_lower=0.0, shared_upper=model.y_upper

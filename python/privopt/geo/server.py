@@ -16,16 +16,17 @@ from concurrent.futures import Executor
 
 import numpy as np
 
-from privopt._validation import check_finite_result
+from privopt._validation import check_finite_result, check_instance
 from privopt.errors import InvalidInput
-from privopt.geo.clr import build_model, geo_ind_edges
+from privopt.geo.clr import assemble_model, geo_ind_edges
 from privopt.geo.crtable import CostReferenceTable
 from privopt.geo.messages import BatchInfo, CRBlock, CRRequest, Upload, UserMatrix
-from privopt.geo.params import GEO_REL_GAP, GeoParams
+from privopt.geo.params import GEO_REL_GAP, GeoParams, check_params
 from privopt.geo.solve import ClrSolution, solve_clr
+from privopt.geometry import pairwise
 from privopt.perturbation.matrix import verify_matrix
 
-__all__ = ["answer_cr_request", "solve_uploads", "MAX_CR_PAIRS"]
+__all__ = ["answer_cr_request", "solve_uploads", "solve_valid_uploads", "MAX_CR_PAIRS"]
 
 #: Largest CR block (pairs) answered in one request.
 MAX_CR_PAIRS = 20_000_000
@@ -40,9 +41,6 @@ def answer_cr_request(table: CostReferenceTable, request: CRRequest, params: Geo
         A centre outside V, a radius other than the protocol's, indices outside V̂, rows
         outside the request circle, or a block larger than :data:`MAX_CR_PAIRS`.
     """
-    from privopt._validation import check_instance
-    from privopt.geo.params import check_params
-
     check_instance("table", table, CostReferenceTable)
     check_instance("request", request, CRRequest)
     check_params("params", params)
@@ -65,7 +63,6 @@ def answer_cr_request(table: CostReferenceTable, request: CRRequest, params: Geo
     center_xy = geo.road_points[geo.road_nodes[request.center]]
     rows_xy = table.fine_points[table.points_index[request.rows]]
     metric = "euclidean" if geo.metric == "euclidean" else "haversine"
-    from privopt.geometry import pairwise
 
     far = pairwise(center_xy[None], rows_xy, metric)[0] > request.radius_km + 2 * table.cell_km
     if np.any(far):
@@ -104,9 +101,6 @@ def solve_uploads(
         No upload, an argument of the wrong type, uploads with different columns or repeated
         user ids.
     """
-    from privopt._validation import check_instance
-    from privopt.geo.params import check_params
-
     if not isinstance(uploads, (list, tuple)) or not uploads:
         raise InvalidInput("uploads must be a non-empty list of Upload messages")
     for u in uploads:
@@ -118,7 +112,36 @@ def solve_uploads(
     users = [u.user for u in uploads]
     if len(set(users)) != len(users):
         raise InvalidInput("user ids within a batch must be distinct")
-    model = build_model([u.block() for u in uploads], params)
+    return solve_valid_uploads(
+        uploads,
+        params,
+        method=method,
+        executor=executor,
+        rel_gap=rel_gap,
+        time_limit=time_limit,
+        progress=progress,
+    )
+
+
+def solve_valid_uploads(
+    uploads: list[Upload],
+    params: GeoParams,
+    *,
+    method: str = "auto",
+    executor: Executor | None = None,
+    rel_gap: float = GEO_REL_GAP,
+    time_limit: float | None = None,
+    progress: bool | str = "auto",
+) -> tuple[list[UserMatrix], ClrSolution]:
+    """:func:`solve_uploads` for a batch already checked: trusted, it checks nothing again.
+
+    The caller has checked ``params`` and that every upload names the same columns; each
+    upload's :class:`~privopt.geo.clr.UserBlock` is the one its message built when it was
+    decoded (:meth:`~privopt.geo.messages.Upload.from_json`) or first asked for. User ids may
+    repeat (each reply goes to the upload at its position). The HTTP service solves its
+    batches here, every upload having been validated once, as it arrived.
+    """
+    model = assemble_model([u.block() for u in uploads], params)
     sol = solve_clr(
         model,
         method,

@@ -17,12 +17,22 @@ from typing import Any
 
 import numpy as np
 
-from privopt._validation import check_finite_result
+from privopt._progress import check_progress
+from privopt._validation import (
+    check_executor,
+    check_finite_result,
+    check_instance,
+    check_int,
+    check_nonnegative,
+    check_positive,
+)
 from privopt.certify import certify
-from privopt.errors import InvalidInput
+from privopt.errors import InvalidInput, NumericalTrouble, SolverLimit
 from privopt.geo.clr import ClrModel
 from privopt.geo.params import GEO_REL_GAP
 from privopt.geo.release import release_lower_bound, release_matrices
+from privopt.geo.rowgen import solve_rowgen_clr
+from privopt.lp import BendersProblem, LinearProgram, safe_dual_bound, solve, solve_benders
 
 __all__ = [
     "ClrSolution",
@@ -150,15 +160,6 @@ def solve_clr(
     InvalidInput
         A model that is not a :class:`ClrModel`, an unknown method, bad gaps or limits.
     """
-    from privopt._progress import check_progress
-    from privopt._validation import (
-        check_executor,
-        check_instance,
-        check_int,
-        check_nonnegative,
-        check_positive,
-    )
-
     check_instance("model", model, ClrModel)
     if not isinstance(method, str) or method not in CLR_METHODS:
         raise InvalidInput(f"method must be one of {CLR_METHODS}, got {method!r}")
@@ -178,8 +179,6 @@ def solve_clr(
     if method == "lp":
         z_free, y, lower, info = _solve_monolithic(model, time_limit)
     elif method == "rowgen":
-        from privopt.geo.rowgen import solve_rowgen_clr
-
         z_free, y, lower, info = solve_rowgen_clr(
             model, rel_gap=rel_gap, time_limit=time_limit, highs_options=_TIGHT, progress=progress
         )
@@ -232,8 +231,6 @@ def _benders_or_lp(
     """Benders; under "auto" at most :data:`AUTO_BENDERS_ITERATIONS` iterations, then the
     monolithic LP when Benders found no feasible master point, failed numerically or stopped
     short of its gap (a time limit is reported as such)."""
-    from privopt.errors import NumericalTrouble, SolverLimit
-
     iterations = min(max_iterations, AUTO_BENDERS_ITERATIONS) if auto else max_iterations
     try:
         z_free, y, lower, info = _solve_benders(
@@ -274,8 +271,6 @@ def _check_finite(matrices: list[np.ndarray], y: np.ndarray, lower: float) -> No
 def _solve_monolithic(
     model: ClrModel, time_limit: float | None
 ) -> tuple[list[np.ndarray], np.ndarray, float, dict[str, Any]]:
-    from privopt.lp import safe_dual_bound, solve
-
     t0 = time.perf_counter()
     lp = model.monolithic()
     build = time.perf_counter() - t0
@@ -314,8 +309,6 @@ def _solve_benders(
     max_iterations: int,
     progress: bool | str,
 ) -> tuple[list[np.ndarray], np.ndarray, float, dict[str, Any]]:
-    from privopt.lp import BendersProblem, LinearProgram, solve_benders
-
     master = LinearProgram(model.n_columns, objective=model.alpha, lower=0.0, upper=model.y_upper)
     prob = BendersProblem(master)
     for m, b in enumerate(model.blocks):

@@ -11,13 +11,8 @@ GIL released.
 - :func:`shortest_paths` is the one-shot form (validates the graph on every call).
 """
 
-from privopt.graphs._graph import Graph, Settled
-from privopt.graphs._paths import (
-    connected_components,
-    graph_from_edges,
-    shortest_paths,
-    to_csr_arrays,
-)
+from privopt.graphs._csr import connected_components, graph_from_edges, to_csr_arrays
+from privopt.graphs._graph import Graph, Settled, shortest_paths
 
 __all__ = [
     "Graph",

@@ -9,10 +9,12 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from privopt._core import graphs as kernels
 from privopt._validation import check_bool, check_int, check_nonnegative, numeric_array
 from privopt.errors import InvalidInput
+from privopt.graphs._csr import as_square_csr, connected_components, graph_from_edges, symmetrised
 
-__all__ = ["Graph", "Settled"]
+__all__ = ["Graph", "Settled", "shortest_paths"]
 
 
 class Settled(NamedTuple):
@@ -74,19 +76,15 @@ class Graph:
     """
 
     def __init__(self, adjacency: Any, *, directed: bool = False) -> None:
-        from privopt.graphs._paths import _as_square_csr, _symmetrised
-
-        csr = _as_square_csr(adjacency)
+        csr = as_square_csr(adjacency)
         directed = check_bool("directed", directed)
         if not directed:
-            csr = _symmetrised(csr)
+            csr = symmetrised(csr)
         self._init_arrays(csr.indptr, csr.indices, csr.data, directed)
 
     def _init_arrays(
         self, indptr: np.ndarray, indices: np.ndarray, weights: np.ndarray, directed: bool
     ) -> None:
-        from privopt._core import graphs as kernels
-
         self.directed = directed
         self._indptr = np.ascontiguousarray(indptr, dtype=np.int64)
         self._indices = np.ascontiguousarray(indices, dtype=np.int64)
@@ -105,8 +103,6 @@ class Graph:
     ) -> Graph:
         """Graph from edge lists ``(u[e], v[e], length[e])`` (parallel edges keep the shortest);
         see :func:`privopt.graphs.graph_from_edges`."""
-        from privopt.graphs._paths import graph_from_edges
-
         # graph_from_edges already stores both directions of an undirected edge.
         csr = graph_from_edges(n_nodes, u, v, length, directed=directed)
         g = cls.__new__(cls)
@@ -133,8 +129,6 @@ class Graph:
         InvalidInput
             Arrays that are not a CSR matrix of n ≥ 1 nodes, bad lengths (as the constructor).
         """
-        from privopt.graphs._paths import _as_square_csr
-
         directed = check_bool("directed", directed)
         ptr = _index_array("indptr", indptr)
         heads = _index_array("indices", indices)
@@ -150,7 +144,7 @@ class Graph:
             )
         if heads.size and (heads.min() < 0 or heads.max() >= n):
             raise InvalidInput(f"indices must name nodes in [0, {n})")
-        csr = _as_square_csr(sp.csr_array((lengths, heads, ptr), shape=(n, n)))
+        csr = as_square_csr(sp.csr_array((lengths, heads, ptr), shape=(n, n)))
         g = cls.__new__(cls)
         g._init_arrays(csr.indptr, csr.indices, csr.data, directed)
         return g
@@ -248,8 +242,6 @@ class Graph:
 
     def components(self) -> tuple[int, np.ndarray]:
         """(number of connected components, labels (n,)); weakly connected when directed."""
-        from privopt.graphs._paths import connected_components
-
         return connected_components(self.csr, directed=False)
 
     def kernel_seconds(
@@ -277,6 +269,51 @@ class Graph:
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"
         return f"Graph(n_nodes={self.n_nodes}, n_arcs={self.n_arcs}, {kind})"
+
+
+def shortest_paths(
+    graph: Any, sources: Any = None, *, directed: bool = True, cutoff: float = math.inf
+) -> np.ndarray:
+    """Shortest-path distances from each source to every node (Dijkstra, C++ kernel).
+
+    A one-shot wrapper of :class:`privopt.graphs.Graph`: it validates (and, undirected,
+    symmetrises) ``graph`` on every call; to search one graph many times, build a ``Graph``
+    once.
+
+    Parameters
+    ----------
+    graph : scipy.sparse matrix or 2-D ndarray, shape (n, n)
+        Arc lengths (any unit, e.g. km); every stored entry of a sparse matrix is an arc
+        (explicit zeros are arcs of length 0); for dense input zeros mean "no arc".
+    sources : int or 1-D int array of shape (s,), optional
+        Source nodes in ``[0, n)``; default all nodes.
+    directed : bool
+        ``False`` lets every arc be travelled both ways.
+    cutoff : float
+        Stop each search beyond this length; farther nodes get ``inf``.
+
+    Returns
+    -------
+    ndarray of float64, shape (s, n) (or (n,) for a scalar source); ``inf`` where unreachable.
+
+    Raises
+    ------
+    InvalidInput
+        Non-square or empty graph, negative/NaN/inf lengths, sources out of range,
+        negative or NaN cutoff.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> g = sp.csr_array(([1.0, 2.0], ([0, 1], [1, 2])), shape=(3, 3))
+    >>> shortest_paths(g, 0).tolist()
+    [0.0, 1.0, 3.0]
+    """
+    g = Graph(graph, directed=directed)
+    if sources is not None and np.ndim(sources) == 0:
+        s = check_int("sources", sources, minimum=0, maximum=g.n_nodes - 1)
+        return g.many(np.array([s], dtype=np.int64), cutoff=cutoff)[0]
+    return g.many(sources, cutoff=cutoff)
 
 
 def _index_array(name: str, value: Any) -> np.ndarray:

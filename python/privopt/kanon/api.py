@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from privopt import _optional
 from privopt._progress import check_progress, progress_scope_for
 from privopt._validation import (
     check_bool,
@@ -22,10 +23,16 @@ from privopt._validation import (
     check_positive,
 )
 from privopt.errors import InvalidInput, PrivacyViolation
+from privopt.kanon.baselines import k_member, mondrian
 from privopt.kanon.check import verify_boxes, verify_k_anonymous
+from privopt.kanon.greedy import greedy_search
+from privopt.kanon.initial import initial_solution
 from privopt.kanon.loss import ClassBoxes, LossBreakdown, class_boxes, information_loss
+from privopt.kanon.milp import solve_exact
 from privopt.kanon.problem import KAnonProblem, build_problem
+from privopt.kanon.split_carry import split_and_carry
 from privopt.release import Guarantee, Release, json_number_back
+from privopt.report import axes_or_new
 
 __all__ = ["anonymize", "KAnonResult", "METHODS", "render_table"]
 
@@ -46,7 +53,7 @@ def _interval_formatter(integer: bool) -> Callable:
 def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct rows of ``rows`` (c, w) and the index of each row's pattern, by hashing (each
     column factorized, codes packed into one int64) rather than sorting rows."""
-    import pandas as pd
+    pd = _optional.pandas()
 
     key = np.zeros(len(rows), dtype=np.int64)
     span = 1
@@ -69,14 +76,42 @@ def _distinct_texts(rows: np.ndarray, fmt: Callable) -> np.ndarray:
     return np.asarray([fmt(r) for r in uniq], dtype=object)[inv]
 
 
-def render_table(df, problem: KAnonProblem, boxes: ClassBoxes):
+def render_table(df: Any, problem: KAnonProblem, boxes: ClassBoxes) -> Any:
     """Copy of ``df`` with QI cells generalized: ``"[y-z]"`` intervals for numeric columns
     (``"v"`` when y = z is not collapsed: the interval is always printed), and the sorted set of
-    the class's values joined by ``"|"`` for categorical columns (spec §7.17)."""
+    the class's values joined by ``"|"`` for categorical columns (spec §7.17).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame, the n rows ``problem`` was built from.
+    problem : the :class:`KAnonProblem` of ``df``.
+    boxes : the classes' boxes (:func:`~privopt.kanon.loss.class_boxes`), one label per row.
+
+    Raises
+    ------
+    InvalidInput
+        An argument of the wrong type, or ``df``, ``problem`` and ``boxes`` of different rows
+        or columns.
+    """
     check_instance("problem", problem, KAnonProblem)
     check_instance("boxes", boxes, ClassBoxes)
-    import pandas as pd
+    check_instance("df", df, _optional.pandas().DataFrame)
+    n = problem.x.shape[0]
+    if len(df) != n or boxes.labels.shape != (n,):
+        raise InvalidInput(
+            f"df ({len(df)} rows), problem ({n} rows) and boxes ({boxes.labels.size} labels) "
+            "must describe the same rows"
+        )
+    missing = [name for name in problem.names if name not in df.columns]
+    if missing:
+        raise InvalidInput(f"df lacks the quasi-identifier columns {missing} of problem")
+    return _render_table(df, problem, boxes)
 
+
+def _render_table(df: Any, problem: KAnonProblem, boxes: ClassBoxes) -> Any:
+    """:func:`render_table` of arguments that :func:`anonymize` has just built together:
+    trusted, nothing is checked again."""
+    pd = _optional.pandas()
     out = df.copy()
     lab = boxes.labels
     first = np.unique(lab, return_index=True)[1]  # one row per class
@@ -97,7 +132,7 @@ def render_table(df, problem: KAnonProblem, boxes: ClassBoxes):
 def _verify_value_sets(name, cells, labels, codes) -> None:
     """Every released categorical cell (value set ``"a|b"``) holds the row's own value; each
     distinct (cell, value) pair is checked once."""
-    import pandas as pd
+    pd = _optional.pandas()
 
     own = np.asarray([str(v) for v in labels], dtype=object)[codes.astype(np.int64)]
     pairs = pd.DataFrame({"cell": cells.to_numpy(), "own": own})
@@ -277,14 +312,10 @@ class KAnonResult(Release):
 
     def plot(self, ax: Any = None) -> Any:
         """Bar chart of the class-size histogram (k marked); returns the matplotlib Axes."""
-        from matplotlib.ticker import MaxNLocator
-
-        from privopt.report import axes_or_new
-
         ax = axes_or_new(ax, figsize=(5, 3.2))
         vals, counts = np.unique(self.class_sizes, return_counts=True)
         ax.bar(vals, counts, width=0.8, color="tab:blue")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.xaxis.set_major_locator(_optional.matplotlib().ticker.MaxNLocator(integer=True))
         ax.axvline(self.k - 0.5, color="tab:red", ls="--", lw=1, label=f"k = {self.k}")
         ax.set_xlabel("equivalence-class size (rows)")
         ax.set_ylabel("number of classes")
@@ -297,7 +328,7 @@ class KAnonResult(Release):
         return self.plot(ax)
 
     def _state(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        import pandas as pd
+        pd = _optional.pandas()
 
         table = self.table
         meta = {
@@ -323,7 +354,7 @@ class KAnonResult(Release):
 
     @classmethod
     def _from_state(cls, meta: dict[str, Any], data: dict[str, Any]) -> KAnonResult:
-        import pandas as pd
+        pd = _optional.pandas()
 
         for key in ("table", "classes", "lower", "upper"):
             if key not in data:
@@ -404,7 +435,7 @@ class KAnonResult(Release):
 
     def loss_table(self):
         """Per-attribute loss: weight, objective share (Σ_i w_j D_ij) and NCP sum."""
-        import pandas as pd
+        pd = _optional.pandas()
 
         return pd.DataFrame(
             {
@@ -418,8 +449,9 @@ class KAnonResult(Release):
 
 def _unstorable_column(table: Any) -> Any:
     """The first column of ``table`` that pyarrow cannot convert (None if all convert)."""
-    import pyarrow as pa  # type: ignore[import-untyped]
-
+    pa = _optional.pyarrow()
+    if pa is None:  # the table was written as CSV: no column is refused by pyarrow
+        return None
     for column in table.columns:
         try:
             pa.Array.from_pandas(table[column])
@@ -445,38 +477,26 @@ def _verify_classes_match_table(generalised: Any, classes: np.ndarray) -> None:
 
 
 def _run_initial(problem, **_):
-    from privopt.kanon.initial import initial_solution
-
     return initial_solution(problem), {}
 
 
 def _run_greedy(problem, **_):
-    from privopt.kanon.greedy import greedy_search
-
     return greedy_search(problem), {}
 
 
 def _run_milp(problem, **opts):
-    from privopt.kanon.milp import solve_exact
-
     return solve_exact(problem, **opts)
 
 
 def _run_split_carry(problem, **opts):
-    from privopt.kanon.split_carry import split_and_carry
-
     return split_and_carry(problem, **opts)
 
 
 def _run_mondrian(problem, **_):
-    from privopt.kanon.baselines import mondrian
-
     return mondrian(problem), {}
 
 
 def _run_kmember(problem, *, seed=0, **_):
-    from privopt.kanon.baselines import k_member
-
     return k_member(problem, seed=seed), {}
 
 
@@ -599,7 +619,7 @@ def anonymize(
     >>> round(res.objective, 6)
     7.127016
     """
-    import pandas as pd
+    pd = _optional.pandas()
 
     t0 = time.perf_counter()
     if method not in METHODS:
@@ -628,7 +648,7 @@ def anonymize(
     t2 = time.perf_counter()
     boxes = class_boxes(problem, labels)
     loss = information_loss(problem, boxes)
-    table = render_table(df, problem, boxes)
+    table = _render_table(df, problem, boxes)  # all three built just above
     lower = pd.DataFrame(boxes.lo, columns=problem.names, index=df.index)
     upper = pd.DataFrame(boxes.hi, columns=problem.names, index=df.index)
     timings = {"solve": t2 - t1}

@@ -7,10 +7,13 @@ import sys
 from pathlib import Path
 
 from privopt._arguments import count, positive
-from privopt._inputs import parse_number
+from privopt._cli_support import emit_summary, refuse_ignored_options, reserve_outputs
+from privopt._inputs import parse_number, read_csv_table
 from privopt.errors import InvalidInput
+from privopt.kanon.api import METHODS, anonymize
+from privopt.kanon.report import write_report
 
-__all__ = ["register", "run", "write_report"]
+__all__ = ["register", "run"]
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -19,8 +22,6 @@ def _split(text: str | None) -> list[str] | None:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``kanon`` subcommand."""
-    from privopt.kanon.api import METHODS
-
     p = subparsers.add_parser(
         "kanon",
         help="k-anonymize a CSV table by optimal generalization to intervals",
@@ -71,8 +72,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``privopt kanon``: read the table, anonymize it, publish the table and the report
     together (or neither); return the exit code."""
-    from privopt.cli import emit_summary, refuse_ignored_options, reserve_outputs
-
     chunked = args.method == "split_carry"
     refuse_ignored_options(
         args,
@@ -116,9 +115,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _anonymize(args: argparse.Namespace, src: Path):
     """The :class:`~privopt.kanon.api.KAnonResult` of INPUT as the flags ask."""
-    from privopt._inputs import read_csv_table
-    from privopt.kanon.api import anonymize
-
     df = read_csv_table(src, "INPUT")
     weight_texts = _split(args.weights)
     weights = None
@@ -145,35 +141,3 @@ def _anonymize(args: argparse.Namespace, src: Path):
         method=args.method,
         **options,
     )
-
-
-def write_report(res, out_dir: Path, title: str = "k-anonymity") -> Path:
-    """Write ``report.md`` (summary, per-attribute loss, class sizes) and the histogram PNG."""
-    from privopt.report import Report
-
-    report = Report(title)
-    report.add(report_section(res, Path(out_dir), title="Result"))
-    return report.write(out_dir)
-
-
-def report_section(res, out_dir: Path, title: str, stem: str = "kanon_class_sizes"):
-    """A :class:`privopt.report.Section` describing one result, with its histogram saved."""
-    from privopt.report import Section, markdown_table, save_figure
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    ax = res.plot()
-    fig_name = f"{stem}.png"
-    ax.figure.tight_layout()
-    save_figure(ax.figure, out_dir / fig_name, dpi=110)
-    import matplotlib.pyplot as plt
-
-    plt.close(ax.figure)
-    lt = res.loss_table()
-    rows = [[str(a), float(r.weight), float(r.objective), float(r.ncp)] for a, r in lt.iterrows()]
-    body = (
-        res.report().body
-        + "\n\nVerified k-anonymous. Information loss per attribute (objective: eq. 34; "
-        "NCP: normalized certainty penalty):\n\n"
-        + markdown_table(["attribute", "weight", "objective share", "NCP sum"], rows)
-    )
-    return Section(title=title, body=body, figures=[fig_name])

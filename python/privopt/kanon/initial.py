@@ -7,6 +7,7 @@ from fractions import Fraction
 import numpy as np
 
 from privopt._validation import check_instance, check_permutation
+from privopt.kanon.box_cost import exact_weights
 from privopt.kanon.problem import KAnonProblem
 
 __all__ = ["key_order", "variance_sort", "initial_ksets", "initial_solution", "split_large_classes"]
@@ -15,8 +16,6 @@ __all__ = ["key_order", "variance_sort", "initial_ksets", "initial_solution", "s
 def _weighted_variances(problem: KAnonProblem) -> list:
     """``Var(x_j)/w_j²`` per column (eq. 36): exact Fractions for integer data and rational
     weights (``n²·Var = n·Σx² − (Σx)²`` in Python integers), else float64."""
-    from privopt.kanon.box_cost import exact_weights
-
     x = problem.x
     w = exact_weights(problem.weights)
     if w is None or not np.all(x == np.round(x)) or not np.all(np.abs(x) < 2**53):

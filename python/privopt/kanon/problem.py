@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from privopt import _optional
 from privopt._validation import (
     NotNumeric,
     check_bool,
@@ -167,7 +168,7 @@ def _check_names(df, quasi_identifiers) -> list:
 
 def _categorical_set(df, names: list, categorical) -> set:
     """The categorical QIs: as given, else the non-numeric (and boolean) columns."""
-    import pandas as pd
+    pd = _optional.pandas()
 
     if categorical is None:
         return {
@@ -185,7 +186,7 @@ def _category_codes(name, col) -> tuple[np.ndarray, np.ndarray]:
     pandas' hash-based factorize, then a sort of the few distinct labels: the same labels and
     codes as ``np.unique`` without sorting every row (10⁶ strings: 0.1 s instead of 2.5 s).
     """
-    import pandas as pd
+    pd = _optional.pandas()
 
     codes, labs = pd.factorize(col, sort=True)
     labs = np.asarray(labs)
@@ -270,7 +271,7 @@ def build_problem(
         empty table, unknown column, NaN in a QI, k out of range, a constant QI column without
         given bounds, bad weights or bounds.
     """
-    import pandas as pd
+    pd = _optional.pandas()
 
     if not isinstance(df, pd.DataFrame):
         raise InvalidInput(f"df must be a pandas DataFrame, got {type(df).__name__}")

@@ -8,7 +8,7 @@ from pathlib import Path
 from privopt.lp.benders import solve_benders
 from privopt.lp.examples import capacity_expansion_lp
 from privopt.lp.solve import solve
-from privopt.report import Section, markdown_table, new_figure, save_figure
+from privopt.report import Section, close_figure, markdown_table, new_figure, save_figure
 
 __all__ = ["demo_section"]
 
@@ -36,9 +36,7 @@ def demo_section(out_dir: Path, seed: int) -> Section:
     fig.tight_layout()
     fig_name = "lp_benders_bounds.png"
     save_figure(fig, out / fig_name, dpi=120)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
+    close_figure(fig)
     rel = abs(res.objective - mono.objective) / max(1.0, abs(mono.objective))
     table = markdown_table(
         ["method", "objective", "seconds", "iterations"],

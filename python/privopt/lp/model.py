@@ -19,9 +19,11 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -244,50 +246,42 @@ def _split_balanced(sizes: np.ndarray, parts: int) -> list[int]:
     return [0] + [int(c) for c in cuts] + [len(sizes)]
 
 
-_KERNELS = None
 #: Below this many nonzeros the NumPy merge is used: Numba's one-off compile is not worth it.
 NUMBA_MIN_NNZ = 200_000
 
 
-def _numba_kernels():
-    """The compiled kernels (built lazily so that importing privopt.lp stays cheap)."""
-    global _KERNELS  # noqa: PLW0603 - compiled once per process, on first use
-    if _KERNELS is None:
-        import numba
+# The kernels compile on their first call (and are cached on disk), not at import.
+@numba.njit(cache=True, nogil=True)
+def _to_buckets(
+    indptr, indices, data, col_map, col_offset, row_start, shift, bfill, b_row, b_col, b_val
+):
+    # Pass 1: stable distribution of a CSR block's entries into column chunks of
+    # 2**shift columns (few output streams: cache friendly).
+    for i in range(indptr.size - 1):
+        r = row_start + i
+        for e in range(indptr[i], indptr[i + 1]):
+            if col_offset >= 0:  # noqa: SIM108 - one branch per entry in a hot loop
+                j = col_offset + indices[e]
+            else:
+                j = col_map[indices[e]]
+            k = j >> shift
+            p = bfill[k]
+            b_row[p] = r
+            b_col[p] = j
+            b_val[p] = data[e]
+            bfill[k] = p + 1
 
-        @numba.njit(cache=True, nogil=True)
-        def to_buckets(
-            indptr, indices, data, col_map, col_offset, row_start, shift, bfill, b_row, b_col, b_val
-        ):
-            # Pass 1: stable distribution of a CSR block's entries into column chunks of
-            # 2**shift columns (few output streams: cache friendly).
-            for i in range(indptr.size - 1):
-                r = row_start + i
-                for e in range(indptr[i], indptr[i + 1]):
-                    if col_offset >= 0:  # noqa: SIM108 - one branch per entry in a hot loop
-                        j = col_offset + indices[e]
-                    else:
-                        j = col_map[indices[e]]
-                    k = j >> shift
-                    p = bfill[k]
-                    b_row[p] = r
-                    b_col[p] = j
-                    b_val[p] = data[e]
-                    bfill[k] = p + 1
 
-        @numba.njit(cache=True, nogil=True)
-        def from_buckets(b_row, b_col, b_val, fill, out_index, out_value):
-            # Pass 2: chunk by chunk, each entry to the next free slot of its column; the
-            # written window is one chunk's columns, which stays in cache.
-            for p in range(b_row.size):
-                j = b_col[p]
-                pos = fill[j]
-                out_index[pos] = b_row[p]
-                out_value[pos] = b_val[p]
-                fill[j] = pos + 1
-
-        _KERNELS = (to_buckets, from_buckets)
-    return _KERNELS
+@numba.njit(cache=True, nogil=True)
+def _from_buckets(b_row, b_col, b_val, fill, out_index, out_value):
+    # Pass 2: chunk by chunk, each entry to the next free slot of its column; the
+    # written window is one chunk's columns, which stays in cache.
+    for p in range(b_row.size):
+        j = b_col[p]
+        pos = fill[j]
+        out_index[pos] = b_row[p]
+        out_value[pos] = b_val[p]
+        fill[j] = pos + 1
 
 
 def merge_row_blocks(
@@ -326,7 +320,6 @@ def merge_row_blocks(
     groups = [blocks[a:b] for a, b in itertools.pairwise(cuts)]
     group_counts = _group_counts(groups, n_cols)
     start = np.cumsum(np.sum(group_counts, axis=0))
-    to_buckets, from_buckets = _numba_kernels()
     per_col = nnz / max(n_cols, 1)
     shift = int(max(4, min(30, np.floor(np.log2(max(16384 / per_col, 1.0))))))
     chunk_cols = np.arange(0, n_cols, 1 << shift)
@@ -341,7 +334,7 @@ def merge_row_blocks(
 
     def pass1(g: int) -> None:
         for b in groups[g]:
-            to_buckets(
+            _to_buckets(
                 b.indptr,
                 b.indices,
                 b.data,
@@ -364,14 +357,12 @@ def merge_row_blocks(
 
     def pass2(t: int) -> None:
         lo, hi = bounds[t], bounds[t + 1]
-        from_buckets(b_row[lo:hi], b_col[lo:hi], b_val[lo:hi], fill, index, value)
+        _from_buckets(b_row[lo:hi], b_col[lo:hi], b_val[lo:hi], fill, index, value)
 
     if threads == 1:
         pass1(0)
         pass2(0)
     else:
-        from concurrent.futures import ThreadPoolExecutor
-
         with ThreadPoolExecutor(threads) as pool:
             list(pool.map(pass1, range(threads)))
             list(pool.map(pass2, range(threads)))

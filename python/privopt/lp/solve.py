@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from privopt._progress import AUTO_DELAY_S, gap_postfix, progress_bar
 from privopt._validation import check_bool, numeric_array, real_array
 from privopt.errors import (
     InfeasibleModel,
@@ -421,8 +422,6 @@ def solve(
 def _node_bar(model: highs.Model, progress: Any) -> Iterator[None]:
     """While open, branch and bound advances a bar by its nodes and shows the dual and primal
     bounds; nothing is subscribed when the bar is off."""
-    from privopt._progress import AUTO_DELAY_S, gap_postfix, progress_bar
-
     wait = AUTO_DELAY_S if progress in (None, "auto") else 0.0
     with progress_bar(progress, desc="MILP", unit="node", min_delay=wait) as bar:
         if bar.disable:

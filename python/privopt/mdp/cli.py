@@ -8,7 +8,10 @@ from pathlib import Path
 import numpy as np
 
 from privopt._arguments import Real, count, nonnegative, positive, seed
+from privopt._cli_support import emit_summary, refuse_ignored_options, reserve_outputs
 from privopt._inputs import load_points_file, read_numeric_csv
+from privopt.mdp import MDPProblem, rome_grid, solve
+from privopt.report import Report, Section, close_figure, markdown_table, save_figure
 
 __all__ = ["register", "load_points"]
 
@@ -93,8 +96,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from privopt.cli import emit_summary, refuse_ignored_options, reserve_outputs
-
     benders, lp = args.method == "benders", args.method == "lp"
     refuse_ignored_options(
         args,
@@ -132,8 +133,6 @@ def _run(args: argparse.Namespace) -> int:
 
 def _solve(args: argparse.Namespace):
     """(problem, perturbation matrix, its verification) as the flags ask."""
-    from privopt.mdp import MDPProblem, rome_grid, solve
-
     records = rome_grid() if args.points is None else load_points(args.points)
     prob = MDPProblem(
         records,
@@ -159,10 +158,6 @@ def _solve(args: argparse.Namespace):
 
 def _write_outputs(out: Path, args: argparse.Namespace, prob, pm, v) -> None:
     """The matrix (.npz), the report and its plots, into the staging directory ``out``."""
-    import matplotlib.pyplot as plt
-
-    from privopt.report import Report, Section, markdown_table, save_figure
-
     pm.save(out / "perturbation_matrix.npz")
     pm._write(out)  # release.json + data.npz: privopt.load(out) reads the release back
     rows = [
@@ -188,7 +183,7 @@ def _write_outputs(out: Path, args: argparse.Namespace, prob, pm, v) -> None:
             save_figure(ax.figure, out / "mdp_bounds.png", dpi=110, bbox_inches="tight")
             sec.figures.append("mdp_bounds.png")
     finally:
-        plt.close("all")
+        close_figure("all")
     report = Report("privopt mdp")
     report.add(sec)
     report.write(out)

@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from privopt.mdp import MDPProblem, km_to_latlon, rome_grid, solve
 from privopt.perturbation import PerturbationMatrix
-from privopt.report import Section, markdown_table, save_figure
+from privopt.report import Section, close_figure, markdown_table, save_figure
 
 __all__ = ["demo_section"]
 
@@ -18,8 +19,6 @@ def demo_section(out_dir: Path, seed: int) -> Section:
     """Solve a 6×8 km grid of Rome (1-km cells, η = 2 km, K = 16 random outputs) at ε = 2/km
     with the exact LP (row generation and plain HiGHS), Benders (k-m-DV, M = 4) and ExpMech;
     save a bounds plot and one row's distribution."""
-    from privopt.mdp import MDPProblem, km_to_latlon, rome_grid, solve
-
     prob = MDPProblem(
         km_to_latlon(rome_grid(6, 8)),
         epsilon=2.0,
@@ -69,9 +68,7 @@ def demo_section(out_dir: Path, seed: int) -> Section:
     )
     ax2.set_title("Pr[output | true cell] (optimal LP)")
     save_figure(ax2.figure, Path(out_dir) / "mdp_row.png", dpi=100, bbox_inches="tight")
-    import matplotlib.pyplot as plt
-
-    plt.close("all")
+    close_figure("all")
     return Section(
         "Metric DP: optimal perturbation matrices", body, ["mdp_bounds.png", "mdp_row.png"]
     )
@@ -80,8 +77,6 @@ def demo_section(out_dir: Path, seed: int) -> Section:
 def example() -> PerturbationMatrix:
     """A small release: the optimal ε-mDP matrix of 12 records on a 4 × 3 km grid, every
     record an output, ε = 1 /km, η = 1.5 km (about 0.1 s)."""
-    from privopt.mdp import MDPProblem, solve
-
     x, y = np.meshgrid(np.arange(4.0), np.arange(3.0))
     points = np.column_stack([x.ravel(), y.ravel()])
     release: PerturbationMatrix = solve(MDPProblem(points, epsilon=1.0, eta=1.5), progress=False)

@@ -3,14 +3,18 @@ and the boundary / internal record classification (Def. 3.2)."""
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.cluster.vq import kmeans2
+from scipy.linalg import eigh
 
 from privopt._validation import check_int
 from privopt.errors import InvalidInput
+from privopt.graphs import connected_components
 from privopt.perturbation.problem import MatrixBlock
 
 __all__ = ["PARTITIONERS", "partition", "Partition", "classify", "mp_component_sizes"]
@@ -35,8 +39,6 @@ def _kmeans(data: np.ndarray, m: int, seed: int, n_init: int) -> np.ndarray:
 
 
 def _kmeans2_quiet(data: np.ndarray, m: int, rng: np.random.Generator):
-    import warnings
-
     with warnings.catch_warnings():
         # An empty cluster only leaves fewer subsets; labels are compacted afterwards.
         warnings.simplefilter("ignore")
@@ -76,8 +78,6 @@ def partition(
         if method == "k-m-adj":
             data = adj
         else:
-            from scipy.linalg import eigh
-
             lap = np.diag(adj.sum(axis=1)) - adj
             _, vecs = eigh(lap, subset_by_index=[0, min(m, n) - 1])
             data = vecs
@@ -127,10 +127,6 @@ def mp_component_sizes(block: MatrixBlock, part: Partition) -> np.ndarray:
     """Sizes of the master-program components (paper Table 2, spec §5.3): connected components
     of the graph on the boundary records whose edges join different subsets, size > 1 only.
     A size metric, not a decomposition of the master (spec §7-10)."""
-    import scipy.sparse as sp
-
-    from privopt.graphs import connected_components
-
     e = block.edges
     cross = part.labels[e.i] != part.labels[e.j]
     g = sp.csr_array(

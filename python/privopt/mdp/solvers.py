@@ -9,6 +9,7 @@ solver of the same component loop.
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
@@ -37,10 +38,6 @@ def _check_benders_options(method: str, options: dict[str, Any]) -> None:
         return
     valid: list[str] = []
     if method == "benders":
-        import inspect
-
-        from privopt.mdp.benders import solve_benders_block
-
         # passed by solve() itself
         taken = {"block", "lp_method", "threads", "time_limit", "repair_rtol"}
         valid = [n for n in inspect.signature(solve_benders_block).parameters if n not in taken]

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from privopt._validation import check_instance
 from privopt.certify import proven_relative_gap
 from privopt.errors import InvalidInput, NumericalTrouble, SolverLimit
+from privopt.graphs import shortest_paths
 from privopt.lp import (
     LPSolution,
     Model,
@@ -23,6 +24,8 @@ from privopt.lp import (
     SimplexGroups,
     safe_dual_bound,
 )
+from privopt.perturbation._separation import closed_edges, violated_rows
+from privopt.perturbation.lift import lift_with_arcs
 from privopt.perturbation.lp_rows import mdp_rows, unit_rows
 from privopt.perturbation.matrix import repair
 from privopt.perturbation.problem import EdgeList, MatrixBlock
@@ -129,8 +132,6 @@ class _Rows:
     edge e = (i, j) of this list."""
 
     def __init__(self, block: MatrixBlock) -> None:
-        from privopt.perturbation._separation import closed_edges
-
         keep = closed_edges(block.edges, block.distances)
         e = block.edges
         self.edges = EdgeList(e.i[keep], e.j[keep], e.d[keep])
@@ -170,8 +171,6 @@ class _Rows:
         """Flat indices of the rows expected to bind: for each output k, the arcs of the
         shortest-path DAG of the mDP graph rooted at the record cheapest for k (an optimal
         column decays away from its output along such arcs, z_ik = e^{εd} z_jk)."""
-        from privopt.graphs import shortest_paths
-
         cost = block.cost if block.cost is not None else block.objective
         uniq, inv = np.unique(np.argmin(cost, axis=0), return_inverse=True)
         dist = shortest_paths(block.graph(), uniq)  # (n_roots, n), finite in a component
@@ -191,8 +190,6 @@ class _Rows:
         before it binds. Adding the violated rows alone lets the LP answer one edge at a time
         (road N = 500, K = 100, ε = 2: 12 rounds and 61,685 rows; with the cascade 7 and
         36,500)."""
-        from privopt.perturbation.lift import lift_with_arcs
-
         lifted, _, arc = lift_with_arcs(z, self.edges, self.epsilon)
         ii, kk = np.nonzero((lifted - np.clip(z, 0.0, None) > tol) & (arc >= 0))
         rows = arc[ii, kk] * self.k + kk
@@ -228,8 +225,6 @@ class _Separation:
 
     def find(self, z: np.ndarray, cascade: bool) -> np.ndarray:
         """Violated rows of ``z`` (n, K) not yet in the model, with their cascade."""
-        from privopt.perturbation._separation import violated_rows
-
         new = violated_rows(z, self.lp.edges, self.lp.scale, self.active, self.tol)
         if new.size and cascade:
             new = np.union1d(new, self.lp.cascade(z, self.active, self.tol))

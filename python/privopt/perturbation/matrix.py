@@ -8,7 +8,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
+from privopt._atomic import atomic_file
 from privopt._validation import (
     check_bool,
     check_finite_array,
@@ -18,17 +21,20 @@ from privopt._validation import (
     check_nonnegative,
 )
 from privopt.certify import proven_relative_gap
+from privopt.dp import as_random_source
 from privopt.dp.categorical import sample_rows
-from privopt.dp.randomness import as_random_source
 from privopt.errors import InvalidInput, PrivacyViolation
+from privopt.perturbation._scan import mixing_weight, scan_worst
 from privopt.perturbation.adversary import (
     InferenceError,
     bayes_inference_error,
     check_distance_table,
     check_prior,
 )
+from privopt.perturbation.lift import column_lift, lift_free_entries
 from privopt.perturbation.problem import EdgeList, MDPProblem
-from privopt.release import Guarantee, Release, json_number_back
+from privopt.release import Guarantee, Release, json_number_back, load
+from privopt.report import axes_or_new
 
 __all__ = [
     "PerturbationMatrix",
@@ -156,8 +162,6 @@ def scan_violations(
         count_tol = check_nonnegative("count_tol", count_tol)
     zr = z if right is None else right
     if not collect:  # one compiled pass (privopt.perturbation._scan), same arithmetic
-        from privopt.perturbation._scan import scan_worst
-
         rel, ab, worst, bad = scan_worst(z, edges, epsilon, count_tol, zr)
         return ViolationScan(rel, ab, worst, len(edges) * z.shape[1], bad, None)
     k = z.shape[1]
@@ -343,8 +347,6 @@ def repair(
     if best[1] == 0.0:  # nothing violated
         return best
     if objective is not None and epsilon > 0:
-        from privopt.perturbation.lift import column_lift
-
         # Step 4: lift Z onto the cone first (exact up to rounding), renormalise, then mix.
         w, _ = column_lift(z, edges, epsilon)
         w /= w.sum(axis=1, keepdims=True)
@@ -383,9 +385,6 @@ def _stochastic_equalised(
     z = z / z.sum(axis=1, keepdims=True)
     zero = np.exp(epsilon * edges.d) == 1.0
     if np.any(zero):
-        import scipy.sparse as sp
-        from scipy.sparse.csgraph import connected_components
-
         n = z.shape[0]
         g = sp.csr_array((np.ones(int(zero.sum())), (edges.i[zero], edges.j[zero])), shape=(n, n))
         n_comp, lab = connected_components(g, directed=False)
@@ -412,8 +411,6 @@ def _mix(
     if alpha_u == 0.0:
         return z, 0.0
     if objective is not None and epsilon > 0:
-        from privopt.perturbation.lift import column_lift
-
         w, _ = column_lift(z, edges, _LIFT_RATE * epsilon)
         partner = w / w.sum(axis=1, keepdims=True)
         alpha_p = min(1.0, 2.0 * _mixing_weight(z, sub, epsilon, rtol, partner))
@@ -434,8 +431,6 @@ def _mixing_weight(
 ) -> float:
     """Smallest α with every violated entry of Z fixed by mixing with ``partner``
     (None = the uniform mechanism); 1 where the partner has no slack."""
-    from privopt.perturbation._scan import mixing_weight
-
     return mixing_weight(z, edges, epsilon, rtol, partner)  # one compiled pass
 
 
@@ -509,7 +504,6 @@ def repair_shared(
             np.shape(f) != z.shape for f, z in zip(free, matrices, strict=True)
         ):
             raise InvalidInput("free must match the matrices one to one, shape for shape")
-        from privopt.perturbation.lift import lift_free_entries
 
         matrices = [
             lift_free_entries(z, np.asarray(f, dtype=bool), e, epsilon)
@@ -709,8 +703,6 @@ class PerturbationMatrix(Release):
     def plot(self, ax: Any = None) -> Any:
         """The matrix as an image: rows (true records) against outputs, colour = log10 of the
         probability of reporting that output."""
-        from privopt.report import axes_or_new
-
         ax = axes_or_new(ax, figsize=(5.5, 4.5))
         shown = np.log10(np.maximum(self.matrix, 1e-12))
         image = ax.imshow(shown, aspect="auto", interpolation="nearest", cmap="viridis")
@@ -884,7 +876,6 @@ class PerturbationMatrix(Release):
         target = Path(path)
         if target.suffix != ".npz":
             return super().save(target)
-        from privopt._atomic import atomic_file
 
         with atomic_file(target) as tmp:
             self._write_npz(tmp)
@@ -893,8 +884,6 @@ class PerturbationMatrix(Release):
     @classmethod
     def load(cls, path: str | Path) -> PerturbationMatrix:
         """Read a matrix written by :meth:`save` (a directory or an ``.npz`` file)."""
-        from privopt.release import load
-
         release = load(path)
         if not isinstance(release, cls):
             raise InvalidInput(f"{str(path)!r} holds a {type(release).__name__}, not a matrix")
@@ -903,8 +892,6 @@ class PerturbationMatrix(Release):
     # ---------------------------------------------------------------- plots
     def plot_bounds(self, ax: Any = None) -> Any:
         """Lower/upper bound per Benders iteration (log-scaled gap), from :attr:`history`."""
-        from privopt.report import axes_or_new
-
         ax = axes_or_new(ax, figsize=(6, 3.5))
         it = [h["iteration"] for h in self.history if "lb" in h]
         lb = [h["lb"] for h in self.history if "lb" in h]
@@ -920,8 +907,6 @@ class PerturbationMatrix(Release):
     def plot_row(self, problem: MDPProblem, record: int, ax: Any = None) -> Any:
         """One row's output distribution on a map (outputs coloured by probability, the true
         record starred). Needs coordinates (records given as points)."""
-        from privopt.report import axes_or_new
-
         check_instance("problem", problem, MDPProblem)
         if problem.points is None:
             raise InvalidInput("plot_row needs a problem with record coordinates")

@@ -24,6 +24,7 @@ from privopt._validation import (
 )
 from privopt.errors import InvalidInput
 from privopt.graphs import connected_components, shortest_paths
+from privopt.perturbation._travel_cost import weighted_l1
 from privopt.perturbation.metrics import METRICS, check_points, pairwise
 
 __all__ = ["MDPProblem", "EdgeList", "travel_cost_loss"]
@@ -477,8 +478,6 @@ def travel_cost_loss(record_to_dest: Any, output_to_dest: Any, weights: Any = No
     NumericalTrouble
         A cost overflows float64 (path distances near 1e308).
     """
-    from privopt.perturbation._travel_cost import weighted_l1
-
     a = check_finite_array("record_to_dest", record_to_dest, ndim=2)
     b = check_finite_array("output_to_dest", output_to_dest, shape=(None, a.shape[1]))
     if a.shape[1] == 0:

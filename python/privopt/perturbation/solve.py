@@ -29,7 +29,7 @@ from privopt._validation import (
     real_array,
 )
 from privopt.certify import Certificate, certify, proven_relative_gap
-from privopt.errors import InvalidInput, UnprotectedRecordsWarning
+from privopt.errors import InvalidInput, SolverLimit, UnprotectedRecordsWarning
 from privopt.perturbation.exact_lp import solve_block_lp, solve_block_rowgen
 from privopt.perturbation.matrix import PerturbationMatrix, repair, verify_matrix
 from privopt.perturbation.problem import MatrixBlock, MDPProblem
@@ -199,8 +199,6 @@ def solve_components(
         # time_limit bounds the whole solve: what is left of it goes to each component.
         left = None if time_limit is None else time_limit - (time.perf_counter() - start)
         if left is not None and left <= 0:
-            from privopt.errors import SolverLimit
-
             raise SolverLimit(f"mDP {method}: time limit reached", status="limit")
         block = problem.subproblem(index)
         shift = _objective_shift(block)  # a solver in the units of its tolerances

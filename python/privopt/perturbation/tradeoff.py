@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from privopt._atomic import write_text_atomic
+from privopt._optional import pandas
 from privopt._progress import progress_bar
 from privopt._validation import check_finite_array, check_positive
 from privopt.errors import InvalidInput
@@ -92,9 +93,7 @@ class EpsilonSweep:
 
     def to_frame(self) -> Any:
         """The table as a pandas DataFrame (one row per point)."""
-        import pandas as pd
-
-        return pd.DataFrame(self.rows())
+        return pandas().DataFrame(self.rows())
 
     def markdown(self) -> str:
         """The table in Markdown, with the labels as column headers."""

@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from privopt._progress import progress_bar
 from privopt._validation import (
     check_bool,
     check_executor,
@@ -589,6 +590,4 @@ def _make_cuts(
 
 
 def _progress_bar(progress: bool | str | None, total: int) -> Any:
-    from privopt._progress import progress_bar
-
     return progress_bar(progress, total=total, desc="Benders", unit="it")

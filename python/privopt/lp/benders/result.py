@@ -8,6 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from privopt import _optional
+from privopt.report import axes_or_new
+
 __all__ = ["BendersIteration", "BendersResult"]
 
 _INF = math.inf
@@ -95,8 +98,6 @@ class BendersResult:
 
     def plot_bounds(self, ax: Any = None) -> Any:
         """Plot LB and best UB per iteration (finite values only); returns the axes."""
-        from privopt.report import axes_or_new
-
         ax = axes_or_new(ax, figsize=(6, 3.5))
         h = self.history_arrays()
         it = h["iteration"]
@@ -104,9 +105,7 @@ class BendersResult:
         ok_lb, ok_ub = np.isfinite(lb), np.isfinite(ub)
         ax.plot(it[ok_lb], lb[ok_lb], "o-", ms=3, label="lower bound (master)")
         ax.plot(it[ok_ub], ub[ok_ub], "s-", ms=3, label="upper bound (best feasible)")
-        from matplotlib.ticker import MaxNLocator
-
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.xaxis.set_major_locator(_optional.matplotlib().ticker.MaxNLocator(integer=True))
         ax.set_xlabel("iteration")
         ax.set_ylabel("objective")
         ax.set_title("Benders bounds")

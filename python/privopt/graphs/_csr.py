@@ -1,8 +1,10 @@
-"""Validated wrappers of the C++ Dijkstra kernel on CSR graphs."""
+"""Graphs as validated CSR arrays: checks, symmetrisation, edge lists, components.
+
+The layer below :class:`~privopt.graphs.Graph`, which stores what these functions return.
+"""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -12,7 +14,14 @@ from scipy.sparse import csgraph
 from privopt._validation import check_bool, check_finite_array, check_int, numeric_array
 from privopt.errors import InvalidInput
 
-__all__ = ["shortest_paths", "connected_components", "graph_from_edges", "to_csr_arrays"]
+__all__ = [
+    "as_square_csr",
+    "symmetrised",
+    "connected_components",
+    "graph_from_edges",
+    "to_csr_arrays",
+    "check_length_total",
+]
 
 
 #: Largest total of the arc lengths accepted. Dijkstra adds lengths along a path, and a
@@ -35,7 +44,9 @@ def check_length_total(name: str, lengths: np.ndarray) -> None:
         )
 
 
-def _as_square_csr(graph: Any, name: str = "graph") -> sp.csr_array:
+def as_square_csr(graph: Any, name: str = "graph") -> sp.csr_array:
+    """``graph`` as a float64 CSR array after every check of a graph (square, n ≥ 1, lengths
+    finite, >= 0 and with a total that cannot overflow); InvalidInput names what is wrong."""
     if not (sp.issparse(graph) or isinstance(graph, np.ndarray)):
         raise InvalidInput(
             f"{name} must be a scipy.sparse matrix or a 2-D numpy array, got {type(graph).__name__}"
@@ -72,9 +83,9 @@ def to_csr_arrays(
     With ``directed=False`` every arc is usable in both directions (as in
     ``scipy.sparse.csgraph``): the arrays hold ``A`` and ``Aᵀ`` side by side.
     """
-    csr = _as_square_csr(graph)
+    csr = as_square_csr(graph)
     if not check_bool("directed", directed):
-        csr = _symmetrised(csr)
+        csr = symmetrised(csr)
     return (
         csr.indptr.astype(np.int64),
         csr.indices.astype(np.int64),
@@ -82,7 +93,8 @@ def to_csr_arrays(
     )
 
 
-def _symmetrised(csr: sp.csr_array) -> sp.csr_array:
+def symmetrised(csr: sp.csr_array) -> sp.csr_array:
+    """``csr`` with every arc also stored reversed (undirected search on a directed store)."""
     # Keep both directions as parallel arcs (no summing of duplicates): Dijkstra takes the
     # shorter one, which is scipy's undirected semantics.
     coo = csr.tocoo()
@@ -98,53 +110,6 @@ def _symmetrised(csr: sp.csr_array) -> sp.csr_array:
     return out
 
 
-def shortest_paths(
-    graph: Any, sources: Any = None, *, directed: bool = True, cutoff: float = math.inf
-) -> np.ndarray:
-    """Shortest-path distances from each source to every node (Dijkstra, C++ kernel).
-
-    A one-shot wrapper of :class:`privopt.graphs.Graph`: it validates (and, undirected,
-    symmetrises) ``graph`` on every call; to search one graph many times, build a ``Graph``
-    once.
-
-    Parameters
-    ----------
-    graph : scipy.sparse matrix or 2-D ndarray, shape (n, n)
-        Arc lengths (any unit, e.g. km); every stored entry of a sparse matrix is an arc
-        (explicit zeros are arcs of length 0); for dense input zeros mean "no arc".
-    sources : int or 1-D int array of shape (s,), optional
-        Source nodes in ``[0, n)``; default all nodes.
-    directed : bool
-        ``False`` lets every arc be travelled both ways.
-    cutoff : float
-        Stop each search beyond this length; farther nodes get ``inf``.
-
-    Returns
-    -------
-    ndarray of float64, shape (s, n) (or (n,) for a scalar source); ``inf`` where unreachable.
-
-    Raises
-    ------
-    InvalidInput
-        Non-square or empty graph, negative/NaN/inf lengths, sources out of range,
-        negative or NaN cutoff.
-
-    Examples
-    --------
-    >>> import scipy.sparse as sp
-    >>> g = sp.csr_array(([1.0, 2.0], ([0, 1], [1, 2])), shape=(3, 3))
-    >>> shortest_paths(g, 0).tolist()
-    [0.0, 1.0, 3.0]
-    """
-    from privopt.graphs._graph import Graph
-
-    g = Graph(graph, directed=directed)
-    if sources is not None and np.ndim(sources) == 0:
-        s = check_int("sources", sources, minimum=0, maximum=g.n_nodes - 1)
-        return g.many(np.array([s], dtype=np.int64), cutoff=cutoff)[0]
-    return g.many(sources, cutoff=cutoff)
-
-
 def connected_components(graph: Any, *, directed: bool = False) -> tuple[int, np.ndarray]:
     """Connected components of ``graph`` (weakly connected when ``directed`` is False).
 
@@ -153,7 +118,7 @@ def connected_components(graph: Any, *, directed: bool = False) -> tuple[int, np
     (n_components, labels) with labels an int64 array of shape (n,), numbered 0.. in order of
     each component's smallest node.
     """
-    csr = _as_square_csr(graph)
+    csr = as_square_csr(graph)
     directed = check_bool("directed", directed)
     n_comp, labels = csgraph.connected_components(
         csr, directed=directed, connection="weak" if not directed else "strong"
