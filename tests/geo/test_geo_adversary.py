@@ -4,12 +4,14 @@ the map's metric and its road distances, and the sweep's points against direct r
 
 from __future__ import annotations
 
+import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pytest
+from privopt.cli import main
 from privopt.errors import InvalidInput
 from privopt.geo import (
     CostReferenceTable,
@@ -20,6 +22,7 @@ from privopt.geo import (
     sweep_epsilon,
 )
 from privopt.geo.adversary import user_inference_errors
+from privopt.geo.geography import draw_indices
 from privopt.geo.report import baseline_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "perturbation"))
@@ -175,3 +178,39 @@ def test_laplace_needs_a_latlon_map():
     assert sweep.mechanisms == ["lr-geo", "expmech"]
     with pytest.raises(InvalidInput, match="needs a \\(lat, lon\\) map"):
         sweep_epsilon(flat, PARAMS, [2.0], [3], TravelCosts(flat), baselines=["laplace"])
+
+
+def test_the_command_line_sweep_with_the_road_aware_adversary(tmp_path, capsys):
+    """``privopt geo --sweep-epsilon … --adversary-loss road``: seeded, the points on stdout
+    are the API's for the same map, users and CR table; a single run reports the adversary's
+    error too."""
+    out = tmp_path / "o"
+    argv = ["geo", "--grid", "6x6", "-M", "2", "--seed", "0", "--baselines", "expmech"]
+    argv += ["--adversary-loss", "road", "-q"]
+    assert main([*argv, "--sweep-epsilon", "2,6", "--out", str(out)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["notes"]["adversary_loss"] == "road"
+    assert (out / "sweep.png").is_file() and (out / "sweep_tradeoff.png").is_file()
+    geo = grid_geography(6, 6, 0.5, metric="haversine", road_factor=1.2)
+    params = GeoParams(epsilon=10.0, gamma=0.5, lr_radius=20.0, r_obf=4.5, r_exp=4.0)
+    table = CostReferenceTable(geo, 20, cell_km=0.1, rng=0)
+    users = draw_indices(geo.n_locations, 2, 0)
+    api = sweep_epsilon(
+        geo,
+        params,
+        [2.0, 6.0],
+        users,
+        table,
+        loss="road",
+        baselines=["expmech"],
+        rng=0,
+        progress=False,
+    )
+    for row, p in zip(summary["points"], api.points, strict=True):
+        assert (row["mechanism"], row["epsilon"]) == (p.mechanism, p.epsilon)
+        assert row["expected_loss"] == pytest.approx(p.expected_loss, rel=1e-6)
+        assert row["adversary_error"] == pytest.approx(p.adversary_error, rel=1e-6)
+    assert main([*argv, "--out", str(tmp_path / "one")]) == 0
+    one = json.loads(capsys.readouterr().out)
+    assert one["adversary_loss"] == "road"
+    assert one["adversary_error_km"] >= 0.0 and 0.0 <= one["true_report_probability"] <= 1.0

@@ -6,11 +6,13 @@ guess the report itself, errs by at most the expected distance to the report).""
 from __future__ import annotations
 
 import itertools
+import json
 from concurrent.futures import ThreadPoolExecutor
 
 import matplotlib
 import numpy as np
 import pytest
+from privopt.cli import main
 from privopt.errors import InvalidInput
 from privopt.mdp import MDPProblem, km_to_latlon, rome_grid, solve, sweep_epsilon
 from privopt.perturbation import EpsilonSweep, exponential_mechanism, planar_laplace
@@ -143,3 +145,30 @@ def test_bad_arguments_are_refused(kwargs, fragment):
     line = MDPProblem(np.arange(4.0)[:, None], epsilon=1.0, eta=1.0)
     with pytest.raises(InvalidInput, match=fragment):
         sweep_epsilon(line, **{"progress": False, **kwargs})
+
+
+def test_the_command_line_sweep_is_the_api_sweep(tmp_path, capsys):
+    """``privopt mdp --sweep-epsilon``: the points on stdout are the API's (the exact
+    mechanisms' figures equal; the optimal loss to the solver's gap), the table and plots in
+    --out, progress on stderr only."""
+    points = np.random.default_rng(3).uniform(0.0, 4.0, (12, 2))
+    src = tmp_path / "p.csv"
+    np.savetxt(src, points, delimiter=",", header="x,y", comments="")
+    out = tmp_path / "o"
+    argv = ["mdp", str(src), "--eta", "1.5", "--sweep-epsilon", "0.5,2", "--out", str(out)]
+    assert main([*argv, "--baselines", "expmech"]) == 0
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert summary["mode"] == "sweep-epsilon"
+    assert all((out / name).is_file() for name in summary["files"])
+    prob = MDPProblem(points, epsilon=1.0, eta=1.5)
+    api = sweep_epsilon(prob, [0.5, 2.0], baselines=["expmech"], progress=False)
+    assert len(summary["points"]) == len(api.points) == 4
+    for row, p in zip(summary["points"], api.points, strict=True):
+        assert (row["mechanism"], row["epsilon"]) == (p.mechanism, p.epsilon)
+        assert row["expected_loss"] == pytest.approx(p.expected_loss, rel=1e-6)
+        assert row["adversary_error"] == pytest.approx(p.adversary_error, rel=1e-5)
+    csv_lines = (out / "sweep.csv").read_text().splitlines()
+    assert csv_lines[0].startswith("mechanism,epsilon,expected_loss,adversary_error")
+    assert len(csv_lines) == 5
+    assert "{" not in captured.err  # the summary is on stdout only

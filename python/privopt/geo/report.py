@@ -49,6 +49,11 @@ def _table(summary: dict[str, Any]) -> str:
         ["max mass on exponential entries", s["exponential_mass_max"]],
         ["LR rows without a Geo-Ind neighbour", s["rows_without_neighbours"]],
         [
+            f"Bayes adversary's expected error (km, {s.get('adversary_loss', 'metric')} loss)",
+            s.get("adversary_error_km", float("nan")),
+        ],
+        ["Pr[report = true location]", s.get("true_report_probability", float("nan"))],
+        [
             "time: clients / CR / solve (s)",
             "{clients:.3f} / {cr_requests:.3f} / {solve:.3f}".format(**s["timings_s"]),
         ],

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import argparse
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from privopt._arguments import Real, count, nonnegative, positive, seed
+from privopt._arguments import Real, RealList, count, nonnegative, positive, seed
 from privopt._cli_support import emit_summary, refuse_ignored_options, reserve_outputs
 from privopt._inputs import load_points_file, read_numeric_csv
-from privopt.mdp import MDPProblem, rome_grid, solve
+from privopt.errors import InvalidInput
+from privopt.mdp import MDPProblem, rome_grid, solve, sweep_epsilon
+from privopt.mdp.tradeoff import SWEEP_BASELINES
+from privopt.perturbation.matrix import PerturbationMatrix
+from privopt.perturbation.tradeoff import MAX_SWEEP_EPSILONS
 from privopt.report import Report, Section, close_figure, markdown_table, save_figure
 
 __all__ = ["register", "load_points"]
@@ -91,12 +97,44 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=0,
         help="seed for choosing the K outputs (a public choice, not a privacy draw)",
     )
+    p.add_argument(
+        "--sweep-epsilon",
+        type=RealList(positive, MAX_SWEEP_EPSILONS),
+        metavar="E1,E2,...",
+        help="instead of one matrix at --epsilon: solve at each ε of the comma list and "
+        "compare loss and the Bayes adversary's error with the baselines (sweep.csv, plots)",
+    )
+    p.add_argument(
+        "--baselines",
+        type=_sweep_baselines,
+        default="auto",
+        help="--sweep-epsilon: comma list of expmech, laplace, or none; 'auto': expmech, and "
+        "laplace when the records are points of the plane",
+    )
+    p.add_argument(
+        "--workers",
+        type=count,
+        default=1,
+        help="--sweep-epsilon: solve this many ε at once (threads; 1: one after another, "
+        "each LP warm-started from the last)",
+    )
     p.add_argument("--out", default="mdp_out", help="output directory")
     p.set_defaults(func=_run)
 
 
+def _sweep_baselines(text: str) -> str:
+    """An argparse ``type``: 'auto', 'none' or a comma list of sweep baselines."""
+    names = [b.strip() for b in text.split(",")]
+    if text not in ("auto", "none") and not all(b in SWEEP_BASELINES for b in names):
+        raise argparse.ArgumentTypeError(
+            f"must be auto, none or a comma list of {', '.join(SWEEP_BASELINES)}, got {text!r}"
+        )
+    return text
+
+
 def _run(args: argparse.Namespace) -> int:
     benders, lp = args.method == "benders", args.method == "lp"
+    sweep = args.sweep_epsilon is not None
     refuse_ignored_options(
         args,
         [
@@ -106,13 +144,18 @@ def _run(args: argparse.Namespace) -> int:
             ("--plain", "plain", False, lp, "--method lp"),
             ("--polish", "polish", "auto", lp and not args.plain, "--method lp without --plain"),
             ("--seed", "seed", 0, args.outputs is not None, "-k/--outputs (it draws them)"),
+            ("--baselines", "baselines", "auto", sweep, "--sweep-epsilon"),
+            ("--workers", "workers", 1, sweep, "--sweep-epsilon"),
+            ("--epsilon", "epsilon", 2.0, not sweep, "one matrix (without --sweep-epsilon)"),
         ],
     )
+    if sweep:
+        return _run_sweep(args)
     with reserve_outputs(args, [args.points]) as outputs:
         out = outputs.add(args.out)
-        prob, pm, v = _solve(args)
+        prob, pm, v, seen = _solve(args)
         with outputs.publish() as staged:
-            _write_outputs(staged[out], args, prob, pm, v)
+            _write_outputs(staged[out], args, prob, pm, v, seen)
     emit_summary(
         {
             "command": "mdp",
@@ -125,16 +168,63 @@ def _run(args: argparse.Namespace) -> int:
             "lower_bound": pm.lower_bound,
             "relative_gap": pm.relative_gap,
             "max_relative_violation": v.max_relative_violation,
+            "adversary_error": seen.expected_error,
+            "true_report_probability": seen.true_report_probability,
             "time_s": pm.info.get("time_s"),
         }
     )
     return 0
 
 
-def _solve(args: argparse.Namespace):
-    """(problem, perturbation matrix, its verification) as the flags ask."""
+def _run_sweep(args: argparse.Namespace) -> int:
+    """``--sweep-epsilon``: the sweep's table, plots and report into --out, its points on
+    stdout."""
+    if args.method == "expmech":
+        raise InvalidInput(
+            "--sweep-epsilon compares the optimal matrix with the baselines: use --method lp "
+            "or benders (the exponential mechanism is a baseline of every sweep)"
+        )
+    with reserve_outputs(args, [args.points]) as outputs:
+        out = outputs.add(args.out)
+        prob = _problem(args)
+        baselines = {"auto": "auto", "none": []}.get(
+            args.baselines, [b.strip() for b in args.baselines.split(",")]
+        )
+        executor = ThreadPoolExecutor(args.workers) if args.workers > 1 else None
+        try:  # HiGHS releases the GIL: threads solve ε values side by side
+            result = sweep_epsilon(
+                prob,
+                args.sweep_epsilon,
+                method=args.method,
+                baselines=baselines,
+                executor=executor,
+                progress=args.progress,
+                **_solver_options(args, progress=None),
+            )
+        finally:
+            if executor is not None:
+                executor.shutdown(wait=False, cancel_futures=True)
+        with outputs.publish() as staged:
+            files = result.write_report(staged[out], "privopt mdp --sweep-epsilon")
+    emit_summary(
+        {
+            "command": "mdp",
+            "mode": "sweep-epsilon",
+            "out": str(out),
+            "files": files,
+            "records": prob.n_records,
+            "outputs": prob.n_outputs,
+            "method": args.method,
+            **result.summary(),
+        }
+    )
+    return 0
+
+
+def _problem(args: argparse.Namespace) -> MDPProblem:
+    """The records of POINTS (or the Rome grid) as an :class:`MDPProblem` at ``--epsilon``."""
     records = rome_grid() if args.points is None else load_points(args.points)
-    prob = MDPProblem(
+    return MDPProblem(
         records,
         epsilon=args.epsilon,
         eta=args.eta,
@@ -142,21 +232,31 @@ def _solve(args: argparse.Namespace):
         outputs=args.outputs,
         seed=args.seed,
     )
-    opts: dict = {}
+
+
+def _solver_options(args: argparse.Namespace, *, progress: bool | None) -> dict[str, Any]:
+    """The options of :func:`privopt.mdp.solve` that the flags set for ``--method`` (with
+    ``progress`` None, Benders' own bar is left to the caller)."""
     if args.method == "benders":
-        opts = dict(
-            m=args.subsets, partitioner=args.partitioner, rel_gap=args.gap, progress=args.progress
-        )
-    elif args.method == "lp":
-        opts = dict(
+        opts = dict(m=args.subsets, partitioner=args.partitioner, rel_gap=args.gap)
+        return opts if progress is None else {**opts, "progress": progress}
+    if args.method == "lp":
+        return dict(
             row_generation=not args.plain,
             polish={"auto": "auto", "yes": True, "no": False}[args.polish],
         )
-    pm = solve(prob, args.method, **opts)
-    return prob, pm, pm.violations(prob)
+    return {}
 
 
-def _write_outputs(out: Path, args: argparse.Namespace, prob, pm, v) -> None:
+def _solve(args: argparse.Namespace) -> tuple[MDPProblem, PerturbationMatrix, Any, Any]:
+    """(problem, perturbation matrix, its verification, the Bayes adversary's view of it) as
+    the flags ask."""
+    prob = _problem(args)
+    pm = solve(prob, args.method, **_solver_options(args, progress=args.progress))
+    return prob, pm, pm.violations(prob), pm.inference_error(prob, prob.prior)
+
+
+def _write_outputs(out: Path, args: argparse.Namespace, prob, pm, v, seen) -> None:
     """The matrix (.npz), the report and its plots, into the staging directory ``out``."""
     pm.save(out / "perturbation_matrix.npz")
     pm._write(out)  # release.json + data.npz: privopt.load(out) reads the release back
@@ -171,6 +271,8 @@ def _write_outputs(out: Path, args: argparse.Namespace, prob, pm, v) -> None:
         ["time (s)", pm.info.get("time_s", float("nan"))],
         ["max relative mDP violation", v.max_relative_violation],
         ["repair weight α", pm.info.get("repair_alpha", 0.0)],
+        ["Bayes adversary's expected error", seen.expected_error],
+        ["Pr[report = true record]", seen.true_report_probability],
     ]
     sec = Section("Metric-DP perturbation matrix", markdown_table(["quantity", "value"], rows))
     try:

@@ -23,7 +23,15 @@ from privopt._optional import pandas
 from privopt._progress import progress_bar
 from privopt._validation import check_finite_array, check_positive
 from privopt.errors import InvalidInput
-from privopt.report import axes_or_new, markdown_table, new_figure
+from privopt.report import (
+    Report,
+    Section,
+    axes_or_new,
+    close_figure,
+    markdown_table,
+    new_figure,
+    save_figure,
+)
 
 __all__ = ["TradeoffPoint", "EpsilonSweep", "check_epsilons", "run_tasks"]
 
@@ -130,6 +138,43 @@ class EpsilonSweep:
     def write_csv(self, path: str | Path) -> Path:
         """Write :meth:`to_csv` to ``path`` atomically; returns the path."""
         return write_text_atomic(Path(path), self.to_csv())
+
+    def summary(self) -> dict[str, Any]:
+        """The table and notes as JSON-ready values (``privopt mdp|geo --sweep-epsilon`` prints
+        them): ``{"loss": label, "adversary_error": label, "notes": ..., "points": rows}``."""
+        return {
+            "loss": self.loss_label,
+            "adversary_error": self.error_label,
+            "notes": dict(self.notes),
+            "points": self.rows(),
+        }
+
+    def write_report(self, out_dir: str | Path, title: str) -> list[str]:
+        """Write the sweep into ``out_dir``: ``sweep.csv`` (the table), ``sweep.png`` (loss and
+        adversary error over ε), ``sweep_tradeoff.png`` (error against loss) and ``report.md``
+        titled ``title``, each atomically; returns the file names written."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        self.write_csv(out / "sweep.csv")
+        try:
+            left, _ = self.plot()
+            save_figure(left.figure, out / "sweep.png", dpi=110, bbox_inches="tight")
+            ax = self.plot_tradeoff()
+            save_figure(ax.figure, out / "sweep_tradeoff.png", dpi=110, bbox_inches="tight")
+        finally:
+            close_figure("all")
+        notes = "".join(f"- {k}: {v}\n" for k, v in self.notes.items() if v is not None)
+        body = (
+            "Utility loss and the Bayes-optimal adversary's expected error (larger: the "
+            "adversary's best guess lies further from the truth) for each mechanism and ε.\n\n"
+            + self.markdown()
+            + ("\n" + notes if notes else "")
+        )
+        report = Report(title)
+        report.add(Section("Privacy against utility across ε", body, ["sweep.png"]))
+        report.add(Section("Trade-off curve", "", ["sweep_tradeoff.png"]))
+        report.write(out)
+        return ["sweep.csv", "sweep.png", "sweep_tradeoff.png", "report.md"]
 
     def _series(self, mechanism: str, attribute: str) -> tuple[np.ndarray, np.ndarray]:
         chosen = [p for p in self.points if p.mechanism == mechanism]
