@@ -172,3 +172,13 @@ def test_the_command_line_sweep_is_the_api_sweep(tmp_path, capsys):
     assert csv_lines[0].startswith("mechanism,epsilon,expected_loss,adversary_error")
     assert len(csv_lines) == 5
     assert "{" not in captured.err  # the summary is on stdout only
+
+
+def test_against_the_optimal_matrix_the_report_is_the_best_guess():
+    """Cost = distance, every record an output: a guess better than the report would remap the
+    outputs to a lower loss than the LP optimum, so the adversary's error is the loss."""
+    prob = MDPProblem(np.random.default_rng(5).uniform(0, 3, (15, 2)), epsilon=1.5, eta=1.0)
+    pm = solve(prob)
+    seen = pm.inference_error(prob, prob.prior)
+    assert seen.expected_error == pytest.approx(pm.expected_loss, rel=1e-6)
+    assert seen.expected_error <= pm.expected_loss * (1 + 1e-9)
