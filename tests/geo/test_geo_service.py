@@ -294,16 +294,6 @@ def _params(url: str):
         return Setup.from_json(json.loads(resp.read())).params
 
 
-def test_server_stops_cleanly_on_sigterm(server, reports) -> None:
-    """Last in the module: SIGTERM ends the server with exit code 0 and one stdout line."""
-    proc, _ = server
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=30) == 0
-    assert proc.stdout.read() == ""  # nothing after the URL line
-    proc.stderr.seek(0)
-    assert "stopped" in proc.stderr.read()
-
-
 def test_the_client_draws_its_report_with_the_exact_sampler(server, monkeypatch) -> None:
     """The local draw is :func:`privopt.dp.categorical.sample_rows` on the returned matrix's
     true row (integer arithmetic on random bits), not a floating-point inverse CDF."""
@@ -322,3 +312,13 @@ def test_the_client_draws_its_report_with_the_exact_sampler(server, monkeypatch)
     matrix, rows, out = calls[0]
     assert matrix is rep.matrix.matrix
     assert rep.matrix.row_index[rows[0]] == 11 and out[0] == rep.reported
+
+
+def test_server_stops_cleanly_on_sigterm(server, reports) -> None:
+    """Last in the module: SIGTERM ends the server with exit code 0 and one stdout line."""
+    proc, _ = server
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 0
+    assert proc.stdout.read() == ""  # nothing after the URL line
+    proc.stderr.seek(0)
+    assert "stopped" in proc.stderr.read()
