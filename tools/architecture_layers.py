@@ -59,6 +59,8 @@ ROLES: dict[str, str] = {
     "privopt.geo.http_client": "the client of the web service",
     "privopt.geo.http_limits": "limits on hostile HTTP clients",
     "privopt.geo.baselines": "planar Laplace and the exponential mechanism",
+    "privopt.geo.tradeoff": "loss and adversary error across ε (sweep_epsilon)",
+    "privopt.geo.adversary": "the Bayes-optimal adversary per user, metric or road loss",
     "privopt.geo.result": "LRGeoResult, the release",
     "privopt.geo.client": "the user's side: LR set, cost estimates, upload",
     "privopt.geo.server": "the server's side: CR answers, batch solves",

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "Real",
+    "RealList",
     "Integer",
     "Method",
     "method_name",
@@ -111,6 +112,31 @@ class Integer:
         if self.high is not None and value > self.high:
             raise _fail(f"an integer <= {self.high}", text)
         return value
+
+
+@dataclass(frozen=True)
+class RealList:
+    """An argparse ``type``: a comma list of numbers, each read by ``item`` (e.g. the ε values
+    of a sweep, ``0.5,1,2``), at most ``max_items`` of them."""
+
+    item: Real
+    max_items: int
+
+    def __call__(self, text: str) -> list[float]:
+        parts = [part.strip() for part in text.split(",")]
+        if not text.strip() or any(not part for part in parts):
+            raise _fail("a comma list of numbers (e.g. 0.5,1,2)", text)
+        if len(parts) > self.max_items:
+            raise argparse.ArgumentTypeError(
+                f"holds {len(parts)} values, more than the {self.max_items} it takes"
+            )
+        values = []
+        for part in parts:
+            try:
+                values.append(self.item(part))
+            except argparse.ArgumentTypeError as exc:
+                raise argparse.ArgumentTypeError(f"each value {exc}") from None
+        return values
 
 
 #: A finite number > 0 (ε, sizes in km, time limits in s).

@@ -15,6 +15,7 @@ DRAWS = {
     "laplace_mechanism": lambda rng: dp.laplace_mechanism(np.zeros(3), 1.0, rng=rng),
     "gaussian_mechanism": lambda rng: dp.gaussian_mechanism(np.zeros(3), 1.0, 1e-6, rng=rng),
     "exponential_mechanism": lambda rng: dp.exponential_mechanism(np.arange(4.0), 1.0, rng=rng),
+    "sample_categorical": lambda rng: dp.sample_categorical([0.2, 0.3, 0.5], 5, rng=rng),
 }
 
 

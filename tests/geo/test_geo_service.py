@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import privopt
+import privopt.perturbation.matrix as matrix_module
 import pytest
 
 # Why a skip: the HTTP stack is the optional extra privopt[server]; the test extra installs it,
@@ -291,6 +292,26 @@ def _params(url: str):
 
     with urllib.request.urlopen(url + "/setup", timeout=30) as resp:
         return Setup.from_json(json.loads(resp.read())).params
+
+
+def test_the_client_draws_its_report_with_the_exact_sampler(server, monkeypatch) -> None:
+    """The local draw is :func:`privopt.dp.categorical.sample_rows` on the returned matrix's
+    true row (integer arithmetic on random bits), not a floating-point inverse CDF."""
+    calls = []
+    exact = matrix_module.sample_rows
+
+    def recorded(matrix, rows, source):
+        out = exact(matrix, rows, source)
+        calls.append((matrix, rows.copy(), out.copy()))
+        return out
+
+    monkeypatch.setattr(matrix_module, "sample_rows", recorded)
+    _, url = server
+    rep = GeoServiceClient(url, _geography()).obfuscate(11, rng=7)
+    assert len(calls) == 1
+    matrix, rows, out = calls[0]
+    assert matrix is rep.matrix.matrix
+    assert rep.matrix.row_index[rows[0]] == 11 and out[0] == rep.reported
 
 
 def test_server_stops_cleanly_on_sigterm(server, reports) -> None:

@@ -205,6 +205,25 @@ case(
     lambda: dp.exponential_mechanism([0.0, 1.0], 1.0, size=-1),
     "size",
 )
+for weights, frag in [
+    ([], "at least one weight"),
+    ([NAN, 1.0], "weights"),
+    ([INF, 1.0], "weights"),
+    ([1j, 1.0], "weights must be real"),
+    ([[0.5, 0.5]], "weights"),
+    (["0.5", "0.5"], "weights"),
+    ([True, 1.0], "weights"),
+    ([0.5, -0.5], "negative weight"),
+    ([0.0, 0.0], "positive weight"),
+]:
+    case(
+        "dp.sample_categorical",
+        f"weights={weights!r}",
+        lambda w=weights: dp.sample_categorical(w, rng=0),
+        frag,
+    )
+case("dp.sample_categorical", "size=-1", lambda: dp.sample_categorical([1.0], -1), "size")
+case("dp.sample_categorical", "rng='x'", lambda: dp.sample_categorical([1.0], rng="x"), "rng")
 for bad in ("x", -1, 2.5, [1]):
     case("as_random_source", f"rng={bad!r}", lambda b=bad: dp.as_random_source(b), "rng")
 case("GeneratorSource", "generator=5", lambda: dp.GeneratorSource(5), "generator")
@@ -767,6 +786,152 @@ case(
     "missing",
     lambda: mdp.PerturbationMatrix.load("/nonexistent.npz"),
     "nonexistent",
+)
+for method in ("loss", "violations", "check", "inference_error"):
+    case(
+        f"PerturbationMatrix.{method}",
+        "problem='x'",
+        lambda m=method: getattr(mdp.solve(problem(), "expmech"), m)("x"),
+        "problem must be a MDPProblem",
+    )
+for prior, frag in [
+    ([0.5, 0.5], "prior must have shape \\(6,\\)"),
+    (np.full(6, 0.5), "prior must sum to 1"),
+    (np.full(6, NAN), "prior"),
+    (["a"] * 6, "prior"),
+]:
+    case(
+        "PerturbationMatrix.inference_error",
+        f"prior={prior!r}",
+        lambda p=prior: mdp.solve(problem(), "expmech").inference_error(problem(), p),
+        frag,
+    )
+for table, frag in [
+    (np.ones((5, 6)), "distances must have shape \\(6, G >= 1\\)"),
+    (np.ones((6, 0)), "distances must have shape"),
+    (-np.ones((6, 6)), "distances must be >= 0"),
+    (np.full((6, 6), INF), "disconnected graph"),
+    (np.full((6, 6), NAN), "distances"),
+    ("road", "distances"),
+]:
+    case(
+        "PerturbationMatrix.inference_error",
+        f"distances={table!r:.30}",
+        lambda t=table: mdp.solve(problem(), "expmech").inference_error(problem(), distances=t),
+        frag,
+    )
+for args, frag in [
+    ((np.eye(2), None, -np.eye(2)), "distances must be >= 0"),
+    ((np.eye(2), None, np.eye(3)), "distances must have shape"),
+    ((np.full((2, 2), NAN), None, np.eye(2)), "matrix"),
+    ((np.ones((2, 2)), None, np.eye(2)), "row 0 does not sum to 1"),
+    ((-np.eye(2) + 1.5 * np.eye(2)[::-1] - 0.5 * np.eye(2)[::-1], None, np.eye(2)), "negative"),
+    ((np.eye(2), [1.0], np.eye(2)), "prior must have shape"),
+    ((np.zeros((0, 2)), None, np.eye(2)), "non-empty"),
+]:
+    case(
+        "perturbation.bayes_inference_error",
+        f"{frag}",
+        lambda a=args: perturbation.bayes_inference_error(*a),
+        frag,
+    )
+case(
+    "perturbation.bayes_inference_error",
+    "same_place of another shape",
+    lambda: perturbation.bayes_inference_error(np.eye(2), None, np.eye(2), same_place=np.eye(3)),
+    "same_place must be a bool array",
+)
+case(
+    "perturbation.planar_laplace",
+    "a precomputed metric",
+    lambda: perturbation.planar_laplace(
+        mdp.MDPProblem(np.array([[0.0, 1.0], [1.0, 0.0]]), epsilon=1, eta=1, metric="precomputed")
+    ),
+    "points of the plane",
+)
+case(
+    "perturbation.planar_laplace",
+    "epsilon 0",
+    lambda: perturbation.planar_laplace(problem().with_epsilon(0.0)),
+    "epsilon",
+)
+case(
+    "perturbation.planar_laplace",
+    "n_samples=0",
+    lambda: perturbation.planar_laplace(problem(), n_samples=0),
+    "n_samples",
+)
+case(
+    "perturbation.planar_laplace",
+    "problem='x'",
+    lambda: perturbation.planar_laplace("x"),
+    "problem",
+)
+case("MDPProblem.with_epsilon", "epsilon=-1", lambda: problem().with_epsilon(-1.0), "epsilon")
+case(
+    "MDPProblem.with_epsilon",
+    "epsilon overflows exp",
+    lambda: problem().with_epsilon(1e300),
+    "epsilon \\* d",
+)
+case(
+    "perturbation.epsilon_path",
+    "problem='x'",
+    lambda: perturbation.epsilon_path("x", [1.0]),
+    "problem",
+)
+case(
+    "perturbation.epsilon_path",
+    "epsilons=[]",
+    lambda: perturbation.epsilon_path(problem(), []),
+    "epsilons",
+)
+case(
+    "perturbation.epsilon_path",
+    "epsilons=[-1]",
+    lambda: perturbation.epsilon_path(problem(), [-1.0]),
+    "epsilons",
+)
+for kwargs, frag in [
+    ({"epsilons": []}, "epsilons must not be empty"),
+    ({"epsilons": [0.0]}, "epsilons must be > 0"),
+    ({"epsilons": [NAN]}, "epsilons"),
+    ({"epsilons": ["1"]}, "epsilons"),
+    ({"epsilons": np.ones(1001)}, "more than the 1000"),
+    ({"epsilons": [1.0], "method": "expmech"}, "method must be 'lp' or 'benders'"),
+    ({"epsilons": [1.0], "baselines": "laplace"}, "baselines must be 'auto'"),
+    ({"epsilons": [1.0], "baselines": ["gauss"]}, "unknown baseline"),
+    ({"epsilons": [1.0], "executor": 3}, "executor"),
+    ({"epsilons": [1.0], "progress": "no"}, "progress"),
+    ({"epsilons": [1.0], "laplace_samples": 0}, "laplace_samples"),
+    ({"epsilons": [1.0], "distances": np.ones((2, 2))}, "distances must have shape"),
+    ({"epsilons": [1.0], "rel_gap": 0.1}, "unknown keyword"),
+    ({"epsilons": [1.0], "time_limit": -1.0}, "time_limit"),
+]:
+    case(
+        "mdp.sweep_epsilon",
+        f"{kwargs}",
+        lambda k=kwargs: mdp.sweep_epsilon(problem(), **{"progress": False, **k}),
+        frag,
+    )
+case("mdp.sweep_epsilon", "problem='x'", lambda: mdp.sweep_epsilon("x", [1.0]), "problem")
+
+
+def a_sweep() -> perturbation.EpsilonSweep:
+    return perturbation.EpsilonSweep(
+        [perturbation.TradeoffPoint("optimal", 1.0, 1.0, 0.9, 0.5, 0.1)]
+    )
+
+
+case("EpsilonSweep", "points=[3]", lambda: perturbation.EpsilonSweep([3]), "points")
+case("EpsilonSweep.plot", "axes=3", lambda: a_sweep().plot(axes=3), "axes must be None or two")
+case("EpsilonSweep.plot", "axes=[3, 4]", lambda: a_sweep().plot(axes=[3, 4]), "ax must")
+case("EpsilonSweep.plot_tradeoff", "ax=3", lambda: a_sweep().plot_tradeoff(ax=3), "ax must")
+case(
+    "EpsilonSweep.write_csv",
+    "a folder",
+    lambda: a_sweep().write_csv(tempfile.mkdtemp()),
+    "is a directory",
 )
 
 # ---------------------------------------------------------------------------- privopt.kanon
@@ -1407,6 +1572,150 @@ GEO_TYPE_CASES: list[tuple[str, str, Callable[[], Any], str]] = [
         "rng",
     ),
     ("LRGeoResult.plot_user", "m=2", lambda: geo_result().plot_user(2), "m"),
+    (
+        "LRGeoResult.inference_error",
+        "loss='walk'",
+        lambda: geo_result().inference_error(loss="walk"),
+        "loss must be one of",
+    ),
+    (
+        "LRGeoResult.inference_error",
+        "prior of 3",
+        lambda: geo_result().inference_error(np.ones(3) / 3),
+        "prior must have shape",
+    ),
+    (
+        "LRGeoResult.inference_error",
+        "prior NaN",
+        lambda: geo_result().inference_error(np.full(9, NAN)),
+        "prior",
+    ),
+    (
+        "geo.adversary.user_inference_errors",
+        "prior without mass on a user's LR set",
+        lambda: geo.adversary.user_inference_errors(
+            grid(), [np.arange(2)], [np.ones((2, 9)) / 9], np.eye(9)[8]
+        ),
+        "no mass on user 0's LR set",
+    ),
+    (
+        "geo.adversary.user_inference_errors",
+        "geography='x'",
+        lambda: geo.adversary.user_inference_errors("x", [], []),
+        "geography",
+    ),
+    (
+        "geo.adversary.user_inference_errors",
+        "a matrix of another shape",
+        lambda: geo.adversary.user_inference_errors(grid(), [np.arange(2)], [np.eye(2)]),
+        "user 0's matrix must have shape",
+    ),
+    (
+        "geo.adversary.user_inference_errors",
+        "two LR sets, one matrix",
+        lambda: geo.adversary.user_inference_errors(
+            grid(), [np.arange(2)] * 2, [np.ones((2, 9)) / 9]
+        ),
+        "one LR set per matrix",
+    ),
+    (
+        "geo.baselines.on_lr_rows",
+        "wanted=['gauss']",
+        lambda: geo.baselines.on_lr_rows(geo_result(), _tc(), ["gauss"]),
+        "unknown baseline",
+    ),
+    (
+        "geo.sweep_epsilon",
+        "geography='x'",
+        lambda: geo.sweep_epsilon("x", geo.GeoParams(), [1.0], [0], _tc()),
+        "geography",
+    ),
+    (
+        "geo.sweep_epsilon",
+        "params='x'",
+        lambda: geo.sweep_epsilon(grid(), "x", [1.0], [0], _tc()),
+        "params",
+    ),
+    (
+        "geo.sweep_epsilon",
+        "costs='x'",
+        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [1.0], [0], "x"),
+        "costs",
+    ),
+    (
+        "geo.sweep_epsilon",
+        "epsilons=[]",
+        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [], [0], _tc()),
+        "epsilons",
+    ),
+    (
+        "geo.sweep_epsilon",
+        "epsilons=[inf]",
+        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [INF], [0], _tc()),
+        "epsilons",
+    ),
+    (
+        "geo.sweep_epsilon",
+        "epsilon * r_exp too large",
+        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [1e3], [0], _tc()),
+        "r_exp",
+    ),
+    (
+        "geo.sweep_epsilon",
+        "users=[]",
+        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [1.0], [], _tc()),
+        "users",
+    ),
+    (
+        "geo.sweep_epsilon",
+        "users=[99]",
+        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [1.0], [99], _tc()),
+        "users",
+    ),
+    (
+        "geo.sweep_epsilon",
+        "loss='walk'",
+        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [1.0], [0], _tc(), loss="walk"),
+        "loss",
+    ),
+    (
+        "geo.sweep_epsilon",
+        "prior of 2",
+        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [1.0], [0], _tc(), prior=[0.5, 0.5]),
+        "prior",
+    ),
+    (
+        "geo.sweep_epsilon",
+        "baselines=['laplace'] on a planar map",
+        lambda: geo.sweep_epsilon(
+            grid(), geo.GeoParams(), [1.0], [0], _tc(), baselines=["laplace"]
+        ),
+        "lat, lon",
+    ),
+    (
+        "geo.sweep_epsilon",
+        "rng=1.5",
+        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [1.0], [0], _tc(), rng=1.5),
+        "rng",
+    ),
+    (
+        "geo.sweep_epsilon",
+        "executor='x'",
+        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [1.0], [0], _tc(), executor="x"),
+        "executor",
+    ),
+    (
+        "geo.sweep_epsilon",
+        "progress='x'",
+        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [1.0], [0], _tc(), progress="x"),
+        "progress",
+    ),
+    (
+        "geo.sweep_epsilon",
+        "rel_gap=-1",
+        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [1.0], [0], _tc(), rel_gap=-1.0),
+        "rel_gap",
+    ),
     ("LRGeoResult.plot_user", "ax=3", lambda: geo_result().plot_user(0, ax=3), "ax must"),
     (
         "LRGeoResult.real_row_cost",
@@ -2550,6 +2859,16 @@ BOOL_FLAGS: list[tuple[str, str, Callable[[Any], Any]]] = [
         lambda v: lrgeo_release().violations(all_pairs=v),
     ),
     (
+        "perturbation.bayes_inference_error",
+        "check_input",
+        lambda v: perturbation.bayes_inference_error(np.eye(2), None, np.eye(2), check_input=v),
+    ),
+    (
+        "perturbation.epsilon_path",
+        "warm_start",
+        lambda v: perturbation.epsilon_path(problem(), [1.0], warm_start=v),
+    ),
+    (
         "geometry.pairwise",
         "check_input",
         lambda v: geometry.pairwise(np.zeros((1, 2)), np.ones((1, 2)), "euclidean", check_input=v),
@@ -2925,6 +3244,8 @@ EXEMPT: dict[str, str] = {
     "privopt.perturbation.MatrixBlock": "a record MDPProblem.subproblem() builds from a checked "
     "problem",
     "privopt.perturbation.ViolationScan": "a record scan_violations() returns (it has rows)",
+    "privopt.perturbation.InferenceError": "a record inference_error() returns (it has rows)",
+    "privopt.perturbation.TradeoffPoint": "a record of EpsilonSweep.points, built by the sweeps",
     "privopt.Release": "the abstract base of every release; its subclasses have rows",
     "privopt.release.Release": "the abstract base of every release; its subclasses have rows",
     "privopt.mechanisms": "takes no arguments",

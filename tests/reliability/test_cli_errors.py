@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from privopt._arguments import Integer, Real
+from privopt._arguments import Integer, Real, RealList
 from privopt._atomic import MARKER, RunOutputs
 from privopt._inputs import MAX_CELL_CHARS
 from privopt.cli import EXIT_USAGE, build_parser, main
@@ -139,7 +139,8 @@ OUTPUT_CASES = {
 
 def with_epsilon(argv: list[str]) -> list[str]:
     """The privacy options a command needs (they have no default) when ``argv`` lacks them."""
-    chosen = "--epsilon" in argv or "--rho" in argv  # census: one of the two
+    # census takes --rho instead, mdp and geo --sweep-epsilon
+    chosen = any(flag in argv for flag in ("--epsilon", "--rho", "--sweep-epsilon"))
     extra = [] if argv[0] in ("kanon", "demo") or chosen else ["--epsilon", "1"]
     if argv[0] == "cluster" and "--delta" not in argv:
         extra += ["--delta", "0.01"]
@@ -325,15 +326,24 @@ def numeric_options() -> list:
             if isinstance(action, argparse._SubParsersAction):
                 for name, sub in action.choices.items():
                     walk(sub, [*words, name])
-            elif isinstance(action.type, (Real, Integer)):
+            elif isinstance(action.type, (Real, Integer, RealList)):
                 found.append((words, action))
 
     walk(build_parser(), [])
     return found
 
 
-def bad_values(kind: Real | Integer) -> list[str]:
-    """Values the option must refuse: never numbers, plus those outside its range."""
+def bad_values(kind: Real | Integer | RealList) -> list[str]:
+    """Values the option must refuse: never numbers, plus those outside its range (for a
+    list: each such value beside a good one, an empty item, too many items)."""
+    if isinstance(kind, RealList):
+        good = "1" if kind.item.low is None else str(kind.item.low + 1)
+        return [
+            *(f"{good},{v}" for v in bad_values(kind.item) if v),
+            ",",
+            f"{good},,{good}",
+            ",".join([good] * (kind.max_items + 1)),
+        ]
     values = ["nan", "abc", "1_0", ""]
     if isinstance(kind, Real) and not kind.allow_inf:
         values.append("inf")
@@ -406,6 +416,11 @@ def _all_options() -> list:
             "epsilon * r_exp / 2 = 2e+06 exceeds ln(largest float64) = 709.78",
         ),
         (["geo", "serve", "--epsilon", "1e6"], "epsilon * r_exp / 2 = 2e+06 exceeds"),
+        (["geo", "--sweep-epsilon", "1,1e6"], "epsilon * r_exp / 2 = 2e+06 exceeds"),
+        (
+            ["geo", "--grid", "4x4", "--sweep-epsilon", "1", "--users", "17"],
+            "--users must lie in [1, 16], got 17",
+        ),
         (["kanon", "IN", "--anonymity", "2", "--weights", "1_0,2"], "--weights must be numbers"),
         (
             ["kanon", "IN", "--anonymity", "2", "--sub-time-limit", "2"],
@@ -445,6 +460,8 @@ def _all_options() -> list:
         "grid of 0",
         "geo huge epsilon",
         "serve huge epsilon",
+        "geo sweep with a huge epsilon",
+        "geo sweep with too many users",
         "weights with _",
         "sub-time-limit without split_carry",
         "cluster bounds share of 1",
@@ -578,6 +595,26 @@ IGNORED_OPTIONS = {
     "mdp --time-limit with expmech": (
         ["mdp", "PTS", "--method", "expmech", "--time-limit", "3"],
         "--time-limit is only used with lp or benders",
+    ),
+    "mdp --workers without a sweep": (
+        ["mdp", "PTS", "--workers", "2"],
+        "--workers is only used with --sweep-epsilon",
+    ),
+    "mdp --baselines without a sweep": (
+        ["mdp", "PTS", "--baselines", "expmech"],
+        "--baselines is only used with --sweep-epsilon",
+    ),
+    "mdp --epsilon with a sweep": (
+        ["mdp", "PTS", "--sweep-epsilon", "1,2", "--epsilon", "3"],
+        "--epsilon is only used with one matrix (without --sweep-epsilon)",
+    ),
+    "mdp sweep with expmech": (
+        ["mdp", "PTS", "--sweep-epsilon", "1,2", "--method", "expmech"],
+        "--sweep-epsilon compares the optimal matrix with the baselines: use --method lp",
+    ),
+    "geo --epsilon with a sweep": (
+        ["geo", "--grid", "4x4", "--sweep-epsilon", "1,2", "--epsilon", "3"],
+        "--epsilon is only used with one run (without --sweep-epsilon)",
     ),
     "census two inputs": (
         ["census", "--records", "REC", "--synthetic-us", "--levels", "state", "--group", "hh"],

@@ -23,8 +23,12 @@ integers by integer arithmetic only, so no floating-point artefact can leak the 
 ``sample_gaussian``             g = 2^(⌊log₂ scale⌋-20); exact on that grid.
 ``exponential_mechanism``       P(i) ∝ exp(ε·uᵢ/(2Δu)) (or /Δu if ``monotonic``): ε-DP when
                                 every score moves by ≤ Δu between neighbours; computed in log
-                                space (stable for scores spanning 1e6); float64 probabilities,
-                                so ε-DP up to δ ≈ n·2⁻⁵¹ (see :mod:`privopt.dp.exponential`).
+                                space (stable for scores spanning 1e6), sampled exactly from
+                                its float64 probabilities: ε-DP up to their relative rounding
+                                (≲ 2⁻⁴²) and δ ≤ n·2⁻¹⁰⁷⁴ (see :mod:`privopt.dp.exponential`).
+``sample_categorical``          index k with probability exactly wₖ / Σw for float64 weights
+                                (each a dyadic rational), by integer arithmetic on random bits;
+                                released perturbation matrices sample their rows with it.
 ``zcdp_epsilon``                ρ-zCDP as (ε, δ)-DP: ε = ρ + 2√(ρ ln(1/δ)) (Bun & Steinke
                                 2016, Prop. 1.3).
 ``PrivacyAccountant``           basic composition: sequential spends add, spends inside
@@ -60,6 +64,7 @@ from privopt.dp.calibration import (
     gaussian_delta,
     zcdp_epsilon,
 )
+from privopt.dp.categorical import sample_categorical
 from privopt.dp.continuous import (
     gaussian_mechanism,
     laplace_mechanism,
@@ -104,6 +109,7 @@ __all__ = [
     "DEFAULT_CONVERSION_DELTA",
     "exponential_mechanism",
     "exponential_mechanism_probabilities",
+    "sample_categorical",
     "PrivacyAccountant",
     "PlannedSpend",
     "LedgerEntry",

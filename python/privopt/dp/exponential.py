@@ -10,16 +10,16 @@ their log-sum-exp, pᵢ = exp(lᵢ - LSE(l)), so scores spanning 1e6 (logits in 
 thousands) neither overflow nor produce NaN; candidates more than ~745 nats below the best get
 probability 0 in float64 (their true probability is < 1e-323).
 
-Sampling: inverse CDF with a single 53-bit uniform from the :class:`RandomSource` on the
-normalised cumulative probabilities. We prefer it to Gumbel-max (argmax of lᵢ + Gumbel noise):
-Gumbel-max needs one uniform per candidate and a log(-log U) per candidate, whose rounding
-depends on the candidate's logit, so the realised distribution drifts from the intended one in
-a data-dependent way; the inverse CDF uses one uniform and one cumulative sum, and its only
-error is the float64 rounding of the probabilities. Guarantee, stated honestly: the realised
-selection probabilities differ from the exact ones by at most about n·2⁻⁵² in absolute terms,
-so the sampler is (ε, δ)-DP with δ ≈ n·2⁻⁵¹ in the worst case (a candidate whose exact
-probability is below float resolution); :func:`exponential_mechanism_probabilities` returns
-the float64 probabilities the sampler actually uses.
+Sampling: exact, from the float64 probabilities :func:`exponential_mechanism_probabilities`
+returns, by integer arithmetic on uniform random bits (:func:`privopt.dp.sample_categorical`):
+candidate i comes out with probability pᵢ / Σⱼ pⱼ, the stored floats over their exact sum. We
+prefer it to an inverse CDF on a 53-bit uniform (whose rounding moves every probability by up to
+~2⁻⁵³ and gives a candidate below 2⁻⁵³ the probability of one float step) and to Gumbel-max
+(one log(-log U) per candidate, rounded differently for each logit). Guarantee, stated
+honestly: each pᵢ is within a relative ~(|lᵢ − LSE| + 1)·2⁻⁵² of its exact value (at most
+~2⁻⁴² for a candidate still above float range), so the realised ratios between neighbouring
+datasets exceed e^ε by at most that factor; a candidate more than ~745 nats below the best gets
+probability 0 (its exact probability is below 2⁻¹⁰⁷⁴), which adds δ ≤ n·2⁻¹⁰⁷⁴.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from privopt._validation import (
     check_positive,
     finite_result,
 )
-from privopt.dp.randomness import as_random_source
+from privopt.dp.categorical import sample_categorical
 from privopt.errors import InvalidInput
 
 __all__ = ["exponential_mechanism", "exponential_mechanism_probabilities"]
@@ -116,11 +116,7 @@ def exponential_mechanism(
     p = exponential_mechanism_probabilities(
         scores, epsilon, sensitivity=sensitivity, monotonic=monotonic
     )
-    cdf = np.cumsum(p)
-    cdf /= cdf[-1]  # last entry exactly 1, so U < 1 always lands on a candidate
     if size is not None:
         size = check_int("size", size, minimum=0)
-    source = as_random_source(rng)
-    u = source.uniform(1 if size is None else size)
-    idx = np.searchsorted(cdf, u, side="right").astype(np.int64)
+    idx = sample_categorical(p, 1 if size is None else size, rng=rng)
     return int(idx[0]) if size is None else idx

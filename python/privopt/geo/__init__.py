@@ -28,6 +28,7 @@ from privopt.geo.params import GeoParams
 from privopt.geo.result import LRGeoResult, run_lrgeo, user_problem
 from privopt.geo.server import answer_cr_request, solve_uploads
 from privopt.geo.solve import ClrSolution, solve_clr
+from privopt.geo.tradeoff import sweep_epsilon
 
 __all__ = [
     "GeoParams",
@@ -50,4 +51,5 @@ __all__ = [
     "LRGeoResult",
     "run_lrgeo",
     "user_problem",
+    "sweep_epsilon",
 ]

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from typing import Any
 
 import numpy as np
 
 from privopt._validation import check_finite_result, check_instance, check_int, check_nonnegative
-from privopt.dp.planar import planar_laplace_latlon
 from privopt.errors import InvalidInput
 from privopt.geo.clr import UserBlock, build_model
 from privopt.geo.crtable import CostReferenceTable, TravelCosts
@@ -31,11 +31,22 @@ from privopt.geo.geography import Geography, check_geography, location_indices
 from privopt.geo.params import GEO_REL_GAP, GeoParams, check_params
 from privopt.geo.result import user_problem
 from privopt.geo.solve import solve_clr
-from privopt.geometry import nearest
 from privopt.perturbation import exponential_mechanism, solve_exact
+from privopt.perturbation.laplace import snapped_planar_laplace
 from privopt.perturbation.matrix import PerturbationMatrix
 
-__all__ = ["full_lp", "const_opt", "exp_mech", "laplace", "lr_geo_f_params"]
+__all__ = [
+    "full_lp",
+    "const_opt",
+    "exp_mech",
+    "laplace",
+    "lr_geo_f_params",
+    "on_lr_rows",
+    "BASELINES",
+]
+
+#: The baselines :func:`on_lr_rows` computes (``privopt geo --baselines``).
+BASELINES = ("lp", "lp-inf", "constopt", "expmech", "laplace")
 
 
 def _checked(geography: Any, params: Any, costs: Any) -> None:
@@ -132,11 +143,9 @@ def laplace(
         raise InvalidInput("rows must name at least one location")
     start = time.perf_counter()
     k = geography.n_locations
-    true = np.repeat(geography.points[r], n, axis=0)
-    noisy = planar_laplace_latlon(true, params.epsilon, rng)
-    snapped, _ = nearest(noisy, geography.points, "haversine")
-    z = np.zeros((r.size, k))
-    np.add.at(z, (np.repeat(np.arange(r.size), n), snapped), 1.0 / n)
+    z = snapped_planar_laplace(
+        geography.points[r], geography.points, "haversine", params.epsilon, n, rng
+    )
     cost = check_finite_result("Laplace cost", float(np.sum(costs.true_costs(r) * z) / r.size))
     return PerturbationMatrix(
         z,
@@ -154,3 +163,53 @@ def lr_geo_f_params(params: GeoParams) -> GeoParams:
     """LR-Geo-F: γ = ∞ for the constraints and the LR-search graph (N_m a metric ball)."""
     check_params("params", params)
     return params.with_(gamma=math.inf, gamma_graph=math.inf)
+
+
+def on_lr_rows(
+    res: Any, costs: Any, wanted: list[str], *, rng: Any = None, laplace_samples: int = 200
+) -> dict[str, tuple[list[np.ndarray], float]]:
+    """Each requested baseline's rows for the users of an LR-Geo result, as LR-Geo's matrices
+    have them: per user, the baseline's (n_m, K) rows of its LR set N_m, so that costs and the
+    adversary's error compare on the same rows.
+
+    Parameters
+    ----------
+    res : the :class:`~privopt.geo.LRGeoResult` whose users' LR sets are evaluated.
+    costs : the cost table (CR table or exact travel costs) of the run.
+    wanted : names from :data:`BASELINES`.
+    rng : randomness of the planar Laplace draws, one stream for all users: None (the OS
+        CSPRNG) or an int seed (reproducible, for testing).
+    laplace_samples : planar Laplace draws per row.
+
+    Returns
+    -------
+    ``{name: (matrices, seconds)}`` in the order of ``wanted``; ``seconds`` is the time to
+    compute the baseline. A full solve's uncertified status is not warned about here (the
+    caller reports statuses where it has them).
+    """
+    geo, p = res.geography, res.params
+    runs = {
+        "lp": lambda: full_lp(geo, p, costs),
+        "lp-inf": lambda: full_lp(geo, p, costs, gamma=math.inf),
+        "constopt": lambda: const_opt(geo, p, costs),
+        "expmech": lambda: exp_mech(geo, p, costs),
+    }
+    out: dict[str, tuple[list[np.ndarray], float]] = {}
+    for name in wanted:
+        start = time.perf_counter()
+        if name == "laplace":
+            # one stream for all users (a seed per user would repeat the same noise)
+            stream = np.random.default_rng(rng) if isinstance(rng, int) else rng
+            mats = [
+                laplace(geo, p, costs, lr, n_samples=laplace_samples, rng=stream).matrix
+                for lr in res.lr_sets
+            ]
+        elif name in runs:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the status column says what is certified
+                pm = runs[name]()
+            mats = [pm.matrix[lr] for lr in res.lr_sets]
+        else:
+            raise InvalidInput(f"unknown baseline {name!r}; use any of {BASELINES}")
+        out[name] = (mats, time.perf_counter() - start)
+    return out

@@ -32,6 +32,7 @@ from privopt._arguments import (
     MAX_COUNT,
     Integer,
     Real,
+    RealList,
     count,
     nonnegative,
     positive,
@@ -47,6 +48,7 @@ from privopt._cli_support import (
     add_seed_option,
     add_time_limit_option,
     emit_summary,
+    refuse_ignored_options,
     release_summary,
     require_options,
     reserve_outputs,
@@ -55,9 +57,12 @@ from privopt._inputs import parse_number
 from privopt._validation import check_int
 from privopt.errors import InvalidInput
 from privopt.geo import CostReferenceTable, GeoParams, grid_geography, load_rome_grid, run_lrgeo
+from privopt.geo.adversary import ADVERSARY_LOSSES
 from privopt.geo.geography import draw_indices
 from privopt.geo.http_client import GeoServiceClient
 from privopt.geo.report import BASELINES, baseline_rows, write_report
+from privopt.geo.tradeoff import sweep_epsilon
+from privopt.perturbation.tradeoff import MAX_SWEEP_EPSILONS
 
 __all__ = ["register"]
 
@@ -113,12 +118,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--baselines",
         type=_baseline_list,
-        default="expmech",
-        help="comma list of: lp, lp-inf, constopt, expmech, laplace, none",
+        default=None,
+        help="comma list of: lp, lp-inf, constopt, expmech, laplace, none (default: expmech; "
+        "with --sweep-epsilon, expmech and laplace)",
+    )
+    p.add_argument(
+        "--sweep-epsilon",
+        type=RealList(positive, MAX_SWEEP_EPSILONS),
+        metavar="E1,E2,...",
+        help="instead of one run at --epsilon: run LR-Geo at each ε of the comma list (1/km) "
+        "for the same users and compare cost and the Bayes adversary's error with the "
+        "baselines (sweep.csv, plots)",
+    )
+    p.add_argument(
+        "--adversary-loss",
+        choices=ADVERSARY_LOSSES,
+        default="metric",
+        help="the adversary's error: straight-line km (metric) or km driven on the road "
+        "network (road: the road-aware adversary)",
     )
     p.add_argument("--sample-seed", type=seed, default=0, help=_SAMPLE_SEED_HELP)
     add_seed_option(p, "the draws (targets, users, each client's v_a, the Laplace baseline)")
-    _workers_option(p, "threads for the Benders subproblems")
+    _workers_option(
+        p, "threads: a run's Benders subproblems, or with --sweep-epsilon the ε values at once"
+    )
     add_out_option(p, "geo")
     p.set_defaults(func=_run)
     nested = p.add_subparsers(dest="geo_command", metavar="{serve,client}")
@@ -280,8 +303,11 @@ def _register_client(nested: argparse._SubParsersAction) -> None:
 
 
 def _params(args: argparse.Namespace) -> Any:
+    """The run's GeoParams; a sweep starts at its first ε (each point sets its own)."""
     return GeoParams(
-        epsilon=args.epsilon,
+        epsilon=(
+            args.epsilon if getattr(args, "sweep_epsilon", None) is None else args.sweep_epsilon[0]
+        ),
         gamma=args.gamma,
         gamma_graph=args.gamma_graph,
         lr_radius=args.lr_radius,
@@ -316,6 +342,12 @@ def _geography(args: argparse.Namespace, sample_seed: int | None) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
+    sweep = args.sweep_epsilon is not None
+    refuse_ignored_options(
+        args, [("--epsilon", "epsilon", None, not sweep, "one run (without --sweep-epsilon)")]
+    )
+    if sweep:
+        return _run_sweep(args)
     require_options(args, "--epsilon")
     with reserve_outputs(args, [args.rome]) as outputs:
         out = outputs.add(args.out)
@@ -355,15 +387,20 @@ def _compute(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, Any]]:
     res._write(out)
     for m, pm in enumerate(res.matrices):
         pm.save(out / f"user{m}.npz")
-    wanted = [b for b in args.baselines.split(",") if b and b != "none"]
+    wanted = [b for b in (args.baselines or "expmech").split(",") if b and b != "none"]
     print(f"[geo] baselines: {', '.join(wanted) or 'none'}", file=sys.stderr)
     base = baseline_rows(res, table, wanted, seed=args.seed)
+    seen = res.inference_error(loss=args.adversary_loss)
     # The run's evaluation beside the release's summary: it uses the users' true locations
     # (the real-row cost), the CR table (baselines) and further solves (the relaxed bound).
     evaluation: dict[str, Any] = {
         "params": params.to_json(),
         "real_row_cost_km": res.real_row_cost(),
         "baselines": base,
+        # the Bayes adversary holding each user's matrix, uniform prior on its LR set
+        "adversary_loss": args.adversary_loss,
+        "adversary_error_km": float(np.mean([e.expected_error for e in seen])),
+        "true_report_probability": float(np.mean([e.true_report_probability for e in seen])),
     }
     bound = evaluation["relaxed_lower_bound_km"] = res.relaxed_bound()
     # A zero bound (a large ε makes every cost vanish) leaves the ratio undefined: null.
@@ -372,6 +409,60 @@ def _compute(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, Any]]:
     write_report(res, table, summary, out)
     (out / "result.json").write_text(json.dumps(summary, default=float), encoding="utf-8")
     return res, evaluation
+
+
+def _run_sweep(args: argparse.Namespace) -> int:
+    """``--sweep-epsilon``: LR-Geo and its baselines at each ε for the same users; the table,
+    plots and report into --out, the points on stdout."""
+    wanted: Any = (
+        "auto"
+        if args.baselines is None
+        else [b for b in args.baselines.split(",") if b and b != "none"]
+    )
+    with reserve_outputs(args, [args.rome]) as outputs:
+        out = outputs.add(args.out)
+        params = _params(args)
+        for e in args.sweep_epsilon:
+            params.with_(epsilon=e)  # an ε the model cannot hold is refused before any work
+        geo = _geography(args, args.sample_seed)
+        if not 1 <= args.users <= geo.n_locations:
+            raise InvalidInput(f"--users must lie in [1, {geo.n_locations}], got {args.users}")
+        print(f"[geo] {geo!r}: building the CR table", file=sys.stderr)
+        table = _cr_table(geo, params, args)
+        users = draw_indices(geo.n_locations, args.users, args.seed)
+        executor = ThreadPoolExecutor(args.workers) if args.workers > 1 else None
+        try:  # HiGHS releases the GIL: threads solve ε values side by side
+            result = sweep_epsilon(
+                geo,
+                params,
+                args.sweep_epsilon,
+                users,
+                table,
+                loss=args.adversary_loss,
+                baselines=wanted,
+                method=args.method,
+                rel_gap=args.gap,
+                rng=args.seed,
+                executor=executor,
+                progress=args.progress,
+            )
+        finally:
+            if executor is not None:
+                executor.shutdown(wait=False, cancel_futures=True)
+        with outputs.publish() as staged:
+            files = result.write_report(staged[out], "privopt geo --sweep-epsilon")
+    emit_summary(
+        {
+            "command": "geo",
+            "mode": "sweep-epsilon",
+            "out": str(out),
+            "files": files,
+            "users": args.users,
+            "K": geo.n_locations,
+            **result.summary(),
+        }
+    )
+    return 0
 
 
 def _serve(args: argparse.Namespace) -> int:

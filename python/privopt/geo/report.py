@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import time
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from privopt.errors import InvalidInput
-from privopt.geo import CostReferenceTable, GeoParams, baselines, grid_geography, run_lrgeo
+from privopt.geo.baselines import BASELINES, on_lr_rows
+from privopt.geo.crtable import CostReferenceTable
+from privopt.geo.geography import grid_geography
 from privopt.geo.metrics import expected_cost
-from privopt.geo.result import LRGeoResult
+from privopt.geo.params import GeoParams
+from privopt.geo.result import LRGeoResult, run_lrgeo
 from privopt.report import (
     GLOSSARY_NOTE,
     Report,
@@ -25,11 +25,7 @@ from privopt.report import (
     status_text,
 )
 
-__all__ = ["baseline_rows", "write_report", "plot_user", "demo_section"]
-
-
-#: The baselines ``baseline_rows`` computes (``privopt geo --baselines``).
-BASELINES = ("lp", "lp-inf", "constopt", "expmech", "laplace")
+__all__ = ["BASELINES", "baseline_rows", "write_report", "plot_user", "demo_section"]
 
 
 def baseline_rows(
@@ -38,32 +34,10 @@ def baseline_rows(
     """Expected travel cost (km, on the users' LR rows) and time of each requested baseline;
     ``seed`` drives the planar Laplace noise (an int: reproducible, for testing; None: the OS
     CSPRNG)."""
-    geo, p = res.geography, res.params
     rows: list[dict[str, Any]] = []
-    runs = {
-        "lp": lambda: baselines.full_lp(geo, p, costs),
-        "lp-inf": lambda: baselines.full_lp(geo, p, costs, gamma=float("inf")),
-        "constopt": lambda: baselines.const_opt(geo, p, costs),
-        "expmech": lambda: baselines.exp_mech(geo, p, costs),
-    }
-    for name in wanted:
-        t = time.perf_counter()
-        if name == "laplace":
-            # one stream for all users (a seed per user would repeat the same noise)
-            rng = None if seed is None else np.random.default_rng(seed)
-            mats = [
-                baselines.laplace(geo, p, costs, lr, n_samples=200, rng=rng).matrix
-                for lr in res.lr_sets
-            ]
-        elif name in runs:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # the status column says what is certified
-                pm = runs[name]()
-            mats = [pm.matrix[lr] for lr in res.lr_sets]
-        else:
-            raise InvalidInput(f"unknown baseline {name!r}; use any of {BASELINES}")
+    for name, (mats, seconds) in on_lr_rows(res, costs, wanted, rng=seed).items():
         cost = expected_cost(mats, res.true_costs)
-        rows.append({"method": name, "cost_km": cost, "time_s": time.perf_counter() - t})
+        rows.append({"method": name, "cost_km": cost, "time_s": seconds})
     return rows
 
 
@@ -86,6 +60,15 @@ def _table(summary: dict[str, Any]) -> str:
         ["size of the dual solution (‖y*‖, a solver diagnostic)", s["y_norm"]],
         ["largest probability mass on far-away locations", s["exponential_mass_max"]],
         ["rows with no neighbour to protect", s["rows_without_neighbours"]],
+        [
+            "expected error of the best (Bayes) attacker guessing the true location (km, "
+            f"{'road' if s.get('adversary_loss') == 'road' else 'straight-line'} distance)",
+            s.get("adversary_error_km", float("nan")),
+        ],
+        [
+            "probability that the report is the true location",
+            s.get("true_report_probability", float("nan")),
+        ],
         ["time: users' side (s)", t["clients"]],
         ["time: cost-table requests (s)", t["cr_requests"]],
         ["time: server solve (s)", t["solve"]],

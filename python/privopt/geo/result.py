@@ -36,6 +36,7 @@ from privopt._validation import (
 )
 from privopt.dp import as_random_source
 from privopt.errors import InvalidInput, PrivacyViolation
+from privopt.geo.adversary import user_inference_errors
 from privopt.geo.client import LRGeoClient, SnapTable, UserState
 from privopt.geo.clr import geo_ind_edges
 from privopt.geo.crtable import CostReferenceTable, TravelCosts
@@ -54,6 +55,7 @@ from privopt.geo.server import answer_cr_request, solve_uploads
 from privopt.geo.solve import CLR_METHODS, ClrSolution
 from privopt.geometry import map_km
 from privopt.perturbation import MDPProblem, solve_exact
+from privopt.perturbation.adversary import InferenceError
 from privopt.perturbation.matrix import PerturbationMatrix, scan_violations, verify_matrix
 from privopt.perturbation.problem import EdgeList
 from privopt.release import Guarantee, Release, json_number_back
@@ -442,6 +444,28 @@ class LRGeoResult(Release):
         cost c̄ under a uniform prior on its LR set. (``solution.objective`` is the solver's
         objective: estimated costs ĉ, summed over users.)"""
         return expected_cost([pm.matrix for pm in self.matrices], self.true_costs)  # checked
+
+    def inference_error(self, prior: Any = None, *, loss: str = "metric") -> list[InferenceError]:
+        """The Bayes-optimal adversary's view of each user's release
+        (:func:`privopt.geo.adversary.user_inference_errors`): its expected error in km when it
+        holds the user's matrix, sees one report and guesses the true location, and the
+        probability that the report is the true location.
+
+        Parameters
+        ----------
+        prior : (K,) the adversary's prior over the locations V, or None (default) for
+            uniform; restricted to each user's LR set (which the matrix reveals).
+        loss : ``"metric"`` (the Geo-Ind distance, km) or ``"road"`` (travel distance on the
+            road network, km: the road-aware adversary).
+
+        Returns
+        -------
+        list of :class:`~privopt.perturbation.adversary.InferenceError`, one per user; the
+        mean of their ``expected_error`` is the release's figure (as :meth:`cost` averages).
+        """
+        return user_inference_errors(
+            self.geography, self.lr_sets, [pm.matrix for pm in self.matrices], prior, loss=loss
+        )
 
     def real_row_cost(self) -> float:
         """Cost of the users' own rows, km (mean over users).

@@ -35,6 +35,7 @@ from privopt.mdp.solvers import (  # noqa: F401 - build_lp etc. re-exported
     solve,
     solve_epsilon_path,
 )
+from privopt.mdp.tradeoff import sweep_epsilon
 from privopt.perturbation import (  # noqa: F401 - re-exported for convenience
     EdgeList,
     MDPProblem,
@@ -48,6 +49,7 @@ from privopt.perturbation import (  # noqa: F401 - re-exported for convenience
 # privopt.perturbation (one canonical path per name, listed once in the API reference).
 __all__ = [
     "solve",
+    "sweep_epsilon",
     "METHODS",
     "rome_grid",
     "gaussian_3d",

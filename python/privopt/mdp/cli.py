@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from privopt._arguments import Method, Real, count, seed
+from privopt._arguments import Method, Real, RealList, count, positive, seed
 from privopt._cli_support import (
     add_alias,
     add_epsilon_option,
@@ -17,10 +19,15 @@ from privopt._cli_support import (
     emit_summary,
     refuse_ignored_options,
     release_summary,
+    require_options,
     reserve_outputs,
 )
 from privopt._inputs import load_points_file, read_numeric_csv
-from privopt.mdp import MDPProblem, rome_grid, solve
+from privopt.errors import InvalidInput
+from privopt.mdp import MDPProblem, rome_grid, solve, sweep_epsilon
+from privopt.mdp.tradeoff import SWEEP_BASELINES
+from privopt.perturbation.matrix import PerturbationMatrix
+from privopt.perturbation.tradeoff import MAX_SWEEP_EPSILONS
 from privopt.report import (
     GLOSSARY_NOTE,
     Report,
@@ -75,7 +82,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="distance: euclidean, haversine ((lat, lon) degrees → km), or "
         "precomputed (POINTS is the N×N matrix)",
     )
-    add_epsilon_option(p, "ε per distance unit (1/km with haversine), metric DP")
+    # Not argparse-required: --sweep-epsilon replaces it (the run checks that one is given).
+    add_epsilon_option(
+        p, "ε per distance unit (1/km with haversine), metric DP; or --sweep-epsilon", parent=True
+    )
     p.add_argument(
         "--eta",
         type=Real(low=0.0, low_open=True, allow_inf=True),
@@ -125,13 +135,45 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=0,
         help="seed of the choice of the --outputs records (a public choice, not a privacy draw)",
     )
+    p.add_argument(
+        "--sweep-epsilon",
+        type=RealList(positive, MAX_SWEEP_EPSILONS),
+        metavar="E1,E2,...",
+        help="instead of one matrix at --epsilon: solve at each ε of the comma list and "
+        "compare loss and the Bayes adversary's error with the baselines (sweep.csv, plots)",
+    )
+    p.add_argument(
+        "--baselines",
+        type=_sweep_baselines,
+        default="auto",
+        help="--sweep-epsilon: comma list of expmech, laplace, or none; 'auto': expmech, and "
+        "laplace when the records are points of the plane",
+    )
+    p.add_argument(
+        "--workers",
+        type=count,
+        default=1,
+        help="--sweep-epsilon: solve this many ε at once (threads; 1: one after another, "
+        "each LP warm-started from the last)",
+    )
     add_alias(p, "--seed", "sample_seed", type=seed)
     add_out_option(p, "mdp")
     p.set_defaults(func=_run)
 
 
+def _sweep_baselines(text: str) -> str:
+    """An argparse ``type``: 'auto', 'none' or a comma list of sweep baselines."""
+    names = [b.strip() for b in text.split(",")]
+    if text not in ("auto", "none") and not all(b in SWEEP_BASELINES for b in names):
+        raise argparse.ArgumentTypeError(
+            f"must be auto, none or a comma list of {', '.join(SWEEP_BASELINES)}, got {text!r}"
+        )
+    return text
+
+
 def _run(args: argparse.Namespace) -> int:
     benders, lp = args.method == "benders", args.method == "lp"
+    sweep = args.sweep_epsilon is not None
     refuse_ignored_options(
         args,
         [
@@ -142,54 +184,124 @@ def _run(args: argparse.Namespace) -> int:
             ("--polish", "polish", "auto", lp and not args.plain, "--method lp without --plain"),
             ("--sample-seed", "sample_seed", 0, args.outputs is not None, "--outputs"),
             ("--time-limit", "time_limit", None, args.method != "expmech", "lp or benders"),
+            ("--baselines", "baselines", "auto", sweep, "--sweep-epsilon"),
+            ("--workers", "workers", 1, sweep, "--sweep-epsilon"),
+            ("--epsilon", "epsilon", None, not sweep, "one matrix (without --sweep-epsilon)"),
         ],
     )
+    if sweep:
+        return _run_sweep(args)
+    require_options(args, "--epsilon")
     with reserve_outputs(args, [args.points]) as outputs:
         out = outputs.add(args.out)
-        prob, pm, v = _solve(args)
+        prob, pm, v, seen = _solve(args)
         with outputs.publish() as staged:
-            _write_outputs(staged[out], args, prob, pm, v)
+            _write_outputs(staged[out], args, prob, pm, v, seen)
     emit_summary(
         release_summary(
             "mdp",
             pm,
             out,
             matrix=str(out / "perturbation_matrix.npz"),
+            records=prob.n_records,
+            outputs=prob.n_outputs,
             method=args.method,
             max_relative_violation=v.max_relative_violation,
+            adversary_error=seen.expected_error,
+            true_report_probability=seen.true_report_probability,
         )
     )
     return 0
 
 
-def _solve(args: argparse.Namespace):
-    """(problem, perturbation matrix, its verification) as the flags ask."""
+def _run_sweep(args: argparse.Namespace) -> int:
+    """``--sweep-epsilon``: the sweep's table, plots and report into --out, its points on
+    stdout."""
+    if args.method == "expmech":
+        raise InvalidInput(
+            "--sweep-epsilon compares the optimal matrix with the baselines: use --method lp "
+            "or benders (the exponential mechanism is a baseline of every sweep)"
+        )
+    with reserve_outputs(args, [args.points]) as outputs:
+        out = outputs.add(args.out)
+        prob = _problem(args)
+        baselines = {"auto": "auto", "none": []}.get(
+            args.baselines, [b.strip() for b in args.baselines.split(",")]
+        )
+        executor = ThreadPoolExecutor(args.workers) if args.workers > 1 else None
+        try:  # HiGHS releases the GIL: threads solve ε values side by side
+            result = sweep_epsilon(
+                prob,
+                args.sweep_epsilon,
+                method=args.method,
+                baselines=baselines,
+                executor=executor,
+                progress=args.progress,
+                **_solver_options(args, progress=None),
+            )
+        finally:
+            if executor is not None:
+                executor.shutdown(wait=False, cancel_futures=True)
+        with outputs.publish() as staged:
+            files = result.write_report(staged[out], "privopt mdp --sweep-epsilon")
+    emit_summary(
+        {
+            "command": "mdp",
+            "mode": "sweep-epsilon",
+            "out": str(out),
+            "files": files,
+            "records": prob.n_records,
+            "outputs": prob.n_outputs,
+            "method": args.method,
+            **result.summary(),
+        }
+    )
+    return 0
+
+
+def _problem(args: argparse.Namespace) -> MDPProblem:
+    """The records of POINTS (or the Rome grid) as an :class:`MDPProblem` at ``--epsilon``."""
     records = rome_grid() if args.points is None else load_points(args.points)
-    prob = MDPProblem(
+    return MDPProblem(
         records,
-        epsilon=args.epsilon,
+        # a sweep's problem starts at its first ε; each point sets its own
+        epsilon=args.epsilon if args.sweep_epsilon is None else args.sweep_epsilon[0],
         eta=args.eta,
         metric=args.metric,
         outputs=args.outputs,
         seed=args.sample_seed,
     )
-    opts: dict = {}
+
+
+def _solver_options(args: argparse.Namespace, *, progress: bool | None) -> dict[str, Any]:
+    """The options of :func:`privopt.mdp.solve` that the flags set for ``--method`` (with
+    ``progress`` None, Benders' own bar is left to the caller)."""
     if args.method == "benders":
         opts = dict(
-            m=args.subsets, partitioner=args.partitioner, rel_gap=args.gap, progress=args.progress
+            m=args.subsets,
+            partitioner=args.partitioner,
+            rel_gap=args.gap,
+            time_limit=args.time_limit,
         )
-    elif args.method == "lp":
-        opts = dict(
+        return opts if progress is None else {**opts, "progress": progress}
+    if args.method == "lp":
+        return dict(
             row_generation=not args.plain,
             polish={"auto": "auto", "yes": True, "no": False}[args.polish],
+            time_limit=args.time_limit,
         )
-    if args.method != "expmech":
-        opts["time_limit"] = args.time_limit
-    pm = solve(prob, args.method, **opts)
-    return prob, pm, pm.violations(prob)
+    return {}
 
 
-def _write_outputs(out: Path, args: argparse.Namespace, prob, pm, v) -> None:
+def _solve(args: argparse.Namespace) -> tuple[MDPProblem, PerturbationMatrix, Any, Any]:
+    """(problem, perturbation matrix, its verification, the Bayes adversary's view of it) as
+    the flags ask."""
+    prob = _problem(args)
+    pm = solve(prob, args.method, **_solver_options(args, progress=args.progress))
+    return prob, pm, pm.violations(prob), pm.inference_error(prob, prob.prior)
+
+
+def _write_outputs(out: Path, args: argparse.Namespace, prob, pm, v, seen) -> None:
     """The matrix (.npz), the report and its plots, into the staging directory ``out``."""
     pm.save(out / "perturbation_matrix.npz")
     pm._write(out)  # release.json + data.npz: privopt.load(out) reads the release back
@@ -205,6 +317,11 @@ def _write_outputs(out: Path, args: argparse.Namespace, prob, pm, v) -> None:
         ["solve time (s)", pm.info.get("time_s", float("nan"))],
         ["largest relative metric-DP violation (0 = none)", v.max_relative_violation],
         ["repair mixing weight (α, 0 = no repair)", pm.info.get("repair_alpha", 0.0)],
+        [
+            f"expected error of the best (Bayes) attacker guessing the true record ({unit})",
+            seen.expected_error,
+        ],
+        ["probability that the report is the true record", seen.true_report_probability],
     ]
     head = release_header(
         pm.describe(), pm.guarantee.describe(), status_text(pm.status, pm.relative_gap)

@@ -13,7 +13,10 @@ need of such a matrix:
 - repair onto the guarantee (:func:`repair`, :func:`repair_shared`, the lifts);
 - the exact optimal matrix by LP (:func:`solve_exact`, row generation with a certified bound)
   and the exponential mechanism (:func:`exponential_mechanism`);
-- the travel-cost loss (:func:`travel_cost_loss`).
+- the travel-cost loss (:func:`travel_cost_loss`);
+- the adversary's view of a matrix (:class:`InferenceError`, :func:`bayes_inference_error`,
+  :meth:`PerturbationMatrix.inference_error`), the planar Laplace baseline
+  (:func:`planar_laplace`) and the trade-off table of a sweep over ε (:class:`EpsilonSweep`).
 
 Examples
 --------
@@ -24,6 +27,8 @@ Examples
 0.2689414214
 """
 
+from privopt.perturbation.adversary import InferenceError, bayes_inference_error
+from privopt.perturbation.laplace import planar_laplace
 from privopt.perturbation.matrix import (
     PerturbationMatrix,
     Verification,
@@ -36,11 +41,13 @@ from privopt.perturbation.matrix import (
 )
 from privopt.perturbation.problem import EdgeList, MatrixBlock, MDPProblem, travel_cost_loss
 from privopt.perturbation.solve import (
+    epsilon_path,
     exponential_mechanism,
     solve_components,
     solve_epsilon_path,
     solve_exact,
 )
+from privopt.perturbation.tradeoff import EpsilonSweep, TradeoffPoint
 
 __all__ = [
     "MDPProblem",
@@ -57,6 +64,12 @@ __all__ = [
     "solve_exact",
     "solve_components",
     "solve_epsilon_path",
+    "epsilon_path",
     "exponential_mechanism",
     "travel_cost_loss",
+    "InferenceError",
+    "bayes_inference_error",
+    "planar_laplace",
+    "EpsilonSweep",
+    "TradeoffPoint",
 ]

@@ -22,9 +22,16 @@ from privopt._validation import (
 )
 from privopt.certify import proven_relative_gap
 from privopt.dp import as_random_source
+from privopt.dp.categorical import sample_rows
 from privopt.errors import InvalidInput, PrivacyViolation
 from privopt.geometry import map_km
 from privopt.perturbation._scan import mixing_weight, scan_worst
+from privopt.perturbation.adversary import (
+    InferenceError,
+    bayes_inference_error,
+    check_distance_table,
+    check_prior,
+)
 from privopt.perturbation.lift import column_lift, lift_free_entries
 from privopt.perturbation.problem import EdgeList, MDPProblem
 from privopt.release import Guarantee, Release, json_number_back, load
@@ -750,7 +757,13 @@ class PerturbationMatrix(Release):
 
     # ---------------------------------------------------------------- sampling
     def sample(self, record: int, rng: Any = None) -> int:
-        """Draw an output index k for the true record ``record``.
+        """Draw an output index k for the true record ``record``, with probability exactly
+        ``matrix[row, k] / Σ_j matrix[row, j]`` (the stored row over its exact sum: stored
+        probabilities sum to 1 only up to rounding; an entry ≤ 0 has probability 0).
+
+        The draw is integer arithmetic on uniform random bits
+        (:func:`privopt.dp.sample_categorical`), as privopt's DP samplers are: no
+        floating-point rounding shifts any output's probability.
 
         ``rng``: None (default) draws from the operating system's cryptographic source
         (:class:`privopt.dp.SecureSource`), as a real release must; an int seed or a numpy
@@ -761,13 +774,11 @@ class PerturbationMatrix(Release):
         return int(self.sample_many(np.array([int(record)]), rng)[0])
 
     def sample_many(self, records: Any, rng: Any = None) -> np.ndarray:
-        """Vectorised :meth:`sample` for an int array of record indices → output indices."""
+        """Vectorised :meth:`sample`: a 1-D int array of record indices (n,) → output indices
+        (int64, (n,)), independent draws, each exact."""
         rows = self.rows_of(records)
-        u = _uniforms(rows.size, rng)
-        cdf = np.cumsum(self.matrix[rows], axis=1)
-        cdf[:, -1] = np.inf  # rows sum to 1 up to rounding: the last output absorbs it
-        # First k with cdf_k > u; zero-probability outputs never get chosen (cdf flat there).
-        return (cdf <= u[:, None]).sum(axis=1).astype(np.int64)
+        source = as_random_source("secure" if rng is None else rng)
+        return sample_rows(self.matrix, rows, source)
 
     # ---------------------------------------------------------------- checks
     def loss(self, problem: MDPProblem) -> float:
@@ -777,6 +788,60 @@ class PerturbationMatrix(Release):
         obj = problem.objective if self.row_index is None else problem.objective[self.row_index]
         loss = float(np.sum(obj * self.matrix))
         return float(check_finite_result("loss", loss, cause="costs near 1e308"))
+
+    def inference_error(
+        self, problem: MDPProblem, prior: Any = None, *, distances: Any = None
+    ) -> InferenceError:
+        """The Bayes-optimal adversary's view of this release (Shokri et al. 2011): its
+        expected distance error when it sees one report and guesses the true record, and the
+        probability that the report is the true record's place
+        (:mod:`privopt.perturbation.adversary`).
+
+        Parameters
+        ----------
+        problem : the problem the matrix was computed for (records, outputs, metric).
+        prior : (n,) the adversary's prior over this matrix's rows (the records, or those of
+            ``row_index``), a probability vector; None (default) for uniform. Pass
+            ``problem.prior`` for the prior the mechanism was optimised for.
+        distances : optional (n, G) loss table of the adversary: ``d(row i, guess g)`` ≥ 0,
+            e.g. travel distances on a road graph (the road-aware adversary), its guess set
+            being the G columns. Default: the problem's metric, with every record of the
+            problem and every output that is not a record as a candidate guess (records
+            first, then the outputs, in the problem's order).
+
+        Returns
+        -------
+        InferenceError
+            ``expected_error`` in the unit of the distances (the metric's: km for Haversine),
+            ``true_report_probability`` (reports at distance 0 from the true record), each
+            report's probability and the adversary's guess for it.
+
+        Raises
+        ------
+        InvalidInput
+            A matrix whose shape does not fit the problem, a prior that is not a probability
+            vector over the rows, a loss table of the wrong shape, negative or infinite (a
+            graph metric with unreachable records: evaluate each component on its own).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prob = MDPProblem(np.array([[0.0], [1.0]]), epsilon=1.0, eta=1.0)
+        >>> pm = PerturbationMatrix(np.eye(2), 1.0, 1.0, 0.0)
+        >>> pm.inference_error(prob).expected_error      # the report is the truth
+        0.0
+        """
+        _check_shape(self, problem)
+        rows = np.arange(self.n_records) if self.row_index is None else self.row_index
+        p = check_prior(prior, self.n_records)
+        same = problem.output_distances[rows] == 0.0
+        if distances is None:
+            table, loss = _metric_guess_table(problem, self.row_index), "metric"
+        else:
+            table, loss = check_distance_table("distances", distances, self.n_records), "given"
+        return bayes_inference_error(
+            self.matrix, p, table, same_place=same, loss=loss, check_input=False
+        )
 
     def violations(
         self, problem: MDPProblem | None = None, *, count_tol: float = 1e-9
@@ -877,14 +942,22 @@ class PerturbationMatrix(Release):
         return ax
 
 
-def _uniforms(n: int, rng: Any) -> np.ndarray:
-    """n uniforms on [0, 1) with 53 random bits each: from the OS CSPRNG when ``rng`` is None
-    (a release must not be predictable, issue 15), else from privopt.dp's source for ``rng``."""
-    source = as_random_source("secure" if rng is None else rng)
-    return np.asarray(source.uniform(n), dtype=np.float64).reshape(n)
+def _metric_guess_table(problem: MDPProblem, rows: np.ndarray | None) -> np.ndarray:
+    """(n, G) metric distances from the records ``rows`` (None: all, in order) to every
+    candidate guess: all records of the problem, then the outputs that are not records
+    (coordinate outputs)."""
+    table = problem.distances if rows is None else problem.distances[rows]
+    if problem.output_index is None:  # outputs are points of their own: guesses too
+        to_outputs = problem.output_distances if rows is None else problem.output_distances[rows]
+        table = np.hstack([table, to_outputs])
+    n = problem.n_records if rows is None else rows.size
+    return check_distance_table("the problem's distances", table, n)
 
 
-def _check_shape(pm: PerturbationMatrix, problem: MDPProblem) -> None:
+def _check_shape(pm: PerturbationMatrix, problem: Any) -> None:
+    """The problem a method was given: an :class:`MDPProblem` whose records and outputs the
+    matrix covers (InvalidInput naming what does not fit)."""
+    check_instance("problem", problem, MDPProblem)
     if pm.row_index is None:
         want = (problem.n_records, problem.n_outputs)
     else:

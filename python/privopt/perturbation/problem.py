@@ -3,6 +3,7 @@ utility loss, ε and η, with the mDP graph and its components (Property 3.1).""
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -375,6 +376,20 @@ class MDPProblem:
         """Shortest-path distances D on the mDP graph (Property 3.2), via the C++ Dijkstra
         kernel; shape (len(sources), N), ``inf`` between components or beyond ``cutoff``."""
         return shortest_paths(self.mdp_graph(), sources, cutoff=cutoff)
+
+    def with_epsilon(self, epsilon: float) -> MDPProblem:
+        """The same records, outputs, prior, cost and η with ε = ``epsilon`` (1/distance unit):
+        the distances and neighbour pairs, which depend on η only, are shared, not recomputed.
+
+        Raises
+        ------
+        InvalidInput
+            ε not a real ≥ 0, or one whose ratio e^{ε d} overflows float64 on a neighbour pair.
+        """
+        other = copy.copy(self)
+        other.epsilon = check_nonnegative("epsilon", epsilon)
+        other._check_ratio_range()
+        return other
 
     def subproblem(self, index: np.ndarray) -> MatrixBlock:
         """The LP data restricted to records ``index`` (all K outputs kept)."""

@@ -10,11 +10,10 @@ by the summed bounds (:mod:`privopt.certify`).
 
 from __future__ import annotations
 
-import copy
 import math
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -40,6 +39,7 @@ __all__ = [
     "solve_components",
     "solve_exact",
     "solve_epsilon_path",
+    "epsilon_path",
     "exponential_mechanism",
 ]
 
@@ -331,15 +331,37 @@ def solve_epsilon_path(
     -------
     list of :class:`PerturbationMatrix`, one per ε, each verified like :func:`solve_exact`'s.
     """
+    return list(epsilon_path(problem, epsilons, warm_start=warm_start, **options))
+
+
+def epsilon_path(
+    problem: MDPProblem, epsilons: Any, *, warm_start: bool = True, **options: Any
+) -> Iterator[PerturbationMatrix]:
+    """:func:`solve_epsilon_path` one ε at a time: an iterator that solves the next ε when
+    asked for it (for a caller that evaluates or reports each matrix as it comes). The
+    arguments are checked at once, before the first solve.
+
+    Raises
+    ------
+    InvalidInput
+        A problem that is not an :class:`MDPProblem`, no ε, an ε that is not a real ≥ 0, a
+        ``warm_start`` that is not a bool.
+    """
+    check_instance("problem", problem, MDPProblem)
     eps_list = [
         check_nonnegative("epsilons", e) for e in np.atleast_1d(real_array("epsilons", epsilons))
     ]
     if not eps_list:
         raise InvalidInput("epsilons must not be empty")
     warm: dict[int, dict[str, Any]] | None = {} if check_bool("warm_start", warm_start) else None
-    out = []
+    return _solve_path(problem, eps_list, warm, options)
+
+
+def _solve_path(
+    problem: MDPProblem,
+    eps_list: list[float],
+    warm: dict[int, dict[str, Any]] | None,
+    options: dict[str, Any],
+) -> Iterator[PerturbationMatrix]:
     for eps in eps_list:
-        prob = copy.copy(problem)
-        prob.epsilon = eps  # edges and components depend on η only
-        out.append(solve_exact(prob, _warm=warm, **options))
-    return out
+        yield solve_exact(problem.with_epsilon(eps), _warm=warm, **options)
