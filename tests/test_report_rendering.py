@@ -144,7 +144,8 @@ def test_cluster_report_explains_a_single_cluster(tmp_path, capsys):
     data = tmp_path / "x.csv"
     np.savetxt(data, blobs, delimiter=",")
     out = tmp_path / "o"
-    argv = ["cluster", str(data), "--bounds", "-1", "1", "--epsilon", "0.05", "--out", str(out)]
+    argv = ["cluster", str(data), "--bounds", "-1", "1", "--epsilon", "0.05", "--delta", "1e-4"]
+    argv += ["--out", str(out)]
     assert main(argv) == 0
     text = check_report(out / "report.md")
     assert "1 cluster**" in text and "Why one cluster" in text and "larger epsilon" in text

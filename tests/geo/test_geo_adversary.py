@@ -210,7 +210,7 @@ def test_the_command_line_sweep_with_the_road_aware_adversary(tmp_path, capsys):
         assert (row["mechanism"], row["epsilon"]) == (p.mechanism, p.epsilon)
         assert row["expected_loss"] == pytest.approx(p.expected_loss, rel=1e-6)
         assert row["adversary_error"] == pytest.approx(p.adversary_error, rel=1e-6)
-    assert main([*argv, "--out", str(tmp_path / "one")]) == 0
+    assert main([*argv, "--epsilon", "10", "--out", str(tmp_path / "one")]) == 0
     one = json.loads(capsys.readouterr().out)
     assert one["adversary_loss"] == "road"
     assert one["adversary_error_km"] >= 0.0 and 0.0 <= one["true_report_probability"] <= 1.0
