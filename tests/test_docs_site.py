@@ -242,6 +242,7 @@ def test_built_page_checks_find_cdn_dashes_and_internal_references():
     assert any("en dash" in p for p in problems)
     assert sum("internal reference" in p for p in problems) == 3  # spec 003, §2, issue 12
     assert page_problems("ok.html", "<p>Use --out DIR (Liang &amp; Samavi 2020, eq. 34).</p>") == []
+    assert page_problems("dash.html", "<p>The privacy–utility curve, 2–5 runs.</p>") == []
 
 
 def test_site_settings_keep_it_offline_and_options_intact():

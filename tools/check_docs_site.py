@@ -24,8 +24,9 @@ INTERNAL_REFERENCES = re.compile(
 REMOTE_ASSET = re.compile(
     r"<(?:script|link)\b[^>]*\b(?:src|href)=\"(?:https?:)?//[^\"]+\"[^>]*>", re.IGNORECASE
 )
-#: An option whose two hyphens became an en dash.
-DASHED_OPTION = re.compile(r"–[a-z][a-z-]+\b")
+#: An option whose two hyphens became an en dash (a dash between two words, as in
+#: "privacy–utility", is punctuation, not an option).
+DASHED_OPTION = re.compile(r"(?<!\w)–[a-z][a-z-]+\b")
 
 _TAGS = re.compile(r"<[^>]+>")
 _SKIPPED = re.compile(r"<(script|style)\b.*?</\1>", re.DOTALL | re.IGNORECASE)

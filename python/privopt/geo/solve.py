@@ -259,7 +259,7 @@ def _has_feasible_point(exc: Exception) -> bool:
 
 
 def _check_finite(matrices: list[np.ndarray], y: np.ndarray, lower: float) -> None:
-    """Issue 12 item 6: a result is finite or the call raises (the lower bound may be −inf,
+    """A result is finite or the call raises: never a silent NaN (the lower bound may be −inf,
     "none proven", by the certification rule)."""
     for m, z in enumerate(matrices):
         check_finite_result(f"user {m}'s matrix", z, cause="the CLR-Geo solver")
