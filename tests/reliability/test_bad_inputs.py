@@ -1002,6 +1002,34 @@ case(
     lambda: kanon.anonymize(pd.DataFrame({"a": [1e308, -1e308] * 3}), 2),
     "a",
 )
+# A string is one column name, never its characters: the message names 'age', not 'a'.
+case("anonymize", "quasi_identifiers='age'", lambda: kanon.anonymize(F, 3, "age"), "['age']")
+case("anonymize", "categorical='age'", lambda: kanon.anonymize(F, 3, categorical="age"), "['age']")
+case("anonymize", "sensitive unknown", lambda: kanon.anonymize(F, 3, sensitive="nope"), "nope")
+case(
+    "anonymize",
+    "a column both QI and sensitive",
+    lambda: kanon.anonymize(F, 3, ["AGE", "SEX"], sensitive="AGE"),
+    "both in quasi_identifiers and in sensitive",
+)
+case(
+    "anonymize",
+    "every column sensitive",
+    lambda: kanon.anonymize(F, 3, sensitive=list(F.columns)),
+    "no quasi-identifier is left",
+)
+case(
+    "anonymize",
+    "quasi_identifiers a mapping",
+    lambda: kanon.anonymize(F, 3, {"AGE": 1}),
+    "quasi_identifiers must be a column name",
+)
+case(
+    "build_problem",
+    "sensitive a mapping",
+    lambda: kanon.build_problem(F, 3, sensitive={"AGE": 1}),
+    "sensitive must be a column name",
+)
 case("build_problem", "k=0", lambda: kanon.build_problem(F, 0), "k")
 case(
     "build_problem",
@@ -2211,6 +2239,7 @@ for label, change, frag in [
     ("no problem and no QIs", {"quasi_identifiers": None}, "quasi_identifiers are required"),
     ("weights of the wrong length", {"weights": [1.0]}, "weights"),
     ("lower of the wrong shape", {"lower": np.zeros((2, 2))}, "lower must be"),
+    ("categorical not a QI", {"categorical": ["nope"]}, "categorical must name"),
 ]:
     case("KAnonResult", label, lambda c=change: kanon.KAnonResult(**kanon_parts(**c)), frag)
 case(
