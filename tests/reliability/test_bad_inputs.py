@@ -1204,6 +1204,9 @@ for kw, frag in [
     ({"bounds": (0.0, NAN)}, "bounds"),
     ({"epsilon": 0.0}, "epsilon"),
     ({"epsilon": 1j}, "epsilon"),
+    ({"epsilon": None}, "epsilon must be given: DPM has no default privacy level"),
+    ({"delta": None}, "delta must be given: DPM has no default privacy level"),
+    ({"epsilon": None, "delta": None}, "epsilon and delta must be given"),
     ({"delta": 1.0}, "delta"),
     ({"max_depth": 0}, "max_depth"),
     ({"max_depth": 2.5}, "max_depth"),
@@ -1224,7 +1227,9 @@ for kw, frag in [
     case(
         "DPM.fit",
         repr(kw),
-        lambda k=kw: DPM(**{"bounds": (0.0, 1.0), "delta": 1e-6, "random_state": 0, **k}).fit(X),
+        lambda k=kw: DPM(
+            **{"bounds": (0.0, 1.0), "epsilon": 1.0, "delta": 1e-6, "random_state": 0, **k}
+        ).fit(X),
         frag,
     )
 for data, frag in [
@@ -1236,14 +1241,18 @@ for data, frag in [
     case(
         "DPM.fit",
         f"X={str(data)[:20]}",
-        lambda d=data: DPM(bounds=(0.0, 1.0), delta=1e-6, random_state=0).fit(d),
+        lambda d=data: DPM(bounds=(0.0, 1.0), epsilon=1.0, delta=1e-6, random_state=0).fit(d),
         frag,
         exc=ValueError,
     )
 case(
     "DPM.predict",
     "wrong width",
-    lambda: DPM(bounds=(0.0, 1.0), delta=1e-6, random_state=0).fit(X).predict(np.zeros((2, 3))),
+    lambda: (
+        DPM(bounds=(0.0, 1.0), epsilon=1.0, delta=1e-6, random_state=0)
+        .fit(X)
+        .predict(np.zeros((2, 3)))
+    ),
     "columns|features",
     exc=ValueError,
 )
@@ -1269,7 +1278,7 @@ case("nearest_centre", "NaN", lambda: nearest_centre(np.full((2, 2), NAN), np.ze
 case(
     "DPM.fit",
     "progress='loud'",
-    lambda: DPM(bounds=(0.0, 1.0), delta=1e-6, progress="loud").fit(X),
+    lambda: DPM(bounds=(0.0, 1.0), epsilon=1.0, delta=1e-6, progress="loud").fit(X),
     "progress",
 )
 
