@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from privopt import dp
 from privopt.cluster import DPM
@@ -213,3 +214,35 @@ def test_monte_carlo_codebook_option():
     X = np.random.default_rng(1).normal(0, 4.0, size=(3000, 2))
     m = dpm(epsilon=1000, codebook="monte_carlo", mc_reps=5, max_depth=1, random_state=0).fit(X)
     assert abs(2 * m.split_width_ - 4.0) <= 0.5
+
+
+def test_feature_names_of_a_dataframe_are_kept(eight_blobs):
+    X, _ = eight_blobs
+    frame = pd.DataFrame(X[:, :2], columns=["east_km", "north_km"])
+    model = dpm(random_state=0).fit(frame)
+    assert model.n_features_in_ == 2
+    assert list(model.feature_names_in_) == ["east_km", "north_km"]
+    assert model.feature_names_in_.dtype == object
+    np.testing.assert_array_equal(model.predict(frame), model.labels_)
+    with pytest.raises(InvalidInput, match="feature names should match"):
+        model.predict(frame.rename(columns={"east_km": "x"}))
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        model.predict(X[:, :2])
+    # a refit on an array forgets the names, as scikit-learn estimators do
+    refit = model.fit(X[:, :2])
+    assert not hasattr(refit, "feature_names_in_") and refit.n_features_in_ == 2
+    # names that are not all text are not feature names
+    numbered = dpm(random_state=0).fit(pd.DataFrame(X[:, :2]))
+    assert not hasattr(numbered, "feature_names_in_")
+
+
+@pytest.mark.parametrize(
+    "given, missing",
+    [({}, "epsilon and delta"), ({"epsilon": 1.0}, "delta"), ({"delta": 1e-6}, "epsilon")],
+)
+def test_privacy_is_chosen_not_defaulted(given, missing):
+    """epsilon and delta default to None (scikit-learn needs defaults) and fit refuses None."""
+    X = np.random.default_rng(0).uniform(-1, 1, (50, 2))
+    assert DPM().epsilon is None and DPM().delta is None
+    with pytest.raises(InvalidInput, match=f"^{missing} must be given"):
+        DPM(bounds=(-1, 1), **given).fit(X)

@@ -138,8 +138,8 @@ def test_a_damaged_saved_release_is_refused_on_loading(fitted, tmp_path) -> None
 def test_progress_is_validated_and_off_means_silent(eight_blobs, capsys) -> None:
     X, _ = eight_blobs
     with pytest.raises(InvalidInput, match="progress"):
-        DPM(bounds=(-100, 100), delta=1e-6, progress="loud").fit(X[:100])
-    DPM(bounds=(-100, 100), delta=1e-6, random_state=0, progress=False).fit(X[:500])
+        DPM(bounds=(-100, 100), epsilon=1.0, delta=1e-6, progress="loud").fit(X[:100])
+    DPM(bounds=(-100, 100), epsilon=1.0, delta=1e-6, random_state=0, progress=False).fit(X[:500])
     assert capsys.readouterr().err == ""
 
 

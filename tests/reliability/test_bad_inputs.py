@@ -1002,6 +1002,34 @@ case(
     lambda: kanon.anonymize(pd.DataFrame({"a": [1e308, -1e308] * 3}), 2),
     "a",
 )
+# A string is one column name, never its characters: the message names 'age', not 'a'.
+case("anonymize", "quasi_identifiers='age'", lambda: kanon.anonymize(F, 3, "age"), "['age']")
+case("anonymize", "categorical='age'", lambda: kanon.anonymize(F, 3, categorical="age"), "['age']")
+case("anonymize", "sensitive unknown", lambda: kanon.anonymize(F, 3, sensitive="nope"), "nope")
+case(
+    "anonymize",
+    "a column both QI and sensitive",
+    lambda: kanon.anonymize(F, 3, ["AGE", "SEX"], sensitive="AGE"),
+    "both in quasi_identifiers and in sensitive",
+)
+case(
+    "anonymize",
+    "every column sensitive",
+    lambda: kanon.anonymize(F, 3, sensitive=list(F.columns)),
+    "no quasi-identifier is left",
+)
+case(
+    "anonymize",
+    "quasi_identifiers a mapping",
+    lambda: kanon.anonymize(F, 3, {"AGE": 1}),
+    "quasi_identifiers must be a column name",
+)
+case(
+    "build_problem",
+    "sensitive a mapping",
+    lambda: kanon.build_problem(F, 3, sensitive={"AGE": 1}),
+    "sensitive must be a column name",
+)
 case("build_problem", "k=0", lambda: kanon.build_problem(F, 0), "k")
 case(
     "build_problem",
@@ -1176,6 +1204,9 @@ for kw, frag in [
     ({"bounds": (0.0, NAN)}, "bounds"),
     ({"epsilon": 0.0}, "epsilon"),
     ({"epsilon": 1j}, "epsilon"),
+    ({"epsilon": None}, "epsilon must be given: DPM has no default privacy level"),
+    ({"delta": None}, "delta must be given: DPM has no default privacy level"),
+    ({"epsilon": None, "delta": None}, "epsilon and delta must be given"),
     ({"delta": 1.0}, "delta"),
     ({"max_depth": 0}, "max_depth"),
     ({"max_depth": 2.5}, "max_depth"),
@@ -1196,7 +1227,9 @@ for kw, frag in [
     case(
         "DPM.fit",
         repr(kw),
-        lambda k=kw: DPM(**{"bounds": (0.0, 1.0), "delta": 1e-6, "random_state": 0, **k}).fit(X),
+        lambda k=kw: DPM(
+            **{"bounds": (0.0, 1.0), "epsilon": 1.0, "delta": 1e-6, "random_state": 0, **k}
+        ).fit(X),
         frag,
     )
 for data, frag in [
@@ -1208,14 +1241,18 @@ for data, frag in [
     case(
         "DPM.fit",
         f"X={str(data)[:20]}",
-        lambda d=data: DPM(bounds=(0.0, 1.0), delta=1e-6, random_state=0).fit(d),
+        lambda d=data: DPM(bounds=(0.0, 1.0), epsilon=1.0, delta=1e-6, random_state=0).fit(d),
         frag,
         exc=ValueError,
     )
 case(
     "DPM.predict",
     "wrong width",
-    lambda: DPM(bounds=(0.0, 1.0), delta=1e-6, random_state=0).fit(X).predict(np.zeros((2, 3))),
+    lambda: (
+        DPM(bounds=(0.0, 1.0), epsilon=1.0, delta=1e-6, random_state=0)
+        .fit(X)
+        .predict(np.zeros((2, 3)))
+    ),
     "columns|features",
     exc=ValueError,
 )
@@ -1241,7 +1278,7 @@ case("nearest_centre", "NaN", lambda: nearest_centre(np.full((2, 2), NAN), np.ze
 case(
     "DPM.fit",
     "progress='loud'",
-    lambda: DPM(bounds=(0.0, 1.0), delta=1e-6, progress="loud").fit(X),
+    lambda: DPM(bounds=(0.0, 1.0), epsilon=1.0, delta=1e-6, progress="loud").fit(X),
     "progress",
 )
 
@@ -2211,6 +2248,7 @@ for label, change, frag in [
     ("no problem and no QIs", {"quasi_identifiers": None}, "quasi_identifiers are required"),
     ("weights of the wrong length", {"weights": [1.0]}, "weights"),
     ("lower of the wrong shape", {"lower": np.zeros((2, 2))}, "lower must be"),
+    ("categorical not a QI", {"categorical": ["nope"]}, "categorical must name"),
 ]:
     case("KAnonResult", label, lambda c=change: kanon.KAnonResult(**kanon_parts(**c)), frag)
 case(

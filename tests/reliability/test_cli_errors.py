@@ -427,6 +427,18 @@ def _all_options() -> list:
             "--sub-time-limit applies to --method split-carry, not greedy",
         ),
         (
+            ["kanon", "IN", "--anonymity", "2", "--qi", "age,zip", "--sensitive", "zip"],
+            "columns ['zip'] are named both in quasi_identifiers and in sensitive",
+        ),
+        (
+            ["kanon", "IN", "--anonymity", "2", "--sensitive", "age,zip"],
+            "sensitive names every column: no quasi-identifier is left to generalise",
+        ),
+        (
+            ["kanon", "IN", "--anonymity", "2", "--sensitive", "salary"],
+            "sensitive names unknown columns ['salary']",
+        ),
+        (
             ["cluster", "IN", "--bounds-epsilon-share", "1"],
             "bounds_epsilon_share must lie in (0, 1), got 1.0",
         ),
@@ -464,6 +476,9 @@ def _all_options() -> list:
         "geo sweep with too many users",
         "weights with _",
         "sub-time-limit without split_carry",
+        "kanon column both QI and sensitive",
+        "kanon every column sensitive",
+        "kanon unknown sensitive column",
         "cluster bounds share of 1",
         "cluster bounds range reversed",
         "cluster bounds file of the wrong shape",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import _check_feature_names
 
 from privopt import _core, dp
 from privopt._progress import check_progress, progress_bar
@@ -82,7 +83,8 @@ def _power_of_two_above(x: float) -> float:
     return math.ldexp(1.0, math.frexp(x)[1])
 
 
-#: scikit-learn checks that need a fitted estimator: DPM() without delta cannot pass them.
+#: scikit-learn checks that need a fitted estimator: DPM without epsilon and delta cannot
+#: pass them.
 _CHECKS_NEEDING_A_FIT = (
     "check_fit_score_takes_y",
     "check_estimators_overwrite_params",
@@ -110,29 +112,49 @@ _CHECKS_NEEDING_A_FIT = (
 )
 
 
+#: The ε from which the scikit-learn suite's clustering check passes (check_clustering).
+CLUSTERING_CHECK_EPSILON = 100.0
+
+
 def sklearn_expected_failed_checks(estimator: DPM) -> dict[str, str]:
     """The scikit-learn estimator checks that do not apply to ``estimator``, with the reason.
 
     For ``expected_failed_checks=`` of :func:`sklearn.utils.estimator_checks.check_estimator`
-    or ``parametrize_with_checks``. With ``delta`` every check applies (none is listed).
-    Without it, ``fit`` refuses every input, because δ has no data-independent default, so each
-    check that needs a fitted estimator is listed; the checks of input validation, parameters
-    and the unfitted state still run and pass.
+    or ``parametrize_with_checks``.
+
+    - Without ``epsilon`` or ``delta``, ``fit`` refuses every input (privacy is chosen, not
+      defaulted), so each check that needs a fitted estimator is listed; the checks of input
+      validation, parameters and the unfitted state still run and pass.
+    - With ε below 100, ``check_clustering`` is listed: it asks
+      for an adjusted Rand index above 0.4 on 50 points in 3 blobs, and the noise that
+      differential privacy adds to the counts and averages of so few points hides the blobs.
+      Every other check passes.
 
     Examples
     --------
-    >>> sklearn_expected_failed_checks(DPM(bounds=(0, 1), delta=1e-6))
+    >>> sklearn_expected_failed_checks(DPM(bounds=(0, 1), epsilon=100, delta=1e-6))
     {}
+    >>> list(sklearn_expected_failed_checks(DPM(bounds=(0, 1), epsilon=1, delta=1e-6)))
+    ['check_clustering']
     >>> len(sklearn_expected_failed_checks(DPM())) > 0
     True
     """
-    if check_instance("estimator", estimator, DPM).delta is not None:
-        return {}
-    reason = (
-        "needs a fitted estimator, and DPM() without delta refuses to fit: delta has no "
-        "data-independent default"
-    )
-    return dict.fromkeys(_CHECKS_NEEDING_A_FIT, reason)
+    dpm = check_instance("estimator", estimator, DPM)
+    if dpm.epsilon is None or dpm.delta is None:
+        reason = (
+            "needs a fitted estimator, and DPM without epsilon and delta refuses to fit: a "
+            "privacy level is chosen, never defaulted"
+        )
+        return dict.fromkeys(_CHECKS_NEEDING_A_FIT, reason)
+    if check_epsilon(dpm.epsilon) < CLUSTERING_CHECK_EPSILON:
+        return {
+            "check_clustering": (
+                "asks for an adjusted Rand index above 0.4 on 50 points in 3 blobs; at "
+                f"epsilon = {dpm.epsilon!r} the noise of the private counts and averages of "
+                "so few points hides the blobs"
+            )
+        }
+    return {}
 
 
 def _noise_source(random_state: Any) -> dp.RandomSource:
@@ -214,8 +236,10 @@ class DPM(ClusterMixin, BaseEstimator):
     Parameters
     ----------
     bounds : (a, b), a < b, the public range [a, b] of every coordinate (same units as X).
-    epsilon : total ε > 0.
-    delta : total δ in (0, 1); the paper uses 1/n^1.5. Required (no data-dependent default).
+    epsilon : total ε > 0. Required: None (the default, as scikit-learn needs one) is refused
+        by ``fit``, since a privacy level is chosen, never defaulted.
+    delta : total δ in (0, 1); the paper uses 1/n^1.5. Required like ``epsilon`` (and no
+        data-dependent default exists).
     max_depth : τ_r ≥ 1, the maximum recursion depth (at most 2^τ_r clusters).
     t, q : centreness parameters, 2q ≤ t ≤ 1 and 0 < q < 1/2 (defaults 0.3 and 1/12).
     alpha : α > 0, the weight of emptiness in the score (default 5).
@@ -246,6 +270,10 @@ class DPM(ClusterMixin, BaseEstimator):
     ----------
     cluster_centers_ : (k, d) noisy leaf averages clipped to [a, b], in the units of X; finite.
     n_clusters_ : k.
+    n_features_in_ : d, the number of columns of X seen by ``fit``.
+    feature_names_in_ : (d,) object array of the column names of X, set only when X was a
+        DataFrame whose column names are all strings (as in scikit-learn); ``predict`` refuses
+        a DataFrame with other names, and warns when names are seen in fit or predict only.
     labels_ : (n,) index of the nearest centre of each training point (not private).
     cluster_sizes_ : (k,) noisy leaf sizes ñ_i (the weights of Algorithm 1).
     split_width_ : β in the units of X; None when ñ_D < 2 (no width estimated).
@@ -279,7 +307,7 @@ class DPM(ClusterMixin, BaseEstimator):
     def __init__(
         self,
         bounds: tuple[float, float] | None = None,
-        epsilon: float = 1.0,
+        epsilon: float | None = None,
         delta: float | None = None,
         *,
         max_depth: int = 7,
@@ -334,9 +362,15 @@ class DPM(ClusterMixin, BaseEstimator):
                 f"bounds_epsilon_share must lie in (0, 1), got {self.bounds_epsilon_share!r}"
             )
         search = checked_search_range(self.bounds_range)
+        unset = [name for name in ("epsilon", "delta") if getattr(self, name) is None]
+        if unset:
+            # Privacy is chosen, not defaulted: scikit-learn needs a default for every
+            # parameter, so None stands for "not chosen yet" and fit refuses it.
+            raise InvalidInput(
+                f"{' and '.join(unset)} must be given: DPM has no default privacy level; choose "
+                "it, e.g. DPM(epsilon=1.0, delta=1e-6) (the paper uses delta = 1/n**1.5)"
+            )
         eps = check_epsilon(self.epsilon)
-        if self.delta is None:
-            raise InvalidInput("delta must be given (the paper uses delta = 1/n**1.5)")
         delta = check_delta(self.delta)
         if delta == 0:
             raise InvalidInput("delta must be > 0: the shifted counts of DPM need delta_cnt > 0")
@@ -525,6 +559,8 @@ class DPM(ClusterMixin, BaseEstimator):
         NumericalTrouble
             A released value came out non-finite (not expected after the range checks).
         """
+        # Column names of a DataFrame, as scikit-learn records them (feature_names_in_).
+        _check_feature_names(self, X, reset=True)
         points = X if is_dask_array(X) else points_array(X)
         p = self._validated()
         n, d, _, _ = self._shape(points)
@@ -809,4 +845,10 @@ class DPM(ClusterMixin, BaseEstimator):
         """
         if not hasattr(self, "release_"):
             raise NotFittedError("DPM is not fitted yet; call fit first")
+        # As every scikit-learn estimator: a warning when names were seen only on one side,
+        # an error when they differ.
+        try:
+            _check_feature_names(self, X, reset=False)
+        except ValueError as err:
+            raise InvalidInput(f"X: {err}") from None
         return self.release_.predict(X, n_jobs=self.n_jobs)

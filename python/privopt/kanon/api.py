@@ -180,6 +180,9 @@ class KAnonResult(Release):
         Names of the quasi-identifier columns (default: the problem's).
     weights : (m,) float64
         The attribute weights ``w_j`` (default: the problem's).
+    categorical : list or None
+        The quasi-identifiers released as value sets (default: the problem's categorical
+        columns; None on a release saved before this was recorded).
 
     The release contract (:class:`privopt.release.Release`): :attr:`guarantee` is k-anonymity;
     :attr:`status` and :attr:`relative_gap` are the MILP's certificate (None for the heuristics,
@@ -205,14 +208,22 @@ class KAnonResult(Release):
         *,
         quasi_identifiers: Sequence | None = None,
         weights: Any = None,
+        categorical: Sequence | None = None,
     ) -> None:
         if problem is not None:
             check_instance("problem", problem, KAnonProblem)
             quasi_identifiers = problem.names if quasi_identifiers is None else quasi_identifiers
+            if categorical is None:
+                categorical = [problem.names[j] for j in np.flatnonzero(problem.categorical)]
         if quasi_identifiers is None:
             raise InvalidInput("quasi_identifiers are required when no problem is given")
         self.quasi_identifiers = list(quasi_identifiers)
         m = len(self.quasi_identifiers)
+        self.categorical = None if categorical is None else list(categorical)
+        if self.categorical is not None and any(
+            c not in self.quasi_identifiers for c in self.categorical
+        ):
+            raise InvalidInput("categorical must name quasi-identifier columns only")
         n = len(getattr(table, "index", ()))
         if not hasattr(table, "columns") or any(
             q not in table.columns for q in self.quasi_identifiers
@@ -341,6 +352,7 @@ class KAnonResult(Release):
             "method": self.method,
             "k": self.k,
             "quasi_identifiers": self.quasi_identifiers,
+            "categorical": self.categorical,
             "weights": self.weights,
             "loss": dataclasses.asdict(self.loss),
             "timings": self.timings,
@@ -399,6 +411,7 @@ class KAnonResult(Release):
             info=meta.get("info", {}),
             quasi_identifiers=qis,
             weights=meta.get("weights"),
+            categorical=meta.get("categorical"),
         )
 
     def _write(self, folder: Path) -> None:
@@ -439,6 +452,41 @@ class KAnonResult(Release):
         splits = np.cumsum(self.class_sizes)[:-1]
         return [sorted(g.tolist()) for g in np.split(order, splits)]
 
+    def interval_frame(self) -> Any:
+        """The released table with each numeric quasi-identifier cell as a ``pandas.Interval``.
+
+        Same index, rows and columns as :attr:`table`. A numeric quasi-identifier column holds
+        closed intervals ``[lower, upper]`` (``closed="both"``: the generalisation keeps every
+        value from the lower to the upper bound, both included, as ``"[y-z]"`` in
+        :attr:`table`), int64 when every bound is a whole number, else float64. Categorical
+        quasi-identifier columns keep their value sets as text (``"a|b"``: intervals do not
+        describe them); other columns are unchanged.
+
+        Returns
+        -------
+        pandas.DataFrame, n rows.
+
+        Examples
+        --------
+        >>> from privopt.kanon import anonymize, datasets
+        >>> res = anonymize(datasets.fars_20(), k=3)
+        >>> res.interval_frame()["AGE"].dtype
+        interval[int64, both]
+        """
+        pd = _optional.pandas()
+        out = self.table.copy()
+        categorical = _categorical_columns(self)
+        for name in self.quasi_identifiers:
+            if name in categorical:
+                continue
+            lo = self.lower[name].to_numpy(dtype=np.float64)
+            hi = self.upper[name].to_numpy(dtype=np.float64)
+            if np.all(lo == np.round(lo)) and np.all(hi == np.round(hi)):
+                lo, hi = lo.astype(np.int64), hi.astype(np.int64)
+            intervals = pd.arrays.IntervalArray.from_arrays(lo, hi, closed="both")
+            out[name] = pd.Series(intervals, index=out.index)
+        return out
+
     def loss_table(self):
         """Per-attribute loss: weight, objective share (Σ_i w_j D_ij) and NCP sum."""
         pd = _optional.pandas()
@@ -451,6 +499,18 @@ class KAnonResult(Release):
             },
             index=pd.Index(self.quasi_identifiers, name="attribute"),
         )
+
+
+def _categorical_columns(result: KAnonResult) -> set:
+    """The quasi-identifiers released as value sets: as recorded, or, on a release saved
+    without that record, the columns whose cells are not all ``"[y-z]"`` intervals."""
+    if result.categorical is not None:
+        return set(result.categorical)
+    return {
+        name
+        for name in result.quasi_identifiers
+        if not result.table[name].astype(str).str.fullmatch(r"\[.*-.*\]").all()
+    }
 
 
 def _unstorable_column(table: Any) -> Any:
@@ -570,11 +630,12 @@ METHODS: dict[str, Callable] = {
 def anonymize(
     df,
     k: int,
-    quasi_identifiers: Sequence | None = None,
+    quasi_identifiers: str | Sequence | None = None,
     *,
+    sensitive: str | Sequence | None = None,
     weights=None,
     method: str = "greedy",
-    categorical: Sequence | None = None,
+    categorical: str | Sequence | None = None,
     bounds: Mapping | None = None,
     categorical_denominator: str = "dom_minus_1",
     normalize_weights: bool = False,
@@ -587,14 +648,19 @@ def anonymize(
     ----------
     df : pandas.DataFrame, n rows. Non-QI columns pass through unchanged; rows keep their order.
     k : int, 1 <= k <= n. Every output equivalence class has at least k rows.
-    quasi_identifiers : QI columns (default: all columns).
+    quasi_identifiers : the quasi-identifier (QI) columns to generalise: a list of column
+        names, or one name as a string (``"age"`` is the column ``age``). Default: every column
+        not named in ``sensitive``, so name the columns to keep unchanged there, or list the
+        QIs.
+    sensitive : columns carried unchanged and never generalised (a list, or one name as a
+        string). A column named both here and in ``quasi_identifiers`` is refused.
     weights : positive attribute weights ``w_j`` (sequence aligned with the QIs, or a mapping);
         default all 1. They scale the objective (eq. 34) and the sort (Var/w², eq. 36).
     method : ``"greedy"`` (Greedy Search, default), ``"split_carry"`` (Split & Carry MILPs),
         ``"milp"`` (exact MILP, small n only), ``"initial"`` (Initial Feasible Solution),
         ``"mondrian"`` or ``"k_member"`` (baselines).
-    categorical : QI columns treated as categorical (value sets in the output; default the
-        non-numeric ones).
+    categorical : QI columns treated as categorical (value sets in the output; a list, or one
+        name as a string; default the non-numeric ones).
     bounds : ``{column: (L, U)}`` permissible ranges replacing the data min/max.
     categorical_denominator : ``"dom_minus_1"`` (default) or ``"dom"`` for the categorical NCP.
     normalize_weights : rescale the weights to sum to 1 (eq. 35).
@@ -614,7 +680,8 @@ def anonymize(
 
     Raises
     ------
-    InvalidInput : bad table, k, QIs, weights, bounds or method.
+    InvalidInput : bad table, k, QIs (or a column both QI and sensitive), weights, bounds or
+        method.
     privopt.errors.PrivacyViolation : never expected; raised instead of returning a result
         that fails the k-anonymity check.
 
@@ -642,6 +709,7 @@ def anonymize(
         df,
         k,
         quasi_identifiers,
+        sensitive=sensitive,
         weights=weights,
         categorical=categorical,
         bounds=bounds,

@@ -56,7 +56,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="required: the anonymity k >= 1, the fewest rows that share each generalized "
         "quasi-identifier combination",
     )
-    p.add_argument("--qi", help="comma-separated quasi-identifier columns (default: all)")
+    p.add_argument(
+        "--qi",
+        help="comma-separated quasi-identifier columns to generalise (default: every column "
+        "not named in --sensitive)",
+    )
+    p.add_argument(
+        "--sensitive",
+        help="comma-separated columns carried unchanged, never generalised (default: none)",
+    )
     p.add_argument("--weights", help="comma-separated positive weights, one per QI (default: 1)")
     p.add_argument("--categorical", help="comma-separated categorical QI columns (default: none)")
     p.add_argument(
@@ -181,6 +189,7 @@ def _anonymize(args: argparse.Namespace, src: Path):
         df,
         args.k,
         _split(args.qi),
+        sensitive=_split(args.sensitive),
         weights=weights,
         categorical=_split(args.categorical),
         method=args.method,

@@ -6,8 +6,9 @@ work on plain numpy arrays and never see pandas (spec §1.1, §1.4, §1.5, §7.1
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from privopt._validation import (
 )
 from privopt.errors import InvalidInput
 
-__all__ = ["KAnonProblem", "build_problem"]
+__all__ = ["KAnonProblem", "build_problem", "column_list"]
 
 
 @dataclass(frozen=True)
@@ -152,8 +153,44 @@ def _check_subset(what: str, given, names: list) -> None:
         )
 
 
-def _check_names(df, quasi_identifiers) -> list:
-    names = list(df.columns) if quasi_identifiers is None else list(quasi_identifiers)
+def column_list(what: str, columns: Any) -> list | None:
+    """``columns`` as a list of column labels; None stays None.
+
+    A string (or any other single label, such as an int) is ONE column name, never iterated
+    as its characters: ``quasi_identifiers="age"`` means the column ``age``.
+    """
+    if columns is None:
+        return None
+    if isinstance(columns, (str, bytes)) or not isinstance(columns, Iterable):
+        return [columns]
+    if isinstance(columns, Mapping):
+        raise InvalidInput(f"{what} must be a column name or a list of them, got a mapping")
+    return list(columns)
+
+
+def _check_names(df, quasi_identifiers, sensitive) -> list:
+    """The quasi-identifier columns: as given, else every column not named in ``sensitive``."""
+    qis = column_list("quasi_identifiers", quasi_identifiers)
+    kept = column_list("sensitive", sensitive) or []
+    unknown = [c for c in kept if c not in df.columns]
+    if unknown:
+        raise InvalidInput(
+            f"sensitive names unknown columns {unknown}; table has {list(df.columns)}"
+        )
+    if qis is None:
+        names = [c for c in df.columns if c not in kept]
+        if not names:
+            raise InvalidInput(
+                "sensitive names every column: no quasi-identifier is left to generalise"
+            )
+    else:
+        names = qis
+        both = [c for c in names if c in kept]
+        if both:
+            raise InvalidInput(
+                f"columns {both} are named both in quasi_identifiers and in sensitive: a "
+                "sensitive column is carried unchanged, never generalised; name it in one only"
+            )
     if not names:
         raise InvalidInput("quasi_identifiers must name at least one column")
     missing = [c for c in names if c not in df.columns]
@@ -170,6 +207,7 @@ def _categorical_set(df, names: list, categorical) -> set:
     """The categorical QIs: as given, else the non-numeric (and boolean) columns."""
     pd = _optional.pandas()
 
+    categorical = column_list("categorical", categorical)
     if categorical is None:
         return {
             c
@@ -242,10 +280,11 @@ def _numeric_bounds(name, vals: np.ndarray, given, weight: float) -> tuple[float
 def build_problem(
     df,
     k,
-    quasi_identifiers: Sequence[str] | None = None,
+    quasi_identifiers: str | Sequence[str] | None = None,
     *,
+    sensitive: str | Sequence[str] | None = None,
     weights=None,
-    categorical: Sequence[str] | None = None,
+    categorical: str | Sequence[str] | None = None,
     bounds: Mapping[str, tuple[float, float]] | None = None,
     categorical_denominator: str = "dom_minus_1",
     normalize_weights: bool = False,
@@ -256,7 +295,10 @@ def build_problem(
     ----------
     df : pandas.DataFrame with n rows.
     k : anonymity parameter, ``1 <= k <= n``.
-    quasi_identifiers : QI column names (default: every column).
+    quasi_identifiers : QI column names; one string is one column name (default: every
+        column not named in ``sensitive``).
+    sensitive : columns never generalised (carried unchanged); one string is one column name.
+        Naming a column here and in ``quasi_identifiers`` is refused.
     weights : positive weights, a sequence aligned with ``quasi_identifiers`` or a mapping
         name -> weight (missing names get 1).
     categorical : QI columns treated as categorical (default: non-numeric dtypes).
@@ -268,8 +310,8 @@ def build_problem(
     Raises
     ------
     InvalidInput
-        empty table, unknown column, NaN in a QI, k out of range, a constant QI column without
-        given bounds, bad weights or bounds.
+        empty table, unknown column, a column both quasi-identifier and sensitive, NaN in a
+        QI, k out of range, a constant QI column without given bounds, bad weights or bounds.
     """
     pd = _optional.pandas()
 
@@ -281,7 +323,7 @@ def build_problem(
     k = check_int("k", k, minimum=1)
     if k > n:
         raise InvalidInput(f"k must be <= number of rows n={n}, got k={k}")
-    names = _check_names(df, quasi_identifiers)
+    names = _check_names(df, quasi_identifiers, sensitive)
     cat_set = _categorical_set(df, names, categorical)
     if categorical_denominator not in ("dom_minus_1", "dom"):
         raise InvalidInput(
