@@ -108,7 +108,7 @@ def _baseline(args: argparse.Namespace, geo: Any, m: int) -> float:
     excluded, M = m users."""
     from privopt.geo import CostReferenceTable, GeoParams, run_lrgeo
 
-    params = GeoParams(gamma_graph=50.0)
+    params = GeoParams(epsilon=10.0, gamma_graph=50.0)
     table = CostReferenceTable(geo, 20, cell_km=params.cr_cell_km, rng=0)
     users = np.random.default_rng(1).choice(geo.n_locations, m, replace=False)
     t = time.perf_counter()

@@ -82,7 +82,9 @@ def _geo_full_lp(data: Path | None):
     from privopt.geo.baselines import full_lp
 
     geo = load_rome_grid(data / "rome").sample(400, seed=0)
-    params = GeoParams(r_exp=4.0, r_obf=4.5, gamma_graph=50.0, lr_radius=20.0, cr_cell_km=0.1)
+    params = GeoParams(
+        epsilon=10.0, r_exp=4.0, r_obf=4.5, gamma_graph=50.0, lr_radius=20.0, cr_cell_km=0.1
+    )
     table = CostReferenceTable(geo, 20, cell_km=0.1, rng=0)
     return lambda: full_lp(geo, params, table, gamma=float("inf"))
 

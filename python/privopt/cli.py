@@ -54,7 +54,7 @@ from privopt._cli_support import (
 )
 from privopt._progress import progress_scope
 from privopt.certify import CERTIFIED_STATUS
-from privopt.demo import run_demo
+from privopt.demo import DEMO_PRIVACY, run_demo
 from privopt.errors import InvalidInput, PrivacyBudgetExceeded, PrivoptError
 from privopt.lp.interrupts import interruptible
 
@@ -139,6 +139,7 @@ def _register_demo(subparsers: argparse._SubParsersAction) -> None:
 
 def _run_demo(args: argparse.Namespace) -> int:
     start = time.perf_counter()
+    print(f"[demo] privacy parameters chosen by the demo: {DEMO_PRIVACY}", file=sys.stderr)
     with reserve_outputs(args) as outputs:
         out = outputs.add(args.out)
         with outputs.publish() as staged:
@@ -150,8 +151,8 @@ def _run_demo(args: argparse.Namespace) -> int:
     # each); the summary has the shared keys and says so.
     text = (
         f"every section of report.md states its own guarantee; the demo chooses its privacy "
-        f"parameters itself and draws from seed {args.seed}, so it is for trying privopt out "
-        "and never a private release"
+        f"parameters itself ({DEMO_PRIVACY}) and draws from seed {args.seed}, so it is for "
+        "trying privopt out and never a private release"
     )
     emit_summary(
         {

@@ -85,6 +85,10 @@ class Guarantee:
     protects : plain words: who is protected from what (the neighbouring relation).
     seeded : the randomness came from a seed: anyone who knows it can recompute the noise, so
         the release is reproducible and for testing only.
+    unit : the distance unit of a metric guarantee (``"km"``; empty: "distance unit"), in
+        which ε is "per unit" and η, γ are lengths.
+    detail : one more plain-words fact about this release's protection (the geo release: how
+        often the true location is reported), appended to :meth:`describe`.
 
     Examples
     --------
@@ -92,13 +96,20 @@ class Guarantee:
     >>> Guarantee.from_json(g.to_json()) == g
     True
     >>> g.describe()
-    'epsilon-DP with epsilon = 1: one household added or removed'
+    'epsilon-DP with epsilon = 1: the probability of any release changes by at most a factor \
+e^1 = 2.718 between any two data sets that differ by one household added or removed'
+    >>> Guarantee("epsilon-metric-DP", {"epsilon": 2.0, "eta": 1.5}, unit="km").describe()
+    'epsilon-metric-DP with epsilon = 2 per km: two records 1 km apart are indistinguishable \
+up to a factor e^2 = 7.389 in the probability of each report (e^(2·d) for two records d km \
+apart, for any two within 1.5 km)'
     """
 
     kind: str
     parameters: dict[str, float] = field(default_factory=dict)
     protects: str = ""
     seeded: bool = False
+    unit: str = ""
+    detail: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in GUARANTEE_KINDS:
@@ -108,16 +119,17 @@ class Guarantee:
             for k, v in self.parameters.items()
         ):
             raise InvalidInput(f"parameters must map names to numbers, got {self.parameters!r}")
-        if not isinstance(self.protects, str):
-            raise InvalidInput(f"protects must be a string, got {self.protects!r}")
+        for name in ("protects", "unit", "detail"):
+            if not isinstance(getattr(self, name), str):
+                raise InvalidInput(f"{name} must be a string, got {getattr(self, name)!r}")
         check_bool("seeded", self.seeded)
 
     def describe(self) -> str:
-        """The guarantee in one sentence of plain words."""
-        values = ", ".join(f"{k} = {_number(v)}" for k, v in self.parameters.items())
-        text = f"{self.kind} with {values}" if values else self.kind
-        if self.protects:
-            text += f": {self.protects}"
+        """The guarantee in plain words, with its numbers and units: what a reader of the
+        release can and cannot tell apart, and by how much (the factor e^ε)."""
+        text = _plain_words(self.kind, self.parameters, self.protects, self.unit or "")
+        if self.detail:
+            text += f"; {self.detail}"
         if self.seeded:
             text += (
                 " (SEEDED: the random draws came from a seed; anyone who knows it can "
@@ -132,6 +144,8 @@ class Guarantee:
             "parameters": {k: _json_number(v) for k, v in self.parameters.items()},
             "protects": self.protects,
             "seeded": self.seeded,
+            "unit": self.unit,
+            "detail": self.detail,
         }
 
     @classmethod
@@ -145,6 +159,8 @@ class Guarantee:
             params,
             data.get("protects", ""),
             data.get("seeded", False),
+            data.get("unit", ""),
+            data.get("detail", ""),
         )
 
 
@@ -478,6 +494,67 @@ def _json_number(value: Any) -> Any:
 def _jsonable(value: Any) -> Any:
     """Plain JSON for a release: non-finite floats as "inf"/"-inf" (read back as numbers)."""
     return jsonable(value, nonfinite_as_text=True)
+
+
+def _factor(epsilon: float) -> str:
+    """``e^ε = value``: the bound on the ratio of two probabilities, rounded for a reader."""
+    return f"e^{_number(epsilon)} = {_number(math.exp(epsilon)) if epsilon < 700 else '∞'}"
+
+
+def _plain_words(kind: str, params: dict[str, float], protects: str, unit: str) -> str:
+    """One guarantee in plain words with its numbers; see :meth:`Guarantee.describe`."""
+    eps = params.get("epsilon")
+    if kind in ("epsilon-metric-DP", "(epsilon, gamma)-Geo-Ind") and eps is not None:
+        geo = kind.endswith("Geo-Ind")
+        things = "locations" if geo else "records"
+        radius = params.get("gamma" if geo else "eta", math.inf)
+        per = unit or "distance unit"
+        plural = f"{unit}" if unit else "distance units"
+        within = (
+            f"for any two {things}"
+            if math.isinf(radius)
+            else f"for any two within {_number(radius)} {plural}"
+        )
+        return (
+            f"{kind} with epsilon = {_number(eps)} per {per}: two {things} 1 {per} apart are "
+            f"indistinguishable up to a factor {_factor(eps)} in the probability of each "
+            f"report (e^({_number(eps)}·d) for two {things} d {plural} apart, {within})"
+        )
+    if kind == "k-anonymity":
+        k = int(params.get("k", 1))
+        return (
+            f"k-anonymity with k = {k}: each released row shares its quasi-identifier "
+            f"intervals with at least {k - 1} other rows, so a person known by those attributes "
+            f"is one of at least {k} rows; this is not a differential-privacy guarantee"
+        )
+    between = (
+        f"between any two data sets that differ by {protects}"
+        if protects
+        else "between any two neighbouring data sets"
+    )
+    if kind == "rho-zCDP" and eps is not None:
+        delta = params.get("delta", math.nan)
+        return (
+            f"rho-zCDP with rho = {_number(params.get('rho', math.nan))}, which implies "
+            f"(epsilon, delta)-DP with epsilon = {_number(eps)} and delta = {_number(delta)}: "
+            f"the probability of any release changes by at most a factor {_factor(eps)} "
+            f"{between}, except with probability at most {_number(delta)}"
+        )
+    if kind == "(epsilon, delta)-DP" and eps is not None:
+        delta = params.get("delta", math.nan)
+        return (
+            f"(epsilon, delta)-DP with epsilon = {_number(eps)} and delta = {_number(delta)}: "
+            f"the probability of any release changes by at most a factor {_factor(eps)} "
+            f"{between}, except with probability at most {_number(delta)}"
+        )
+    if kind == "epsilon-DP" and eps is not None:
+        return (
+            f"epsilon-DP with epsilon = {_number(eps)}: the probability of any release changes "
+            f"by at most a factor {_factor(eps)} {between}"
+        )
+    values = ", ".join(f"{k} = {_number(v)}" for k, v in params.items())
+    text = f"{kind} with {values}" if values else kind
+    return f"{text}: {protects}" if protects else text
 
 
 def _number(value: float) -> str:

@@ -158,11 +158,11 @@ def test_anchored_cr_table_makes_the_approximation_ratio_one() -> None:
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"lr_radius": -1.0}, "lr_radius"),
-        ({"r_exp": 5.0, "r_obf": 4.0}, "r_exp"),
+        ({"epsilon": 10.0, "lr_radius": -1.0}, "lr_radius"),
+        ({"epsilon": 10.0, "r_exp": 5.0, "r_obf": 4.0}, "r_exp"),
         ({"epsilon": 0.0}, "epsilon"),
-        ({"gamma": float("nan")}, "gamma"),
-        ({"lr_max_size": 0}, "lr_max_size"),
+        ({"epsilon": 10.0, "gamma": float("nan")}, "gamma"),
+        ({"epsilon": 10.0, "lr_max_size": 0}, "lr_max_size"),
     ],
 )
 def test_bad_parameters(kwargs, match: str) -> None:

@@ -23,7 +23,7 @@ def test_lr_geo_f_and_constopt_certify_1e6_on_rome(rome, k, seed) -> None:
     for LR-Geo-F; the lift brings the released objective within 1e-6 of the LP's safe bound,
     every matrix verifies to 1e-9, and exponential entries stay ε/2-Geo-Ind across users."""
     geo = rome.sample(k, seed=seed)
-    params = GeoParams(gamma_graph=50.0, lr_radius=20.0)
+    params = GeoParams(epsilon=10.0, gamma_graph=50.0, lr_radius=20.0)
     table = CostReferenceTable(geo, 20, cell_km=0.1, rng=seed)
     users = np.random.default_rng(seed).choice(k, 4, replace=False)
     p = bl.lr_geo_f_params(params)

@@ -24,7 +24,7 @@ def test_rome_lr_geo_is_verified_and_certified(rome) -> None:
     geo = rome.sample(200, seed=0)
     # Artifact defaults: ε = 10, γ = 0.5 for the constraints, 50 km for the LR-search graph
     # (at γ_graph = 0.5 a 200-cell sample is too sparse: most LR sets are v_m alone), L = 20.
-    params = GeoParams(gamma_graph=50.0)
+    params = GeoParams(epsilon=10.0, gamma_graph=50.0)
     table = CostReferenceTable(geo, 20, cell_km=0.1, rng=0)
     res = run_lrgeo(geo, params, [3, 150], table, rng=0)
     assert res.solution.status == "optimal"

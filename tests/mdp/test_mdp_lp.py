@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from mdp_instances import line_problem, random_2d
 from privopt.certify import UncertifiedResultWarning
-from privopt.errors import InvalidInput
+from privopt.errors import InvalidInput, SolverLimit
+from privopt.lp import rowgen
 from privopt.mdp import MDPProblem, build_lp, exponential_mechanism, solve
 from scipy.optimize import linprog
 
@@ -350,3 +351,29 @@ def test_presolve_false_unbounded_verdict_is_retried() -> None:
     assert plain.expected_loss == pytest.approx(rowgen.expected_loss, rel=1e-9)
     assert plain.lower_bound <= rowgen.expected_loss and rowgen.lower_bound <= plain.expected_loss
     assert plain.violations(prob).ok(1e-9)
+
+
+def test_a_time_limit_in_row_generation_releases_the_last_round_repaired(monkeypatch) -> None:
+    """The limit hits in the round after pricing added columns: the last solved round (with
+    fewer columns than the model now has) is repaired, verified and released, its bound
+    still certified, instead of an error."""
+    prob = random_2d(30, seed=3, eps=0.8, eta=1.5, side=5.0)
+    exact = solve(prob, "lp")
+    calls = {"n": 0}
+    real = rowgen.RowGenSolver._time_left
+
+    def stop_in_round_two(self, start, time_limit):
+        calls["n"] += 1
+        if calls["n"] >= 2:
+            raise SolverLimit("time limit reached", status="limit")
+        return real(self, start, time_limit)
+
+    monkeypatch.setattr(rowgen.RowGenSolver, "_time_left", stop_in_round_two)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an uncertified result warns; its status is checked
+        pm = solve(prob, "lp", time_limit=600, polish=False)
+    assert calls["n"] >= 2
+    assert pm.violations(prob).ok(1e-9)
+    assert pm.lower_bound <= exact.expected_loss * (1 + 1e-9)
+    assert pm.expected_loss >= exact.lower_bound * (1 - 1e-9)
+    assert pm.status in ("optimal", "gap_not_closed")

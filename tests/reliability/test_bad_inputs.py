@@ -1406,13 +1406,13 @@ case("offset_latlon", "NaN", lambda: geometry.offset_latlon(np.array([[NAN, 0.0]
 for kw, frag in [
     ({"epsilon": 0.0}, "epsilon"),
     ({"epsilon": NAN}, "epsilon"),
-    ({"gamma": -1.0}, "gamma"),
-    ({"lr_radius": NAN}, "lr_radius"),
-    ({"lr_max_size": 0}, "lr_max_size"),
-    ({"cr_cell_km": 0.0}, "cr_cell_km"),
+    ({"epsilon": 10.0, "gamma": -1.0}, "gamma"),
+    ({"epsilon": 10.0, "lr_radius": NAN}, "lr_radius"),
+    ({"epsilon": 10.0, "lr_max_size": 0}, "lr_max_size"),
+    ({"epsilon": 10.0, "cr_cell_km": 0.0}, "cr_cell_km"),
     # a cap that drops Geo-Ind pairs binding above the LP's tolerance (ε·γ = 4.56 > 3 < 20)
     ({"epsilon": 7.6, "gamma": 0.6, "eps_d_cap": 3.0}, r"eps_d_cap must be >= min"),
-    ({"gamma": INF, "eps_d_cap": 19.9}, r"eps_d_cap must be >= min"),
+    ({"epsilon": 10.0, "gamma": INF, "eps_d_cap": 19.9}, r"eps_d_cap must be >= min"),
 ]:
     case("GeoParams", repr(kw), lambda k=kw: geo.GeoParams(**k), frag)
 case("grid_geography", "rows=0", lambda: geo.grid_geography(0, 3), "rows")
@@ -1443,23 +1443,25 @@ case(
 case(
     "run_lrgeo",
     "users out of range",
-    lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [99], geo.TravelCosts(grid())),
+    lambda: geo.run_lrgeo(grid(), geo.GeoParams(epsilon=10.0), [99], geo.TravelCosts(grid())),
     "users",
 )
 case(
     "run_lrgeo",
     "method='x'",
-    lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [0], geo.TravelCosts(grid()), method="x"),
+    lambda: geo.run_lrgeo(
+        grid(), geo.GeoParams(epsilon=10.0), [0], geo.TravelCosts(grid()), method="x"
+    ),
     "method",
 )
 case(
     "user_problem",
     "cost NaN",
-    lambda: geo.user_problem(grid(), geo.GeoParams(), np.full((9, 9), NAN)),
+    lambda: geo.user_problem(grid(), geo.GeoParams(epsilon=10.0), np.full((9, 9), NAN)),
     "cost",
 )
-case("build_model", "blocks=[]", lambda: geo.build_model([], geo.GeoParams()), "")
-case("solve_uploads", "uploads=[]", lambda: geo.solve_uploads([], geo.GeoParams()), "")
+case("build_model", "blocks=[]", lambda: geo.build_model([], geo.GeoParams(epsilon=10.0)), "")
+case("solve_uploads", "uploads=[]", lambda: geo.solve_uploads([], geo.GeoParams(epsilon=10.0)), "")
 case(
     "UserBlock.from_finite",
     "asymmetric pair_distances",
@@ -1478,7 +1480,8 @@ case(
     "UserBlock via build_model",
     "NaN cost",
     lambda: geo.build_model(
-        [geo.UserBlock(np.zeros((1, 1)), np.zeros((1, 2)), np.full((1, 2), NAN))], geo.GeoParams()
+        [geo.UserBlock(np.zeros((1, 1)), np.zeros((1, 2)), np.full((1, 2), NAN))],
+        geo.GeoParams(epsilon=10.0),
     ),
     "",
 )
@@ -1494,7 +1497,7 @@ from privopt.geo import metrics as geo_metrics  # noqa: E402
 @cache
 def geo_model() -> Any:
     block = geo.UserBlock(np.zeros((1, 1)), np.zeros((1, 2)), np.zeros((1, 2)))
-    return geo.build_model([block], geo.GeoParams(r_exp=0.5, r_obf=1.0))
+    return geo.build_model([block], geo.GeoParams(epsilon=10.0, r_exp=0.5, r_obf=1.0))
 
 
 @cache
@@ -1552,60 +1555,75 @@ GEO_TYPE_CASES: list[tuple[str, str, Callable[[], Any], str]] = [
     (
         "answer_cr_request",
         "request='r'",
-        lambda: geo.answer_cr_request(geo_table(), "r", geo.GeoParams()),
+        lambda: geo.answer_cr_request(geo_table(), "r", geo.GeoParams(epsilon=10.0)),
         "request must be a CRRequest",
     ),
-    ("solve_uploads", "uploads='x'", lambda: geo.solve_uploads("x", geo.GeoParams()), "uploads"),
+    (
+        "solve_uploads",
+        "uploads='x'",
+        lambda: geo.solve_uploads("x", geo.GeoParams(epsilon=10.0)),
+        "uploads",
+    ),
     (
         "solve_uploads",
         "uploads=['x']",
-        lambda: geo.solve_uploads(["x"], geo.GeoParams()),
+        lambda: geo.solve_uploads(["x"], geo.GeoParams(epsilon=10.0)),
         "uploads",
     ),
-    ("build_model", "blocks=['x']", lambda: geo.build_model(["x"], geo.GeoParams()), "blocks"),
+    (
+        "build_model",
+        "blocks=['x']",
+        lambda: geo.build_model(["x"], geo.GeoParams(epsilon=10.0)),
+        "blocks",
+    ),
     ("build_model", "params='p'", lambda: geo.build_model([], "p"), "params"),
     (
         "run_lrgeo",
         "geography='g'",
-        lambda: geo.run_lrgeo("g", geo.GeoParams(), [0], _tc()),
+        lambda: geo.run_lrgeo("g", geo.GeoParams(epsilon=10.0), [0], _tc()),
         "geography",
     ),
     ("run_lrgeo", "params='p'", lambda: geo.run_lrgeo(grid(), "p", [0], _tc()), "params"),
-    ("run_lrgeo", "costs='c'", lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [0], "c"), "costs"),
+    (
+        "run_lrgeo",
+        "costs='c'",
+        lambda: geo.run_lrgeo(grid(), geo.GeoParams(epsilon=10.0), [0], "c"),
+        "costs",
+    ),
     (
         "run_lrgeo",
         "progress='x'",
-        lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [0], _tc(), progress="x"),
+        lambda: geo.run_lrgeo(grid(), geo.GeoParams(epsilon=10.0), [0], _tc(), progress="x"),
         "progress",
     ),
     (
         "run_lrgeo",
         "via_json='x'",
-        lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [0], _tc(), via_json="x"),
+        lambda: geo.run_lrgeo(grid(), geo.GeoParams(epsilon=10.0), [0], _tc(), via_json="x"),
         "via_json",
     ),
     (
         "run_lrgeo",
         "rel_gap=-1",
-        lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [0], _tc(), rel_gap=-1),
+        lambda: geo.run_lrgeo(grid(), geo.GeoParams(epsilon=10.0), [0], _tc(), rel_gap=-1),
         "rel_gap",
     ),
     (
         "run_lrgeo",
         "time_limit=0",
-        lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [0], _tc(), time_limit=0),
+        lambda: geo.run_lrgeo(grid(), geo.GeoParams(epsilon=10.0), [0], _tc(), time_limit=0),
         "time_limit",
     ),
     (
         "run_lrgeo",
         "executor='x'",
-        lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [0], _tc(), executor="x"),
+        lambda: geo.run_lrgeo(grid(), geo.GeoParams(epsilon=10.0), [0], _tc(), executor="x"),
         "executor",
     ),
     (
         "run_lrgeo",
         "rng='x'",
-        lambda: geo.run_lrgeo(grid(), geo.GeoParams(), [0], _tc(), rng="x"),
+        lambda: geo.run_lrgeo(grid(), geo.GeoParams(epsilon=10.0), [0], _tc(), rng="x"),
         "rng",
     ),
     ("LRGeoResult.plot_user", "m=2", lambda: geo_result().plot_user(2), "m"),
@@ -1664,7 +1682,7 @@ GEO_TYPE_CASES: list[tuple[str, str, Callable[[], Any], str]] = [
     (
         "geo.sweep_epsilon",
         "geography='x'",
-        lambda: geo.sweep_epsilon("x", geo.GeoParams(), [1.0], [0], _tc()),
+        lambda: geo.sweep_epsilon("x", geo.GeoParams(epsilon=10.0), [1.0], [0], _tc()),
         "geography",
     ),
     (
@@ -1676,81 +1694,91 @@ GEO_TYPE_CASES: list[tuple[str, str, Callable[[], Any], str]] = [
     (
         "geo.sweep_epsilon",
         "costs='x'",
-        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [1.0], [0], "x"),
+        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(epsilon=10.0), [1.0], [0], "x"),
         "costs",
     ),
     (
         "geo.sweep_epsilon",
         "epsilons=[]",
-        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [], [0], _tc()),
+        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(epsilon=10.0), [], [0], _tc()),
         "epsilons",
     ),
     (
         "geo.sweep_epsilon",
         "epsilons=[inf]",
-        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [INF], [0], _tc()),
+        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(epsilon=10.0), [INF], [0], _tc()),
         "epsilons",
     ),
     (
         "geo.sweep_epsilon",
         "epsilon * r_exp too large",
-        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [1e3], [0], _tc()),
+        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(epsilon=10.0), [1e3], [0], _tc()),
         "r_exp",
     ),
     (
         "geo.sweep_epsilon",
         "users=[]",
-        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [1.0], [], _tc()),
+        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(epsilon=10.0), [1.0], [], _tc()),
         "users",
     ),
     (
         "geo.sweep_epsilon",
         "users=[99]",
-        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [1.0], [99], _tc()),
+        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(epsilon=10.0), [1.0], [99], _tc()),
         "users",
     ),
     (
         "geo.sweep_epsilon",
         "loss='walk'",
-        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [1.0], [0], _tc(), loss="walk"),
+        lambda: geo.sweep_epsilon(
+            grid(), geo.GeoParams(epsilon=10.0), [1.0], [0], _tc(), loss="walk"
+        ),
         "loss",
     ),
     (
         "geo.sweep_epsilon",
         "prior of 2",
-        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [1.0], [0], _tc(), prior=[0.5, 0.5]),
+        lambda: geo.sweep_epsilon(
+            grid(), geo.GeoParams(epsilon=10.0), [1.0], [0], _tc(), prior=[0.5, 0.5]
+        ),
         "prior",
     ),
     (
         "geo.sweep_epsilon",
         "baselines=['laplace'] on a planar map",
         lambda: geo.sweep_epsilon(
-            grid(), geo.GeoParams(), [1.0], [0], _tc(), baselines=["laplace"]
+            grid(), geo.GeoParams(epsilon=10.0), [1.0], [0], _tc(), baselines=["laplace"]
         ),
         "lat, lon",
     ),
     (
         "geo.sweep_epsilon",
         "rng=1.5",
-        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [1.0], [0], _tc(), rng=1.5),
+        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(epsilon=10.0), [1.0], [0], _tc(), rng=1.5),
         "rng",
     ),
     (
         "geo.sweep_epsilon",
         "executor='x'",
-        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [1.0], [0], _tc(), executor="x"),
+        lambda: geo.sweep_epsilon(
+            grid(), geo.GeoParams(epsilon=10.0), [1.0], [0], _tc(), executor="x"
+        ),
         "executor",
     ),
     (
         "geo.sweep_epsilon",
         "progress='x'",
-        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [1.0], [0], _tc(), progress="x"),
+        lambda: geo.sweep_epsilon(
+            grid(), geo.GeoParams(epsilon=10.0), [1.0], [0], _tc(), progress="x"
+        ),
         "progress",
     ),
     (
         "geo.sweep_epsilon",
         "rel_gap=-1",
-        lambda: geo.sweep_epsilon(grid(), geo.GeoParams(), [1.0], [0], _tc(), rel_gap=-1.0),
+        lambda: geo.sweep_epsilon(
+            grid(), geo.GeoParams(epsilon=10.0), [1.0], [0], _tc(), rel_gap=-1.0
+        ),
         "rel_gap",
     ),
     ("LRGeoResult.plot_user", "ax=3", lambda: geo_result().plot_user(0, ax=3), "ax must"),
@@ -1800,11 +1828,16 @@ GEO_TYPE_CASES: list[tuple[str, str, Callable[[], Any], str]] = [
         "run_lrgeo",
         "costs of another map",
         lambda: geo.run_lrgeo(
-            grid(), geo.GeoParams(), [0], geo.TravelCosts(geo.grid_geography(2, 2))
+            grid(), geo.GeoParams(epsilon=10.0), [0], geo.TravelCosts(geo.grid_geography(2, 2))
         ),
         "same map",
     ),
-    ("user_problem", "geography='g'", lambda: geo.user_problem("g", geo.GeoParams()), "geography"),
+    (
+        "user_problem",
+        "geography='g'",
+        lambda: geo.user_problem("g", geo.GeoParams(epsilon=10.0)),
+        "geography",
+    ),
     ("user_problem", "params='p'", lambda: geo.user_problem(grid(), "p"), "params"),
     ("CostReferenceTable", "geography='g'", lambda: geo.CostReferenceTable("g"), "geography"),
     ("CostReferenceTable", "rng='x'", lambda: geo.CostReferenceTable(grid(), 2, rng="x"), "rng"),
@@ -1847,14 +1880,24 @@ GEO_TYPE_CASES: list[tuple[str, str, Callable[[], Any], str]] = [
     (
         "LRGeoClient",
         "geography='g'",
-        lambda: geo.LRGeoClient("g", geo.GeoParams(), None),
+        lambda: geo.LRGeoClient("g", geo.GeoParams(epsilon=10.0), None),
         "geography",
     ),
     ("LRGeoClient", "params='p'", lambda: geo.LRGeoClient(grid(), "p", None), "params"),
-    ("LRGeoClient", "snaps='s'", lambda: geo.LRGeoClient(grid(), geo.GeoParams(), "s"), "snaps"),
+    (
+        "LRGeoClient",
+        "snaps='s'",
+        lambda: geo.LRGeoClient(grid(), geo.GeoParams(epsilon=10.0), "s"),
+        "snaps",
+    ),
     ("SnapTable", "text", lambda: geo.SnapTable("a", "b", "c"), "snap"),
     ("SnapTable.of", "table='x'", lambda: geo.SnapTable.of("x"), "table"),
-    ("GeoParams.with_", "bogus=1", lambda: geo.GeoParams().with_(bogus=1), "unknown parameters"),
+    (
+        "GeoParams.with_",
+        "bogus=1",
+        lambda: geo.GeoParams(epsilon=10.0).with_(bogus=1),
+        "unknown parameters",
+    ),
     ("Geography.sample", "seed='x'", lambda: grid().sample(2, seed="x"), "seed"),
     ("Geography.subset", "index=[100]", lambda: grid().subset([100]), "index"),
     ("Geography.subset", "index repeated", lambda: grid().subset([0, 0]), "distinct"),
@@ -1870,19 +1913,19 @@ GEO_TYPE_CASES: list[tuple[str, str, Callable[[], Any], str]] = [
     (
         "geo.baselines.full_lp",
         "geography='g'",
-        lambda: geo_baselines.full_lp("g", geo.GeoParams(), _tc()),
+        lambda: geo_baselines.full_lp("g", geo.GeoParams(epsilon=10.0), _tc()),
         "geography",
     ),
     (
         "geo.baselines.full_lp",
         "costs='c'",
-        lambda: geo_baselines.full_lp(grid(), geo.GeoParams(), "c"),
+        lambda: geo_baselines.full_lp(grid(), geo.GeoParams(epsilon=10.0), "c"),
         "costs",
     ),
     (
         "geo.baselines.exp_mech",
         "costs='c'",
-        lambda: geo_baselines.exp_mech(grid(), geo.GeoParams(), "c"),
+        lambda: geo_baselines.exp_mech(grid(), geo.GeoParams(epsilon=10.0), "c"),
         "costs",
     ),
     (
@@ -1895,7 +1938,10 @@ GEO_TYPE_CASES: list[tuple[str, str, Callable[[], Any], str]] = [
         "geo.baselines.laplace",
         "rows='r'",
         lambda: geo_baselines.laplace(
-            geo.grid_geography(3, 3, 0.5, metric="haversine"), geo.GeoParams(), _tc(), "r"
+            geo.grid_geography(3, 3, 0.5, metric="haversine"),
+            geo.GeoParams(epsilon=10.0),
+            _tc(),
+            "r",
         ),
         "rows",
     ),
@@ -2792,7 +2838,7 @@ for entry, call, frag in [
     ("GeoParams", lambda: geo.GeoParams(epsilon=1e3, r_exp=4.0), r"epsilon \* r_exp / 2 = 2000"),
     (
         "GeoParams.with_",
-        lambda: geo.GeoParams().with_(epsilon=400.0),
+        lambda: geo.GeoParams(epsilon=10.0).with_(epsilon=400.0),
         r"epsilon \* r_exp / 2 = 800 exceeds",
     ),
     (
@@ -2858,7 +2904,9 @@ BOOL_FLAGS: list[tuple[str, str, Callable[[Any], Any]]] = [
     (
         "geo.run_lrgeo",
         "via_json",
-        lambda v: geo.run_lrgeo(grid(), geo.GeoParams(), [0], geo.TravelCosts(grid()), via_json=v),
+        lambda v: geo.run_lrgeo(
+            grid(), geo.GeoParams(epsilon=10.0), [0], geo.TravelCosts(grid()), via_json=v
+        ),
     ),
     (
         "kanon.anonymize",

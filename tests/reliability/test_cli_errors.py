@@ -635,6 +635,10 @@ IGNORED_OPTIONS = {
         ["census", "--records", "REC", "--synthetic-us", "--levels", "state", "--group", "hh"],
         "give one input, not --records and --synthetic-us",
     ),
+    "census without an input": (
+        ["census", "--epsilon", "1"],
+        "give one input: --records, --counts or --synthetic-us",
+    ),
     "census --group with --counts": (
         ["census", "--counts", "CNT", "--levels", "state", "--group", "hh"],
         "--group is only used with --records",

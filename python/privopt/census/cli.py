@@ -144,6 +144,8 @@ def _refuse_ignored(args: argparse.Namespace) -> None:
     ]
     if len(given) > 1:
         raise InvalidInput(f"give one input, not {' and '.join(given)}")
+    if not given:
+        raise InvalidInput("give one input: --records, --counts or --synthetic-us")
     records, counts, synthetic = bool(args.records), bool(args.counts), args.synthetic_us
     compare = args.compare is not None
     if args.rho is not None and args.epsilon is not None:

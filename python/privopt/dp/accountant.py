@@ -161,6 +161,11 @@ sensitivity=1, group=None, part=None, seeded=False, rho=0.0)
                     f"with epsilon={self.epsilon!r}, delta={self.delta!r}"
                 )
         else:
+            if _is_zero(self.epsilon):  # the unset default: neither kind of spend was given
+                raise InvalidInput(
+                    "epsilon must be > 0 (or give rho > 0 for a zCDP spend), got "
+                    f"epsilon={self.epsilon!r}, rho={self.rho!r}"
+                )
             epsilon = check_epsilon(self.epsilon)
             delta = check_delta(self.delta)
         sensitivity = self.sensitivity

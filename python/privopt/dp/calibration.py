@@ -231,7 +231,7 @@ def discrete_gaussian_delta(sigma: float, epsilon: float, sensitivity: int = 1) 
 
 
 @finite_result(cause="rho beyond float64")
-def zcdp_epsilon(rho: float, delta: float = DEFAULT_CONVERSION_DELTA) -> float:
+def zcdp_epsilon(rho: float, delta: float) -> float:
     """ε of the (ε, δ)-DP guarantee implied by ρ-zCDP: ε = ρ + 2√(ρ ln(1/δ)).
 
     Bun & Steinke, "Concentrated Differential Privacy: Simplifications, Extensions, and Lower
@@ -241,7 +241,8 @@ def zcdp_epsilon(rho: float, delta: float = DEFAULT_CONVERSION_DELTA) -> float:
     Parameters
     ----------
     rho : ρ ≥ 0 (0: no privacy loss, ε = 0).
-    delta : δ in (0, 1).
+    delta : δ in (0, 1), required: the statement holds for every δ, and the caller says which
+        one it reports (:data:`DEFAULT_CONVERSION_DELTA` is the usual choice).
 
     Raises
     ------

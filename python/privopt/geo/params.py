@@ -37,7 +37,8 @@ class GeoParams:
 
     Parameters
     ----------
-    epsilon : ε > 0, the Geo-Ind budget (paper default 10 km⁻¹).
+    epsilon : ε > 0 in 1/km, the Geo-Ind budget; required, no default (the paper evaluates
+        10 km⁻¹, under which a user is reported at their true location almost always).
     gamma : γ > 0, the Geo-Ind neighbour threshold of the constraints (16) and of the GV ratio
         (``inf`` = classical Geo-Ind, LR-Geo-F).
     gamma_graph : threshold of the Geo-Ind graph that LR sets are searched in (A4; None: equal
@@ -64,7 +65,7 @@ class GeoParams:
     40.0
     """
 
-    epsilon: float = 10.0
+    epsilon: float
     gamma: float = 0.5
     gamma_graph: float | None = None
     lr_radius: float = 20.0
@@ -146,6 +147,8 @@ class GeoParams:
         extra = set(data) - known
         if extra:
             raise InvalidInput(f"unknown parameters {sorted(extra)}")
+        if "epsilon" not in data:
+            raise InvalidInput("parameters must give epsilon (the Geo-Ind budget in 1/km)")
         values: dict[str, Any] = {k: (math.inf if v == "inf" else v) for k, v in data.items()}
         return cls(**values)
 

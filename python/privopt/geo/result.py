@@ -59,7 +59,7 @@ from privopt.perturbation.adversary import InferenceError
 from privopt.perturbation.matrix import PerturbationMatrix, scan_violations, verify_matrix
 from privopt.perturbation.problem import EdgeList
 from privopt.release import Guarantee, Release, json_number_back
-from privopt.report import axes_or_new
+from privopt.report import axes_or_new, format_number
 
 __all__ = ["LRGeoResult", "run_lrgeo", "user_problem", "relaxed_problem"]
 
@@ -134,6 +134,13 @@ class LRGeoResult(Release):
         within = (
             "any two locations" if math.isinf(gamma) else f"any two locations within {gamma:g} km"
         )
+        stay = self.true_location_probability()
+        detail = (
+            ""
+            if math.isnan(stay)
+            else f"a location is reported as itself with probability {format_number(stay)} on "
+            "average over the locations of the users' LR sets"
+        )
         return Guarantee(
             GEO_IND,
             {"epsilon": self.params.epsilon, "gamma": gamma},
@@ -141,7 +148,31 @@ class LRGeoResult(Release):
             "location differs between them by a factor of at most e^(epsilon·d), d their "
             "distance in km (epsilon in 1/km)",
             self.seeded,
+            unit="km",
+            detail=detail,
         )
+
+    def true_location_probability(self) -> float:
+        """Mean probability that a location is reported unchanged, over every row of every
+        user's matrix (each location of each LR set), NaN where the outputs are not locations.
+
+        A user at location i reports i with probability ``z_ii``; at a large ε this is close
+        to 1 and the obfuscation hides little. The mean is over the LR locations rather than
+        the users' true locations: it is computed from the released matrices alone, so it
+        reveals nothing about where the users are and is the same after :meth:`save`/load.
+        It equals the mean of :meth:`inference_error`'s ``true_report_probability`` (the
+        adversary's uniform prior over each LR set), without solving for the adversary.
+        """
+        entries: list[np.ndarray] = []
+        for pm in self.matrices:
+            if pm.output_index is None or pm.row_index is None:
+                return math.nan
+            column = {int(loc): c for c, loc in enumerate(np.asarray(pm.output_index))}
+            rows = np.asarray(pm.row_index)
+            cols = np.array([column.get(int(loc), -1) for loc in rows])
+            stay = np.where(cols >= 0, pm.matrix[np.arange(rows.size), np.maximum(cols, 0)], 0.0)
+            entries.append(stay)
+        return float(np.concatenate(entries).mean()) if entries else math.nan
 
     @property
     def status(self) -> str | None:

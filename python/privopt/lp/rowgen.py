@@ -548,9 +548,13 @@ class RowGenSolver:
         return check_int("block", block, minimum=0, maximum=n - 1) if n else _no_block()
 
     def point(self, x_model: np.ndarray) -> np.ndarray:
-        """A model solution as the full column vector (absent columns 0)."""
+        """A model solution as the full column vector (absent columns 0).
+
+        ``x_model`` may come from an earlier solve than the model's current columns (a time
+        limit hit in the round after pricing added some): columns are only ever appended, so
+        its entries are those of the first ``x_model.size`` columns and the rest are 0."""
         x = np.zeros(self.problem.n_cols)
-        x[self.cols] = x_model
+        x[self.cols[: x_model.size]] = x_model
         return x
 
     # ------------------------------------------------------------------ the loop

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import math
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -194,7 +196,9 @@ def _run(args: argparse.Namespace) -> int:
     require_options(args, "--epsilon")
     with reserve_outputs(args, [args.points]) as outputs:
         out = outputs.add(args.out)
-        prob, pm, v, seen = _solve(args)
+        prob = _problem(args)
+        _say_what_will_not_be_proven(args, prob)
+        prob, pm, v, seen = _solve(args, prob)
         with outputs.publish() as staged:
             _write_outputs(staged[out], args, prob, pm, v, seen)
     emit_summary(
@@ -293,10 +297,38 @@ def _solver_options(args: argparse.Namespace, *, progress: bool | None) -> dict[
     return {}
 
 
-def _solve(args: argparse.Namespace) -> tuple[MDPProblem, PerturbationMatrix, Any, Any]:
+#: records × outputs above which the exact LP is not expected to prove its optimum within a
+#: minute on two cores (docs/performance.md: the default 500 × 500 grid takes minutes).
+QUICK_LP_CELLS = 200 * 200
+
+
+def _say_what_will_not_be_proven(args: argparse.Namespace, prob: MDPProblem) -> None:
+    """Before the solve, on stderr: when the run stops early (``--time-limit``) or is large
+    enough to take minutes, what it may end without proving, so nobody waits unawares."""
+    where = "privopt mdp: note:"
+    if args.method == "expmech":
+        return  # nothing is optimized, and the summary's null status says so
+    if args.time_limit is not None and math.isfinite(args.time_limit):
+        print(
+            f"{where} this run stops after {args.time_limit:g} s; the result's status says "
+            "whether the gap to the proven lower bound closed",
+            file=sys.stderr,
+        )
+    elif prob.n_records * prob.n_outputs > QUICK_LP_CELLS:
+        print(
+            f"{where} {prob.n_records} records x {prob.n_outputs} outputs is a large LP: on a "
+            "2-core machine proving its optimum can take several minutes; --time-limit S stops "
+            "after S s and the status then says whether the gap closed (--outputs K, fewer "
+            "outputs, is faster)",
+            file=sys.stderr,
+        )
+
+
+def _solve(
+    args: argparse.Namespace, prob: MDPProblem
+) -> tuple[MDPProblem, PerturbationMatrix, Any, Any]:
     """(problem, perturbation matrix, its verification, the Bayes adversary's view of it) as
     the flags ask."""
-    prob = _problem(args)
     pm = solve(prob, args.method, **_solver_options(args, progress=args.progress))
     return prob, pm, pm.violations(prob), pm.inference_error(prob, prob.prior)
 

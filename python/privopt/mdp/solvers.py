@@ -134,19 +134,22 @@ def solve(
     if time_limit is not None:
         time_limit = check_positive("time_limit", time_limit, allow_inf=True)
     if method == "expmech":
-        return exponential_mechanism(problem)
+        return _with_unit(problem, exponential_mechanism(problem))
     if method == "lp":
-        return solve_exact(
+        return _with_unit(
             problem,
-            lp_method=lp_method,
-            threads=threads,
-            time_limit=time_limit,
-            row_generation=row_generation,
-            initial_rows=initial_rows,
-            columns=columns,
-            polish=polish,
-            polish_gap=polish_gap,
-            repair_rtol=repair_rtol,
+            solve_exact(
+                problem,
+                lp_method=lp_method,
+                threads=threads,
+                time_limit=time_limit,
+                row_generation=row_generation,
+                initial_rows=initial_rows,
+                columns=columns,
+                polish=polish,
+                polish_gap=polish_gap,
+                repair_rtol=repair_rtol,
+            ),
         )
 
     def benders_block(
@@ -165,12 +168,23 @@ def solve(
         )
         return zc, lb, info, hist
 
-    return solve_components(
+    return _with_unit(
         problem,
-        benders_block,
-        method="benders",
-        rel_gap=float(benders_options.get("rel_gap", 1e-4)),
-        abs_gap=float(benders_options.get("abs_gap", 0.0)),
-        repair_rtol=repair_rtol,
-        time_limit=time_limit,
+        solve_components(
+            problem,
+            benders_block,
+            method="benders",
+            rel_gap=float(benders_options.get("rel_gap", 1e-4)),
+            abs_gap=float(benders_options.get("abs_gap", 0.0)),
+            repair_rtol=repair_rtol,
+            time_limit=time_limit,
+        ),
     )
+
+
+def _with_unit(problem: MDPProblem, pm: PerturbationMatrix) -> PerturbationMatrix:
+    """Record the distance unit the guarantee is stated in (km for Haversine coordinates;
+    other metrics leave it to the caller's data, so the guarantee says "distance unit")."""
+    if problem.metric == "haversine":
+        pm.info.setdefault("distance_unit", "km")
+    return pm

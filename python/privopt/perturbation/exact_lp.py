@@ -402,6 +402,8 @@ def _rounds(
             warn=False,
         )
     except SolverLimit as exc:
+        if exc.best is not None:  # the last solved round, its bound certified: the caller
+            return exc.best  # repairs it and the certificate states the gap left open
         raise SolverLimit(f"mDP row generation: {exc}", status="limit") from None
 
 
@@ -457,14 +459,15 @@ def _polished(
     model's rows; the cheaper repaired matrix of the two is kept."""
     t0 = time.perf_counter()
     left = None if deadline is None else deadline - t0
-    if left is not None and left <= 0:
-        raise SolverLimit("mDP row generation: time limit reached", status="limit")
+    if left is not None and left <= 0:  # no time to polish: keep the repaired solution
+        polishes.append({"failed": "time limit reached", "solve_s": 0.0, "iterations": 0})
+        return (*best, res)
     try:
         polish_model = _polish_model(solver, sep, block, threads)
         if left is not None:
             polish_model.set_option("time_limit", float(left))
         solp = _run(polish_model, what=f"mDP LP ({block.n} records, polish)")
-    except NumericalTrouble as exc:  # keep the repaired scaled solution
+    except (NumericalTrouble, SolverLimit) as exc:  # keep the repaired scaled solution
         polishes.append({"failed": str(exc), "solve_s": time.perf_counter() - t0, "iterations": 0})
         return (*best, res)
     flat = np.zeros(block.n * block.k)

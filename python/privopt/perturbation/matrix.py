@@ -642,12 +642,14 @@ class PerturbationMatrix(Release):
     def guarantee(self) -> Guarantee:
         """ε-metric DP (or (ε, γ)-Geo-Ind) over the neighbour pairs within η."""
         radius = "gamma" if self.kind.endswith("Geo-Ind") else "eta"
+        unit = str(self.info.get("distance_unit", ""))
         return Guarantee(
             self.kind,
             {"epsilon": float(self.epsilon), radius: float(self.eta)},
-            f"any two records within {radius} = {self.eta:g} (distance units) of each other: "
-            f"the probability of each report differs between them by a factor of at most "
-            f"e^(epsilon·d), d their distance",
+            f"any two records within {radius} = {self.eta:g} {unit or 'distance units'} of "
+            "each other: the probability of each report differs between them by a factor of "
+            "at most e^(epsilon·d), d their distance",
+            unit=unit,
         )
 
     @property
