@@ -2242,7 +2242,9 @@ for label, call, frag in [
         lambda c=call: c(cen.allocate_budget(counts(), 1.0)),
         frag,
     )
-scalar_cases("dp.zcdp_epsilon", dp.zcdp_epsilon, "rho", bads=(-1.0, NAN, INF, "1"))
+scalar_cases(
+    "dp.zcdp_epsilon", lambda r: dp.zcdp_epsilon(r, 1e-6), "rho", bads=(-1.0, NAN, INF, "1")
+)
 for bad in (0.0, 1.0, -0.1, NAN):
     case("dp.zcdp_epsilon", f"delta={bad!r}", lambda d=bad: dp.zcdp_epsilon(0.5, d), "delta")
 scalar_cases(  # inf is the default: no rho limit
