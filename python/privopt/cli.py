@@ -139,9 +139,9 @@ def _register_demo(subparsers: argparse._SubParsersAction) -> None:
 
 def _run_demo(args: argparse.Namespace) -> int:
     start = time.perf_counter()
-    print(f"[demo] privacy parameters chosen by the demo: {DEMO_PRIVACY}", file=sys.stderr)
     with reserve_outputs(args) as outputs:
         out = outputs.add(args.out)
+        print(f"[demo] privacy parameters chosen by the demo: {DEMO_PRIVACY}", file=sys.stderr)
         with outputs.publish() as staged:
             run_demo(staged[out], seed=args.seed)
     # Where the report is once published (run_demo wrote it into a staging folder).

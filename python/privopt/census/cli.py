@@ -144,8 +144,6 @@ def _refuse_ignored(args: argparse.Namespace) -> None:
     ]
     if len(given) > 1:
         raise InvalidInput(f"give one input, not {' and '.join(given)}")
-    if not given:
-        raise InvalidInput("give one input: --records, --counts or --synthetic-us")
     records, counts, synthetic = bool(args.records), bool(args.counts), args.synthetic_us
     compare = args.compare is not None
     if args.rho is not None and args.epsilon is not None:
@@ -155,6 +153,8 @@ def _refuse_ignored(args: argparse.Namespace) -> None:
             "the following arguments are required: --epsilon (or --rho, for discrete Gaussian "
             "noise under ρ-zCDP)"
         )
+    if not given:  # after the budget: a missing --epsilon is the first thing to hear
+        raise InvalidInput("give one input: --records, --counts or --synthetic-us")
     if args.rho is not None and compare:
         raise InvalidInput("--compare runs geometric noise at --epsilon; leave out --rho")
     if args.intervals is not None and args.method in ("M_H^r", "M_c^r"):

@@ -127,12 +127,6 @@ def run(args: argparse.Namespace) -> int:
     with reserve_outputs(args, [src]) as outputs:
         out = outputs.add(_output_folder(args))
         _refuse_file_name(out)
-        if args.method == "greedy":  # said before the run: nothing it returns is certified
-            print(
-                "privopt kanon: note: the greedy method proves no bound on the information "
-                "loss (the status will be null); --method milp proves the optimum",
-                file=sys.stderr,
-            )
         res = _anonymize(args, src)
         with outputs.publish() as staged:
             write_report(res, staged[out], title=f"k-anonymity of {src.name}")
