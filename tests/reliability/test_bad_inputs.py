@@ -2080,7 +2080,7 @@ def cluster_release() -> Any:
 @cache
 def lrgeo_release() -> Any:
     g = geo.grid_geography(3, 3, 0.5, metric="euclidean")
-    return geo.run_lrgeo(g, geo.GeoParams(lr_radius=1.0), [0, 4], geo.TravelCosts(g), rng=0)
+    return geo.run_lrgeo(g, geo.GeoParams(epsilon=10.0, lr_radius=1.0), [0, 4], geo.TravelCosts(g), rng=0)
 
 
 @cache
@@ -2897,7 +2897,11 @@ BOOL_FLAGS: list[tuple[str, str, Callable[[Any], Any]]] = [
         "warm_start",
         lambda v: mdp.solve_epsilon_path(problem(), [1.0], warm_start=v),
     ),
-    ("geo.GeoParams", "haversine_correction", lambda v: geo.GeoParams(haversine_correction=v)),
+    (
+        "geo.GeoParams",
+        "haversine_correction",
+        lambda v: geo.GeoParams(epsilon=1.0, haversine_correction=v),
+    ),
     (
         "geo.CostReferenceTable",
         "anchor_locations",
