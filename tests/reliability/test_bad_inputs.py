@@ -2080,7 +2080,8 @@ def cluster_release() -> Any:
 @cache
 def lrgeo_release() -> Any:
     g = geo.grid_geography(3, 3, 0.5, metric="euclidean")
-    return geo.run_lrgeo(g, geo.GeoParams(epsilon=10.0, lr_radius=1.0), [0, 4], geo.TravelCosts(g), rng=0)
+    params = geo.GeoParams(epsilon=10.0, lr_radius=1.0)
+    return geo.run_lrgeo(g, params, [0, 4], geo.TravelCosts(g), rng=0)
 
 
 @cache
