@@ -14,21 +14,28 @@ contract (docs/errors.md):
 - the options that several subcommands take have one name, one meaning and one help text:
   ``--epsilon``, ``--delta``, ``--seed``, ``--time-limit``, ``--gap`` and ``--out`` (default
   ``<subcommand>-out``) are added by the ``add_*_option`` functions here; an older spelling
-  stays accepted, hidden from ``--help``, through :func:`add_alias`.
+  stays accepted, hidden from ``--help``, through :func:`add_alias`;
+- a subcommand whose work fans out takes ``--workers N`` (a local Dask cluster of N worker
+  processes) or ``--scheduler ADDRESS`` (a running Dask cluster), and where threads help,
+  ``--threads N`` (:func:`add_executor_options`); the run gets the executor from
+  :func:`executor_from_args`.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from privopt._arguments import Real, nonnegative, positive, seed
+from privopt import _optional
+from privopt._arguments import Real, count, nonnegative, positive, seed
 from privopt._atomic import RunOutputs
 from privopt._json import jsonable
 from privopt.errors import InvalidInput
@@ -48,6 +55,10 @@ __all__ = [
     "add_time_limit_option",
     "add_gap_option",
     "add_out_option",
+    "add_executor_options",
+    "executor_rules",
+    "executor_from_args",
+    "CONNECT_TIMEOUT_S",
     "one_line",
     "run_state",
     "RunState",
@@ -216,6 +227,132 @@ def add_out_option(parser: argparse.ArgumentParser, command: str) -> None:
         default=f"{command}-out",
         help="output folder (written whole or not at all; an existing one needs --force)",
     )
+
+
+#: Seconds ``--scheduler`` waits for the scheduler to answer, unless ``--connect-timeout``.
+CONNECT_TIMEOUT_S = 30.0
+
+
+def add_executor_options(
+    parser: argparse.ArgumentParser, what: str, *, threads: str | None = None
+) -> None:
+    """``--workers N`` / ``--scheduler ADDRESS`` (and ``--threads N`` where ``threads`` says
+    what threads run), one of them at most, plus ``--connect-timeout``.
+
+    ``what``: the work that fans out, in plain words (e.g. "the Benders subproblems"). The
+    results are the serial run's whichever is given; only where the work runs changes.
+    """
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers",
+        type=count,
+        default=None,
+        metavar="N",
+        help=f"run {what} on a local Dask cluster of N worker processes, started for this run "
+        "and stopped at its end (needs privopt[dask]; default: in this process)",
+    )
+    where.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help=f"run {what} on the running Dask cluster whose scheduler is at ADDRESS "
+        "(e.g. tcp://10.0.0.5:8786); its workers need privopt installed",
+    )
+    if threads is not None:
+        where.add_argument(
+            "--threads",
+            type=count,
+            default=None,
+            metavar="N",
+            help=f"run {threads} on N threads of this process (default: one after another)",
+        )
+    parser.add_argument(
+        "--connect-timeout",
+        type=positive,
+        default=None,
+        metavar="SECONDS",
+        help=f"--scheduler: seconds to wait for the scheduler (default {CONNECT_TIMEOUT_S:g})",
+    )
+
+
+def executor_rules(used: bool, when: str) -> list[tuple[str, str, Any, bool, str]]:
+    """The :func:`refuse_ignored_options` rules of :func:`add_executor_options`' options, for a
+    run that fans out only when ``used`` (``when`` says when, for the message)."""
+    return [
+        ("--workers", "workers", None, used, when),
+        ("--scheduler", "scheduler", None, used, when),
+        ("--threads", "threads", None, used, when),
+    ]
+
+
+@contextlib.contextmanager
+def executor_from_args(args: argparse.Namespace) -> Iterator[Executor | None]:
+    """The executor that ``--workers``, ``--scheduler`` or ``--threads`` ask for (None: the
+    work runs in this thread), open for the block.
+
+    ``--workers N`` starts a ``distributed.LocalCluster`` of N single-threaded worker processes
+    and a client; ``--scheduler`` connects a client to a running cluster. The block gets the
+    client's ``get_executor()``, the ``concurrent.futures.Executor`` that every privopt API
+    with ``executor=`` takes. On leaving the block, normally, on an error or on SIGINT/SIGTERM
+    (both raise in the main thread), the client is closed and a cluster started here is
+    stopped.
+
+    Raises
+    ------
+    InvalidInput
+        ``--connect-timeout`` without ``--scheduler``; Dask not installed (names the extra).
+    ConnectionError
+        The scheduler does not answer within the timeout (names its address).
+    """
+    workers = getattr(args, "workers", None)
+    address = getattr(args, "scheduler", None)
+    threads = getattr(args, "threads", None)
+    timeout = getattr(args, "connect_timeout", None)
+    if timeout is not None and address is None:
+        raise InvalidInput("--connect-timeout is only used with --scheduler")
+    if threads is not None:
+        pool = ThreadPoolExecutor(threads)  # HiGHS releases the GIL
+        try:
+            yield pool
+        finally:  # an interrupted run does not wait for the queued work
+            pool.shutdown(wait=False, cancel_futures=True)
+        return
+    if workers is None and address is None:
+        yield None
+        return
+    with _dask_client(workers, address, timeout) as client:
+        yield client.get_executor()
+
+
+@contextlib.contextmanager
+def _dask_client(workers: int | None, address: str | None, timeout: float | None) -> Iterator[Any]:
+    """A client of a new local cluster (``workers`` processes) or of the one at ``address``."""
+    dask = _optional.distributed()
+    if address is None:
+        print(f"starting a local Dask cluster of {workers} worker processes", file=sys.stderr)
+        with (
+            dask.LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,  # one solve per process: no oversubscription
+                processes=True,
+                dashboard_address=None,
+            ) as cluster,
+            dask.Client(cluster) as client,
+        ):
+            yield client
+        return
+    wait = CONNECT_TIMEOUT_S if timeout is None else timeout
+    try:
+        client = dask.Client(address, timeout=wait)
+    except (OSError, TimeoutError) as exc:
+        raise ConnectionError(
+            f"cannot reach the Dask scheduler at {address} within {wait:g} s "
+            f"({one_line(str(exc)) if str(exc) else type(exc).__name__})"
+        ) from None
+    except ValueError as exc:  # an address Dask cannot parse
+        raise InvalidInput(f"--scheduler: {address!r} is not a Dask address: {exc}") from None
+    with client:
+        yield client
 
 
 def _jsonable(value: Any) -> Any:

@@ -6,7 +6,8 @@ that needs one asks its accessor, which imports it once (Python keeps it in ``sy
 for an optional extra, says which extra to install when it is missing.
 
 These are the package's only function-local imports besides Dask (:mod:`privopt.cluster._dask`,
-reached only with a Dask array), the web server (:mod:`privopt.geo.http_server`, reached only by
+reached only with a Dask array; :func:`distributed`, reached only by ``--workers`` and
+``--scheduler``), the web server (:mod:`privopt.geo.http_server`, reached only by
 ``privopt geo serve``), pyrosm (:func:`privopt.geo.load_osm_pbf`) and the console script's
 start (:mod:`privopt._launch`); ``tests/test_layers.py`` holds the count.
 """
@@ -18,7 +19,16 @@ from typing import Any
 
 from privopt.errors import InvalidInput
 
-__all__ = ["pandas", "pyplot", "matplotlib", "is_axes", "pyarrow", "has_clarabel", "clarabel"]
+__all__ = [
+    "pandas",
+    "pyplot",
+    "matplotlib",
+    "is_axes",
+    "pyarrow",
+    "has_clarabel",
+    "clarabel",
+    "distributed",
+]
 
 
 def pandas() -> Any:
@@ -91,3 +101,21 @@ def has_clarabel() -> bool:
     except InvalidInput:
         return False
     return True
+
+
+def distributed() -> Any:
+    """Dask's ``distributed`` package (the ``dask`` extra): clusters and clients.
+
+    Raises
+    ------
+    InvalidInput
+        It is not installed (the message names the extra).
+    """
+    try:
+        import distributed as dask_distributed
+    except ImportError:
+        raise InvalidInput(
+            "running on a Dask cluster needs Dask's distributed scheduler, which is not "
+            "installed: pip install 'privopt[dask]'"
+        ) from None
+    return dask_distributed

@@ -42,7 +42,7 @@ SERVE = [
     *("--grid", "8x8", "--cell-km", "0.5", "--epsilon", "2", "--gamma", "0.6"),
     *("--gamma-graph", "50", "--lr-radius", "3", "--r-obf", "2", "--r-exp", "0.5"),
     *("--lr-max-size", "8", "--targets", "10", "--max-batch", "20", "--batch-window", "0.5"),
-    *("--max-body-mb", "8", "--workers", "2", "--port", "0"),
+    *("--max-body-mb", "8", "--threads", "2", "--port", "0"),
 ]
 N_CLIENTS = 50
 

@@ -611,9 +611,29 @@ IGNORED_OPTIONS = {
         ["mdp", "PTS", "--method", "expmech", "--time-limit", "3"],
         "--time-limit is only used with lp or benders",
     ),
-    "mdp --workers without a sweep": (
+    "mdp --workers with one LP": (
         ["mdp", "PTS", "--workers", "2"],
-        "--workers is only used with --sweep-epsilon",
+        "--workers is only used with --method benders or --sweep-epsilon",
+    ),
+    "mdp --scheduler with expmech": (
+        ["mdp", "PTS", "--method", "expmech", "--scheduler", "tcp://127.0.0.1:1"],
+        "--scheduler is only used with --method benders or --sweep-epsilon",
+    ),
+    "mdp --connect-timeout without --scheduler": (
+        ["mdp", "PTS", "--method", "benders", "--connect-timeout", "1"],
+        "--connect-timeout is only used with --scheduler",
+    ),
+    "kanon --workers with greedy": (
+        ["kanon", "TAB", "--anonymity", "2", "--workers", "2"],
+        "--workers is only used with --method split-carry",
+    ),
+    "kanon --parts with greedy": (
+        ["kanon", "TAB", "--anonymity", "2", "--parts", "2"],
+        "--parts is only used with --method split-carry",
+    ),
+    "census --threads with m-h": (
+        ["census", "--counts", "CNT", "--levels", "state", "--method", "m-h", "--threads", "2"],
+        "--threads is only used with --method m-h-dp or m-c-dp",
     ),
     "mdp --baselines without a sweep": (
         ["mdp", "PTS", "--baselines", "expmech"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -14,9 +15,12 @@ from privopt._atomic import atomic_file
 from privopt._cli_support import (
     add_alias,
     add_epsilon_option,
+    add_executor_options,
     add_out_option,
     add_seed_option,
     emit_summary,
+    executor_from_args,
+    executor_rules,
     refuse_ignored_options,
     release_summary,
     reserve_outputs,
@@ -193,6 +197,7 @@ def _refuse_ignored(args: argparse.Namespace) -> None:
                 args.method in ("M_H^dp", "M_c^dp", "M_c^ch"),
                 "--method m-h-dp, m-c-dp or m-c-ch",
             ),
+            *executor_rules(args.method in ("M_H^dp", "M_c^dp"), "--method m-h-dp or m-c-dp"),
             (
                 "--qp-solver",
                 "qp_solver",
@@ -210,7 +215,8 @@ def _run(args: argparse.Namespace) -> int:
         out = outputs.add(args.out)
         data = load_counts(args)
         plan = _allocation(args, data)
-        rel = _release(args, data, plan)
+        with executor_from_args(args) as executor:
+            rel = _release(args, data, plan, executor)
         checks = rel.check()
         intervals = _intervals(args, rel)
         with outputs.publish() as staged:
@@ -277,9 +283,17 @@ def _intervals(args: argparse.Namespace, rel):
     return rel.intervals(args.intervals, random_state=args.seed, **runs)
 
 
-def _release(args: argparse.Namespace, data: CensusCounts, plan: BudgetAllocation | None):
-    """The release of the mechanism the flags name, with its options."""
+def _release(
+    args: argparse.Namespace,
+    data: CensusCounts,
+    plan: BudgetAllocation | None,
+    executor: Any = None,
+):
+    """The release of the mechanism the flags name, with its options (``executor``: where the
+    tree DP of M_H^dp and M_c^dp runs)."""
     kw: dict = _budget(args) if plan is None else plan.mechanism_arguments()
+    if executor is not None:
+        kw["executor"] = executor
     if args.method == "M_c^ch":
         kw["chain_noise_scale"] = args.chain_noise_scale
     if args.method in ("M_H^dp", "M_c^dp", "M_c^ch"):
@@ -522,6 +536,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_seed_option(p, "the noise and of the --synthetic-us data (which otherwise use seed 0)")
     p.add_argument(
         "--format", default="csv", choices=["csv", "parquet"], help="released counts table"
+    )
+    add_executor_options(
+        p,
+        "the tree post-processing of m-h-dp and m-c-dp (one task per subtree)",
+        threads="that tree post-processing",
     )
     add_out_option(p, "census")
     p.set_defaults(func=_run)

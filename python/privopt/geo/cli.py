@@ -18,10 +18,8 @@ extra ``privopt[server]``) and prints one JSON line with its URL once it listens
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -43,11 +41,13 @@ from privopt._cli_support import (
     add_alias,
     add_common_options,
     add_epsilon_option,
+    add_executor_options,
     add_gap_option,
     add_out_option,
     add_seed_option,
     add_time_limit_option,
     emit_summary,
+    executor_from_args,
     refuse_ignored_options,
     release_summary,
     require_options,
@@ -139,8 +139,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--sample-seed", type=seed, default=0, help=_SAMPLE_SEED_HELP)
     add_seed_option(p, "the draws (targets, users, each client's v_a, the Laplace baseline)")
-    _workers_option(
-        p, "threads: a run's Benders subproblems, or with --sweep-epsilon the ε values at once"
+    add_executor_options(
+        p,
+        "a run's Benders subproblems (with --sweep-epsilon: the ε values)",
+        threads="those subproblems or ε values",
     )
     add_out_option(p, "geo")
     p.set_defaults(func=_run)
@@ -198,10 +200,6 @@ def _solver_options(p: argparse.ArgumentParser) -> None:
     )
     add_gap_option(p, 1e-6)
     add_time_limit_option(p, "each CLR-Geo solve (on a server: per batch)")
-
-
-def _workers_option(p: argparse.ArgumentParser, what: str) -> None:
-    p.add_argument("--workers", type=count, default=1, help=what)
 
 
 def _nested_parser(nested: argparse._SubParsersAction, name: str, **kw: Any) -> Any:
@@ -264,7 +262,9 @@ def _register_serve(nested: argparse._SubParsersAction) -> None:
         default=1024,
         help="most connections open at once; more get 503 (default 1024)",
     )
-    _workers_option(q, "threads for a batch's Benders subproblems")
+    add_executor_options(
+        q, "each batch's Benders subproblems", threads="each batch's Benders subproblems"
+    )
     q.set_defaults(func=_serve)
 
 
@@ -370,8 +370,7 @@ def _compute(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, Any]]:
     table = _cr_table(geo, params, args)
     users = draw_indices(geo.n_locations, args.users, args.seed)
     print(f"[geo] solving CLR-Geo for {args.users} users ({args.method})", file=sys.stderr)
-    with contextlib.ExitStack() as stack:
-        pool = stack.enter_context(ThreadPoolExecutor(args.workers)) if args.workers > 1 else None
+    with executor_from_args(args) as pool:
         res = run_lrgeo(
             geo,
             params,
@@ -430,8 +429,7 @@ def _run_sweep(args: argparse.Namespace) -> int:
         print(f"[geo] {geo!r}: building the CR table", file=sys.stderr)
         table = _cr_table(geo, params, args)
         users = draw_indices(geo.n_locations, args.users, args.seed)
-        executor = ThreadPoolExecutor(args.workers) if args.workers > 1 else None
-        try:  # HiGHS releases the GIL: threads solve ε values side by side
+        with executor_from_args(args) as executor:
             result = sweep_epsilon(
                 geo,
                 params,
@@ -446,9 +444,6 @@ def _run_sweep(args: argparse.Namespace) -> int:
                 executor=executor,
                 progress=args.progress,
             )
-        finally:
-            if executor is not None:
-                executor.shutdown(wait=False, cancel_futures=True)
         with outputs.publish() as staged:
             files = result.write_report(staged[out], "privopt geo --sweep-epsilon")
     emit_summary(
@@ -466,8 +461,13 @@ def _run_sweep(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    with executor_from_args(args) as executor:  # lives as long as the server
+        return _serve_with(args, executor)
+
+
+def _serve_with(args: argparse.Namespace, executor: Any) -> int:
     server = _http_server()
-    service = _service(args)
+    service = _service(args, executor)
     sock = server.bind_socket(args.host, args.port)
     host, port = sock.getsockname()[:2]
     url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
@@ -486,14 +486,12 @@ def _serve(args: argparse.Namespace) -> int:
         pass  # the normal way to stop a server
     finally:
         sock.close()
-        if service.executor is not None:
-            service.executor.shutdown(wait=False, cancel_futures=True)
     h = service.health(0)
     print(f"[geo serve] stopped: {h['requests']}, {h['batches']} batches solved", file=sys.stderr)
     return 0
 
 
-def _service(args: argparse.Namespace) -> Any:
+def _service(args: argparse.Namespace, executor: Any = None) -> Any:
     """The server's state from the command line: settings checked first, then the map and the
     CR table."""
     server = _http_server()
@@ -509,12 +507,10 @@ def _service(args: argparse.Namespace) -> Any:
         rel_gap=args.gap,
         time_limit=args.time_limit,
     )
-    workers = args.workers
     params = _params(args)
     geo = _geography(args, args.sample_seed)
     print(f"[geo serve] {geo!r}: building the CR table", file=sys.stderr)
     table = _cr_table(geo, params, args)
-    executor = ThreadPoolExecutor(workers) if workers > 1 else None  # HiGHS releases the GIL
     return server.GeoService(table, params, config, executor=executor)
 
 

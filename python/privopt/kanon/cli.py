@@ -5,13 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from privopt._arguments import Method, count, method_name, positive
 from privopt._cli_support import (
     add_alias,
+    add_executor_options,
     add_out_option,
     add_time_limit_option,
     emit_summary,
+    executor_from_args,
+    executor_rules,
     refuse_ignored_options,
     release_summary,
     reserve_outputs,
@@ -94,6 +98,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="seconds per split-carry sub-problem (default: 10; --time-limit replaces it)",
     )
+    p.add_argument(
+        "--parts",
+        type=count,
+        default=None,
+        help="split-carry: solve the table in this many parts along the split tree, each its "
+        "own task (default: 1, or one per worker with --workers/--scheduler/--threads); the "
+        "table depends on the number of parts, not on where they run",
+    )
+    add_executor_options(p, "the split-carry parts", threads="the split-carry parts")
     add_out_option(p, "kanon")
     p.add_argument(
         "--report-dir",
@@ -112,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
         [
             ("--sets-per-chunk", "S", 3, chunked, "--method split-carry"),
             ("--chunking", "chunking", "runs", chunked, "--method split-carry"),
+            ("--parts", "parts", None, chunked, "--method split-carry"),
+            *executor_rules(chunked, "--method split-carry"),
             (
                 "--time-limit",
                 "time_limit",
@@ -127,7 +142,8 @@ def run(args: argparse.Namespace) -> int:
     with reserve_outputs(args, [src]) as outputs:
         out = outputs.add(_output_folder(args))
         _refuse_file_name(out)
-        res = _anonymize(args, src)
+        with executor_from_args(args) as executor:
+            res = _anonymize(args, src, executor)
         with outputs.publish() as staged:
             write_report(res, staged[out], title=f"k-anonymity of {src.name}")
             res._write(staged[out])  # the release: privopt.load(out)
@@ -164,7 +180,7 @@ def _refuse_file_name(out: Path) -> None:
         )
 
 
-def _anonymize(args: argparse.Namespace, src: Path):
+def _anonymize(args: argparse.Namespace, src: Path, executor: Any = None):
     """The :class:`~privopt.kanon.api.KAnonResult` of INPUT as the flags ask."""
     df = read_csv_table(src, "INPUT")
     weight_texts = _split(args.weights)
@@ -177,6 +193,10 @@ def _anonymize(args: argparse.Namespace, src: Path):
     options: dict = {}
     if args.method == "split_carry":
         options = {"S": args.S, "chunking": args.chunking, "time_limit": args.time_limit}
+        if args.parts is not None:
+            options["parts"] = args.parts
+        if executor is not None:
+            options["executor"] = executor
         if args.sub_time_limit is not None:  # else the API default (10 s per sub-problem)
             options["sub_time_limit"] = args.sub_time_limit
     elif args.method == "milp":

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +14,13 @@ from privopt._arguments import Method, Real, RealList, count, positive, seed
 from privopt._cli_support import (
     add_alias,
     add_epsilon_option,
+    add_executor_options,
     add_gap_option,
     add_out_option,
     add_time_limit_option,
     emit_summary,
+    executor_from_args,
+    executor_rules,
     refuse_ignored_options,
     release_summary,
     require_options,
@@ -151,12 +153,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="--sweep-epsilon: comma list of expmech, laplace, or none; 'auto': expmech, and "
         "laplace when the records are points of the plane",
     )
-    p.add_argument(
-        "--workers",
-        type=count,
-        default=1,
-        help="--sweep-epsilon: solve this many ε at once (threads; 1: one after another, "
-        "each LP warm-started from the last)",
+    add_executor_options(
+        p,
+        "the Benders subproblems (with --sweep-epsilon: the ε values)",
+        threads="the Benders subproblems or the ε values (without any: one after another, "
+        "a sweep's LPs each warm-started from the last)",
     )
     add_alias(p, "--seed", "sample_seed", type=seed)
     add_out_option(p, "mdp")
@@ -187,7 +188,7 @@ def _run(args: argparse.Namespace) -> int:
             ("--sample-seed", "sample_seed", 0, args.outputs is not None, "--outputs"),
             ("--time-limit", "time_limit", None, args.method != "expmech", "lp or benders"),
             ("--baselines", "baselines", "auto", sweep, "--sweep-epsilon"),
-            ("--workers", "workers", 1, sweep, "--sweep-epsilon"),
+            *executor_rules(benders or sweep, "--method benders or --sweep-epsilon"),
             ("--epsilon", "epsilon", None, not sweep, "one matrix (without --sweep-epsilon)"),
         ],
     )
@@ -232,8 +233,7 @@ def _run_sweep(args: argparse.Namespace) -> int:
         baselines = {"auto": "auto", "none": []}.get(
             args.baselines, [b.strip() for b in args.baselines.split(",")]
         )
-        executor = ThreadPoolExecutor(args.workers) if args.workers > 1 else None
-        try:  # HiGHS releases the GIL: threads solve ε values side by side
+        with executor_from_args(args) as executor:
             result = sweep_epsilon(
                 prob,
                 args.sweep_epsilon,
@@ -243,9 +243,6 @@ def _run_sweep(args: argparse.Namespace) -> int:
                 progress=args.progress,
                 **_solver_options(args, progress=None),
             )
-        finally:
-            if executor is not None:
-                executor.shutdown(wait=False, cancel_futures=True)
         with outputs.publish() as staged:
             files = result.write_report(staged[out], "privopt mdp --sweep-epsilon")
     emit_summary(
@@ -329,7 +326,11 @@ def _solve(
 ) -> tuple[MDPProblem, PerturbationMatrix, Any, Any]:
     """(problem, perturbation matrix, its verification, the Bayes adversary's view of it) as
     the flags ask."""
-    pm = solve(prob, args.method, **_solver_options(args, progress=args.progress))
+    with executor_from_args(args) as executor:
+        options = _solver_options(args, progress=args.progress)
+        if executor is not None:  # Benders only: the other runs refuse the options
+            options["executor"] = executor
+        pm = solve(prob, args.method, **options)
     return prob, pm, pm.violations(prob), pm.inference_error(prob, prob.prior)
 
 
