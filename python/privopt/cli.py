@@ -32,6 +32,7 @@ import signal
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn, TextIO
 
@@ -347,6 +348,28 @@ def _warn_if_seeded(args: argparse.Namespace) -> None:
         )
 
 
+@contextlib.contextmanager
+def _warnings_as_lines(command_name: str, debug: bool) -> Iterator[None]:
+    """Warnings raised during a run as one stderr line each, ``privopt <command>: warning:
+    ...``: Python's default display adds the file and source line of whoever called the
+    warning's origin, which for a command is the console script itself (``--debug`` keeps it)."""
+    if debug:
+        yield
+        return
+
+    def show(message: Any, category: Any, filename: str, lineno: int, *_: Any, **__: Any) -> None:
+        origin = category.__module__.partition(".")[0]
+        kind = "" if origin == "privopt" else f" ({category.__name__})"
+        print(
+            f"privopt {command_name}: warning{kind}: {one_line(str(message))}",
+            file=sys.stderr,
+        )
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``privopt`` console script; returns the process exit code.
 
@@ -388,6 +411,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # then the handlers in place (KeyboardInterrupt, Terminated) end the command as before.
     with (
         _stdout_for_results_only(),
+        _warnings_as_lines(args.command_name, args.debug),
         _signals_interrupt(keep_after_publication=argv is None),
         interruptible(log=args.verbose),
         progress_scope(args.progress),

@@ -145,3 +145,21 @@ def test_cli_progress_auto_follows_the_terminal(monkeypatch):
     assert _progress_wanted(args(progress="on")) is True
     with pytest.raises(InvalidInput, match="--quiet and --progress on"):
         _progress_wanted(args(quiet=True, progress="on"))
+
+
+def test_row_generation_bar_moves_within_a_round(capsys, monkeypatch):
+    """A round's LP can take minutes: the bar shows its simplex iterations while it solves,
+    and the solve is the same with the bar on or off."""
+    from privopt.lp import rowgen
+    from privopt.mdp import MDPProblem, solve
+
+    monkeypatch.setattr(rowgen, "ROUND_REFRESH_S", 0.0)
+    points = np.random.default_rng(3).uniform(0, 4, (40, 2))
+    prob = MDPProblem(points, epsilon=2.0, eta=1.0)
+    quiet = solve(prob, "lp", progress=False)
+    assert capsys.readouterr().err == ""
+    shown = solve(prob, "lp", progress=True)
+    err = capsys.readouterr().err
+    assert "LP iterations" in err
+    assert shown.expected_loss == quiet.expected_loss
+    np.testing.assert_array_equal(shown.matrix, quiet.matrix)

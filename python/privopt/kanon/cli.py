@@ -61,9 +61,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "quasi-identifier combination",
     )
     p.add_argument(
+        "--quasi-identifiers",
         "--qi",
+        dest="qi",
         help="comma-separated quasi-identifier columns to generalise (default: every column "
-        "not named in --sensitive)",
+        "not named in --sensitive; the run then names them on stderr)",
     )
     p.add_argument(
         "--sensitive",
@@ -148,6 +150,14 @@ def run(args: argparse.Namespace) -> int:
             write_report(res, staged[out], title=f"k-anonymity of {src.name}")
             res._write(staged[out])  # the release: privopt.load(out)
             res.table.to_csv(staged[out] / TABLE_FILE, index=False)
+    if args.qi is None and args.sensitive is None:
+        print(
+            f"privopt kanon: note: every column was generalised as a quasi-identifier "
+            f"({len(res.quasi_identifiers)}: {', '.join(map(str, res.quasi_identifiers))}), as "
+            "neither --quasi-identifiers nor --sensitive was given; name the columns to keep "
+            "unchanged with --sensitive",
+            file=sys.stderr,
+        )
     print(res.describe(), file=sys.stderr)
     emit_summary(
         release_summary(

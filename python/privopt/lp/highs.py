@@ -912,6 +912,28 @@ class Model:
         finally:
             self._h.cbMipInterrupt.unsubscribe(relay)
 
+    @contextlib.contextmanager
+    def lp_progress(self, callback: Callable[[int, float], None]) -> Iterator[None]:
+        """While open, a simplex or interior-point run calls ``callback(iterations,
+        seconds)`` at its interrupt checks (about once per iteration): a bar can move within
+        one long solve. ``seconds`` is HiGHS's running time, -1 where it does not report one."""
+
+        def simplex(event: Any) -> None:
+            out = event.data_out
+            callback(int(out.simplex_iteration_count), float(out.running_time))
+
+        def ipm(event: Any) -> None:
+            out = event.data_out
+            callback(int(out.ipm_iteration_count), float(out.running_time))
+
+        self._h.cbSimplexInterrupt.subscribe(simplex)
+        self._h.cbIpmInterrupt.subscribe(ipm)
+        try:
+            yield
+        finally:
+            self._h.cbSimplexInterrupt.unsubscribe(simplex)
+            self._h.cbIpmInterrupt.unsubscribe(ipm)
+
     # ------------------------------------------------------------------ basis
     def basis(self) -> Any:
         """The current basis (to hand to :meth:`set_basis`, here or on a larger model)."""

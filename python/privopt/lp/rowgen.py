@@ -47,9 +47,10 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +80,9 @@ SeparationOracle = Callable[[np.ndarray, np.ndarray], tuple[Any, Any, Any]]
 #: ``price(reduced_costs) -> local column indices`` to add (reduced costs of all the block's
 #: columns for the current duals); default: every absent column with a negative one.
 PricingOracle = Callable[[np.ndarray], np.ndarray]
+
+#: Seconds between two updates of a round's bar text while its LP solves.
+ROUND_REFRESH_S = 1.0
 
 
 @dataclass
@@ -595,7 +599,8 @@ class RowGenSolver:
                 try:
                     self._time_left(start, time_limit)
                     t0 = time.perf_counter()
-                    sol = self.model.solve(what=desc, feasible=self.feasible)
+                    with self._within_round(bar):
+                        sol = self.model.solve(what=desc, feasible=self.feasible)
                 except SolverLimit as exc:
                     raise self._limit(str(exc), sol, rel_gap) from None
                 added, priced = self._extend(sol)
@@ -605,6 +610,29 @@ class RowGenSolver:
                 # warm re-solves from here on (see the docstring)
                 self.model.set_option("simplex_dual_edge_weight_strategy", 1)
         raise self._limit(f"{desc}: {max_rounds} rounds with rows still violated", sol, rel_gap)
+
+    @contextlib.contextmanager
+    def _within_round(self, bar: Any) -> Iterator[None]:
+        """While one round's LP solves, the bar's text shows its simplex iterations and
+        seconds (refreshed at most every :data:`ROUND_REFRESH_S`): a first round can take
+        minutes. Nothing is subscribed when the bar is off."""
+        if bar.disable:
+            yield
+            return
+        start = time.monotonic()
+        shown = [start]
+        done = f"rows {self.model.n_rows:,}"
+
+        def show(iterations: int, _seconds: float) -> None:
+            now = time.monotonic()
+            if now - shown[0] >= ROUND_REFRESH_S:
+                shown[0] = now
+                bar.set_postfix_str(
+                    f"{done}, round {bar.n + 1}: {iterations:,} LP iterations, {now - start:.0f} s"
+                )
+
+        with self.model.lp_progress(show):
+            yield
 
     def _time_left(self, start: float, time_limit: float | None) -> None:
         if time_limit is None:
