@@ -57,6 +57,17 @@ METHOD_WORDS = {
     "Bureau's TopDown algorithm",
 }
 
+#: Each method's name in a few plain words, for legends and table columns.
+METHOD_SHORT_WORDS = {
+    "M_H": "raw noisy counts",
+    "M_H^r": "least squares",
+    "M_H^dp": "exact, counts",
+    "M_c^r": "least squares, cumulative",
+    "M_c^dp": "exact, cumulative",
+    "M_c^ch": "exact, chain of levels",
+    "TopDown": "top-down by level",
+}
+
 #: The four properties :meth:`CensusRelease.check` tests, in plain words.
 CHECK_WORDS = {
     "integral": "every count is a whole number",
@@ -69,6 +80,13 @@ CHECK_WORDS = {
 def method_words(method: str) -> str:
     """``method`` in plain words (the name itself when unknown)."""
     return METHOD_WORDS.get(method, method)
+
+
+def method_label(method: str) -> str:
+    """``method``'s short plain name with the papers' symbol beside it, e.g. "exact, counts
+    (M_H^dp)" (the symbol alone when unknown)."""
+    words = METHOD_SHORT_WORDS.get(method)
+    return method if words is None else f"{words} ({method})"
 
 
 def checks_text(checks: dict[str, bool]) -> str:
@@ -179,11 +197,13 @@ def comparison_table(rows: list[dict[str, Any]], level_names: Sequence[str]) -> 
     for r in rows:
         if not r["ok"]:
             body.append(
-                [r["mechanism"], r["epsilon"]] + ["—"] * (len(level_names) + 2) + ["time limit"]
+                [method_label(r["mechanism"]), r["epsilon"]]
+                + ["—"] * (len(level_names) + 2)
+                + ["time limit"]
             )
             continue
         body.append(
-            [r["mechanism"], r["epsilon"]]
+            [method_label(r["mechanism"]), r["epsilon"]]
             + [f"{v:.0f}" for v in r["l1"]]
             + [f"{r['l1'].sum():.0f}", f"{r['cv']:.0f}", format_number(r["seconds"], 3)]
         )
@@ -209,7 +229,7 @@ def l1_per_level_figure(rows: list[dict[str, Any]], level_names: Sequence[str]) 
     width = 0.8 / max(len(ok), 1)
     x = np.arange(len(level_names))
     for i, r in enumerate(ok):
-        ax.bar(x + i * width, np.maximum(r["l1"], 0.5), width, label=r["mechanism"])
+        ax.bar(x + i * width, np.maximum(r["l1"], 0.5), width, label=method_label(r["mechanism"]))
     ax.set_xticks(x + 0.4 - width / 2, list(level_names))
     ax.set_yscale("log")
     ax.set_xlabel("level of the region hierarchy")
