@@ -34,12 +34,12 @@ def demo_section(out_dir: Path, seed: int) -> Section:
     body = (
         f"Synthetic US households (seed {seed}): {h.n_regions} regions "
         f"({', '.join(f'{n} {k}' for n, k in zip(h.level_sizes, h.level_names, strict=True))}), "
-        f"sizes 1..{data.N}, "
-        f"G = {data.G}, ε = {eps:g} split over the {h.n_levels} levels. M_c^ch uses the strictly "
-        "ε-DP chain noise (Δ_ℓ = |R_ℓ|), hence its large county error.\n\n"
+        f"group sizes 1 to {data.N}, {data.G} groups in all, ε = {eps:g} split over the "
+        f"{h.n_levels} levels. The chain-of-levels method (M_c^ch) must scale its noise to the "
+        "number of regions in a level to stay ε-DP, hence its large county error.\n\n"
         + comparison_table(rows, h.level_names)
-        + "\n\nNation → states only, with the rounded-QP baselines (#CV = consistency "
-        "violations):\n\n" + comparison_table(rows2, h2.level_names)
+        + "\n\nNation → states only, beside the least-squares baselines, whose rounded "
+        "counts can break consistency:\n\n" + comparison_table(rows2, h2.level_names)
     )
     return Section("Census: consistent DP group-size counts", body, [plot.name])
 
