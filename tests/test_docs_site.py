@@ -335,6 +335,13 @@ def test_no_page_writes_a_formula_as_inline_code():
         for line, code in markdown_code_spans(path.read_text())
         if looks_like_formula(code)
     ]
+    # The gallery's text is reStructuredText: ``code`` there, :math:`...` for formulas.
+    found += [
+        f"{path.name}: ``{match[1]}``"
+        for path in sorted((DOCS.parent / "examples").glob("*.py"))
+        for match in re.finditer(r"``(.+?)``", path.read_text())
+        if looks_like_formula(match[1])
+    ]
     assert not found, "formulas written as code (write them as $...$):\n" + "\n".join(found)
 
 

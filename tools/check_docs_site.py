@@ -47,8 +47,8 @@ GREEK = re.compile(r"[\u0370-\u03ffℓ]")
 CODE_WITH_FORMULA_SIGNS = frozenset({"M_H^dp", "M_H^r", "M_c^dp", "M_c^r", "M_c^ch"})
 #: Inline code that is a command or an option: what a user types, whatever it contains.
 _COMMAND_OR_OPTION = re.compile(r"^(?:--?[A-Za-z]|privopt |python )")
-#: Pages whose formulas are checked: not the API reference (docstrings) or generated code.
-_UNCHECKED_FOR_FORMULAS = ("api", "auto_examples", "_modules", "_sources")
+#: Pages whose formulas are not checked: the API reference (docstrings) and highlighted code.
+_UNCHECKED_FOR_FORMULAS = ("api", "_modules", "_sources")
 
 #: Visible text that shows TeX instead of a formula: a braced sub- or superscript, a TeX
 #: command, or a ``$...$`` that MyST did not turn into math.
