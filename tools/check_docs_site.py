@@ -19,9 +19,9 @@ exits 1 when there is any, else prints a one-line summary and exits 0.
 from __future__ import annotations
 
 import ast
-import html
 import re
 import sys
+from html import unescape
 from pathlib import Path
 
 #: Text that cites what a reader of the site cannot see.
@@ -59,7 +59,8 @@ RAW_TEX = re.compile(
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HTML_CODE = re.compile(r"<code\b[^>]*>(.*?)</code>", re.DOTALL)
-_HTML_UNRENDERED = re.compile(
+#: Code, scripts and rendered math: TeX there is expected, so the raw-TeX check skips them.
+_NOT_PROSE = re.compile(
     r"<(pre|code|script|style)\b.*?</\1>|<(?:span|div) class=\"math[^\"]*\">.*?</(?:span|div)>",
     re.DOTALL,
 )
@@ -120,13 +121,13 @@ def markdown_code_spans(text: str) -> list[tuple[int, str]]:
 
 def formula_problems(name: str, page_html: str) -> list[str]:
     """Formulas written as inline code, and TeX shown as text, on one built page."""
-    codes = (html.unescape(_TAGS.sub("", m.group(1))) for m in _HTML_CODE.finditer(page_html))
+    codes = (unescape(_TAGS.sub("", m.group(1))) for m in _HTML_CODE.finditer(page_html))
     problems = [
         f"{name}: formula written as code {code!r} (write it as $...$ math)"
         for code in codes
         if looks_like_formula(code)
     ]
-    visible = html.unescape(page_text(_HTML_UNRENDERED.sub(" ", page_html)))
+    visible = unescape(page_text(_NOT_PROSE.sub(" ", page_html)))
     problems += [
         f"{name}: TeX shown as text {m.group(0)[:60]!r} (write it as $...$ math)"
         for m in RAW_TEX.finditer(visible)
