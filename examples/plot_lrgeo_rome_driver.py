@@ -112,7 +112,8 @@ plt.show()
 
 # %%
 # The guarantee the app checks before sampling: every pair of rows within γ satisfies
-# ``z_ik ≤ e^{ε d_ij} z_jk`` (to 1e-9), and the report is drawn from the true row only.
+# :math:`z_{ik} \le e^{ε d_{ij}} z_{jk}` (to 1e-9), and the report is drawn from the true row
+# only.
 from privopt.geo import user_problem  # noqa: E402
 
 problem = user_problem(geo, params, table.true_costs(np.arange(geo.n_locations)))

@@ -4,7 +4,7 @@ Obfuscate locations on Rome's road network
 
 Crow-flight distance misleads in a city: two places across a river can be far apart by road. A
 ride-hailing app that receives obfuscated pick-up points wants the guarantee stated in road
-distance (``exp(ε·d)`` with ``d`` the shortest path along the roads), and the reported point
+distance (:math:`e^{ε d}` with :math:`d` the shortest path along the roads), and the reported point
 close to the true one by road too. :class:`privopt.mdp.MDPProblem` takes ``metric="graph"``: the
 records are road nodes and distances come from the C++ Dijkstra kernel. Here 100 cells of the
 LR-Geo paper's Rome grid around the centre, 25 of which may be reported.

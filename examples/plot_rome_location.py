@@ -3,8 +3,8 @@ Hide a user's location in Rome
 ==============================
 
 A location-based service receives a user's position. With ε-geo-indistinguishability, any two
-positions ``d`` km apart lead to the same report with probabilities within a factor
-``exp(ε·d)``. Among the mechanisms with that guarantee, :func:`privopt.mdp.solve` finds the one
+positions :math:`d` km apart lead to the same report with probabilities within a factor
+:math:`e^{ε d}`. Among the mechanisms with that guarantee, :func:`privopt.mdp.solve` finds the one
 whose reports are closest, on average, to the truth; here it is compared with the exponential
 mechanism, which gives the same guarantee.
 """

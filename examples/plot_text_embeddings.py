@@ -4,8 +4,8 @@ Replace words privately: metric DP on text embeddings
 
 A text-sanitisation step replaces each word of a document by a word drawn at random, so that the
 output reveals little about the input word while staying close in meaning: any two words whose
-embeddings are ``d`` apart must lead to the same replacement with probabilities within a factor
-``exp(ε·d)`` (metric differential privacy). The optimal replacement matrix, computed by
+embeddings are :math:`d` apart must lead to the same replacement with probabilities within a factor
+:math:`e^{ε d}` (metric differential privacy). The optimal replacement matrix, computed by
 :func:`privopt.mdp.solve_epsilon_path` for several ε at once, keeps words much closer to
 themselves than the exponential mechanism does at the same ε. Here on 100 English words with
 their MiniLM sentence-transformer embeddings.

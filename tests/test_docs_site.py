@@ -24,7 +24,13 @@ sys.path.insert(0, str(DOCS / "_ext"))
 sys.path.insert(0, str(DOCS.parent / "tools"))
 
 from api_pages import listed_names, new_page, public_modules  # noqa: E402
-from check_docs_site import INTERNAL_REFERENCES, page_problems  # noqa: E402
+from check_docs_site import (  # noqa: E402
+    INTERNAL_REFERENCES,
+    formula_problems,
+    looks_like_formula,
+    markdown_code_spans,
+    page_problems,
+)
 from docstring_hygiene import escape_bars, escape_docstring_bars, normalize_section_titles  # noqa: E402
 from site_pages import api_pages, concept_pages, guide_pages  # noqa: E402
 
@@ -267,3 +273,87 @@ def test_user_pages_exist_and_are_linked_from_the_index():
     for page in ("choosing", "performance", "glossary"):
         assert (DOCS / f"{page}.md").is_file() and f"\n{page}\n" in index, page
     assert "python bench/" in (DOCS / "performance.md").read_text()
+
+
+#: Inline code a page may hold: what a user types or reads in Python, Greek and carets included.
+_CODE = [
+    "--epsilon",
+    "--window auto|paper|exact|δ",
+    "privopt census --mechanism M_H^dp --epsilon 1",
+    "M_c^dp",  # a census method's paper name, still accepted by the command line
+    "h.level_slice(ℓ)",
+    "sample_discrete_laplace(eps, size, sensitivity=Δ, rng=)",
+    "privopt.census.streamed.m_h_dp_streamed(source, ε, executor, out_dir)",
+    'info["relative_gap"]',
+    'rng="secure"',
+    "a ^ b",
+    "$PRIVOPT_DATA/rome",
+    "shared/data/rome/nodes_rome.csv",
+    "lower == upper",
+    "DPM(epsilon=1, delta=1 / n**1.5).fit(X)",
+]
+#: Formulas written as code: each belongs in math.
+_FORMULAS = [
+    "ε·d(x, x')",
+    "Pr[y|x] ≤ e^{ε d} Pr[y|x']",
+    "π_i",
+    "ε",
+    "d_ij ≤ η",
+    "e^{εd} ȳ",
+    "M·2^E",
+    "n × K",
+    "‖y*‖",
+    "exp(ε·d)",
+    "DPM(ε = 1, δ = 1/n^1.5).fit(X)",
+    "Σ_{i∈X_l} min_k p_i c_ik",
+    "⌈⌊n/k⌋/S⌉",
+    "cᵀx",
+]
+
+
+@pytest.mark.parametrize("code", _CODE)
+def test_code_is_not_taken_for_a_formula(code):
+    assert not looks_like_formula(code)
+
+
+@pytest.mark.parametrize("code", _FORMULAS)
+def test_formulas_written_as_code_are_found(code):
+    assert looks_like_formula(code)
+
+
+def test_markdown_code_spans_skip_fenced_blocks_and_keep_line_numbers():
+    text = "Text `a` and ``b`c``.\n```python\nx = `not a span`\n```\nLast `ε`.\n"
+    assert markdown_code_spans(text) == [(1, "a"), (1, "b`c"), (5, "ε")]
+
+
+def test_no_page_writes_a_formula_as_inline_code():
+    # The site renders $...$ as math (MathJax, served offline); code shows TeX and Unicode
+    # formulas as typed. A formula in backticks is a formula the reader cannot read.
+    found = [
+        f"{path.name}:{line}: `{code}`"
+        for path in sorted(DOCS.glob("*.md"))
+        for line, code in markdown_code_spans(path.read_text())
+        if looks_like_formula(code)
+    ]
+    # The gallery's text is reStructuredText: ``code`` there, :math:`...` for formulas.
+    found += [
+        f"{path.name}: ``{match[1]}``"
+        for path in sorted((DOCS.parent / "examples").glob("*.py"))
+        for match in re.finditer(r"``(.+?)``", path.read_text())
+        if looks_like_formula(match[1])
+    ]
+    assert not found, "formulas written as code (write them as $...$):\n" + "\n".join(found)
+
+
+def test_built_page_checks_find_formulas_as_code_and_raw_tex():
+    code = '<code class="docutils literal notranslate"><span class="pre">z_ik</span> '
+    code += '<span class="pre">&#x2264;</span> <span class="pre">e^{εd}</span></code>'
+    math = '<span class="math notranslate nohighlight">\\(e^{\\varepsilon d}\\)</span>'
+    option = '<code class="docutils literal notranslate"><span class="pre">--epsilon</span></code>'
+    assert formula_problems("ok.html", f"<p>{math} with {option} and e<sup>x</sup>.</p>") == []
+    problems = formula_problems("p.html", f"<p>{code}; text e^{{εd}} and $x$ unrendered.</p>")
+    assert len(problems) == 3
+    assert "formula written as code 'z_ik ≤ e^{εd}'" in problems[0]
+    assert ["TeX shown as text" in p for p in problems[1:]] == [True, True]
+    # The API reference shows docstrings as they are written; it is not held to this.
+    assert page_problems("api/generated/privopt.mdp.solve.html", f"<p>{code}</p>") == []

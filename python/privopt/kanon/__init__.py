@@ -2,8 +2,9 @@
 
 Local-recoding generalization to intervals: every row's quasi-identifiers become a box, rows
 with identical boxes form an equivalence class of at least k rows, and the information loss
-``Σ_i Σ_j w_j (z_ij − y_ij)/(U_j − L_j)`` is minimized exactly (MILP, small tables) or by the
-paper's Split & Carry and Greedy Search algorithms. Mondrian and K-Member are baselines.
+:math:`\\sum_i \\sum_j w_j (z_{ij} − y_{ij})/(U_j − L_j)` is minimized exactly (MILP, small
+tables) or by the paper's Split & Carry and Greedy Search algorithms. Mondrian and K-Member are
+baselines.
 
 Main entry point: :func:`anonymize` (pandas in, :class:`KAnonResult` out).
 """

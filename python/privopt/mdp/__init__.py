@@ -8,8 +8,8 @@ save, plot). The problem, the matrix, its repair and the exact LP are the shared
 metric-DP user needs one import.
 
 Privacy notion: ε-metric DP (geo-indistinguishability) on neighbour pairs d(r_i, r_j) ≤ η:
-``Pr[Q(r_i) = o] ≤ exp(ε d_ij) Pr[Q(r_j) = o]``. The LP mechanisms extend this along paths of
-the mDP graph (graph metric D ≥ d, Property 3.2); ExpMech satisfies it for all pairs.
+:math:`\\Pr[Q(r_i) = o] ≤ e^{ε d_{ij}} \\Pr[Q(r_j) = o]`. The LP mechanisms extend this along
+paths of the mDP graph (graph metric D ≥ d, Property 3.2); ExpMech satisfies it for all pairs.
 
 Examples
 --------

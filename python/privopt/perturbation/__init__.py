@@ -3,7 +3,7 @@
 
 A perturbation matrix Z (N × K) gives ``Z[i, k] = Pr[report o_k | true record r_i]``. Its
 guarantee, ε-metric DP (geo-indistinguishability) on neighbour pairs d(r_i, r_j) ≤ η, is
-``Z[i, k] ≤ exp(ε d_ij) Z[j, k]`` for every output k. This package holds what both mechanisms
+:math:`Z_{ik} ≤ e^{ε d_{ij}} Z_{jk}` for every output k. This package holds what both mechanisms
 need of such a matrix:
 
 - the problem: records, outputs, metric, prior, utility loss, ε and η (:class:`MDPProblem`,

@@ -531,8 +531,8 @@ class PerturbationMatrix(Release):
     """An ε-mDP perturbation matrix Z (N × K): ``Z[i, k] = Pr[Q(r_i) = o_k]``, as a release.
 
     Guarantee: for every ordered neighbour pair (d(r_i, r_j) ≤ η) and output k,
-    ``Z[i, k] ≤ exp(ε d_ij) Z[j, k]``; by Property 3.2 this extends to
-    ``exp(ε D_ij)`` for graph shortest-path distance D between connected records (not to the
+    :math:`Z_{ik} ≤ e^{ε d_{ij}} Z_{jk}`; by Property 3.2 this extends to
+    :math:`e^{ε D_{ij}}` for graph shortest-path distance D between connected records (not to the
     metric d for far-apart pairs). ExpMech matrices satisfy it for all pairs. LR-Geo's matrices
     state the same inequality as (ε, γ)-Geo-Ind (``kind``), η = γ.
 

@@ -98,8 +98,8 @@ class EdgeList:
 class MDPProblem:
     """Optimal ε-mDP perturbation matrix problem.
 
-    Minimise ``Σ_i Σ_k p_i c_ik z_ik`` over row-stochastic ``Z`` (N × K) subject to
-    ``z_ik ≤ exp(ε d_ij) z_jk`` for every ordered neighbour pair ``d_ij ≤ η``.
+    Minimise :math:`\\sum_i \\sum_k p_i c_{ik} z_{ik}` over row-stochastic :math:`Z` (N × K) subject
+    to :math:`z_{ik} ≤ e^{ε d_{ij}} z_{jk}` for every ordered neighbour pair :math:`d_{ij} ≤ η`.
 
     Parameters
     ----------
