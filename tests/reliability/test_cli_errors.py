@@ -456,6 +456,10 @@ def _all_options() -> list:
             ["cluster", "IN", "--bounds-file", "IN", "--bounds-range", "0", "9"],
             "--bounds-range applies only to estimated bounds, not with --bounds-file",
         ),
+        (
+            ["cluster", "IN", "--bounds", "0", "9", "--workers", "2"],
+            "--workers and --scheduler need a .npy INPUT (the workers read it in row chunks)",
+        ),
         (["census", *CENSUS_SYNTHETIC, "--targets", "5,x,3"], "--targets: 'x' is not a number"),
         (["census", *CENSUS_SYNTHETIC, "--targets", "5,0,3"], "every target must be a number > 0"),
         (["census", *CENSUS_SYNTHETIC, "--targets", "5,nan,3"], "every target must be a number"),
@@ -485,6 +489,7 @@ def _all_options() -> list:
         "cluster bounds and bounds file",
         "cluster bounds share with bounds",
         "cluster bounds range with a bounds file",
+        "cluster --workers with a text INPUT",
         "census targets not numbers",
         "census target of 0",
         "census target nan",
@@ -626,6 +631,14 @@ IGNORED_OPTIONS = {
     "kanon --workers with greedy": (
         ["kanon", "TAB", "--anonymity", "2", "--workers", "2"],
         "--workers is only used with --method split-carry",
+    ),
+    "cluster --chunk-rows without a cluster": (
+        ["cluster", "PTS", "--bounds", "0", "1", "--chunk-rows", "1000"],
+        "--chunk-rows is only used with --workers or --scheduler",
+    ),
+    "cluster --connect-timeout without --scheduler": (
+        ["cluster", "PTS", "--bounds", "0", "1", "--workers", "2", "--connect-timeout", "1"],
+        "--connect-timeout is only used with --scheduler",
     ),
     "kanon --parts with greedy": (
         ["kanon", "TAB", "--anonymity", "2", "--parts", "2"],

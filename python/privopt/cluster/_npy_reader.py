@@ -128,7 +128,7 @@ class NpyRows:
 
     def _read_into(self, buffer: np.ndarray, offset: int) -> None:
         """Fill the byte array ``buffer`` from the file at ``offset``."""
-        view = memoryview(buffer)
+        view = buffer.data  # a byte memoryview of the array
         done = 0
         while done < len(view):
             part = view[done : done + _MAX_READ]
@@ -165,9 +165,7 @@ def _read_header(path: str, shown: str) -> tuple[tuple[int, int], np.dtype, bool
         offset = f.tell()
     dtype = np.dtype(dtype)
     if dtype.kind not in "iuf" or dtype.fields is not None:
-        raise InvalidInput(
-            f"{shown} must hold real numbers (integers or floats), got dtype {dtype}"
-        )
+        raise InvalidInput(f"{shown} must hold real numbers (integers or floats), got {dtype}")
     if len(shape) not in (1, 2):
         raise InvalidInput(f"{shown} must hold an (n, d) array, got shape {tuple(shape)}")
     n, d = (int(shape[0]), 1) if len(shape) == 1 else (int(shape[0]), int(shape[1]))

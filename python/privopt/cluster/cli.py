@@ -126,7 +126,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     on_cluster = args.workers is not None or args.scheduler is not None
     refuse_ignored_options(
-        args, [("--chunk-rows", "chunk_rows", None, on_cluster, "--workers or --scheduler")]
+        args,
+        [
+            ("--chunk-rows", "chunk_rows", None, on_cluster, "--workers or --scheduler"),
+            (
+                "--connect-timeout",
+                "connect_timeout",
+                None,
+                args.scheduler is not None,
+                "--scheduler",
+            ),
+        ],
     )
     inputs = [args.input] + ([args.bounds_file] if args.bounds_file is not None else [])
     with reserve_outputs(args, inputs) as outputs:
