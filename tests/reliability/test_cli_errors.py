@@ -640,6 +640,10 @@ IGNORED_OPTIONS = {
         ["cluster", "PTS", "--bounds", "0", "1", "--workers", "2", "--connect-timeout", "1"],
         "--connect-timeout is only used with --scheduler",
     ),
+    "geo --workers with one LP": (
+        ["geo", "--grid", "4x4", "--epsilon", "2", "--method", "lp", "--workers", "2"],
+        "--workers is only used with --method benders or auto, or --sweep-epsilon",
+    ),
     "kanon --parts with greedy": (
         ["kanon", "TAB", "--anonymity", "2", "--parts", "2"],
         "--parts is only used with --method split-carry",
@@ -753,6 +757,17 @@ def test_an_option_the_run_would_ignore_is_refused(argv, fragment, tmp_path, cap
     assert len(lines) == 1 and lines[0].startswith(f"privopt {argv[0]}: error: "), captured.err
     assert fragment in lines[0], lines[0]
     assert captured.out == "" and snapshot(tmp_path) == before
+
+
+def test_geo_serve_refuses_a_cluster_its_method_would_not_use(capsys):
+    """lp and rowgen solve each batch as one LP in the server's process: --workers or
+    --scheduler would start or reach a cluster for nothing."""
+    argv = ["geo", "serve", "--grid", "4x4", "--epsilon", "2", "--method", "rowgen"]
+    assert main([*argv, "--scheduler", "tcp://127.0.0.1:1", "--port", "0"]) == EXIT_USAGE
+    assert capsys.readouterr().err.splitlines() == [
+        "privopt geo serve: error: --scheduler is only used with --method benders or auto; "
+        "here it would be ignored"
+    ]
 
 
 def test_an_unknown_baseline_is_refused_before_the_solve(capsys):
