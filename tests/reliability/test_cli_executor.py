@@ -206,6 +206,17 @@ def test_a_bad_cluster_option_is_one_line(extra, code, fragment, tmp_path, capsy
 
 
 @pytest.mark.dask
+def test_cluster_progress_shows_the_passes_on_the_cluster(scheduler, tmp_path, capsys):
+    """--progress on: bars of the tree's levels and of the label batches, on stderr only."""
+    argv = ["cluster", _npy_points(tmp_path), *_DPM, "--chunk-rows", "300", "--progress", "on"]
+    assert main([*argv, "--scheduler", scheduler, "--out", str(tmp_path / "o")]) == 0
+    out, err = capsys.readouterr()
+    assert "DPM tree depth" in err and "DPM labels" in err
+    assert json.loads(out)["n"] == 1200  # stdout: the summary alone
+    assert len((tmp_path / "o" / "labels.csv").read_text().splitlines()) == 1200
+
+
+@pytest.mark.dask
 def test_a_bad_npy_on_a_cluster_is_one_line(scheduler, tmp_path, capsys):
     """A truncated file is refused before any cluster starts; a NaN, found by the workers'
     first pass, ends the run as on one process: one line, exit 2, no output."""
