@@ -40,6 +40,9 @@ __all__ = ["register", "load_points", "DEFAULT_CHUNK_ROWS"]
 #: Rows per chunk of a fit on a Dask cluster unless ``--chunk-rows`` (8 MiB per float64 column).
 DEFAULT_CHUNK_ROWS = 1 << 20
 
+#: Chunks labelled at a time on a Dask cluster: this process holds their labels, never all n.
+LABEL_BATCH_CHUNKS = 4
+
 #: Rows of the projection plot drawn from a fit on a Dask cluster (every k-th row of each chunk).
 PLOT_SAMPLE_ROWS = 20_000
 
@@ -298,7 +301,7 @@ def _write_chunked_labels(path: Path, X: Any, labels: Any) -> tuple[np.ndarray, 
     step = max(1, int(X.shape[0]) // PLOT_SAMPLE_ROWS)
     label_blocks = list(labels.to_delayed().ravel())
     row_blocks = [block[::step] for block in X.to_delayed().ravel()]
-    batch = 4  # chunks in flight: the driver holds their labels, never all n
+    batch = LABEL_BATCH_CHUNKS
     samples: list[np.ndarray] = []
     sample_labels: list[np.ndarray] = []
     starts = progress_bar(
