@@ -141,6 +141,19 @@ def test_workers_start_and_stop_a_local_cluster(tmp_path):
     assert (tmp_path / "serial" / table).read_bytes() == (tmp_path / "dask" / table).read_bytes()
 
 
+def test_a_table_too_small_for_its_parts_says_so(tmp_path, capsys):
+    """120 rows at k = 3 hold one part of 8·k·(2k − 1) = 120 rows: the run asked to fan out
+    solves it whole, here, and says why on stderr."""
+    table = tmp_path / "t.csv"
+    table.write_text("\n".join(Path(_table(tmp_path)).read_text().splitlines()[:121]) + "\n")
+    argv = ["kanon", str(table), "--anonymity", "3", "--method", "split-carry", "--threads", "2"]
+    assert main([*argv, "--out", str(tmp_path / "o"), "-q"]) == 0
+    assert (
+        "note: --threads 2 asked for more parts than the table holds: a part needs at least "
+        "8·k·(2k − 1) = 120 rows, so it was solved in 1 part, in this process"
+    ) in capsys.readouterr().err
+
+
 #: (run, the function that runs only inside tasks and kills its worker on its 3rd call)
 KILLS = {
     # One batch of subproblems per worker: the victim's 3rd solve is in the second round.
