@@ -10,9 +10,9 @@ In memory (n × d from the Synth recipe: 64 unit blobs in [-100, 100]^d):
     python bench/dpm_scale.py memory --sizes 1000000 10000000 [--baseline-python PY]
 
 Out of core: the data are first written to disk as a column-major ``.npy`` (block by block,
-never whole in memory), then read back as a Dask array in row chunks (``pread`` of each
-column's rows, so the file's pages stay in the page cache and out of the fit's RSS), and the
-file is deleted at the end:
+never whole in memory), then read back as a Dask array in row chunks
+(:class:`privopt.cluster._npy_reader.NpyRows`: ``pread`` of each column's rows, so the file's
+pages stay in the page cache and out of the fit's RSS), and the file is deleted at the end:
 
     python bench/dpm_scale.py disk --sizes 100000000 --dir /tmp
 
@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 from harness import peak_rss_mib, print_json, run_json
+from privopt.cluster._npy_reader import NpyRows
 
 BLOCK = 1 << 20
 
@@ -68,39 +69,6 @@ def write_npy(path: Path, n: int, d: int, seed: int = 42) -> None:
     os.replace(tmp, path)
 
 
-class ColumnMajorNpy:
-    """Read-only array view of a Fortran-order ``.npy`` that reads exactly the requested rows of
-    each requested column with ``pread``: the pages go through the page cache, not into this
-    process's resident set (a memory map would count every touched page in RSS)."""
-
-    def __init__(self, path: str) -> None:
-        with open(path, "rb") as f:
-            version = np.lib.format.read_magic(f)
-            read_header = (
-                np.lib.format.read_array_header_1_0
-                if version == (1, 0)
-                else np.lib.format.read_array_header_2_0
-            )
-            shape, fortran, dtype = read_header(f)
-            self.offset = f.tell()
-        if not fortran or len(shape) != 2:
-            raise ValueError(f"{path}: expected a 2-D Fortran-order array")
-        self.shape, self.dtype, self.ndim = tuple(shape), np.dtype(dtype), 2
-        self.fd = os.open(path, os.O_RDONLY)
-
-    def __getitem__(self, key: tuple) -> np.ndarray:
-        rows, cols = key
-        r0, r1, _ = rows.indices(self.shape[0])
-        columns = range(*cols.indices(self.shape[1])) if isinstance(cols, slice) else [cols]
-        out = np.empty((r1 - r0, len(columns)), dtype=self.dtype, order="F")
-        size = self.dtype.itemsize
-        for j, k in enumerate(columns):
-            start = self.offset + (k * self.shape[0] + r0) * size
-            buf = os.pread(self.fd, (r1 - r0) * size, start)
-            out[:, j] = np.frombuffer(buf, dtype=self.dtype)
-        return out if isinstance(cols, slice) else out[:, 0]
-
-
 def child(args: argparse.Namespace) -> None:
     from privopt.cluster import DPM
 
@@ -108,7 +76,7 @@ def child(args: argparse.Namespace) -> None:
     if args.path:
         import dask.array as da
 
-        source = ColumnMajorNpy(args.path)
+        source = NpyRows(args.path)
         X = da.from_array(source, chunks=(args.chunk, source.shape[1]), asarray=False)
         n = source.shape[0]
     else:

@@ -51,7 +51,8 @@ def _start_server(args: argparse.Namespace) -> tuple[subprocess.Popen, str]:
     cmd = [sys.executable, "-m", "privopt", "geo", "serve", *_map_args(args), *PARAMS]
     cmd += ["--port", "0", "--max-batch", str(args.max_batch)]
     cmd += ["--batch-window", str(args.batch_window), "--method", args.method, "--quiet"]
-    cmd += ["--workers", str(args.workers)]
+    if args.workers > 1 and args.method in ("auto", "benders"):  # only Benders fans out
+        cmd += ["--threads", str(args.workers)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=sys.stderr, text=True)
     line = proc.stdout.readline() if proc.stdout else ""
     if not line:
@@ -129,7 +130,12 @@ def main() -> None:
     ap.add_argument("--max-batch", type=int, default=64)
     ap.add_argument("--batch-window", type=float, default=0.25)
     ap.add_argument("--method", default="auto", choices=["auto", "benders", "rowgen", "lp"])
-    ap.add_argument("--workers", type=int, default=1, help="server threads per batch solve")
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="server threads per batch solve (geo serve --threads; Benders only)",
+    )
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     print(f"load average at start: {os.getloadavg()}", file=sys.stderr)

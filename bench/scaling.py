@@ -64,6 +64,97 @@ from harness import (
 PAGE = REPO / "docs" / "scaling.md"
 
 
+#: The page's fixed section on fanning out from the command line, before the measured ones.
+FROM_THE_COMMAND_LINE = """## From the command line
+
+Every family whose work splits into independent tasks runs them on Dask from the command line,
+with one of:
+
+- `--workers N`: a local Dask cluster of N single-threaded worker processes, started for the run
+  and stopped at its end (also on an error, Ctrl-C or SIGTERM);
+- `--scheduler ADDRESS` (e.g. `tcp://10.0.0.5:8786`): a running Dask cluster, whose workers need
+  privopt installed; `--connect-timeout SECONDS` (default 30) bounds the wait for it;
+- `--threads N` (`mdp`, `geo`, `geo serve`, `kanon`, `census`): N threads of the command's own
+  process.
+
+The command's process (the driver) reads the input, runs the serial part and writes the outputs;
+the workers run the tasks. The release is the serial run's, byte for byte where the serial run is
+deterministic. A worker lost mid-run is replaced (a local cluster restarts it) and its tasks run
+again: Benders resubmits a lost batch of subproblems itself (twice at most; the batch restarts
+from a cold solver, so its matrix agrees with the serial one to rounding), the other families
+rely on Dask recomputing lost tasks. Options a run would not use (`--workers` with one LP) are
+refused, not ignored.
+"""
+
+#: (command, what runs on the workers, what crosses the wire, what stays in the driver).
+FAN_OUT = [
+    (
+        "privopt mdp points.csv --method benders --epsilon 2 --workers 8",
+        "the Benders subproblems, one batch per worker",
+        "each batch's subproblem data once (the worker keeps it and a warm solver); per round, "
+        "the master point out and the cuts back",
+        "the master problem",
+    ),
+    (
+        "privopt mdp points.csv --sweep-epsilon 0.5,1,2 --workers 3",
+        "one matrix per ε",
+        "the problem to each task; the matrix and its summary back",
+        "the table and plots",
+    ),
+    (
+        "privopt geo --rome rome/ --epsilon 5 --method benders --workers 8",
+        "the per-user subproblems of CLR-Geo's Benders",
+        "as for mdp Benders, one user's block per subproblem",
+        "the CR table, the master",
+    ),
+    (
+        "privopt geo serve --rome rome/ --epsilon 5 --scheduler tcp://10.0.0.5:8786",
+        "each batch's per-user subproblems",
+        "as for geo, per batch",
+        "the HTTP service, the batching",
+    ),
+    (
+        "privopt kanon table.csv --anonymity 5 --method split-carry --parts 16 --workers 8",
+        "each part's Split & Carry, then the seams across the cuts",
+        "each part's rows (quasi-identifier columns, sorted); its class labels back",
+        "the sort, the cuts, the published table",
+    ),
+    (
+        "privopt census --synthetic-us --epsilon 1 --method m-h-dp --workers 8",
+        "the tree DP of each subtree, up then down (about 4 batches of subtrees per worker)",
+        "each subtree's structure and noisy counts, twice: up, its DP table back; down, with "
+        "its root's values, its released counts back",
+        "the noise, the root's DP",
+    ),
+    (
+        "privopt cluster points.npy --bounds -100 100 --epsilon 1 --delta 1e-12 --workers 8",
+        "the passes over the data, per row chunk (`--chunk-rows`, default 1,048,576)",
+        "the file's path and each chunk's rows (the workers read the `.npy` themselves); per "
+        "tree level a count histogram per chunk, then the leaf sums; each column once, chunk by "
+        "chunk, for the split width; the labels, four chunks at a time",
+        "the split tree, the split width's two n-float buffers, four chunks' labels (appended "
+        "to `labels.csv`)",
+    ),
+]
+
+FAN_OUT_NOTE = """`privopt cluster` needs a `.npy` input on Dask (a CSV is refused: this process
+would parse it whole) and, with `--scheduler`, a path that names the same file on every worker.
+`--progress on` shows the cluster's work as it is gathered: Benders rounds, split-carry parts,
+census subtrees, DPM's tree levels and label batches. `docs/errors.md` lists the refusals."""
+
+
+def from_the_command_line() -> list[str]:
+    """The page's section on ``--workers``/``--scheduler``: the options, then one example per
+    family with what runs where and what is shipped."""
+    lines = [FROM_THE_COMMAND_LINE.rstrip("\n"), ""]
+    lines += [
+        "| command | runs on the workers | sent over the wire | stays in the driver |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| `{cmd}` | {work} | {wire} | {driver} |" for cmd, work, wire, driver in FAN_OUT]
+    return [*lines, "", FAN_OUT_NOTE]
+
+
 # ----------------------------------------------------------------------- results and plots
 @dataclass
 class Reference:
@@ -589,6 +680,8 @@ def render(results: list[Result], errors: dict[str, str], context: dict) -> str:
         "`bench/scaling.py`, not the page.",
         "",
         *_exponent_table(results, errors, rev, links=True),
+        "",
+        *from_the_command_line(),
     ]
     for r in results:
         lines += ["", *_section(r, rev)]

@@ -18,7 +18,8 @@ contract (docs/errors.md):
 - a subcommand whose work fans out takes ``--workers N`` (a local Dask cluster of N worker
   processes) or ``--scheduler ADDRESS`` (a running Dask cluster), and where threads help,
   ``--threads N`` (:func:`add_executor_options`); the run gets the executor from
-  :func:`executor_from_args`.
+  :func:`executor_from_args`, or, for work on Dask collections, the client from
+  :func:`dask_client_from_args`.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ __all__ = [
     "add_executor_options",
     "executor_rules",
     "executor_from_args",
+    "dask_client_from_args",
     "CONNECT_TIMEOUT_S",
     "one_line",
     "run_state",
@@ -322,6 +324,27 @@ def executor_from_args(args: argparse.Namespace) -> Iterator[Executor | None]:
         return
     with _dask_client(workers, address, timeout) as client:
         yield client.get_executor()
+
+
+@contextlib.contextmanager
+def dask_client_from_args(args: argparse.Namespace) -> Iterator[Any | None]:
+    """The Dask client that ``--workers`` or ``--scheduler`` ask for (None without either),
+    open for the block and current in it: a Dask collection computed in the block (e.g. the
+    passes of a DPM fit over a Dask array) runs on that cluster.
+
+    The cluster is started, connected and stopped as by :func:`executor_from_args`, with the
+    same errors.
+    """
+    workers = getattr(args, "workers", None)
+    address = getattr(args, "scheduler", None)
+    timeout = getattr(args, "connect_timeout", None)
+    if timeout is not None and address is None:
+        raise InvalidInput("--connect-timeout is only used with --scheduler")
+    if workers is None and address is None:
+        yield None
+        return
+    with _dask_client(workers, address, timeout) as client, client.as_current():
+        yield client
 
 
 @contextlib.contextmanager

@@ -6,8 +6,8 @@ that needs one asks its accessor, which imports it once (Python keeps it in ``sy
 for an optional extra, says which extra to install when it is missing.
 
 These are the package's only function-local imports besides Dask (:mod:`privopt.cluster._dask`,
-reached only with a Dask array; :func:`distributed`, reached only by ``--workers`` and
-``--scheduler``), the web server (:mod:`privopt.geo.http_server`, reached only by
+reached only with a Dask array; :func:`distributed` and :func:`dask_array`, reached only by
+``--workers`` and ``--scheduler``), the web server (:mod:`privopt.geo.http_server`, reached only by
 ``privopt geo serve``), pyrosm (:func:`privopt.geo.load_osm_pbf`) and the console script's
 start (:mod:`privopt._launch`); ``tests/test_layers.py`` holds the count.
 """
@@ -101,6 +101,24 @@ def has_clarabel() -> bool:
     except InvalidInput:
         return False
     return True
+
+
+def dask_array() -> Any:
+    """``dask.array`` (the ``dask`` extra): arrays larger than memory, in chunks.
+
+    Raises
+    ------
+    InvalidInput
+        It is not installed (the message names the extra).
+    """
+    try:
+        import dask.array as da
+    except ImportError:
+        raise InvalidInput(
+            "reading the data in chunks needs Dask, which is not installed: "
+            "pip install 'privopt[dask]'"
+        ) from None
+    return da
 
 
 def distributed() -> Any:

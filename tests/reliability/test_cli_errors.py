@@ -456,6 +456,10 @@ def _all_options() -> list:
             ["cluster", "IN", "--bounds-file", "IN", "--bounds-range", "0", "9"],
             "--bounds-range applies only to estimated bounds, not with --bounds-file",
         ),
+        (
+            ["cluster", "IN", "--bounds", "0", "9", "--workers", "2"],
+            "--workers and --scheduler need a .npy INPUT (the workers read it in row chunks)",
+        ),
         (["census", *CENSUS_SYNTHETIC, "--targets", "5,x,3"], "--targets: 'x' is not a number"),
         (["census", *CENSUS_SYNTHETIC, "--targets", "5,0,3"], "every target must be a number > 0"),
         (["census", *CENSUS_SYNTHETIC, "--targets", "5,nan,3"], "every target must be a number"),
@@ -485,6 +489,7 @@ def _all_options() -> list:
         "cluster bounds and bounds file",
         "cluster bounds share with bounds",
         "cluster bounds range with a bounds file",
+        "cluster --workers with a text INPUT",
         "census targets not numbers",
         "census target of 0",
         "census target nan",
@@ -627,6 +632,18 @@ IGNORED_OPTIONS = {
         ["kanon", "TAB", "--anonymity", "2", "--workers", "2"],
         "--workers is only used with --method split-carry",
     ),
+    "cluster --chunk-rows without a cluster": (
+        ["cluster", "PTS", "--bounds", "0", "1", "--chunk-rows", "1000"],
+        "--chunk-rows is only used with --workers or --scheduler",
+    ),
+    "cluster --connect-timeout without --scheduler": (
+        ["cluster", "PTS", "--bounds", "0", "1", "--workers", "2", "--connect-timeout", "1"],
+        "--connect-timeout is only used with --scheduler",
+    ),
+    "geo --workers with one LP": (
+        ["geo", "--grid", "4x4", "--epsilon", "2", "--method", "lp", "--workers", "2"],
+        "--workers is only used with --method benders or auto, or --sweep-epsilon",
+    ),
     "kanon --parts with greedy": (
         ["kanon", "TAB", "--anonymity", "2", "--parts", "2"],
         "--parts is only used with --method split-carry",
@@ -740,6 +757,17 @@ def test_an_option_the_run_would_ignore_is_refused(argv, fragment, tmp_path, cap
     assert len(lines) == 1 and lines[0].startswith(f"privopt {argv[0]}: error: "), captured.err
     assert fragment in lines[0], lines[0]
     assert captured.out == "" and snapshot(tmp_path) == before
+
+
+def test_geo_serve_refuses_a_cluster_its_method_would_not_use(capsys):
+    """lp and rowgen solve each batch as one LP in the server's process: --workers or
+    --scheduler would start or reach a cluster for nothing."""
+    argv = ["geo", "serve", "--grid", "4x4", "--epsilon", "2", "--method", "rowgen"]
+    assert main([*argv, "--scheduler", "tcp://127.0.0.1:1", "--port", "0"]) == EXIT_USAGE
+    assert capsys.readouterr().err.splitlines() == [
+        "privopt geo serve: error: --scheduler is only used with --method benders or auto; "
+        "here it would be ignored"
+    ]
 
 
 def test_an_unknown_baseline_is_refused_before_the_solve(capsys):

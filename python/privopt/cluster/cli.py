@@ -1,5 +1,6 @@
 """``privopt cluster``: DPM on a CSV or NPY file; writes the release, centres, labels and a
-report."""
+report. With ``--workers`` or ``--scheduler`` a ``.npy`` input is fitted as a Dask array on
+that cluster, read by the workers in row chunks, and the labels are written chunk by chunk."""
 
 from __future__ import annotations
 
@@ -12,24 +13,38 @@ import numpy as np
 
 # The package, not DPM itself: privopt.cluster imports scikit-learn (a second) when DPM is
 # first used, so that `privopt --help` does not.
-from privopt import cluster
+from privopt import _optional, cluster
 from privopt._arguments import Real, count
 from privopt._cli_support import (
     add_alias,
     add_delta_option,
     add_epsilon_option,
+    add_executor_options,
     add_out_option,
     add_seed_option,
+    dask_client_from_args,
     emit_summary,
+    refuse_ignored_options,
     release_summary,
     reserve_outputs,
 )
 from privopt._inputs import load_points_file
+from privopt._progress import progress_bar
+from privopt.cluster._npy_reader import NpyRows
 from privopt.cluster._plot import projection_plot
 from privopt.errors import InvalidInput
 from privopt.report import GLOSSARY_NOTE, Report, Section, format_number
 
-__all__ = ["register", "load_points"]
+__all__ = ["register", "load_points", "DEFAULT_CHUNK_ROWS"]
+
+#: Rows per chunk of a fit on a Dask cluster unless ``--chunk-rows`` (8 MiB per float64 column).
+DEFAULT_CHUNK_ROWS = 1 << 20
+
+#: Chunks labelled at a time on a Dask cluster: this process holds their labels, never all n.
+LABEL_BATCH_CHUNKS = 4
+
+#: Rows of the projection plot drawn from a fit on a Dask cluster (every k-th row of each chunk).
+PLOT_SAMPLE_ROWS = 20_000
 
 
 def load_points(path: str | Path) -> np.ndarray:
@@ -93,30 +108,48 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_alias(p, "--window", "window", choices=["paper", "half-open", "half_open", "reference"])
     p.add_argument("--no-clip", action="store_true", help="reject points outside the bounds")
     add_seed_option(p, "the noise")
+    add_executor_options(
+        p,
+        "the passes over the data (a .npy INPUT, which each worker reads in row chunks; "
+        "this process keeps the tree, not the data)",
+    )
+    p.add_argument(
+        "--chunk-rows",
+        type=count,
+        default=None,
+        metavar="ROWS",
+        help="with --workers or --scheduler: rows per chunk, the unit a worker reads and "
+        f"labels (default {DEFAULT_CHUNK_ROWS:,}, {DEFAULT_CHUNK_ROWS * 8 // 2**20} MiB per "
+        "column)",
+    )
     add_out_option(p, "cluster")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    on_cluster = args.workers is not None or args.scheduler is not None
+    refuse_ignored_options(
+        args,
+        [
+            ("--chunk-rows", "chunk_rows", None, on_cluster, "--workers or --scheduler"),
+            (
+                "--connect-timeout",
+                "connect_timeout",
+                None,
+                args.scheduler is not None,
+                "--scheduler",
+            ),
+        ],
+    )
     inputs = [args.input] + ([args.bounds_file] if args.bounds_file is not None else [])
     with reserve_outputs(args, inputs) as outputs:
         out = outputs.add(args.out)
-        X = load_points(args.input)
-        bounds = _bounds(args, X.shape[1])
-        delta = args.delta
-        model = cluster.DPM(
-            bounds=bounds,
-            epsilon=args.epsilon,
-            **_estimate_options(args),
-            delta=delta,
-            max_depth=args.max_depth,
-            window=args.window.replace("-", "_"),
-            clip=not args.no_clip,
-            random_state=args.seed,
-        ).fit(X)
-        with outputs.publish() as staged:
-            _write_outputs(staged[out], args, X, delta, model)
-
+        X = _chunked_points(args) if on_cluster else load_points(args.input)
+        with dask_client_from_args(args):
+            model = _fit(args, X)
+            with outputs.publish() as staged:
+                _write_outputs(staged[out], args, X, args.delta, model)
+    n = int(X.shape[0])
     emit_summary(
         release_summary(
             "cluster",
@@ -124,13 +157,46 @@ def run(args: argparse.Namespace) -> int:
             out,
             centres=str(out / "centres.csv"),
             labels=str(out / "labels.csv"),
-            n=len(X),
+            n=n,
         )
     )
-    hint = single_cluster_hint(model, args.epsilon, len(X))
+    hint = single_cluster_hint(model, args.epsilon, n)
     if hint:
         print(f"note: {hint}", file=sys.stderr)
     return 0
+
+
+def _fit(args: argparse.Namespace, X: Any) -> Any:
+    """The fitted DPM of the options (X: an array, or a Dask array on a cluster)."""
+    return cluster.DPM(
+        bounds=_bounds(args, int(X.shape[1])),
+        epsilon=args.epsilon,
+        **_estimate_options(args),
+        delta=args.delta,
+        max_depth=args.max_depth,
+        window=args.window.replace("-", "_"),
+        clip=not args.no_clip,
+        random_state=args.seed,
+    ).fit(X)
+
+
+def _chunked_points(args: argparse.Namespace) -> Any:
+    """INPUT as a Dask array of row chunks that the workers read from the file themselves.
+
+    Only a ``.npy`` file can be read so: text has to be parsed from its start, so this process
+    would hold it whole (the refusal says how to convert it).
+    """
+    if Path(args.input).suffix.lower() != ".npy":
+        raise InvalidInput(
+            "--workers and --scheduler need a .npy INPUT (the workers read it in row chunks); "
+            f"{args.input!r} is text, which this process would parse whole: save it with "
+            "numpy.save, or run without them"
+        )
+    source = NpyRows(args.input, "INPUT")
+    rows = DEFAULT_CHUNK_ROWS if args.chunk_rows is None else args.chunk_rows
+    return _optional.dask_array().from_array(
+        source, chunks=(min(rows, source.shape[0]), source.shape[1]), asarray=False
+    )
 
 
 def _bounds(args: argparse.Namespace, d: int) -> Any:
@@ -186,29 +252,34 @@ def single_cluster_hint(model: Any, epsilon: float, n: int) -> str:
     )
 
 
-def _write_outputs(out: Path, args: argparse.Namespace, X: np.ndarray, delta: float, model) -> None:
+def _write_outputs(out: Path, args: argparse.Namespace, X: Any, delta: float, model) -> None:
     """The release (``release.json``, ``data.npz``: :func:`privopt.load` reads the folder back),
     centres.csv, labels.csv, the projection plot and report.md, into ``out``."""
     release = model.release_
     release._write(out)
     np.savetxt(out / "centres.csv", model.cluster_centers_, delimiter=",", fmt="%.10g")
-    np.savetxt(out / "labels.csv", model.labels_, fmt="%d")
+    n, d = (int(v) for v in X.shape)
+    if isinstance(X, np.ndarray):
+        np.savetxt(out / "labels.csv", model.labels_, fmt="%d")
+        shown, shown_labels = X, model.labels_
+    else:
+        shown, shown_labels = _write_chunked_labels(out / "labels.csv", X, model.labels_)
     projection_plot(
-        X,
-        model.labels_,
+        shown,
+        shown_labels,
         model.cluster_centers_,
         out / "projection.png",
         f"DPM, epsilon = {args.epsilon:g}: {_clusters(model.n_clusters_)}",
     )
     body = (
-        f"Input `{args.input}`: n = {len(X)} points, d = {X.shape[1]} features; "
+        f"Input `{args.input}`: n = {n} points, d = {d} features; "
         f"{_bounds_text(args, model)}; "
         f"epsilon = {args.epsilon:g}, delta = {delta:.3g}.\n\n"
         f"**{_clusters(model.n_clusters_)}**, split width β = "
         f"{'not estimated' if model.split_width_ is None else format_number(model.split_width_)}"
         f" (units of the data; {model.n_splits_} candidate splits per dimension).\n\n"
         + (
-            f"Why one cluster: {single_cluster_hint(model, args.epsilon, len(X))}.\n\n"
+            f"Why one cluster: {single_cluster_hint(model, args.epsilon, n)}.\n\n"
             if model.n_clusters_ == 1
             else ""
         )
@@ -220,6 +291,32 @@ def _write_outputs(out: Path, args: argparse.Namespace, X: np.ndarray, delta: fl
     report.add(release.report())
     report.add(Section("DPM clustering: the data owner's view", body, ["projection.png"]))
     report.write(out)
+
+
+def _write_chunked_labels(path: Path, X: Any, labels: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Write the lazy (n,) ``labels`` of the Dask array X to ``path`` a few chunks at a time, in
+    one pass with a sample of X for the plot (every k-th row of each chunk, about
+    :data:`PLOT_SAMPLE_ROWS` in all); returns (sample rows, their labels)."""
+    compute = _optional.dask_array().compute
+    step = max(1, int(X.shape[0]) // PLOT_SAMPLE_ROWS)
+    label_blocks = list(labels.to_delayed().ravel())
+    row_blocks = [block[::step] for block in X.to_delayed().ravel()]
+    batch = LABEL_BATCH_CHUNKS
+    samples: list[np.ndarray] = []
+    sample_labels: list[np.ndarray] = []
+    starts = progress_bar(
+        "auto", range(0, len(label_blocks), batch), desc="DPM labels", unit="batch"
+    )
+    with open(path, "w", encoding="ascii") as fh:
+        for first in starts:
+            part = slice(first, first + batch)
+            *done, rows = compute(*label_blocks[part], row_blocks[part])
+            for block in done:
+                np.savetxt(fh, block, fmt="%d")
+            for block, chunk_rows in zip(done, rows, strict=True):
+                samples.append(chunk_rows)
+                sample_labels.append(block[::step])
+    return np.concatenate(samples), np.concatenate(sample_labels)
 
 
 def _bounds_text(args: argparse.Namespace, model: Any) -> str:

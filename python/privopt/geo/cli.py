@@ -48,6 +48,7 @@ from privopt._cli_support import (
     add_time_limit_option,
     emit_summary,
     executor_from_args,
+    executor_rules,
     refuse_ignored_options,
     release_summary,
     require_options,
@@ -344,7 +345,13 @@ def _geography(args: argparse.Namespace, sample_seed: int | None) -> Any:
 def _run(args: argparse.Namespace) -> int:
     sweep = args.sweep_epsilon is not None
     refuse_ignored_options(
-        args, [("--epsilon", "epsilon", None, not sweep, "one run (without --sweep-epsilon)")]
+        args,
+        [
+            ("--epsilon", "epsilon", None, not sweep, "one run (without --sweep-epsilon)"),
+            *executor_rules(
+                sweep or _may_decompose(args), "--method benders or auto, or --sweep-epsilon"
+            ),
+        ],
     )
     if sweep:
         return _run_sweep(args)
@@ -460,7 +467,14 @@ def _run_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _may_decompose(args: argparse.Namespace) -> bool:
+    """Whether the solve may be Benders, the only method whose subproblems fan out (lp and
+    rowgen are one LP in this process)."""
+    return args.method in ("auto", "benders")
+
+
 def _serve(args: argparse.Namespace) -> int:
+    refuse_ignored_options(args, executor_rules(_may_decompose(args), "--method benders or auto"))
     with executor_from_args(args) as executor:  # lives as long as the server
         return _serve_with(args, executor)
 

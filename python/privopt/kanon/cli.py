@@ -24,6 +24,7 @@ from privopt._inputs import parse_number, read_csv_table
 from privopt.errors import InvalidInput
 from privopt.kanon.api import METHODS, anonymize
 from privopt.kanon.report import write_report
+from privopt.kanon.split_carry import MIN_PART_FACTOR
 
 __all__ = ["register", "run", "TABLE_FILE"]
 
@@ -159,12 +160,36 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     print(res.describe(), file=sys.stderr)
+    note = _fewer_parts_note(args, res.info.get("parts"))
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     emit_summary(
         release_summary(
             "kanon", res, out, table=str(out / TABLE_FILE), report=str(out / "report.md")
         )
     )
     return 0
+
+
+def _fewer_parts_note(args: argparse.Namespace, cuts: Any) -> str:
+    """Why a split-carry run asked to fan out solved fewer parts ("" when it did not): each
+    part needs at least MIN_PART_FACTOR·k·(2k − 1) rows, so a small table stays whole and runs
+    here."""
+    fan_out = any(getattr(args, o, None) is not None for o in ("workers", "scheduler", "threads"))
+    if cuts is None or (args.parts is None and not fan_out):
+        return ""
+    solved = len(cuts) - 1
+    if solved >= (args.parts if args.parts is not None else 2):  # fanning out: 2 at least
+        return ""
+    given = [o for o in ("parts", "workers", "scheduler", "threads") if getattr(args, o, None)]
+    asked = f"--{given[0]} {getattr(args, given[0])}"
+    where = "" if solved > 1 else ", in this process"
+    return (
+        f"{asked} asked for more parts than the table holds: a part needs at least "
+        f"{MIN_PART_FACTOR}·k·(2k − 1) = {MIN_PART_FACTOR * args.k * (2 * args.k - 1)} rows, "
+        "so it was solved in "
+        f"{solved} part{'s' if solved > 1 else ''}{where}"
+    )
 
 
 def _output_folder(args: argparse.Namespace) -> str:
