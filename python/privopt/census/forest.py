@@ -24,7 +24,6 @@ from privopt._core import census as _kernels
 from privopt._validation import check_executor
 from privopt.census.hierarchy import Hierarchy
 from privopt.census.squares import squared_distance
-from privopt.errors import InvalidInput
 
 __all__ = [
     "ForestRound",
@@ -283,7 +282,7 @@ class ForestRunner:
         n_tasks: int | None = None,
     ) -> None:
         self.h, self.noisy, self.G, self.max_table = h, noisy, G, max_table
-        self.delta = delta  # (R,) per region, or (R, N) per node (executor path only)
+        self.delta = delta  # (R,) per region, or (R, N) per node
         self.shift = shift
         self.executor = check_executor(executor, accept_dask_client=True)
         self.subtrees = top_level_subtrees(h)
@@ -294,8 +293,6 @@ class ForestRunner:
         if not self.subtrees:  # a single region: nothing to distribute
             self.executor = None
         if self.executor is None:
-            if delta.ndim != 1:
-                raise InvalidInput("a serial ForestRunner takes one half-width per region")
             if shift is None:
                 shift = np.zeros(noisy.shape, dtype=np.uint8)
             self._session = _kernels.CensusSession(
