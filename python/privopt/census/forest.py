@@ -95,17 +95,17 @@ class _Batch:
         self.owner = np.empty(rows.size + 1, dtype=np.int32)
         self.owner[0] = -1
         owner = np.repeat(np.arange(k, dtype=np.int32), [r.size for r in subtrees])
-        np.take(owner, order, out=self.owner[1:])
+        np.take(owner, order, out=self.owner[1:], mode="clip")
         self.child_ptr = np.zeros(rows.size + 2, dtype=np.int64)
         self.child_ptr[1] = k
         np.cumsum(np.diff(h.child_ptr)[rows], out=self.child_ptr[2:])
         self.child_ptr[2:] += k
         self.child_idx = np.arange(1, rows.size + 1, dtype=np.int64)
-        # Gathered straight into place: one copy of the batch's rows, no temporaries.
+        # Gathered in place, unbuffered (the indices are valid): one copy, no temporaries.
         self.noisy = np.zeros((rows.size + 1, noisy.shape[1]), dtype=np.int64)
-        np.take(noisy, rows, axis=0, out=self.noisy[1:])
+        np.take(noisy, rows, axis=0, out=self.noisy[1:], mode="clip")
         self.delta = np.zeros((rows.size + 1, *delta.shape[1:]), dtype=np.int64)
-        np.take(delta, rows, axis=0, out=self.delta[1:])
+        np.take(delta, rows, axis=0, out=self.delta[1:], mode="clip")
         self._reset()
 
     def _reset(self) -> None:

@@ -20,6 +20,8 @@ def sum_of_squares(d: np.ndarray) -> int:
     1208925819614629174706201
     """
     d = np.asarray(d, dtype=np.int64).ravel()
+    if d.size < 1 << 31 and d.size and max(int(d.max()), -int(d.min())) < 1 << 16:
+        return int(np.dot(d, d))  # every square < 2³², fewer than 2³¹ of them: no wrap-around
     big = np.abs(d) >= (1 << 31)
     small = d[~big]
     sq = small * small  # < 2^62
