@@ -15,6 +15,7 @@ work runs, never its result.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -382,13 +383,15 @@ class ForestRunner:
             jobs.append((b, tail))
             names.append([members[j] for j in which])
         try:
-            results = _map(self.executor, func, [[self._batch(b), *t] for b, t in jobs])
+            # A generator: each batch's first task is submitted as soon as the batch is placed,
+            # so the workers start while the driver places the next one.
+            results = _map(self.executor, func, ([self._batch(b), *t] for b, t in jobs))
         except Exception:
             # A worker lost with a batch on it: place the batch again (once), as the executor
             # retries a task whose worker was lost.
             if self._client is None or all(self._batch_held(b) for b, _ in jobs):
                 raise
-            results = _map(self.executor, func, [[self._batch(b), *t] for b, t in jobs])
+            results = _map(self.executor, func, ([self._batch(b), *t] for b, t in jobs))
         pairs = (zip(n, r, strict=True) for n, r in zip(names, results, strict=True))
         return [pair for batch in pairs for pair in batch]
 
@@ -458,7 +461,7 @@ def _default_tasks(executor: Any) -> int:
     return 4 * int(workers or 2)
 
 
-def _map(executor: Any, func: Any, jobs: list[list]) -> list:
+def _map(executor: Any, func: Any, jobs: Iterable[list]) -> list:
     """Submit every job (a list of arguments), then gather in order (results are independent
     of the order)."""
     futures = [executor.submit(func, *args) for args in jobs]

@@ -93,7 +93,8 @@ def round_half_up(x: np.ndarray) -> np.ndarray:
 def _check_range(name: str, arr: np.ndarray, G: int) -> None:
     if G > MAX_ABS_VALUE:
         raise InvalidInput(f"G = {G} is above the largest supported total 2^61")
-    if arr.size and int(np.abs(arr).max()) > MAX_ABS_VALUE:
+    # max and min rather than abs: no (R, N) temporary
+    if arr.size and max(int(arr.max()), -int(arr.min())) > MAX_ABS_VALUE:
         raise InvalidInput(f"{name} has a value of magnitude above 2^61 (largest supported)")
 
 
