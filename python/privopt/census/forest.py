@@ -24,7 +24,7 @@ import numpy as np
 from privopt._core import census as _kernels
 from privopt._validation import check_executor
 from privopt.census.hierarchy import Hierarchy
-from privopt.census.squares import squared_distance
+from privopt.census.squares import squared_distance, sum_of_squares
 
 __all__ = [
     "ForestRound",
@@ -209,13 +209,29 @@ def _down_task(
     session.down(which)
     touch = session.touch
     compact = np.int32 if G < 2**31 else np.int64  # values lie in [0, G]
-    out = []
-    for j in which:
-        rows = batch._rows[j]
-        mine = values[rows]
-        cost = squared_distance(mine, batch.noisy[rows])
-        out.append((mine.astype(compact), np.flatnonzero(touch[rows]), cost))
-    return out
+    return [_subtree_result(values, touch, batch.noisy, batch._rows[j], compact) for j in which]
+
+
+def _subtree_result(
+    values: np.ndarray,
+    touch: np.ndarray,
+    noisy: np.ndarray,
+    rows: np.ndarray,
+    dtype: Any,
+    block: int = 1 << 16,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """One subtree's values (its ``rows`` of the session's, as ``dtype``), the flat indices
+    (row · N + size) of its nodes on a window edge, and its exact Σ (values − noisy)²; in row
+    blocks, so that no temporary is as large as the subtree."""
+    N = values.shape[1]
+    out = np.empty((rows.size, N), dtype=dtype)
+    touched, cost = [], 0
+    for a in range(0, rows.size, block):
+        part = values[rows[a : a + block]]
+        cost += sum_of_squares(part - noisy[rows[a : a + block]])
+        out[a : a + block] = part
+        touched.append(np.flatnonzero(touch[rows[a : a + block]]) + a * N)
+    return out, np.concatenate(touched), cost
 
 
 def _batches(sizes: list[int], n_tasks: int) -> list[list[int]]:
@@ -311,6 +327,7 @@ class ForestRunner:
             self._version = np.zeros(len(self.subtrees), dtype=np.int64)
             self._doublings: list[_Doublings | None] = [None] * len(self._batches)
             self._client = _dask_client(self.executor)
+            self._direct = True  # until a direct scatter fails
             self._resident: list[Any] = [None] * len(self._batches)  # batches or their futures
 
     def run(self, dirty: set[int] | None) -> ForestRound:
@@ -355,9 +372,19 @@ class ForestRunner:
         subtrees = [self.subtrees[i] for i in self._batches[b]]
         batch = _Batch(self.h, subtrees, self.noisy, self.delta)
         if self._client is not None:
-            batch = self._client.scatter(batch, hash=False)
+            batch = self._place(batch)
         self._resident[b] = batch
         return batch
+
+    def _place(self, batch: _Batch) -> Any:
+        """Scatter ``batch`` to a worker: straight from this process (one hop, several times
+        faster), or through the scheduler when the workers cannot be reached from here."""
+        if self._direct:
+            try:
+                return self._client.scatter(batch, hash=False, direct=True)
+            except (OSError, TimeoutError):
+                self._direct = False
+        return self._client.scatter(batch, hash=False)
 
     def _doublings_of(self, b: int, dirty: set[int]) -> _Doublings:
         """Batch ``b``'s doublings, encoded again only when one of its subtrees is dirty."""
