@@ -15,7 +15,8 @@ work runs, never its result.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,10 @@ from privopt._core import census as _kernels
 from privopt._validation import check_executor
 from privopt.census.hierarchy import Hierarchy
 from privopt.census.squares import squared_distance, sum_of_squares
+
+#: Batches built and sent to Dask workers at once (their sends overlap; each is held here until
+#: it is sent).
+_PLACING_THREADS = 4
 
 __all__ = [
     "ForestRound",
@@ -316,7 +321,7 @@ class ForestRunner:
                 h.child_ptr, h.child_idx, noisy, delta, shift, G, max_table
             )
         else:
-            self._values = np.zeros_like(noisy)
+            self._values = np.zeros(noisy.shape, dtype=np.int64)
             self._touch = np.zeros(noisy.shape, dtype=np.uint8)
             self._tables: list = [None] * len(self.subtrees)
             self._widened = [0] * len(self.subtrees)
@@ -376,6 +381,20 @@ class ForestRunner:
         self._resident[b] = batch
         return batch
 
+    def _placed(self, jobs: list[tuple[int, list]]) -> Iterator[list]:
+        """Each job's arguments with its batch (or the batch's future) first, in order, as soon
+        as that batch is placed: a batch's task starts while the next ones are sent, and on Dask
+        a few batches are built and sent at once (the sends overlap; at most that many batches
+        are held here at a time)."""
+        if self._client is None or all(self._batch_held(b) for b, _ in jobs):
+            for b, tail in jobs:
+                yield [self._batch(b), *tail]
+            return
+        with ThreadPoolExecutor(_PLACING_THREADS) as pool:
+            held = pool.map(self._batch, [b for b, _ in jobs])
+            for (_, tail), batch in zip(jobs, held, strict=True):
+                yield [batch, *tail]
+
     def _place(self, batch: _Batch) -> Any:
         """Scatter ``batch`` to a worker: straight from this process (one hop, several times
         faster), or through the scheduler when the workers cannot be reached from here."""
@@ -410,15 +429,13 @@ class ForestRunner:
             jobs.append((b, tail))
             names.append([members[j] for j in which])
         try:
-            # A generator: each batch's first task is submitted as soon as the batch is placed,
-            # so the workers start while the driver places the next one.
-            results = _map(self.executor, func, ([self._batch(b), *t] for b, t in jobs))
+            results = _map(self.executor, func, self._placed(jobs))
         except Exception:
             # A worker lost with a batch on it: place the batch again (once), as the executor
             # retries a task whose worker was lost.
             if self._client is None or all(self._batch_held(b) for b, _ in jobs):
                 raise
-            results = _map(self.executor, func, ([self._batch(b), *t] for b, t in jobs))
+            results = _map(self.executor, func, self._placed(jobs))
         pairs = (zip(n, r, strict=True) for n, r in zip(names, results, strict=True))
         return [pair for batch in pairs for pair in batch]
 
