@@ -166,7 +166,7 @@ class MapTracer:
     def __init__(self, forest: Any, client: Any) -> None:
         self.maps: list[dict[str, Any]] = []
         self.scattered = 0
-        self.scatter_s = 0.0  # inside the fan-outs' wall time (placing overlaps the tasks)
+        self.sends: list[tuple[float, float]] = []  # (start, end) of each scatter
         self._per_job_args = hasattr(forest, "_Batch")  # this code: one argument list per job
         forest._map = self._map
         scatter = client.scatter
@@ -175,7 +175,7 @@ class MapTracer:
             self.scattered += _array_bytes(data)
             t = time.perf_counter()
             out = scatter(data, **kw)
-            self.scatter_s += time.perf_counter() - t
+            self.sends.append((t, time.perf_counter()))
             return out
 
         client.scatter = counted
@@ -251,7 +251,11 @@ def dask_child(spec: dict[str, Any]) -> dict[str, Any]:
         "subtrees": len(forest.top_level_subtrees(h)),
         "driver_s": t_remote - in_maps,
         "scattered_mib": tracer.scattered / 2**20,
-        "scatter_s": tracer.scatter_s,
+        # from the first send's start to the last one's end (sends overlap one another and the
+        # bottom-up tasks, inside the fan-outs' wall time)
+        "scatter_s": (
+            max(e for _, e in tracer.sends) - min(s for s, _ in tracer.sends) if tracer.sends else 0
+        ),
         "maps": [
             {
                 "task": m["task"].strip("_").replace("_task", ""),
