@@ -257,3 +257,52 @@ def test_a_lost_worker_is_replaced_between_rounds():
     want = run_forest_round(h, noisy, _half_widths(base, shift, G), 0, G, 1 << 27)
     assert got.status == want.status == 0
     assert np.array_equal(got.values, want.values)
+
+
+def test_rounds_send_only_what_changed(monkeypatch):
+    # After the first round a task carries no counts: its batch is already where it runs, and a
+    # widening round sends the non-zero doublings and the root values only; results come back
+    # as int32 values (G < 2^31) and the touched nodes' indices.
+    from privopt.census import forest
+    from privopt.census.forest import ForestRunner
+
+    data = synthetic_hierarchy([4, 6, 8], 20_000, N=5, seed=6)
+    h, G = data.hierarchy, data.G
+    noisy = measure_counts(data, 0.5, rng=3).noisy
+    shift = np.zeros(noisy.shape, dtype=np.uint8)
+    sent: list[list] = []
+    returned: list = []
+    real_map = forest._map
+
+    def recording_map(executor, func, jobs):
+        jobs = list(jobs)
+        sent.append([job[1:] for job in jobs])  # job[0] is the batch
+        out = real_map(executor, func, jobs)
+        returned.append(out)
+        return out
+
+    monkeypatch.setattr(forest, "_map", recording_map)
+    with ThreadPoolExecutor(2) as ex:
+        runner = ForestRunner(h, noisy, np.full(h.n_regions, 30), shift, G, 1 << 27, ex, 3)
+        batches = [runner._batch(b) for b in range(len(runner._batches))]
+        runner.run(None)
+        shift[[7, 9], [1, 2]] += 1
+        runner.run(set(runner.subtree_of[[7, 9]].tolist()))
+        assert [runner._batch(b) for b in range(len(batches))] == batches  # none rebuilt
+
+    def array_bytes(x):
+        if isinstance(x, np.ndarray):
+            return x.nbytes
+        if isinstance(x, (list, tuple)):
+            return sum(array_bytes(y) for y in x)
+        if hasattr(x, "index"):  # doublings
+            return array_bytes([x.index, x.value])
+        return 0
+
+    per_round_bound = 2 * (noisy.shape[1] * 8 + 9 * 2) * len(runner.subtrees)
+    assert sum(array_bytes(jobs) for jobs in sent[2:]) <= per_round_bound
+    for out in returned[1::2]:  # top-down fan-outs
+        for per_batch in out:
+            for values, touched, cost in per_batch:
+                assert values.dtype == np.int32 and touched.dtype == np.int64
+                assert isinstance(cost, int)

@@ -4,12 +4,14 @@ subtree on any :class:`concurrent.futures.Executor` (threads, processes, a Dask 
 
 The census T^dp is N copies of the region tree under a dummy root (spec 003 §2.2). Every
 top-level region (a child of the root region, e.g. a state) is independent of the others until
-the root: its tables are built bottom-up in its own task, the root merges them with the dummy
-root's domain {G} and splits the root values, and each subtree is then assigned top-down in its
-own task (which rebuilds its bottom-up tables instead of shipping merge traces back and forth).
-The kernels are the same functions in both modes (``privopt._core.census.census_dp`` is built
-from ``census_up`` / ``census_root`` / ``census_down``), so the decomposition changes where the
-work runs, never its result.
+the root: its tables are built bottom-up in a task, the root merges them with the dummy root's
+domain {G} and splits the root values, and each subtree is then assigned top-down in a task.
+Subtrees travel in batches (:class:`_Batch`), each sent to a worker once and kept there with the
+C++ session that holds its tables and merge traces between the two passes and across widening
+rounds; a round sends only what changed (the windows' doublings, the root values). The kernels
+are the same functions in both modes (``privopt._core.census.census_dp`` is built from
+``census_up`` / ``census_root`` / ``census_down``), so the decomposition changes where the work
+runs, never its result.
 """
 
 from __future__ import annotations
@@ -93,7 +95,9 @@ class _Batch:
     owner : (R_b,) int32, the position in the batch of each region's subtree (-1: placeholder).
     """
 
-    def __init__(self, h: Hierarchy, subtrees: list[np.ndarray], noisy, delta) -> None:
+    def __init__(
+        self, h: Hierarchy, subtrees: list[np.ndarray], noisy: np.ndarray, delta: np.ndarray
+    ) -> None:
         k = len(subtrees)
         rows = np.concatenate(subtrees)
         order = np.argsort(rows, kind="stable")
@@ -187,7 +191,9 @@ class _Doublings:
         out.reshape(-1)[self.index] = self.value
 
 
-def _up_task(batch: _Batch, which: list[int], doublings: _Doublings, G: int, max_table: int):
+def _up_task(
+    batch: _Batch, which: list[int], doublings: _Doublings, G: int, max_table: int
+) -> list[tuple]:
     """Bottom-up of the subtrees ``which`` of a batch: per subtree its root tables (lo, n,
     slopes) and widened count."""
     session = batch.session(doublings, G, max_table)
@@ -288,8 +294,8 @@ class ForestRunner:
     bottom-up tables of the dirty subtrees only, redoes the root, and re-assigns top-down only the
     subtrees that are dirty or whose root values moved; the others keep their values and flags,
     which are what a full re-run would give. Serially the subtrees' merge traces stay in a C++
-    session; on an executor each task is stateless (the top-down task rebuilds its subtree's
-    tables) and the root tables of clean subtrees are reused.
+    session; on an executor each batch of subtrees keeps its own session on the worker that
+    holds it (:class:`_Batch`), and the root tables of clean subtrees are reused.
     """
 
     def __init__(
