@@ -9,7 +9,7 @@ it starts (so data generation is not counted). Prints a markdown table per secti
 average.
 
 Usage: python bench/census_scale.py [--leaves 1000000] [--sections solver,e2e,dask,streamed]
-       [--dask-leaves 1000000] [--workers 2] [--epsilon 1]
+       [--dask-leaves 1000000] [--workers 2] [--epsilon 1] [--baseline REV]
 """
 
 from __future__ import annotations
@@ -20,9 +20,18 @@ import os
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
-from harness import peak_rss_mib, print_json, reset_peak_rss, run_json
+from harness import (
+    BENCH,
+    package_at,
+    peak_rss_mib,
+    print_json,
+    reset_peak_rss,
+    run_json,
+    use_package,
+)
 
 #: Regular hierarchies (fan-out per level below the root, 100 households per leaf) by leaves.
 FANOUTS = {
@@ -123,17 +132,96 @@ def e2e_child(spec: dict[str, Any]) -> dict[str, Any]:
     return {"seconds": time.perf_counter() - t, "peak_rss_mib": peak_rss_mib(), "exit": rc}
 
 
+class TimedTask:
+    """A task wrapper pickled to the workers (by reference to this module, which the workers
+    import from ``bench/``): the task's result and its seconds inside the task."""
+
+    def __init__(self, func: Any) -> None:
+        self.func = func
+
+    def __call__(self, *args: Any) -> tuple[Any, float]:
+        t = time.perf_counter()
+        out = self.func(*args)
+        return out, time.perf_counter() - t
+
+
+def _array_bytes(x: Any) -> int:
+    """Bytes of the numpy arrays in ``x`` (nested tuples, lists and plain objects)."""
+    import numpy as np
+
+    if isinstance(x, np.ndarray):
+        return x.nbytes
+    if isinstance(x, (list, tuple)):
+        return sum(_array_bytes(y) for y in x)
+    if hasattr(x, "__dict__") and type(x).__module__.startswith("privopt"):
+        return _array_bytes(list(vars(x).values()))
+    return 0
+
+
+class MapTracer:
+    """Records every fan-out of the forest runner: wall seconds, seconds inside each task,
+    array bytes sent with the tasks (a batch already on the workers, a future, not counted)
+    and sent back; and the bytes placed on the workers once (``scatter``)."""
+
+    def __init__(self, forest: Any, client: Any) -> None:
+        self.maps: list[dict[str, Any]] = []
+        self.scattered = 0
+        self.sends: list[tuple[float, float]] = []  # (start, end) of each scatter
+        self._per_job_args = hasattr(forest, "_Batch")  # this code: one argument list per job
+        forest._map = self._map
+        scatter = client.scatter
+
+        def counted(data: Any, **kw: Any) -> Any:
+            self.scattered += _array_bytes(data)
+            t = time.perf_counter()
+            out = scatter(data, **kw)
+            self.sends.append((t, time.perf_counter()))
+            return out
+
+        client.scatter = counted
+
+    def _map(self, executor: Any, func: Any, jobs: Any) -> list:
+        t = time.perf_counter()
+        futures, sent = [], 0
+        for job in jobs:  # submitted one by one, as the runner does (placing overlaps work)
+            sent += _array_bytes(job)
+            if self._per_job_args:
+                futures.append(executor.submit(TimedTask(func), *job))
+            else:  # the previous code: one payload per job
+                futures.append(executor.submit(TimedTask(func), job))
+        results = [f.result() for f in futures]
+        wall = time.perf_counter() - t
+        self.maps.append(
+            {
+                "task": func.__name__,
+                "wall": wall,
+                "tasks": [r[1] for r in results],
+                "sent": sent,
+                "back": _array_bytes([r[0] for r in results]),
+            }
+        )
+        return [r[0] for r in results]
+
+
 def dask_child(spec: dict[str, Any]) -> dict[str, Any]:
     """The tree DP serial, then decomposed on a LocalCluster of worker processes; both times,
-    whether the counts are bit-for-bit equal, the workers' largest peak RSS."""
+    whether the counts are bit-for-bit equal, each worker's peak RSS, and per fan-out (bottom-up,
+    top-down) its wall and task seconds and the bytes sent and returned. ``spec["package"]``:
+    a package folder (:func:`harness.package_at`) the driver and the workers import instead."""
+    preload = []
+    if spec.get("package"):
+        use_package(spec["package"])
+        preload = [_preload_file(spec["package"])]
     import distributed
     import numpy as np
+    from privopt.census import forest
     from privopt.census.solvers import tree_postprocess
 
     h, noisy, G, lam = _measured_hierarchy(spec["fanouts"], spec["eps"])
     t = time.perf_counter()
     serial, info = tree_postprocess(h, noisy, G, scale=lam)
     t_serial = time.perf_counter() - t
+    before = reset_peak_rss()
     with (
         distributed.LocalCluster(
             n_workers=spec["workers"],
@@ -141,21 +229,57 @@ def dask_child(spec: dict[str, Any]) -> dict[str, Any]:
             processes=True,
             dashboard_address=None,
             memory_limit="4GiB",
+            preload=preload,
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
         client.run(lambda: None)  # workers up
+        tracer = MapTracer(forest, client)
         t = time.perf_counter()
         remote, _ = tree_postprocess(h, noisy, G, scale=lam, executor=client.get_executor())
         t_remote = time.perf_counter() - t
         peaks = client.run(peak_rss_mib)
+    in_maps = sum(m["wall"] for m in tracer.maps)
     return {
         "serial": t_serial,
         "dask": t_remote,
         "equal": bool(np.array_equal(serial, remote)),
-        "worker_peak_mib": max(peaks.values()),
+        "worker_peak_mib": sorted(peaks.values()),
+        "driver_peak_mib": peak_rss_mib(),
+        "driver_before_mib": before,
         "rounds": info["rounds"],
+        "subtrees": len(forest.top_level_subtrees(h)),
+        "driver_s": t_remote - in_maps,
+        "scattered_mib": tracer.scattered / 2**20,
+        # from the first send's start to the last one's end (sends overlap one another and the
+        # bottom-up tasks, inside the fan-outs' wall time)
+        "scatter_s": (
+            max(e for _, e in tracer.sends) - min(s for s, _ in tracer.sends) if tracer.sends else 0
+        ),
+        "maps": [
+            {
+                "task": m["task"].strip("_").replace("_task", ""),
+                "wall": m["wall"],
+                "n": len(m["tasks"]),
+                "task_sum": sum(m["tasks"]),
+                "task_max": max(m["tasks"]),
+                "sent_mib": m["sent"] / 2**20,
+                "back_mib": m["back"] / 2**20,
+            }
+            for m in tracer.maps
+        ],
     }
+
+
+def _preload_file(package: str) -> str:
+    """A Dask worker preload script that imports privopt from ``package`` (as the driver)."""
+    path = os.path.join(package, "use_this_package.py")
+    with open(path, "w") as f:
+        f.write(
+            f"import sys\nsys.path.insert(0, {str(BENCH)!r})\n"
+            f"from harness import use_package\nuse_package({package!r})\n"
+        )
+    return path
 
 
 def streamed_child(spec: dict[str, Any]) -> dict[str, Any]:
@@ -271,20 +395,55 @@ def e2e_section(args: argparse.Namespace) -> None:
 
 def dask_section(args: argparse.Namespace) -> None:
     print(
-        f"## Tree DP on a Dask LocalCluster ({args.workers} worker processes), "
-        f"{args.dask_leaves:,} leaves"
+        f"## Tree DP on a Dask LocalCluster ({args.workers} worker processes, 4 GiB each), "
+        f"{args.dask_leaves:,} leaves, against the serial run in the same process"
     )
-    spec = {"fanouts": FANOUTS[args.dask_leaves], "eps": args.epsilon, "workers": args.workers}
-    r = run_child("dask", spec)
-    if "error" in r:
-        print(f"failed: {r['error']}")
-        return
-    print("| serial s | Dask s | serial / Dask | bit-for-bit equal | worker peak RSS MiB |")
-    print("|---|---|---|---|---|")
+    runs = [("this code", None)]
+    folder = None
+    if args.baseline:
+        folder = tempfile.TemporaryDirectory()
+        runs.insert(
+            0, (f"baseline {args.baseline}", str(package_at(args.baseline, Path(folder.name))))
+        )
+    rows = []
+    for name, package in runs:
+        spec = {"fanouts": FANOUTS[args.dask_leaves], "eps": args.epsilon, "workers": args.workers}
+        r = run_child("dask", {**spec, "package": package})
+        rows.append((name, r))
+    if folder is not None:
+        folder.cleanup()
     print(
-        f"| {r['serial']:.2f} | {r['dask']:.2f} | {r['serial'] / r['dask']:.2f} | {r['equal']} | "
-        f"{r['worker_peak_mib']:.0f} |\n"
+        "| code | serial s | Dask s | serial / Dask | bit-for-bit | worker peak RSS MiB "
+        "| driver peak MiB | driver s outside fan-outs | placed once MiB (s) | sent per round MiB "
+        "| returned per round MiB | rounds |"
     )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, r in rows:
+        if "error" in r:
+            print(f"| {name} | failed: {r['error'][:80]} |" + " |" * 11)
+            continue
+        rounds = max(1, len(r["maps"]) // 2)
+        sent = sum(m["sent_mib"] for m in r["maps"]) / rounds
+        back = sum(m["back_mib"] for m in r["maps"]) / rounds
+        print(
+            f"| {name} | {r['serial']:.2f} | {r['dask']:.2f} | {r['serial'] / r['dask']:.2f} "
+            f"| {r['equal']} | {' / '.join(f'{p:.0f}' for p in r['worker_peak_mib'])} "
+            f"| {r['driver_peak_mib']:.0f} | {r['driver_s']:.2f} "
+            f"| {r['scattered_mib']:.0f} ({r['scatter_s']:.2f}) "
+            f"| {sent:.1f} | {back:.1f} | {r['rounds']} |"
+        )
+    print("\nPer fan-out (tasks: batches of top-level subtrees):\n")
+    print(
+        "| code | fan-out | tasks | wall s | Σ task s | longest task s | sent MiB | returned MiB |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for name, r in rows:
+        for m in r.get("maps", []):
+            print(
+                f"| {name} | {m['task']} | {m['n']} | {m['wall']:.2f} | {m['task_sum']:.2f} "
+                f"| {m['task_max']:.2f} | {m['sent_mib']:.1f} | {m['back_mib']:.1f} |"
+            )
+    print()
 
 
 def streamed_section(args: argparse.Namespace) -> None:
@@ -328,6 +487,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--sections", default="solver,e2e,dask,streamed")
+    ap.add_argument(
+        "--baseline", default=None, help="dask section: also run this git revision's Python code"
+    )
     args = ap.parse_args(argv)
     unknown = set(args.sections.split(",")) - set(SECTIONS)
     if unknown:

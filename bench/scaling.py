@@ -62,6 +62,9 @@ from harness import (
 
 #: The page a run of every family at its full sizes writes (with its plots beside it).
 PAGE = REPO / "docs" / "scaling.md"
+#: Hand-kept notes appended to a family's section (``<family>.md``): measurements this script does
+#: not take, such as fan-out on a cluster, each with its own command and machine.
+NOTES = REPO / "bench" / "scaling_notes"
 
 
 #: The page's fixed section on fanning out from the command line, before the measured ones.
@@ -727,6 +730,9 @@ def _section(r: Result, rev: str | None) -> list[str]:
         lines += [r.expected, ""]
     lines += _points_table(r)
     lines += ["", f"![{r.title}](scaling/{r.name}.png)"]
+    note = NOTES / f"{r.name}.md"
+    if note.exists():
+        lines += ["", note.read_text().rstrip("\n")]
     return lines
 
 

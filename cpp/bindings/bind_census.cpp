@@ -413,7 +413,7 @@ py::tuple census_down_py(const I64Array& child_ptr, const I64Array& child_idx,
 // moved (down).
 class CensusSession {
   public:
-    CensusSession(I64Array child_ptr, I64Array child_idx, I64Matrix noisy, I64Array delta,
+    CensusSession(I64Array child_ptr, I64Array child_idx, I64Matrix noisy, I64Matrix delta,
                   py::array_t<std::uint8_t> shift, std::int64_t G, std::int64_t max_table_size)
         : ptr_(std::move(child_ptr)), idx_(std::move(child_idx)), noisy_(std::move(noisy)),
           delta_(std::move(delta)), shift_(std::move(shift)) {
@@ -422,13 +422,16 @@ class CensusSession {
         if (R == 0 || N == 0) throw std::invalid_argument("noisy must have at least one region and size");
         check_1d("child_ptr", ptr_, R + 1);
         check_1d("child_idx", idx_, R - 1);
-        check_1d("delta", delta_, R);
+        const bool per_node = delta_.ndim() == 2 && delta_.shape(0) == R && delta_.shape(1) == N;
+        if (!per_node && !(delta_.ndim() == 1 && delta_.shape(0) == R))
+            throw std::invalid_argument("delta must have shape (R,) or (R, N)");
         check_limit("max_table_size", max_table_size);
         if (shift_.ndim() != 2 || shift_.shape(0) != R || shift_.shape(1) != N ||
             !(shift_.flags() & py::array::c_style) || !shift_.writeable())
             throw std::invalid_argument("shift must be a writable C-contiguous uint8 (R, N) array");
         f_.n_regions = R, f_.n_sizes = N, f_.child_ptr = ptr_.data(), f_.child_idx = idx_.data();
-        f_.noisy = noisy_.data(), f_.delta = delta_.data(), f_.shift = shift_.data(), f_.G = G;
+        f_.noisy = noisy_.data(), f_.delta = delta_.data(), f_.delta_per_node = per_node;
+        f_.shift = shift_.data(), f_.G = G;
         f_.max_table_size = max_table_size;
         validate_forest(f_);
         for (std::int64_t i = f_.child_ptr[0]; i < f_.child_ptr[1]; ++i) top_.push_back(f_.child_idx[i]);
@@ -465,6 +468,14 @@ class CensusSession {
         for (std::int64_t i : which) n += census_down(f_, subs_[static_cast<std::size_t>(i)], v, t);
         return n;
     }
+    // Subtree i's root tables from its last up, as census_up returns them.
+    py::tuple tables(std::int64_t i) const {
+        check({i});
+        const CensusSubtree& sub = subs_[static_cast<std::size_t>(i)];
+        if (sub.tables.empty()) throw std::invalid_argument("subtree " + std::to_string(i) + " has no up yet");
+        py::tuple packed = pack_tables(sub.tables);
+        return py::make_tuple(packed[0], packed[1], packed[2], sub.n_widened);
+    }
     std::int64_t widened() const {
         std::int64_t w = root_widened_;
         for (const auto& sub : subs_) w += sub.n_widened;
@@ -482,7 +493,7 @@ class CensusSession {
     }
     I64Array ptr_, idx_;
     I64Matrix noisy_;
-    I64Array delta_;
+    I64Matrix delta_;
     py::array_t<std::uint8_t> shift_;
     CensusForest f_;
     std::vector<std::int64_t> top_;
@@ -569,13 +580,16 @@ void register_census(py::module_& m) {
           "returns (values (R, N), touch (R, N) uint8, n_touching).");
     py::class_<CensusSession>(m, "CensusSession",
                               "Census DP kept across widening rounds (see privopt.census.forest).")
-        .def(py::init<I64Array, I64Array, I64Matrix, I64Array, py::array_t<std::uint8_t>,
+        .def(py::init<I64Array, I64Array, I64Matrix, I64Matrix, py::array_t<std::uint8_t>,
                       std::int64_t, std::int64_t>(),
              py::arg("child_ptr"), py::arg("child_idx"), py::arg("noisy"), py::arg("delta"),
              py::arg("shift"), py::arg("G"), py::arg("max_table_size") = default_max_table_size)
         .def("up", &CensusSession::up, py::arg("which"))
         .def("root", &CensusSession::root)
         .def("down", &CensusSession::down, py::arg("which"))
+        .def("tables", &CensusSession::tables, py::arg("i"),
+             "Subtree i's root tables from its last up: (lo (N,), n (N,), concatenated slopes, "
+             "n_widened), as census_up returns them.")
         .def_property_readonly("widened", &CensusSession::widened)
         .def_property_readonly("values", &CensusSession::values)
         .def_property_readonly("touch", &CensusSession::touch)

@@ -152,31 +152,157 @@ def test_local_cluster_with_worker_processes_equals_serial():
     assert rinfo == info
 
 
-@pytest.mark.parametrize("on_threads", [False, True])
-def test_incremental_rounds_equal_a_fresh_solve(on_threads):
-    # Widen random nodes between rounds: the runner re-solves only the dirty subtrees (and those
-    # whose root values moved), yet every round equals a from-scratch solve of the same windows.
+def _widening_rounds(rng, executor, n_instances, per_node=False):
+    """Random hierarchies, each through 4 rounds of a ForestRunner that widens random nodes
+    between rounds; every round must equal a from-scratch serial solve of the same windows, the
+    runner re-solving only the dirty subtrees (and those whose root values moved)."""
     from privopt.census.forest import ForestRunner
     from privopt.census.solvers import _half_widths
 
+    for _ in range(n_instances):
+        h, noisy, G = _instance(rng)
+        N = noisy.shape[1]
+        if per_node:  # windows per node, no doublings (run_forest_round's per-node form)
+            base = rng.integers(1, 6, size=noisy.shape).astype(np.int64)
+            got = ForestRunner(h, noisy, base, None, G, 1 << 27, executor, 3).run(None)
+            want = run_forest_round(h, noisy, base, 0, G, 1 << 27)
+            assert got.status == want.status
+            if got.status == 0:
+                assert np.array_equal(got.values, want.values)
+                assert np.array_equal(got.touch, want.touch)
+            continue
+        base = rng.integers(1, 6, size=h.n_regions).astype(np.int64)
+        shift = np.zeros(noisy.shape, dtype=np.uint8)
+        n_tasks = int(rng.integers(1, 4))
+        runner = ForestRunner(h, noisy, base, shift, G, 1 << 27, executor, n_tasks)
+        dirty = None
+        for _ in range(4):
+            got = runner.run(dirty)
+            want = run_forest_round(h, noisy, _half_widths(base, shift, G), 0, G, 1 << 27)
+            assert got.status == want.status
+            if got.status == 0:
+                assert np.array_equal(got.values, want.values)
+                assert np.array_equal(got.touch, want.touch)
+                assert got.widened == want.widened
+                if got.cost is not None:  # summed per subtree by the tasks
+                    assert got.cost == int(((want.values - noisy) ** 2).sum())
+            picks = rng.integers(0, h.n_regions, size=int(rng.integers(1, 4)))
+            shift[picks, rng.integers(0, N, size=picks.size)] += 1
+            if rng.random() < 0.2:  # now and then every window at once (a dense update)
+                shift += 1
+                picks = np.arange(h.n_regions)
+            dirty = set(runner.subtree_of[picks].tolist()) - {-1}
+            if got.status != 0:
+                dirty = None
+
+
+@pytest.mark.parametrize("kind", ["serial", "threads", "processes"])
+def test_incremental_rounds_equal_a_fresh_solve(kind):
+    # Threads share each batch (and its session) across rounds; worker processes receive a
+    # copy per task without the session, so they rebuild it: both must give the serial result.
+    from concurrent.futures import ProcessPoolExecutor
+
     rng = np.random.default_rng(11)
+    if kind == "serial":
+        _widening_rounds(rng, None, 60)
+        return
+    pool = ThreadPoolExecutor if kind == "threads" else ProcessPoolExecutor
+    with pool(2) as ex:
+        _widening_rounds(rng, ex, 60 if kind == "threads" else 15)
+        _widening_rounds(rng, ex, 30 if kind == "threads" else 5, per_node=True)
+
+
+@pytest.mark.dask
+def test_widening_rounds_on_a_local_cluster_equal_a_fresh_solve():
+    # Batches stay on the workers between rounds (scattered once, their sessions kept): random
+    # hierarchies and widenings, dense and sparse, give the serial rounds bit for bit.
+    import distributed
+
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        _widening_rounds(np.random.default_rng(12), client.get_executor(), 25)
+        _widening_rounds(np.random.default_rng(13), client, 10, per_node=True)
+
+
+@pytest.mark.dask
+def test_a_lost_worker_is_replaced_between_rounds():
+    # The worker holding a batch dies between rounds: the batch is placed again and the next
+    # round still equals the serial one.
+    import distributed
+    from privopt.census.forest import ForestRunner
+    from privopt.census.solvers import _half_widths
+
+    data = synthetic_hierarchy([4, 5, 6], 20_000, N=3, seed=4)
+    h, G = data.hierarchy, data.G
+    noisy = measure_counts(data, 0.5, rng=2).noisy
+    base = np.full(h.n_regions, 40, dtype=np.int64)
+    shift = np.zeros(noisy.shape, dtype=np.uint8)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        runner = ForestRunner(h, noisy, base, shift, G, 1 << 27, client.get_executor(), 4)
+        runner.run(None)
+        victim = next(iter(client.who_has(runner._resident).values()))[0]
+        client.restart_workers([victim])
+        assert any(f.status != "finished" for f in runner._resident)  # batches were lost
+        shift[5, 1] += 1
+        got = runner.run(None)
+    want = run_forest_round(h, noisy, _half_widths(base, shift, G), 0, G, 1 << 27)
+    assert got.status == want.status == 0
+    assert np.array_equal(got.values, want.values)
+
+
+def test_rounds_send_only_what_changed(monkeypatch):
+    # After the first round a task carries no counts: its batch is already where it runs, and a
+    # widening round sends the non-zero doublings and the root values only; results come back
+    # as int32 values (G < 2^31) and the touched nodes' indices.
+    from privopt.census import forest
+    from privopt.census.forest import ForestRunner
+
+    data = synthetic_hierarchy([4, 6, 8], 20_000, N=5, seed=6)
+    h, G = data.hierarchy, data.G
+    noisy = measure_counts(data, 0.5, rng=3).noisy
+    shift = np.zeros(noisy.shape, dtype=np.uint8)
+    sent: list[list] = []
+    returned: list = []
+    real_map = forest._map
+
+    def recording_map(executor, func, jobs):
+        jobs = list(jobs)
+        sent.append([job[1:] for job in jobs])  # job[0] is the batch
+        out = real_map(executor, func, jobs)
+        returned.append(out)
+        return out
+
+    monkeypatch.setattr(forest, "_map", recording_map)
     with ThreadPoolExecutor(2) as ex:
-        for _ in range(60):
-            h, noisy, G = _instance(rng)
-            base = rng.integers(1, 6, size=h.n_regions).astype(np.int64)
-            shift = np.zeros(noisy.shape, dtype=np.uint8)
-            runner = ForestRunner(h, noisy, base, shift, G, 1 << 27, ex if on_threads else None)
-            dirty = None
-            for _ in range(4):
-                got = runner.run(dirty)
-                want = run_forest_round(h, noisy, _half_widths(base, shift, G), 0, G, 1 << 27)
-                assert got.status == want.status
-                if got.status == 0:
-                    assert np.array_equal(got.values, want.values)
-                    assert np.array_equal(got.touch, want.touch)
-                picks = rng.integers(0, h.n_regions, size=int(rng.integers(1, 4)))
-                sizes = rng.integers(0, noisy.shape[1], size=picks.size)
-                shift[picks, sizes] += 1
-                dirty = set(runner.subtree_of[picks].tolist()) - {-1}
-                if got.status != 0:
-                    dirty = None
+        runner = ForestRunner(h, noisy, np.full(h.n_regions, 30), shift, G, 1 << 27, ex, 3)
+        batches = [runner._batch(b) for b in range(len(runner._batches))]
+        runner.run(None)
+        shift[[7, 9], [1, 2]] += 1
+        runner.run(set(runner.subtree_of[[7, 9]].tolist()))
+        assert [runner._batch(b) for b in range(len(batches))] == batches  # none rebuilt
+
+    def array_bytes(x):
+        if isinstance(x, np.ndarray):
+            return x.nbytes
+        if isinstance(x, (list, tuple)):
+            return sum(array_bytes(y) for y in x)
+        if hasattr(x, "index"):  # doublings
+            return array_bytes([x.index, x.value])
+        return 0
+
+    per_round_bound = 2 * (noisy.shape[1] * 8 + 9 * 2) * len(runner.subtrees)
+    assert sum(array_bytes(jobs) for jobs in sent[2:]) <= per_round_bound
+    for out in returned[1::2]:  # top-down fan-outs
+        for per_batch in out:
+            for values, touched, cost in per_batch:
+                assert values.dtype == np.int32 and touched.dtype == np.int64
+                assert isinstance(cost, int)

@@ -48,6 +48,7 @@ from privopt._validation import (
 )
 from privopt.census.forest import ForestRunner
 from privopt.census.hierarchy import Hierarchy
+from privopt.census.squares import squared_distance, sum_of_squares
 from privopt.errors import InfeasibleModel, InvalidInput, SolverLimit
 
 __all__ = [
@@ -89,39 +90,11 @@ def round_half_up(x: np.ndarray) -> np.ndarray:
     return np.floor(np.asarray(x, dtype=np.float64) + 0.5).astype(np.int64)
 
 
-def sum_of_squares(d: np.ndarray) -> int:
-    """Σ d² of an int64 array as an exact Python int (no int64 wrap-around).
-
-    Each square is split as q·2³² + r so that both partial sums fit in int64; entries with
-    |d| ≥ 2³¹ (whose square does not fit) are summed as Python ints.
-
-    Example
-    -------
-    >>> sum_of_squares(np.array([3, -4, 2**40]))
-    1208925819614629174706201
-    """
-    d = np.asarray(d, dtype=np.int64).ravel()
-    big = np.abs(d) >= (1 << 31)
-    small = d[~big]
-    sq = small * small  # < 2^62
-    total = int((sq >> 32).sum()) << 32
-    total += int((sq & 0xFFFFFFFF).sum())
-    return total + sum(int(v) * int(v) for v in d[big].tolist())
-
-
-def squared_distance(a: np.ndarray, b: np.ndarray, rows: int = 1 << 16) -> int:
-    """Σ (a − b)² over two int64 arrays of the same shape, exact (Python int), in row blocks so
-    that no full-size temporary is made."""
-    total = 0
-    for i in range(0, a.shape[0], rows):
-        total += sum_of_squares(a[i : i + rows] - b[i : i + rows])
-    return total
-
-
 def _check_range(name: str, arr: np.ndarray, G: int) -> None:
     if G > MAX_ABS_VALUE:
         raise InvalidInput(f"G = {G} is above the largest supported total 2^61")
-    if arr.size and int(np.abs(arr).max()) > MAX_ABS_VALUE:
+    # max and min rather than abs: no (R, N) temporary
+    if arr.size and max(int(arr.max()), -int(arr.min())) > MAX_ABS_VALUE:
         raise InvalidInput(f"{name} has a value of magnitude above 2^61 (largest supported)")
 
 
@@ -286,11 +259,12 @@ def tree_postprocess(
             regions, sizes = nodes // N, nodes % N
             shift[regions, sizes] = np.minimum(shift[regions, sizes] + 1, 63)
             dirty = set(runner.subtree_of[regions].tolist()) - {-1}
-    values = np.array(run.values, copy=True)
+    values = run.values  # the runner is done with it: no copy
     # δ of the windows that cost (internal regions; the root when it is the only region).
     rows = internal if internal.any() else slice(None)
     used = _half_widths(region_delta[rows], shift[rows], G)
-    info = _certified_info(squared_distance(values, noisy), rounds, used, window)
+    cost = squared_distance(values, noisy) if run.cost is None else run.cost
+    info = _certified_info(cost, rounds, used, window)
     info["widened"] = run.widened
     return values, info
 
@@ -364,7 +338,7 @@ def _as_int(name: str, arr: np.ndarray) -> np.ndarray:
             raise InvalidInput(f"{name} has a value of magnitude above 2^61")
     if arr.dtype.kind == "u" and arr.size and int(arr.max()) > MAX_ABS_VALUE:
         raise InvalidInput(f"{name} has a value above 2^61")
-    return arr.astype(np.int64)
+    return arr.astype(np.int64, copy=False)  # read-only below: no copy of int64 input
 
 
 def _check_G(G: Any) -> int:

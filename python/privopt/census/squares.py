@@ -1,0 +1,39 @@
+"""Exact sums of squares of int64 arrays: the census releases' costs Σ (x − ñ)², as Python ints
+(a square of a count near 2⁶¹ does not fit in int64)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["squared_distance", "sum_of_squares"]
+
+
+def sum_of_squares(d: np.ndarray) -> int:
+    """Σ d² of an int64 array as an exact Python int (no int64 wrap-around).
+
+    Each square is split as q·2³² + r so that both partial sums fit in int64; entries with
+    |d| ≥ 2³¹ (whose square does not fit) are summed as Python ints.
+
+    Example
+    -------
+    >>> sum_of_squares(np.array([3, -4, 2**40]))
+    1208925819614629174706201
+    """
+    d = np.asarray(d, dtype=np.int64).ravel()
+    if d.size < 1 << 31 and d.size and max(int(d.max()), -int(d.min())) < 1 << 16:
+        return int(np.dot(d, d))  # every square < 2³², fewer than 2³¹ of them: no wrap-around
+    big = np.abs(d) >= (1 << 31)
+    small = d[~big]
+    sq = small * small  # < 2^62
+    total = int((sq >> 32).sum()) << 32
+    total += int((sq & 0xFFFFFFFF).sum())
+    return total + sum(int(v) * int(v) for v in d[big].tolist())
+
+
+def squared_distance(a: np.ndarray, b: np.ndarray, rows: int = 1 << 16) -> int:
+    """Σ (a − b)² over two int64 arrays of the same shape, exact (Python int), in row blocks so
+    that no full-size temporary is made."""
+    total = 0
+    for i in range(0, a.shape[0], rows):
+        total += sum_of_squares(a[i : i + rows] - b[i : i + rows])
+    return total
