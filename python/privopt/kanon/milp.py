@@ -26,6 +26,7 @@ import math
 import time
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from privopt.certify import certify
@@ -65,15 +66,36 @@ MAX_DELTA_ROUNDS = 64
 FORMULATIONS = ("auto", "set_partition", "paper")
 
 
+@numba.njit(cache=True, nogil=True)
+def _class_extents(x, lab, c):  # pragma: no cover - compiled
+    """Per class of ``lab`` (n,) with ids 0..c-1: column minima and maxima (c, m') of ``x``
+    (n, m') and the class sizes (c,)."""
+    m = x.shape[1]
+    cmin = np.full((c, m), np.inf)
+    cmax = np.full((c, m), -np.inf)
+    sizes = np.zeros(c, dtype=np.int64)
+    for i in range(x.shape[0]):
+        g = lab[i]
+        sizes[g] += 1
+        for j in range(m):
+            v = x[i, j]
+            if v < cmin[g, j]:
+                cmin[g, j] = v
+            if v > cmax[g, j]:
+                cmax[g, j] = v
+    return cmin, cmax, sizes
+
+
 def partition_objective(x, coef, labels) -> float:
-    """Eq. (34) of a partition (n,) of the rows of ``x`` (n, m') with factors ``coef`` (m')."""
+    """Eq. (34) of a partition (n,) of the rows of ``x`` (n, m') with factors ``coef`` (m').
+
+    The rows of ``x`` are finite (validated by the problem). The sums run in numpy's order over
+    classes numbered by first appearance, so that equal partitions give equal bits.
+    """
     lab = normalize_labels(labels)
-    c = int(lab.max()) + 1
-    cmin = np.full((c, x.shape[1]), np.inf)
-    cmax = np.full((c, x.shape[1]), -np.inf)
-    np.minimum.at(cmin, lab, x)
-    np.maximum.at(cmax, lab, x)
-    return float((np.bincount(lab) * ((cmax - cmin) * coef).sum(axis=1)).sum())
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    cmin, cmax, sizes = _class_extents(x, lab, int(lab.max()) + 1)
+    return float((sizes * ((cmax - cmin) * coef).sum(axis=1)).sum())
 
 
 @dataclass
@@ -256,9 +278,9 @@ def _reduced_cost_rounds(run: _Run, types: RowTypes, bound: MasterBound, rel_gap
 
 
 def _solve_set_partition(run: _Run, k: int, rel_gap: float, max_columns: int) -> None:
-    types = RowTypes.of(run.x, run.coef, k)
-    if run.value == 0.0:  # nothing beats zero loss
+    if run.value == 0.0:  # nothing beats zero loss (most of Split & Carry's sub-problems)
         return
+    types = RowTypes.of(run.x, run.coef, k)
     _pool, bound, stats = column_generation(types, types.groups_of(run.labels), run.deadline)
     run.info.update(stats)
     if bound is None:

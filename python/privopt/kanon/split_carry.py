@@ -26,12 +26,13 @@ import math
 from collections import Counter
 from concurrent.futures import Executor
 
+import numba
 import numpy as np
 
 from privopt._progress import progress_bar
 from privopt._validation import check_int, check_positive
 from privopt.errors import InvalidInput
-from privopt.kanon.initial import initial_ksets, key_order, split_large_classes, variance_sort
+from privopt.kanon.initial import initial_ksets, key_order, sort_by_keys, split_large_classes
 from privopt.kanon.milp import solve_rows
 from privopt.kanon.problem import KAnonProblem
 
@@ -63,6 +64,43 @@ def _sub_problem(x, lo, hi, coef, k, start, sub_time_limit, formulation, verbose
         "fallback": bool(info.get("fallback")),
     }
     return split_large_classes(labels, k), stats
+
+
+@numba.njit(cache=True, nogil=True)
+def _carry_and_final(sub_lab, n_last):  # pragma: no cover - compiled
+    """Split a sub-problem's classes (ids ≥ 0) into carried and final ones.
+
+    Returns ``carried`` (n,) bool, true for the rows of a class holding one of the last
+    ``n_last`` rows; ``renumbered`` (n,), the classes numbered 0.. by id order within the
+    carried and within the final classes separately (``np.unique``'s inverse of each subset);
+    and the number of final classes.
+    """
+    n = sub_lab.shape[0]
+    top = 0
+    for i in range(n):
+        top = max(top, sub_lab[i])
+    is_carried = np.zeros(top + 1, dtype=np.bool_)
+    present = np.zeros(top + 1, dtype=np.bool_)
+    for i in range(n - n_last, n):
+        is_carried[sub_lab[i]] = True
+    for i in range(n):
+        present[sub_lab[i]] = True
+    rank = np.empty(top + 1, dtype=np.int64)
+    n_final = 0
+    n_carried = 0
+    for v in range(top + 1):
+        if present[v] and is_carried[v]:
+            rank[v] = n_carried
+            n_carried += 1
+        elif present[v]:
+            rank[v] = n_final
+            n_final += 1
+    carried = np.empty(n, dtype=np.bool_)
+    renumbered = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        carried[i] = is_carried[sub_lab[i]]
+        renumbered[i] = rank[sub_lab[i]]
+    return carried, renumbered, n_final
 
 
 def chunk_sizes(x: np.ndarray, k: int, S: int, chunking: str = "runs") -> list[int]:
@@ -118,15 +156,29 @@ def chunk_sizes(x: np.ndarray, k: int, S: int, chunking: str = "runs") -> list[i
 
 
 def _chunk_loop(
-    x, lo, hi, coef, k, S, sub_time_limit, formulation, chunking, verbose=False, bar=None
+    x,
+    lo,
+    hi,
+    coef,
+    k,
+    S,
+    sub_time_limit,
+    formulation,
+    chunking,
+    verbose=False,
+    bar=None,
+    sizes=None,
 ):
-    """Split & Carry over the rows of ``x`` (n, m'), already in sorted order.
+    """Split & Carry over the rows of ``x`` (n, m'), already in sorted order; ``sizes``: its
+    :func:`chunk_sizes` when the caller has them.
 
     Returns labels (n,) and the list of per-sub-problem stats.
     """
     n = len(x)
     ksets = initial_ksets(np.arange(n), k)
-    bounds = np.cumsum([0, *chunk_sizes(x, k, S, chunking)])
+    if sizes is None:
+        sizes = chunk_sizes(x, k, S, chunking)
+    bounds = np.cumsum([0, *sizes])
     chunks = [ksets[a:b] for a, b in itertools.pairwise(bounds)]
     labels = np.full(n, -1, dtype=np.int64)
     next_id = 0
@@ -143,23 +195,21 @@ def _chunk_loop(
             x[rows], lo, hi, coef, k, start, sub_time_limit, formulation, verbose
         )
         stats.append(st)
-        if t == len(chunks) - 1:
-            carried = np.zeros(len(rows), dtype=bool)  # nothing is carried out of the last
-        else:
-            carried = np.isin(sub_lab, sub_lab[len(rows) - k :])  # classes of the last k rows
-        fin_lab = np.unique(sub_lab[~carried], return_inverse=True)[1].ravel()
-        labels[rows[~carried]] = next_id + fin_lab
-        next_id += int(fin_lab.max(initial=-1)) + 1
+        # the classes of the last k rows are carried, nothing out of the last chunk
+        n_last = 0 if t == len(chunks) - 1 else k
+        carried, renumbered, n_final = _carry_and_final(sub_lab.astype(np.int64), n_last)
+        labels[rows[~carried]] = next_id + renumbered[~carried]
+        next_id += n_final
         carry_rows = rows[carried]
-        carry_lab = np.unique(sub_lab[carried], return_inverse=True)[1].ravel()
+        carry_lab = renumbered[carried]
         if bar is not None:
             bar.update(1)
     return labels, stats
 
 
-def _part_task(x, lo, hi, coef, k, S, sub_time_limit, formulation, chunking):
+def _part_task(x, lo, hi, coef, k, S, sub_time_limit, formulation, chunking, sizes=None):
     """One part, as an executor task (module level, so that processes can pickle it)."""
-    return _chunk_loop(x, lo, hi, coef, k, S, sub_time_limit, formulation, chunking)
+    return _chunk_loop(x, lo, hi, coef, k, S, sub_time_limit, formulation, chunking, sizes=sizes)
 
 
 def split_points(keys_sorted: np.ndarray, n_parts: int, min_rows: int) -> np.ndarray:
@@ -218,20 +268,40 @@ def _merge_overlapping(seams: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def _run_parts(
-    xs, lo, hi, coef, k, S, sub_time_limit, formulation, cuts, executor, bar, chunking="runs"
+    xs,
+    lo,
+    hi,
+    coef,
+    k,
+    S,
+    sub_time_limit,
+    formulation,
+    cuts,
+    executor,
+    bar,
+    chunking="runs",
+    part_sizes=None,
 ):
-    """Every part's Split & Carry (tasks on ``executor``, or here); labels (n,) and stats."""
+    """Every part's Split & Carry (tasks on ``executor``, or here); labels (n,) and stats.
+
+    ``part_sizes``: each part's :func:`chunk_sizes` when the caller has them (else each task
+    computes its own). Tasks are submitted largest part first, so that the last to start are
+    the short ones and the workers finish together.
+    """
+    bounds = list(itertools.pairwise(cuts))
     args = [
         (xs[a:b], lo, hi, coef, k, S, sub_time_limit, formulation, chunking)
-        for a, b in itertools.pairwise(cuts)
+        + (() if part_sizes is None else (part_sizes[i],))
+        for i, (a, b) in enumerate(bounds)
     ]
     if executor is None:
         results = [_part_task(*a) for a in args]
     else:
-        futures = [executor.submit(_part_task, *a) for a in args]
+        largest_first = sorted(range(len(bounds)), key=lambda i: bounds[i][0] - bounds[i][1])
+        futures = {i: executor.submit(_part_task, *args[i]) for i in largest_first}
         results = []
-        for f in futures:
-            results.append(f.result())
+        for i in range(len(bounds)):
+            results.append(futures[i].result())
             bar.update(1)
     labels = np.empty(len(xs), dtype=np.int64)
     offset, stats = 0, []
@@ -314,16 +384,20 @@ def split_and_carry(
         parts = 1 if executor is None else max(2, -(-n // 50_000))
     parts = check_int("parts", parts, minimum=1)
     x, lo, hi, coef, _ = problem.milp_columns()
-    order = variance_sort(problem)
-    keys = problem.x[order][:, key_order(problem)]
+    key_columns = key_order(problem)
+    order = sort_by_keys(problem.x, key_columns)  # variance_sort(problem)
+    keys = np.take(problem.x[:, key_columns], order, axis=0)
     cuts = split_points(keys, parts, MIN_PART_FACTOR * k * (2 * k - 1))
     xs = x[order]
-    n_subs = sum(len(chunk_sizes(xs[a:b], k, S, chunking)) for a, b in itertools.pairwise(cuts))
+    serial = len(cuts) == 2
+    part_sizes = None  # counted here only when needed: otherwise each task counts its own
+    if serial or time_limit is not None:
+        part_sizes = [chunk_sizes(xs[a:b], k, S, chunking) for a, b in itertools.pairwise(cuts)]
+        n_subs = sum(map(len, part_sizes))
     if sub_time_limit is not None:
         sub_time_limit = check_positive("sub_time_limit", sub_time_limit)
     if time_limit is not None:
         sub_time_limit = check_positive("time_limit", time_limit) / (n_subs + len(cuts) - 2)
-    serial = len(cuts) == 2
     with progress_bar(
         progress,
         total=n_subs if serial else len(cuts) - 1,
@@ -332,12 +406,35 @@ def split_and_carry(
     ) as bar:
         if serial:
             lab, stats = _chunk_loop(
-                xs, lo, hi, coef, k, S, sub_time_limit, formulation, chunking, verbose, bar
+                xs,
+                lo,
+                hi,
+                coef,
+                k,
+                S,
+                sub_time_limit,
+                formulation,
+                chunking,
+                verbose,
+                bar,
+                part_sizes[0] if part_sizes else None,
             )
             seam_stats = []
         else:
             lab, stats = _run_parts(
-                xs, lo, hi, coef, k, S, sub_time_limit, formulation, cuts, executor, bar, chunking
+                xs,
+                lo,
+                hi,
+                coef,
+                k,
+                S,
+                sub_time_limit,
+                formulation,
+                cuts,
+                executor,
+                bar,
+                chunking,
+                part_sizes,
             )
             lab, seam_stats = _run_seams(
                 xs, lo, hi, coef, k, sub_time_limit, formulation, lab, cuts, executor
