@@ -3,11 +3,15 @@ same labels, same objective bits, on random small label arrays and tables."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from privopt.certify import certify
+from privopt.kanon import milp
 from privopt.kanon.loss import normalize_labels, normalize_labels_by_sorting
-from privopt.kanon.milp import partition_objective
+from privopt.kanon.milp import partition_objective, solve_rows
 from privopt.kanon.split_carry import _carry_and_final
 
 from .oracles import carry_and_final_by_sets, partition_objective_by_scatter
@@ -62,7 +66,36 @@ def partitions(draw):
 @given(partitions())
 def test_partition_objective_bit_for_bit(case):
     x, coef, labels = case
-    assert partition_objective(x, coef, labels) == partition_objective_by_scatter(x, coef, labels)
+    fast = partition_objective(x, coef, labels)
+    ref = partition_objective_by_scatter(x, coef, labels)
+    assert fast == ref and math.copysign(1.0, fast) == math.copysign(1.0, ref)
+
+
+def test_partition_objective_of_point_classes_is_zero():
+    x = np.array([[1.5, -2.0], [1.5, -2.0], [0.0, 3.0], [0.0, 3.0]])
+    labels = np.array([4, 4, 9, 9])
+    assert partition_objective(x, np.ones(2), labels) == 0.0
+    assert partition_objective_by_scatter(x, np.ones(2), labels) == 0.0
+
+
+def test_zero_loss_certificate_equals_certify():
+    # a sub-problem whose start already has zero loss: the shortcut and privopt.certify agree
+    x = np.repeat(np.array([[1.0, 2.0], [3.0, 4.0]]), 3, axis=0)
+    labels, info = solve_rows(x, x.min(axis=0), x.max(axis=0), np.ones(2), None, 3)
+    assert info["status"] == "optimal" and info["objective"] == 0.0
+    run = milp._Run(x, np.ones(2), 3, None, labels, 0.0)
+    fast = milp._certify(run, 1e-6, warn=False)
+    cert = certify(0.0, 0.0, 1e-6, warn=False)
+    assert fast == {
+        "status": cert.status,
+        "objective": 0.0,
+        "lower_bound": cert.lower_bound,
+        "relative_gap": cert.relative_gap,
+        "mip_gap": cert.relative_gap,
+        "proof": "nonnegative_loss",
+        "rel_gap": 1e-6,
+    }
+    assert {key: info[key] for key in fast} == fast
 
 
 @st.composite

@@ -69,7 +69,7 @@ FORMULATIONS = ("auto", "set_partition", "paper")
 @numba.njit(cache=True, nogil=True)
 def _class_extents(x, lab, c):  # pragma: no cover - compiled
     """Per class of ``lab`` (n,) with ids 0..c-1: column minima and maxima (c, m') of ``x``
-    (n, m') and the class sizes (c,)."""
+    (n, m'), the class sizes (c,), and whether any class spans more than one point."""
     m = x.shape[1]
     cmin = np.full((c, m), np.inf)
     cmax = np.full((c, m), -np.inf)
@@ -83,7 +83,11 @@ def _class_extents(x, lab, c):  # pragma: no cover - compiled
                 cmin[g, j] = v
             if v > cmax[g, j]:
                 cmax[g, j] = v
-    return cmin, cmax, sizes
+    spread = False
+    for g in range(c):
+        for j in range(m):
+            spread = spread or cmax[g, j] > cmin[g, j]
+    return cmin, cmax, sizes, spread
 
 
 def partition_objective(x, coef, labels) -> float:
@@ -94,7 +98,9 @@ def partition_objective(x, coef, labels) -> float:
     """
     lab = normalize_labels(labels)
     x = np.ascontiguousarray(x, dtype=np.float64)
-    cmin, cmax, sizes = _class_extents(x, lab, int(lab.max()) + 1)
+    cmin, cmax, sizes, spread = _class_extents(x, lab, int(lab.max()) + 1)
+    if not spread:  # every class is one point: numpy's sums below give exactly 0.0
+        return 0.0
     return float((sizes * ((cmax - cmin) * coef).sum(axis=1)).sum())
 
 
@@ -327,6 +333,9 @@ def _solve_paper(run: _Run, lo, hi, k, equality_cardinality, verbose, rel_gap) -
 def _certify(run: _Run, rel_gap: float, warn: bool) -> dict:
     """The final status, bound and gap of a run (privopt.certify's rule), warning once."""
     run.timed_out = run.timed_out or run.expired()
+    if run.value == 0.0 and run.lower_bound == 0.0 and isinstance(rel_gap, float) and rel_gap >= 0:
+        # zero loss is optimal (most of Split & Carry's sub-problems): certify's result, cheaply
+        return _certificate_info(run, "optimal", 0.0, 0.0, rel_gap)
     otherwise = (
         "time_limit" if run.timed_out else "restricted" if run.restricted else "gap_not_closed"
     )
@@ -339,13 +348,17 @@ def _certify(run: _Run, rel_gap: float, warn: bool) -> dict:
         warn=warn,
         stacklevel=4,
     )
+    return _certificate_info(run, cert.status, cert.lower_bound, cert.relative_gap, rel_gap)
+
+
+def _certificate_info(run: _Run, status: str, lower_bound, relative_gap, rel_gap) -> dict:
     return {
-        "status": cert.status,
+        "status": status,
         "objective": run.value,
-        "lower_bound": cert.lower_bound,
-        "relative_gap": cert.relative_gap,
-        "mip_gap": cert.relative_gap,
-        "proof": run.bound_source if cert.certified else None,
+        "lower_bound": lower_bound,
+        "relative_gap": relative_gap,
+        "mip_gap": relative_gap,
+        "proof": run.bound_source if status == "optimal" else None,
         "rel_gap": rel_gap,
     }
 

@@ -186,11 +186,13 @@ def _chunk_loop(
     carry_lab = np.empty(0, dtype=np.int64)
     stats = []
     for t, chunk in enumerate(chunks):
-        rows = np.concatenate([carry_rows, *chunk])
+        # the chunk's k-sets are consecutive rows (the last of the table may hold more than k)
+        first, stop = int(chunk[0][0]), int(chunk[-1][-1]) + 1
+        new_rows = np.arange(first, stop)
+        rows = np.concatenate([carry_rows, new_rows])
         base = int(carry_lab.max()) + 1 if carry_lab.size else 0
-        start = np.concatenate(
-            [carry_lab] + [np.full(len(c), base + i) for i, c in enumerate(chunk)]
-        )
+        new_sets = np.minimum((new_rows - first) // k, len(chunk) - 1)
+        start = np.concatenate([carry_lab, base + new_sets])
         sub_lab, st = _sub_problem(
             x[rows], lo, hi, coef, k, start, sub_time_limit, formulation, verbose
         )
