@@ -9,7 +9,7 @@ import pytest
 from privopt.kanon import anonymize, build_problem, datasets, information_loss, variance_sort
 from privopt.kanon.initial import key_order
 from privopt.kanon.milp import partition_objective
-from privopt.kanon.split_carry import split_and_carry, split_points
+from privopt.kanon.split_carry import ROWS_PER_PART, split_and_carry, split_points, warm_up
 
 
 def parts(labels):
@@ -58,7 +58,7 @@ def test_seams_never_increase_the_loss(census):
     order = variance_sort(p)
     xs = x[order]
     cuts = split_points(p.x[order][:, key_order(p)], 4, 8 * 3 * 5)
-    lab, _ = sc._run_parts(xs, lo, hi, coef, 3, 3, 10.0, "auto", cuts, None, None)
+    lab, _, _ = sc._run_parts(xs, lo, hi, coef, 3, 3, 10.0, "auto", cuts, None, None)
     before = partition_objective(xs, coef, lab)
     lab2, stats = sc._run_seams(xs, lo, hi, coef, 3, 10.0, "auto", lab.copy(), cuts, None)
     assert partition_objective(xs, coef, lab2) <= before + 1e-9
@@ -70,6 +70,25 @@ def test_threads_give_the_same_partition(census, inline_three_parts):
     with ThreadPoolExecutor(2) as ex:
         threads, _ = split_and_carry(census[1], parts=3, executor=ex, progress=False)
     assert parts(threads) == parts(inline_three_parts)
+
+
+def test_default_parts_depend_on_rows_not_workers(census):
+    # the default number of parts is a count of rows, so any executor gives the same table
+    _, p = census
+    runs = []
+    for workers in (1, 3):
+        with ThreadPoolExecutor(workers) as ex:
+            runs.append(split_and_carry(p, executor=ex, progress=False))
+    (lab1, info1), (lab3, info3) = runs
+    assert len(info1["parts"]) - 1 == max(2, -(-p.n // ROWS_PER_PART))
+    assert info1["parts"] == info3["parts"] and parts(lab1) == parts(lab3)
+    assert len(info1["part_times"]) == len(info1["parts"]) - 1
+    assert set(info1["stage_times"]) == {"sort", "parts", "seams"}
+    assert all(t >= 0 for t in [*info1["part_times"], *info1["stage_times"].values()])
+
+
+def test_warm_up_runs_here():
+    warm_up()  # what a Dask worker runs before timed work (client.run)
 
 
 @pytest.mark.dask

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from collections import Counter
 from concurrent.futures import Executor
 
@@ -36,10 +37,14 @@ from privopt.kanon.initial import initial_ksets, key_order, sort_by_keys, split_
 from privopt.kanon.milp import solve_rows
 from privopt.kanon.problem import KAnonProblem
 
-__all__ = ["chunk_sizes", "split_and_carry", "split_points"]
+__all__ = ["chunk_sizes", "split_and_carry", "split_points", "warm_up"]
 
 #: Smallest part, in rows per unit of k(2k−1) (so that the seams of a part never overlap).
 MIN_PART_FACTOR = 8
+#: Rows per part by default on an executor: 80 parts at 10⁶ rows, 10 per worker on 8 workers,
+#: so that the last wave of tasks is short. A count of rows, not of workers: the table depends
+#: on the number of parts only, so it is the same on any cluster.
+ROWS_PER_PART = 12_500
 
 
 def _sub_problem(x, lo, hi, coef, k, start, sub_time_limit, formulation, verbose):
@@ -210,8 +215,21 @@ def _chunk_loop(
 
 
 def _part_task(x, lo, hi, coef, k, S, sub_time_limit, formulation, chunking, sizes=None):
-    """One part, as an executor task (module level, so that processes can pickle it)."""
-    return _chunk_loop(x, lo, hi, coef, k, S, sub_time_limit, formulation, chunking, sizes=sizes)
+    """One part, as an executor task (module level, so that processes can pickle it):
+    labels, stats and the part's wall time (s) where it ran."""
+    t0 = time.perf_counter()
+    labels, stats = _chunk_loop(
+        x, lo, hi, coef, k, S, sub_time_limit, formulation, chunking, sizes=sizes
+    )
+    return labels, stats, time.perf_counter() - t0
+
+
+def warm_up() -> None:
+    """Load the compiled kernels and the solver in this process by solving a tiny table, so
+    that a worker's first part is not slowed by them (``client.run(warm_up)`` on Dask)."""
+    x = np.array([[0.0, 0.0], [1.0, 0.0], [3.0, 1.0], [4.0, 1.0], [8.0, 0.0], [9.0, 1.0]])
+    coef = np.full(2, 0.1)
+    _chunk_loop(x, x.min(axis=0), x.max(axis=0), coef, 2, 3, None, "auto", "runs")
 
 
 def split_points(keys_sorted: np.ndarray, n_parts: int, min_rows: int) -> np.ndarray:
@@ -306,12 +324,13 @@ def _run_parts(
             results.append(futures[i].result())
             bar.update(1)
     labels = np.empty(len(xs), dtype=np.int64)
-    offset, stats = 0, []
-    for (a, b), (lab, st) in zip(itertools.pairwise(cuts), results, strict=True):
+    offset, stats, part_times = 0, [], []
+    for (a, b), (lab, st, seconds) in zip(itertools.pairwise(cuts), results, strict=True):
         labels[a:b] = lab + offset
         offset += int(lab.max()) + 1
         stats += st
-    return labels, stats
+        part_times.append(seconds)
+    return labels, stats, part_times
 
 
 def _run_seams(xs, lo, hi, coef, k, sub_time_limit, formulation, labels, cuts, executor):
@@ -364,7 +383,8 @@ def split_and_carry(
     executor : a :class:`concurrent.futures.Executor` (threads, processes, a Dask client's
         ``get_executor()``) that solves the parts as tasks; None runs them here.
     parts : number of parts along the split tree (default: 1 without an executor, else one per
-        50,000 rows, at least 2); each has at least 8·k(2k−1) rows.
+        12,500 rows, at least 2, whatever the number of workers: the partition depends on the
+        number of parts, never on where they run); each has at least 8·k(2k−1) rows.
     chunking : ``"runs"`` (default): a chunk ends a k-set or more early rather than end with
         fewer than k rows of a run of identical rows that goes on (see :func:`chunk_sizes`);
         ``"paper"``: always S k-sets, ⌈⌊n/k⌋/S⌉ sub-problems (§7.7, Table 8's counts).
@@ -376,15 +396,18 @@ def split_and_carry(
     ``time_limited`` and ``fallbacks`` (counts), ``sub_objectives`` (objective per
     sub-problem), ``sub_times`` (s per sub-problem), ``milp_time`` (s),
     ``restricted_subproblems``, ``uncertified_subproblems``, ``parts`` (cut positions in the
-    sorted order) and ``seams`` (sub-problems across cuts, included in the counts).
+    sorted order), ``seams`` (sub-problems across cuts, included in the counts),
+    ``part_times`` (s, each part's wall time where it ran) and ``stage_times`` (s: ``"sort"``
+    = sort, cuts and chunk counts, ``"parts"``, ``"seams"``, wall time here).
     """
     S = check_int("S", S, minimum=1)
     if chunking not in ("runs", "paper"):
         raise InvalidInput(f"chunking must be 'runs' or 'paper', got {chunking!r}")
     k, n = problem.k, problem.n
     if parts is None:
-        parts = 1 if executor is None else max(2, -(-n // 50_000))
+        parts = 1 if executor is None else max(2, -(-n // ROWS_PER_PART))
     parts = check_int("parts", parts, minimum=1)
+    t0 = time.perf_counter()
     x, lo, hi, coef, _ = problem.milp_columns()
     key_columns = key_order(problem)
     order = sort_by_keys(problem.x, key_columns)  # variance_sort(problem)
@@ -400,6 +423,7 @@ def split_and_carry(
         sub_time_limit = check_positive("sub_time_limit", sub_time_limit)
     if time_limit is not None:
         sub_time_limit = check_positive("time_limit", time_limit) / (n_subs + len(cuts) - 2)
+    t1 = time.perf_counter()
     with progress_bar(
         progress,
         total=n_subs if serial else len(cuts) - 1,
@@ -421,9 +445,9 @@ def split_and_carry(
                 bar,
                 part_sizes[0] if part_sizes else None,
             )
-            seam_stats = []
+            part_times, seam_stats = [time.perf_counter() - t1], []
         else:
-            lab, stats = _run_parts(
+            lab, stats, part_times = _run_parts(
                 xs,
                 lo,
                 hi,
@@ -438,13 +462,22 @@ def split_and_carry(
                 chunking,
                 part_sizes,
             )
+        t2 = time.perf_counter()
+        if not serial:
             lab, seam_stats = _run_seams(
                 xs, lo, hi, coef, k, sub_time_limit, formulation, lab, cuts, executor
             )
     labels = np.empty(n, dtype=np.int64)
     labels[order] = lab
     info = _summary(stats + seam_stats, k, S, sub_time_limit, formulation)
-    info.update(parts=cuts.tolist(), seams=len(seam_stats), chunking=chunking)
+    stage_times = {"sort": t1 - t0, "parts": t2 - t1, "seams": time.perf_counter() - t2}
+    info.update(
+        parts=cuts.tolist(),
+        seams=len(seam_stats),
+        chunking=chunking,
+        part_times=part_times,
+        stage_times=stage_times,
+    )
     return labels, info
 
 
