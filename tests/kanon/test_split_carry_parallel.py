@@ -9,7 +9,14 @@ import pytest
 from privopt.kanon import anonymize, build_problem, datasets, information_loss, variance_sort
 from privopt.kanon.initial import key_order
 from privopt.kanon.milp import partition_objective
-from privopt.kanon.split_carry import ROWS_PER_PART, split_and_carry, split_points, warm_up
+from privopt.kanon.split_carry import (
+    DISTINCT_ROW_WORK,
+    ROWS_PER_PART,
+    cumulative_work,
+    split_and_carry,
+    split_points,
+    warm_up,
+)
 
 
 def parts(labels):
@@ -34,6 +41,17 @@ def test_cuts_follow_the_split_tree():
     assert split_points(keys, 3, 3).tolist() == [0, 5, 10, 15]
     assert split_points(keys, 3, 6).tolist() == [0, 7, 15]  # parts of >= 6 rows
     assert split_points(keys, 1, 3).tolist() == [0, 15]
+
+
+def test_cuts_share_the_estimated_work():
+    # 400 copies of one row, then 40 distinct rows: the distinct rows hold most of the work
+    keys = np.r_[np.zeros((400, 2)), np.c_[np.ones(40), np.arange(40)]]
+    work = cumulative_work(keys)
+    assert work[-1] == 440 + DISTINCT_ROW_WORK * 41
+    cuts = split_points(keys, 2, 10)
+    assert 400 < cuts[1] < 440  # an even share of rows would cut at 220, inside the copies
+    halves = np.diff(np.r_[0.0, work[cuts[1:] - 1]])
+    assert abs(halves[0] - halves[1]) <= 0.25 * work[-1]
 
 
 def test_parts_cover_the_sorted_rows_at_key_changes(census):

@@ -37,7 +37,7 @@ from privopt.kanon.initial import initial_ksets, key_order, sort_by_keys, split_
 from privopt.kanon.milp import solve_rows
 from privopt.kanon.problem import KAnonProblem
 
-__all__ = ["chunk_sizes", "split_and_carry", "split_points", "warm_up"]
+__all__ = ["chunk_sizes", "cumulative_work", "split_and_carry", "split_points", "warm_up"]
 
 #: Smallest part, in rows per unit of k(2k−1) (so that the seams of a part never overlap).
 MIN_PART_FACTOR = 8
@@ -45,6 +45,12 @@ MIN_PART_FACTOR = 8
 #: so that the last wave of tasks is short. A count of rows, not of workers: the table depends
 #: on the number of parts only, so it is the same on any cluster.
 ROWS_PER_PART = 12_500
+#: Work of a row that differs from the one before, in units of a repeated row's: a part's time
+#: grows about this much faster with its distinct rows than with its rows (docs/kanon.md,
+#: Benchmarks); cuts share this estimate evenly and the largest parts are submitted first.
+DISTINCT_ROW_WORK = 200.0
+#: Seams solved per executor task.
+SEAMS_PER_TASK = 8
 
 
 def _sub_problem(x, lo, hi, coef, k, start, sub_time_limit, formulation, verbose):
@@ -232,11 +238,24 @@ def warm_up() -> None:
     _chunk_loop(x, x.min(axis=0), x.max(axis=0), coef, 2, 3, None, "auto", "runs")
 
 
-def split_points(keys_sorted: np.ndarray, n_parts: int, min_rows: int) -> np.ndarray:
+def cumulative_work(keys_sorted: np.ndarray) -> np.ndarray:
+    """Estimated solve work of the sorted rows ``keys_sorted`` (n, m), cumulated (n,): each row
+    counts 1, plus :data:`DISTINCT_ROW_WORK` when it differs from the row before. Repeated rows
+    mostly form zero-loss classes, settled without a solve; the rows that differ are where the
+    MILPs run."""
+    changed = np.ones(len(keys_sorted), dtype=bool)
+    changed[1:] = (keys_sorted[1:] != keys_sorted[:-1]).any(axis=1)
+    return np.cumsum(1.0 + DISTINCT_ROW_WORK * changed)
+
+
+def split_points(
+    keys_sorted: np.ndarray, n_parts: int, min_rows: int, work: np.ndarray | None = None
+) -> np.ndarray:
     """Cut positions (P+1,) of the sorted rows into ≤ ``n_parts`` parts along the split tree.
 
-    ``keys_sorted`` (n, m) holds the sort keys in key order (primary first), rows sorted. Each
-    cut lies within a quarter part of its even share and, there, at the row where the
+    ``keys_sorted`` (n, m) holds the sort keys in key order (primary first), rows sorted;
+    ``work`` (n,) their :func:`cumulative_work` (computed when not given). Each cut lies within
+    a quarter part of its even share of the work and, there, at the row where the
     highest-level key changes (nearest the even share among equals); parts have at least
     ``min_rows`` rows.
 
@@ -250,18 +269,24 @@ def split_points(keys_sorted: np.ndarray, n_parts: int, min_rows: int) -> np.nda
     n_parts = max(1, min(n_parts, n // max(min_rows, 1)))
     if n_parts == 1:
         return np.array([0, n])
+    if work is None:
+        work = cumulative_work(keys_sorted)
     diff = keys_sorted[1:] != keys_sorted[:-1]
     depth = np.where(diff.any(axis=1), diff.argmax(axis=1), keys_sorted.shape[1])  # row i+1
+    share = work[-1] / n_parts
+
+    def position(w: float) -> int:  # the cut after the row where the cumulated work reaches w
+        return min(int(np.searchsorted(work, w)) + 1, n)
+
     cuts = [0]
-    width = max(n // (4 * n_parts), 1)
     for i in range(1, n_parts):
-        target = i * n // n_parts
-        lo = max(cuts[-1] + min_rows, target - width)
-        hi = min(n - min_rows, target + width)
+        target = position(i * share)
+        lo = max(cuts[-1] + min_rows, position((i - 0.25) * share))
+        hi = min(n - min_rows, position((i + 0.25) * share))
         if hi < lo:
             continue
         cand = np.arange(lo, hi + 1)
-        score = depth[cand - 1] * (2 * width + 2) + np.abs(cand - target)
+        score = depth[cand - 1] * (hi - lo + 2) + np.abs(cand - target)
         cuts.append(int(cand[np.argmin(score)]))
     return np.array([*cuts, n])
 
@@ -301,12 +326,13 @@ def _run_parts(
     bar,
     chunking="runs",
     part_sizes=None,
+    part_work=None,
 ):
     """Every part's Split & Carry (tasks on ``executor``, or here); labels (n,) and stats.
 
     ``part_sizes``: each part's :func:`chunk_sizes` when the caller has them (else each task
-    computes its own). Tasks are submitted largest part first, so that the last to start are
-    the short ones and the workers finish together.
+    computes its own). Tasks are submitted largest ``part_work`` (estimated work, default the
+    rows) first, so that the last to start are the short ones and the workers finish together.
     """
     bounds = list(itertools.pairwise(cuts))
     args = [
@@ -317,7 +343,8 @@ def _run_parts(
     if executor is None:
         results = [_part_task(*a) for a in args]
     else:
-        largest_first = sorted(range(len(bounds)), key=lambda i: bounds[i][0] - bounds[i][1])
+        work = [b - a for a, b in bounds] if part_work is None else part_work
+        largest_first = sorted(range(len(bounds)), key=lambda i: -work[i])
         futures = {i: executor.submit(_part_task, *args[i]) for i in largest_first}
         results = []
         for i in range(len(bounds)):
@@ -333,6 +360,11 @@ def _run_parts(
     return labels, stats, part_times
 
 
+def _seam_batch(args: list[tuple]) -> list:
+    """Seam sub-problems, one after the other (an executor task)."""
+    return [_sub_problem(*a) for a in args]
+
+
 def _run_seams(xs, lo, hi, coef, k, sub_time_limit, formulation, labels, cuts, executor):
     """Re-solve the classes on both sides of every cut together (the carry across a cut)."""
     seams = _merge_overlapping(_seams(labels, cuts, k))
@@ -341,9 +373,11 @@ def _run_seams(xs, lo, hi, coef, k, sub_time_limit, formulation, labels, cuts, e
         for rows in seams
     ]
     if executor is None:
-        results = [_sub_problem(*a) for a in args]
-    else:
-        results = [f.result() for f in [executor.submit(_sub_problem, *a) for a in args]]
+        results = _seam_batch(args)
+    else:  # a seam takes milliseconds: a few per task, not one round trip each
+        batches = [args[i : i + SEAMS_PER_TASK] for i in range(0, len(args), SEAMS_PER_TASK)]
+        futures = [executor.submit(_seam_batch, b) for b in batches]
+        results = [r for f in futures for r in f.result()]
     next_id = int(labels.max()) + 1
     stats = []
     for rows, (lab, st) in zip(seams, results, strict=True):
@@ -412,7 +446,9 @@ def split_and_carry(
     key_columns = key_order(problem)
     order = sort_by_keys(problem.x, key_columns)  # variance_sort(problem)
     keys = np.take(problem.x[:, key_columns], order, axis=0)
-    cuts = split_points(keys, parts, MIN_PART_FACTOR * k * (2 * k - 1))
+    work = cumulative_work(keys)
+    cuts = split_points(keys, parts, MIN_PART_FACTOR * k * (2 * k - 1), work)
+    part_work = np.diff(np.r_[0.0, work[cuts[1:] - 1]]).tolist()
     xs = x[order]
     serial = len(cuts) == 2
     part_sizes = None  # counted here only when needed: otherwise each task counts its own
@@ -461,6 +497,7 @@ def split_and_carry(
                 bar,
                 chunking,
                 part_sizes,
+                part_work,
             )
         t2 = time.perf_counter()
         if not serial:
