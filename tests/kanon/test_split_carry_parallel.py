@@ -83,6 +83,17 @@ def test_seams_never_increase_the_loss(census):
     assert np.unique(lab2, return_counts=True)[1].min() >= 3 and len(stats) == len(cuts) - 2
 
 
+def test_seams_find_classes_beyond_the_window(monkeypatch):
+    from privopt.kanon import split_carry as sc
+
+    labels = np.array([0, 1, 2, 0, 3, 3, 1, 2, 4, 4, 0])  # class 0 reaches rows 0 and 10
+    expected = [np.flatnonzero(np.isin(labels, np.unique(labels[c - 1 : c + 1]))) for c in (4, 8)]
+    for window in (1, 2, 100):
+        monkeypatch.setattr(sc, "SEAM_WINDOW", window)
+        found = sc._seams(labels, np.array([0, 4, 8, 11]), 1)
+        assert [f.tolist() for f in found] == [e.tolist() for e in expected]
+
+
 def test_threads_give_the_same_partition(census, inline_three_parts):
     # (processes: the Dask test below runs the parts in worker processes)
     with ThreadPoolExecutor(2) as ex:

@@ -51,6 +51,8 @@ ROWS_PER_PART = 12_500
 DISTINCT_ROW_WORK = 200.0
 #: Seams solved per executor task.
 SEAMS_PER_TASK = 8
+#: Rows on each side of a cut searched first for the classes of its seam.
+SEAM_WINDOW = 4096
 
 
 def _sub_problem(x, lo, hi, coef, k, start, sub_time_limit, formulation, verbose):
@@ -294,10 +296,17 @@ def split_points(
 def _seams(labels: np.ndarray, cuts: np.ndarray, k: int) -> list[np.ndarray]:
     """Rows (sorted positions) of each seam: the classes holding the last k rows before a cut
     and the first k rows after it."""
+    sizes = np.bincount(labels)
     seams = []
     for c in cuts[1:-1]:
         touching = np.unique(labels[c - k : c + k])
-        seams.append(np.flatnonzero(np.isin(labels, touching)))
+        # look near the cut first: a class rarely reaches far from it, and the whole table
+        # is long (one scan of it per cut was most of the seams' time at 10⁶ rows)
+        lo, hi = max(c - SEAM_WINDOW, 0), min(c + SEAM_WINDOW, len(labels))
+        rows = lo + np.flatnonzero(np.isin(labels[lo:hi], touching))
+        if len(rows) < sizes[touching].sum():  # a class reaches beyond the window
+            rows = np.flatnonzero(np.isin(labels, touching))
+        seams.append(rows)
     return seams
 
 
