@@ -4,7 +4,9 @@ a Dask cluster, against a baseline git revision in the same command.
 Every measurement runs in its own process (``child``), so that its peak RSS is its own and a
 baseline revision's package can be imported in place of the current one (its sources with this
 build's compiled core: ``--baseline REV``). ``anonymize`` verifies every output k-anonymous.
-Tables go to stdout in Markdown, progress to stderr.
+Tables go to stdout in Markdown, progress to stderr. Each Split & Carry run also reports its
+stages (sort and cuts, parts, seams: wall time in the driver), the sum of its parts' times where
+they ran, and a prediction of its time on 8 and 16 workers from those (:func:`predicted_time`).
 
     python bench/kanon_scale.py greedy --adult --sizes 1000000 --baseline b67ca32
     python bench/kanon_scale.py split-carry --sizes 100000 1000000 --baseline b67ca32
@@ -14,9 +16,10 @@ Tables go to stdout in Markdown, progress to stderr.
 ``greedy``: Greedy Search per size, with the IFS (``initial``) on the same rows as the in-run
 baseline and, with ``--baseline REV``, REV's Greedy Search and the time ratio. ``split-carry``:
 Greedy Search (the loss to beat), Split & Carry serial, in parts on a ``distributed``
-``LocalCluster`` (``--workers``, one part per 50,000 rows by default), REV's serial Split & Carry
-up to ``--baseline-max-n`` rows, and with ``--paper-chunks`` the paper's chunks of S k-sets
-(``chunking="paper"``) beside the default chunks, which do not cut runs of identical rows short.
+``LocalCluster`` (``--workers``, warmed before the timing; the library's default parts unless
+``--parts``), REV's serial Split & Carry up to ``--baseline-max-n`` rows, and with
+``--paper-chunks`` the paper's chunks of S k-sets (``chunking="paper"``) beside the default
+chunks, which do not cut runs of identical rows short.
 Rows: UCI Adult's quasi-identifiers replicated to n (``adult``), the first n rows of a CENSUS
 4-attribute file, or synthetic CENSUS-like marginals (``synthetic``, the default).
 """
@@ -62,11 +65,11 @@ def measure(a: argparse.Namespace) -> dict[str, Any]:
     df = make_rows(a.data, a.n)
     opts: dict[str, Any] = {}
     if a.method == "split_carry":
-        opts["S"] = a.S
+        opts.update(S=a.S, progress=False)
         if a.chunking:
             opts["chunking"] = a.chunking
         if a.parts:
-            opts.update(parts=a.parts, progress=False)
+            opts["parts"] = a.parts
     anonymize(datasets.fars_20(), 3, method=a.method)  # load the Numba kernels untimed
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -80,6 +83,7 @@ def measure(a: argparse.Namespace) -> dict[str, Any]:
                 distributed.Client(cluster) as client,
             ):
                 opts["executor"] = client.get_executor()
+                client.run(_warm_worker)  # imports and compiled kernels, untimed
                 t0 = time.perf_counter()
                 res = anonymize(df, a.k, method=a.method, **opts)
         else:
@@ -101,12 +105,35 @@ def measure(a: argparse.Namespace) -> dict[str, Any]:
     for key in ("n_subproblems", "uncertified_subproblems", "time_limited", "seams"):
         if key in res.info:
             out[key] = res.info[key]
+    if "stage_times" in res.info:  # this revision's Split & Carry
+        out.update(
+            parts=len(res.info["parts"]) - 1,
+            stage_times=res.info["stage_times"],
+            part_times=res.info["part_times"],
+        )
     if a.pycanon:  # the outside check, on the released strings (slow at 10^6 rows)
         from pycanon import anonymity
 
         qi = res.quasi_identifiers
         out["pycanon_k"] = int(anonymity.k_anonymity(res.table[qi].astype(str), qi))
     return out
+
+
+def _warm_worker() -> None:
+    """On a Dask worker: import privopt and load its compiled kernels (any revision)."""
+    from privopt.kanon import anonymize, datasets
+
+    anonymize(datasets.fars_20(), 3, method="split_carry", progress=False)
+
+
+def predicted_time(r: dict, workers: int) -> float:
+    """Wall time (s) of run ``r`` on ``workers`` workers: its driver stages (sort and cuts,
+    seams) plus its parts' times list-scheduled in the order submitted (largest first)."""
+    finish = [0.0] * workers
+    for t in r["part_times"]:
+        finish[finish.index(min(finish))] += t
+    stages = r["stage_times"]
+    return stages["sort"] + max(finish) + stages["seams"]
 
 
 def run_child(args: list[str], baseline: Path | None = None, timeout: float = 3600) -> dict:
@@ -154,19 +181,28 @@ def _split_carry_row(n: int, label: str, r: dict, greedy: dict, ref_time: float 
         return f"| {n} | {label} | error: {r['error']} |"
     vs_greedy = r["objective"] / greedy["objective"] if "objective" in greedy else float("nan")
     speed = f"{ref_time / r['solve']:.2f}x" if ref_time else "-"
+    stages = "- | - | - | - | -"
+    if "stage_times" in r:
+        st = r["stage_times"]
+        stages = (
+            f"{st['sort']:.2f} / {st['parts']:.2f} / {st['seams']:.2f} | "
+            f"{sum(r['part_times']):.1f} | {max(r['part_times']):.2f} | "
+            f"{predicted_time(r, 8):.2f} | {predicted_time(r, 16):.2f}"
+        )
     return (
         f"| {n} | {label} | {r['solve']:.1f} | {r['objective']:.2f} | {vs_greedy:.3f} | {speed} | "
         f"{r['peak_rss_mib']:.0f} | {r['children_rss_mib']:.0f} | {r.get('n_subproblems', '-')} | "
-        f"{r.get('uncertified_subproblems', '-')} |"
+        f"{r.get('uncertified_subproblems', '-')} | {r.get('parts', '-')} | {stages} |"
     )
 
 
 def split_carry_table(args: argparse.Namespace, baseline: Path | None) -> None:
     print(
         "| n | run | solve (s) | objective | / greedy | speed-up vs first row | peak RSS (MiB) | "
-        "workers' peak RSS (MiB) | sub-problems | uncertified |"
+        "workers' peak RSS (MiB) | sub-problems | uncertified | parts | sort / parts / seams (s) "
+        "| Σ part (s) | longest part (s) | predicted, 8 workers (s) | predicted, 16 workers (s) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n in args.sizes:
         print(f"kanon split & carry, n = {n}", file=sys.stderr, flush=True)
         common = ["--data", args.data, "--n", str(n), "--k", str(args.k), "--S", str(args.S)]
@@ -180,9 +216,9 @@ def split_carry_table(args: argparse.Namespace, baseline: Path | None) -> None:
             if args.paper_chunks:
                 runs.append(("S&C serial, paper chunks", [*serial, "--chunking", "paper"], None))
             runs.append(("S&C serial", serial, None))
-        parts = args.parts or max(2, -(-n // 50_000))
-        dask = ["--parts", str(parts), "--dask-workers", str(args.workers)]
-        runs.append((f"S&C {parts} parts, Dask x{args.workers}", [*serial, *dask], None))
+        dask = ["--dask-workers", str(args.workers)]
+        dask += ["--parts", str(args.parts)] if args.parts else []
+        runs.append((f"S&C in parts, Dask x{args.workers}", [*serial, *dask], None))
         ref = None
         for label, cmd, base in runs:
             r = run_child(cmd, base, timeout=7200)
@@ -223,7 +259,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     sc.add_argument("--data", default="synthetic", help="synthetic, adult, or a CENSUS file")
     sc.add_argument("--S", type=int, default=3)
     sc.add_argument("--workers", type=int, default=2)
-    sc.add_argument("--parts", type=int, default=0, help="parts (default: one per 50,000 rows)")
+    sc.add_argument("--parts", type=int, default=0, help="parts (default: the library's)")
     sc.add_argument("--serial-max-n", type=int, default=10**6)
     sc.add_argument("--baseline-max-n", type=int, default=100_000)
     sc.add_argument("--paper-chunks", action="store_true", help="also the paper's chunks, serial")

@@ -63,3 +63,29 @@ def exact_class_cost(problem: KAnonProblem, rows) -> Fraction:
             span = Fraction(max(col) - min(col))
             per_row += w * span / Fraction(problem.ranges[j]).limit_denominator(10**9)
     return len(sub) * per_row
+
+
+def partition_objective_by_scatter(x, coef, labels) -> float:
+    """Eq. (34) of a partition with numpy's scatter reductions (the compiled version's
+    predecessor): classes numbered by first appearance, numpy's sums."""
+    _, first, inv = np.unique(labels, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    lab = rank[inv.ravel()]
+    c = int(lab.max()) + 1
+    cmin = np.full((c, x.shape[1]), np.inf)
+    cmax = np.full((c, x.shape[1]), -np.inf)
+    np.minimum.at(cmin, lab, x)
+    np.maximum.at(cmax, lab, x)
+    return float((np.bincount(lab) * ((cmax - cmin) * coef).sum(axis=1)).sum())
+
+
+def carry_and_final_by_sets(sub_lab: np.ndarray, n_last: int):
+    """Split & Carry's carried rows and renumbered classes with set operations (the compiled
+    version's predecessor): (carried, final labels, carried labels)."""
+    carried = np.zeros(len(sub_lab), dtype=bool)
+    if n_last:
+        carried = np.isin(sub_lab, sub_lab[len(sub_lab) - n_last :])
+    final = np.unique(sub_lab[~carried], return_inverse=True)[1].ravel()
+    carry = np.unique(sub_lab[carried], return_inverse=True)[1].ravel()
+    return carried, final, carry

@@ -9,7 +9,14 @@ import pytest
 from privopt.kanon import anonymize, build_problem, datasets, information_loss, variance_sort
 from privopt.kanon.initial import key_order
 from privopt.kanon.milp import partition_objective
-from privopt.kanon.split_carry import split_and_carry, split_points
+from privopt.kanon.split_carry import (
+    DISTINCT_ROW_WORK,
+    ROWS_PER_PART,
+    cumulative_work,
+    split_and_carry,
+    split_points,
+    warm_up,
+)
 
 
 def parts(labels):
@@ -36,6 +43,17 @@ def test_cuts_follow_the_split_tree():
     assert split_points(keys, 1, 3).tolist() == [0, 15]
 
 
+def test_cuts_share_the_estimated_work():
+    # 400 copies of one row, then 40 distinct rows: the distinct rows hold most of the work
+    keys = np.r_[np.zeros((400, 2)), np.c_[np.ones(40), np.arange(40)]]
+    work = cumulative_work(keys)
+    assert work[-1] == 440 + DISTINCT_ROW_WORK * 41
+    cuts = split_points(keys, 2, 10)
+    assert 400 < cuts[1] < 440  # an even share of rows would cut at 220, inside the copies
+    halves = np.diff(np.r_[0.0, work[cuts[1:] - 1]])
+    assert abs(halves[0] - halves[1]) <= 0.25 * work[-1]
+
+
 def test_parts_cover_the_sorted_rows_at_key_changes(census):
     df, p = census
     res = anonymize(df, 3, method="split_carry", parts=4, progress=False)  # verified inside
@@ -58,11 +76,22 @@ def test_seams_never_increase_the_loss(census):
     order = variance_sort(p)
     xs = x[order]
     cuts = split_points(p.x[order][:, key_order(p)], 4, 8 * 3 * 5)
-    lab, _ = sc._run_parts(xs, lo, hi, coef, 3, 3, 10.0, "auto", cuts, None, None)
+    lab, _, _ = sc._run_parts(xs, lo, hi, coef, 3, 3, 10.0, "auto", cuts, None, None)
     before = partition_objective(xs, coef, lab)
     lab2, stats = sc._run_seams(xs, lo, hi, coef, 3, 10.0, "auto", lab.copy(), cuts, None)
     assert partition_objective(xs, coef, lab2) <= before + 1e-9
     assert np.unique(lab2, return_counts=True)[1].min() >= 3 and len(stats) == len(cuts) - 2
+
+
+def test_seams_find_classes_beyond_the_window(monkeypatch):
+    from privopt.kanon import split_carry as sc
+
+    labels = np.array([0, 1, 2, 0, 3, 3, 1, 2, 4, 4, 0])  # class 0 reaches rows 0 and 10
+    expected = [np.flatnonzero(np.isin(labels, np.unique(labels[c - 1 : c + 1]))) for c in (4, 8)]
+    for window in (1, 2, 100):
+        monkeypatch.setattr(sc, "SEAM_WINDOW", window)
+        found = sc._seams(labels, np.array([0, 4, 8, 11]), 1)
+        assert [f.tolist() for f in found] == [e.tolist() for e in expected]
 
 
 def test_threads_give_the_same_partition(census, inline_three_parts):
@@ -70,6 +99,25 @@ def test_threads_give_the_same_partition(census, inline_three_parts):
     with ThreadPoolExecutor(2) as ex:
         threads, _ = split_and_carry(census[1], parts=3, executor=ex, progress=False)
     assert parts(threads) == parts(inline_three_parts)
+
+
+def test_default_parts_depend_on_rows_not_workers(census):
+    # the default number of parts is a count of rows, so any executor gives the same table
+    _, p = census
+    runs = []
+    for workers in (1, 3):
+        with ThreadPoolExecutor(workers) as ex:
+            runs.append(split_and_carry(p, executor=ex, progress=False))
+    (lab1, info1), (lab3, info3) = runs
+    assert len(info1["parts"]) - 1 == max(2, -(-p.n // ROWS_PER_PART))
+    assert info1["parts"] == info3["parts"] and parts(lab1) == parts(lab3)
+    assert len(info1["part_times"]) == len(info1["parts"]) - 1
+    assert set(info1["stage_times"]) == {"sort", "parts", "seams"}
+    assert all(t >= 0 for t in [*info1["part_times"], *info1["stage_times"].values()])
+
+
+def test_warm_up_runs_here():
+    warm_up()  # what a Dask worker runs before timed work (client.run)
 
 
 @pytest.mark.dask

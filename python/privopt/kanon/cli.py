@@ -106,8 +106,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=count,
         default=None,
         help="split-carry: solve the table in this many parts along the split tree, each its "
-        "own task (default: 1, or one per worker with --workers/--scheduler/--threads); the "
-        "table depends on the number of parts, not on where they run",
+        "own task (default: 1, or one per 12,500 rows, at least 2, with --workers/--scheduler/"
+        "--threads); the table depends on the number of parts, not on where they run",
     )
     add_executor_options(p, "the split-carry parts", threads="the split-carry parts")
     add_out_option(p, "kanon")

@@ -10,7 +10,14 @@ from privopt._validation import check_instance, check_permutation
 from privopt.kanon.box_cost import exact_weights
 from privopt.kanon.problem import KAnonProblem
 
-__all__ = ["key_order", "variance_sort", "initial_ksets", "initial_solution", "split_large_classes"]
+__all__ = [
+    "key_order",
+    "variance_sort",
+    "sort_by_keys",
+    "initial_ksets",
+    "initial_solution",
+    "split_large_classes",
+]
 
 
 def _weighted_variances(problem: KAnonProblem) -> list:
@@ -57,12 +64,17 @@ def variance_sort(problem: KAnonProblem) -> np.ndarray:
     Ties (identical rows) keep the original index order ([CODE]).
     """
     check_instance("problem", problem, KAnonProblem)
-    keys = key_order(problem)
-    packed = _packed_key(problem.x, keys)
+    return sort_by_keys(problem.x, key_order(problem))
+
+
+def sort_by_keys(x: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Stable lexicographic row order (n,) of ``x`` (n, m) with ``keys`` (column indices,
+    primary first): :func:`variance_sort` for callers that already hold the key order."""
+    packed = _packed_key(x, keys)
     if packed is not None:  # one stable integer sort instead of m passes
         return np.argsort(packed, kind="stable")
     # np.lexsort uses the LAST key as primary, hence the reversal.
-    return np.lexsort([problem.x[:, j] for j in keys[::-1]])
+    return np.lexsort([x[:, j] for j in keys[::-1]])
 
 
 def _packed_key(x: np.ndarray, keys: np.ndarray) -> np.ndarray | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from privopt._validation import check_finite_result, check_instance, check_labels
@@ -17,8 +18,63 @@ from privopt.kanon.problem import KAnonProblem
 __all__ = ["ClassBoxes", "LossBreakdown", "class_boxes", "information_loss", "normalize_labels"]
 
 
+#: Widest id range (max − min + 1), per row plus a constant, that is renumbered with a lookup
+#: table; wider ranges are sorted instead.
+TABLE_SPAN_PER_ROW = 4
+TABLE_SPAN_EXTRA = 64
+
+
+@numba.njit(cache=True, nogil=True)
+def _first_appearance_ranks(labels):  # pragma: no cover - compiled
+    """(ok, ranks): ids 0..c-1 by first appearance through a table over [min, max]; ok is False
+    (and ranks unset) when that range is wider than the table allows."""
+    n = labels.shape[0]
+    out = np.empty(n, dtype=np.int64)
+    if n == 0:
+        return True, out
+    lo = labels[0]
+    hi = labels[0]
+    for i in range(n):
+        lo = min(lo, labels[i])
+        hi = max(hi, labels[i])
+    width = hi - lo  # wraps below zero when the true range exceeds int64
+    if width < 0 or width >= TABLE_SPAN_PER_ROW * n + TABLE_SPAN_EXTRA:
+        return False, out
+    rank = np.full(width + 1, -1, dtype=np.int64)
+    c = 0
+    for i in range(n):
+        v = labels[i] - lo
+        if rank[v] < 0:
+            rank[v] = c
+            c += 1
+        out[i] = rank[v]
+    return True, out
+
+
+def _is_table_int(labels: np.ndarray) -> bool:
+    """Integer ids that int64 holds exactly."""
+    return labels.dtype.kind == "i" or (labels.dtype.kind == "u" and labels.dtype.itemsize < 8)
+
+
 def normalize_labels(labels: np.ndarray) -> np.ndarray:
-    """Renumber class ids 0..c-1 in order of first appearance (row order)."""
+    """Renumber class ids 0..c-1 in order of first appearance (row order).
+
+    Examples
+    --------
+    >>> normalize_labels(np.array([7, 2, 7, 5, 2])).tolist()
+    [0, 1, 0, 2, 1]
+    """
+    labels = np.asarray(labels)
+    if _is_table_int(labels):  # Split & Carry's many tiny sub-problems: no sort
+        ok, ranks = _first_appearance_ranks(labels.ravel().astype(np.int64, copy=False))
+        if ok:
+            return ranks
+    return normalize_labels_by_sorting(labels)
+
+
+def normalize_labels_by_sorting(labels: np.ndarray) -> np.ndarray:
+    """:func:`normalize_labels` for any ids that sort (floats, wide int64 ranges): via
+    ``np.unique``; also the reference the table path is tested against."""
     labels = np.asarray(labels)
     _, first, inv = np.unique(labels, return_index=True, return_inverse=True)
     rank = np.empty(len(first), dtype=np.int64)

@@ -26,6 +26,7 @@ import math
 import time
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from privopt.certify import certify
@@ -65,15 +66,42 @@ MAX_DELTA_ROUNDS = 64
 FORMULATIONS = ("auto", "set_partition", "paper")
 
 
+@numba.njit(cache=True, nogil=True)
+def _class_extents(x, lab, c):  # pragma: no cover - compiled
+    """Per class of ``lab`` (n,) with ids 0..c-1: column minima and maxima (c, m') of ``x``
+    (n, m'), the class sizes (c,), and whether any class spans more than one point."""
+    m = x.shape[1]
+    cmin = np.full((c, m), np.inf)
+    cmax = np.full((c, m), -np.inf)
+    sizes = np.zeros(c, dtype=np.int64)
+    for i in range(x.shape[0]):
+        g = lab[i]
+        sizes[g] += 1
+        for j in range(m):
+            v = x[i, j]
+            if v < cmin[g, j]:
+                cmin[g, j] = v
+            if v > cmax[g, j]:
+                cmax[g, j] = v
+    spread = False
+    for g in range(c):
+        for j in range(m):
+            spread = spread or cmax[g, j] > cmin[g, j]
+    return cmin, cmax, sizes, spread
+
+
 def partition_objective(x, coef, labels) -> float:
-    """Eq. (34) of a partition (n,) of the rows of ``x`` (n, m') with factors ``coef`` (m')."""
+    """Eq. (34) of a partition (n,) of the rows of ``x`` (n, m') with factors ``coef`` (m').
+
+    The rows of ``x`` are finite (validated by the problem). The sums run in numpy's order over
+    classes numbered by first appearance, so that equal partitions give equal bits.
+    """
     lab = normalize_labels(labels)
-    c = int(lab.max()) + 1
-    cmin = np.full((c, x.shape[1]), np.inf)
-    cmax = np.full((c, x.shape[1]), -np.inf)
-    np.minimum.at(cmin, lab, x)
-    np.maximum.at(cmax, lab, x)
-    return float((np.bincount(lab) * ((cmax - cmin) * coef).sum(axis=1)).sum())
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    cmin, cmax, sizes, spread = _class_extents(x, lab, int(lab.max()) + 1)
+    if not spread:  # every class is one point: numpy's sums below give exactly 0.0
+        return 0.0
+    return float((sizes * ((cmax - cmin) * coef).sum(axis=1)).sum())
 
 
 @dataclass
@@ -256,9 +284,9 @@ def _reduced_cost_rounds(run: _Run, types: RowTypes, bound: MasterBound, rel_gap
 
 
 def _solve_set_partition(run: _Run, k: int, rel_gap: float, max_columns: int) -> None:
-    types = RowTypes.of(run.x, run.coef, k)
-    if run.value == 0.0:  # nothing beats zero loss
+    if run.value == 0.0:  # nothing beats zero loss (most of Split & Carry's sub-problems)
         return
+    types = RowTypes.of(run.x, run.coef, k)
     _pool, bound, stats = column_generation(types, types.groups_of(run.labels), run.deadline)
     run.info.update(stats)
     if bound is None:
@@ -305,6 +333,9 @@ def _solve_paper(run: _Run, lo, hi, k, equality_cardinality, verbose, rel_gap) -
 def _certify(run: _Run, rel_gap: float, warn: bool) -> dict:
     """The final status, bound and gap of a run (privopt.certify's rule), warning once."""
     run.timed_out = run.timed_out or run.expired()
+    if run.value == 0.0 and run.lower_bound == 0.0 and isinstance(rel_gap, float) and rel_gap >= 0:
+        # zero loss is optimal (most of Split & Carry's sub-problems): certify's result, cheaply
+        return _certificate_info(run, "optimal", 0.0, 0.0, rel_gap)
     otherwise = (
         "time_limit" if run.timed_out else "restricted" if run.restricted else "gap_not_closed"
     )
@@ -317,13 +348,17 @@ def _certify(run: _Run, rel_gap: float, warn: bool) -> dict:
         warn=warn,
         stacklevel=4,
     )
+    return _certificate_info(run, cert.status, cert.lower_bound, cert.relative_gap, rel_gap)
+
+
+def _certificate_info(run: _Run, status: str, lower_bound, relative_gap, rel_gap) -> dict:
     return {
-        "status": cert.status,
+        "status": status,
         "objective": run.value,
-        "lower_bound": cert.lower_bound,
-        "relative_gap": cert.relative_gap,
-        "mip_gap": cert.relative_gap,
-        "proof": run.bound_source if cert.certified else None,
+        "lower_bound": lower_bound,
+        "relative_gap": relative_gap,
+        "mip_gap": relative_gap,
+        "proof": run.bound_source if status == "optimal" else None,
         "rel_gap": rel_gap,
     }
 

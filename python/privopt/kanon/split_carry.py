@@ -23,22 +23,36 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from collections import Counter
 from concurrent.futures import Executor
 
+import numba
 import numpy as np
 
 from privopt._progress import progress_bar
 from privopt._validation import check_int, check_positive
 from privopt.errors import InvalidInput
-from privopt.kanon.initial import initial_ksets, key_order, split_large_classes, variance_sort
+from privopt.kanon.initial import initial_ksets, key_order, sort_by_keys, split_large_classes
 from privopt.kanon.milp import solve_rows
 from privopt.kanon.problem import KAnonProblem
 
-__all__ = ["chunk_sizes", "split_and_carry", "split_points"]
+__all__ = ["chunk_sizes", "cumulative_work", "split_and_carry", "split_points", "warm_up"]
 
 #: Smallest part, in rows per unit of k(2k−1) (so that the seams of a part never overlap).
 MIN_PART_FACTOR = 8
+#: Rows per part by default on an executor: 80 parts at 10⁶ rows, 10 per worker on 8 workers,
+#: so that the last wave of tasks is short. A count of rows, not of workers: the table depends
+#: on the number of parts only, so it is the same on any cluster.
+ROWS_PER_PART = 12_500
+#: Work of a row that differs from the one before, in units of a repeated row's: a part's time
+#: grows about this much faster with its distinct rows than with its rows (docs/kanon.md,
+#: Benchmarks); cuts share this estimate evenly and the largest parts are submitted first.
+DISTINCT_ROW_WORK = 200.0
+#: Seams solved per executor task.
+SEAMS_PER_TASK = 8
+#: Rows on each side of a cut searched first for the classes of its seam.
+SEAM_WINDOW = 4096
 
 
 def _sub_problem(x, lo, hi, coef, k, start, sub_time_limit, formulation, verbose):
@@ -63,6 +77,43 @@ def _sub_problem(x, lo, hi, coef, k, start, sub_time_limit, formulation, verbose
         "fallback": bool(info.get("fallback")),
     }
     return split_large_classes(labels, k), stats
+
+
+@numba.njit(cache=True, nogil=True)
+def _carry_and_final(sub_lab, n_last):  # pragma: no cover - compiled
+    """Split a sub-problem's classes (ids ≥ 0) into carried and final ones.
+
+    Returns ``carried`` (n,) bool, true for the rows of a class holding one of the last
+    ``n_last`` rows; ``renumbered`` (n,), the classes numbered 0.. by id order within the
+    carried and within the final classes separately (``np.unique``'s inverse of each subset);
+    and the number of final classes.
+    """
+    n = sub_lab.shape[0]
+    top = 0
+    for i in range(n):
+        top = max(top, sub_lab[i])
+    is_carried = np.zeros(top + 1, dtype=np.bool_)
+    present = np.zeros(top + 1, dtype=np.bool_)
+    for i in range(n - n_last, n):
+        is_carried[sub_lab[i]] = True
+    for i in range(n):
+        present[sub_lab[i]] = True
+    rank = np.empty(top + 1, dtype=np.int64)
+    n_final = 0
+    n_carried = 0
+    for v in range(top + 1):
+        if present[v] and is_carried[v]:
+            rank[v] = n_carried
+            n_carried += 1
+        elif present[v]:
+            rank[v] = n_final
+            n_final += 1
+    carried = np.empty(n, dtype=np.bool_)
+    renumbered = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        carried[i] = is_carried[sub_lab[i]]
+        renumbered[i] = rank[sub_lab[i]]
+    return carried, renumbered, n_final
 
 
 def chunk_sizes(x: np.ndarray, k: int, S: int, chunking: str = "runs") -> list[int]:
@@ -118,15 +169,29 @@ def chunk_sizes(x: np.ndarray, k: int, S: int, chunking: str = "runs") -> list[i
 
 
 def _chunk_loop(
-    x, lo, hi, coef, k, S, sub_time_limit, formulation, chunking, verbose=False, bar=None
+    x,
+    lo,
+    hi,
+    coef,
+    k,
+    S,
+    sub_time_limit,
+    formulation,
+    chunking,
+    verbose=False,
+    bar=None,
+    sizes=None,
 ):
-    """Split & Carry over the rows of ``x`` (n, m'), already in sorted order.
+    """Split & Carry over the rows of ``x`` (n, m'), already in sorted order; ``sizes``: its
+    :func:`chunk_sizes` when the caller has them.
 
     Returns labels (n,) and the list of per-sub-problem stats.
     """
     n = len(x)
     ksets = initial_ksets(np.arange(n), k)
-    bounds = np.cumsum([0, *chunk_sizes(x, k, S, chunking)])
+    if sizes is None:
+        sizes = chunk_sizes(x, k, S, chunking)
+    bounds = np.cumsum([0, *sizes])
     chunks = [ksets[a:b] for a, b in itertools.pairwise(bounds)]
     labels = np.full(n, -1, dtype=np.int64)
     next_id = 0
@@ -134,39 +199,65 @@ def _chunk_loop(
     carry_lab = np.empty(0, dtype=np.int64)
     stats = []
     for t, chunk in enumerate(chunks):
-        rows = np.concatenate([carry_rows, *chunk])
+        # the chunk's k-sets are consecutive rows (the last of the table may hold more than k)
+        first, stop = int(chunk[0][0]), int(chunk[-1][-1]) + 1
+        new_rows = np.arange(first, stop)
+        rows = np.concatenate([carry_rows, new_rows])
         base = int(carry_lab.max()) + 1 if carry_lab.size else 0
-        start = np.concatenate(
-            [carry_lab] + [np.full(len(c), base + i) for i, c in enumerate(chunk)]
-        )
+        new_sets = np.minimum((new_rows - first) // k, len(chunk) - 1)
+        start = np.concatenate([carry_lab, base + new_sets])
         sub_lab, st = _sub_problem(
             x[rows], lo, hi, coef, k, start, sub_time_limit, formulation, verbose
         )
         stats.append(st)
-        if t == len(chunks) - 1:
-            carried = np.zeros(len(rows), dtype=bool)  # nothing is carried out of the last
-        else:
-            carried = np.isin(sub_lab, sub_lab[len(rows) - k :])  # classes of the last k rows
-        fin_lab = np.unique(sub_lab[~carried], return_inverse=True)[1].ravel()
-        labels[rows[~carried]] = next_id + fin_lab
-        next_id += int(fin_lab.max(initial=-1)) + 1
+        # the classes of the last k rows are carried, nothing out of the last chunk
+        n_last = 0 if t == len(chunks) - 1 else k
+        carried, renumbered, n_final = _carry_and_final(sub_lab.astype(np.int64), n_last)
+        labels[rows[~carried]] = next_id + renumbered[~carried]
+        next_id += n_final
         carry_rows = rows[carried]
-        carry_lab = np.unique(sub_lab[carried], return_inverse=True)[1].ravel()
+        carry_lab = renumbered[carried]
         if bar is not None:
             bar.update(1)
     return labels, stats
 
 
-def _part_task(x, lo, hi, coef, k, S, sub_time_limit, formulation, chunking):
-    """One part, as an executor task (module level, so that processes can pickle it)."""
-    return _chunk_loop(x, lo, hi, coef, k, S, sub_time_limit, formulation, chunking)
+def _part_task(x, lo, hi, coef, k, S, sub_time_limit, formulation, chunking, sizes=None):
+    """One part, as an executor task (module level, so that processes can pickle it):
+    labels, stats and the part's wall time (s) where it ran."""
+    t0 = time.perf_counter()
+    labels, stats = _chunk_loop(
+        x, lo, hi, coef, k, S, sub_time_limit, formulation, chunking, sizes=sizes
+    )
+    return labels, stats, time.perf_counter() - t0
 
 
-def split_points(keys_sorted: np.ndarray, n_parts: int, min_rows: int) -> np.ndarray:
+def warm_up() -> None:
+    """Load the compiled kernels and the solver in this process by solving a tiny table, so
+    that a worker's first part is not slowed by them (``client.run(warm_up)`` on Dask)."""
+    x = np.array([[0.0, 0.0], [1.0, 0.0], [3.0, 1.0], [4.0, 1.0], [8.0, 0.0], [9.0, 1.0]])
+    coef = np.full(2, 0.1)
+    _chunk_loop(x, x.min(axis=0), x.max(axis=0), coef, 2, 3, None, "auto", "runs")
+
+
+def cumulative_work(keys_sorted: np.ndarray) -> np.ndarray:
+    """Estimated solve work of the sorted rows ``keys_sorted`` (n, m), cumulated (n,): each row
+    counts 1, plus :data:`DISTINCT_ROW_WORK` when it differs from the row before. Repeated rows
+    mostly form zero-loss classes, settled without a solve; the rows that differ are where the
+    MILPs run."""
+    changed = np.ones(len(keys_sorted), dtype=bool)
+    changed[1:] = (keys_sorted[1:] != keys_sorted[:-1]).any(axis=1)
+    return np.cumsum(1.0 + DISTINCT_ROW_WORK * changed)
+
+
+def split_points(
+    keys_sorted: np.ndarray, n_parts: int, min_rows: int, work: np.ndarray | None = None
+) -> np.ndarray:
     """Cut positions (P+1,) of the sorted rows into ≤ ``n_parts`` parts along the split tree.
 
-    ``keys_sorted`` (n, m) holds the sort keys in key order (primary first), rows sorted. Each
-    cut lies within a quarter part of its even share and, there, at the row where the
+    ``keys_sorted`` (n, m) holds the sort keys in key order (primary first), rows sorted;
+    ``work`` (n,) their :func:`cumulative_work` (computed when not given). Each cut lies within
+    a quarter part of its even share of the work and, there, at the row where the
     highest-level key changes (nearest the even share among equals); parts have at least
     ``min_rows`` rows.
 
@@ -180,18 +271,24 @@ def split_points(keys_sorted: np.ndarray, n_parts: int, min_rows: int) -> np.nda
     n_parts = max(1, min(n_parts, n // max(min_rows, 1)))
     if n_parts == 1:
         return np.array([0, n])
+    if work is None:
+        work = cumulative_work(keys_sorted)
     diff = keys_sorted[1:] != keys_sorted[:-1]
     depth = np.where(diff.any(axis=1), diff.argmax(axis=1), keys_sorted.shape[1])  # row i+1
+    share = work[-1] / n_parts
+
+    def position(w: float) -> int:  # the cut after the row where the cumulated work reaches w
+        return min(int(np.searchsorted(work, w)) + 1, n)
+
     cuts = [0]
-    width = max(n // (4 * n_parts), 1)
     for i in range(1, n_parts):
-        target = i * n // n_parts
-        lo = max(cuts[-1] + min_rows, target - width)
-        hi = min(n - min_rows, target + width)
+        target = position(i * share)
+        lo = max(cuts[-1] + min_rows, position((i - 0.25) * share))
+        hi = min(n - min_rows, position((i + 0.25) * share))
         if hi < lo:
             continue
         cand = np.arange(lo, hi + 1)
-        score = depth[cand - 1] * (2 * width + 2) + np.abs(cand - target)
+        score = depth[cand - 1] * (hi - lo + 2) + np.abs(cand - target)
         cuts.append(int(cand[np.argmin(score)]))
     return np.array([*cuts, n])
 
@@ -199,10 +296,17 @@ def split_points(keys_sorted: np.ndarray, n_parts: int, min_rows: int) -> np.nda
 def _seams(labels: np.ndarray, cuts: np.ndarray, k: int) -> list[np.ndarray]:
     """Rows (sorted positions) of each seam: the classes holding the last k rows before a cut
     and the first k rows after it."""
+    sizes = np.bincount(labels)
     seams = []
     for c in cuts[1:-1]:
         touching = np.unique(labels[c - k : c + k])
-        seams.append(np.flatnonzero(np.isin(labels, touching)))
+        # look near the cut first: a class rarely reaches far from it, and the whole table
+        # is long (one scan of it per cut was most of the seams' time at 10⁶ rows)
+        lo, hi = max(c - SEAM_WINDOW, 0), min(c + SEAM_WINDOW, len(labels))
+        rows = lo + np.flatnonzero(np.isin(labels[lo:hi], touching))
+        if len(rows) < sizes[touching].sum():  # a class reaches beyond the window
+            rows = np.flatnonzero(np.isin(labels, touching))
+        seams.append(rows)
     return seams
 
 
@@ -218,28 +322,56 @@ def _merge_overlapping(seams: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def _run_parts(
-    xs, lo, hi, coef, k, S, sub_time_limit, formulation, cuts, executor, bar, chunking="runs"
+    xs,
+    lo,
+    hi,
+    coef,
+    k,
+    S,
+    sub_time_limit,
+    formulation,
+    cuts,
+    executor,
+    bar,
+    chunking="runs",
+    part_sizes=None,
+    part_work=None,
 ):
-    """Every part's Split & Carry (tasks on ``executor``, or here); labels (n,) and stats."""
+    """Every part's Split & Carry (tasks on ``executor``, or here); labels (n,) and stats.
+
+    ``part_sizes``: each part's :func:`chunk_sizes` when the caller has them (else each task
+    computes its own). Tasks are submitted largest ``part_work`` (estimated work, default the
+    rows) first, so that the last to start are the short ones and the workers finish together.
+    """
+    bounds = list(itertools.pairwise(cuts))
     args = [
         (xs[a:b], lo, hi, coef, k, S, sub_time_limit, formulation, chunking)
-        for a, b in itertools.pairwise(cuts)
+        + (() if part_sizes is None else (part_sizes[i],))
+        for i, (a, b) in enumerate(bounds)
     ]
     if executor is None:
         results = [_part_task(*a) for a in args]
     else:
-        futures = [executor.submit(_part_task, *a) for a in args]
+        work = [b - a for a, b in bounds] if part_work is None else part_work
+        largest_first = sorted(range(len(bounds)), key=lambda i: -work[i])
+        futures = {i: executor.submit(_part_task, *args[i]) for i in largest_first}
         results = []
-        for f in futures:
-            results.append(f.result())
+        for i in range(len(bounds)):
+            results.append(futures[i].result())
             bar.update(1)
     labels = np.empty(len(xs), dtype=np.int64)
-    offset, stats = 0, []
-    for (a, b), (lab, st) in zip(itertools.pairwise(cuts), results, strict=True):
+    offset, stats, part_times = 0, [], []
+    for (a, b), (lab, st, seconds) in zip(itertools.pairwise(cuts), results, strict=True):
         labels[a:b] = lab + offset
         offset += int(lab.max()) + 1
         stats += st
-    return labels, stats
+        part_times.append(seconds)
+    return labels, stats, part_times
+
+
+def _seam_batch(args: list[tuple]) -> list:
+    """Seam sub-problems, one after the other (an executor task)."""
+    return [_sub_problem(*a) for a in args]
 
 
 def _run_seams(xs, lo, hi, coef, k, sub_time_limit, formulation, labels, cuts, executor):
@@ -250,9 +382,11 @@ def _run_seams(xs, lo, hi, coef, k, sub_time_limit, formulation, labels, cuts, e
         for rows in seams
     ]
     if executor is None:
-        results = [_sub_problem(*a) for a in args]
-    else:
-        results = [f.result() for f in [executor.submit(_sub_problem, *a) for a in args]]
+        results = _seam_batch(args)
+    else:  # a seam takes milliseconds: a few per task, not one round trip each
+        batches = [args[i : i + SEAMS_PER_TASK] for i in range(0, len(args), SEAMS_PER_TASK)]
+        futures = [executor.submit(_seam_batch, b) for b in batches]
+        results = [r for f in futures for r in f.result()]
     next_id = int(labels.max()) + 1
     stats = []
     for rows, (lab, st) in zip(seams, results, strict=True):
@@ -292,7 +426,8 @@ def split_and_carry(
     executor : a :class:`concurrent.futures.Executor` (threads, processes, a Dask client's
         ``get_executor()``) that solves the parts as tasks; None runs them here.
     parts : number of parts along the split tree (default: 1 without an executor, else one per
-        50,000 rows, at least 2); each has at least 8·k(2k−1) rows.
+        12,500 rows, at least 2, whatever the number of workers: the partition depends on the
+        number of parts, never on where they run); each has at least 8·k(2k−1) rows.
     chunking : ``"runs"`` (default): a chunk ends a k-set or more early rather than end with
         fewer than k rows of a run of identical rows that goes on (see :func:`chunk_sizes`);
         ``"paper"``: always S k-sets, ⌈⌊n/k⌋/S⌉ sub-problems (§7.7, Table 8's counts).
@@ -304,26 +439,36 @@ def split_and_carry(
     ``time_limited`` and ``fallbacks`` (counts), ``sub_objectives`` (objective per
     sub-problem), ``sub_times`` (s per sub-problem), ``milp_time`` (s),
     ``restricted_subproblems``, ``uncertified_subproblems``, ``parts`` (cut positions in the
-    sorted order) and ``seams`` (sub-problems across cuts, included in the counts).
+    sorted order), ``seams`` (sub-problems across cuts, included in the counts),
+    ``part_times`` (s, each part's wall time where it ran) and ``stage_times`` (s: ``"sort"``
+    = sort, cuts and chunk counts, ``"parts"``, ``"seams"``, wall time here).
     """
     S = check_int("S", S, minimum=1)
     if chunking not in ("runs", "paper"):
         raise InvalidInput(f"chunking must be 'runs' or 'paper', got {chunking!r}")
     k, n = problem.k, problem.n
     if parts is None:
-        parts = 1 if executor is None else max(2, -(-n // 50_000))
+        parts = 1 if executor is None else max(2, -(-n // ROWS_PER_PART))
     parts = check_int("parts", parts, minimum=1)
+    t0 = time.perf_counter()
     x, lo, hi, coef, _ = problem.milp_columns()
-    order = variance_sort(problem)
-    keys = problem.x[order][:, key_order(problem)]
-    cuts = split_points(keys, parts, MIN_PART_FACTOR * k * (2 * k - 1))
+    key_columns = key_order(problem)
+    order = sort_by_keys(problem.x, key_columns)  # variance_sort(problem)
+    keys = np.take(problem.x[:, key_columns], order, axis=0)
+    work = cumulative_work(keys)
+    cuts = split_points(keys, parts, MIN_PART_FACTOR * k * (2 * k - 1), work)
+    part_work = np.diff(np.r_[0.0, work[cuts[1:] - 1]]).tolist()
     xs = x[order]
-    n_subs = sum(len(chunk_sizes(xs[a:b], k, S, chunking)) for a, b in itertools.pairwise(cuts))
+    serial = len(cuts) == 2
+    part_sizes = None  # counted here only when needed: otherwise each task counts its own
+    if serial or time_limit is not None:
+        part_sizes = [chunk_sizes(xs[a:b], k, S, chunking) for a, b in itertools.pairwise(cuts)]
+        n_subs = sum(map(len, part_sizes))
     if sub_time_limit is not None:
         sub_time_limit = check_positive("sub_time_limit", sub_time_limit)
     if time_limit is not None:
         sub_time_limit = check_positive("time_limit", time_limit) / (n_subs + len(cuts) - 2)
-    serial = len(cuts) == 2
+    t1 = time.perf_counter()
     with progress_bar(
         progress,
         total=n_subs if serial else len(cuts) - 1,
@@ -332,20 +477,53 @@ def split_and_carry(
     ) as bar:
         if serial:
             lab, stats = _chunk_loop(
-                xs, lo, hi, coef, k, S, sub_time_limit, formulation, chunking, verbose, bar
+                xs,
+                lo,
+                hi,
+                coef,
+                k,
+                S,
+                sub_time_limit,
+                formulation,
+                chunking,
+                verbose,
+                bar,
+                part_sizes[0] if part_sizes else None,
             )
-            seam_stats = []
+            part_times, seam_stats = [time.perf_counter() - t1], []
         else:
-            lab, stats = _run_parts(
-                xs, lo, hi, coef, k, S, sub_time_limit, formulation, cuts, executor, bar, chunking
+            lab, stats, part_times = _run_parts(
+                xs,
+                lo,
+                hi,
+                coef,
+                k,
+                S,
+                sub_time_limit,
+                formulation,
+                cuts,
+                executor,
+                bar,
+                chunking,
+                part_sizes,
+                part_work,
             )
+        t2 = time.perf_counter()
+        if not serial:
             lab, seam_stats = _run_seams(
                 xs, lo, hi, coef, k, sub_time_limit, formulation, lab, cuts, executor
             )
     labels = np.empty(n, dtype=np.int64)
     labels[order] = lab
     info = _summary(stats + seam_stats, k, S, sub_time_limit, formulation)
-    info.update(parts=cuts.tolist(), seams=len(seam_stats), chunking=chunking)
+    stage_times = {"sort": t1 - t0, "parts": t2 - t1, "seams": time.perf_counter() - t2}
+    info.update(
+        parts=cuts.tolist(),
+        seams=len(seam_stats),
+        chunking=chunking,
+        part_times=part_times,
+        stage_times=stage_times,
+    )
     return labels, info
 
 
