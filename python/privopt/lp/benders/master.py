@@ -27,6 +27,12 @@ from privopt.lp.model import LinearProgram
 #: re-solved from scratch (see ``_Master.solve``).
 WARM_CHECK_RTOL = 1e-6
 
+#: HiGHS options of the master (the caller's ``highs_options`` override them). Devex pricing:
+#: after rows are added HiGHS recomputes its default dual steepest-edge weights for every
+#: row of the basis, so each warm re-solve cost time in proportion to the master's size
+#: rather than to its pivots (docs/scaling.md, *Benders*: the master's share).
+MASTER_OPTIONS = (("simplex_dual_edge_weight_strategy", 1),)
+
 
 class _Master:
     """The persistent master model with theta columns; cuts are appended as rows."""
@@ -54,6 +60,7 @@ class _Master:
         self.is_mip = lp.is_mip
         self.model = lp.to_model(options=options)  # options before the model: see to_model
         self.model.configure(method="simplex", presolve=True)
+        self.model.set_options(MASTER_OPTIONS)
         # The rows as HiGHS holds them, kept on this side for the safe bound (reading them
         # back from HiGHS copied the whole model through Python lists on every solve).
         self._rows = _RowStore(lp.to_csr().to_scipy(), lp.row_lower, lp.row_upper, lp.n_vars)
@@ -285,7 +292,12 @@ class _Master:
         scaled = copy.to_model()
         # Tolerances and threads as the master's; its own time limit (the run's may be used
         # up; a re-solve from an optimal basis is usually quick, but not always).
-        for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance", "threads"):
+        for name in (
+            "primal_feasibility_tolerance",
+            "dual_feasibility_tolerance",
+            "threads",
+            *(name for name, _ in MASTER_OPTIONS),
+        ):
             scaled.set_option(name, self.model.option(name))
         if time_limit is not None:
             scaled.set_option("time_limit", float(time_limit))
