@@ -32,6 +32,7 @@ import datetime as dt
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -62,6 +63,12 @@ from harness import (
 
 #: The page a run of every family at its full sizes writes (with its plots beside it).
 PAGE = REPO / "docs" / "scaling.md"
+
+#: A family's section on the page may end with a block between these markers (``{name}``: the
+#: family): figures measured by another command or on another machine (Benders on Dask on
+#: 16 cores), which name their own command. Rewriting the page keeps each such block.
+KEPT_START = "<!-- kept: {name} -->"
+KEPT_END = "<!-- end kept -->"
 
 
 # ----------------------------------------------------------------------- results and plots
@@ -590,9 +597,23 @@ def render(results: list[Result], errors: dict[str, str], context: dict) -> str:
         "",
         *_exponent_table(results, errors, rev, links=True),
     ]
+    kept = context.get("kept", {})
     for r in results:
         lines += ["", *_section(r, rev)]
+        if r.name in kept:
+            lines += ["", kept[r.name]]
     return "\n".join(lines) + "\n"
+
+
+def kept_blocks(page: Path) -> dict[str, str]:
+    """The blocks of ``page`` between :data:`KEPT_START` and :data:`KEPT_END`, markers
+    included, per family (none when the page does not exist yet)."""
+    if not page.exists():
+        return {}
+    text = page.read_text()
+    start = re.escape(KEPT_START).replace(re.escape("{name}"), r"(?P<name>[\w-]+)")
+    pattern = re.compile(f"{start}.*?{re.escape(KEPT_END)}", re.S)
+    return {m["name"]: m[0] for m in pattern.finditer(text)}
 
 
 def _exponent_table(
@@ -781,6 +802,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         for r in results:
             plot(r, args.page.parent / "scaling" / f"{r.name}.png", args.baseline_rev)
+        context["kept"] = kept_blocks(args.page)
         write_atomically(args.page, render(results, errors, context))
         _progress(f"wrote {args.page}")
     return 1 if errors else 0
