@@ -27,12 +27,6 @@ from privopt.lp.model import LinearProgram
 #: re-solved from scratch (see ``_Master.solve``).
 WARM_CHECK_RTOL = 1e-6
 
-#: HiGHS options of the master (the caller's ``highs_options`` override them). Devex pricing:
-#: after rows are added HiGHS recomputes its default dual steepest-edge weights for every
-#: row of the basis, so each warm re-solve cost time in proportion to the master's size
-#: rather than to its pivots (docs/scaling.md, *Benders*: the master's share).
-MASTER_OPTIONS = (("simplex_dual_edge_weight_strategy", 1),)
-
 
 class _Master:
     """The persistent master model with theta columns; cuts are appended as rows."""
@@ -60,7 +54,9 @@ class _Master:
         self.is_mip = lp.is_mip
         self.model = lp.to_model(options=options)  # options before the model: see to_model
         self.model.configure(method="simplex", presolve=True)
-        self.model.set_options(MASTER_OPTIONS)
+        # Re-solved warm after every batch of cuts and lazy rows (the caller's
+        # highs_options, set afterwards, can choose another pricing).
+        self.model.use_devex()
         # The rows as HiGHS holds them, kept on this side for the safe bound (reading them
         # back from HiGHS copied the whole model through Python lists on every solve).
         self._rows = _RowStore(lp.to_csr().to_scipy(), lp.row_lower, lp.row_upper, lp.n_vars)
@@ -296,7 +292,7 @@ class _Master:
             "primal_feasibility_tolerance",
             "dual_feasibility_tolerance",
             "threads",
-            *(name for name, _ in MASTER_OPTIONS),
+            highs.DUAL_PRICING,
         ):
             scaled.set_option(name, self.model.option(name))
         if time_limit is not None:
