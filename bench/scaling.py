@@ -593,7 +593,8 @@ def render(results: list[Result], errors: dict[str, str], context: dict) -> str:
         f"end; {context['minutes']:.1f} min in all. Each size ran {context['repeats']} time(s): "
         "the least time is kept (other jobs' load only adds time), and the largest memory. "
         "This page is written by that command: edit "
-        "`bench/scaling.py`, not the page.",
+        "`bench/scaling.py`, not the page (a block marked as kept, measured by another command "
+        "that it names, is carried over).",
         "",
         *_exponent_table(results, errors, rev, links=True),
     ]
