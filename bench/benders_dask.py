@@ -17,8 +17,18 @@ serial run's 0.73, and the same iterations cost 1.37x the CPU seconds on the wor
 solve 2.14x the serial wall time). Per-task overhead and imbalance cost 9-15 % of the rounds:
 the batching is not what bounds the ratio (docs/mdp.md, *Benders on Dask*).
 
+With ``--baseline REV`` the serial run is repeated with the package of git revision ``REV``
+(a child process, as in ``bench/mdp_scale.py``) and its master share and master seconds per
+iteration are printed beside this tree's. The last lines give the serial-share model: the
+serial part of the Benders time (master, certification, cut assembly) against the subproblem
+rounds, and the speed-up Amdahl's law predicts at 8 and 16 workers (at most M subproblems run at
+once) with the round efficiency measured here (rounds speed-up / workers) or given by
+``--round-efficiency`` (from a run on a larger machine). ``--serial-only`` skips the Dask run.
+A small untimed run first compiles the Numba kernels (neither timed run pays for them).
+
 Usage: python bench/benders_dask.py [--rows 40] [--cols 50] [--outputs 100] [--epsilon 2]
-       [--eta 2] [--iterations 5] [--workers 2] [--m 4]
+       [--eta 2] [--iterations 5] [--workers 2] [--m 4] [--baseline REV] [--serial-only]
+       [--round-efficiency E]
 (the defaults are the settings above).
 """
 
@@ -33,20 +43,24 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import sys  # noqa: E402
+import tempfile  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
-from harness import peak_rss_mib  # noqa: E402
-from privopt.errors import SolverLimit  # noqa: E402
-from privopt.mdp import MDPProblem, rome_grid  # noqa: E402
-from privopt.mdp.benders import solve_benders_block  # noqa: E402
+from harness import package_at, peak_rss_mib, print_json, run_json, use_package  # noqa: E402
+
+# privopt is imported inside the functions: a baseline child imports it from another revision.
 
 
 def largest_block(args: argparse.Namespace) -> Any:
     """The mDP block of the grid's largest component (the whole grid when connected)."""
+    from privopt.mdp import MDPProblem, rome_grid
+
     prob = MDPProblem(
         rome_grid(args.rows, args.cols),
         epsilon=args.epsilon,
@@ -104,6 +118,9 @@ class LoadSampler:
 def run(block: Any, args: argparse.Namespace, executor: Any, client: Any = None) -> dict[str, Any]:
     """One Benders run of ``args.iterations`` iterations; its wall time and profile, and the
     CPU seconds spent by this process, by the workers (``client``) and by the whole machine."""
+    from privopt.errors import SolverLimit
+    from privopt.mdp.benders import solve_benders_block
+
     workers0 = client.run(process_cpu_s) if client is not None else {}
     busy0, cpu0 = machine_busy_s(), process_cpu_s()
     t0 = time.perf_counter()
@@ -145,14 +162,64 @@ def main() -> None:
     ap.add_argument("--iterations", type=int, default=5)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--m", type=int, default=4)
+    ap.add_argument("--baseline", default=None, help="git revision whose serial run to compare")
+    ap.add_argument("--serial-only", action="store_true", help="no Dask run")
+    ap.add_argument(
+        "--round-efficiency",
+        type=float,
+        default=None,
+        help="the model's round efficiency (rounds speed-up / workers) from a run elsewhere",
+    )
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--source", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    from distributed import Client, LocalCluster
+    if args.child:  # one serial run, in a fresh process (the baseline's package)
+        if args.source:
+            use_package(args.source)
+        warm_up()
+        print_json(run(largest_block(args), args, None))
+        return
 
     load0 = os.getloadavg()
+    base = baseline_run(args) if args.baseline else None
     block = largest_block(args)
     print(f"block: {block.n} records, K = {block.k}", file=sys.stderr)
+    warm_up()
     print("serial run ...", file=sys.stderr)
     serial = run(block, args, None)
+    dask, start_s, worker_rss = (None, 0.0, {}) if args.serial_only else dask_run(block, args)
+    load1 = os.getloadavg()
+    report(args, block, serial, dask, base, start_s, worker_rss, load0, load1)
+
+
+def warm_up() -> None:
+    """One small untimed run: the Numba kernels of the release's repair compile here, not
+    inside the first timed run."""
+    from privopt.errors import SolverLimit
+    from privopt.mdp import MDPProblem, rome_grid
+    from privopt.mdp.benders import solve_benders_block
+
+    prob = MDPProblem(rome_grid(6, 6), epsilon=2.0, eta=2.0, outputs=10, seed=0)
+    with contextlib.suppress(SolverLimit):  # the iteration limit: the expected end
+        solve_benders_block(prob.subproblem(np.arange(36)), m=2, max_iterations=2, progress=False)
+
+
+def baseline_run(args: argparse.Namespace) -> dict[str, Any]:
+    """The serial run with the package of ``args.baseline``, in a child process."""
+    print(f"serial run, baseline {args.baseline} ...", file=sys.stderr)
+    flags = ["rows", "cols", "outputs", "epsilon", "eta", "iterations", "m"]
+    cmd = [sys.executable, __file__, "--child"]
+    for name in flags:
+        cmd += [f"--{name}", str(getattr(args, name))]
+    with tempfile.TemporaryDirectory() as tmp:
+        source = package_at(args.baseline, Path(tmp))
+        return run_json([*cmd, "--source", str(source)], timeout=None)
+
+
+def dask_run(block: Any, args: argparse.Namespace) -> tuple[dict[str, Any], float, dict]:
+    """The run on a ``LocalCluster``; also the cluster's start time and the workers' peak RSS."""
+    from distributed import Client, LocalCluster
+
     print(f"dask run ({args.workers} workers) ...", file=sys.stderr)
     t0 = time.perf_counter()
     with (
@@ -167,15 +234,15 @@ def main() -> None:
         start_s = time.perf_counter() - t0
         dask = run(block, args, client.get_executor(), client)
         worker_rss = client.run(peak_rss_mib)
-    load1 = os.getloadavg()
-    report(args, block, serial, dask, start_s, worker_rss, load0, load1)
+    return dask, start_s, worker_rss
 
 
 def report(
     args: argparse.Namespace,
     block: Any,
     serial: dict[str, Any],
-    dask: dict[str, Any],
+    dask: dict[str, Any] | None,
+    base: dict[str, Any] | None,
     start_s: float,
     worker_rss: dict[str, float],
     load0: tuple[float, ...],
@@ -187,13 +254,45 @@ def report(
         f"M = {args.m}, {args.iterations} iterations: serial vs Dask LocalCluster "
         f"({w} workers x 1 thread)\n"
     )
-    print("| run | wall s | Benders s | setup s | master s | sub rounds s | sum of solves s |")
-    print("|---|---|---|---|---|---|---|")
-    for name, r in (("serial", serial), (f"dask ({dask['executor']})", dask)):
+    runs = [("serial", serial)]
+    if base is not None:
+        runs.insert(0, (f"serial, baseline {args.baseline}", base))
+    if dask is not None:
+        runs.append((f"dask ({dask['executor']})", dask))
+    print(
+        "| run | wall s | Benders s | setup s | master s | master s / iteration | "
+        "master share | sub rounds s | sum of solves s |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, r in runs:
+        if "error" in r:
+            print(f"| {name} | {r['error']} | | | | | | | |")
+            continue
         print(
             f"| {name} | {r['wall']:.1f} | {r['benders']:.1f} | {r['setup']:.1f} | "
-            f"{r['master']:.1f} | {r['rounds']:.1f} | {r['solves']:.1f} |"
+            f"{r['master']:.1f} | {r['master'] / max(r['iterations'], 1):.2f} | "
+            f"{r['master'] / r['benders']:.0%} | {r['rounds']:.1f} | {r['solves']:.1f} |"
         )
+    if dask is not None:
+        report_dask(args, serial, dask)
+    report_model(args, serial, dask)
+    print(
+        f"\npeak RSS: this process {peak_rss_mib():.0f} MiB"
+        + (
+            f", workers [{', '.join(f'{v:.0f}' for v in worker_rss.values())}] MiB; "
+            f"cluster start {start_s:.1f} s (not counted)"
+            if dask is not None
+            else ""
+        )
+    )
+    print(
+        f"load average before {load0[0]:.2f} / after {load1[0]:.2f} (1 min), {os.cpu_count()} cores"
+    )
+
+
+def report_dask(args: argparse.Namespace, serial: dict[str, Any], dask: dict[str, Any]) -> None:
+    """Ratios, the profile that bounds them, and the CPU seconds of both runs."""
+    w = args.workers
     same = serial["bounds"] == dask["bounds"]
     ideal = dask["solves"] / w
     print(
@@ -205,9 +304,7 @@ def report(
     print(
         f"profile (dask): master {dask['master'] / dask['benders']:.0%} of the Benders time; "
         f"sub rounds {dask['rounds']:.1f} s against ideal {ideal:.1f} s (sum of solves / {w}): "
-        f"overhead + imbalance {dask['rounds'] - ideal:.1f} s; "
-        f"best possible Benders ratio with this master "
-        f"{serial['benders'] / (serial['benders'] - serial['rounds'] + serial['rounds'] / w):.2f}x"
+        f"overhead + imbalance {dask['rounds'] - ideal:.1f} s"
     )
     print(
         "\n| run | load (min / mean / max) | CPU s: this process | CPU s: workers | "
@@ -225,13 +322,29 @@ def report(
         f"; per solve, dask / serial: {dask['solves'] / serial['solves']:.2f}x "
         f"({os.cpu_count()} cores; other processes: the scheduler's nannies and every other job)"
     )
-    rss = ", ".join(f"{v:.0f}" for v in worker_rss.values())
+
+
+def report_model(
+    args: argparse.Namespace, serial: dict[str, Any], dask: dict[str, Any] | None
+) -> None:
+    """Amdahl's law on the serial run: its serial part (the Benders time outside the
+    subproblem rounds: master, certification, cut assembly) stays, the rounds divide by
+    workers x round efficiency (measured on Dask: rounds speed-up / workers; 1 without it)."""
+    rounds, total = serial["rounds"], serial["benders"]
+    serial_part = total - rounds
+    if args.round_efficiency is not None:
+        eff, where = args.round_efficiency, "given"
+    elif dask is not None:
+        eff = serial["rounds"] / max(dask["rounds"], 1e-9) / args.workers
+        where = f"measured at {args.workers} workers"
+    else:
+        eff, where = 1.0, "assumed"
+    # A round has M subproblems at most: workers beyond M add nothing.
+    predicted = {n: total / (serial_part + rounds / (min(n, args.m) * eff)) for n in (8, 16)}
     print(
-        f"peak RSS: this process {peak_rss_mib():.0f} MiB, workers [{rss}] MiB; "
-        f"cluster start {start_s:.1f} s (not counted)"
-    )
-    print(
-        f"load average before {load0[0]:.2f} / after {load1[0]:.2f} (1 min), {os.cpu_count()} cores"
+        f"\nmodel: serial part {serial_part:.1f} s of {total:.1f} s ({serial_part / total:.0%}; "
+        f"master {serial['master'] / total:.0%}); round efficiency {eff:.2f} ({where}); "
+        + "; ".join(f"predicted speed-up at {n} workers {v:.2f}x" for n, v in predicted.items())
     )
 
 

@@ -9,6 +9,8 @@ average.
 
     python bench/mdp_scale.py --data ../shared/data --baseline fedfbc0
     python bench/mdp_scale.py --data ../shared/data --workloads grid-eps2 geo400
+    python bench/mdp_scale.py --data ../shared/data --baseline 662c932 --method benders \
+        --workloads paper:grid paper:synthetic paper:road paper:text
 
 Workloads (``make_workload``):
 
@@ -89,13 +91,14 @@ def _geo_full_lp(data: Path | None):
     return lambda: full_lp(geo, params, table, gamma=float("inf"))
 
 
-def child(name: str, data: Path | None) -> dict:
-    """One solve (inside the child process): time, loss, certified gap, verification."""
+def child(name: str, data: Path | None, method: str = "lp") -> dict:
+    """One solve (inside the child process): time, loss, certified gap, verification.
+    ``method``: :func:`privopt.mdp.solve`'s (``geo400`` always runs its full LP)."""
     from privopt.mdp import solve
 
     work = make_workload(name, data)
     start = time.perf_counter()
-    pm = work() if callable(work) else solve(work)
+    pm = work() if callable(work) else solve(work, method)
     elapsed = time.perf_counter() - start
     parts = pm.info.get("components", [])
     out = {
@@ -113,9 +116,11 @@ def child(name: str, data: Path | None) -> dict:
     return out
 
 
-def run_child(name: str, data: Path | None, source: Path | None, limit: float) -> dict:
+def run_child(
+    name: str, data: Path | None, source: Path | None, limit: float, method: str = "lp"
+) -> dict:
     """Run one workload in a fresh process (``source``: a baseline package folder)."""
-    cmd = [sys.executable, __file__, "--child", name]
+    cmd = [sys.executable, __file__, "--child", name, "--method", method]
     if data is not None:
         cmd += ["--data", str(data)]
     if source is not None:
@@ -144,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", default=None, help="git revision to compare against")
     ap.add_argument("--workloads", nargs="+", default=list(DEFAULT_WORKLOADS))
     ap.add_argument("--limit", type=float, default=1800.0, help="seconds per run")
+    ap.add_argument("--method", default="lp", help="privopt.mdp.solve's method (lp, benders)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--source", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -152,10 +158,13 @@ def main(argv: list[str] | None = None) -> int:
             use_package(args.source)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            print_json(child(args.child, args.data))
+            print_json(child(args.child, args.data, args.method))
         return 0
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    print(f"load average at start: {load}; baseline {args.baseline or '(none)'}\n")
+    print(
+        f"load average at start: {load}; baseline {args.baseline or '(none)'}; "
+        f"method {args.method}\n"
+    )
     print(
         "| workload | code | time (s) | speed-up | peak RSS (MiB) | loss | certified gap "
         "| model rows / vars | goal |"
@@ -171,10 +180,10 @@ def main(argv: list[str] | None = None) -> int:
             base = None
             if source is not None:
                 print(f"[mdp_scale] {name}: baseline", file=sys.stderr, flush=True)
-                base = run_child(name, args.data, source, args.limit)
+                base = run_child(name, args.data, source, args.limit, args.method)
                 print(_row(name, f"baseline {args.baseline}", base, None), flush=True)
             print(f"[mdp_scale] {name}: this tree", file=sys.stderr, flush=True)
-            r = run_child(name, args.data, None, args.limit)
+            r = run_child(name, args.data, None, args.limit, args.method)
             print(_row(name, "this tree", r, base), flush=True)
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     print(f"\nload average at end: {load}; cores: {os.cpu_count()}")

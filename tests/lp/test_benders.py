@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from privopt.errors import InfeasibleModel, InvalidInput, SolverLimit, UnboundedModel
-from privopt.lp import LinearProgram, solve
+from privopt.lp import LinearProgram, highs, solve
 from privopt.lp.benders import BendersProblem, Cut, solve_benders
+from privopt.lp.benders.master import _Master
 from privopt.lp.benders.subproblems import _SubSolver
 from privopt.lp.examples import capacity_expansion_lp, random_block_lp
 
@@ -391,6 +392,22 @@ def test_abs_gap_gap_floor_and_highs_options():
     ):
         with pytest.raises(InvalidInput):
             solve_benders(prob, progress=False, **bad)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_master_prices_with_devex_and_either_pricing_certifies_the_optimum(seed):
+    """The master re-solves warm with Devex pricing by default; steepest edge, chosen through
+    ``highs_options``, reaches the same certified optimum."""
+    kw = dict(n_subproblems=8, n_master=40, sub_vars=120, sub_rows=60, density=0.05)
+    problem = random_block_lp(seed, **kw)
+    assert _Master(problem, True).model.option(highs.DUAL_PRICING) == 1
+    mono = solve(problem.to_monolithic()).objective
+    scale = max(1.0, abs(mono))
+    for options in (None, {highs.DUAL_PRICING: 2}):
+        res = solve_benders(problem, rel_gap=1e-9, progress=False, highs_options=options)
+        assert res.status == "optimal"
+        assert rel_err(res.objective, mono) <= REL
+        assert mono - 1e-6 * scale <= res.certified_lower_bound <= mono + 1e-9 * scale
 
 
 def test_elastic_feasibility_cut_is_valid_without_a_ray():

@@ -63,6 +63,7 @@ __all__ = [
     "METHODS",
     "FALLBACK_OPTIONS",
     "DECIDED_IF_FEASIBLE",
+    "DUAL_PRICING",
     "LPSolution",
     "Model",
     "configure",
@@ -111,6 +112,11 @@ INF = float(_hs.kHighsInf)
 _ERROR = _hs.HighsStatus.kError
 
 METHODS = ("simplex", "ipm", "pdlp", "choose")
+
+#: HiGHS's option for the dual simplex pricing rule (-1 choose, 0 Dantzig, 1 Devex, 2 steepest
+#: edge); :meth:`Model.use_devex` sets Devex.
+DUAL_PRICING = "simplex_dual_edge_weight_strategy"
+_DEVEX = 1
 
 
 # HiGHS runs on one process-wide task scheduler, sized by the first run. Since HiGHS 1.16 a run
@@ -838,6 +844,13 @@ class Model:
     def option(self, name: str) -> Any:
         """The current value of a HiGHS option."""
         return self._h.getOptionValue(name)[1]
+
+    def use_devex(self) -> None:
+        """Devex dual pricing, for a model re-solved warm after rows are added (row generation,
+        a Benders master): with HiGHS's default, dual steepest edge, every re-solve of a grown
+        model first recomputes the edge weight of each basic row, which costs in proportion to
+        the rows rather than to the pivots (docs/scaling.md, *Benders on Dask*)."""
+        self.set_option(DUAL_PRICING, _DEVEX)
 
     def set_start(self, x: np.ndarray) -> None:
         """Hand HiGHS a starting point (a MIP's incumbent), shape (n_cols,)."""

@@ -608,7 +608,7 @@ class RowGenSolver:
                 if not (added or priced):
                     return self._finish(sol, rel_gap, warn=warn)
                 # warm re-solves from here on (see the docstring)
-                self.model.set_option("simplex_dual_edge_weight_strategy", 1)
+                self.model.use_devex()
         raise self._limit(f"{desc}: {max_rounds} rounds with rows still violated", sol, rel_gap)
 
     @contextlib.contextmanager

@@ -439,7 +439,7 @@ def _polish_model(
         np.concatenate([np.ones(n), np.full(ids.size, -np.inf)]),
         np.concatenate([np.ones(n), np.zeros(ids.size)]),
     )
-    model.set_option("simplex_dual_edge_weight_strategy", 1)  # Devex, as the engine's rounds
+    model.use_devex()  # as the engine's rounds
     model.set_basis(solver.basis().highs_basis)
     return model
 

@@ -54,6 +54,9 @@ class _Master:
         self.is_mip = lp.is_mip
         self.model = lp.to_model(options=options)  # options before the model: see to_model
         self.model.configure(method="simplex", presolve=True)
+        # Re-solved warm after every batch of cuts and lazy rows (the caller's
+        # highs_options, set afterwards, can choose another pricing).
+        self.model.use_devex()
         # The rows as HiGHS holds them, kept on this side for the safe bound (reading them
         # back from HiGHS copied the whole model through Python lists on every solve).
         self._rows = _RowStore(lp.to_csr().to_scipy(), lp.row_lower, lp.row_upper, lp.n_vars)
@@ -285,7 +288,12 @@ class _Master:
         scaled = copy.to_model()
         # Tolerances and threads as the master's; its own time limit (the run's may be used
         # up; a re-solve from an optimal basis is usually quick, but not always).
-        for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance", "threads"):
+        for name in (
+            "primal_feasibility_tolerance",
+            "dual_feasibility_tolerance",
+            "threads",
+            highs.DUAL_PRICING,
+        ):
             scaled.set_option(name, self.model.option(name))
         if time_limit is not None:
             scaled.set_option("time_limit", float(time_limit))
