@@ -32,7 +32,6 @@ import datetime as dt
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -157,12 +156,6 @@ def from_the_command_line() -> list[str]:
     ]
     lines += [f"| `{cmd}` | {work} | {wire} | {driver} |" for cmd, work, wire, driver in FAN_OUT]
     return [*lines, "", FAN_OUT_NOTE]
-
-#: A family's section on the page may end with a block between these markers (``{name}``: the
-#: family): figures measured by another command or on another machine (Benders on Dask on
-#: 16 cores), which name their own command. Rewriting the page keeps each such block.
-KEPT_START = "<!-- kept: {name} -->"
-KEPT_END = "<!-- end kept -->"
 
 
 # ----------------------------------------------------------------------- results and plots
@@ -687,30 +680,16 @@ def render(results: list[Result], errors: dict[str, str], context: dict) -> str:
         f"end; {context['minutes']:.1f} min in all. Each size ran {context['repeats']} time(s): "
         "the least time is kept (other jobs' load only adds time), and the largest memory. "
         "This page is written by that command: edit "
-        "`bench/scaling.py`, not the page (a block marked as kept, measured by another command "
-        "that it names, is carried over).",
+        "`bench/scaling.py`, not the page (notes measured by other commands, which they name, "
+        "come from `bench/scaling_notes/`).",
         "",
         *_exponent_table(results, errors, rev, links=True),
         "",
         *from_the_command_line(),
     ]
-    kept = context.get("kept", {})
     for r in results:
         lines += ["", *_section(r, rev)]
-        if r.name in kept:
-            lines += ["", kept[r.name]]
     return "\n".join(lines) + "\n"
-
-
-def kept_blocks(page: Path) -> dict[str, str]:
-    """The blocks of ``page`` between :data:`KEPT_START` and :data:`KEPT_END`, markers
-    included, per family (none when the page does not exist yet)."""
-    if not page.exists():
-        return {}
-    text = page.read_text()
-    start = re.escape(KEPT_START).replace(re.escape("{name}"), r"(?P<name>[\w-]+)")
-    pattern = re.compile(f"{start}.*?{re.escape(KEPT_END)}", re.S)
-    return {m["name"]: m[0] for m in pattern.finditer(text)}
 
 
 def _exponent_table(
@@ -902,7 +881,6 @@ def main(argv: list[str] | None = None) -> int:
         }
         for r in results:
             plot(r, args.page.parent / "scaling" / f"{r.name}.png", args.baseline_rev)
-        context["kept"] = kept_blocks(args.page)
         write_atomically(args.page, render(results, errors, context))
         _progress(f"wrote {args.page}")
     return 1 if errors else 0
