@@ -15,7 +15,7 @@ Measured on the shared 2-core development machine with the defaults (grid N = 2,
 jobs took 1.1-1.3 of the 2 cores, the two workers together got 0.85 of a core against the
 serial run's 0.73, and the same iterations cost 1.37x the CPU seconds on the workers (each
 solve 2.14x the serial wall time). Per-task overhead and imbalance cost 9-15 % of the rounds:
-the batching is not what bounds the ratio (docs/mdp.md, *Benders on Dask*).
+the batching is not what bounds the ratio (docs/performance.md, *Benders on Dask*).
 
 Usage: python bench/benders_dask.py [--rows 40] [--cols 50] [--outputs 100] [--epsilon 2]
        [--eta 2] [--iterations 5] [--workers 2] [--m 4]
