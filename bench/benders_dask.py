@@ -15,7 +15,7 @@ Measured on the shared 2-core development machine with the defaults (grid N = 2,
 jobs took 1.1-1.3 of the 2 cores, the two workers together got 0.85 of a core against the
 serial run's 0.73, and the same iterations cost 1.37x the CPU seconds on the workers (each
 solve 2.14x the serial wall time). Per-task overhead and imbalance cost 9-15 % of the rounds:
-the batching is not what bounds the ratio (docs/mdp.md, *Benders on Dask*).
+the batching is not what bounds the ratio (docs/performance.md, *Benders on Dask*).
 
 With ``--baseline REV`` the serial run is repeated with the package of git revision ``REV``
 (a child process, as in ``bench/mdp_scale.py``) and its master share and master seconds per

@@ -3,8 +3,9 @@
 Every (table row) runs its ``--reps`` seeded repetitions in one fresh subprocess (one method's
 memory or caches never affect another's; the peak RSS is that process's) and prints
 mean ± 1.96·std over the repetitions with the paper's values beside ours. Costs are compared as
-ratios (our absolute costs are far below Table 2, see docs/geo.md). Times exclude the CR table
-(as the artifact's), and "time" is the whole in-process exchange: clients, CR requests, solve.
+ratios (our absolute costs are far below Table 2, see docs/performance.md, "LR-Geo"). Times
+exclude the CR table (as the artifact's), and "time" is the whole in-process exchange: clients,
+CR requests, solve.
 
     python bench/geo_bench.py --rome ../shared/data/rome --table 1 --reps 20 --bound
     python bench/geo_bench.py --rome ../shared/data/rome --table targets --reps 5
@@ -15,7 +16,7 @@ ratios (our absolute costs are far below Table 2, see docs/geo.md). Times exclud
     python bench/geo_bench.py --rome ../shared/data/rome --table cell       # Fig 10b
     python bench/geo_bench.py --rome ../shared/data/rome --table ambiguity  # Fig 13
 
-The sweeps take ``--plot FILE.png`` (docs/geo/ holds the figures docs/geo.md shows).
+The sweeps take ``--plot FILE.png`` (docs/geo/ holds the figures docs/performance.md shows).
 
 Methods (table 1): lrgeo (CLR-Geo, default solver), lrgeo-SOLVER (benders, rowgen, lp), lrgeo-f
 (γ = ∞, also lrgeo-f-SOLVER), lp (full LP at γ = ∞), constopt, expmech, laplace. K > 1,331 uses

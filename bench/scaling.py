@@ -476,7 +476,7 @@ def family_kanon(sizes: list[int], method: str) -> Result:
         expected="Expected: below 1 on these inputs. Replicated and census-like rows repeat more "
         "as n grows: Greedy scans runs of identical rows and a Split & Carry chunk of identical "
         "rows costs nothing to solve; rows without duplicates would show Greedy's O(n²·m) scan "
-        "(docs/kanon.md).",
+        "({doc}`performance`, k-anonymity).",
         series=Series(sizes, [r["solve"] for r in runs], [r["peak_rss_mib"] for r in runs]),
         references=refs,
         extra={"end to end (s)": [r["total"] for r in runs]},

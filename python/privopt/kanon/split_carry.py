@@ -46,8 +46,8 @@ MIN_PART_FACTOR = 8
 #: on the number of parts only, so it is the same on any cluster.
 ROWS_PER_PART = 12_500
 #: Work of a row that differs from the one before, in units of a repeated row's: a part's time
-#: grows about this much faster with its distinct rows than with its rows (docs/kanon.md,
-#: Benchmarks); cuts share this estimate evenly and the largest parts are submitted first.
+#: grows about this much faster with its distinct rows than with its rows (docs/performance.md,
+#: k-anonymity); cuts share this estimate evenly and the largest parts are submitted first.
 DISTINCT_ROW_WORK = 200.0
 #: Seams solved per executor task.
 SEAMS_PER_TASK = 8
