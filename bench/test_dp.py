@@ -18,6 +18,7 @@ import pytest
 from privopt.dp import (
     discrete_gaussian_pmf,
     discrete_laplace_pmf,
+    sample_categorical,
     sample_discrete_gaussian,
     sample_discrete_laplace,
 )
@@ -40,8 +41,17 @@ SETTINGS = {
         "small": _settings("sigma", [30.0], 100_000, ["seed"]),
         "paper": _settings("sigma", [1.0, 30.0, 1e4], 1_000_000, ["seed", "os"]),
     },
+    # K outputs of one released row (1,331: the LR-Geo grid); draws of it per call.
+    "test_sample_categorical": {
+        "small": [{"id": "K1331-one", "K": 1331, "size": 1}],
+        "paper": [
+            {"id": f"K{k}-{'one' if n == 1 else n}", "K": k, "size": n}
+            for k in (100, 1331)
+            for n in (1, 10_000)
+        ],
+    },
 }
-#: What the samplers took before (a git revision's Numba kernels, 10⁶ draws; docs/dp.md).
+#: What the samplers took before (a git revision's Numba kernels, 10⁶ draws; docs/performance.md).
 BEFORE = {
     "laplace": "57–108 ns per draw at λ = 1…10⁴, 5.9–11.6× faster than the Numba kernels",
     "gaussian": "86–177 ns per draw at σ = 1…10⁴, 6.3–18.5× faster than the Numba kernels",
@@ -99,4 +109,23 @@ def test_discrete_gaussian(against, setting, benchmark):
     )
     variance = _exact_variance(lambda k: discrete_gaussian_pmf(k, sigma), sigma)
     _check_sample(draws, size, variance)
+    _per_draw(benchmark.extra_info, size)
+
+
+def test_sample_categorical(against, setting, benchmark):
+    """``sample_categorical(row, n)`` (exact: integer arithmetic over the row's exact sum, OS
+    CSPRNG) against ``Generator.choice(K, n, p=row)`` (floating point, not exact): one call
+    builds the row's exact cumulative table once, then draws."""
+    K, size = setting["K"], setting["size"]
+    row = np.random.default_rng(2).dirichlet(np.full(K, 0.3))
+    base_rng = np.random.default_rng(1)
+    draws, _ = against(
+        lambda: sample_categorical(row, size),
+        lambda: base_rng.choice(K, size, p=row),
+        baseline_name="numpy's Generator.choice (floating point, not exact)",
+        rounds=5,
+        setting=setting,
+    )
+    assert draws.shape == (size,) and draws.min() >= 0 and draws.max() < K
+    assert np.all(row[draws] > 0)  # never an index of weight 0 (none here below 1e-300)
     _per_draw(benchmark.extra_info, size)
