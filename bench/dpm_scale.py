@@ -30,7 +30,6 @@ from pathlib import Path
 
 import numpy as np
 from harness import peak_rss_mib, print_json, run_json
-from privopt.cluster._npy_reader import NpyRows
 
 BLOCK = 1 << 20
 
@@ -75,6 +74,10 @@ def child(args: argparse.Namespace) -> None:
     DPM(bounds=(-100, 100), epsilon=1.0, delta=1e-6, random_state=0).fit(make_data(2000, 10)[0])
     if args.path:
         import dask.array as da
+
+        # Here, not at the top: a baseline revision's children import this script too, and
+        # older revisions have no reader (they measure in-memory sizes only).
+        from privopt.cluster._npy_reader import NpyRows
 
         source = NpyRows(args.path)
         X = da.from_array(source, chunks=(args.chunk, source.shape[1]), asarray=False)

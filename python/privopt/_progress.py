@@ -34,10 +34,15 @@ __all__ = [
     "progress_scope_for",
     "with_progress_argument",
     "gap_postfix",
+    "TEXT_REFRESH_S",
 ]
 
 #: Seconds an ``"auto"`` bar waits before it appears (a call this short needs no bar).
 AUTO_DELAY_S = 2.0
+
+#: Seconds between two updates of a bar's text within one long step (an LP solve, a round of
+#: subproblems), so that a callback called per iteration does not redraw the bar each time.
+TEXT_REFRESH_S = 1.0
 
 _scope: contextvars.ContextVar[bool | None] = contextvars.ContextVar(
     "privopt_progress", default=None

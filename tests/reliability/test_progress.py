@@ -150,10 +150,10 @@ def test_cli_progress_auto_follows_the_terminal(monkeypatch):
 def test_row_generation_bar_moves_within_a_round(capsys, monkeypatch):
     """A round's LP can take minutes: the bar shows its simplex iterations while it solves,
     and the solve is the same with the bar on or off."""
-    from privopt.lp import rowgen
+    from privopt import _progress
     from privopt.mdp import MDPProblem, solve
 
-    monkeypatch.setattr(rowgen, "ROUND_REFRESH_S", 0.0)
+    monkeypatch.setattr(_progress, "TEXT_REFRESH_S", 0.0)
     points = np.random.default_rng(3).uniform(0, 4, (40, 2))
     prob = MDPProblem(points, epsilon=2.0, eta=1.0)
     quiet = solve(prob, "lp", progress=False)
@@ -162,4 +162,20 @@ def test_row_generation_bar_moves_within_a_round(capsys, monkeypatch):
     err = capsys.readouterr().err
     assert "LP iterations" in err
     assert shown.expected_loss == quiet.expected_loss
+    np.testing.assert_array_equal(shown.matrix, quiet.matrix)
+
+
+def test_benders_bar_moves_within_a_round(capsys, monkeypatch):
+    """A Benders round solves every subproblem (a cold first round can take minutes): the bar
+    counts them while they solve, and the run is the same with the bar on or off."""
+    from privopt import _progress
+    from privopt.mdp import MDPProblem, solve
+
+    monkeypatch.setattr(_progress, "TEXT_REFRESH_S", 0.0)
+    points = np.random.default_rng(4).uniform(0, 4, (30, 2))
+    prob = MDPProblem(points, epsilon=2.0, eta=1.0)
+    quiet = solve(prob, "benders", m=3, progress=False)
+    assert capsys.readouterr().err == ""
+    shown = solve(prob, "benders", m=3, progress=True)
+    assert "subproblems 1/3" in capsys.readouterr().err
     np.testing.assert_array_equal(shown.matrix, quiet.matrix)

@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from privopt import _progress
 from privopt._progress import progress_bar
 from privopt._validation import (
     check_bool,
@@ -80,9 +81,6 @@ SeparationOracle = Callable[[np.ndarray, np.ndarray], tuple[Any, Any, Any]]
 #: ``price(reduced_costs) -> local column indices`` to add (reduced costs of all the block's
 #: columns for the current duals); default: every absent column with a negative one.
 PricingOracle = Callable[[np.ndarray], np.ndarray]
-
-#: Seconds between two updates of a round's bar text while its LP solves.
-ROUND_REFRESH_S = 1.0
 
 
 @dataclass
@@ -614,7 +612,7 @@ class RowGenSolver:
     @contextlib.contextmanager
     def _within_round(self, bar: Any) -> Iterator[None]:
         """While one round's LP solves, the bar's text shows its simplex iterations and
-        seconds (refreshed at most every :data:`ROUND_REFRESH_S`): a first round can take
+        seconds (refreshed at most every ``TEXT_REFRESH_S``): a first round can take
         minutes. Nothing is subscribed when the bar is off."""
         if bar.disable:
             yield
@@ -625,7 +623,7 @@ class RowGenSolver:
 
         def show(iterations: int, _seconds: float) -> None:
             now = time.monotonic()
-            if now - shown[0] >= ROUND_REFRESH_S:
+            if now - shown[0] >= _progress.TEXT_REFRESH_S:
                 shown[0] = now
                 bar.set_postfix_str(
                     f"{done}, round {bar.n + 1}: {iterations:,} LP iterations, {now - start:.0f} s"

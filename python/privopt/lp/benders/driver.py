@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import numpy as np
 
+from privopt import _progress
 from privopt._progress import progress_bar
 from privopt._validation import (
     check_bool,
@@ -367,7 +368,10 @@ class _Run:
         t1 = time.perf_counter()
         x_sep = self.stab.separation_point(x)
         results = self.dispatcher.solve_all(
-            [x_sep[d.t_cols] for d in self.subs], self.s.keep_solutions, self.clock.deadline
+            [x_sep[d.t_cols] for d in self.subs],
+            self.s.keep_solutions,
+            self.clock.deadline,
+            solved=self._round_progress(),
         )
         if any(r.kind == "time_limit" for r in results):
             # An incomplete round gives no upper bound; the run stops with what it proved.
@@ -438,6 +442,22 @@ class _Run:
             lb=f"{self.lb:.6g}", ub=f"{self.incumbent.ub:.6g}", gap=f"{gap:.2e}", refresh=False
         )
         self.bar.update(1)
+
+    def _round_progress(self) -> Callable[[int], None] | None:
+        """The bar's text while a round's subproblems solve ("subproblems 3/8", refreshed at
+        most every ``TEXT_REFRESH_S``): a first, cold round can take minutes. None when
+        the bar is off."""
+        if self.bar.disable:
+            return None
+        total, shown = len(self.subs), [time.monotonic()]
+
+        def solved(n: int) -> None:
+            now = time.monotonic()
+            if n < total and now - shown[0] >= _progress.TEXT_REFRESH_S:
+                shown[0] = now
+                self.bar.set_postfix_str(f"round {self.bar.n + 1}: subproblems {n}/{total}")
+
+        return solved
 
     def close(self) -> None:
         self.dispatcher.close()

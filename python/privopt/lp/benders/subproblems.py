@@ -12,7 +12,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -482,30 +482,46 @@ class _Dispatcher:
         )[0]
 
     def solve_all(
-        self, xs: Sequence[np.ndarray], want_solution: bool, deadline: float | None = None
+        self,
+        xs: Sequence[np.ndarray],
+        want_solution: bool,
+        deadline: float | None = None,
+        solved: Callable[[int], None] | None = None,
     ) -> list[_Outcome]:
         """The outcomes at ``xs`` (one point per subproblem, over its coupled columns). With a
         ``deadline`` (a ``time.perf_counter()`` value) each solve gets the time left and the
-        ones that start after it are skipped: their outcome has kind ``"time_limit"``."""
+        ones that start after it are skipped: their outcome has kind ``"time_limit"``.
+        ``solved(n)`` is called as results arrive, with the number of subproblems solved so far
+        (a progress bar's text, within a round that can take minutes)."""
         local = self._local or []
+        tell = solved if solved is not None else _ignore_count
         if self.mode == "serial":
-            return [
-                _solve_by(s, x, want_solution, deadline) for s, x in zip(local, xs, strict=False)
-            ]
+            outcomes = []
+            for s, x in zip(local, xs, strict=False):
+                outcomes.append(_solve_by(s, x, want_solution, deadline))
+                tell(len(outcomes))
+            return outcomes
         if self.mode == "threads":
             futs = [
                 self.executor.submit(_solve_by, s, x, want_solution, deadline)
                 for s, x in zip(local, xs, strict=False)
             ]
-            return [f.result() for f in futs]
+            outcomes = []
+            for f in futs:
+                outcomes.append(f.result())
+                tell(len(outcomes))
+            return outcomes
         self._time_left = _left(deadline)
         batch_xs = [[xs[k] for k in batch] for batch in self._batches]
         futs = [self._submit(b, bx, want_solution) for b, bx in enumerate(batch_xs)]
         out: list[Any] = [None] * len(self.subs)
+        count = 0
         for b, fut in enumerate(futs):
             results = self._result(b, fut, batch_xs[b], want_solution)
             for k, res in zip(self._batches[b], results, strict=True):
                 out[k] = res
+            count += len(results)
+            tell(count)
         return out
 
     def _submit(self, b: int, xs: list[np.ndarray], want_solution: bool) -> Any:
@@ -555,6 +571,10 @@ class _Dispatcher:
             self._client.cancel(self._sources)
         if self._tmpdir is not None:
             self._tmpdir.cleanup()
+
+
+def _ignore_count(_n: int) -> None:
+    """The default ``solved`` callback of :meth:`_Dispatcher.solve_all`: nothing."""
 
 
 def _max_workers(executor: Any) -> int:
