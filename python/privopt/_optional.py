@@ -14,6 +14,7 @@ start (:mod:`privopt._launch`); ``tests/test_layers.py`` holds the count.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
@@ -84,14 +85,11 @@ def clarabel() -> Any:
     InvalidInput
         Clarabel is not installed (the message names the extra).
     """
-    try:
-        import clarabel as solver
-    except ImportError:
-        raise InvalidInput(
-            "the Clarabel QP solver is not installed: pip install 'privopt[census]', or use "
-            "qp_solver='highs'"
-        ) from None
-    return solver
+    return _import_or_refuse(
+        "clarabel",
+        "the Clarabel QP solver is not installed: pip install 'privopt[census]', or use "
+        "qp_solver='highs'",
+    )
 
 
 def has_clarabel() -> bool:
@@ -111,14 +109,11 @@ def dask_array() -> Any:
     InvalidInput
         It is not installed (the message names the extra).
     """
-    try:
-        import dask.array as da
-    except ImportError:
-        raise InvalidInput(
-            "reading the data in chunks needs Dask, which is not installed: "
-            "pip install 'privopt[dask]'"
-        ) from None
-    return da
+    return _import_or_refuse(
+        "dask.array",
+        "reading the data in chunks needs Dask, which is not installed: "
+        "pip install 'privopt[dask]'",
+    )
 
 
 def distributed() -> Any:
@@ -129,11 +124,17 @@ def distributed() -> Any:
     InvalidInput
         It is not installed (the message names the extra).
     """
+    return _import_or_refuse(
+        "distributed",
+        "running on a Dask cluster needs Dask's distributed scheduler, which is not "
+        "installed: pip install 'privopt[dask]'",
+    )
+
+
+def _import_or_refuse(name: str, message: str) -> Any:
+    """Module ``name``, or :class:`InvalidInput` with ``message`` (which names the extra that
+    installs it) where it is not installed."""
     try:
-        import distributed as dask_distributed
+        return importlib.import_module(name)
     except ImportError:
-        raise InvalidInput(
-            "running on a Dask cluster needs Dask's distributed scheduler, which is not "
-            "installed: pip install 'privopt[dask]'"
-        ) from None
-    return dask_distributed
+        raise InvalidInput(message) from None
