@@ -65,11 +65,13 @@ def measure(a: argparse.Namespace) -> dict[str, Any]:
     df = make_rows(a.data, a.n)
     opts: dict[str, Any] = {}
     if a.method == "split_carry":
-        opts.update(S=a.S, progress=False)
+        # No progress=False unless in parts: older revisions (--baseline) refuse it in serial
+        # runs, and an "auto" bar stays off in a child whose stderr is a pipe.
+        opts["S"] = a.S
         if a.chunking:
             opts["chunking"] = a.chunking
         if a.parts:
-            opts["parts"] = a.parts
+            opts.update(parts=a.parts, progress=False)
     anonymize(datasets.fars_20(), 3, method=a.method)  # load the Numba kernels untimed
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -123,7 +125,7 @@ def _warm_worker() -> None:
     """On a Dask worker: import privopt and load its compiled kernels (any revision)."""
     from privopt.kanon import anonymize, datasets
 
-    anonymize(datasets.fars_20(), 3, method="split_carry", progress=False)
+    anonymize(datasets.fars_20(), 3, method="split_carry")
 
 
 def predicted_time(r: dict, workers: int) -> float:

@@ -491,7 +491,7 @@ def family_census(sizes: list[int], quick: bool) -> Result:
         runs.append(_checked(census_scale.run_child("solver", spec), f"census at {n} leaves"))
     return Result(
         name="census",
-        title="Census: M_H^dp's tree DP, solver alone (privopt.census)",
+        title="Census: the exact tree post-processing (M_H^dp), solver alone (privopt.census)",
         size_label="leaves n (4-level hierarchy, N = 20)",
         time_label="solver (s)",
         memory_label="solver's own peak (MiB)",
