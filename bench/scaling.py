@@ -526,9 +526,9 @@ def family_cluster(sizes: list[int], quick: bool) -> Result:
         size_label="points n (d = 10, 64 blobs)",
         time_label="fit (s)",
         memory_label="process peak RSS (MiB)",
-        what="`DPM(ε = 1, δ = 1/n^1.5).fit(X)` on n × 10 points of the Synth recipe (64 unit "
-        "blobs in [−100, 100]^10; `bench/dpm_scale.py`'s child, one process per size, data "
-        "included in the peak). The paper's point is the authors' DPM on Synth-10d "
+        what="`DPM(epsilon=1, delta=1 / n**1.5).fit(X)` on n × 10 points of the Synth recipe "
+        "(64 unit blobs in [−100, 100]^10; `bench/dpm_scale.py`'s child, one process per size, "
+        "data included in the peak). The paper's point is the authors' DPM on Synth-10d "
         "(n = 10⁵) on 2 cores, as the DPM paper reports it.",
         expected="Expected: about 1 for time (each tree level is one pass over the points); "
         "the memory column is the process peak with the data, so its fitted exponent is pulled "
