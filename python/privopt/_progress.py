@@ -19,6 +19,7 @@ import functools
 import inspect
 import math
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -34,6 +35,7 @@ __all__ = [
     "progress_scope_for",
     "with_progress_argument",
     "gap_postfix",
+    "postfix_within_step",
     "TEXT_REFRESH_S",
 ]
 
@@ -166,3 +168,21 @@ def gap_postfix(lower: float, upper: float) -> str:
         else float("nan")
     )
     return f"lb={lower:.6g} ub={upper:.6g} gap={gap:.2e}"
+
+
+def postfix_within_step(bar: Any, text: Callable[[float], str | None]) -> Callable[[], None]:
+    """A callable for a callback called often within one long step (each simplex iteration,
+    each solved subproblem): it sets ``bar``'s text to ``text(seconds since the step began)``
+    at most every :data:`TEXT_REFRESH_S` (none when ``text`` returns None)."""
+    start = time.monotonic()
+    shown = [start]
+
+    def update() -> None:
+        now = time.monotonic()
+        if now - shown[0] >= TEXT_REFRESH_S:
+            words = text(now - start)
+            if words is not None:
+                shown[0] = now
+                bar.set_postfix_str(words)
+
+    return update

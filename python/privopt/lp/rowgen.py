@@ -57,8 +57,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from privopt import _progress
-from privopt._progress import progress_bar
+from privopt._progress import postfix_within_step, progress_bar
 from privopt._validation import (
     check_bool,
     check_instance,
@@ -617,17 +616,17 @@ class RowGenSolver:
         if bar.disable:
             yield
             return
-        start = time.monotonic()
-        shown = [start]
-        done = f"rows {self.model.n_rows:,}"
+        done, count = f"rows {self.model.n_rows:,}", [0]
+        update = postfix_within_step(
+            bar,
+            lambda seconds: (
+                f"{done}, round {bar.n + 1}: {count[0]:,} LP iterations, {seconds:.0f} s"
+            ),
+        )
 
         def show(iterations: int, _seconds: float) -> None:
-            now = time.monotonic()
-            if now - shown[0] >= _progress.TEXT_REFRESH_S:
-                shown[0] = now
-                bar.set_postfix_str(
-                    f"{done}, round {bar.n + 1}: {iterations:,} LP iterations, {now - start:.0f} s"
-                )
+            count[0] = iterations
+            update()
 
         with self.model.lp_progress(show):
             yield

@@ -13,8 +13,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from privopt import _progress
-from privopt._progress import progress_bar
+from privopt._progress import postfix_within_step, progress_bar
 from privopt._validation import (
     check_bool,
     check_executor,
@@ -449,13 +448,19 @@ class _Run:
         the bar is off."""
         if self.bar.disable:
             return None
-        total, shown = len(self.subs), [time.monotonic()]
+        total, count = len(self.subs), [0]
+        update = postfix_within_step(
+            self.bar,
+            lambda _s: (
+                f"round {self.bar.n + 1}: subproblems {count[0]}/{total}"
+                if count[0] < total
+                else None
+            ),
+        )
 
         def solved(n: int) -> None:
-            now = time.monotonic()
-            if n < total and now - shown[0] >= _progress.TEXT_REFRESH_S:
-                shown[0] = now
-                self.bar.set_postfix_str(f"round {self.bar.n + 1}: subproblems {n}/{total}")
+            count[0] = n
+            update()
 
         return solved
 
