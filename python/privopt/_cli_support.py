@@ -306,24 +306,17 @@ def executor_from_args(args: argparse.Namespace) -> Iterator[Executor | None]:
     ConnectionError
         The scheduler does not answer within the timeout (names its address).
     """
-    workers = getattr(args, "workers", None)
-    address = getattr(args, "scheduler", None)
     threads = getattr(args, "threads", None)
-    timeout = getattr(args, "connect_timeout", None)
-    if timeout is not None and address is None:
-        raise InvalidInput("--connect-timeout is only used with --scheduler")
     if threads is not None:
+        _connect_timeout(args)
         pool = ThreadPoolExecutor(threads)  # HiGHS releases the GIL
         try:
             yield pool
         finally:  # an interrupted run does not wait for the queued work
             pool.shutdown(wait=False, cancel_futures=True)
         return
-    if workers is None and address is None:
-        yield None
-        return
-    with _dask_client(workers, address, timeout) as client:
-        yield client.get_executor()
+    with dask_client_from_args(args) as client:
+        yield None if client is None else client.get_executor()
 
 
 @contextlib.contextmanager
@@ -337,14 +330,20 @@ def dask_client_from_args(args: argparse.Namespace) -> Iterator[Any | None]:
     """
     workers = getattr(args, "workers", None)
     address = getattr(args, "scheduler", None)
-    timeout = getattr(args, "connect_timeout", None)
-    if timeout is not None and address is None:
-        raise InvalidInput("--connect-timeout is only used with --scheduler")
+    timeout = _connect_timeout(args)
     if workers is None and address is None:
         yield None
         return
     with _dask_client(workers, address, timeout) as client, client.as_current():
         yield client
+
+
+def _connect_timeout(args: argparse.Namespace) -> float | None:
+    """``--connect-timeout`` (None when not given), refused without ``--scheduler``."""
+    timeout = getattr(args, "connect_timeout", None)
+    if timeout is not None and getattr(args, "scheduler", None) is None:
+        raise InvalidInput("--connect-timeout is only used with --scheduler")
+    return timeout
 
 
 @contextlib.contextmanager
