@@ -115,6 +115,48 @@ class LoadSampler:
         return f"{min(s):.1f} / {sum(s) / len(s):.1f} / {max(s):.1f}"
 
 
+#: Worker counts of the critical-path model.
+MODEL_WORKERS = (1, 2, 4, 8, 16)
+
+
+class RoundRecorder:
+    """Records, for every subproblem round of a run, each subproblem's solve seconds, and the
+    batches a run on W workers would use (the dispatcher's own split, by size). It wraps the
+    engine's round collection; a baseline revision without it records nothing."""
+
+    def __init__(self) -> None:
+        self.rounds: list[list[float]] = []
+        self.batches: dict[str, list[list[int]]] = {}
+
+    def __enter__(self) -> RoundRecorder:
+        try:
+            from privopt.lp.benders import subproblems
+        except ImportError:
+            return self
+        self._cls = getattr(subproblems, "_PendingRound", None)
+        if self._cls is None:
+            return self
+        self._collect = original = self._cls.collect
+        recorder = self
+
+        def collect(pending: Any, solved: Any = None) -> list[Any]:
+            outcomes = original(pending, solved)
+            recorder.rounds.append([float(o.seconds) for o in outcomes])
+            if not recorder.batches:
+                subs = pending.dispatcher.subs
+                recorder.batches = {
+                    str(w): subproblems._balanced_batches(subs, w) for w in MODEL_WORKERS
+                }
+            return outcomes
+
+        self._cls.collect = collect
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if getattr(self, "_cls", None) is not None:
+            self._cls.collect = self._collect
+
+
 def run(block: Any, args: argparse.Namespace, executor: Any, client: Any = None) -> dict[str, Any]:
     """One Benders run of ``args.iterations`` iterations; its wall time and profile, and the
     CPU seconds spent by this process, by the workers (``client``) and by the whole machine."""
@@ -124,10 +166,16 @@ def run(block: Any, args: argparse.Namespace, executor: Any, client: Any = None)
     workers0 = client.run(process_cpu_s) if client is not None else {}
     busy0, cpu0 = machine_busy_s(), process_cpu_s()
     t0 = time.perf_counter()
-    with LoadSampler() as load:
+    core = {} if args.core_round is None else {"core_round": args.core_round == "on"}
+    with LoadSampler() as load, RoundRecorder() as recorder:
         try:
             _, _, info, hist = solve_benders_block(
-                block, m=args.m, max_iterations=args.iterations, executor=executor, progress=False
+                block,
+                m=args.m,
+                max_iterations=args.iterations,
+                executor=executor,
+                progress=False,
+                **core,
             )
         except SolverLimit as err:  # the iteration limit: the expected end here
             _, _, info, hist = err.best
@@ -149,6 +197,10 @@ def run(block: Any, args: argparse.Namespace, executor: Any, client: Any = None)
         "iterations": info["iterations"],
         "bounds": [(h["lb"], h["ub"]) for h in hist],
         "executor": info["executor"],
+        "masters": [h["master_time"] for h in hist],
+        "round_solves": recorder.rounds,
+        "batches": recorder.batches,
+        "core_round": len(recorder.rounds) > len(hist),
     }
 
 
@@ -170,6 +222,24 @@ def main() -> None:
         default=None,
         help="the model's round efficiency (rounds speed-up / workers) from a run elsewhere",
     )
+    ap.add_argument(
+        "--solve-slowdown",
+        type=float,
+        default=1.20,
+        help="the critical-path model's per-solve time on a loaded machine against serial "
+        "(1.20: 8 workers on 16 cores)",
+    )
+    ap.add_argument(
+        "--core-round",
+        choices=("on", "off"),
+        default=None,
+        help="the engine's core round in this tree's runs (default: the package's default)",
+    )
+    ap.add_argument(
+        "--compare-core-round",
+        action="store_true",
+        help="also a serial run with the core round off, in the same command",
+    )
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--source", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -185,11 +255,15 @@ def main() -> None:
     block = largest_block(args)
     print(f"block: {block.n} records, K = {block.k}", file=sys.stderr)
     warm_up()
+    without = None
+    if args.compare_core_round:
+        print("serial run, core round off ...", file=sys.stderr)
+        without = run(block, argparse.Namespace(**{**vars(args), "core_round": "off"}), None)
     print("serial run ...", file=sys.stderr)
     serial = run(block, args, None)
     dask, start_s, worker_rss = (None, 0.0, {}) if args.serial_only else dask_run(block, args)
     load1 = os.getloadavg()
-    report(args, block, serial, dask, base, start_s, worker_rss, load0, load1)
+    report(args, block, serial, dask, base, start_s, worker_rss, load0, load1, without)
 
 
 def warm_up() -> None:
@@ -247,6 +321,7 @@ def report(
     worker_rss: dict[str, float],
     load0: tuple[float, ...],
     load1: tuple[float, ...],
+    without: dict[str, Any] | None = None,
 ) -> None:
     w = args.workers
     print(
@@ -255,6 +330,8 @@ def report(
         f"({w} workers x 1 thread)\n"
     )
     runs = [("serial", serial)]
+    if without is not None:
+        runs.insert(0, ("serial, core round off", without))
     if base is not None:
         runs.insert(0, (f"serial, baseline {args.baseline}", base))
     if dask is not None:
@@ -276,6 +353,7 @@ def report(
     if dask is not None:
         report_dask(args, serial, dask)
     report_model(args, serial, dask)
+    report_critical_path(args, [r for r in (without, serial) if r is not None])
     print(
         f"\npeak RSS: this process {peak_rss_mib():.0f} MiB"
         + (
@@ -346,6 +424,49 @@ def report_model(
         f"master {serial['master'] / total:.0%}); round efficiency {eff:.2f} ({where}); "
         + "; ".join(f"predicted speed-up at {n} workers {v:.2f}x" for n, v in predicted.items())
     )
+
+
+def critical_path_s(r: dict[str, Any], workers: int, slowdown: float) -> float:
+    """The Benders time of run ``r`` replayed on ``workers`` workers: the same masters and
+    serial remainder (cut assembly, certification, release), each round as long as its busiest
+    batch (the dispatcher's split for that many workers) times ``slowdown``, and the core
+    round overlapping the first master."""
+    batches = r["batches"][str(workers)]
+    rounds, masters = r["round_solves"], r["masters"]
+
+    def round_s(times: list[float]) -> float:
+        return slowdown * max(sum(times[k] for k in b) for b in batches)
+
+    remainder = r["benders"] - sum(masters) - r["rounds"]
+    total = remainder + sum(masters)
+    if r["core_round"]:
+        total += max(0.0, round_s(rounds[0]) - masters[0])
+        rounds = rounds[1:]
+    return total + sum(round_s(t) for t in rounds)
+
+
+def report_critical_path(args: argparse.Namespace, runs: list[dict[str, Any]]) -> None:
+    """The critical-path model of each serial run of this tree: predicted Benders seconds and
+    speed-up (against that run, and against the first run listed) at 1-16 workers."""
+    runs = [r for r in runs if r.get("round_solves")]
+    if not runs:
+        return
+    f = args.solve_slowdown
+    print(
+        f"\ncritical-path model (rounds as long as their busiest batch x {f:.2f}, the core "
+        "round overlapping the first master; recorded solve times of the serial runs):\n"
+    )
+    print("| serial run | workers | predicted Benders s | speed-up | against the first run |")
+    print("|---|---|---|---|---|")
+    ref = runs[0]["benders"]
+    for r in runs:
+        name = "core round on" if r["core_round"] else "core round off"
+        for w in MODEL_WORKERS:
+            t = critical_path_s(r, w, 1.0 if w == 1 else f)
+            print(
+                f"| {name} ({r['benders']:.1f} s) | {w} | {t:.1f} | {r['benders'] / t:.2f}x | "
+                f"{ref / t:.2f}x |"
+            )
 
 
 if __name__ == "__main__":

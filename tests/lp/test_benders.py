@@ -579,3 +579,73 @@ def test_highs_options_reach_every_model_before_its_matrix() -> None:
         assert _Master(problem, True, options).model.n_nonzeros == kept
         solver = _SubSolver(replace(problem._subs[0], options=options))
         assert solver.model.n_nonzeros == kept
+
+
+def _value_at(problem: BendersProblem, x: np.ndarray) -> float:
+    """The monolithic LP's optimum with the master variables fixed at ``x`` (an independent
+    solve): the value a fully feasible point ``x`` can give as an incumbent."""
+    mono = problem.to_monolithic().copy()
+    mono.add_rows(sp.identity(x.size, format="csr"), lower=x, upper=x)
+    return solve(mono).objective
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_core_round_starts_before_the_first_master_and_keeps_the_optimum(seed, monkeypatch):
+    from concurrent.futures import Executor, Future
+
+    events: list[str] = []
+
+    class LoggingExecutor(Executor):
+        """Runs tasks inline and logs when they are submitted."""
+
+        _max_workers = 2
+
+        def submit(self, fn, *args, **kwargs):
+            events.append("round")
+            f = Future()
+            f.set_result(fn(*args, **kwargs))
+            return f
+
+    original = _Master.solve
+
+    def logged_solve(self, *args, **kwargs):
+        events.append("master")
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(_Master, "solve", logged_solve)
+    problem = capacity_expansion_lp(seed, n_regions=3 + seed)
+    mono = solve(problem.to_monolithic())
+    core = problem.master.col_upper.copy()
+    kw = dict(rel_gap=1e-9, core_point=core, in_out=0.5, progress=False)
+    on = solve_benders(problem, executor=LoggingExecutor(), **kw)
+    # The core round's tasks (one per batch) go out before the first master solve.
+    assert events[:3] == ["round", "round", "master"]
+    off = solve_benders(problem, core_round=False, **kw)
+    for res in (on, off):
+        assert res.status == "optimal"
+        assert rel_err(res.objective, mono.objective) <= REL
+        check_incumbent_feasible(problem, res)
+    # After the first iteration the incumbent is at least as good as the core point itself
+    # (worth the monolithic LP with x fixed there), and every subproblem was solved twice.
+    assert on.history[0].ub <= _value_at(problem, core) + 1e-9 * max(1.0, abs(on.history[0].ub))
+    assert on.history[0].n_optimality_cuts >= problem.n_subproblems
+    serial = solve_benders(problem, **kw)
+    assert [(h.lb, h.ub) for h in serial.history] == [(h.lb, h.ub) for h in on.history]
+
+
+def test_core_round_incumbent_survives_a_time_limit_in_the_first_round(monkeypatch):
+    from privopt.lp.benders import driver
+
+    def out_of_time(self, x, theta):
+        raise driver._RoundTimeout("time limit reached during the subproblem round")
+
+    monkeypatch.setattr(driver._Run, "separate", out_of_time)
+    problem = capacity_expansion_lp(0, n_regions=3)
+    core = problem.master.col_upper.copy()
+    res = solve_benders(problem, core_point=core, progress=False)
+    assert res.status == "time_limit" and res.iterations == 0
+    assert np.array_equal(res.x_master, core)
+    assert res.objective == pytest.approx(_value_at(problem, core), rel=1e-9)
+    check_incumbent_feasible(problem, res)
+    with pytest.raises(SolverLimit):  # without the core round there is no feasible point
+        solve_benders(problem, core_point=core, core_round=False, progress=False)

@@ -336,6 +336,7 @@ def solve_benders_block(
     retries: int = 2,
     repair_rtol: float = 1e-9,
     stall_fallback: bool = True,
+    core_round: bool = True,
 ) -> tuple[np.ndarray, float, dict[str, Any], list[dict[str, Any]]]:
     """Benders decomposition (spec §3.4) of one connected block on the shared engine
     :func:`privopt.lp.benders.solve_benders`.
@@ -374,6 +375,11 @@ def solve_benders_block(
         separates at the master points as in the paper. At ε·η = 20 (grid, N = 500, K = 100)
         the paper's separation found no feasible point in 600 s; 0.5 converged to ξ = 1e-4
         in 38 iterations. At ε·η ≤ 6 (N = 150) both take the same time.
+    core_round : the first iteration also solves every subset at the uniform mechanism (the
+        core), while the first master is solved when ``executor`` runs the subsets: every
+        theta is bounded from the first iteration, the uniform mechanism is the first
+        incumbent, and the first round at the master's point starts warm (engine
+        ``core_round``, :func:`privopt.lp.benders.solve_benders`).
     repair_rtol : the component's matrix is released repaired (:func:`privopt.mdp.repair`)
         when a ratio is violated by more than this relative tolerance; ``status`` and
         ``converged`` are decided for the released loss, ``info["engine_status"]`` is what
@@ -443,6 +449,7 @@ def solve_benders_block(
         in_out=in_out,
         stall_in_out=0.5 if in_out == 1.0 else None,
         retries=retries,
+        core_round=core_round,
     )
     history = [
         {

@@ -31,7 +31,7 @@ from privopt.lp.benders.master import _LazyRows, _Master, _MasterTimeout, _prepa
 from privopt.lp.benders.problem import _INF, BendersProblem, _SubData
 from privopt.lp.benders.result import BendersIteration, BendersResult
 from privopt.lp.benders.stabilisation import InOut
-from privopt.lp.benders.subproblems import _Dispatcher, _Outcome
+from privopt.lp.benders.subproblems import _Dispatcher, _Outcome, _PendingRound
 
 __all__ = ["solve_benders"]
 
@@ -63,6 +63,7 @@ def solve_benders(
     in_out: float = 0.5,
     stall_in_out: float | None = None,
     retries: int = 2,
+    core_round: bool = True,
 ) -> BendersResult:
     """Solve a :class:`BendersProblem` by Benders decomposition.
 
@@ -112,6 +113,14 @@ def solve_benders(
         core); a fully feasible x_sep is an upper bound and becomes the new core. When the
         cuts at x_sep do not cut x̄ off, the next round separates at x̄ itself.
     in_out : the weight of the master point in x_sep, in (0, 1].
+    core_round : with a ``core_point``: the first iteration also solves every subproblem at
+        the core point itself, set going *before* the first master solve, so that on an
+        executor it runs while the master is solved. Its optimality cuts bound every
+        ``theta_k`` from the first iteration on, its value is a first incumbent (a run
+        stopped by its time limit always has one), and the first round at the master's
+        point then starts warm from the core's bases instead of from scratch. The cuts of
+        both rounds enter the master together after the first round, so the iterates do
+        not depend on which of the two finished first (serial and parallel runs agree).
     retries : a subproblem task lost with its worker (Dask: ``retries=`` of the task, then
         resubmission with the data itself; other executors: resubmission) is retried this
         many times, then :class:`~privopt.errors.SolverError` names the subproblem. Tasks are
@@ -145,6 +154,7 @@ def solve_benders(
         keep_solutions=keep_solutions,
         lazy_tolerance=lazy_tolerance,
         options=tuple((highs_options or {}).items()),
+        core_round=core_round,
     )
     stabiliser = _in_out(problem, core_point, in_out, stall_in_out)
     run = _Run(problem, settings, initial_cuts, lazy_rows, stabiliser, executor, progress)
@@ -170,6 +180,7 @@ class _Settings:
     keep_solutions: bool
     lazy_tolerance: float
     options: tuple[tuple[str, Any], ...]
+    core_round: bool
 
     @classmethod
     def checked(cls, problem: Any, *, executor: Any, **kw: Any) -> _Settings:
@@ -181,7 +192,7 @@ class _Settings:
         for name in ("rel_gap", "abs_gap"):
             kw[name] = check_nonnegative(name, kw[name])
         kw["gap_floor"] = check_positive("gap_floor", kw["gap_floor"])
-        for name in ("multi_cut", "keep_solutions"):
+        for name in ("multi_cut", "keep_solutions", "core_round"):
             kw[name] = check_bool(name, kw[name])
         kw["max_iterations"] = check_int("max_iterations", kw["max_iterations"], minimum=1)
         kw["retries"] = check_int("retries", kw["retries"], minimum=0)
@@ -307,27 +318,56 @@ class _Run:
         """The loop of spec 000 §3.4; returns the status it ended with."""
         for it in range(1, self.s.max_iterations + 1):
             t0 = time.perf_counter()
+            core = self.start_core_round() if it == 1 else None
             try:
                 x, theta = self.master_point()
                 master_time = time.perf_counter() - t0
+                first = None if core is None else self.collect(core, x, theta)
+                if first is not None and math.isfinite(first.iterate_ub):
+                    # before the round at the master's point: a time limit there keeps it
+                    self.offer(first)
                 rnd = self.separate(x, theta)
             except (_MasterTimeout, _RoundTimeout):
+                if core is not None:
+                    core.cancel()
                 return "time_limit"
             retry = self.stab.after_round(
                 rnd.x_sep, feasible=math.isfinite(rnd.iterate_ub), separated=bool(rnd.cuts)
             )
-            self.master.add_cuts(rnd.cuts)
-            self.master.activate(rnd.newly)
-            self.n_cuts += len(rnd.cuts)
-            self.cold_retried = self.cold_retried and not rnd.cuts  # one cold re-solve per stall
+            rounds = [rnd] if first is None else [first, rnd]
+            for r in rounds:
+                self.master.add_cuts(r.cuts)
+                self.master.activate(r.newly)
+                self.n_cuts += len(r.cuts)
             if math.isfinite(rnd.iterate_ub):
-                self.incumbent.offer(rnd.iterate_ub, rnd.x_sep, rnd.results, self.s.keep_solutions)
-            self.record(it, rnd, master_time)
+                self.offer(rnd)
+            self.cold_retried = self.cold_retried and not rnd.cuts  # one cold re-solve per stall
+            self.record(it, rounds, master_time)
             stuck = self.same_point(x)
             status = self.stop_rule(stalled=(not rnd.cuts and not retry) or stuck)
             if status is not None:
                 return status
         return "iteration_limit"
+
+    def offer(self, rnd: _Round) -> None:
+        """The round's point as the incumbent if it is better (``rnd`` fully feasible)."""
+        self.incumbent.offer(rnd.iterate_ub, rnd.x_sep, rnd.results, self.s.keep_solutions)
+
+    def start_core_round(self) -> _PendingRound | None:
+        """The round at the core point (``core_round``), set going before the first master
+        solve; None without a core or with the option off."""
+        core = self.stab.core
+        if core is None or not self.s.core_round:
+            return None
+        xs = [core[d.t_cols] for d in self.subs]
+        return self.dispatcher.start(xs, self.s.keep_solutions, self.clock.deadline)
+
+    def collect(self, pending: _PendingRound, x: np.ndarray, theta: np.ndarray) -> _Round:
+        """The core round's outcomes and cuts (judged at the master point ``x``, ``theta``)."""
+        assert self.stab.core is not None  # a core round exists only with a core
+        t1 = time.perf_counter()
+        results = pending.collect(self._round_progress("core round"))
+        return self.cuts_of(results, self.stab.core.copy(), x, theta, time.perf_counter() - t1)
 
     def same_point(self, x: np.ndarray) -> bool:
         """Whether the master has returned the same point :data:`STUCK_ROUNDS` times in a row
@@ -372,10 +412,21 @@ class _Run:
             self.clock.deadline,
             solved=self._round_progress(),
         )
+        return self.cuts_of(results, x_sep, x, theta, time.perf_counter() - t1)
+
+    def cuts_of(
+        self,
+        results: list[_Outcome],
+        x_sep: np.ndarray,
+        x: np.ndarray,
+        theta: np.ndarray,
+        sub_time: float,
+    ) -> _Round:
+        """The round of ``results`` (solved at ``x_sep``): the cuts that separate the master
+        point ``x``, ``theta``, and the value at ``x_sep``."""
         if any(r.kind == "time_limit" for r in results):
             # An incomplete round gives no upper bound; the run stops with what it proved.
             raise _RoundTimeout("time limit reached during the subproblem round")
-        sub_time = time.perf_counter() - t1
         cuts, n_opt, n_feas, phi_sum, newly = _make_cuts(
             results,
             self.subs,
@@ -418,22 +469,25 @@ class _Run:
         if left is None or left > 1e-3:
             self.safe_lb = max(self.safe_lb, self.master.certify(left))
 
-    def record(self, it: int, rnd: _Round, master_time: float) -> None:
+    def record(self, it: int, rounds: list[_Round], master_time: float) -> None:
+        """The iteration's history entry from its rounds (the last is at the master's point;
+        a first one at the core point adds its cuts, time and solves)."""
         gap = _gap(self.lb, self.incumbent.ub, self.s.gap_floor)
+        results = [r for rnd in rounds for r in rnd.results]
         self.history.append(
             BendersIteration(
                 it,
                 self.lb if self.lb_valid else -_INF,
                 self.incumbent.ub,
-                rnd.iterate_ub,
+                rounds[-1].iterate_ub,
                 gap,
-                len(rnd.cuts),
-                rnd.n_opt,
-                rnd.n_feas,
+                sum(len(r.cuts) for r in rounds),
+                sum(r.n_opt for r in rounds),
+                sum(r.n_feas for r in rounds),
                 master_time,
-                rnd.sub_time,
-                float(sum(r.seconds for r in rnd.results)),
-                int(sum(r.cold for r in rnd.results)),
+                sum(r.sub_time for r in rounds),
+                float(sum(r.seconds for r in results)),
+                int(sum(r.cold for r in results)),
             )
         )
         # refresh=False: an explicit refresh would show the bar before tqdm's delay
@@ -442,7 +496,7 @@ class _Run:
         )
         self.bar.update(1)
 
-    def _round_progress(self) -> Callable[[int], None] | None:
+    def _round_progress(self, label: str | None = None) -> Callable[[int], None] | None:
         """The bar's text while a round's subproblems solve ("subproblems 3/8", refreshed at
         most every ``TEXT_REFRESH_S``): a first, cold round can take minutes. None when
         the bar is off."""
@@ -452,7 +506,7 @@ class _Run:
         update = postfix_within_step(
             self.bar,
             lambda _s: (
-                f"round {self.bar.n + 1}: subproblems {count[0]}/{total}"
+                f"{label or f'round {self.bar.n + 1}'}: subproblems {count[0]}/{total}"
                 if count[0] < total
                 else None
             ),

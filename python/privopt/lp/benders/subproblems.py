@@ -446,7 +446,6 @@ class _Dispatcher:
         self._workers: list[str | None] = []  # per batch: the Dask worker it is pinned to
         self._tmpdir: tempfile.TemporaryDirectory | None = None
         self._client = None
-        self._time_left: float | None = None  # of the current round, for remote tasks
         if executor is None or isinstance(executor, ThreadPoolExecutor):
             self.mode = "serial" if executor is None else "threads"
             self._local = [_SubSolver(d) for d in subs]
@@ -493,50 +492,49 @@ class _Dispatcher:
         ones that start after it are skipped: their outcome has kind ``"time_limit"``.
         ``solved(n)`` is called as results arrive, with the number of subproblems solved so far
         (a progress bar's text, within a round that can take minutes)."""
-        local = self._local or []
-        tell = solved if solved is not None else _ignore_count
-        if self.mode == "serial":
-            outcomes = []
-            for s, x in zip(local, xs, strict=False):
-                outcomes.append(_solve_by(s, x, want_solution, deadline))
-                tell(len(outcomes))
-            return outcomes
-        if self.mode == "threads":
-            futs = [
-                self.executor.submit(_solve_by, s, x, want_solution, deadline)
-                for s, x in zip(local, xs, strict=False)
-            ]
-            outcomes = []
-            for f in futs:
-                outcomes.append(f.result())
-                tell(len(outcomes))
-            return outcomes
-        self._time_left = _left(deadline)
-        batch_xs = [[xs[k] for k in batch] for batch in self._batches]
-        futs = [self._submit(b, bx, want_solution) for b, bx in enumerate(batch_xs)]
-        out: list[Any] = [None] * len(self.subs)
-        count = 0
-        for b, fut in enumerate(futs):
-            results = self._result(b, fut, batch_xs[b], want_solution)
-            for k, res in zip(self._batches[b], results, strict=True):
-                out[k] = res
-            count += len(results)
-            tell(count)
-        return out
+        return self.start(xs, want_solution, deadline).collect(solved)
 
-    def _submit(self, b: int, xs: list[np.ndarray], want_solution: bool) -> Any:
+    def start(
+        self, xs: Sequence[np.ndarray], want_solution: bool, deadline: float | None = None
+    ) -> _PendingRound:
+        """A round at ``xs`` set going: on an executor its tasks run while the caller goes on
+        (e.g. solves the master); serially nothing runs before :meth:`_PendingRound.collect`.
+        Collect one round before starting the next: a subproblem's solver is not shared."""
+        pending = _PendingRound(self, list(xs), want_solution, deadline)
+        if self.mode == "threads":
+            pending.futures = [
+                self.executor.submit(_solve_by, s, x, want_solution, deadline)
+                for s, x in zip(self._local or [], xs, strict=False)
+            ]
+        elif self.mode in ("dask", "files"):
+            pending.time_left = _left(deadline)
+            pending.batch_xs = [[xs[k] for k in batch] for batch in self._batches]
+            pending.futures = [
+                self._submit(b, bx, want_solution, pending.time_left)
+                for b, bx in enumerate(pending.batch_xs)
+            ]
+        return pending
+
+    def _submit(
+        self, b: int, xs: list[np.ndarray], want_solution: bool, time_left: float | None
+    ) -> Any:
         args = (_remote_batch, self.token, self._batches[b], self._sources[b], xs, want_solution)
         if self.mode == "dask":
             # Pure tasks: Dask re-runs them itself when their worker dies; pinned to the
             # worker holding the batch's data and solvers (another one if it is gone).
             where = self._workers[b]
             pin = {} if where is None else {"workers": [where], "allow_other_workers": True}
-            return self.executor.submit(
-                *args, self._time_left, pure=False, retries=self.retries, **pin
-            )
-        return self.executor.submit(*args, self._time_left)
+            return self.executor.submit(*args, time_left, pure=False, retries=self.retries, **pin)
+        return self.executor.submit(*args, time_left)
 
-    def _result(self, b: int, fut: Any, xs: list[np.ndarray], want_solution: bool) -> list[Any]:
+    def _result(
+        self,
+        b: int,
+        fut: Any,
+        xs: list[np.ndarray],
+        want_solution: bool,
+        time_left: float | None,
+    ) -> list[Any]:
         """The batch's outcomes; a task lost with its worker (or its scattered data) is
         resubmitted with the batch's data shipped anew, up to ``retries`` times."""
         for attempt in range(self.retries + 1):
@@ -551,7 +549,7 @@ class _Dispatcher:
                     ) from exc
                 try:
                     self._recover_source(b)
-                    fut = self._submit(b, xs, want_solution)
+                    fut = self._submit(b, xs, want_solution, time_left)
                 except Exception as sub_exc:  # noqa: BLE001 - e.g. a broken process pool
                     raise SolverError(
                         f"subproblem batch [{names}] failed and could not be resubmitted: "
@@ -571,6 +569,50 @@ class _Dispatcher:
             self._client.cancel(self._sources)
         if self._tmpdir is not None:
             self._tmpdir.cleanup()
+
+
+@dataclass
+class _PendingRound:
+    """A round of subproblem solves set going by :meth:`_Dispatcher.start`."""
+
+    dispatcher: _Dispatcher
+    xs: list[np.ndarray]
+    want_solution: bool
+    deadline: float | None
+    futures: list[Any] | None = None  # per subproblem (threads) or per batch (dask, files)
+    batch_xs: list[list[np.ndarray]] | None = None
+    time_left: float | None = None  # of the round, for remote tasks
+
+    def collect(self, solved: Callable[[int], None] | None = None) -> list[_Outcome]:
+        """The round's outcomes, one per subproblem (see :meth:`_Dispatcher.solve_all`)."""
+        d, tell = self.dispatcher, solved if solved is not None else _ignore_count
+        outcomes: list[Any] = [None] * len(d.subs)
+        if d.mode == "serial":
+            for k, (s, x) in enumerate(zip(d._local or [], self.xs, strict=False)):
+                outcomes[k] = _solve_by(s, x, self.want_solution, self.deadline)
+                tell(k + 1)
+            return outcomes
+        assert self.futures is not None
+        if d.mode == "threads":
+            for k, f in enumerate(self.futures):
+                outcomes[k] = f.result()
+                tell(k + 1)
+            return outcomes
+        assert self.batch_xs is not None
+        count = 0
+        for b, fut in enumerate(self.futures):
+            results = d._result(b, fut, self.batch_xs[b], self.want_solution, self.time_left)
+            for k, res in zip(d._batches[b], results, strict=True):
+                outcomes[k] = res
+            count += len(results)
+            tell(count)
+        return outcomes
+
+    def cancel(self) -> None:
+        """Give the round up (the run stops): tasks not started are dropped; running ones end
+        within the round's deadline."""
+        for f in self.futures or []:
+            f.cancel()
 
 
 def _ignore_count(_n: int) -> None:
