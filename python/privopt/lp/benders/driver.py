@@ -115,9 +115,10 @@ def solve_benders(
     in_out : the weight of the master point in x_sep, in (0, 1].
     core_round : with a ``core_point``: the first iteration also solves every subproblem at
         the core point itself, set going *before* the first master solve, so that on an
-        executor it runs while the master is solved. Its optimality cuts bound every
-        ``theta_k`` from the first iteration on, its value is a first incumbent (a run
-        stopped by its time limit always has one), and the first round at the master's
+        executor it runs while the master is solved. Its optimality cuts (one per
+        subproblem, kept whether or not they separate the first master point) bound every
+        ``theta_k`` from the second master on, its value is a first incumbent (a run stopped
+        by its time limit after the core round keeps it), and the first round at the master's
         point then starts warm from the core's bases instead of from scratch. The cuts of
         both rounds enter the master together after the first round, so the iterates do
         not depend on which of the two finished first (serial and parallel runs agree).
@@ -322,7 +323,7 @@ class _Run:
             try:
                 x, theta = self.master_point()
                 master_time = time.perf_counter() - t0
-                first = None if core is None else self.collect(core, x, theta)
+                first = None if core is None else self.collect(core, x)
                 if first is not None and math.isfinite(first.iterate_ub):
                     # before the round at the master's point: a time limit there keeps it
                     self.offer(first)
@@ -362,12 +363,15 @@ class _Run:
         xs = [core[d.t_cols] for d in self.subs]
         return self.dispatcher.start(xs, self.s.keep_solutions, self.clock.deadline)
 
-    def collect(self, pending: _PendingRound, x: np.ndarray, theta: np.ndarray) -> _Round:
-        """The core round's outcomes and cuts (judged at the master point ``x``, ``theta``)."""
+    def collect(self, pending: _PendingRound, x: np.ndarray) -> _Round:
+        """The core round's outcomes and cuts. Every optimality cut is kept, whether or not
+        it separates the master point ``x``: they are valid everywhere, tight at the core,
+        and one row per subproblem."""
         assert self.stab.core is not None  # a core round exists only with a core
         t1 = time.perf_counter()
         results = pending.collect(self._round_progress("core round"))
-        return self.cuts_of(results, self.stab.core.copy(), x, theta, time.perf_counter() - t1)
+        unbounded = np.full(len(self.master.active), -_INF)
+        return self.cuts_of(results, self.stab.core.copy(), x, unbounded, time.perf_counter() - t1)
 
     def same_point(self, x: np.ndarray) -> bool:
         """Whether the master has returned the same point :data:`STUCK_ROUNDS` times in a row
