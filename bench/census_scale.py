@@ -10,6 +10,8 @@ average.
 
 Usage: python bench/census_scale.py [--leaves 1000000] [--sections solver,e2e,dask,streamed]
        [--dask-leaves 1000000] [--workers 2] [--epsilon 1] [--baseline REV]
+       [--streamed-fanouts '10,1000,1000;100,100,1000'] [--model-fanouts 100,1000,1000]
+       [--solve-slowdown 1.2]
 """
 
 from __future__ import annotations
@@ -307,6 +309,7 @@ def streamed_child(spec: dict[str, Any]) -> dict[str, Any]:
         rel = m_h_dp_streamed(source, spec["eps"], client.get_executor(), out)
         seconds = time.perf_counter() - t
         peaks = client.run(peak_rss_mib)
+    t = rel.timings
     return {
         "seconds": seconds,
         "worker_peak_mib": max(peaks.values()),
@@ -315,6 +318,11 @@ def streamed_child(spec: dict[str, Any]) -> dict[str, Any]:
         "certified": rel.info["certified"],
         "regions": rel.info["regions"],
         "l1": rel.l1_per_level.tolist(),
+        "subtrees": int(spec["fanouts"][0]),
+        "leaves_per_subtree": leaves // int(spec["fanouts"][0]),
+        "up_task_s": t["up_task_s"],
+        "down_task_s": t["down_task_s"],
+        "driver_s": t["driver_s"],
     }
 
 
@@ -447,24 +455,93 @@ def dask_section(args: argparse.Namespace) -> None:
 
 
 def streamed_section(args: argparse.Namespace) -> None:
+    shapes = (
+        [[int(f) for f in shape.split(",")] for shape in args.streamed_fanouts.split(";")]
+        if args.streamed_fanouts
+        else [FANOUTS[args.dask_leaves]]
+    )
     print(
         f"## Streamed M_H^dp (generated, measured and solved per top-level subtree) on a Dask "
-        f"LocalCluster ({args.workers} worker processes, 4 GiB each), {args.dask_leaves:,} leaves"
+        f"LocalCluster ({args.workers} worker processes, 4 GiB each)"
     )
-    spec = {"fanouts": FANOUTS[args.dask_leaves], "eps": args.epsilon, "workers": args.workers}
-    r = run_child("streamed", spec)
-    if "error" in r:
-        print(f"failed: {r['error']}")
-        return
     print(
-        "| regions | seconds (noise, DP, I/O) | worker peak RSS MiB | driver peak RSS MiB "
+        "| fan-outs | leaves | subtrees | regions | seconds (noise, DP, I/O) | tasks up / down "
+        "| task s mean / max (up, down) | driver s | worker peak RSS MiB | driver peak RSS MiB "
         "| rounds |"
     )
-    print("|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    runs = []
+    for fanouts in shapes:
+        spec = {"fanouts": fanouts, "eps": args.epsilon, "workers": args.workers}
+        r = run_child("streamed", spec)
+        if "error" in r:
+            print(f"| {fanouts} | failed: {r['error']} |||||||||")
+            continue
+        runs.append(r)
+        up, down = r["up_task_s"], r["down_task_s"]
+        print(
+            f"| {fanouts} | {r['subtrees'] * r['leaves_per_subtree']:,} | {r['subtrees']} | "
+            f"{r['regions']:,} | {r['seconds']:.1f} | {len(up)} / {len(down)} | "
+            f"{sum(up) / len(up):.2f} / {max(up):.2f}, {sum(down) / len(down):.2f} / "
+            f"{max(down):.2f} | {r['driver_s']:.2f} | {r['worker_peak_mib']:.0f} | "
+            f"{r['driver_peak_mib']:.0f} | {r['rounds']} |"
+        )
+    if runs and args.model_fanouts:
+        streamed_model(args, runs, [int(f) for f in args.model_fanouts.split(",")])
+    print()
+
+
+def streamed_model(args: argparse.Namespace, runs: list[dict[str, Any]], target: list[int]) -> None:
+    """Predicted seconds and memory per worker for the hierarchy ``target`` on 1-16 workers:
+    each phase (bottom-up, top-down; as many of each per subtree as measured) takes
+    ceil(k / W) tasks on the busiest worker, a task's seconds are per leaf as measured (mean
+    over the runs) times ``--solve-slowdown``, the driver's seconds per subtree as measured;
+    the peak RSS per worker is a line in the leaves per subtree (fitted on two shapes, else
+    through the measured point and a worker's 196 MiB with privopt loaded)."""
+    k = target[0]
+    leaves = 1
+    for f in target:
+        leaves *= f
+    s = leaves // k
+    per_leaf = {
+        phase: sum(
+            sum(r[f"{phase}_task_s"]) / (len(r[f"{phase}_task_s"]) * r["leaves_per_subtree"])
+            for r in runs
+        )
+        / len(runs)
+        for phase in ("up", "down")
+    }
+    per_subtree_tasks = {
+        phase: sum(len(r[f"{phase}_task_s"]) / r["subtrees"] for r in runs) / len(runs)
+        for phase in ("up", "down")
+    }
+    driver_per_subtree = sum(r["driver_s"] / r["subtrees"] for r in runs) / len(runs)
+    pts = sorted({(r["leaves_per_subtree"], r["worker_peak_mib"]) for r in runs})
+    if len(pts) >= 2:
+        (s0, m0), (s1, m1) = pts[0], pts[-1]
+        slope = (m1 - m0) / (s1 - s0)
+        base = m0 - slope * s0
+    else:
+        base = 196.0
+        slope = (pts[0][1] - base) / pts[0][0]
+    f = args.solve_slowdown
     print(
-        f"| {r['regions']:,} | {r['seconds']:.1f} | {r['worker_peak_mib']:.0f} | "
-        f"{r['driver_peak_mib']:.0f} | {r['rounds']} |\n"
+        f"\nmodel for fan-outs {target} ({leaves:,} leaves, {k} subtrees of {s:,}): task seconds "
+        f"per leaf up {per_leaf['up'] * 1e6:.2f} µs, down {per_leaf['down'] * 1e6:.2f} µs "
+        f"(x {f:.2f} per task on a loaded machine), tasks per subtree up "
+        f"{per_subtree_tasks['up']:.2f}, down {per_subtree_tasks['down']:.2f}, driver "
+        f"{driver_per_subtree * 1e3:.1f} ms per subtree; memory per worker {base:.0f} MiB + "
+        f"{slope * 1e6:.0f} MiB per 10⁶ leaves of a subtree\n"
     )
+    print("| workers | predicted s | predicted peak RSS per worker MiB |")
+    print("|---|---|---|")
+    for w in (1, 2, 4, 8, 16):
+        busiest = -(-k // w)
+        t = driver_per_subtree * k + sum(
+            busiest * per_subtree_tasks[p] * per_leaf[p] * s * (1.0 if w == 1 else f)
+            for p in ("up", "down")
+        )
+        print(f"| {w} | {t:.1f} | {base + slope * s:.0f} |")
 
 
 SECTIONS = {
@@ -487,6 +564,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--sections", default="solver,e2e,dask,streamed")
+    ap.add_argument(
+        "--streamed-fanouts",
+        default=None,
+        help="streamed section: hierarchies to run, fan-outs per level separated by ';' "
+        "(e.g. '10,1000,1000;100,100,1000'); default the one of --dask-leaves",
+    )
+    ap.add_argument(
+        "--model-fanouts",
+        default=None,
+        help="streamed section: predict this hierarchy on 1-16 workers (e.g. 100,1000,1000)",
+    )
+    ap.add_argument(
+        "--solve-slowdown",
+        type=float,
+        default=1.0,
+        help="streamed model: a task's seconds on a loaded machine against here",
+    )
     ap.add_argument(
         "--baseline", default=None, help="dask section: also run this git revision's Python code"
     )

@@ -75,6 +75,13 @@ def test_streamed_equals_in_memory_on_the_same_measurements(tmp_path, seed):
     L = source.n_levels
     assert len(rel.ledger) == L and rel.l1_per_level.shape == (L,)
     assert sum(e.epsilon for e in rel.ledger) == pytest.approx(0.5)
+    # Every task's seconds are recorded: one bottom-up task per subtree and round at least,
+    # and the fan-outs and the driver's own time make up the total.
+    t = rel.timings
+    assert len(t["up_task_s"]) >= 3 and len(t["down_task_s"]) >= 3
+    assert len(t["up_task_s"]) <= 3 * rel.info["rounds"]
+    assert all(s >= 0 for s in t["up_task_s"] + t["down_task_s"])
+    assert t["driver_s"] >= 0 and t["fan_out_s"] + t["driver_s"] == pytest.approx(t["total"])
 
 
 @pytest.mark.parametrize("kind", [RegularSyntheticSource, OutlierSource])

@@ -107,7 +107,10 @@ class StreamedRelease:
         release; a benchmark, not a private release).
     l1_per_level : (L,) L1 error against the generated truth (evaluation only).
     ledger : the privacy-ledger entries (ε/L per level).
-    timings : seconds per phase.
+    timings : seconds: ``total``; ``fan_out_s`` waiting for the tasks and ``driver_s`` the
+        rest (the root's measurement and solve, the loop's bookkeeping); ``up_task_s`` and
+        ``down_task_s``, each task's own seconds on its worker (bottom-up and top-down passes,
+        every round).
     """
 
     out_dir: Path
@@ -187,13 +190,18 @@ def _measure_subtree(
 
 
 def _up_task(args: tuple) -> tuple:
+    """Bottom-up pass of one subtree: its root tables, root truth and the task's seconds."""
+    t0 = time.perf_counter()
     G, max_table = args[5], args[7]
     ptr, idx, noisy, truth, delta, shift = _subtree_job(args[:7])
     lo, n, slopes, w = kernels.census_up(ptr, idx, noisy, delta, 0, G, max_table, shift)
-    return lo, n, slopes, int(w), truth[0]
+    return lo, n, slopes, int(w), truth[0], time.perf_counter() - t0
 
 
 def _down_task(args: tuple) -> tuple:
+    """Top-down pass of one subtree, written to ``subtree_<i>.npy``: the touched nodes, the L1
+    error per level, the exact cost and the task's seconds."""
+    t0 = time.perf_counter()
     source, i, G, max_table, root_values, out_dir = (
         args[0],
         args[1],
@@ -214,7 +222,8 @@ def _down_task(args: tuple) -> tuple:
     level = np.repeat(np.arange(sizes.size), sizes)
     l1 = np.bincount(level, weights=np.abs(values - truth).sum(axis=1), minlength=sizes.size)
     touched = np.flatnonzero(touch.ravel())
-    return _with_ancestors(ptr, touched, source.N), l1, squared_distance(values, noisy)
+    cost = squared_distance(values, noisy)
+    return _with_ancestors(ptr, touched, source.N), l1, cost, time.perf_counter() - t0
 
 
 def _with_ancestors(ptr: np.ndarray, nodes: np.ndarray, N: int) -> np.ndarray:
@@ -293,13 +302,14 @@ def m_h_dp_streamed(
         kid_values: np.ndarray | None = None
         noisy_root = truth_root = None
         dirty, rounds = set(range(k)), 0
+        clock: dict[str, Any] = {"fan_out_s": 0.0, "up_task_s": [], "down_task_s": []}
 
         def job(i: int) -> tuple:
             return (source, i, int(groups[i]), eps, str(spill), G, widening[i], max_table)
 
         while True:
             rounds += 1
-            ups = _submit(executor, _up_task, [job(i) for i in sorted(dirty)])
+            ups = _submit(executor, _up_task, [job(i) for i in sorted(dirty)], clock)
             for i, up in zip(sorted(dirty), ups, strict=True):
                 tables[i] = up
             if noisy_root is None:  # region 0's own measurement (level 0) in the driver
@@ -332,7 +342,9 @@ def m_h_dp_streamed(
                 else set(np.flatnonzero(np.any(values != kid_values, axis=1)).tolist())
             )
             todo = sorted(moved | dirty)
-            downs = _submit(executor, _down_task, [(*job(i), values[i], str(out)) for i in todo])
+            downs = _submit(
+                executor, _down_task, [(*job(i), values[i], str(out)) for i in todo], clock
+            )
             results.update(zip(todo, downs, strict=True))
             kid_values = values
             dirty = {i for i in todo if results[i][0].size}
@@ -363,9 +375,19 @@ def m_h_dp_streamed(
         "regions": 1 + k * regions_per_subtree,
         "seeded": True,  # the noise comes from the source's seed (see charge_levels above)
     }
-    return StreamedRelease(out, info, l1, list(ledger), {"total": time.perf_counter() - t0})
+    total = time.perf_counter() - t0
+    timings = {"total": total, "driver_s": total - clock["fan_out_s"], **clock}
+    return StreamedRelease(out, info, l1, list(ledger), timings)
 
 
-def _submit(executor: Any, func: Any, payloads: list) -> list:
+def _submit(executor: Any, func: Any, payloads: list, clock: dict[str, Any]) -> list:
+    """The tasks' results, in order; ``clock`` gathers the fan-out's wall seconds
+    (``fan_out_s``) and each task's own seconds (``up_task_s`` / ``down_task_s``, the last
+    element of its result)."""
+    t0 = time.perf_counter()
     futures = [executor.submit(func, p) for p in payloads]
-    return [f.result() for f in futures]
+    results = [f.result() for f in futures]
+    clock["fan_out_s"] += time.perf_counter() - t0
+    key = "up_task_s" if func is _up_task else "down_task_s"
+    clock[key].extend(float(r[-1]) for r in results)
+    return results
