@@ -133,28 +133,31 @@ class RoundRecorder:
             from privopt.lp.benders import subproblems
         except ImportError:
             return self
-        self._cls = getattr(subproblems, "_PendingRound", None)
-        if self._cls is None:
-            return self
-        self._collect = original = self._cls.collect
+        # A round is collected by _PendingRound.collect; revisions before it solved a round
+        # in _Dispatcher.solve_all.
+        pending = getattr(subproblems, "_PendingRound", None)
+        self._cls, self._name = (
+            (pending, "collect") if pending is not None else (subproblems._Dispatcher, "solve_all")
+        )
+        self._original = original = getattr(self._cls, self._name)
         recorder = self
 
-        def collect(pending: Any, solved: Any = None) -> list[Any]:
-            outcomes = original(pending, solved)
+        def recorded(obj: Any, *args: Any, **kwargs: Any) -> list[Any]:
+            outcomes = original(obj, *args, **kwargs)
             recorder.rounds.append([float(o.seconds) for o in outcomes])
             if not recorder.batches:
-                subs = pending.dispatcher.subs
+                subs = obj.dispatcher.subs if pending is not None else obj.subs
                 recorder.batches = {
                     str(w): subproblems._balanced_batches(subs, w) for w in MODEL_WORKERS
                 }
             return outcomes
 
-        self._cls.collect = collect
+        setattr(self._cls, self._name, recorded)
         return self
 
     def __exit__(self, *exc: object) -> None:
         if getattr(self, "_cls", None) is not None:
-            self._cls.collect = self._collect
+            setattr(self._cls, self._name, self._original)
 
 
 def run(block: Any, args: argparse.Namespace, executor: Any, client: Any = None) -> dict[str, Any]:
@@ -287,7 +290,10 @@ def baseline_run(args: argparse.Namespace) -> dict[str, Any]:
         cmd += [f"--{name}", str(getattr(args, name))]
     with tempfile.TemporaryDirectory() as tmp:
         source = package_at(args.baseline, Path(tmp))
-        return run_json([*cmd, "--source", str(source)], timeout=None)
+        return {
+            **run_json([*cmd, "--source", str(source)], timeout=None),
+            "label": f"baseline {args.baseline}",
+        }
 
 
 def dask_run(block: Any, args: argparse.Namespace) -> tuple[dict[str, Any], float, dict]:
@@ -353,7 +359,7 @@ def report(
     if dask is not None:
         report_dask(args, serial, dask)
     report_model(args, serial, dask)
-    report_critical_path(args, [r for r in (without, serial) if r is not None])
+    report_critical_path(args, [r for r in (base, without, serial) if r is not None])
     print(
         f"\npeak RSS: this process {peak_rss_mib():.0f} MiB"
         + (
@@ -460,7 +466,7 @@ def report_critical_path(args: argparse.Namespace, runs: list[dict[str, Any]]) -
     print("|---|---|---|---|---|")
     ref = runs[0]["benders"]
     for r in runs:
-        name = "core round on" if r["core_round"] else "core round off"
+        name = r.get("label") or ("core round on" if r["core_round"] else "core round off")
         for w in MODEL_WORKERS:
             t = critical_path_s(r, w, 1.0 if w == 1 else f)
             print(
