@@ -26,9 +26,17 @@ once) with the round efficiency measured here (rounds speed-up / workers) or giv
 ``--round-efficiency`` (from a run on a larger machine). ``--serial-only`` skips the Dask run.
 A small untimed run first compiles the Numba kernels (neither timed run pays for them).
 
+The critical-path model replays each serial run's recorded rounds (every subproblem's solve
+seconds) on W workers: the same masters and serial remainder, each round as long as its busiest
+batch (the dispatcher's own split) times ``--solve-slowdown`` (1.20: 8 workers on 16 cores),
+and the engine's core round overlapping the first master. ``--compare-core-round`` adds a
+serial run with the core round off; ``--workers 1,2,4,8,16`` runs Dask at each count and prints
+the measured curve beside the model's; ``--json PATH`` writes every run's figures.
+
 Usage: python bench/benders_dask.py [--rows 40] [--cols 50] [--outputs 100] [--epsilon 2]
-       [--eta 2] [--iterations 5] [--workers 2] [--m 4] [--baseline REV] [--serial-only]
-       [--round-efficiency E]
+       [--eta 2] [--iterations 5] [--workers 2|1,2,4,8,16] [--m 4] [--baseline REV]
+       [--serial-only] [--round-efficiency E] [--solve-slowdown F] [--core-round on|off]
+       [--compare-core-round] [--json PATH]
 (the defaults are the settings above).
 """
 
@@ -44,6 +52,8 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
@@ -52,7 +62,14 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
-from harness import package_at, peak_rss_mib, print_json, run_json, use_package  # noqa: E402
+from harness import (  # noqa: E402
+    package_at,
+    peak_rss_mib,
+    print_json,
+    run_json,
+    use_package,
+    write_atomically,
+)
 
 # privopt is imported inside the functions: a baseline child imports it from another revision.
 
@@ -215,7 +232,12 @@ def main() -> None:
     ap.add_argument("--epsilon", type=float, default=2.0)
     ap.add_argument("--eta", type=float, default=2.0)
     ap.add_argument("--iterations", type=int, default=5)
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument(
+        "--workers",
+        default="2",
+        help="Dask workers, or a list (1,2,4,8,16): one Dask run per count, and a curve table",
+    )
+    ap.add_argument("--json", default=None, help="also write every run's figures to this file")
     ap.add_argument("--m", type=int, default=4)
     ap.add_argument("--baseline", default=None, help="git revision whose serial run to compare")
     ap.add_argument("--serial-only", action="store_true", help="no Dask run")
@@ -253,6 +275,10 @@ def main() -> None:
         print_json(run(largest_block(args), args, None))
         return
 
+    counts = [int(w) for w in str(args.workers).split(",")]
+    if min(counts) < 1:
+        ap.error("--workers: counts must be at least 1")
+    args.workers = counts[-1]
     load0 = os.getloadavg()
     base = baseline_run(args) if args.baseline else None
     block = largest_block(args)
@@ -264,9 +290,19 @@ def main() -> None:
         without = run(block, argparse.Namespace(**{**vars(args), "core_round": "off"}), None)
     print("serial run ...", file=sys.stderr)
     serial = run(block, args, None)
-    dask, start_s, worker_rss = (None, 0.0, {}) if args.serial_only else dask_run(block, args)
+    curve: dict[int, dict[str, Any]] = {}
+    dask, start_s, worker_rss = None, 0.0, {}
+    for w in [] if args.serial_only else counts:
+        args.workers = w
+        dask, start_s, worker_rss = dask_run(block, args)
+        curve[w] = {**dask, "start_s": start_s, "worker_peak_mib": list(worker_rss.values())}
     load1 = os.getloadavg()
     report(args, block, serial, dask, base, start_s, worker_rss, load0, load1, without)
+    if len(curve) > 1:
+        report_curve(args, serial, curve)
+    if args.json:
+        runs = {"serial": serial, "baseline": base, "core_round_off": without, "dask": curve}
+        write_atomically(Path(args.json), json.dumps(runs, indent=1))
 
 
 def warm_up() -> None:
@@ -430,6 +466,35 @@ def report_model(
         f"master {serial['master'] / total:.0%}); round efficiency {eff:.2f} ({where}); "
         + "; ".join(f"predicted speed-up at {n} workers {v:.2f}x" for n, v in predicted.items())
     )
+
+
+def report_curve(
+    args: argparse.Namespace, serial: dict[str, Any], curve: dict[int, dict[str, Any]]
+) -> None:
+    """One row per worker count: measured against the serial run, and the critical-path
+    model's prediction from the serial run's recorded rounds (``--solve-slowdown``)."""
+    print(
+        f"\n## Scaling curve ({os.cpu_count()} cores), serial Benders {serial['benders']:.1f} s\n"
+    )
+    print(
+        "| workers | Benders s | speed-up | master share | sub rounds speed-up | per solve / "
+        "serial | peak RSS per worker MiB (max) | iterates equal | model s | model speed-up |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for w, r in sorted(curve.items()):
+        model = (
+            critical_path_s(serial, w, 1.0 if w == 1 else args.solve_slowdown)
+            if serial.get("round_solves")
+            else math.nan
+        )
+        print(
+            f"| {w} | {r['benders']:.1f} | {serial['benders'] / r['benders']:.2f}x | "
+            f"{r['master'] / r['benders']:.0%} | "
+            f"{serial['rounds'] / max(r['rounds'], 1e-9):.2f}x | "
+            f"{r['solves'] / max(serial['solves'], 1e-9):.2f} | "
+            f"{max(r['worker_peak_mib'], default=0):.0f} | {r['bounds'] == serial['bounds']} | "
+            f"{model:.1f} | {serial['benders'] / model:.2f}x |"
+        )
 
 
 def critical_path_s(r: dict[str, Any], workers: int, slowdown: float) -> float:
