@@ -315,6 +315,36 @@ py::tuple census_up_py(const I64Array& child_ptr, const I64Array& child_idx, con
     return py::make_tuple(packed[0], packed[1], packed[2], sub.n_widened);
 }
 
+// k subtrees' root tables packed as census_up returns them (lo (k, N), n (k, N), concatenated
+// slopes), checked (sizes, convexity, magnitudes) and unpacked.
+std::vector<std::vector<CplTable>> unpack_tables(const I64Matrix& lo, const I64Matrix& n,
+                                                 const I64Array& slopes, py::ssize_t N,
+                                                 std::int64_t max_table_size) {
+    if (lo.ndim() != 2 || lo.shape(1) != N || n.ndim() != 2 || n.shape(0) != lo.shape(0) || n.shape(1) != N)
+        throw std::invalid_argument("lo and n must have shape (k, N)");
+    const py::ssize_t k = lo.shape(0);
+    std::vector<std::vector<CplTable>> out(static_cast<std::size_t>(k));
+    std::int64_t offset = 0;
+    for (py::ssize_t j = 0; j < k; ++j) {
+        for (py::ssize_t s = 0; s < N; ++s) {
+            CplTable t;
+            t.lo = lo.data()[j * N + s], t.n = n.data()[j * N + s];
+            detail::check_magnitude(t.lo, "lo");
+            if (t.n < 1 || t.n > max_table_size || offset + t.n - 1 > slopes.size())
+                throw std::invalid_argument("n and slopes do not describe the tables");
+            detail::check_magnitude(t.hi(), "lo + n - 1");
+            t.slope.assign(slopes.data() + offset, slopes.data() + offset + t.n - 1);
+            offset += t.n - 1;
+            for (std::int64_t x : t.slope) t.slope_bound = std::max(t.slope_bound, x < 0 ? -x : x);
+            if (!t.is_convex() || t.slope_bound > max_abs_slope)
+                throw std::invalid_argument("a table is not convex or its slopes exceed 2^62");
+            out[static_cast<std::size_t>(j)].push_back(std::move(t));
+        }
+    }
+    if (offset != slopes.size()) throw std::invalid_argument("slopes has entries left over");
+    return out;
+}
+
 py::tuple census_root_py(const I64Array& noisy_root, const I64Array& delta_root, std::int64_t G,
                          const I64Matrix& lo, const I64Matrix& n, const I64Array& slopes,
                          std::int64_t max_table_size) {
@@ -336,26 +366,12 @@ py::tuple census_root_py(const I64Array& noisy_root, const I64Array& delta_root,
     f.noisy = nz.data(), f.delta = dl.data(), f.delta_per_node = true, f.G = G;
     f.max_table_size = max_table_size;
     validate_forest(f);
+    std::vector<std::vector<CplTable>> tables = unpack_tables(lo, n, slopes, N, max_table_size);
     std::vector<CensusSubtree> subs(static_cast<std::size_t>(k));
-    std::int64_t offset = 0;
     for (py::ssize_t j = 0; j < k; ++j) {
         subs[static_cast<std::size_t>(j)].root = j + 1;
-        for (py::ssize_t s = 0; s < N; ++s) {
-            CplTable t;
-            t.lo = lo.data()[j * N + s], t.n = n.data()[j * N + s];
-            detail::check_magnitude(t.lo, "lo");
-            if (t.n < 1 || t.n > max_table_size || offset + t.n - 1 > slopes.size())
-                throw std::invalid_argument("n and slopes do not describe the tables");
-            detail::check_magnitude(t.hi(), "lo + n - 1");
-            t.slope.assign(slopes.data() + offset, slopes.data() + offset + t.n - 1);
-            offset += t.n - 1;
-            for (std::int64_t x : t.slope) t.slope_bound = std::max(t.slope_bound, x < 0 ? -x : x);
-            if (!t.is_convex() || t.slope_bound > max_abs_slope)
-                throw std::invalid_argument("a table is not convex or its slopes exceed 2^62");
-            subs[static_cast<std::size_t>(j)].tables.push_back(std::move(t));
-        }
+        subs[static_cast<std::size_t>(j)].tables = std::move(tables[static_cast<std::size_t>(j)]);
     }
-    if (offset != slopes.size()) throw std::invalid_argument("slopes has entries left over");
     std::vector<std::int64_t> values(static_cast<std::size_t>((k + 1) * N), 0);
     std::int64_t widened = 0;
     DpStatus status;
@@ -440,6 +456,24 @@ class CensusSession {
         touch_ = py::array_t<std::uint8_t>({R, N});
         std::fill(touch_.mutable_data(), touch_.mutable_data() + R * N, 0);
     }
+    // Tables for the given regions (leaves of this forest), standing for their subtrees solved
+    // elsewhere: lo and n (m, N) and concatenated slopes, as census_up returns them. A later
+    // up() of the subtrees above them merges these tables.
+    void give(const std::vector<std::int64_t>& regions, const I64Matrix& lo, const I64Matrix& n,
+              const I64Array& slopes) {
+        if (lo.ndim() != 2 || lo.shape(0) != static_cast<py::ssize_t>(regions.size()))
+            throw std::invalid_argument("lo must have one row per given region");
+        for (std::int64_t r : regions)
+            if (r <= 0 || r >= f_.n_regions || !f_.is_leaf(r))
+                throw std::invalid_argument("given region " + std::to_string(r) +
+                                            " is not a leaf region other than 0");
+        std::vector<std::vector<CplTable>> tables =
+            unpack_tables(lo, n, slopes, f_.n_sizes, f_.max_table_size);
+        if (given_.empty()) given_.resize(static_cast<std::size_t>(f_.n_regions));
+        for (std::size_t j = 0; j < regions.size(); ++j)
+            given_[static_cast<std::size_t>(regions[j])] = std::move(tables[j]);
+        f_.given = given_.data();
+    }
     void up(const std::vector<std::int64_t>& which) {
         check(which);
         py::gil_scoped_release release;
@@ -498,6 +532,7 @@ class CensusSession {
     CensusForest f_;
     std::vector<std::int64_t> top_;
     std::vector<CensusSubtree> subs_;
+    std::vector<std::vector<CplTable>> given_;
     std::int64_t root_widened_ = 0;
     py::array_t<std::int64_t> values_;
     py::array_t<std::uint8_t> touch_;
@@ -584,6 +619,10 @@ void register_census(py::module_& m) {
                       std::int64_t, std::int64_t>(),
              py::arg("child_ptr"), py::arg("child_idx"), py::arg("noisy"), py::arg("delta"),
              py::arg("shift"), py::arg("G"), py::arg("max_table_size") = default_max_table_size)
+        .def("give", &CensusSession::give, py::arg("regions"), py::arg("lo"), py::arg("n"),
+             py::arg("slopes"),
+             "Tables (lo (m, N), n (m, N), concatenated slopes, as tables() returns them) for "
+             "leaf regions that stand for subtrees solved elsewhere; up() merges them.")
         .def("up", &CensusSession::up, py::arg("which"))
         .def("root", &CensusSession::root)
         .def("down", &CensusSession::down, py::arg("which"))

@@ -152,19 +152,29 @@ def test_local_cluster_with_worker_processes_equals_serial():
     assert rinfo == info
 
 
-def _widening_rounds(rng, executor, n_instances, per_node=False):
+def _cut_levels(h):
+    """The levels an executor's runner may cut at: those with a region that has children."""
+    fanout = np.diff(h.child_ptr)
+    return [lev for lev in range(1, h.n_levels) if fanout[h.level_slice(lev)].any()]
+
+
+def _widening_rounds(rng, executor, n_instances, per_node=False, instance=None, any_level=False):
     """Random hierarchies, each through 4 rounds of a ForestRunner that widens random nodes
     between rounds; every round must equal a from-scratch serial solve of the same windows, the
-    runner re-solving only the dirty subtrees (and those whose root values moved)."""
+    runner re-solving only the dirty subtrees (and those whose root values moved). With
+    ``any_level`` the executor's runner cuts the hierarchy at a random level (not the one it
+    would choose)."""
     from privopt.census.forest import ForestRunner
     from privopt.census.solvers import _half_widths
 
     for _ in range(n_instances):
-        h, noisy, G = _instance(rng)
+        h, noisy, G = (instance or _instance)(rng)
         N = noisy.shape[1]
+        levels = _cut_levels(h)
+        level = int(rng.choice(levels)) if any_level and executor and levels else None
         if per_node:  # windows per node, no doublings (run_forest_round's per-node form)
             base = rng.integers(1, 6, size=noisy.shape).astype(np.int64)
-            got = ForestRunner(h, noisy, base, None, G, 1 << 27, executor, 3).run(None)
+            got = ForestRunner(h, noisy, base, None, G, 1 << 27, executor, 3, level).run(None)
             want = run_forest_round(h, noisy, base, 0, G, 1 << 27)
             assert got.status == want.status
             if got.status == 0:
@@ -174,7 +184,9 @@ def _widening_rounds(rng, executor, n_instances, per_node=False):
         base = rng.integers(1, 6, size=h.n_regions).astype(np.int64)
         shift = np.zeros(noisy.shape, dtype=np.uint8)
         n_tasks = int(rng.integers(1, 4))
-        runner = ForestRunner(h, noisy, base, shift, G, 1 << 27, executor, n_tasks)
+        runner = ForestRunner(h, noisy, base, shift, G, 1 << 27, executor, n_tasks, level)
+        if level is not None:
+            assert runner.split.level == level
         dirty = None
         for _ in range(4):
             got = runner.run(dirty)
@@ -212,6 +224,47 @@ def test_incremental_rounds_equal_a_fresh_solve(kind):
         _widening_rounds(rng, ex, 30 if kind == "threads" else 5, per_node=True)
 
 
+def _uneven_instance(rng):
+    """A hierarchy of 3 to 5 levels whose regions have 1 to 6 children (subtrees of very
+    different sizes; a chain of single children now and then), noise large enough to widen."""
+    chain = rng.random() < 0.25
+    h = random_hierarchy(rng, int(rng.integers(3, 6)), 1 if chain else int(rng.integers(2, 7)))
+    N = int(rng.integers(1, 4))
+    data = random_counts(rng, h, N, int(rng.integers(0, 30)))
+    amp = int(rng.choice([1, 3, 10, 100]))
+    return h, data.counts + rng.integers(-amp, amp + 1, size=data.counts.shape), data.G
+
+
+def test_any_cut_level_equals_serial_through_widening_rounds():
+    # The executor's runner cut at any level with children (the root's children, or deeper: a
+    # root step over many subtrees), on hierarchies with uneven subtrees, chains of single
+    # children and fewer subtrees than tasks: each widening round equals the serial one.
+    rng = np.random.default_rng(21)
+    with ThreadPoolExecutor(2) as ex:
+        _widening_rounds(rng, ex, 60, instance=_uneven_instance, any_level=True)
+        _widening_rounds(rng, ex, 20, per_node=True, instance=_uneven_instance, any_level=True)
+
+
+def test_the_cut_level_balances_the_tasks():
+    from privopt.census.forest import ForestRunner, split_level
+
+    h = synthetic_hierarchy([3, 4, 50], 2000, N=1, seed=0).hierarchy
+    assert split_level(h, 1) == 2  # 12 subtrees ≥ 4 per task; the 3 top-level ones are not
+    assert split_level(h, 2) == 2
+    assert split_level(h, 100) == 2  # no level has 400: the one with the most
+    noisy = np.zeros((h.n_regions, 1), dtype=np.int64)
+    with ThreadPoolExecutor(2) as ex:
+        runner = ForestRunner(
+            h, noisy, np.ones(h.n_regions, dtype=np.int64), None, 0, 1 << 27, ex, 3
+        )
+        sizes = [b - a for a, b in runner._batches]
+        assert runner.split.level == 2 and sum(sizes) == 12 and max(sizes) - min(sizes) <= 1
+        with pytest.raises(InvalidInput, match="level = 3"):
+            ForestRunner(
+                h, noisy, np.ones(h.n_regions, dtype=np.int64), None, 0, 1 << 27, ex, 3, level=3
+            )
+
+
 @pytest.mark.dask
 def test_widening_rounds_on_a_local_cluster_equal_a_fresh_solve():
     # Batches stay on the workers between rounds (scattered once, their sessions kept): random
@@ -226,6 +279,7 @@ def test_widening_rounds_on_a_local_cluster_equal_a_fresh_solve():
     ):
         _widening_rounds(np.random.default_rng(12), client.get_executor(), 25)
         _widening_rounds(np.random.default_rng(13), client, 10, per_node=True)
+        _widening_rounds(np.random.default_rng(14), client, 10, None, _uneven_instance, True)
 
 
 @pytest.mark.dask
@@ -299,10 +353,10 @@ def test_rounds_send_only_what_changed(monkeypatch):
             return array_bytes([x.index, x.value])
         return 0
 
-    per_round_bound = 2 * (noisy.shape[1] * 8 + 9 * 2) * len(runner.subtrees)
+    per_round_bound = 2 * (noisy.shape[1] * 8 + 9 * 2) * runner.split.roots.size
     assert sum(array_bytes(jobs) for jobs in sent[2:]) <= per_round_bound
     for out in returned[1::2]:  # top-down fan-outs
         for per_batch in out:
-            for values, touched, cost in per_batch:
+            for _, _, values, touched, costs in per_batch:
                 assert values.dtype == np.int32 and touched.dtype == np.int64
-                assert isinstance(cost, int)
+                assert all(isinstance(cost, int) for cost in costs)

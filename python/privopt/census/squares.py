@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
-__all__ = ["squared_distance", "sum_of_squares"]
+__all__ = ["group_sums_of_squares", "squared_distance", "sum_of_squares"]
 
 
 def sum_of_squares(d: np.ndarray) -> int:
@@ -37,3 +39,21 @@ def squared_distance(a: np.ndarray, b: np.ndarray, rows: int = 1 << 16) -> int:
     for i in range(0, a.shape[0], rows):
         total += sum_of_squares(a[i : i + rows] - b[i : i + rows])
     return total
+
+
+def group_sums_of_squares(d: np.ndarray, bounds: np.ndarray) -> list[int]:
+    """Σ d² over each group of rows bounds[t] .. bounds[t+1] − 1 of an int64 (rows, N) array,
+    exact (Python ints); (k + 1,) bounds give k sums.
+
+    Example
+    -------
+    >>> group_sums_of_squares(np.array([[1, 2], [3, 0], [0, 4]]), np.array([0, 2, 2, 3]))
+    [14, 0, 16]
+    """
+    bounds = np.asarray(bounds, dtype=np.int64)
+    if d.size and d.size < 1 << 31 and max(int(d.max()), -int(d.min())) < 1 << 16:
+        # every square < 2³², fewer than 2³¹ of them: row sums and their running total fit
+        rows = np.einsum("ij,ij->i", d, d)
+        total = np.concatenate([[0], np.cumsum(rows)])
+        return (total[bounds[1:]] - total[bounds[:-1]]).tolist()
+    return [sum_of_squares(d[a:b]) for a, b in itertools.pairwise(bounds)]
