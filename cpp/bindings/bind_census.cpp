@@ -502,6 +502,32 @@ class CensusSession {
         for (std::int64_t i : which) n += census_down(f_, subs_[static_cast<std::size_t>(i)], v, t);
         return n;
     }
+    // The root tables of the subtrees `which` from their last up, packed in one go: lo and n
+    // (m, N), the slopes of all tables concatenated (subtree by subtree, size by size), and
+    // each subtree's widened count.
+    py::tuple packed_tables(const std::vector<std::int64_t>& which) const {
+        check(which);
+        const auto m = static_cast<py::ssize_t>(which.size());
+        const py::ssize_t N = f_.n_sizes;
+        std::int64_t total = 0;
+        for (std::int64_t i : which) {
+            const CensusSubtree& sub = subs_[static_cast<std::size_t>(i)];
+            if (sub.tables.empty()) throw std::invalid_argument("subtree " + std::to_string(i) + " has no up yet");
+            for (const auto& t : sub.tables) total += std::max<std::int64_t>(t.n - 1, 0);
+        }
+        py::array_t<std::int64_t> lo({m, N}), n({m, N}), widened(m), slopes(total);
+        std::int64_t* out = slopes.mutable_data();
+        for (py::ssize_t j = 0; j < m; ++j) {
+            const CensusSubtree& sub = subs_[static_cast<std::size_t>(which[static_cast<std::size_t>(j)])];
+            widened.mutable_data()[j] = sub.n_widened;
+            for (py::ssize_t s = 0; s < N; ++s) {
+                const CplTable& t = sub.tables[static_cast<std::size_t>(s)];
+                lo.mutable_data()[j * N + s] = t.lo, n.mutable_data()[j * N + s] = t.n;
+                for (std::int64_t v = t.lo; v < t.hi(); ++v) *out++ = t.up(v);
+            }
+        }
+        return py::make_tuple(lo, n, slopes, widened);
+    }
     // Subtree i's root tables from its last up, as census_up returns them.
     py::tuple tables(std::int64_t i) const {
         check({i});
@@ -623,6 +649,9 @@ void register_census(py::module_& m) {
              py::arg("slopes"),
              "Tables (lo (m, N), n (m, N), concatenated slopes, as tables() returns them) for "
              "leaf regions that stand for subtrees solved elsewhere; up() merges them.")
+        .def("packed_tables", &CensusSession::packed_tables, py::arg("which"),
+             "The root tables of the subtrees `which` in one go: (lo (m, N), n (m, N), "
+             "concatenated slopes, widened (m,)), as give() takes them.")
         .def("up", &CensusSession::up, py::arg("which"))
         .def("root", &CensusSession::root)
         .def("down", &CensusSession::down, py::arg("which"))

@@ -129,6 +129,18 @@ def test_mechanisms_take_an_executor_and_reject_other_objects():
         m_h_dp(data, measurements=m, executor="threads")
 
 
+@pytest.mark.parametrize("row", ["root", "cut", "leaf"])
+def test_tasks_refuse_noisy_values_beyond_the_range(row):
+    # On an executor the driver makes no pass over the counts: its session checks the rows
+    # above the cut, each task its own rows; a value beyond 2^61 anywhere is refused by name.
+    data = synthetic_hierarchy([3, 4, 5], 600, N=2, seed=0)
+    h = data.hierarchy
+    noisy = measure_counts(data, 1.0, rng=0).noisy.copy()
+    noisy[{"root": 0, "cut": h.level_slice(2).start + 1, "leaf": h.n_regions - 1}[row], 1] = 2**62
+    with ThreadPoolExecutor(2) as ex, pytest.raises(InvalidInput, match="noisy value"):
+        tree_postprocess(h, noisy, data.G, scale=2.0, executor=ex, n_tasks=2)
+
+
 @pytest.mark.dask
 def test_local_cluster_with_worker_processes_equals_serial():
     import distributed  # in the test extra: a missing install must fail, not skip
@@ -331,8 +343,8 @@ def test_rounds_send_only_what_changed(monkeypatch):
     def recording_map(executor, func, jobs):
         jobs = list(jobs)
         sent.append([job[1:] for job in jobs])  # job[0] is the batch
-        out = real_map(executor, func, jobs)
-        returned.append(out)
+        out = list(real_map(executor, func, jobs))
+        returned.append([result for _, result in out])
         return out
 
     monkeypatch.setattr(forest, "_map", recording_map)
@@ -360,3 +372,23 @@ def test_rounds_send_only_what_changed(monkeypatch):
             for _, _, values, touched, costs in per_batch:
                 assert values.dtype == np.int32 and touched.dtype == np.int64
                 assert all(isinstance(cost, int) for cost in costs)
+
+
+def test_packed_tables_give_back_their_slopes():
+    # Root tables travel as small steps with each table's first slope apart, or as they are
+    # when a step does not fit in two bytes (slopes near ±2^62, empty tables, no tables).
+    from privopt.census.forest import _Tables
+
+    rng = np.random.default_rng(5)
+    for scale in (1, 200, 1 << 20, 1 << 60):
+        for _ in range(20):
+            n = rng.integers(1, 6, size=(int(rng.integers(0, 4)), 3))
+            parts = [np.sort(rng.integers(-scale, scale + 1, size=k - 1)) for k in n.ravel()]
+            slopes = np.concatenate([np.zeros(0, np.int64), *parts]).astype(np.int64)
+            packed = _Tables.pack(np.zeros_like(n), n, slopes, np.zeros(n.shape[0], np.int64))
+            assert np.array_equal(packed.slopes(), slopes)
+            if scale == 1:
+                assert packed.heads is not None and packed.steps.itemsize == 1
+    edge = np.array([-(2**62), 2**62, 0, 1], dtype=np.int64)
+    packed = _Tables.pack(np.zeros((1, 2)), np.array([[3, 3]]), edge, np.zeros(1, np.int64))
+    assert packed.heads is None and np.array_equal(packed.slopes(), edge)

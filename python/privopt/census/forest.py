@@ -21,8 +21,8 @@ the decomposition changes where the work runs, never its result.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
@@ -275,21 +275,59 @@ class _Doublings:
         out.reshape(-1)[self.index] = self.value
 
 
+@dataclass(frozen=True)
+class _Tables:
+    """Root tables of some subtrees as they travel back to the driver: lo and n (m, N) int64,
+    each subtree's widened count, and the tables' slopes. A table's slopes never decrease, and
+    its steps between neighbours are small: the slopes travel as those steps in one or two
+    bytes, with the first slope of each table apart (``heads``), eight times fewer bytes than
+    int64 slopes; or as they are (``heads`` None) when a step does not fit.
+    """
+
+    lo: np.ndarray
+    n: np.ndarray
+    widened: np.ndarray
+    steps: np.ndarray
+    heads: np.ndarray | None
+
+    @classmethod
+    def pack(
+        cls, lo: np.ndarray, n: np.ndarray, slopes: np.ndarray, widened: np.ndarray
+    ) -> _Tables:
+        first, _ = _table_starts(n)
+        steps = np.diff(slopes, prepend=0)  # wraps only for steps beyond 2^63: not small
+        heads = slopes[first]
+        steps[first] = 0
+        if steps.size and (int(steps.min()) < 0 or int(steps.max()) >= 1 << 16):
+            return cls(lo, n, widened, slopes, None)
+        small = np.uint8 if not steps.size or int(steps.max()) < 1 << 8 else np.uint16
+        return cls(lo, n, widened, steps.astype(small), heads)
+
+    def slopes(self) -> np.ndarray:
+        """The concatenated int64 slopes, as :meth:`CensusSession.packed_tables` gave them."""
+        if self.heads is None:
+            return self.steps
+        first, lengths = _table_starts(self.n)
+        run = np.cumsum(self.steps, dtype=np.int64)  # within a table: slope − its head
+        run += np.repeat(self.heads - run[first], lengths)
+        return run
+
+
+def _table_starts(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each table with slopes starts in the concatenated slopes, and its slope count."""
+    lengths = n.ravel() - 1
+    starts = np.cumsum(lengths) - lengths
+    keep = lengths > 0
+    return starts[keep], lengths[keep]
+
+
 def _up_task(
     batch: _Batch, which: list[int], doublings: _Doublings, G: int, max_table: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
-    """Bottom-up of the subtrees ``which`` of a batch: their root tables packed as
-    :meth:`CensusSession.give` takes them (lo (m, N), n (m, N), concatenated slopes) and each
-    subtree's widened count."""
+) -> _Tables:
+    """Bottom-up of the subtrees ``which`` of a batch: their root tables, packed."""
     session = batch.session(doublings, G, max_table)
     batch.up(which, doublings)
-    tables = [session.tables(j) for j in which]
-    return (
-        np.stack([t[0] for t in tables]),
-        np.stack([t[1] for t in tables]),
-        np.concatenate([t[2] for t in tables]),
-        [int(t[3]) for t in tables],
-    )
+    return _Tables.pack(*session.packed_tables(which))
 
 
 def _down_task(
@@ -444,12 +482,14 @@ class ForestRunner:
         k = self.split.roots.size
         self._values = np.zeros(noisy.shape, dtype=np.int64)
         self._touch = np.zeros(noisy.shape, dtype=np.uint8)
-        self._widened = [0] * k
+        self._widened = np.zeros(k, dtype=np.int64)
         self._batches = _contiguous_batches(self.split.sizes(), n_tasks)
         self._cost = np.zeros(k, dtype=object)  # Σ (values − noisy)² below each subtree's root
         self._version = np.zeros(k, dtype=np.int64)
         self._doublings: list[_Doublings | None] = [None] * len(self._batches)
         self._client = _dask_client(self.executor)
+        if self._client is self.executor:  # a client: its executor's futures are standard ones
+            self.executor = self._client.get_executor()
         self._direct = True  # until a direct scatter fails
         self._resident: list[Any] = [None] * len(self._batches)  # batches or their futures
         U = self.split.n_upper
@@ -563,9 +603,17 @@ class ForestRunner:
             self._doublings[b] = held
         return held
 
-    def _tasks(self, func: Any, wanted: set[int], root_values: Any = None) -> list[tuple]:
-        """Run ``func`` on every batch with a wanted subtree; (first subtree of the batch,
-        result) pairs."""
+    def _tasks(
+        self,
+        func: Any,
+        wanted: set[int],
+        apply: Callable[[int, Any], None],
+        root_values: Any = None,
+    ) -> None:
+        """Run ``func`` on every batch with a wanted subtree, calling ``apply(first subtree of
+        the batch, result)`` here as each result arrives (its copy into place overlaps the
+        tasks still running). ``apply`` must be safe to repeat: a fan-out that loses a worker
+        runs again."""
         jobs: list[tuple[int, list]] = []
         firsts = []
         for b, (first, stop) in enumerate(self._batches):
@@ -578,14 +626,15 @@ class ForestRunner:
             jobs.append((b, tail))
             firsts.append(first)
         try:
-            results = _map(self.executor, func, self._placed(jobs))
+            for j, result in _map(self.executor, func, self._placed(jobs)):
+                apply(firsts[j], result)
         except Exception:
             # A worker lost with a batch on it: place the batch again (once), as the executor
             # retries a task whose worker was lost.
             if self._client is None or all(self._batch_held(b) for b, _ in jobs):
                 raise
-            results = _map(self.executor, func, self._placed(jobs))
-        return list(zip(firsts, results, strict=True))
+            for j, result in _map(self.executor, func, self._placed(jobs)):
+                apply(firsts[j], result)
 
     def _run_executor(self, dirty: list[int]) -> ForestRound:
         wanted = set(dirty)
@@ -593,15 +642,17 @@ class ForestRunner:
         for b in range(len(self._batches)):
             self._doublings_of(b, wanted)
         roots = self.split.roots
-        for first, (lo, n, slopes, widened) in self._tasks(_up_task, wanted):
-            which = [i for i in range(first, self._batch_stop(first)) if i in wanted]
-            self._upper.give(roots[which].tolist(), lo, n, slopes)
-            for i, w in zip(which, widened, strict=True):
-                self._widened[i] = w
         upper = self._upper
+
+        def take_tables(first: int, tables: _Tables) -> None:
+            which = [i for i in range(first, self._batch_stop(first)) if i in wanted]
+            upper.give(roots[which].tolist(), tables.lo, tables.n, tables.slopes())
+            self._widened[which] = tables.widened
+
+        self._tasks(_up_task, wanted, take_tables)
         upper.up(self._upper_children)
         status = upper.root()
-        widened = sum(self._widened) + upper.widened
+        widened = int(self._widened.sum()) + upper.widened
         if status != 0:
             self._kid_values = None
             return ForestRound(int(status), self._values, self._touch, widened)
@@ -610,10 +661,13 @@ class ForestRunner:
         self._values[:U], self._touch[:U] = upper.values, upper.touch
         kid_values = upper.values[roots]
         todo = set(self._moved(kid_values, dirty))
-        for first, runs in self._tasks(_down_task, todo, kid_values):
+
+        def take_rows(first: int, runs: list[tuple]) -> None:
             for a, b, values, touched, costs in runs:
                 self._write(first + a, first + b, values, touched)
                 self._cost[first + a : first + b] = costs
+
+        self._tasks(_down_task, todo, take_rows, kid_values)
         self._kid_values = kid_values
         cost = squared_distance(upper.values, self.noisy[:U]) + int(self._cost.sum())
         return ForestRound(0, self._values, self._touch, widened, cost)
@@ -652,8 +706,9 @@ def _default_tasks(executor: Any) -> int:
     return 4 * int(workers or 2)
 
 
-def _map(executor: Any, func: Any, jobs: Iterable[list]) -> list:
-    """Submit every job (a list of arguments), then gather in order (results are independent
-    of the order)."""
-    futures = [executor.submit(func, *args) for args in jobs]
-    return [f.result() for f in futures]
+def _map(executor: Any, func: Any, jobs: Iterable[list]) -> Iterator[tuple[int, Any]]:
+    """Submit every job (a list of arguments), then yield (position of the job, result) as
+    each task finishes."""
+    futures = {executor.submit(func, *args): j for j, args in enumerate(jobs)}
+    for future in as_completed(futures):
+        yield futures[future], future.result()
