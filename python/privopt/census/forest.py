@@ -31,7 +31,7 @@ import numpy as np
 from privopt._core import census as _kernels
 from privopt._validation import check_executor
 from privopt.census.hierarchy import Hierarchy
-from privopt.census.squares import group_sums_of_squares, squared_distance
+from privopt.census.squares import group_squared_distances, squared_distance
 from privopt.errors import InvalidInput
 
 #: Batches built and sent to Dask workers at once (their sends overlap; each is held here until
@@ -376,15 +376,18 @@ def _run_result(
     """Subtrees first .. stop − 1 of a batch: their rows below the roots (level by level, as
     ``dtype``), the global flat indices of their nodes on a window edge, their costs."""
     N = values.shape[1]
-    parts, touched = [], []
+    n_rows = sum(int(local[stop]) - int(local[first]) for local in batch.local)
+    out = np.empty((n_rows, N), dtype=dtype)
+    touched = [np.zeros(0, dtype=np.int64)]
     costs = np.zeros(stop - first, dtype=object)
+    pos = 0
     for local, offset in zip(batch.local, batch.offset, strict=True):
         a, b = int(local[first]), int(local[stop])
-        parts.append(values[a:b].astype(dtype))
+        out[pos : pos + b - a] = values[a:b]
+        pos += b - a
         touched.append(np.flatnonzero(touch[a:b]) + (a + offset) * N)
-        d = values[a:b] - batch.noisy[a:b]
-        costs += np.array(group_sums_of_squares(d, local[first : stop + 1] - a), dtype=object)
-    out = np.concatenate(parts) if parts else np.zeros((0, N), dtype=dtype)
+        group = local[first : stop + 1] - a
+        costs += np.array(group_squared_distances(values[a:b], batch.noisy[a:b], group), object)
     return first, stop, out, np.concatenate(touched), [int(c) for c in costs]
 
 
@@ -500,6 +503,10 @@ class ForestRunner:
             max_table,
         )  # fmt: skip
         self._upper_children = list(range(len(self._upper.top)))
+        top = self.split.roots.copy()  # each subtree's top-level region (a child of region 0)
+        for _ in range(level - 1):
+            top = h.parent[top]
+        self._top_of = top - 1  # the children of region 0 are regions 1, 2, ...
 
     def _serial_session(
         self,
@@ -644,13 +651,23 @@ class ForestRunner:
         roots = self.split.roots
         upper = self._upper
 
+        # A top-level region's tables are merged here as soon as all its subtrees' tables are
+        # in, while the tasks of the others still run; the rest after the fan-out.
+        waiting = np.bincount(self._top_of[dirty], minlength=len(self._upper.top))
+        merged = np.zeros(waiting.size, dtype=bool)
+
         def take_tables(first: int, tables: _Tables) -> None:
             which = [i for i in range(first, self._batch_stop(first)) if i in wanted]
             upper.give(roots[which].tolist(), tables.lo, tables.n, tables.slopes())
             self._widened[which] = tables.widened
+            tops = self._top_of[which]
+            np.subtract.at(waiting, tops, 1)
+            ready = [int(c) for c in np.unique(tops) if waiting[c] == 0 and not merged[c]]
+            upper.up(ready)
+            merged[ready] = True
 
         self._tasks(_up_task, wanted, take_tables)
-        upper.up(self._upper_children)
+        upper.up(np.flatnonzero(~merged).tolist())
         status = upper.root()
         widened = int(self._widened.sum()) + upper.widened
         if status != 0:

@@ -7,7 +7,7 @@ import itertools
 
 import numpy as np
 
-__all__ = ["group_sums_of_squares", "squared_distance", "sum_of_squares"]
+__all__ = ["group_squared_distances", "squared_distance", "sum_of_squares"]
 
 
 def sum_of_squares(d: np.ndarray) -> int:
@@ -41,19 +41,31 @@ def squared_distance(a: np.ndarray, b: np.ndarray, rows: int = 1 << 16) -> int:
     return total
 
 
-def group_sums_of_squares(d: np.ndarray, bounds: np.ndarray) -> list[int]:
-    """Σ d² over each group of rows bounds[t] .. bounds[t+1] − 1 of an int64 (rows, N) array,
-    exact (Python ints); (k + 1,) bounds give k sums.
+def group_squared_distances(
+    a: np.ndarray, b: np.ndarray, bounds: np.ndarray, rows: int = 1 << 16
+) -> list[int]:
+    """Σ (a − b)² over each group of rows bounds[t] .. bounds[t+1] − 1 of two int64 (rows, N)
+    arrays of the same shape, exact (Python ints); (k + 1,) bounds give k sums. In row blocks,
+    so that no temporary is as large as the arrays.
 
     Example
     -------
-    >>> group_sums_of_squares(np.array([[1, 2], [3, 0], [0, 4]]), np.array([0, 2, 2, 3]))
+    >>> a = np.array([[1, 2], [3, 0], [0, 4]])
+    >>> group_squared_distances(a, np.zeros_like(a), np.array([0, 2, 2, 3]))
     [14, 0, 16]
     """
     bounds = np.asarray(bounds, dtype=np.int64)
-    if d.size and d.size < 1 << 31 and max(int(d.max()), -int(d.min())) < 1 << 16:
-        # every square < 2³², fewer than 2³¹ of them: row sums and their running total fit
-        rows = np.einsum("ij,ij->i", d, d)
-        total = np.concatenate([[0], np.cumsum(rows)])
+    per_row = np.empty(a.shape[0], dtype=np.int64)
+    # Row sums and their running total fit in int64 while every |a − b| < 2¹⁶ (squares below
+    # 2³²) and there are fewer than 2³¹ of them; else each group is summed exactly apart.
+    exact = a.size < 1 << 31
+    for i in range(0, a.shape[0], rows):
+        if not exact:
+            break
+        d = a[i : i + rows] - b[i : i + rows]
+        exact = not d.size or max(int(d.max()), -int(d.min())) < 1 << 16
+        np.einsum("ij,ij->i", d, d, out=per_row[i : i + rows])
+    if exact:
+        total = np.concatenate([[0], np.cumsum(per_row)])
         return (total[bounds[1:]] - total[bounds[:-1]]).tolist()
-    return [sum_of_squares(d[a:b]) for a, b in itertools.pairwise(bounds)]
+    return [squared_distance(a[x:y], b[x:y]) for x, y in itertools.pairwise(bounds)]
