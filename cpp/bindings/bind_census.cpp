@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "families.hpp"
@@ -528,6 +529,60 @@ class CensusSession {
         }
         return py::make_tuple(lo, n, slopes, widened);
     }
+    // The same tables for the trip back to the driver: lo and n (m, N), widened (m,), the first
+    // slope of each table with slopes (heads), and the steps between a table's neighbouring
+    // slopes (never negative: the tables are convex) as uint8 or uint16, the smallest that holds
+    // them all; steps is None when one does not fit in 16 bits (then use packed_tables).
+    py::tuple packed_steps(const std::vector<std::int64_t>& which) const {
+        check(which);
+        const auto m = static_cast<py::ssize_t>(which.size());
+        const py::ssize_t N = f_.n_sizes;
+        std::int64_t total = 0, n_heads = 0, largest = 0;
+        for (std::int64_t i : which) {
+            const CensusSubtree& sub = subs_[static_cast<std::size_t>(i)];
+            if (sub.tables.empty()) throw std::invalid_argument("subtree " + std::to_string(i) + " has no up yet");
+            for (const auto& t : sub.tables) {
+                if (t.n < 2) continue;
+                total += t.n - 1, ++n_heads;
+                for (std::int64_t v = t.lo + 1; v < t.hi(); ++v) {
+                    const std::int64_t a = t.up(v - 1), b = t.up(v);
+                    // the difference as unsigned: exact for b >= a even across 2^63
+                    const std::uint64_t d = static_cast<std::uint64_t>(b) - static_cast<std::uint64_t>(a);
+                    largest = (b < a || d >= 65536) ? std::int64_t{65536}
+                                                    : std::max(largest, static_cast<std::int64_t>(d));
+                }
+            }
+        }
+        py::array_t<std::int64_t> lo({m, N}), n({m, N}), widened(m), heads(n_heads);
+        std::int64_t* head = heads.mutable_data();
+        for (py::ssize_t j = 0; j < m; ++j) {
+            const CensusSubtree& sub = subs_[static_cast<std::size_t>(which[static_cast<std::size_t>(j)])];
+            widened.mutable_data()[j] = sub.n_widened;
+            for (py::ssize_t s = 0; s < N; ++s) {
+                const CplTable& t = sub.tables[static_cast<std::size_t>(s)];
+                lo.mutable_data()[j * N + s] = t.lo, n.mutable_data()[j * N + s] = t.n;
+                if (t.n >= 2) *head++ = t.up(t.lo);
+            }
+        }
+        if (largest >= 65536) return py::make_tuple(lo, n, widened, heads, py::none());
+        auto write = [&](auto* out) {
+            for (std::int64_t i : which)
+                for (const auto& t : subs_[static_cast<std::size_t>(i)].tables) {
+                    if (t.n < 2) continue;
+                    *out++ = 0;  // the head travels apart
+                    for (std::int64_t v = t.lo + 1; v < t.hi(); ++v)
+                        *out++ = static_cast<std::remove_pointer_t<decltype(out)>>(t.up(v) - t.up(v - 1));
+                }
+        };
+        if (largest < 256) {
+            py::array_t<std::uint8_t> steps(total);
+            write(steps.mutable_data());
+            return py::make_tuple(lo, n, widened, heads, steps);
+        }
+        py::array_t<std::uint16_t> steps(total);
+        write(steps.mutable_data());
+        return py::make_tuple(lo, n, widened, heads, steps);
+    }
     // Subtree i's root tables from its last up, as census_up returns them.
     py::tuple tables(std::int64_t i) const {
         check({i});
@@ -652,6 +707,9 @@ void register_census(py::module_& m) {
         .def("packed_tables", &CensusSession::packed_tables, py::arg("which"),
              "The root tables of the subtrees `which` in one go: (lo (m, N), n (m, N), "
              "concatenated slopes, widened (m,)), as give() takes them.")
+        .def("packed_steps", &CensusSession::packed_steps, py::arg("which"),
+             "The root tables of the subtrees `which` as slope steps: (lo (m, N), n (m, N), "
+             "widened (m,), heads, steps uint8/uint16 or None when a step exceeds 16 bits).")
         .def("up", &CensusSession::up, py::arg("which"))
         .def("root", &CensusSession::root)
         .def("down", &CensusSession::down, py::arg("which"))

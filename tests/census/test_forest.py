@@ -12,7 +12,7 @@ import pytest
 from census_helpers import random_counts, random_hierarchy
 from privopt._core import census as kernels
 from privopt.census import m_c_dp, m_h_dp, measure_counts, measure_cumulative
-from privopt.census.forest import run_forest_round, top_level_subtrees
+from privopt.census.forest import ForestRunner, run_forest_round, top_level_subtrees
 from privopt.census.solvers import _tdp_structure, _window_bounds, tree_postprocess
 from privopt.census.synthetic import synthetic_hierarchy
 from privopt.errors import InvalidInput
@@ -258,7 +258,7 @@ def test_any_cut_level_equals_serial_through_widening_rounds():
 
 
 def test_the_cut_level_balances_the_tasks():
-    from privopt.census.forest import ForestRunner, split_level
+    from privopt.census.forest import split_level
 
     h = synthetic_hierarchy([3, 4, 50], 2000, N=1, seed=0).hierarchy
     assert split_level(h, 1) == 2  # 12 subtrees ≥ 4 per task; the 3 top-level ones are not
@@ -374,21 +374,35 @@ def test_rounds_send_only_what_changed(monkeypatch):
                 assert all(isinstance(cost, int) for cost in costs)
 
 
-def test_packed_tables_give_back_their_slopes():
-    # Root tables travel as small steps with each table's first slope apart, or as they are
-    # when a step does not fit in two bytes (slopes near ±2^62, empty tables, no tables).
-    from privopt.census.forest import _Tables
+def test_root_tables_travel_as_small_steps():
+    # A batch's root tables go back to the driver as one- or two-byte slope steps with each
+    # table's first slope apart; decoded, they are the session's slopes exactly. A step beyond
+    # 16 bits (a given table with a large jump under a chain) sends the slopes as they are.
+    from privopt.census.forest import _Tables, _up_task
 
     rng = np.random.default_rng(5)
-    for scale in (1, 200, 1 << 20, 1 << 60):
-        for _ in range(20):
-            n = rng.integers(1, 6, size=(int(rng.integers(0, 4)), 3))
-            parts = [np.sort(rng.integers(-scale, scale + 1, size=k - 1)) for k in n.ravel()]
-            slopes = np.concatenate([np.zeros(0, np.int64), *parts]).astype(np.int64)
-            packed = _Tables.pack(np.zeros_like(n), n, slopes, np.zeros(n.shape[0], np.int64))
+    with ThreadPoolExecutor(2) as ex:
+        for _ in range(30):
+            h, noisy, G = _uneven_instance(rng)
+            base = rng.integers(1, 40, size=h.n_regions).astype(np.int64)
+            runner = ForestRunner(h, noisy, base, None, G, 1 << 27, ex, 2)
+            if runner.executor is None:
+                continue
+            batch = runner._batch(0)
+            which = list(range(int(batch.child_ptr[1])))
+            runner._doublings_of(0, set(range(runner.split.roots.size)))
+            packed = _up_task(batch, which, runner._doublings[0], G, 1 << 27)
+            lo, n, slopes, widened = batch._session.packed_tables(which)
+            assert packed.heads is not None and packed.steps.itemsize <= 2
             assert np.array_equal(packed.slopes(), slopes)
-            if scale == 1:
-                assert packed.heads is not None and packed.steps.itemsize == 1
-    edge = np.array([-(2**62), 2**62, 0, 1], dtype=np.int64)
-    packed = _Tables.pack(np.zeros((1, 2)), np.array([[3, 3]]), edge, np.zeros(1, np.int64))
-    assert packed.heads is None and np.array_equal(packed.slopes(), edge)
+            assert np.array_equal(packed.lo, lo) and np.array_equal(packed.n, n)
+            assert np.array_equal(packed.widened, widened)
+    ptr, idx = np.array([0, 1, 2, 2]), np.array([1, 2])
+    session = kernels.CensusSession(
+        ptr, idx, np.zeros((3, 1), np.int64), np.full(3, 5), np.zeros((3, 1), np.uint8), 9
+    )
+    session.give([2], np.array([[0]]), np.array([[3]]), np.array([-(10**6), 10**6]))
+    session.up([0])
+    assert session.packed_steps([0])[4] is None
+    lo, n, slopes, _ = session.packed_tables([0])
+    assert np.array_equal(_Tables(lo, n, np.zeros(1), slopes, None).slopes(), slopes)

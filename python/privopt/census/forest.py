@@ -290,19 +290,6 @@ class _Tables:
     steps: np.ndarray
     heads: np.ndarray | None
 
-    @classmethod
-    def pack(
-        cls, lo: np.ndarray, n: np.ndarray, slopes: np.ndarray, widened: np.ndarray
-    ) -> _Tables:
-        first, _ = _table_starts(n)
-        steps = np.diff(slopes, prepend=0)  # wraps only for steps beyond 2^63: not small
-        heads = slopes[first]
-        steps[first] = 0
-        if steps.size and (int(steps.min()) < 0 or int(steps.max()) >= 1 << 16):
-            return cls(lo, n, widened, slopes, None)
-        small = np.uint8 if not steps.size or int(steps.max()) < 1 << 8 else np.uint16
-        return cls(lo, n, widened, steps.astype(small), heads)
-
     def slopes(self) -> np.ndarray:
         """The concatenated int64 slopes, as :meth:`CensusSession.packed_tables` gave them."""
         if self.heads is None:
@@ -327,7 +314,11 @@ def _up_task(
     """Bottom-up of the subtrees ``which`` of a batch: their root tables, packed."""
     session = batch.session(doublings, G, max_table)
     batch.up(which, doublings)
-    return _Tables.pack(*session.packed_tables(which))
+    lo, n, widened, heads, steps = session.packed_steps(which)
+    if steps is None:  # a step beyond 16 bits: the slopes as they are
+        lo, n, slopes, widened = session.packed_tables(which)
+        return _Tables(lo, n, widened, slopes, None)
+    return _Tables(lo, n, widened, steps, heads)
 
 
 def _down_task(
