@@ -405,7 +405,7 @@ def run_forest_round(
 ) -> ForestRound:
     """One DP round over windows of half-width ``delta`` ((R,) per region, (R, N) per node, or
     None for ``delta0`` everywhere); serially, or on ``executor`` in ``n_tasks`` batches of
-    top-level subtrees (default: 4 per worker of the executor, at most one per subtree)."""
+    subtrees (default: 4 per worker of the executor), cut at :func:`split_level`."""
     if executor is None:
         status, values, touch, widened, _ = _kernels.census_dp(
             h.child_ptr, h.child_idx, noisy, delta, delta0, G, max_table

@@ -193,8 +193,9 @@ def tree_postprocess(
     max_cells : the most window values (internal nodes) one DP round may use.
     max_table : the most values of one node's window.
     executor : optional :class:`concurrent.futures.Executor` (or a Dask client's
-        ``get_executor()``): the top-level subtrees are solved as tasks on it, with the same
-        result, bit for bit, as the serial run (:mod:`privopt.census.forest`).
+        ``get_executor()``): the subtrees below a cut level (several per task) are solved as
+        tasks on it, the levels above in this process, with the same result, bit for bit, as
+        the serial run (:mod:`privopt.census.forest`).
     n_tasks : number of task batches per round on ``executor`` (default 4 per worker).
 
     Returns
