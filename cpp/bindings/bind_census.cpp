@@ -475,6 +475,17 @@ class CensusSession {
             given_[static_cast<std::size_t>(regions[j])] = std::move(tables[j]);
         f_.given = given_.data();
     }
+    // give() from the tables as packed_steps() packs them: heads (the first slope of each table
+    // with slopes) and the steps between neighbouring slopes (uint8 or uint16; a table's first
+    // step is a placeholder), decoded here without an int64 slopes array in between.
+    void give_steps(const std::vector<std::int64_t>& regions, const I64Matrix& lo,
+                    const I64Matrix& n, const I64Array& heads, const py::array& steps) {
+        if (py::isinstance<py::array_t<std::uint8_t>>(steps) && steps.dtype().itemsize() == 1)
+            return give_steps_as<std::uint8_t>(regions, lo, n, heads, steps.cast<py::array_t<std::uint8_t>>());
+        if (py::isinstance<py::array_t<std::uint16_t>>(steps) && steps.dtype().itemsize() == 2)
+            return give_steps_as<std::uint16_t>(regions, lo, n, heads, steps.cast<py::array_t<std::uint16_t>>());
+        throw std::invalid_argument("steps must be a uint8 or uint16 array");
+    }
     void up(const std::vector<std::int64_t>& which) {
         check(which);
         py::gil_scoped_release release;
@@ -601,6 +612,55 @@ class CensusSession {
     std::vector<std::int64_t> top() const { return top_; }
 
   private:
+    template <class Step>
+    void give_steps_as(const std::vector<std::int64_t>& regions, const I64Matrix& lo,
+                       const I64Matrix& n, const I64Array& heads,
+                       const py::array_t<Step>& steps) {
+        const py::ssize_t N = f_.n_sizes, m = static_cast<py::ssize_t>(regions.size());
+        if (lo.ndim() != 2 || lo.shape(0) != m || lo.shape(1) != N || n.ndim() != 2 ||
+            n.shape(0) != m || n.shape(1) != N || heads.ndim() != 1 || steps.ndim() != 1)
+            throw std::invalid_argument("lo and n must have shape (m, N), heads and steps one axis");
+        for (std::int64_t r : regions)
+            if (r <= 0 || r >= f_.n_regions || !f_.is_leaf(r))
+                throw std::invalid_argument("given region " + std::to_string(r) +
+                                            " is not a leaf region other than 0");
+        std::vector<std::vector<CplTable>> tables(regions.size());
+        std::int64_t pos = 0, h = 0;
+        const Step* step = steps.data();
+        for (py::ssize_t j = 0; j < m; ++j) {
+            for (py::ssize_t s = 0; s < N; ++s) {
+                CplTable t;
+                t.lo = lo.data()[j * N + s], t.n = n.data()[j * N + s];
+                detail::check_magnitude(t.lo, "lo");
+                if (t.n < 1 || t.n > f_.max_table_size || pos + t.n - 1 > steps.size() ||
+                    (t.n > 1 && h >= heads.size()))
+                    throw std::invalid_argument("n, heads and steps do not describe the tables");
+                detail::check_magnitude(t.hi(), "lo + n - 1");
+                if (t.n > 1) {
+                    t.slope.resize(static_cast<std::size_t>(t.n - 1));
+                    std::int64_t x = heads.data()[h++];
+                    if (x > max_abs_slope || x < -max_abs_slope)
+                        throw std::invalid_argument("a table's slopes exceed 2^62");
+                    t.slope[0] = x;
+                    for (std::int64_t i = 1; i < t.n - 1; ++i) {
+                        x += static_cast<std::int64_t>(step[pos + i]);  // never decreasing: convex
+                        if (x > max_abs_slope) throw std::invalid_argument("a table's slopes exceed 2^62");
+                        t.slope[static_cast<std::size_t>(i)] = x;
+                    }
+                    t.slope_bound = std::max(t.slope.front() < 0 ? -t.slope.front() : t.slope.front(),
+                                             t.slope.back() < 0 ? -t.slope.back() : t.slope.back());
+                    pos += t.n - 1;
+                }
+                tables[static_cast<std::size_t>(j)].push_back(std::move(t));
+            }
+        }
+        if (pos != steps.size() || h != heads.size())
+            throw std::invalid_argument("heads or steps have entries left over");
+        if (given_.empty()) given_.resize(static_cast<std::size_t>(f_.n_regions));
+        for (std::size_t j = 0; j < regions.size(); ++j)
+            given_[static_cast<std::size_t>(regions[j])] = std::move(tables[j]);
+        f_.given = given_.data();
+    }
     void check(const std::vector<std::int64_t>& which) const {
         for (std::int64_t i : which)
             if (i < 0 || i >= static_cast<std::int64_t>(top_.size()))
@@ -710,6 +770,10 @@ void register_census(py::module_& m) {
         .def("packed_steps", &CensusSession::packed_steps, py::arg("which"),
              "The root tables of the subtrees `which` as slope steps: (lo (m, N), n (m, N), "
              "widened (m,), heads, steps uint8/uint16 or None when a step exceeds 16 bits).")
+        .def("give_steps", &CensusSession::give_steps, py::arg("regions"), py::arg("lo"),
+             py::arg("n"), py::arg("heads"), py::arg("steps"),
+             "give() from tables packed as packed_steps() returns them (heads, uint8/uint16 "
+             "steps).")
         .def("up", &CensusSession::up, py::arg("which"))
         .def("root", &CensusSession::root)
         .def("down", &CensusSession::down, py::arg("which"))

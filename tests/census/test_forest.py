@@ -404,5 +404,14 @@ def test_root_tables_travel_as_small_steps():
     session.give([2], np.array([[0]]), np.array([[3]]), np.array([-(10**6), 10**6]))
     session.up([0])
     assert session.packed_steps([0])[4] is None
+    one = np.array([[0]])
+    with pytest.raises(ValueError, match="uint8 or uint16"):
+        session.give_steps([2], one, np.array([[3]]), np.array([5]), np.array([0, 1]))
+    with pytest.raises(ValueError, match="left over"):
+        session.give_steps([2], one, np.array([[3]]), np.array([5]), np.zeros(3, np.uint8))
+    with pytest.raises(ValueError, match="not a leaf"):
+        session.give_steps([1], one, np.array([[3]]), np.array([5]), np.zeros(2, np.uint8))
+    session.give_steps([2], one, np.array([[3]]), np.array([5]), np.array([0, 7], np.uint16))
+    session.up([0])  # region 1 now merges the table with slopes 5, 12
     lo, n, slopes, _ = session.packed_tables([0])
     assert np.array_equal(_Tables(lo, n, np.zeros(1), slopes, None).slopes(), slopes)

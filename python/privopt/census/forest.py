@@ -649,7 +649,12 @@ class ForestRunner:
 
         def take_tables(first: int, tables: _Tables) -> None:
             which = [i for i in range(first, self._batch_stop(first)) if i in wanted]
-            upper.give(roots[which].tolist(), tables.lo, tables.n, tables.slopes())
+            if tables.heads is None:
+                upper.give(roots[which].tolist(), tables.lo, tables.n, tables.steps)
+            else:  # decoded in C++ as they are taken
+                upper.give_steps(
+                    roots[which].tolist(), tables.lo, tables.n, tables.heads, tables.steps
+                )
             self._widened[which] = tables.widened
             tops = self._top_of[which]
             np.subtract.at(waiting, tops, 1)
