@@ -411,7 +411,7 @@ def run_forest_round(
             h.child_ptr, h.child_idx, noisy, delta, delta0, G, max_table
         )
         return ForestRound(int(status), values, touch, int(widened))
-    if not top_level_subtrees(h):
+    if split_level(h, 1) == 0:  # no region below the root has children: nothing to split
         return run_forest_round(h, noisy, delta, delta0, G, max_table)
     if delta is None:  # one half-width per region, not a (R, N) array of copies
         delta = np.full(noisy.shape[0], delta0, dtype=np.int64)
