@@ -415,25 +415,3 @@ def test_root_tables_travel_as_small_steps():
     session.up([0])  # region 1 now merges the table with slopes 5, 12
     lo, n, slopes, _ = session.packed_tables([0])
     assert np.array_equal(_Tables(lo, n, np.zeros(1), slopes, None).slopes(), slopes)
-
-
-@pytest.mark.parametrize("big", [False, True])
-def test_batches_travel_as_int32_when_the_counts_fit(big):
-    # A batch's noisy counts go out as int32 when they fit (half the bytes) and as int64 when
-    # one does not; either way the worker solves int64 counts and the round equals the serial.
-    data = synthetic_hierarchy([3, 4, 5], 600, N=2, seed=2)
-    h = data.hierarchy
-    noisy = measure_counts(data, 1.0, rng=0).noisy.copy()
-    if big:
-        noisy[h.n_regions - 1, 0] = 2**40
-    base = np.full(h.n_regions, 6, dtype=np.int64)
-    with ThreadPoolExecutor(2) as ex:
-        runner = ForestRunner(h, noisy, base, None, data.G, 1 << 27, ex, 2)
-        dtypes = {runner._batch(b).noisy.dtype.name for b in range(len(runner._batches))}
-        got = runner.run(None)
-    assert ("int64" in dtypes) == big  # only the batch holding the large count
-    assert "int32" in dtypes
-    want = run_forest_round(h, noisy, base, 0, data.G, 1 << 27)
-    assert got.status == want.status
-    if want.status == 0:
-        assert np.array_equal(got.values, want.values)

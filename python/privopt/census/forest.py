@@ -153,27 +153,16 @@ def split_level(h: Hierarchy, n_tasks: int) -> int:
     return 1 + int(np.argmax(counts))
 
 
-def _gather(
-    arr: np.ndarray, roots: np.ndarray, blocks: list[tuple[int, int]], dtype: Any = None
-) -> np.ndarray:
-    """A batch's rows of ``arr`` (as ``dtype``, which must hold them): a zero placeholder row,
-    the roots, then each block of rows."""
+def _gather(arr: np.ndarray, roots: np.ndarray, blocks: list[tuple[int, int]]) -> np.ndarray:
+    """A batch's rows of ``arr``: a zero placeholder row, the roots, then each block of rows."""
     n = 1 + roots.size + sum(b - a for a, b in blocks)
-    out = np.zeros((n, *arr.shape[1:]), dtype=dtype or arr.dtype)
+    out = np.zeros((n, *arr.shape[1:]), dtype=arr.dtype)
     out[1 : 1 + roots.size] = arr[roots]
     pos = 1 + roots.size
     for a, b in blocks:
         out[pos : pos + b - a] = arr[a:b]
         pos += b - a
     return out
-
-
-def _travel_type(arr: np.ndarray, roots: np.ndarray, blocks: list[tuple[int, int]]) -> Any:
-    """int32 when a batch's rows of the int64 ``arr`` fit in it (half the bytes to send; the
-    worker widens them once), else int64."""
-    parts = [arr[roots], *(arr[a:b] for a, b in blocks)]
-    fits = all(not p.size or (int(p.min()) >= -(2**31) and int(p.max()) < 2**31) for p in parts)
-    return np.int32 if fits else np.int64
 
 
 class _Batch:
@@ -189,8 +178,7 @@ class _Batch:
     Attributes
     ----------
     child_ptr, child_idx : (R_b + 1,), (R_b - 1,) int64 CSR of the local forest.
-    noisy : (R_b, N) noisy counts (row 0, the placeholder, is 0 and never read): int32 while the
-        batch travels when they fit, int64 once its session is built.
+    noisy : (R_b, N) int64 noisy counts (row 0, the placeholder, is 0 and never read).
     delta : (R_b,) int64 half-width per region, or (R_b, N) per node.
     local : per level below the roots, (k + 1,) int64 local rows bounding each subtree's block.
     offset : per level below the roots, global row − local row.
@@ -209,7 +197,7 @@ class _Batch:
         np.cumsum(counts, out=self.child_ptr[2:])
         self.child_ptr[2:] += k
         self.child_idx = np.arange(1, counts.size + 1, dtype=np.int64)
-        self.noisy = _gather(noisy, roots, blocks, _travel_type(noisy, roots, blocks))
+        self.noisy = _gather(noisy, roots, blocks)
         self.delta = _gather(delta, roots, blocks)
         self.local, self.offset = [], []
         pos = 1 + k
@@ -238,7 +226,6 @@ class _Batch:
     def session(self, doublings: _Doublings, G: int, max_table: int) -> Any:
         """The worker's session, its windows doubled as ``doublings`` says."""
         if self._session is None or self._shift is None:
-            self.noisy = self.noisy.astype(np.int64, copy=False)  # the kernel reads int64
             self._shift = np.zeros(self.noisy.shape, dtype=np.uint8)
             self._session = _kernels.CensusSession(
                 self.child_ptr, self.child_idx, self.noisy, self.delta, self._shift, G, max_table
