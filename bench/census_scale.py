@@ -141,10 +141,19 @@ class TimedTask:
     def __init__(self, func: Any) -> None:
         self.func = func
 
-    def __call__(self, *args: Any) -> tuple[Any, float]:
-        t = time.perf_counter()
+    def __call__(self, *args: Any) -> tuple[Any, float, str]:
+        # CPU seconds of the task's thread (the kernels run in it, the GIL released): on busy
+        # shared cores a task's wall time also counts the time other processes held its core
+        t = time.thread_time()
         out = self.func(*args)
-        return out, time.perf_counter() - t
+        seconds = time.thread_time() - t
+        try:
+            from distributed import get_worker
+
+            where = get_worker().address
+        except (ImportError, ValueError):  # not on a Dask worker
+            where = ""
+        return out, seconds, where
 
 
 def _array_bytes(x: Any) -> int:
@@ -169,7 +178,8 @@ class MapTracer:
         self.maps: list[dict[str, Any]] = []
         self.scattered = 0
         self.sends: list[tuple[float, float]] = []  # (start, end) of each scatter
-        self._per_job_args = hasattr(forest, "_Batch")  # this code: one argument list per job
+        self._per_job_args = hasattr(forest, "_Batch")  # since 662c932: arguments per job
+        self._streamed = hasattr(forest, "split_level")  # results consumed as they arrive
         forest._map = self._map
         scatter = client.scatter
 
@@ -182,27 +192,44 @@ class MapTracer:
 
         client.scatter = counted
 
-    def _map(self, executor: Any, func: Any, jobs: Any) -> list:
-        t = time.perf_counter()
-        futures, sent = [], 0
+    def _map(self, executor: Any, func: Any, jobs: Any) -> Any:
+        """The runner's fan-out, timed: this code consumes (position, result) pairs as tasks
+        finish (its copies into place run inside the fan-out, overlapping the tasks); the
+        previous code takes the list of results in order."""
+        if self._streamed:
+            return self._streamed_map(executor, func, jobs)
+        out = list(self._streamed_map(executor, func, jobs))
+        return [result for _, result in sorted(out, key=lambda pair: pair[0])]
+
+    def _streamed_map(self, executor: Any, func: Any, jobs: Any) -> Any:
+        from concurrent.futures import as_completed
+
+        t, cpu = time.perf_counter(), time.thread_time()
+        futures, sent = {}, 0
         for job in jobs:  # submitted one by one, as the runner does (placing overlaps work)
             sent += _array_bytes(job)
             if self._per_job_args:
-                futures.append(executor.submit(TimedTask(func), *job))
-            else:  # the previous code: one payload per job
-                futures.append(executor.submit(TimedTask(func), job))
-        results = [f.result() for f in futures]
-        wall = time.perf_counter() - t
+                future = executor.submit(TimedTask(func), *job)
+            else:  # the code before 662c932: one payload per job
+                future = executor.submit(TimedTask(func), job)
+            futures[future] = len(futures)
+        tasks, back = [], 0
+        for future in as_completed(futures):
+            result, seconds, where = future.result()
+            tasks.append((seconds, where))
+            back += _array_bytes(result)
+            yield futures[future], result
         self.maps.append(
             {
                 "task": func.__name__,
-                "wall": wall,
-                "tasks": [r[1] for r in results],
+                "wall": time.perf_counter() - t,
+                "cpu": time.thread_time() - cpu,
+                "tasks": [seconds for seconds, _ in tasks],
+                "workers": [where for _, where in tasks],
                 "sent": sent,
-                "back": _array_bytes([r[0] for r in results]),
+                "back": back,
             }
         )
-        return [r[0] for r in results]
 
 
 def dask_child(spec: dict[str, Any]) -> dict[str, Any]:
@@ -220,9 +247,9 @@ def dask_child(spec: dict[str, Any]) -> dict[str, Any]:
     from privopt.census.solvers import tree_postprocess
 
     h, noisy, G, lam = _measured_hierarchy(spec["fanouts"], spec["eps"])
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.thread_time()
     serial, info = tree_postprocess(h, noisy, G, scale=lam)
-    t_serial = time.perf_counter() - t
+    t_serial, cpu_serial = time.perf_counter() - t, time.thread_time() - cpu
     before = reset_peak_rss()
     with (
         distributed.LocalCluster(
@@ -237,20 +264,24 @@ def dask_child(spec: dict[str, Any]) -> dict[str, Any]:
     ):
         client.run(lambda: None)  # workers up
         tracer = MapTracer(forest, client)
-        t = time.perf_counter()
-        remote, _ = tree_postprocess(h, noisy, G, scale=lam, executor=client.get_executor())
-        t_remote = time.perf_counter() - t
+        t, cpu = time.perf_counter(), time.thread_time()
+        remote, _ = tree_postprocess(
+            h, noisy, G, scale=lam, executor=client.get_executor(), n_tasks=spec.get("tasks")
+        )
+        t_remote, cpu_remote = time.perf_counter() - t, time.thread_time() - cpu
         peaks = client.run(peak_rss_mib)
     in_maps = sum(m["wall"] for m in tracer.maps)
     return {
         "serial": t_serial,
+        "serial_cpu": cpu_serial,
+        "driver_cpu": cpu_remote - sum(m["cpu"] for m in tracer.maps),
         "dask": t_remote,
         "equal": bool(np.array_equal(serial, remote)),
         "worker_peak_mib": sorted(peaks.values()),
         "driver_peak_mib": peak_rss_mib(),
         "driver_before_mib": before,
         "rounds": info["rounds"],
-        "subtrees": len(forest.top_level_subtrees(h)),
+        "subtrees": _subtrees(forest, h, spec.get("tasks") or 4 * spec["workers"]),
         "driver_s": t_remote - in_maps,
         "scattered_mib": tracer.scattered / 2**20,
         # from the first send's start to the last one's end (sends overlap one another and the
@@ -265,12 +296,25 @@ def dask_child(spec: dict[str, Any]) -> dict[str, Any]:
                 "n": len(m["tasks"]),
                 "task_sum": sum(m["tasks"]),
                 "task_max": max(m["tasks"]),
+                "task_s": sorted(m["tasks"]),
+                "busiest_worker_s": max(
+                    sum(t for t, w in zip(m["tasks"], m["workers"], strict=True) if w == where)
+                    for where in set(m["workers"])
+                ),
                 "sent_mib": m["sent"] / 2**20,
                 "back_mib": m["back"] / 2**20,
             }
             for m in tracer.maps
         ],
     }
+
+
+def _subtrees(forest: Any, h: Any, n_tasks: int) -> int:
+    """Subtrees the runner's tasks solve: those at its cut level (this code), else the
+    top-level ones."""
+    if not hasattr(forest, "split_level"):
+        return len(forest.top_level_subtrees(h))
+    return int(forest._Split.at(h, forest.split_level(h, n_tasks)).roots.size)
 
 
 def _preload_file(package: str) -> str:
@@ -416,16 +460,17 @@ def dask_section(args: argparse.Namespace) -> None:
     rows = []
     for name, package in runs:
         spec = {"fanouts": FANOUTS[args.dask_leaves], "eps": args.epsilon, "workers": args.workers}
-        r = run_child("dask", {**spec, "package": package})
+        r = run_child("dask", {**spec, "package": package, "tasks": args.dask_tasks})
         rows.append((name, r))
     if folder is not None:
         folder.cleanup()
     print(
-        "| code | serial s | Dask s | serial / Dask | bit-for-bit | worker peak RSS MiB "
-        "| driver peak MiB | driver s outside fan-outs | placed once MiB (s) | sent per round MiB "
-        "| returned per round MiB | rounds |"
+        "| code | serial s (CPU s) | Dask s | serial / Dask | bit-for-bit | worker peak RSS MiB "
+        "| driver peak MiB | driver s outside fan-outs (CPU s) | placed once MiB (s) "
+        "| sent per round MiB "
+        "| returned per round MiB | rounds | subtrees |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, r in rows:
         if "error" in r:
             print(f"| {name} | failed: {r['error'][:80]} |" + " |" * 11)
@@ -434,23 +479,31 @@ def dask_section(args: argparse.Namespace) -> None:
         sent = sum(m["sent_mib"] for m in r["maps"]) / rounds
         back = sum(m["back_mib"] for m in r["maps"]) / rounds
         print(
-            f"| {name} | {r['serial']:.2f} | {r['dask']:.2f} | {r['serial'] / r['dask']:.2f} "
+            f"| {name} | {r['serial']:.2f} ({r['serial_cpu']:.2f}) | {r['dask']:.2f} "
+            f"| {r['serial'] / r['dask']:.2f} "
             f"| {r['equal']} | {' / '.join(f'{p:.0f}' for p in r['worker_peak_mib'])} "
-            f"| {r['driver_peak_mib']:.0f} | {r['driver_s']:.2f} "
+            f"| {r['driver_peak_mib']:.0f} | {r['driver_s']:.2f} ({r['driver_cpu']:.2f}) "
             f"| {r['scattered_mib']:.0f} ({r['scatter_s']:.2f}) "
-            f"| {sent:.1f} | {back:.1f} | {r['rounds']} |"
+            f"| {sent:.1f} | {back:.1f} | {r['rounds']} | {r['subtrees']:,} |"
         )
-    print("\nPer fan-out (tasks: batches of top-level subtrees):\n")
+    print("\nPer fan-out (tasks: batches of subtrees):\n")
     print(
-        "| code | fan-out | tasks | wall s | Σ task s | longest task s | sent MiB | returned MiB |"
+        "| code | fan-out | tasks | wall s | Σ task CPU s | longest task CPU s "
+        "| busiest worker Σ task CPU s | sent MiB | returned MiB |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, r in rows:
         for m in r.get("maps", []):
             print(
                 f"| {name} | {m['task']} | {m['n']} | {m['wall']:.2f} | {m['task_sum']:.2f} "
-                f"| {m['task_max']:.2f} | {m['sent_mib']:.1f} | {m['back_mib']:.1f} |"
+                f"| {m['task_max']:.2f} | {m.get('busiest_worker_s', float('nan')):.2f} "
+                f"| {m['sent_mib']:.1f} | {m['back_mib']:.1f} |"
             )
+    print("\nCPU seconds of each task, ascending:\n")
+    for name, r in rows:
+        for m in r.get("maps", []):
+            times = " ".join(f"{t:.3f}" for t in m.get("task_s", []))
+            print(f"- {name}, {m['task']}: {times}")
     print()
 
 
@@ -562,6 +615,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--leaves", type=int, default=10**6, choices=sizes)
     ap.add_argument("--dask-leaves", type=int, default=10**6, choices=sizes)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument(
+        "--dask-tasks",
+        type=int,
+        default=None,
+        help="dask section: batches of subtrees (default: 4 per worker)",
+    )
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--sections", default="solver,e2e,dask,streamed")
     ap.add_argument(

@@ -124,10 +124,12 @@ FAN_OUT = [
     ),
     (
         "privopt census --synthetic-us --epsilon 1 --method m-h-dp --workers 8",
-        "the tree DP of each subtree, up then down (about 4 batches of subtrees per worker)",
-        "each subtree's structure and noisy counts, twice: up, its DP table back; down, with "
-        "its root's values, its released counts back",
-        "the noise, the root's DP",
+        "the tree DP of each subtree below the cut level (at least 4 subtrees per batch, "
+        "about 4 batches per worker), up then down",
+        "each batch's structure and noisy counts once (the worker keeps them and its tables); "
+        "per round, up: the subtrees' root tables back as slope steps; down: their root values "
+        "out, their released counts (int32) back",
+        "the noise, the DP of the levels above the cut and of the root",
     ),
     (
         "privopt cluster points.npy --bounds -100 100 --epsilon 1 --delta 1e-12 --workers 8",

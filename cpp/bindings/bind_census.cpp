@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "families.hpp"
@@ -315,6 +316,36 @@ py::tuple census_up_py(const I64Array& child_ptr, const I64Array& child_idx, con
     return py::make_tuple(packed[0], packed[1], packed[2], sub.n_widened);
 }
 
+// k subtrees' root tables packed as census_up returns them (lo (k, N), n (k, N), concatenated
+// slopes), checked (sizes, convexity, magnitudes) and unpacked.
+std::vector<std::vector<CplTable>> unpack_tables(const I64Matrix& lo, const I64Matrix& n,
+                                                 const I64Array& slopes, py::ssize_t N,
+                                                 std::int64_t max_table_size) {
+    if (lo.ndim() != 2 || lo.shape(1) != N || n.ndim() != 2 || n.shape(0) != lo.shape(0) || n.shape(1) != N)
+        throw std::invalid_argument("lo and n must have shape (k, N)");
+    const py::ssize_t k = lo.shape(0);
+    std::vector<std::vector<CplTable>> out(static_cast<std::size_t>(k));
+    std::int64_t offset = 0;
+    for (py::ssize_t j = 0; j < k; ++j) {
+        for (py::ssize_t s = 0; s < N; ++s) {
+            CplTable t;
+            t.lo = lo.data()[j * N + s], t.n = n.data()[j * N + s];
+            detail::check_magnitude(t.lo, "lo");
+            if (t.n < 1 || t.n > max_table_size || offset + t.n - 1 > slopes.size())
+                throw std::invalid_argument("n and slopes do not describe the tables");
+            detail::check_magnitude(t.hi(), "lo + n - 1");
+            t.slope.assign(slopes.data() + offset, slopes.data() + offset + t.n - 1);
+            offset += t.n - 1;
+            for (std::int64_t x : t.slope) t.slope_bound = std::max(t.slope_bound, x < 0 ? -x : x);
+            if (!t.is_convex() || t.slope_bound > max_abs_slope)
+                throw std::invalid_argument("a table is not convex or its slopes exceed 2^62");
+            out[static_cast<std::size_t>(j)].push_back(std::move(t));
+        }
+    }
+    if (offset != slopes.size()) throw std::invalid_argument("slopes has entries left over");
+    return out;
+}
+
 py::tuple census_root_py(const I64Array& noisy_root, const I64Array& delta_root, std::int64_t G,
                          const I64Matrix& lo, const I64Matrix& n, const I64Array& slopes,
                          std::int64_t max_table_size) {
@@ -336,26 +367,12 @@ py::tuple census_root_py(const I64Array& noisy_root, const I64Array& delta_root,
     f.noisy = nz.data(), f.delta = dl.data(), f.delta_per_node = true, f.G = G;
     f.max_table_size = max_table_size;
     validate_forest(f);
+    std::vector<std::vector<CplTable>> tables = unpack_tables(lo, n, slopes, N, max_table_size);
     std::vector<CensusSubtree> subs(static_cast<std::size_t>(k));
-    std::int64_t offset = 0;
     for (py::ssize_t j = 0; j < k; ++j) {
         subs[static_cast<std::size_t>(j)].root = j + 1;
-        for (py::ssize_t s = 0; s < N; ++s) {
-            CplTable t;
-            t.lo = lo.data()[j * N + s], t.n = n.data()[j * N + s];
-            detail::check_magnitude(t.lo, "lo");
-            if (t.n < 1 || t.n > max_table_size || offset + t.n - 1 > slopes.size())
-                throw std::invalid_argument("n and slopes do not describe the tables");
-            detail::check_magnitude(t.hi(), "lo + n - 1");
-            t.slope.assign(slopes.data() + offset, slopes.data() + offset + t.n - 1);
-            offset += t.n - 1;
-            for (std::int64_t x : t.slope) t.slope_bound = std::max(t.slope_bound, x < 0 ? -x : x);
-            if (!t.is_convex() || t.slope_bound > max_abs_slope)
-                throw std::invalid_argument("a table is not convex or its slopes exceed 2^62");
-            subs[static_cast<std::size_t>(j)].tables.push_back(std::move(t));
-        }
+        subs[static_cast<std::size_t>(j)].tables = std::move(tables[static_cast<std::size_t>(j)]);
     }
-    if (offset != slopes.size()) throw std::invalid_argument("slopes has entries left over");
     std::vector<std::int64_t> values(static_cast<std::size_t>((k + 1) * N), 0);
     std::int64_t widened = 0;
     DpStatus status;
@@ -440,6 +457,35 @@ class CensusSession {
         touch_ = py::array_t<std::uint8_t>({R, N});
         std::fill(touch_.mutable_data(), touch_.mutable_data() + R * N, 0);
     }
+    // Tables for the given regions (leaves of this forest), standing for their subtrees solved
+    // elsewhere: lo and n (m, N) and concatenated slopes, as census_up returns them. A later
+    // up() of the subtrees above them merges these tables.
+    void give(const std::vector<std::int64_t>& regions, const I64Matrix& lo, const I64Matrix& n,
+              const I64Array& slopes) {
+        if (lo.ndim() != 2 || lo.shape(0) != static_cast<py::ssize_t>(regions.size()))
+            throw std::invalid_argument("lo must have one row per given region");
+        for (std::int64_t r : regions)
+            if (r <= 0 || r >= f_.n_regions || !f_.is_leaf(r))
+                throw std::invalid_argument("given region " + std::to_string(r) +
+                                            " is not a leaf region other than 0");
+        std::vector<std::vector<CplTable>> tables =
+            unpack_tables(lo, n, slopes, f_.n_sizes, f_.max_table_size);
+        if (given_.empty()) given_.resize(static_cast<std::size_t>(f_.n_regions));
+        for (std::size_t j = 0; j < regions.size(); ++j)
+            given_[static_cast<std::size_t>(regions[j])] = std::move(tables[j]);
+        f_.given = given_.data();
+    }
+    // give() from the tables as packed_steps() packs them: heads (the first slope of each table
+    // with slopes) and the steps between neighbouring slopes (uint8 or uint16; a table's first
+    // step is a placeholder), decoded here without an int64 slopes array in between.
+    void give_steps(const std::vector<std::int64_t>& regions, const I64Matrix& lo,
+                    const I64Matrix& n, const I64Array& heads, const py::array& steps) {
+        if (py::isinstance<py::array_t<std::uint8_t>>(steps) && steps.dtype().itemsize() == 1)
+            return give_steps_as<std::uint8_t>(regions, lo, n, heads, steps.cast<py::array_t<std::uint8_t>>());
+        if (py::isinstance<py::array_t<std::uint16_t>>(steps) && steps.dtype().itemsize() == 2)
+            return give_steps_as<std::uint16_t>(regions, lo, n, heads, steps.cast<py::array_t<std::uint16_t>>());
+        throw std::invalid_argument("steps must be a uint8 or uint16 array");
+    }
     void up(const std::vector<std::int64_t>& which) {
         check(which);
         py::gil_scoped_release release;
@@ -468,6 +514,86 @@ class CensusSession {
         for (std::int64_t i : which) n += census_down(f_, subs_[static_cast<std::size_t>(i)], v, t);
         return n;
     }
+    // The root tables of the subtrees `which` from their last up, packed in one go: lo and n
+    // (m, N), the slopes of all tables concatenated (subtree by subtree, size by size), and
+    // each subtree's widened count.
+    py::tuple packed_tables(const std::vector<std::int64_t>& which) const {
+        check(which);
+        const auto m = static_cast<py::ssize_t>(which.size());
+        const py::ssize_t N = f_.n_sizes;
+        std::int64_t total = 0;
+        for (std::int64_t i : which) {
+            const CensusSubtree& sub = subs_[static_cast<std::size_t>(i)];
+            if (sub.tables.empty()) throw std::invalid_argument("subtree " + std::to_string(i) + " has no up yet");
+            for (const auto& t : sub.tables) total += std::max<std::int64_t>(t.n - 1, 0);
+        }
+        py::array_t<std::int64_t> lo({m, N}), n({m, N}), widened(m), slopes(total);
+        std::int64_t* out = slopes.mutable_data();
+        for (py::ssize_t j = 0; j < m; ++j) {
+            const CensusSubtree& sub = subs_[static_cast<std::size_t>(which[static_cast<std::size_t>(j)])];
+            widened.mutable_data()[j] = sub.n_widened;
+            for (py::ssize_t s = 0; s < N; ++s) {
+                const CplTable& t = sub.tables[static_cast<std::size_t>(s)];
+                lo.mutable_data()[j * N + s] = t.lo, n.mutable_data()[j * N + s] = t.n;
+                for (std::int64_t v = t.lo; v < t.hi(); ++v) *out++ = t.up(v);
+            }
+        }
+        return py::make_tuple(lo, n, slopes, widened);
+    }
+    // The same tables for the trip back to the driver: lo and n (m, N), widened (m,), the first
+    // slope of each table with slopes (heads), and the steps between a table's neighbouring
+    // slopes (never negative: the tables are convex) as uint8 or uint16, the smallest that holds
+    // them all; steps is None when one does not fit in 16 bits (then use packed_tables).
+    py::tuple packed_steps(const std::vector<std::int64_t>& which) const {
+        check(which);
+        const auto m = static_cast<py::ssize_t>(which.size());
+        const py::ssize_t N = f_.n_sizes;
+        std::int64_t total = 0, n_heads = 0, largest = 0;
+        for (std::int64_t i : which) {
+            const CensusSubtree& sub = subs_[static_cast<std::size_t>(i)];
+            if (sub.tables.empty()) throw std::invalid_argument("subtree " + std::to_string(i) + " has no up yet");
+            for (const auto& t : sub.tables) {
+                if (t.n < 2) continue;
+                total += t.n - 1, ++n_heads;
+                for (std::int64_t v = t.lo + 1; v < t.hi(); ++v) {
+                    const std::int64_t a = t.up(v - 1), b = t.up(v);
+                    // the difference as unsigned: exact for b >= a even across 2^63
+                    const std::uint64_t d = static_cast<std::uint64_t>(b) - static_cast<std::uint64_t>(a);
+                    largest = (b < a || d >= 65536) ? std::int64_t{65536}
+                                                    : std::max(largest, static_cast<std::int64_t>(d));
+                }
+            }
+        }
+        py::array_t<std::int64_t> lo({m, N}), n({m, N}), widened(m), heads(n_heads);
+        std::int64_t* head = heads.mutable_data();
+        for (py::ssize_t j = 0; j < m; ++j) {
+            const CensusSubtree& sub = subs_[static_cast<std::size_t>(which[static_cast<std::size_t>(j)])];
+            widened.mutable_data()[j] = sub.n_widened;
+            for (py::ssize_t s = 0; s < N; ++s) {
+                const CplTable& t = sub.tables[static_cast<std::size_t>(s)];
+                lo.mutable_data()[j * N + s] = t.lo, n.mutable_data()[j * N + s] = t.n;
+                if (t.n >= 2) *head++ = t.up(t.lo);
+            }
+        }
+        if (largest >= 65536) return py::make_tuple(lo, n, widened, heads, py::none());
+        auto write = [&](auto* out) {
+            for (std::int64_t i : which)
+                for (const auto& t : subs_[static_cast<std::size_t>(i)].tables) {
+                    if (t.n < 2) continue;
+                    *out++ = 0;  // the head travels apart
+                    for (std::int64_t v = t.lo + 1; v < t.hi(); ++v)
+                        *out++ = static_cast<std::remove_pointer_t<decltype(out)>>(t.up(v) - t.up(v - 1));
+                }
+        };
+        if (largest < 256) {
+            py::array_t<std::uint8_t> steps(total);
+            write(steps.mutable_data());
+            return py::make_tuple(lo, n, widened, heads, steps);
+        }
+        py::array_t<std::uint16_t> steps(total);
+        write(steps.mutable_data());
+        return py::make_tuple(lo, n, widened, heads, steps);
+    }
     // Subtree i's root tables from its last up, as census_up returns them.
     py::tuple tables(std::int64_t i) const {
         check({i});
@@ -486,6 +612,55 @@ class CensusSession {
     std::vector<std::int64_t> top() const { return top_; }
 
   private:
+    template <class Step>
+    void give_steps_as(const std::vector<std::int64_t>& regions, const I64Matrix& lo,
+                       const I64Matrix& n, const I64Array& heads,
+                       const py::array_t<Step>& steps) {
+        const py::ssize_t N = f_.n_sizes, m = static_cast<py::ssize_t>(regions.size());
+        if (lo.ndim() != 2 || lo.shape(0) != m || lo.shape(1) != N || n.ndim() != 2 ||
+            n.shape(0) != m || n.shape(1) != N || heads.ndim() != 1 || steps.ndim() != 1)
+            throw std::invalid_argument("lo and n must have shape (m, N), heads and steps one axis");
+        for (std::int64_t r : regions)
+            if (r <= 0 || r >= f_.n_regions || !f_.is_leaf(r))
+                throw std::invalid_argument("given region " + std::to_string(r) +
+                                            " is not a leaf region other than 0");
+        std::vector<std::vector<CplTable>> tables(regions.size());
+        std::int64_t pos = 0, h = 0;
+        const Step* step = steps.data();
+        for (py::ssize_t j = 0; j < m; ++j) {
+            for (py::ssize_t s = 0; s < N; ++s) {
+                CplTable t;
+                t.lo = lo.data()[j * N + s], t.n = n.data()[j * N + s];
+                detail::check_magnitude(t.lo, "lo");
+                if (t.n < 1 || t.n > f_.max_table_size || pos + t.n - 1 > steps.size() ||
+                    (t.n > 1 && h >= heads.size()))
+                    throw std::invalid_argument("n, heads and steps do not describe the tables");
+                detail::check_magnitude(t.hi(), "lo + n - 1");
+                if (t.n > 1) {
+                    t.slope.resize(static_cast<std::size_t>(t.n - 1));
+                    std::int64_t x = heads.data()[h++];
+                    if (x > max_abs_slope || x < -max_abs_slope)
+                        throw std::invalid_argument("a table's slopes exceed 2^62");
+                    t.slope[0] = x;
+                    for (std::int64_t i = 1; i < t.n - 1; ++i) {
+                        x += static_cast<std::int64_t>(step[pos + i]);  // never decreasing: convex
+                        if (x > max_abs_slope) throw std::invalid_argument("a table's slopes exceed 2^62");
+                        t.slope[static_cast<std::size_t>(i)] = x;
+                    }
+                    t.slope_bound = std::max(t.slope.front() < 0 ? -t.slope.front() : t.slope.front(),
+                                             t.slope.back() < 0 ? -t.slope.back() : t.slope.back());
+                    pos += t.n - 1;
+                }
+                tables[static_cast<std::size_t>(j)].push_back(std::move(t));
+            }
+        }
+        if (pos != steps.size() || h != heads.size())
+            throw std::invalid_argument("heads or steps have entries left over");
+        if (given_.empty()) given_.resize(static_cast<std::size_t>(f_.n_regions));
+        for (std::size_t j = 0; j < regions.size(); ++j)
+            given_[static_cast<std::size_t>(regions[j])] = std::move(tables[j]);
+        f_.given = given_.data();
+    }
     void check(const std::vector<std::int64_t>& which) const {
         for (std::int64_t i : which)
             if (i < 0 || i >= static_cast<std::int64_t>(top_.size()))
@@ -498,6 +673,7 @@ class CensusSession {
     CensusForest f_;
     std::vector<std::int64_t> top_;
     std::vector<CensusSubtree> subs_;
+    std::vector<std::vector<CplTable>> given_;
     std::int64_t root_widened_ = 0;
     py::array_t<std::int64_t> values_;
     py::array_t<std::uint8_t> touch_;
@@ -584,6 +760,20 @@ void register_census(py::module_& m) {
                       std::int64_t, std::int64_t>(),
              py::arg("child_ptr"), py::arg("child_idx"), py::arg("noisy"), py::arg("delta"),
              py::arg("shift"), py::arg("G"), py::arg("max_table_size") = default_max_table_size)
+        .def("give", &CensusSession::give, py::arg("regions"), py::arg("lo"), py::arg("n"),
+             py::arg("slopes"),
+             "Tables (lo (m, N), n (m, N), concatenated slopes, as tables() returns them) for "
+             "leaf regions that stand for subtrees solved elsewhere; up() merges them.")
+        .def("packed_tables", &CensusSession::packed_tables, py::arg("which"),
+             "The root tables of the subtrees `which` in one go: (lo (m, N), n (m, N), "
+             "concatenated slopes, widened (m,)), as give() takes them.")
+        .def("packed_steps", &CensusSession::packed_steps, py::arg("which"),
+             "The root tables of the subtrees `which` as slope steps: (lo (m, N), n (m, N), "
+             "widened (m,), heads, steps uint8/uint16 or None when a step exceeds 16 bits).")
+        .def("give_steps", &CensusSession::give_steps, py::arg("regions"), py::arg("lo"),
+             py::arg("n"), py::arg("heads"), py::arg("steps"),
+             "give() from tables packed as packed_steps() returns them (heads, uint8/uint16 "
+             "steps).")
         .def("up", &CensusSession::up, py::arg("which"))
         .def("root", &CensusSession::root)
         .def("down", &CensusSession::down, py::arg("which"))

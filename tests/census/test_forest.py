@@ -12,7 +12,7 @@ import pytest
 from census_helpers import random_counts, random_hierarchy
 from privopt._core import census as kernels
 from privopt.census import m_c_dp, m_h_dp, measure_counts, measure_cumulative
-from privopt.census.forest import run_forest_round, top_level_subtrees
+from privopt.census.forest import ForestRunner, run_forest_round, top_level_subtrees
 from privopt.census.solvers import _tdp_structure, _window_bounds, tree_postprocess
 from privopt.census.synthetic import synthetic_hierarchy
 from privopt.errors import InvalidInput
@@ -129,6 +129,18 @@ def test_mechanisms_take_an_executor_and_reject_other_objects():
         m_h_dp(data, measurements=m, executor="threads")
 
 
+@pytest.mark.parametrize("row", ["root", "cut", "leaf"])
+def test_tasks_refuse_noisy_values_beyond_the_range(row):
+    # On an executor the driver makes no pass over the counts: its session checks the rows
+    # above the cut, each task its own rows; a value beyond 2^61 anywhere is refused by name.
+    data = synthetic_hierarchy([3, 4, 5], 600, N=2, seed=0)
+    h = data.hierarchy
+    noisy = measure_counts(data, 1.0, rng=0).noisy.copy()
+    noisy[{"root": 0, "cut": h.level_slice(2).start + 1, "leaf": h.n_regions - 1}[row], 1] = 2**62
+    with ThreadPoolExecutor(2) as ex, pytest.raises(InvalidInput, match="noisy value"):
+        tree_postprocess(h, noisy, data.G, scale=2.0, executor=ex, n_tasks=2)
+
+
 @pytest.mark.dask
 def test_local_cluster_with_worker_processes_equals_serial():
     import distributed  # in the test extra: a missing install must fail, not skip
@@ -152,19 +164,29 @@ def test_local_cluster_with_worker_processes_equals_serial():
     assert rinfo == info
 
 
-def _widening_rounds(rng, executor, n_instances, per_node=False):
+def _cut_levels(h):
+    """The levels an executor's runner may cut at: those with a region that has children."""
+    fanout = np.diff(h.child_ptr)
+    return [lev for lev in range(1, h.n_levels) if fanout[h.level_slice(lev)].any()]
+
+
+def _widening_rounds(rng, executor, n_instances, per_node=False, instance=None, any_level=False):
     """Random hierarchies, each through 4 rounds of a ForestRunner that widens random nodes
     between rounds; every round must equal a from-scratch serial solve of the same windows, the
-    runner re-solving only the dirty subtrees (and those whose root values moved)."""
+    runner re-solving only the dirty subtrees (and those whose root values moved). With
+    ``any_level`` the executor's runner cuts the hierarchy at a random level (not the one it
+    would choose)."""
     from privopt.census.forest import ForestRunner
     from privopt.census.solvers import _half_widths
 
     for _ in range(n_instances):
-        h, noisy, G = _instance(rng)
+        h, noisy, G = (instance or _instance)(rng)
         N = noisy.shape[1]
+        levels = _cut_levels(h)
+        level = int(rng.choice(levels)) if any_level and executor and levels else None
         if per_node:  # windows per node, no doublings (run_forest_round's per-node form)
             base = rng.integers(1, 6, size=noisy.shape).astype(np.int64)
-            got = ForestRunner(h, noisy, base, None, G, 1 << 27, executor, 3).run(None)
+            got = ForestRunner(h, noisy, base, None, G, 1 << 27, executor, 3, level).run(None)
             want = run_forest_round(h, noisy, base, 0, G, 1 << 27)
             assert got.status == want.status
             if got.status == 0:
@@ -174,7 +196,9 @@ def _widening_rounds(rng, executor, n_instances, per_node=False):
         base = rng.integers(1, 6, size=h.n_regions).astype(np.int64)
         shift = np.zeros(noisy.shape, dtype=np.uint8)
         n_tasks = int(rng.integers(1, 4))
-        runner = ForestRunner(h, noisy, base, shift, G, 1 << 27, executor, n_tasks)
+        runner = ForestRunner(h, noisy, base, shift, G, 1 << 27, executor, n_tasks, level)
+        if level is not None:
+            assert runner.split.level == level
         dirty = None
         for _ in range(4):
             got = runner.run(dirty)
@@ -212,6 +236,47 @@ def test_incremental_rounds_equal_a_fresh_solve(kind):
         _widening_rounds(rng, ex, 30 if kind == "threads" else 5, per_node=True)
 
 
+def _uneven_instance(rng):
+    """A hierarchy of 3 to 5 levels whose regions have 1 to 6 children (subtrees of very
+    different sizes; a chain of single children now and then), noise large enough to widen."""
+    chain = rng.random() < 0.25
+    h = random_hierarchy(rng, int(rng.integers(3, 6)), 1 if chain else int(rng.integers(2, 7)))
+    N = int(rng.integers(1, 4))
+    data = random_counts(rng, h, N, int(rng.integers(0, 30)))
+    amp = int(rng.choice([1, 3, 10, 100]))
+    return h, data.counts + rng.integers(-amp, amp + 1, size=data.counts.shape), data.G
+
+
+def test_any_cut_level_equals_serial_through_widening_rounds():
+    # The executor's runner cut at any level with children (the root's children, or deeper: a
+    # root step over many subtrees), on hierarchies with uneven subtrees, chains of single
+    # children and fewer subtrees than tasks: each widening round equals the serial one.
+    rng = np.random.default_rng(21)
+    with ThreadPoolExecutor(2) as ex:
+        _widening_rounds(rng, ex, 60, instance=_uneven_instance, any_level=True)
+        _widening_rounds(rng, ex, 20, per_node=True, instance=_uneven_instance, any_level=True)
+
+
+def test_the_cut_level_balances_the_tasks():
+    from privopt.census.forest import split_level
+
+    h = synthetic_hierarchy([3, 4, 50], 2000, N=1, seed=0).hierarchy
+    assert split_level(h, 1) == 2  # 12 subtrees ≥ 4 per task; the 3 top-level ones are not
+    assert split_level(h, 2) == 2
+    assert split_level(h, 100) == 2  # no level has 400: the one with the most
+    noisy = np.zeros((h.n_regions, 1), dtype=np.int64)
+    with ThreadPoolExecutor(2) as ex:
+        runner = ForestRunner(
+            h, noisy, np.ones(h.n_regions, dtype=np.int64), None, 0, 1 << 27, ex, 3
+        )
+        sizes = [b - a for a, b in runner._batches]
+        assert runner.split.level == 2 and sum(sizes) == 12 and max(sizes) - min(sizes) <= 1
+        with pytest.raises(InvalidInput, match="level = 3"):
+            ForestRunner(
+                h, noisy, np.ones(h.n_regions, dtype=np.int64), None, 0, 1 << 27, ex, 3, level=3
+            )
+
+
 @pytest.mark.dask
 def test_widening_rounds_on_a_local_cluster_equal_a_fresh_solve():
     # Batches stay on the workers between rounds (scattered once, their sessions kept): random
@@ -226,6 +291,7 @@ def test_widening_rounds_on_a_local_cluster_equal_a_fresh_solve():
     ):
         _widening_rounds(np.random.default_rng(12), client.get_executor(), 25)
         _widening_rounds(np.random.default_rng(13), client, 10, per_node=True)
+        _widening_rounds(np.random.default_rng(14), client, 10, None, _uneven_instance, True)
 
 
 @pytest.mark.dask
@@ -277,8 +343,8 @@ def test_rounds_send_only_what_changed(monkeypatch):
     def recording_map(executor, func, jobs):
         jobs = list(jobs)
         sent.append([job[1:] for job in jobs])  # job[0] is the batch
-        out = real_map(executor, func, jobs)
-        returned.append(out)
+        out = list(real_map(executor, func, jobs))
+        returned.append([result for _, result in out])
         return out
 
     monkeypatch.setattr(forest, "_map", recording_map)
@@ -299,10 +365,53 @@ def test_rounds_send_only_what_changed(monkeypatch):
             return array_bytes([x.index, x.value])
         return 0
 
-    per_round_bound = 2 * (noisy.shape[1] * 8 + 9 * 2) * len(runner.subtrees)
+    per_round_bound = 2 * (noisy.shape[1] * 8 + 9 * 2) * runner.split.roots.size
     assert sum(array_bytes(jobs) for jobs in sent[2:]) <= per_round_bound
     for out in returned[1::2]:  # top-down fan-outs
         for per_batch in out:
-            for values, touched, cost in per_batch:
+            for _, _, values, touched, costs in per_batch:
                 assert values.dtype == np.int32 and touched.dtype == np.int64
-                assert isinstance(cost, int)
+                assert all(isinstance(cost, int) for cost in costs)
+
+
+def test_root_tables_travel_as_small_steps():
+    # A batch's root tables go back to the driver as one- or two-byte slope steps with each
+    # table's first slope apart; decoded, they are the session's slopes exactly. A step beyond
+    # 16 bits (a given table with a large jump under a chain) sends the slopes as they are.
+    from privopt.census.forest import _Tables, _up_task
+
+    rng = np.random.default_rng(5)
+    with ThreadPoolExecutor(2) as ex:
+        for _ in range(30):
+            h, noisy, G = _uneven_instance(rng)
+            base = rng.integers(1, 40, size=h.n_regions).astype(np.int64)
+            runner = ForestRunner(h, noisy, base, None, G, 1 << 27, ex, 2)
+            if runner.executor is None:
+                continue
+            batch = runner._batch(0)
+            which = list(range(int(batch.child_ptr[1])))
+            runner._doublings_of(0, set(range(runner.split.roots.size)))
+            packed = _up_task(batch, which, runner._doublings[0], G, 1 << 27)
+            lo, n, slopes, widened = batch._session.packed_tables(which)
+            assert packed.heads is not None and packed.steps.itemsize <= 2
+            assert np.array_equal(packed.slopes(), slopes)
+            assert np.array_equal(packed.lo, lo) and np.array_equal(packed.n, n)
+            assert np.array_equal(packed.widened, widened)
+    ptr, idx = np.array([0, 1, 2, 2]), np.array([1, 2])
+    session = kernels.CensusSession(
+        ptr, idx, np.zeros((3, 1), np.int64), np.full(3, 5), np.zeros((3, 1), np.uint8), 9
+    )
+    session.give([2], np.array([[0]]), np.array([[3]]), np.array([-(10**6), 10**6]))
+    session.up([0])
+    assert session.packed_steps([0])[4] is None
+    one = np.array([[0]])
+    with pytest.raises(ValueError, match="uint8 or uint16"):
+        session.give_steps([2], one, np.array([[3]]), np.array([5]), np.array([0, 1]))
+    with pytest.raises(ValueError, match="left over"):
+        session.give_steps([2], one, np.array([[3]]), np.array([5]), np.zeros(3, np.uint8))
+    with pytest.raises(ValueError, match="not a leaf"):
+        session.give_steps([1], one, np.array([[3]]), np.array([5]), np.zeros(2, np.uint8))
+    session.give_steps([2], one, np.array([[3]]), np.array([5]), np.array([0, 7], np.uint16))
+    session.up([0])  # region 1 now merges the table with slopes 5, 12
+    lo, n, slopes, _ = session.packed_tables([0])
+    assert np.array_equal(_Tables(lo, n, np.zeros(1), slopes, None).slopes(), slopes)

@@ -209,8 +209,15 @@ struct CensusForest {
     const std::uint8_t* shift = nullptr;  // optional: node (r, s) uses delta << shift[r * N + s]
     std::int64_t G = 0;
     std::int64_t max_table_size = default_max_table_size;
+    // Optional, n_regions entries: a region with tables here stands for a subtree solved
+    // elsewhere (census_up of that subtree); the region has no children in this forest and its
+    // N tables are merged as an internal child's would be.
+    const std::vector<CplTable>* given = nullptr;
 
     bool is_leaf(std::int64_t r) const { return child_ptr[r] == child_ptr[r + 1]; }
+    bool is_given(std::int64_t r) const { return given != nullptr && !given[r].empty(); }
+    // Children merged from tables (an internal region's, or given), not as implicit quadratics.
+    bool has_table(std::int64_t r) const { return !is_leaf(r) || is_given(r); }
     std::int64_t noisy_at(std::int64_t r, std::int64_t s) const { return noisy[r * n_sizes + s]; }
     std::int64_t delta_at(std::int64_t r, std::int64_t s) const {
         std::int64_t d = delta == nullptr ? delta0 : delta_per_node ? delta[r * n_sizes + s] : delta[r];
@@ -484,6 +491,10 @@ inline CensusSubtree census_up(const CensusForest& f, std::int64_t sub_root) {
     const std::int64_t N = f.n_sizes;
     CensusSubtree out;
     out.root = sub_root;
+    if (f.is_given(sub_root)) {
+        out.tables = f.given[sub_root];
+        return out;
+    }
     if (f.is_leaf(sub_root)) {
         for (std::int64_t s = 0; s < N; ++s) out.tables.push_back(f.leaf_table(sub_root, s));
         return out;
@@ -495,16 +506,21 @@ inline CensusSubtree census_up(const CensusForest& f, std::int64_t sub_root) {
     while (!stack.empty()) {
         auto [r, expanded] = stack.back();
         const std::int64_t b = f.child_ptr[r], e = f.child_ptr[r + 1];
+        if (!expanded && f.is_given(r)) {  // solved elsewhere: its tables as if just merged
+            stack.pop_back();
+            for (const CplTable& t : f.given[r]) tstack.push_back(t);
+            continue;
+        }
         if (!expanded) {
             stack.back().second = true;
             for (std::int64_t i = e - 1; i >= b; --i)
-                if (!f.is_leaf(f.child_idx[i])) stack.emplace_back(f.child_idx[i], false);
+                if (f.has_table(f.child_idx[i])) stack.emplace_back(f.child_idx[i], false);
             continue;
         }
         stack.pop_back();
         const std::int64_t k = e - b;
         std::int64_t n_internal = 0;
-        for (std::int64_t i = b; i < e; ++i) n_internal += f.is_leaf(f.child_idx[i]) ? 0 : 1;
+        for (std::int64_t i = b; i < e; ++i) n_internal += f.has_table(f.child_idx[i]) ? 1 : 0;
         const std::size_t base = tstack.size() - static_cast<std::size_t>(n_internal * N);
         std::vector<MergeTrace> traces(n_internal > 0 ? static_cast<std::size_t>(N) : 0);
         std::vector<CplTable> mine(static_cast<std::size_t>(N));
@@ -517,7 +533,7 @@ inline CensusSubtree census_up(const CensusForest& f, std::int64_t sub_root) {
             for (std::int64_t i = b; i < e; ++i) {
                 const std::int64_t c = f.child_idx[i];
                 const auto j = static_cast<std::size_t>(i - b);
-                if (f.is_leaf(c)) {
+                if (!f.has_table(c)) {
                     leafbuf[j] = f.leaf_table(c, s);
                     kids[j] = &leafbuf[j];
                 } else {

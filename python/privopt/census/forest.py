@@ -1,24 +1,28 @@
-"""One round of the census tree DP, run by regions: serially in C++, or decomposed by top-level
-subtree on any :class:`concurrent.futures.Executor` (threads, processes, a Dask client's
+"""One round of the census tree DP, run by regions: serially in C++, or decomposed into
+subtrees on any :class:`concurrent.futures.Executor` (threads, processes, a Dask client's
 ``get_executor()``) with the same result, bit for bit.
 
-The census T^dp is N copies of the region tree under a dummy root (spec 003 §2.2). Every
-top-level region (a child of the root region, e.g. a state) is independent of the others until
-the root: its tables are built bottom-up in a task, the root merges them with the dummy root's
-domain {G} and splits the root values, and each subtree is then assigned top-down in a task.
-Subtrees travel in batches (:class:`_Batch`), each sent to a worker once and kept there with the
-C++ session that holds its tables and merge traces between the two passes and across widening
-rounds; a round sends only what changed (the windows' doublings, the root values). The kernels
-are the same functions in both modes (``privopt._core.census.census_dp`` is built from
-``census_up`` / ``census_root`` / ``census_down``), so the decomposition changes where the work
-runs, never its result.
+The census T^dp is N copies of the region tree under a dummy root (spec 003 §2.2). The subtree
+of any region is independent of the rest of the tree until its root's parent merges its root
+tables. On an executor the tree is cut at a level deep enough to give every worker several
+subtrees (:func:`split_level`): each subtree's tables are built bottom-up in a task, the driver
+solves the small upper part — the levels above the cut, where each subtree stands as a region
+with given tables — together with the dummy root's domain {G}, which yields every subtree's
+root values, and each subtree is then assigned top-down in a task. Subtrees travel in batches
+of consecutive ones (:class:`_Batch`: a few slices of the (R, N) arrays), each sent to a
+worker once and kept there with the C++ session that holds its tables and merge traces between
+the two passes and across widening rounds; a round sends only what changed (the windows'
+doublings, the root values) and gets back each batch's rows, which the driver copies into
+place slice by slice. The kernels are the same functions in both modes (``census_up`` merges a
+given region's tables exactly where it would merge the tables it built for that subtree), so
+the decomposition changes where the work runs, never its result.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,16 +31,22 @@ import numpy as np
 from privopt._core import census as _kernels
 from privopt._validation import check_executor
 from privopt.census.hierarchy import Hierarchy
-from privopt.census.squares import squared_distance, sum_of_squares
+from privopt.census.squares import group_squared_distances, squared_distance
+from privopt.errors import InvalidInput
 
 #: Batches built and sent to Dask workers at once (their sends overlap; each is held here until
 #: it is sent).
 _PLACING_THREADS = 4
 
+#: Subtrees per batch the cut aims at (at least), so that consecutive subtrees grouped into
+#: batches balance by size within one subtree.
+_SUBTREES_PER_TASK = 4
+
 __all__ = [
     "ForestRound",
     "ForestRunner",
     "run_forest_round",
+    "split_level",
     "top_level_subtrees",
 ]
 
@@ -78,44 +88,123 @@ def top_level_subtrees(h: Hierarchy) -> list[np.ndarray]:
     return [order[a:b] for a, b in zip(starts, ends, strict=True)]
 
 
+@dataclass(frozen=True)
+class _Split:
+    """The hierarchy cut at ``level``: the subtrees of its internal regions go to the tasks, the
+    regions above them and the leaves at the level (the upper part, a prefix of the global
+    order) stay with the driver. Consecutive subtrees' regions at each deeper level form one
+    contiguous run of rows (breadth-first order), so a batch of consecutive subtrees is a few
+    slices of the (R, N) arrays.
+
+    Attributes
+    ----------
+    level : the level of the subtrees' roots (≥ 1).
+    roots : (k,) int64 the subtrees' roots (global ids, ascending).
+    n_upper : regions at the levels up to ``level`` (rows 0 .. n_upper − 1).
+    bounds : per deeper level, (k + 1,) int64 rows: subtree t holds rows bounds[t] .. bounds[t+1].
+    """
+
+    level: int
+    roots: np.ndarray
+    n_upper: int
+    bounds: list[np.ndarray]
+
+    @classmethod
+    def at(cls, h: Hierarchy, level: int) -> _Split:
+        sl = h.level_slice(level)
+        fanout = np.diff(h.child_ptr)
+        roots = np.flatnonzero(fanout[sl] > 0).astype(np.int64) + sl.start
+        rows = np.append(roots, roots[-1] + 1)
+        bounds = []
+        while True:  # the children of rows a .. b − 1 are rows child_ptr[a] + 1 .. child_ptr[b]
+            rows = h.child_ptr[rows] + 1
+            if rows[0] == rows[-1]:
+                break
+            bounds.append(rows)
+        return cls(level, roots, sl.stop, bounds)
+
+    def sizes(self) -> np.ndarray:
+        """(k,) regions per subtree."""
+        return 1 + sum((np.diff(b) for b in self.bounds), np.zeros(self.roots.size, np.int64))
+
+    def subtree_of(self, n_regions: int) -> np.ndarray:
+        """(R,) the subtree holding each region, −1 for the upper part (roots included in their
+        subtree: a root's window enters its subtree's tables)."""
+        out = np.full(n_regions, -1, dtype=np.int64)
+        k = self.roots.size
+        out[self.roots] = np.arange(k)
+        for b in self.bounds:
+            out[b[0] : b[-1]] = np.repeat(np.arange(k), np.diff(b))
+        return out
+
+
+def split_level(h: Hierarchy, n_tasks: int) -> int:
+    """The level whose internal regions root the tasks' subtrees: the shallowest with at least
+    ``_SUBTREES_PER_TASK`` · ``n_tasks`` of them (batches of several subtrees balance by size
+    within one subtree), else the one with the most; 0 when no region below the root has
+    children (nothing to distribute)."""
+    fanout = np.diff(h.child_ptr)
+    counts = [int(np.count_nonzero(fanout[h.level_slice(lev)])) for lev in range(1, h.n_levels)]
+    if not counts or max(counts) == 0:
+        return 0
+    for lev, count in enumerate(counts, start=1):
+        if count >= _SUBTREES_PER_TASK * n_tasks:
+            return lev
+    return 1 + int(np.argmax(counts))
+
+
+def _gather(arr: np.ndarray, roots: np.ndarray, blocks: list[tuple[int, int]]) -> np.ndarray:
+    """A batch's rows of ``arr``: a zero placeholder row, the roots, then each block of rows."""
+    n = 1 + roots.size + sum(b - a for a, b in blocks)
+    out = np.zeros((n, *arr.shape[1:]), dtype=arr.dtype)
+    out[1 : 1 + roots.size] = arr[roots]
+    pos = 1 + roots.size
+    for a, b in blocks:
+        out[pos : pos + b - a] = arr[a:b]
+        pos += b - a
+    return out
+
+
 class _Batch:
-    """Some top-level subtrees as one local forest: a placeholder root (local region 0) whose
-    children are the subtrees' roots, then their regions in global breadth-first order (which
-    keeps the forest breadth-first). It is shipped to a worker once; the worker keeps on it a
-    :class:`~privopt._core.census.CensusSession` (bottom-up tables and merge traces of each
-    subtree) between tasks and rounds, so a round ships only the windows' doublings and the root
-    values, and the top-down pass does not redo the bottom-up one. The session is a cache: a
-    copy of the batch that arrives without it (another process, a restarted worker) rebuilds it.
+    """Consecutive subtrees of a :class:`_Split` as one local forest: a placeholder root (local
+    region 0) whose children are the subtrees' roots, then the subtrees' regions level by level
+    (each level one block of global rows, which keeps the forest breadth-first). It is shipped
+    to a worker once; the worker keeps on it a :class:`~privopt._core.census.CensusSession`
+    (bottom-up tables and merge traces of each subtree) between tasks and rounds, so a round
+    ships only the windows' doublings and the root values, and the top-down pass does not redo
+    the bottom-up one. The session is a cache: a copy of the batch that arrives without it
+    (another process, a restarted worker) rebuilds it.
 
     Attributes
     ----------
     child_ptr, child_idx : (R_b + 1,), (R_b - 1,) int64 CSR of the local forest.
     noisy : (R_b, N) int64 noisy counts (row 0, the placeholder, is 0 and never read).
     delta : (R_b,) int64 half-width per region, or (R_b, N) per node.
-    owner : (R_b,) int32, the position in the batch of each region's subtree (-1: placeholder).
+    local : per level below the roots, (k + 1,) int64 local rows bounding each subtree's block.
+    offset : per level below the roots, global row − local row.
     """
 
     def __init__(
-        self, h: Hierarchy, subtrees: list[np.ndarray], noisy: np.ndarray, delta: np.ndarray
+        self, h: Hierarchy, split: _Split, first: int, stop: int, noisy: np.ndarray, delta: Any
     ) -> None:
-        k = len(subtrees)
-        rows = np.concatenate(subtrees)
-        order = np.argsort(rows, kind="stable")
-        rows = rows[order]
-        self.owner = np.empty(rows.size + 1, dtype=np.int32)
-        self.owner[0] = -1
-        owner = np.repeat(np.arange(k, dtype=np.int32), [r.size for r in subtrees])
-        np.take(owner, order, out=self.owner[1:], mode="clip")
-        self.child_ptr = np.zeros(rows.size + 2, dtype=np.int64)
+        roots = split.roots[first:stop]
+        k = roots.size
+        blocks = [(int(b[first]), int(b[stop])) for b in split.bounds]
+        fanout = np.diff(h.child_ptr)
+        counts = _gather(fanout, roots, blocks)[1:]
+        self.child_ptr = np.zeros(counts.size + 2, dtype=np.int64)
         self.child_ptr[1] = k
-        np.cumsum(np.diff(h.child_ptr)[rows], out=self.child_ptr[2:])
+        np.cumsum(counts, out=self.child_ptr[2:])
         self.child_ptr[2:] += k
-        self.child_idx = np.arange(1, rows.size + 1, dtype=np.int64)
-        # Gathered in place, unbuffered (the indices are valid): one copy, no temporaries.
-        self.noisy = np.zeros((rows.size + 1, noisy.shape[1]), dtype=np.int64)
-        np.take(noisy, rows, axis=0, out=self.noisy[1:], mode="clip")
-        self.delta = np.zeros((rows.size + 1, *delta.shape[1:]), dtype=np.int64)
-        np.take(delta, rows, axis=0, out=self.delta[1:], mode="clip")
+        self.child_idx = np.arange(1, counts.size + 1, dtype=np.int64)
+        self.noisy = _gather(noisy, roots, blocks)
+        self.delta = _gather(delta, roots, blocks)
+        self.local, self.offset = [], []
+        pos = 1 + k
+        for b, (a, _) in zip(split.bounds, blocks, strict=True):
+            self.local.append(b[first : stop + 1] - a + pos)
+            self.offset.append(a - pos)
+            pos += int(b[stop]) - a
         self._reset()
 
     def _reset(self) -> None:
@@ -123,11 +212,10 @@ class _Batch:
         self._shift: np.ndarray | None = None
         self._shift_version: tuple = ()
         self._up_version: list[int] = []
-        self._rows: list[np.ndarray] = []
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
-        for key in ("_session", "_shift", "_shift_version", "_up_version", "_rows"):
+        for key in ("_session", "_shift", "_shift_version", "_up_version"):
             state.pop(key)
         return state
 
@@ -142,11 +230,7 @@ class _Batch:
             self._session = _kernels.CensusSession(
                 self.child_ptr, self.child_idx, self.noisy, self.delta, self._shift, G, max_table
             )
-            k = int(self.child_ptr[1])
-            self._up_version = [-1] * k
-            order = np.argsort(self.owner, kind="stable")  # the placeholder (-1) first
-            bounds = np.searchsorted(self.owner[order], np.arange(k + 1))
-            self._rows = [order[a:b] for a, b in itertools.pairwise(bounds)]
+            self._up_version = [-1] * int(self.child_ptr[1])
         if self._shift_version != doublings.versions:
             doublings.apply(self._shift)  # only dirty subtrees' entries change between rounds
             self._shift_version = doublings.versions
@@ -166,21 +250,21 @@ class _Batch:
 class _Doublings:
     """The windows' doublings (shift) of one batch, compact: ``versions`` (per subtree of the
     batch, raised whenever its doublings change), and the local flat indices and values of the
-    non-zero entries, or the dense (R_b, N) uint8 array when most entries are non-zero."""
+    non-zero entries, or the dense (R_b − 1, N) uint8 array when most entries are non-zero."""
 
     versions: tuple
     index: np.ndarray | None
     value: np.ndarray
 
     @classmethod
-    def encode(cls, shift: np.ndarray | None, rows: np.ndarray, versions: tuple) -> _Doublings:
-        if shift is None:
+    def encode(cls, local: np.ndarray | None, versions: tuple) -> _Doublings:
+        """From the batch's rows of the shift array (placeholder row first), or None (none)."""
+        if local is None:
             return cls(versions, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8))
-        local = shift[rows]
         index = np.flatnonzero(local)
         if 9 * index.size >= local.size:  # 9 bytes per sparse entry: dense is smaller
-            return cls(versions, None, local)
-        return cls(versions, index + shift.shape[1], local.reshape(-1)[index])
+            return cls(versions, None, local[1:])
+        return cls(versions, index, local.reshape(-1)[index])
 
     def apply(self, out: np.ndarray) -> None:
         """Write the doublings into the local (R_b, N) array (the placeholder row stays 0)."""
@@ -191,14 +275,50 @@ class _Doublings:
         out.reshape(-1)[self.index] = self.value
 
 
+@dataclass(frozen=True)
+class _Tables:
+    """Root tables of some subtrees as they travel back to the driver: lo and n (m, N) int64,
+    each subtree's widened count, and the tables' slopes. A table's slopes never decrease, and
+    its steps between neighbours are small: the slopes travel as those steps in one or two
+    bytes, with the first slope of each table apart (``heads``), eight times fewer bytes than
+    int64 slopes; or as they are (``heads`` None) when a step does not fit.
+    """
+
+    lo: np.ndarray
+    n: np.ndarray
+    widened: np.ndarray
+    steps: np.ndarray
+    heads: np.ndarray | None
+
+    def slopes(self) -> np.ndarray:
+        """The concatenated int64 slopes, as :meth:`CensusSession.packed_tables` gave them."""
+        if self.heads is None:
+            return self.steps
+        first, lengths = _table_starts(self.n)
+        run = np.cumsum(self.steps, dtype=np.int64)  # within a table: slope − its head
+        run += np.repeat(self.heads - run[first], lengths)
+        return run
+
+
+def _table_starts(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each table with slopes starts in the concatenated slopes, and its slope count."""
+    lengths = n.ravel() - 1
+    starts = np.cumsum(lengths) - lengths
+    keep = lengths > 0
+    return starts[keep], lengths[keep]
+
+
 def _up_task(
     batch: _Batch, which: list[int], doublings: _Doublings, G: int, max_table: int
-) -> list[tuple]:
-    """Bottom-up of the subtrees ``which`` of a batch: per subtree its root tables (lo, n,
-    slopes) and widened count."""
+) -> _Tables:
+    """Bottom-up of the subtrees ``which`` of a batch: their root tables, packed."""
     session = batch.session(doublings, G, max_table)
     batch.up(which, doublings)
-    return [session.tables(j) for j in which]
+    lo, n, widened, heads, steps = session.packed_steps(which)
+    if steps is None:  # a step beyond 16 bits: the slopes as they are
+        lo, n, slopes, widened = session.packed_tables(which)
+        return _Tables(lo, n, widened, slopes, None)
+    return _Tables(lo, n, widened, steps, heads)
 
 
 def _down_task(
@@ -209,52 +329,68 @@ def _down_task(
     max_table: int,
     root_values: np.ndarray,
 ) -> list[tuple]:
-    """Top-down of the subtrees ``which`` of a batch given their root values ((len(which), N)):
-    per subtree its values (rows in global order; int32 when G fits) and the flat indices of
-    its nodes on a window edge, and its exact Σ (values − noisy)²."""
+    """Top-down of the subtrees ``which`` (ascending) of a batch given their root values
+    ((len(which), N)). Per run of consecutive subtrees (first, stop): their rows below the roots
+    level by level (int32 when G fits), the global flat indices (row · N + size) of those nodes
+    on a window edge, and each subtree's exact Σ (values − noisy)² over those rows."""
     session = batch.session(doublings, G, max_table)
     batch.up(which, doublings)  # a no-op unless the session was rebuilt
     values = session.values
-    roots = np.asarray(which, dtype=np.int64) + 1
-    values[roots] = root_values
+    values[np.asarray(which, dtype=np.int64) + 1] = root_values
     session.down(which)
-    touch = session.touch
     compact = np.int32 if G < 2**31 else np.int64  # values lie in [0, G]
-    return [_subtree_result(values, touch, batch.noisy, batch._rows[j], compact) for j in which]
+    return [
+        _run_result(batch, values, session.touch, first, stop, compact)
+        for first, stop in _runs(which)
+    ]
 
 
-def _subtree_result(
+def _runs(which: list[int]) -> list[tuple[int, int]]:
+    """Ascending positions as (first, stop) runs of consecutive ones."""
+    out: list[tuple[int, int]] = []
+    for j in which:
+        if out and out[-1][1] == j:
+            out[-1] = (out[-1][0], j + 1)
+        else:
+            out.append((j, j + 1))
+    return out
+
+
+def _run_result(
+    batch: _Batch,
     values: np.ndarray,
     touch: np.ndarray,
-    noisy: np.ndarray,
-    rows: np.ndarray,
+    first: int,
+    stop: int,
     dtype: Any,
-    block: int = 1 << 16,
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """One subtree's values (its ``rows`` of the session's, as ``dtype``), the flat indices
-    (row · N + size) of its nodes on a window edge, and its exact Σ (values − noisy)²; in row
-    blocks, so that no temporary is as large as the subtree."""
+) -> tuple[int, int, np.ndarray, np.ndarray, list[int]]:
+    """Subtrees first .. stop − 1 of a batch: their rows below the roots (level by level, as
+    ``dtype``), the global flat indices of their nodes on a window edge, their costs."""
     N = values.shape[1]
-    out = np.empty((rows.size, N), dtype=dtype)
-    touched, cost = [], 0
-    for a in range(0, rows.size, block):
-        part = values[rows[a : a + block]]
-        cost += sum_of_squares(part - noisy[rows[a : a + block]])
-        out[a : a + block] = part
-        touched.append(np.flatnonzero(touch[rows[a : a + block]]) + a * N)
-    return out, np.concatenate(touched), cost
+    n_rows = sum(int(local[stop]) - int(local[first]) for local in batch.local)
+    out = np.empty((n_rows, N), dtype=dtype)
+    touched = [np.zeros(0, dtype=np.int64)]
+    costs = np.zeros(stop - first, dtype=object)
+    pos = 0
+    for local, offset in zip(batch.local, batch.offset, strict=True):
+        a, b = int(local[first]), int(local[stop])
+        out[pos : pos + b - a] = values[a:b]
+        pos += b - a
+        touched.append(np.flatnonzero(touch[a:b]) + (a + offset) * N)
+        group = local[first : stop + 1] - a
+        costs += np.array(group_squared_distances(values[a:b], batch.noisy[a:b], group), object)
+    return first, stop, out, np.concatenate(touched), [int(c) for c in costs]
 
 
-def _batches(sizes: list[int], n_tasks: int) -> list[list[int]]:
-    """Subtree indices grouped into at most ``n_tasks`` batches of similar total size (largest
-    first onto the lightest batch), so that small subtrees do not pay one task each."""
-    loads = [0] * n_tasks
-    out: list[list[int]] = [[] for _ in range(n_tasks)]
-    for i in sorted(range(len(sizes)), key=lambda i: -sizes[i]):
-        b = int(np.argmin(loads))
-        out[b].append(i)
-        loads[b] += sizes[i]
-    return [sorted(b) for b in out if b]
+def _contiguous_batches(sizes: np.ndarray, n_tasks: int) -> list[tuple[int, int]]:
+    """Consecutive subtrees grouped into at most ``n_tasks`` runs of similar total size (each
+    run within one subtree of an equal share), as (first, stop)."""
+    k = sizes.size
+    n = min(n_tasks, k)
+    total = np.cumsum(sizes)
+    cuts = np.searchsorted(total, np.arange(1, n) * (total[-1] / n), side="left") + 1
+    edges = np.unique(np.concatenate([[0], np.minimum(cuts, k), [k]]))
+    return [(int(a), int(b)) for a, b in itertools.pairwise(edges)]
 
 
 def run_forest_round(
@@ -269,13 +405,13 @@ def run_forest_round(
 ) -> ForestRound:
     """One DP round over windows of half-width ``delta`` ((R,) per region, (R, N) per node, or
     None for ``delta0`` everywhere); serially, or on ``executor`` in ``n_tasks`` batches of
-    top-level subtrees (default: 4 per worker of the executor, at most one per subtree)."""
+    subtrees (default: 4 per worker of the executor), cut at :func:`split_level`."""
     if executor is None:
         status, values, touch, widened, _ = _kernels.census_dp(
             h.child_ptr, h.child_idx, noisy, delta, delta0, G, max_table
         )
         return ForestRound(int(status), values, touch, int(widened))
-    if not top_level_subtrees(h):
+    if split_level(h, 1) == 0:  # no region below the root has children: nothing to split
         return run_forest_round(h, noisy, delta, delta0, G, max_table)
     if delta is None:  # one half-width per region, not a (R, N) array of copies
         delta = np.full(noisy.shape[0], delta0, dtype=np.int64)
@@ -290,12 +426,21 @@ class ForestRunner:
 
     Node (r, s) has the window of half-width ``delta[r] << shift[r, s]`` (capped at G) around
     its clipped noisy value; ``shift`` (R, N) uint8 is owned by the caller, who raises entries
-    between rounds and names the top-level subtrees they fall in (``dirty``). A round rebuilds the
-    bottom-up tables of the dirty subtrees only, redoes the root, and re-assigns top-down only the
-    subtrees that are dirty or whose root values moved; the others keep their values and flags,
-    which are what a full re-run would give. Serially the subtrees' merge traces stay in a C++
-    session; on an executor each batch of subtrees keeps its own session on the worker that
-    holds it (:class:`_Batch`), and the root tables of clean subtrees are reused.
+    between rounds and names the subtrees they fall in (``dirty``, through :attr:`subtree_of`).
+    A round rebuilds the bottom-up tables of the dirty subtrees only, redoes the part above
+    them, and re-assigns top-down only the subtrees that are dirty or whose root values moved;
+    the others keep their values and flags, which are what a full re-run would give. Serially
+    the subtrees are the top-level ones and their merge traces stay in a C++ session. On an
+    executor the hierarchy is cut at :func:`split_level` (enough subtrees to balance the
+    tasks; ``level`` chooses another): each batch of consecutive subtrees keeps its own
+    session on the worker that holds it (:class:`_Batch`), and the driver keeps a session of
+    the small upper part whose leaves at the cut stand for the subtrees (their root tables,
+    from the tasks).
+
+    Attributes
+    ----------
+    subtree_of : (R,) int64 the subtree (as ``dirty`` names it) holding each region, −1 for a
+        region that every round re-solves anyway.
     """
 
     def __init__(
@@ -308,52 +453,83 @@ class ForestRunner:
         max_table: int,
         executor: Any = None,
         n_tasks: int | None = None,
+        level: int | None = None,
     ) -> None:
         self.h, self.noisy, self.G, self.max_table = h, noisy, G, max_table
         self.delta = delta  # (R,) per region, or (R, N) per node
         self.shift = shift
         self.executor = check_executor(executor, accept_dask_client=True)
-        self.subtrees = top_level_subtrees(h)
-        self.subtree_of = np.full(h.n_regions, -1, dtype=np.int64)
-        for i, regions in enumerate(self.subtrees):
-            self.subtree_of[regions] = i
         self._kid_values: np.ndarray | None = None
-        if not self.subtrees:  # a single region: nothing to distribute
-            self.executor = None
+        n_tasks = n_tasks or (_default_tasks(executor) if self.executor is not None else 1)
         if self.executor is None:
-            if shift is None:
-                shift = np.zeros(noisy.shape, dtype=np.uint8)
-            self._session = _kernels.CensusSession(
-                h.child_ptr, h.child_idx, noisy, delta, shift, G, max_table
-            )
-        else:
-            self._values = np.zeros(noisy.shape, dtype=np.int64)
-            self._touch = np.zeros(noisy.shape, dtype=np.uint8)
-            self._tables: list = [None] * len(self.subtrees)
-            self._widened = [0] * len(self.subtrees)
-            self._batches = _batches(
-                [r.size for r in self.subtrees], n_tasks or _default_tasks(executor)
-            )
-            self._cost = [0] * len(self.subtrees)  # Σ (values − noisy)² per subtree
-            self._version = np.zeros(len(self.subtrees), dtype=np.int64)
-            self._doublings: list[_Doublings | None] = [None] * len(self._batches)
-            self._client = _dask_client(self.executor)
-            self._direct = True  # until a direct scatter fails
-            self._resident: list[Any] = [None] * len(self._batches)  # batches or their futures
+            level = 0
+        elif level is None or split_level(h, 0) == 0:
+            level = split_level(h, n_tasks)
+        elif not 1 <= level < h.n_levels or not np.any(np.diff(h.child_ptr)[h.level_slice(level)]):
+            raise InvalidInput(f"level = {level} has no region with children to cut at")
+        if level == 0:  # serial, or nothing below the root to distribute
+            self.executor = None
+            self._serial_session(h, noisy, delta, shift, G, max_table)
+            return
+        self.split = _Split.at(h, level)
+        self.subtree_of = self.split.subtree_of(h.n_regions)
+        k = self.split.roots.size
+        self._values = np.zeros(noisy.shape, dtype=np.int64)
+        self._touch = np.zeros(noisy.shape, dtype=np.uint8)
+        self._widened = np.zeros(k, dtype=np.int64)
+        self._batches = _contiguous_batches(self.split.sizes(), n_tasks)
+        self._cost = np.zeros(k, dtype=object)  # Σ (values − noisy)² below each subtree's root
+        self._version = np.zeros(k, dtype=np.int64)
+        self._doublings: list[_Doublings | None] = [None] * len(self._batches)
+        self._client = _dask_client(self.executor)
+        if self._client is self.executor:  # a client: its executor's futures are standard ones
+            self.executor = self._client.get_executor()
+        self._direct = True  # until a direct scatter fails
+        self._resident: list[Any] = [None] * len(self._batches)  # batches or their futures
+        U = self.split.n_upper
+        upper_ptr = np.minimum(h.child_ptr[: U + 1], U - 1)  # the cut's regions lose children
+        upper_shift = shift[:U] if shift is not None else np.zeros((U, noisy.shape[1]), np.uint8)
+        self._upper = _kernels.CensusSession(
+            upper_ptr, np.arange(1, U, dtype=np.int64), noisy[:U], delta[:U], upper_shift, G,
+            max_table,
+        )  # fmt: skip
+        self._upper_children = list(range(len(self._upper.top)))
+        top = self.split.roots.copy()  # each subtree's top-level region (a child of region 0)
+        for _ in range(level - 1):
+            top = h.parent[top]
+        self._top_of = top - 1  # the children of region 0 are regions 1, 2, ...
+
+    def _serial_session(
+        self,
+        h: Hierarchy,
+        noisy: np.ndarray,
+        delta: np.ndarray,
+        shift: np.ndarray | None,
+        G: int,
+        max_table: int,
+    ) -> None:
+        self.subtree_of = np.full(h.n_regions, -1, dtype=np.int64)
+        for i, regions in enumerate(top_level_subtrees(h)):
+            self.subtree_of[regions] = i
+        if shift is None:
+            shift = np.zeros(noisy.shape, dtype=np.uint8)
+        self._session = _kernels.CensusSession(
+            h.child_ptr, h.child_idx, noisy, delta, shift, G, max_table
+        )
 
     def run(self, dirty: set[int] | None) -> ForestRound:
-        """One round; ``dirty`` = indices of the top-level subtrees whose windows changed since
-        the last round (None: all, as in the first round)."""
-        k = len(self.subtrees)
-        dirty_list = list(range(k)) if dirty is None else sorted(dirty)
+        """One round; ``dirty`` = the subtrees (values of :attr:`subtree_of`) whose windows
+        changed since the last round (None: all, as in the first round)."""
         if self.executor is None:
-            return self._run_session(dirty_list)
-        return self._run_executor(dirty_list)
+            k = len(self._session.top)
+            return self._run_session(list(range(k)) if dirty is None else sorted(dirty))
+        k = self.split.roots.size
+        return self._run_executor(list(range(k)) if dirty is None else sorted(dirty))
 
     def _moved(self, kid_values: np.ndarray, dirty: list[int]) -> list[int]:
         """Dirty subtrees and those whose root values differ from the previous round."""
         if self._kid_values is None:
-            return list(range(len(self.subtrees)))
+            return list(range(kid_values.shape[0]))
         moved = np.flatnonzero(np.any(kid_values != self._kid_values, axis=1)).tolist()
         return sorted(set(moved) | set(dirty))
 
@@ -380,8 +556,8 @@ class ForestRunner:
         one worker once (again only if that worker was lost)."""
         if self._batch_held(b):
             return self._resident[b]
-        subtrees = [self.subtrees[i] for i in self._batches[b]]
-        batch = _Batch(self.h, subtrees, self.noisy, self.delta)
+        first, stop = self._batches[b]
+        batch = _Batch(self.h, self.split, first, stop, self.noisy, self.delta)
         if self._client is not None:
             batch = self._place(batch)
         self._resident[b] = batch
@@ -414,82 +590,114 @@ class ForestRunner:
     def _doublings_of(self, b: int, dirty: set[int]) -> _Doublings:
         """Batch ``b``'s doublings, encoded again only when one of its subtrees is dirty."""
         held = self._doublings[b]
-        if held is None or any(i in dirty for i in self._batches[b]):
-            rows = np.concatenate([self.subtrees[i] for i in self._batches[b]])
-            versions = tuple(int(self._version[i]) for i in self._batches[b])
-            held = _Doublings.encode(self.shift, np.sort(rows), versions)
+        first, stop = self._batches[b]
+        if held is None or any(i in dirty for i in range(first, stop)):
+            versions = tuple(self._version[first:stop].tolist())
+            local = None
+            if self.shift is not None:
+                blocks = [(int(x[first]), int(x[stop])) for x in self.split.bounds]
+                local = _gather(self.shift, self.split.roots[first:stop], blocks)
+            held = _Doublings.encode(local, versions)
             self._doublings[b] = held
         return held
 
-    def _tasks(self, func: Any, wanted: set[int], root_values: Any = None) -> list[tuple]:
-        """Run ``func`` on every batch with a wanted subtree; (subtree, result) pairs."""
+    def _tasks(
+        self,
+        func: Any,
+        wanted: set[int],
+        apply: Callable[[int, Any], None],
+        root_values: Any = None,
+    ) -> None:
+        """Run ``func`` on every batch with a wanted subtree, calling ``apply(first subtree of
+        the batch, result)`` here as each result arrives (its copy into place overlaps the
+        tasks still running). ``apply`` must be safe to repeat: a fan-out that loses a worker
+        runs again."""
         jobs: list[tuple[int, list]] = []
-        names = []
-        for b, members in enumerate(self._batches):
-            which = [j for j, i in enumerate(members) if i in wanted]
+        firsts = []
+        for b, (first, stop) in enumerate(self._batches):
+            which = [i - first for i in range(first, stop) if i in wanted]
             if not which:
                 continue
             tail = [which, self._doublings[b], self.G, self.max_table]
             if root_values is not None:
-                tail.append(root_values[[members[j] for j in which]])
+                tail.append(root_values[np.asarray(which) + first])
             jobs.append((b, tail))
-            names.append([members[j] for j in which])
+            firsts.append(first)
         try:
-            results = _map(self.executor, func, self._placed(jobs))
+            for j, result in _map(self.executor, func, self._placed(jobs)):
+                apply(firsts[j], result)
         except Exception:
             # A worker lost with a batch on it: place the batch again (once), as the executor
             # retries a task whose worker was lost.
             if self._client is None or all(self._batch_held(b) for b, _ in jobs):
                 raise
-            results = _map(self.executor, func, self._placed(jobs))
-        pairs = (zip(n, r, strict=True) for n, r in zip(names, results, strict=True))
-        return [pair for batch in pairs for pair in batch]
+            for j, result in _map(self.executor, func, self._placed(jobs)):
+                apply(firsts[j], result)
 
     def _run_executor(self, dirty: list[int]) -> ForestRound:
         wanted = set(dirty)
         self._version[dirty] += 1
         for b in range(len(self._batches)):
             self._doublings_of(b, wanted)
-        for i, (lo, n, slopes, w) in self._tasks(_up_task, wanted):
-            self._tables[i] = (lo, n, slopes)
-            self._widened[i] = int(w)
-        N = self.noisy.shape[1]
-        root_delta = self._root_delta(N)
-        status, root_values, kid_values, root_touch, w = _kernels.census_root(
-            self.noisy[0],
-            root_delta,
-            self.G,
-            np.stack([t[0] for t in self._tables]),
-            np.stack([t[1] for t in self._tables]),
-            np.concatenate([t[2] for t in self._tables]),
-            self.max_table,
-        )
-        widened = sum(self._widened) + int(w)
+        roots = self.split.roots
+        upper = self._upper
+
+        # A top-level region's tables are merged here as soon as all its subtrees' tables are
+        # in, while the tasks of the others still run; the rest after the fan-out.
+        waiting = np.bincount(self._top_of[dirty], minlength=len(self._upper.top))
+        merged = np.zeros(waiting.size, dtype=bool)
+
+        def take_tables(first: int, tables: _Tables) -> None:
+            which = [i for i in range(first, self._batch_stop(first)) if i in wanted]
+            if tables.heads is None:
+                upper.give(roots[which].tolist(), tables.lo, tables.n, tables.steps)
+            else:  # decoded in C++ as they are taken
+                upper.give_steps(
+                    roots[which].tolist(), tables.lo, tables.n, tables.heads, tables.steps
+                )
+            self._widened[which] = tables.widened
+            tops = self._top_of[which]
+            np.subtract.at(waiting, tops, 1)
+            ready = [int(c) for c in np.unique(tops) if waiting[c] == 0 and not merged[c]]
+            upper.up(ready)
+            merged[ready] = True
+
+        self._tasks(_up_task, wanted, take_tables)
+        upper.up(np.flatnonzero(~merged).tolist())
+        status = upper.root()
+        widened = int(self._widened.sum()) + upper.widened
         if status != 0:
             self._kid_values = None
             return ForestRound(int(status), self._values, self._touch, widened)
-        self._values[0], self._touch[0] = root_values, root_touch
+        upper.down(self._upper_children)
+        U = self.split.n_upper
+        self._values[:U], self._touch[:U] = upper.values, upper.touch
+        kid_values = upper.values[roots]
         todo = set(self._moved(kid_values, dirty))
-        for i, (values, touched, cost) in self._tasks(_down_task, todo, kid_values):
-            self._cost[i] = cost
-            rows = self.subtrees[i]
-            self._values[rows] = values
-            self._touch[rows] = 0
-            self._touch[rows[touched // N], touched % N] = 1
+
+        def take_rows(first: int, runs: list[tuple]) -> None:
+            for a, b, values, touched, costs in runs:
+                self._write(first + a, first + b, values, touched)
+                self._cost[first + a : first + b] = costs
+
+        self._tasks(_down_task, todo, take_rows, kid_values)
         self._kid_values = kid_values
-        cost = squared_distance(root_values[None, :], self.noisy[:1]) + sum(self._cost)
+        cost = squared_distance(upper.values, self.noisy[:U]) + int(self._cost.sum())
         return ForestRound(0, self._values, self._touch, widened, cost)
 
-    def _root_delta(self, N: int) -> np.ndarray:
-        """Region 0's effective half-width per size (its shift applied, capped at G)."""
-        base = np.broadcast_to(np.asarray(self.delta[0], dtype=np.int64), (N,))
-        if self.shift is None:
-            return base.copy()
-        out = np.empty(N, dtype=np.int64)
-        for s in range(N):
-            k, d = int(self.shift[0, s]), int(base[s])
-            out[s] = max(d, self.G) if k >= 62 or d > (self.G >> k) else d << k
-        return out
+    def _batch_stop(self, first: int) -> int:
+        return next(stop for a, stop in self._batches if a == first)
+
+    def _write(self, first: int, stop: int, values: np.ndarray, touched: np.ndarray) -> None:
+        """Subtrees first .. stop − 1's rows below their roots, level by level: values and
+        window-edge flags (slice copies: each level's rows are contiguous)."""
+        pos = 0
+        for bounds in self.split.bounds:
+            a, b = int(bounds[first]), int(bounds[stop])
+            self._values[a:b] = values[pos : pos + b - a]
+            self._touch[a:b] = 0
+            pos += b - a
+        self._touch.reshape(-1)[touched] = 1
 
 
 def _dask_client(executor: Any) -> Any:
@@ -511,8 +719,9 @@ def _default_tasks(executor: Any) -> int:
     return 4 * int(workers or 2)
 
 
-def _map(executor: Any, func: Any, jobs: Iterable[list]) -> list:
-    """Submit every job (a list of arguments), then gather in order (results are independent
-    of the order)."""
-    futures = [executor.submit(func, *args) for args in jobs]
-    return [f.result() for f in futures]
+def _map(executor: Any, func: Any, jobs: Iterable[list]) -> Iterator[tuple[int, Any]]:
+    """Submit every job (a list of arguments), then yield (position of the job, result) as
+    each task finishes."""
+    futures = {executor.submit(func, *args): j for j, args in enumerate(jobs)}
+    for future in as_completed(futures):
+        yield futures[future], future.result()

@@ -471,8 +471,8 @@ def m_h_dp(
     measurements : reuse earlier ``"counts"`` measurements (no new spend).
     window : value windows of the DP (see :mod:`privopt.census.solvers`).
     executor : optional :class:`concurrent.futures.Executor` (or a Dask client's
-        ``get_executor()``) on which the top-level subtrees are solved as tasks; the release is
-        the same, bit for bit (:mod:`privopt.census.forest`).
+        ``get_executor()``) on which the subtrees below a cut level are solved as tasks; the
+        release is the same, bit for bit (:mod:`privopt.census.forest`).
     progress : ``True``, ``False`` or ``"auto"``: bars on stderr over the noise draws and the
         DP's widening rounds (``"auto"``: on a terminal, once the call has run 2 s).
 

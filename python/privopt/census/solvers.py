@@ -193,8 +193,9 @@ def tree_postprocess(
     max_cells : the most window values (internal nodes) one DP round may use.
     max_table : the most values of one node's window.
     executor : optional :class:`concurrent.futures.Executor` (or a Dask client's
-        ``get_executor()``): the top-level subtrees are solved as tasks on it, with the same
-        result, bit for bit, as the serial run (:mod:`privopt.census.forest`).
+        ``get_executor()``): the subtrees below a cut level (several per task) are solved as
+        tasks on it, the levels above in this process, with the same result, bit for bit, as
+        the serial run (:mod:`privopt.census.forest`).
     n_tasks : number of task batches per round on ``executor`` (default 4 per worker).
 
     Returns
@@ -222,16 +223,22 @@ def tree_postprocess(
     noisy = np.ascontiguousarray(_as_int_matrix("noisy", noisy, hierarchy.n_regions))
     G = _check_G(G)
     level_scale = _level_scales(scale, hierarchy.n_levels)
-    _check_range("noisy", noisy, G)
+    if executor is None:  # on an executor each task checks its own rows (its C++ session)
+        _check_range("noisy", noisy, G)
     R, N = noisy.shape
     fanout = np.diff(hierarchy.child_ptr)
     internal = fanout > 0
     region_delta = _initial_deltas(window, level_scale[hierarchy.level], G, fanout)
     scale = float(level_scale.max())
     shift = np.zeros((R, N), dtype=np.uint8)  # node (r, s): window half-width δ_r·2^shift
-    runner = ForestRunner(
-        hierarchy, noisy, region_delta, shift, G, max_table, executor=executor, n_tasks=n_tasks
-    )
+    try:
+        runner = ForestRunner(
+            hierarchy, noisy, region_delta, shift, G, max_table, executor=executor, n_tasks=n_tasks
+        )
+    except InvalidInput:
+        raise
+    except (ValueError, OverflowError) as exc:  # the rows the driver solves itself
+        raise _kernel_error("census tree DP", exc) from None
     dirty: set[int] | None = None
     rounds = 0
     with progress_bar(desc="census tree DP", unit="round") as bar:

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
-__all__ = ["squared_distance", "sum_of_squares"]
+__all__ = ["group_squared_distances", "squared_distance", "sum_of_squares"]
 
 
 def sum_of_squares(d: np.ndarray) -> int:
@@ -37,3 +39,33 @@ def squared_distance(a: np.ndarray, b: np.ndarray, rows: int = 1 << 16) -> int:
     for i in range(0, a.shape[0], rows):
         total += sum_of_squares(a[i : i + rows] - b[i : i + rows])
     return total
+
+
+def group_squared_distances(
+    a: np.ndarray, b: np.ndarray, bounds: np.ndarray, rows: int = 1 << 16
+) -> list[int]:
+    """Σ (a − b)² over each group of rows bounds[t] .. bounds[t+1] − 1 of two int64 (rows, N)
+    arrays of the same shape, exact (Python ints); (k + 1,) bounds give k sums. In row blocks,
+    so that no temporary is as large as the arrays.
+
+    Example
+    -------
+    >>> a = np.array([[1, 2], [3, 0], [0, 4]])
+    >>> group_squared_distances(a, np.zeros_like(a), np.array([0, 2, 2, 3]))
+    [14, 0, 16]
+    """
+    bounds = np.asarray(bounds, dtype=np.int64)
+    per_row = np.empty(a.shape[0], dtype=np.int64)
+    # Row sums and their running total fit in int64 while every |a − b| < 2¹⁶ (squares below
+    # 2³²) and there are fewer than 2³¹ of them; else each group is summed exactly apart.
+    exact = a.size < 1 << 31
+    for i in range(0, a.shape[0], rows):
+        if not exact:
+            break
+        d = a[i : i + rows] - b[i : i + rows]
+        exact = not d.size or max(int(d.max()), -int(d.min())) < 1 << 16
+        np.einsum("ij,ij->i", d, d, out=per_row[i : i + rows])
+    if exact:
+        total = np.concatenate([[0], np.cumsum(per_row)])
+        return (total[bounds[1:]] - total[bounds[:-1]]).tolist()
+    return [squared_distance(a[x:y], b[x:y]) for x, y in itertools.pairwise(bounds)]
