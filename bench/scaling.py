@@ -32,6 +32,7 @@ import datetime as dt
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -849,10 +850,39 @@ def _check_sizes(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     args.sizes = sorted(set(args.sizes))
 
 
+def refresh_notes(page: str, notes: Path = NOTES) -> str:
+    """``page`` (the scaling report's text) with each family's hand-kept note replaced by the
+    current ``notes/<family>.md``: the text between the family's plot line and the next
+    ``## `` heading. The measured tables and plots are left as they are."""
+    lines = page.splitlines()
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        out.append(line)
+        i += 1
+        plot = re.fullmatch(r"!\[.*\]\(scaling/([\w-]+)\.png\)", line)
+        note = notes / f"{plot.group(1)}.md" if plot else None
+        if note is None or not note.exists():
+            continue
+        while i < len(lines) and not lines[i].startswith("## "):
+            i += 1  # the old note
+        out += ["", note.read_text().rstrip("\n")]
+        if i < len(lines):
+            out.append("")
+    return "\n".join(out) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["child"]:
         return child_main(argv[1:])
+    if argv[:1] == ["--notes-only"]:
+        # The page's notes from bench/scaling_notes/, without measuring anything.
+        page = REPO / "docs" / "scaling.md"
+        write_atomically(page, refresh_notes(page.read_text()))
+        _progress(f"notes refreshed in {page}")
+        return 0
     args = parse(argv)
     data = data_root()
     if data is not None:
