@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import numba
 import numpy as np
 
 from privopt._validation import check_instance, check_permutation
@@ -71,23 +72,58 @@ def sort_by_keys(x: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """Stable lexicographic row order (n,) of ``x`` (n, m) with ``keys`` (column indices,
     primary first): :func:`variance_sort` for callers that already hold the key order."""
     packed = _packed_key(x, keys)
-    if packed is not None:  # one stable integer sort instead of m passes
+    if packed is None:  # np.lexsort uses the LAST key as primary, hence the reversal
+        return np.lexsort([x[:, j] for j in keys[::-1]])
+    n = len(x)
+    index_bits = max(int(n - 1).bit_length(), 1)
+    if int(packed.max(initial=0)).bit_length() + index_bits > 62:
         return np.argsort(packed, kind="stable")
-    # np.lexsort uses the LAST key as primary, hence the reversal.
-    return np.lexsort([x[:, j] for j in keys[::-1]])
+    # key and row index in one int64: the keys are distinct, so any sort is stable, and
+    # numpy's unstable integer sort is several times faster than its stable argsort
+    combined = (packed << index_bits) | np.arange(n, dtype=np.int64)
+    combined.sort()
+    return combined & ((1 << index_bits) - 1)
 
 
 def _packed_key(x: np.ndarray, keys: np.ndarray) -> np.ndarray | None:
     """The lexicographic order of integral columns as one int64 (mixed radix), when it fits."""
-    if not np.all(x == np.round(x)):
+    integral, lo, hi = _integral_range(x)
+    if not integral:
         return None
-    lo, hi = x.min(axis=0), x.max(axis=0)
     radix = hi - lo + 1
     if float(np.log2(radix).sum()) >= 62:
         return None
-    packed = np.zeros(len(x), dtype=np.int64)
-    for j in keys:  # most significant first
-        packed = packed * int(radix[j]) + (x[:, j] - lo[j]).astype(np.int64)
+    return _mixed_radix(x, np.asarray(keys, dtype=np.int64), lo, radix.astype(np.int64))
+
+
+@numba.njit(cache=True, nogil=True)
+def _integral_range(x):  # pragma: no cover - compiled
+    """Whether every value of ``x`` (n, m) is integral, and the columns' minima and maxima
+    (one pass over the table instead of a rounding, a comparison and two reductions)."""
+    n, m = x.shape
+    lo = np.full(m, np.inf)
+    hi = np.full(m, -np.inf)
+    integral = True
+    for i in range(n):
+        for j in range(m):
+            v = x[i, j]
+            if v != np.floor(v):  # also NaN
+                integral = False
+            lo[j] = min(lo[j], v)
+            hi[j] = max(hi[j], v)
+    return integral, lo, hi
+
+
+@numba.njit(cache=True, nogil=True)
+def _mixed_radix(x, keys, lo, radix):  # pragma: no cover - compiled
+    """Each row's key digits ``x[i, key] − lo[key]`` as one int64, most significant first."""
+    n = x.shape[0]
+    packed = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        v = np.int64(0)
+        for j in keys:
+            v = v * radix[j] + np.int64(x[i, j] - lo[j])
+        packed[i] = v
     return packed
 
 
