@@ -18,7 +18,7 @@ from privopt.kanon import (
 )
 from privopt.kanon.box_cost import box_cost
 from privopt.kanon.greedy import greedy_search_reference
-from privopt.kanon.initial import sort_by_keys
+from privopt.kanon.initial import key_order, sort_by_keys
 
 from .conftest import FARS_GREEDY_K3, FARS_SORTED, QUARTER, W_APP_A, canon
 
@@ -31,6 +31,24 @@ def test_variance_sort_matches_table_2b(fars):
     assert variance_sort(build_problem(fars, 3)).tolist() == FARS_SORTED
     # weighted variance Var/w² (eq. 36) gives the same key order here (§8.1)
     assert variance_sort(build_problem(fars, 3, weights=W_APP_A)).tolist() == FARS_SORTED
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 40), st.integers(1, 4), st.sampled_from([1, 3, 2**31]), st.integers(0, 99))
+def test_key_order_matches_exact_variances(n, m, scale, seed):
+    # ascending n²·Var/w² in Python integers, equal variances by the columns' bytes; columns
+    # repeated (ties) and values past the int64 sums' range (2**31) included
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-4, 5, size=(n, m)) * scale
+    x[:, -1] = x[:, 0]
+    df = pd.DataFrame(x, columns=[f"c{j}" for j in range(m)])
+    df["spread"] = np.arange(n)  # no constant column in every table
+    p = build_problem(df, 2, bounds={f"c{j}": (-4 * scale, 4 * scale) for j in range(m)})
+    cols = [[int(v) for v in p.x[:, j]] for j in range(p.m)]
+    var = [n * sum(v * v for v in c) - sum(c) ** 2 for c in cols]
+    content = [p.x[:, j].tobytes() for j in range(p.m)]
+    expected = sorted(range(p.m), key=lambda j: (var[j], content[j]))
+    assert key_order(p).tolist() == expected
 
 
 @settings(max_examples=100, deadline=None)

@@ -181,7 +181,7 @@ def test_default_parts_depend_on_rows_not_workers(census):
     assert len(info1["parts"]) - 1 == max(2, -(-p.n // ROWS_PER_PART))
     assert info1["parts"] == info3["parts"] and parts(lab1) == parts(lab3)
     assert len(info1["part_times"]) == len(info1["parts"]) - 1
-    assert set(info1["stage_times"]) == {"sort", "parts", "seams"}
+    assert set(info1["stage_times"]) == {"sort", "submit", "parts", "seams"}
     assert all(t >= 0 for t in [*info1["part_times"], *info1["stage_times"].values()])
 
 

@@ -26,7 +26,9 @@ def _weighted_variances(problem: KAnonProblem) -> list:
     weights (``n²·Var = n·Σx² − (Σx)²`` in Python integers), else float64."""
     x = problem.x
     w = exact_weights(problem.weights)
-    if w is None or not np.all(x == np.round(x)) or not np.all(np.abs(x) < 2**53):
+    integral, lo, hi = _integral_range(x)
+    magnitude = np.maximum(np.abs(lo), np.abs(hi))  # (m,) largest |x_j|
+    if w is None or not integral or not np.all(magnitude < 2**53):
         # log2 of Var/w², from the column scaled by a power of two (exact), so that values
         # near the float64 limit cannot overflow the squares
         exponent = np.frexp(np.abs(x).max(axis=0))[1]
@@ -34,12 +36,13 @@ def _weighted_variances(problem: KAnonProblem) -> list:
             log_var = np.log2(np.ldexp(x, -exponent).var(axis=0))
         return list(log_var + 2 * exponent - 2 * np.log2(problem.weights))
     n = len(x)
+    sums, sums_of_squares = _integer_moments(x)  # wrap around where unused, below
     out = []
     for j in range(problem.m):
-        col = x[:, j].astype(np.int64)
-        if float(np.abs(col).max()) ** 2 * n < 2**62:  # int64 sums cannot overflow
-            s1, s2 = int(col.sum()), int((col * col).sum())
+        if float(magnitude[j]) ** 2 * n < 2**62:  # int64 sums cannot overflow
+            s1, s2 = int(sums[j]), int(sums_of_squares[j])
         else:  # Python ints
+            col = x[:, j].astype(np.int64)
             obj = col.astype(object)
             s1, s2 = int(obj.sum()), int((obj * obj).sum())
         out.append(Fraction(n * s2 - s1 * s1, int(w[j]) ** 2))
@@ -55,8 +58,25 @@ def key_order(problem: KAnonProblem) -> np.ndarray:
     result does not depend on the order in which the table lists its columns.
     """
     var = _weighted_variances(problem)
+    if len(set(var)) == problem.m:  # no ties: the contents are not needed
+        return np.array(sorted(range(problem.m), key=var.__getitem__), dtype=np.int64)
     content = [np.ascontiguousarray(problem.x[:, j]).tobytes() for j in range(problem.m)]
     return np.array(sorted(range(problem.m), key=lambda j: (var[j], content[j])), dtype=np.int64)
+
+
+@numba.njit(cache=True, nogil=True)
+def _integer_moments(x):  # pragma: no cover - compiled
+    """Σ x_j and Σ x_j² per column of the integral table ``x`` (n, m), in int64 (exact where
+    n·max|x_j|² < 2⁶²; the caller checks), in one pass over the rows."""
+    n, m = x.shape
+    sums = np.zeros(m, dtype=np.int64)
+    squares = np.zeros(m, dtype=np.int64)
+    for i in range(n):
+        for j in range(m):
+            v = np.int64(x[i, j])
+            sums[j] += v
+            squares[j] += v * v
+    return sums, squares
 
 
 def variance_sort(problem: KAnonProblem) -> np.ndarray:

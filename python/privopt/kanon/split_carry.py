@@ -393,7 +393,7 @@ def _seam_batch(args: list[tuple]) -> list:
 
 
 def _solve_in_parts(
-    xs,
+    sorted_columns,
     lo,
     hi,
     coef,
@@ -409,41 +409,49 @@ def _solve_in_parts(
     part_work=None,
 ):
     """Every part's Split & Carry, then the seams across the cuts (tasks on ``executor``, or
-    here); labels (n,), the parts' stats, the seams' stats, the parts' times (s), and the time
-    (``time.perf_counter``) the last part was done.
+    here); labels (n,) in sorted order, the parts' stats, the seams' stats, the parts' times
+    (s), the time (``time.perf_counter``) the last part was done, and the seconds spent
+    submitting the parts.
 
-    ``part_sizes``: each part's :func:`chunk_sizes` when the caller has them (else each task
-    computes its own). Tasks are submitted largest ``part_work`` (estimated work, default the
-    rows) first, so that the last to start are the short ones and the workers finish together.
-    On an executor a seam is submitted (:data:`SEAMS_PER_TASK` to a task) as soon as the parts
-    on both sides are done, so that the seams run while the last parts do, and the driver
-    prepares them while it waits. The partition does not depend on the order of completion.
+    ``sorted_columns(positions)``: the MILP columns of the rows at those sorted positions,
+    gathered for each task just before it is submitted, so that the first parts start while
+    the driver prepares the next. ``part_sizes``: each part's :func:`chunk_sizes` when the
+    caller has them (else each task computes its own). Tasks are submitted largest
+    ``part_work`` (estimated work, default the rows) first, so that the last to start are the
+    short ones and the workers finish together. On an executor a seam is submitted
+    (:data:`SEAMS_PER_TASK` to a task) as soon as the parts on both sides are done, so that the
+    seams run while the last parts do, and the driver prepares them while it waits. The
+    partition does not depend on the order of completion.
     """
     bounds = list(itertools.pairwise(cuts))
-    args = [
-        (xs[a:b], lo, hi, coef, k, S, sub_time_limit, formulation, chunking)
-        + (() if part_sizes is None else (part_sizes[i],))
-        for i, (a, b) in enumerate(bounds)
-    ]
+
+    def part_task(i):  # the part's arguments
+        a, b = bounds[i]
+        sizes = () if part_sizes is None else (part_sizes[i],)
+        args = (lo, hi, coef, k, S, sub_time_limit, formulation, chunking, *sizes)
+        return (sorted_columns(slice(a, b)), *args)
+
     parts: list = [None] * len(bounds)
     seam_rows, seam_results = {}, {}
 
     def seam_task(seam):  # the seam's sub-problem arguments (its rows kept for the labels)
         rows, start = _seam_rows(parts, cuts, seam)
         seam_rows[seam] = rows
-        return (xs[rows], lo, hi, coef, k, start, sub_time_limit, formulation, False)
+        return (sorted_columns(rows), lo, hi, coef, k, start, sub_time_limit, formulation, False)
 
     if executor is None:
-        for i, a in enumerate(args):
-            parts[i] = _part_task(*a)
+        for i in range(len(bounds)):
+            parts[i] = _part_task(*part_task(i))
             bar.update(1)
-        parts_done = time.perf_counter()
+        parts_done, submit_seconds = time.perf_counter(), 0.0
         for seam in _ready_seams(parts):
             seam_results[seam] = _sub_problem(*seam_task(seam))
     else:
         work = [b - a for a, b in bounds] if part_work is None else part_work
         largest_first = sorted(range(len(bounds)), key=lambda i: -work[i])
-        pending = {executor.submit(_part_task, *args[i]): i for i in largest_first}
+        submit_start = time.perf_counter()
+        pending = {executor.submit(_part_task, *part_task(i)): i for i in largest_first}
+        submit_seconds = time.perf_counter() - submit_start
         waiting: list = []  # seams ready, not yet submitted
         submitted: set = set()
         batches = []
@@ -463,7 +471,7 @@ def _solve_in_parts(
         parts_done = time.perf_counter()
         for batch, future in batches:
             seam_results.update(zip(batch, future.result(), strict=True))
-    labels = np.empty(len(xs), dtype=np.int64)
+    labels = np.empty(int(cuts[-1]), dtype=np.int64)
     offset, stats = 0, []
     for (a, b), part in zip(bounds, parts, strict=True):
         labels[a:b] = part.labels + offset
@@ -475,7 +483,7 @@ def _solve_in_parts(
         labels[seam_rows[seam]] = offset + lab
         offset += int(lab.max()) + 1
         seam_stats.append(st)
-    return labels, stats, seam_stats, [p.seconds for p in parts], parts_done
+    return labels, stats, seam_stats, [p.seconds for p in parts], parts_done, submit_seconds
 
 
 def split_and_carry(
@@ -524,7 +532,8 @@ def split_and_carry(
     sorted order), ``seams`` (sub-problems across cuts, included in the counts),
     ``part_times`` (s, each part's wall time where it ran) and ``stage_times`` (s of wall time
     here: ``"sort"`` = sort, cuts and chunk counts; ``"parts"`` = until the last part is done;
-    ``"seams"`` = after it: the seams not yet done and the labels put back in row order).
+    ``"seams"`` = after it: the seams not yet done and the labels put back in row order;
+    ``"submit"`` = handing the parts to the executor, within ``"parts"``; 0 without one).
     """
     S = check_int("S", S, minimum=1)
     if chunking not in ("runs", "paper"):
@@ -534,7 +543,6 @@ def split_and_carry(
         parts = 1 if executor is None else max(2, -(-n // ROWS_PER_PART))
     parts = check_int("parts", parts, minimum=1)
     t0 = time.perf_counter()
-    x, lo, hi, coef, _ = problem.milp_columns()
     key_columns = key_order(problem)
     order = sort_by_keys(problem.x, key_columns)  # variance_sort(problem)
     levels = _key_change_levels(problem.x, order, key_columns)
@@ -542,11 +550,23 @@ def split_and_carry(
     min_rows = MIN_PART_FACTOR * k * (2 * k - 1)
     cuts = _split_at_levels(levels, len(key_columns), parts, min_rows, work)
     part_work = np.diff(np.r_[0.0, work[cuts[1:] - 1]]).tolist()
-    xs = x[order]
+    _, lo, hi, coef, _ = problem.milp_columns(order[:0])
+
+    def sorted_columns(positions):  # the MILP columns of the rows at these sorted positions
+        return problem.milp_columns(order[positions])[0]
+
     serial = len(cuts) == 2
     part_sizes = None  # counted here only when needed: otherwise each task counts its own
-    if serial or time_limit is not None:
-        part_sizes = [chunk_sizes(xs[a:b], k, S, chunking) for a, b in itertools.pairwise(cuts)]
+    if serial:
+        xs = sorted_columns(slice(None))
+        serial_sizes = chunk_sizes(xs, k, S, chunking)
+        part_sizes = [serial_sizes]
+    elif time_limit is not None:
+        part_sizes = [
+            chunk_sizes(sorted_columns(slice(a, b)), k, S, chunking)
+            for a, b in itertools.pairwise(cuts)
+        ]
+    if part_sizes is not None:
         n_subs = sum(map(len, part_sizes))
     if sub_time_limit is not None:
         sub_time_limit = check_positive("sub_time_limit", sub_time_limit)
@@ -572,13 +592,13 @@ def split_and_carry(
                 chunking,
                 verbose,
                 bar,
-                part_sizes[0] if part_sizes else None,
+                serial_sizes,
             )
             t2 = time.perf_counter()
-            part_times, seam_stats = [t2 - t1], []
+            part_times, seam_stats, submit = [t2 - t1], [], 0.0
         else:
-            lab, stats, seam_stats, part_times, t2 = _solve_in_parts(
-                xs,
+            lab, stats, seam_stats, part_times, t2, submit = _solve_in_parts(
+                sorted_columns,
                 lo,
                 hi,
                 coef,
@@ -596,7 +616,12 @@ def split_and_carry(
     labels = np.empty(n, dtype=np.int64)
     labels[order] = lab
     info = _summary(stats + seam_stats, k, S, sub_time_limit, formulation)
-    stage_times = {"sort": t1 - t0, "parts": t2 - t1, "seams": time.perf_counter() - t2}
+    stage_times = {
+        "sort": t1 - t0,
+        "submit": submit,
+        "parts": t2 - t1,
+        "seams": time.perf_counter() - t2,
+    }
     info.update(
         parts=cuts.tolist(),
         seams=len(seam_stats),
