@@ -16,8 +16,8 @@ carry is worth least. Each part is an independent Split & Carry run, solved as a
 across a cut follows the method: the classes holding a part's last k rows — those S&C would
 carry into the next sub-problem — are solved again together with the classes holding the next
 part's first k rows, as one more sub-problem (a *seam*) that starts from their current classes,
-so it never increases the loss; a seam is a task submitted as soon as the parts on both sides
-of its cut are done.
+so it never increases the loss; a seam is submitted as soon as the parts on both sides of its
+cut are done (those left when the last part is done are solved in the calling process).
 """
 
 from __future__ import annotations
@@ -394,6 +394,7 @@ def _seam_batch(args: list[tuple]) -> list:
 
 def _solve_in_parts(
     sorted_columns,
+    order,
     lo,
     hi,
     coef,
@@ -409,19 +410,21 @@ def _solve_in_parts(
     part_work=None,
 ):
     """Every part's Split & Carry, then the seams across the cuts (tasks on ``executor``, or
-    here); labels (n,) in sorted order, the parts' stats, the seams' stats, the parts' times
-    (s), the time (``time.perf_counter``) the last part was done, and the seconds spent
-    submitting the parts.
+    here); labels (n,) of the rows in table order, the parts' stats, the seams' stats, the
+    parts' times (s), the time (``time.perf_counter``) the last part was done, and the seconds
+    spent submitting the parts.
 
-    ``sorted_columns(positions)``: the MILP columns of the rows at those sorted positions,
+    ``order`` (n,): the table's rows in sorted order; ``sorted_columns(positions)``: the MILP
+    columns of the rows at those sorted positions,
     gathered for each task just before it is submitted, so that the first parts start while
     the driver prepares the next. ``part_sizes``: each part's :func:`chunk_sizes` when the
     caller has them (else each task computes its own). Tasks are submitted largest
     ``part_work`` (estimated work, default the rows) first, so that the last to start are the
-    short ones and the workers finish together. On an executor a seam is submitted
-    (:data:`SEAMS_PER_TASK` to a task) as soon as the parts on both sides are done, so that the
-    seams run while the last parts do, and the driver prepares them while it waits. The
-    partition does not depend on the order of completion.
+    short ones and the workers finish together. On an executor the seams are submitted
+    (:data:`SEAMS_PER_TASK` to a task) as soon as the parts on both sides are done, so that
+    they run while the last parts do and the driver prepares them while it waits; those left
+    when the last part is done are solved here. The partition does not depend on the order of
+    completion.
     """
     bounds = list(itertools.pairwise(cuts))
 
@@ -433,6 +436,16 @@ def _solve_in_parts(
 
     parts: list = [None] * len(bounds)
     seam_rows, seam_results = {}, {}
+    # each part's labels put in row order as it arrives, while the driver waits for the others
+    local_labels = np.empty(len(order), dtype=np.int64)
+    part_of_row = np.empty(len(order), dtype=np.int64)
+
+    def arrived(i, part):
+        parts[i] = part
+        rows = order[bounds[i][0] : bounds[i][1]]
+        local_labels[rows] = part.labels
+        part_of_row[rows] = i
+        bar.update(1)
 
     def seam_task(seam):  # the seam's sub-problem arguments (its rows kept for the labels)
         rows, start = _seam_rows(parts, cuts, seam)
@@ -441,8 +454,7 @@ def _solve_in_parts(
 
     if executor is None:
         for i in range(len(bounds)):
-            parts[i] = _part_task(*part_task(i))
-            bar.update(1)
+            arrived(i, _part_task(*part_task(i)))
         parts_done, submit_seconds = time.perf_counter(), 0.0
         for seam in _ready_seams(parts):
             seam_results[seam] = _sub_problem(*seam_task(seam))
@@ -458,29 +470,29 @@ def _solve_in_parts(
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for f in done:
-                parts[pending.pop(f)] = f.result()
-                bar.update(1)
+                arrived(pending.pop(f), f.result())
             fresh = [s for s in _ready_seams(parts) if s not in submitted]
             submitted.update(fresh)
             waiting += fresh
             # a seam takes milliseconds: a few per task, not one round trip each
-            while len(waiting) >= SEAMS_PER_TASK or (waiting and not pending):
+            while len(waiting) >= SEAMS_PER_TASK and pending:
                 batch, waiting = waiting[:SEAMS_PER_TASK], waiting[SEAMS_PER_TASK:]
                 future = executor.submit(_seam_batch, [seam_task(s) for s in batch])
                 batches.append((batch, future))
         parts_done = time.perf_counter()
+        # the seams left when the last part is done: solved here, where a round trip to a
+        # worker would take longer than they do
+        seam_results.update((s, _sub_problem(*seam_task(s))) for s in waiting)
         for batch, future in batches:
             seam_results.update(zip(batch, future.result(), strict=True))
-    labels = np.empty(int(cuts[-1]), dtype=np.int64)
-    offset, stats = 0, []
-    for (a, b), part in zip(bounds, parts, strict=True):
-        labels[a:b] = part.labels + offset
-        offset += int(part.labels.max()) + 1
-        stats += part.stats
+    # classes numbered part after part, then seam after seam
+    offsets = np.cumsum([0] + [int(part.labels.max()) + 1 for part in parts])
+    labels = local_labels + offsets[part_of_row]
+    offset, stats = int(offsets[-1]), [st for part in parts for st in part.stats]
     seam_stats = []
     for seam in sorted(seam_results):  # seams never share a row: any order, the same classes
         lab, st = seam_results[seam]
-        labels[seam_rows[seam]] = offset + lab
+        labels[order[seam_rows[seam]]] = offset + lab
         offset += int(lab.max()) + 1
         seam_stats.append(st)
     return labels, stats, seam_stats, [p.seconds for p in parts], parts_done, submit_seconds
@@ -596,9 +608,12 @@ def split_and_carry(
             )
             t2 = time.perf_counter()
             part_times, seam_stats, submit = [t2 - t1], [], 0.0
+            labels = np.empty(n, dtype=np.int64)
+            labels[order] = lab
         else:
-            lab, stats, seam_stats, part_times, t2, submit = _solve_in_parts(
+            labels, stats, seam_stats, part_times, t2, submit = _solve_in_parts(
                 sorted_columns,
+                order,
                 lo,
                 hi,
                 coef,
@@ -613,8 +628,6 @@ def split_and_carry(
                 part_sizes,
                 part_work,
             )
-    labels = np.empty(n, dtype=np.int64)
-    labels[order] = lab
     info = _summary(stats + seam_stats, k, S, sub_time_limit, formulation)
     stage_times = {
         "sort": t1 - t0,
