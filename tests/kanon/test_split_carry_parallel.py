@@ -11,6 +11,7 @@ import pytest
 from privopt.kanon import anonymize, build_problem, datasets, information_loss, variance_sort
 from privopt.kanon import split_carry as sc
 from privopt.kanon.initial import key_order
+from privopt.kanon.loss import normalize_labels
 from privopt.kanon.milp import partition_objective
 from privopt.kanon.split_carry import (
     DISTINCT_ROW_WORK,
@@ -144,6 +145,14 @@ def test_ready_seams_wait_for_every_part_they_span():
         everything = sc._ready_seams(done)
         cuts = [c for s in everything for c in range(s[0], s[1] + 1)]
         assert cuts == list(range(1, 6))  # every cut in exactly one seam, in order
+        bounds = np.cumsum([0] + [len(q) for q in pieces])
+        offsets = np.cumsum([0] + [int(q.max()) + 1 for q in pieces])
+        labels = np.concatenate([q + o for q, o in zip(pieces, offsets, strict=False)])
+        expected = seams_by_scanning(labels, bounds, k)
+        for seam, rows in zip(everything, expected, strict=True):
+            found, start = sc._seam_rows(done, bounds, seam)
+            assert found.tolist() == rows.tolist()  # and the same classes to start from:
+            assert normalize_labels(start).tolist() == normalize_labels(labels[rows]).tolist()
         for i in range(6):  # part i missing: the seams touching it wait, the others not
             partial = sc._ready_seams([*done[:i], None, *done[i + 1 :]])
             assert partial == [s for s in everything if not s[0] - 1 <= i <= s[1]]
