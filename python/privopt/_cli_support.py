@@ -294,10 +294,10 @@ def executor_from_args(args: argparse.Namespace) -> Iterator[Executor | None]:
 
     ``--workers N`` starts a ``distributed.LocalCluster`` of N single-threaded worker processes
     and a client; ``--scheduler`` connects a client to a running cluster. The block gets the
-    client's ``get_executor()``, the ``concurrent.futures.Executor`` that every privopt API
-    with ``executor=`` takes. On leaving the block, normally, on an error or on SIGINT/SIGTERM
-    (both raise in the main thread), the client is closed and a cluster started here is
-    stopped.
+    client's ``get_executor(pure=False)``, the ``concurrent.futures.Executor`` that every
+    privopt API with ``executor=`` takes. On leaving the block, normally, on an error or on
+    SIGINT/SIGTERM (both raise in the main thread), the client is closed and a cluster started
+    here is stopped.
 
     Raises
     ------
@@ -316,7 +316,9 @@ def executor_from_args(args: argparse.Namespace) -> Iterator[Executor | None]:
             pool.shutdown(wait=False, cancel_futures=True)
         return
     with dask_client_from_args(args) as client:
-        yield None if client is None else client.get_executor()
+        # pure=False: privopt's tasks never repeat one another, so Dask need not hash every
+        # task's arguments to find repeats (milliseconds per task for a part of a table)
+        yield None if client is None else client.get_executor(pure=False)
 
 
 @contextlib.contextmanager

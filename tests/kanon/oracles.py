@@ -89,3 +89,17 @@ def carry_and_final_by_sets(sub_lab: np.ndarray, n_last: int):
     final = np.unique(sub_lab[~carried], return_inverse=True)[1].ravel()
     carry = np.unique(sub_lab[carried], return_inverse=True)[1].ravel()
     return carried, final, carry
+
+
+def seams_by_scanning(labels: np.ndarray, cuts: np.ndarray, k: int) -> list[np.ndarray]:
+    """Rows of Split & Carry's seams from the whole table's labels (n,): at each cut, every row
+    of a class holding one of the k rows before it or the k after it; seams that share a row
+    merged into one (their cuts are then solved together)."""
+    merged: list[np.ndarray] = []
+    for c in cuts[1:-1]:
+        rows = np.flatnonzero(np.isin(labels, labels[c - k : c + k]))
+        if merged and np.intersect1d(merged[-1], rows).size:
+            merged[-1] = np.union1d(merged[-1], rows)
+        else:
+            merged.append(rows)
+    return merged

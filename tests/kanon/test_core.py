@@ -18,6 +18,7 @@ from privopt.kanon import (
 )
 from privopt.kanon.box_cost import box_cost
 from privopt.kanon.greedy import greedy_search_reference
+from privopt.kanon.initial import key_order, sort_by_keys
 
 from .conftest import FARS_GREEDY_K3, FARS_SORTED, QUARTER, W_APP_A, canon
 
@@ -30,6 +31,42 @@ def test_variance_sort_matches_table_2b(fars):
     assert variance_sort(build_problem(fars, 3)).tolist() == FARS_SORTED
     # weighted variance Var/w² (eq. 36) gives the same key order here (§8.1)
     assert variance_sort(build_problem(fars, 3, weights=W_APP_A)).tolist() == FARS_SORTED
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 40), st.integers(1, 4), st.sampled_from([1, 3, 2**31]), st.integers(0, 99))
+def test_key_order_matches_exact_variances(n, m, scale, seed):
+    # ascending n²·Var/w² in Python integers, equal variances by the columns' bytes; columns
+    # repeated (ties) and values past the int64 sums' range (2**31) included
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-4, 5, size=(n, m)) * scale
+    x[:, -1] = x[:, 0]
+    df = pd.DataFrame(x, columns=[f"c{j}" for j in range(m)])
+    df["spread"] = np.arange(n)  # no constant column in every table
+    p = build_problem(df, 2, bounds={f"c{j}": (-4 * scale, 4 * scale) for j in range(m)})
+    cols = [[int(v) for v in p.x[:, j]] for j in range(p.m)]
+    var = [n * sum(v * v for v in c) - sum(c) ** 2 for c in cols]
+    content = [p.x[:, j].tobytes() for j in range(p.m)]
+    expected = sorted(range(p.m), key=lambda j: (var[j], content[j]))
+    assert key_order(p).tolist() == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.integers(1, 60),
+    st.integers(1, 4),
+    st.sampled_from([1.0, 0.5, 2.0**40, 2.0**55]),
+    st.integers(0, 2**32 - 1),
+)
+def test_sort_by_keys_matches_lexsort(n, m, scale, seed):
+    # integral columns take the packed-key sort (or its stable fall-back when the key and
+    # the row index do not fit one int64); 0.5 steps the lexicographic sort
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-3, 4, size=(n, m)) * scale
+    keys = rng.permutation(m)
+    for table in (x, np.asfortranarray(x)):
+        expected = np.lexsort([table[:, j] for j in keys[::-1]])
+        assert np.array_equal(sort_by_keys(table, keys), expected)
 
 
 @pytest.mark.parametrize(

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import pandas as pd
 import pytest
 from privopt.kanon import anonymize, build_problem, datasets, information_loss, variance_sort
+from privopt.kanon import split_carry as sc
 from privopt.kanon.initial import key_order
+from privopt.kanon.loss import normalize_labels
 from privopt.kanon.milp import partition_objective
 from privopt.kanon.split_carry import (
     DISTINCT_ROW_WORK,
@@ -17,6 +21,8 @@ from privopt.kanon.split_carry import (
     split_points,
     warm_up,
 )
+
+from .oracles import seams_by_scanning
 
 
 def parts(labels):
@@ -68,30 +74,102 @@ def test_parts_cover_the_sorted_rows_at_key_changes(census):
     assert res.objective == pytest.approx(information_loss(p, res.classes).objective, rel=1e-12)
 
 
-def test_seams_never_increase_the_loss(census):
-    _, p = census
-    from privopt.kanon import split_carry as sc
-
+def _parts_inline(p, n_parts):
+    """The sorted table's MILP columns, its cuts and every part's result, solved here."""
     x, lo, hi, coef, _ = p.milp_columns()
     order = variance_sort(p)
     xs = x[order]
-    cuts = split_points(p.x[order][:, key_order(p)], 4, 8 * 3 * 5)
-    lab, _, _ = sc._run_parts(xs, lo, hi, coef, 3, 3, 10.0, "auto", cuts, None, None)
-    before = partition_objective(xs, coef, lab)
-    lab2, stats = sc._run_seams(xs, lo, hi, coef, 3, 10.0, "auto", lab.copy(), cuts, None)
-    assert partition_objective(xs, coef, lab2) <= before + 1e-9
-    assert np.unique(lab2, return_counts=True)[1].min() >= 3 and len(stats) == len(cuts) - 2
+    cuts = split_points(p.x[order][:, key_order(p)], n_parts, 8 * p.k * (2 * p.k - 1))
+    args = (lo, hi, coef, p.k, 3, 10.0, "auto", "runs")
+    results = [sc._part_task(xs[a:b], *args) for a, b in itertools.pairwise(cuts)]
+    return xs, coef, cuts, results
 
 
-def test_seams_find_classes_beyond_the_window(monkeypatch):
-    from privopt.kanon import split_carry as sc
+def _seams_after_the_parts(p, xs, coef, cuts, results):
+    """The seams found by scanning the whole table and solved one after the other once every
+    part is done: labels (n,) and the labels of the parts alone."""
+    offsets = np.cumsum([0] + [int(r.labels.max()) + 1 for r in results])
+    lab = np.concatenate([r.labels + o for r, o in zip(results, offsets, strict=False)])
+    after = lab.copy()
+    next_id = offsets[-1]
+    _, lo, hi, _, _ = p.milp_columns()
+    for rows in seams_by_scanning(lab, cuts, p.k):
+        sub, _ = sc._sub_problem(xs[rows], lo, hi, coef, p.k, lab[rows], 10.0, "auto", False)
+        after[rows] = next_id + sub
+        next_id += int(sub.max()) + 1
+    return lab, after
 
-    labels = np.array([0, 1, 2, 0, 3, 3, 1, 2, 4, 4, 0])  # class 0 reaches rows 0 and 10
-    expected = [np.flatnonzero(np.isin(labels, np.unique(labels[c - 1 : c + 1]))) for c in (4, 8)]
-    for window in (1, 2, 100):
-        monkeypatch.setattr(sc, "SEAM_WINDOW", window)
-        found = sc._seams(labels, np.array([0, 4, 8, 11]), 1)
-        assert [f.tolist() for f in found] == [e.tolist() for e in expected]
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_seams_as_parts_finish_equal_seams_after_all_parts(seed):
+    # random tables: the seams started as the parts finish (threads, any order) give the
+    # labels of the seams solved one after the other after all parts, bit for bit
+    p = build_problem(datasets.synthetic_census(900, seed=seed), 3)
+    xs, coef, cuts, results = _parts_inline(p, 5)
+    before, expected = _seams_after_the_parts(p, xs, coef, cuts, results)
+    assert partition_objective(xs, coef, expected) <= partition_objective(xs, coef, before) + 1e-9
+    order = variance_sort(p)
+    with ThreadPoolExecutor(3) as ex:
+        lab, info = split_and_carry(p, parts=5, executor=ex, progress=False)
+    assert info["parts"] == cuts.tolist() and info["seams"] == len(cuts) - 2
+    assert np.array_equal(lab[order], expected)
+    if seed == 1:  # no executor: the same seams, solved here
+        inline, _ = split_and_carry(p, parts=5, progress=False)
+        assert np.array_equal(inline[order], expected)
+
+
+def _part(labels, k):
+    return sc._part_result(np.asarray(labels), [], k, 0.0)
+
+
+def test_seam_rows_match_a_scan_of_the_whole_table():
+    # k = 1; class 0 of the middle part holds its first and last row: its two seams are one
+    pieces = [[0, 1, 2, 1], [0, 1, 2, 0], [0, 0, 1, 1], [0, 1, 1]]
+    cuts = np.cumsum([0] + [len(q) for q in pieces])
+    offsets = np.cumsum([0] + [max(q) + 1 for q in pieces])
+    labels = np.concatenate([np.array(q) + o for q, o in zip(pieces, offsets, strict=False)])
+    parts_done = [_part(q, 1) for q in pieces]
+    assert [q.linked for q in parts_done] == [False, True, False, False]
+    seams = sc._ready_seams(parts_done)
+    assert seams == [(1, 2), (3, 3)]
+    found = [sc._seam_rows(parts_done, cuts, s)[0].tolist() for s in seams]
+    assert found == [r.tolist() for r in seams_by_scanning(labels, cuts, 1)]
+
+
+def test_ready_seams_wait_for_every_part_they_span():
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        k = int(rng.integers(1, 3))
+        pieces = [rng.integers(0, 3, size=int(rng.integers(2 * k, 8))) for _ in range(6)]
+        done = [_part(q, k) for q in pieces]
+        everything = sc._ready_seams(done)
+        cuts = [c for s in everything for c in range(s[0], s[1] + 1)]
+        assert cuts == list(range(1, 6))  # every cut in exactly one seam, in order
+        bounds = np.cumsum([0] + [len(q) for q in pieces])
+        offsets = np.cumsum([0] + [int(q.max()) + 1 for q in pieces])
+        labels = np.concatenate([q + o for q, o in zip(pieces, offsets, strict=False)])
+        expected = seams_by_scanning(labels, bounds, k)
+        for seam, rows in zip(everything, expected, strict=True):
+            found, start = sc._seam_rows(done, bounds, seam)
+            assert found.tolist() == rows.tolist()  # and the same classes to start from:
+            assert normalize_labels(start).tolist() == normalize_labels(labels[rows]).tolist()
+        for i in range(6):  # part i missing: the seams touching it wait, the others not
+            partial = sc._ready_seams([*done[:i], None, *done[i + 1 :]])
+            assert partial == [s for s in everything if not s[0] - 1 <= i <= s[1]]
+
+
+def test_identical_rows_and_fewer_rows_than_a_part():
+    # identical rows: every class is settled at zero loss, the seams keep it so
+    df = pd.DataFrame({"age": np.full(2000, 40), "hours": np.full(2000, 38)})
+    p = build_problem(df, 3, bounds={"age": (0, 99), "hours": (0, 80)})
+    with ThreadPoolExecutor(2) as ex:
+        lab, info = split_and_carry(p, parts=4, executor=ex, progress=False)
+        assert len(info["parts"]) == 5 and info["seams"] == 3
+        assert information_loss(p, lab).objective == 0.0
+        small = build_problem(datasets.synthetic_census(100, seed=4), 3)  # < 2 parts of 8k(2k-1)
+        lab_small, info_small = split_and_carry(small, parts=4, executor=ex, progress=False)
+    assert info_small["parts"] == [0, 100] and info_small["seams"] == 0
+    assert parts(lab_small) == parts(split_and_carry(small, progress=False)[0])
 
 
 def test_threads_give_the_same_partition(census, inline_three_parts):
@@ -112,7 +190,7 @@ def test_default_parts_depend_on_rows_not_workers(census):
     assert len(info1["parts"]) - 1 == max(2, -(-p.n // ROWS_PER_PART))
     assert info1["parts"] == info3["parts"] and parts(lab1) == parts(lab3)
     assert len(info1["part_times"]) == len(info1["parts"]) - 1
-    assert set(info1["stage_times"]) == {"sort", "parts", "seams"}
+    assert set(info1["stage_times"]) == {"sort", "submit", "parts", "seams"}
     assert all(t >= 0 for t in [*info1["part_times"], *info1["stage_times"].values()])
 
 

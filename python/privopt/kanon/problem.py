@@ -87,19 +87,27 @@ class KAnonProblem:
         """``|dom_j|`` for categorical columns, 0 for numeric ones (m,)."""
         return np.array([0 if lab is None else len(lab) for lab in self.labels], dtype=np.int64)
 
-    def milp_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def milp_columns(
+        self, rows: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Columns of the MILP: numeric columns plus one-hot columns for categoricals.
+
+        Parameters
+        ----------
+        rows : (r,) row indices: the columns of those rows only, in that order (default all
+            n rows); the bounds and factors are the table's either way.
 
         Returns
         -------
-        x : (n, m') values; L, U : (m',) bounds; coef : (m',) objective factor ``w_j/(U_j-L_j)``
-        (one-hot columns get ``w_j/|H|``); integer : (m',) bool.
+        x : (n, m') or (r, m') values; L, U : (m',) bounds; coef : (m',) objective factor
+        ``w_j/(U_j-L_j)`` (one-hot columns get ``w_j/|H|``); integer : (m',) bool.
         """
+        x = self.x if rows is None else self.x[rows]
         cols, lo, hi, coef, integ = [], [], [], [], []
         for j in range(self.m):
             if self.categorical[j]:
                 h = len(self.labels[j])
-                codes = self.x[:, j].astype(np.int64)
+                codes = x[:, j].astype(np.int64)
                 for c in range(h):
                     cols.append((codes == c).astype(np.float64))
                     lo.append(0.0)
@@ -107,7 +115,7 @@ class KAnonProblem:
                     coef.append(self.weights[j] / h)
                     integ.append(True)
             else:
-                cols.append(self.x[:, j])
+                cols.append(x[:, j])
                 lo.append(self.lower[j])
                 hi.append(self.upper[j])
                 coef.append(self.weights[j] / self.ranges[j])

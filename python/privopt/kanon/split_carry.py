@@ -16,7 +16,8 @@ carry is worth least. Each part is an independent Split & Carry run, solved as a
 across a cut follows the method: the classes holding a part's last k rows — those S&C would
 carry into the next sub-problem — are solved again together with the classes holding the next
 part's first k rows, as one more sub-problem (a *seam*) that starts from their current classes,
-so it never increases the loss; the seams are a second wave of tasks.
+so it never increases the loss; a seam is submitted as soon as the parts on both sides of its
+cut are done (those left when the last part is done are solved in the calling process).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ import itertools
 import math
 import time
 from collections import Counter
-from concurrent.futures import Executor
+from concurrent.futures import FIRST_COMPLETED, Executor, wait
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -51,8 +53,6 @@ ROWS_PER_PART = 12_500
 DISTINCT_ROW_WORK = 200.0
 #: Seams solved per executor task.
 SEAMS_PER_TASK = 8
-#: Rows on each side of a cut searched first for the classes of its seam.
-SEAM_WINDOW = 4096
 
 
 def _sub_problem(x, lo, hi, coef, k, start, sub_time_limit, formulation, verbose):
@@ -222,14 +222,35 @@ def _chunk_loop(
     return labels, stats
 
 
+class _PartResult(NamedTuple):
+    """One part's Split & Carry: class ids (rows,) numbered 0.. within the part, its
+    sub-problems' stats, its wall time (s) where it ran, and the positions in the part
+    (ascending) of the classes holding its first k rows (``head``) and its last k (``tail``):
+    the part's side of the seams before and after it; ``linked``: the two share a class, so
+    the seams on both sides of the part are solved as one."""
+
+    labels: np.ndarray
+    stats: list
+    seconds: float
+    head: np.ndarray
+    tail: np.ndarray
+    linked: bool
+
+
 def _part_task(x, lo, hi, coef, k, S, sub_time_limit, formulation, chunking, sizes=None):
-    """One part, as an executor task (module level, so that processes can pickle it):
-    labels, stats and the part's wall time (s) where it ran."""
+    """One part, as an executor task (module level, so that processes can pickle it)."""
     t0 = time.perf_counter()
     labels, stats = _chunk_loop(
         x, lo, hi, coef, k, S, sub_time_limit, formulation, chunking, sizes=sizes
     )
-    return labels, stats, time.perf_counter() - t0
+    return _part_result(labels, stats, k, t0)
+
+
+def _part_result(labels: np.ndarray, stats: list, k: int, t0: float) -> _PartResult:
+    head = np.flatnonzero(np.isin(labels, labels[:k]))
+    tail = np.flatnonzero(np.isin(labels, labels[-k:]))
+    linked = np.intersect1d(head, tail).size > 0
+    return _PartResult(labels, stats, time.perf_counter() - t0, head, tail, linked)
 
 
 def warm_up() -> None:
@@ -240,14 +261,45 @@ def warm_up() -> None:
     _chunk_loop(x, x.min(axis=0), x.max(axis=0), coef, 2, 3, None, "auto", "runs")
 
 
+@numba.njit(cache=True, nogil=True)
+def _key_change_levels(x, order, key_columns):  # pragma: no cover - compiled
+    """For each row of ``x`` (n, m) in the sorted ``order`` (n,): the level (0 = primary) of
+    the first of ``key_columns`` in which it differs from the row before, or the number of
+    keys where the two rows are equal; 0 for the first row. Reads the rows in place, so the
+    sorted keys are never copied."""
+    n, n_keys = order.shape[0], key_columns.shape[0]
+    levels = np.empty(n, dtype=np.int64)
+    if n:
+        levels[0] = 0
+    for i in range(1, n):
+        a, b = order[i - 1], order[i]
+        level = n_keys
+        for t in range(n_keys):
+            if x[a, key_columns[t]] != x[b, key_columns[t]]:
+                level = t
+                break
+        levels[i] = level
+    return levels
+
+
+def _levels_of_sorted(keys_sorted: np.ndarray) -> np.ndarray:
+    """:func:`_key_change_levels` of rows already sorted, keys in key order."""
+    keys_sorted = np.asarray(keys_sorted)
+    n, m = keys_sorted.shape
+    return _key_change_levels(keys_sorted, np.arange(n), np.arange(m))
+
+
+def _work_of_levels(levels: np.ndarray, n_keys: int) -> np.ndarray:
+    """:func:`cumulative_work` from the key-change levels (n,) of the sorted rows."""
+    return np.cumsum(1.0 + DISTINCT_ROW_WORK * (levels < n_keys))
+
+
 def cumulative_work(keys_sorted: np.ndarray) -> np.ndarray:
     """Estimated solve work of the sorted rows ``keys_sorted`` (n, m), cumulated (n,): each row
     counts 1, plus :data:`DISTINCT_ROW_WORK` when it differs from the row before. Repeated rows
     mostly form zero-loss classes, settled without a solve; the rows that differ are where the
     MILPs run."""
-    changed = np.ones(len(keys_sorted), dtype=bool)
-    changed[1:] = (keys_sorted[1:] != keys_sorted[:-1]).any(axis=1)
-    return np.cumsum(1.0 + DISTINCT_ROW_WORK * changed)
+    return _work_of_levels(_levels_of_sorted(keys_sorted), np.shape(keys_sorted)[1])
 
 
 def split_points(
@@ -267,14 +319,20 @@ def split_points(
     >>> split_points(keys, 2, 2).tolist()  # the primary key changes at row 3
     [0, 3, 6]
     """
-    n = len(keys_sorted)
+    levels = _levels_of_sorted(keys_sorted)
+    return _split_at_levels(levels, np.shape(keys_sorted)[1], n_parts, min_rows, work)
+
+
+def _split_at_levels(
+    levels: np.ndarray, n_keys: int, n_parts: int, min_rows: int, work: np.ndarray | None
+) -> np.ndarray:
+    """:func:`split_points` from the key-change levels (n,) of the sorted rows."""
+    n = len(levels)
     n_parts = max(1, min(n_parts, n // max(min_rows, 1)))
     if n_parts == 1:
         return np.array([0, n])
     if work is None:
-        work = cumulative_work(keys_sorted)
-    diff = keys_sorted[1:] != keys_sorted[:-1]
-    depth = np.where(diff.any(axis=1), diff.argmax(axis=1), keys_sorted.shape[1])  # row i+1
+        work = _work_of_levels(levels, n_keys)
     share = work[-1] / n_parts
 
     def position(w: float) -> int:  # the cut after the row where the cumulated work reaches w
@@ -288,41 +346,55 @@ def split_points(
         if hi < lo:
             continue
         cand = np.arange(lo, hi + 1)
-        score = depth[cand - 1] * (hi - lo + 2) + np.abs(cand - target)
+        score = levels[cand] * (hi - lo + 2) + np.abs(cand - target)
         cuts.append(int(cand[np.argmin(score)]))
     return np.array([*cuts, n])
 
 
-def _seams(labels: np.ndarray, cuts: np.ndarray, k: int) -> list[np.ndarray]:
-    """Rows (sorted positions) of each seam: the classes holding the last k rows before a cut
-    and the first k rows after it."""
-    sizes = np.bincount(labels)
-    seams = []
-    for c in cuts[1:-1]:
-        touching = np.unique(labels[c - k : c + k])
-        # look near the cut first: a class rarely reaches far from it, and the whole table
-        # is long (one scan of it per cut was most of the seams' time at 10⁶ rows)
-        lo, hi = max(c - SEAM_WINDOW, 0), min(c + SEAM_WINDOW, len(labels))
-        rows = lo + np.flatnonzero(np.isin(labels[lo:hi], touching))
-        if len(rows) < sizes[touching].sum():  # a class reaches beyond the window
-            rows = np.flatnonzero(np.isin(labels, touching))
-        seams.append(rows)
+def _ready_seams(parts: list[_PartResult | None]) -> list[tuple[int, int]]:
+    """Seams whose parts are all done (``None``: not yet), as (first cut, last cut): cut j
+    lies between parts j−1 and j; a seam spans several cuts across linked parts."""
+    seams, j = [], 1
+    while j < len(parts):
+        before = parts[j - 1]
+        if before is None or (j > 1 and before.linked):
+            j += 1  # unknown yet, or inside the seam of an earlier cut
+            continue
+        last, part = j, parts[j]
+        while part is not None and last < len(parts) - 1 and part.linked:
+            last += 1
+            part = parts[last]
+        if part is not None:
+            seams.append((j, last))
+        j = last + 1
     return seams
 
 
-def _merge_overlapping(seams: list[np.ndarray]) -> list[np.ndarray]:
-    """Seams that share a class become one (a class spanning a whole part: rare)."""
-    merged: list[np.ndarray] = []
-    for s in seams:
-        if merged and np.intersect1d(merged[-1], s).size:
-            merged[-1] = np.union1d(merged[-1], s)
-        else:
-            merged.append(s)
-    return merged
+def _seam_rows(parts: list, cuts: np.ndarray, seam: tuple[int, int]) -> tuple:
+    """A seam's rows (sorted positions, ascending) and their start classes: the tail classes
+    of the part before its first cut, every class at an end of the parts inside it, the head
+    classes of the part after its last cut; class ids kept apart between parts."""
+    first, last = seam
+    pieces = [(first - 1, parts[first - 1].tail)]
+    pieces += [(i, np.union1d(parts[i].head, parts[i].tail)) for i in range(first, last)]
+    pieces.append((last, parts[last].head))
+    rows, start, offset = [], [], 0
+    for i, local in pieces:
+        lab = parts[i].labels[local]
+        rows.append(cuts[i] + local)
+        start.append(offset + lab)
+        offset += int(lab.max()) + 1
+    return np.concatenate(rows), np.concatenate(start)
 
 
-def _run_parts(
-    xs,
+def _seam_batch(args: list[tuple]) -> list:
+    """Seam sub-problems, one after the other (an executor task)."""
+    return [_sub_problem(*a) for a in args]
+
+
+def _solve_in_parts(
+    sorted_columns,
+    order,
     lo,
     hi,
     coef,
@@ -337,63 +409,93 @@ def _run_parts(
     part_sizes=None,
     part_work=None,
 ):
-    """Every part's Split & Carry (tasks on ``executor``, or here); labels (n,) and stats.
+    """Every part's Split & Carry, then the seams across the cuts (tasks on ``executor``, or
+    here); labels (n,) of the rows in table order, the parts' stats, the seams' stats, the
+    parts' times (s), the time (``time.perf_counter``) the last part was done, and the seconds
+    spent submitting the parts.
 
-    ``part_sizes``: each part's :func:`chunk_sizes` when the caller has them (else each task
-    computes its own). Tasks are submitted largest ``part_work`` (estimated work, default the
-    rows) first, so that the last to start are the short ones and the workers finish together.
+    ``order`` (n,): the table's rows in sorted order; ``sorted_columns(positions)``: the MILP
+    columns of the rows at those sorted positions,
+    gathered for each task just before it is submitted, so that the first parts start while
+    the driver prepares the next. ``part_sizes``: each part's :func:`chunk_sizes` when the
+    caller has them (else each task computes its own). Tasks are submitted largest
+    ``part_work`` (estimated work, default the rows) first, so that the last to start are the
+    short ones and the workers finish together. On an executor the seams are submitted
+    (:data:`SEAMS_PER_TASK` to a task) as soon as the parts on both sides are done, so that
+    they run while the last parts do and the driver prepares them while it waits; those left
+    when the last part is done are solved here. The partition does not depend on the order of
+    completion.
     """
     bounds = list(itertools.pairwise(cuts))
-    args = [
-        (xs[a:b], lo, hi, coef, k, S, sub_time_limit, formulation, chunking)
-        + (() if part_sizes is None else (part_sizes[i],))
-        for i, (a, b) in enumerate(bounds)
-    ]
+
+    def part_task(i):  # the part's arguments
+        a, b = bounds[i]
+        sizes = () if part_sizes is None else (part_sizes[i],)
+        args = (lo, hi, coef, k, S, sub_time_limit, formulation, chunking, *sizes)
+        return (sorted_columns(slice(a, b)), *args)
+
+    parts: list = [None] * len(bounds)
+    seam_rows, seam_results = {}, {}
+    # each part's labels put in row order as it arrives, while the driver waits for the others
+    local_labels = np.empty(len(order), dtype=np.int64)
+    part_of_row = np.empty(len(order), dtype=np.int64)
+
+    def arrived(i, part):
+        parts[i] = part
+        rows = order[bounds[i][0] : bounds[i][1]]
+        local_labels[rows] = part.labels
+        part_of_row[rows] = i
+        bar.update(1)
+
+    def seam_task(seam):  # the seam's sub-problem arguments (its rows kept for the labels)
+        rows, start = _seam_rows(parts, cuts, seam)
+        seam_rows[seam] = rows
+        return (sorted_columns(rows), lo, hi, coef, k, start, sub_time_limit, formulation, False)
+
     if executor is None:
-        results = [_part_task(*a) for a in args]
+        for i in range(len(bounds)):
+            arrived(i, _part_task(*part_task(i)))
+        parts_done, submit_seconds = time.perf_counter(), 0.0
+        for seam in _ready_seams(parts):
+            seam_results[seam] = _sub_problem(*seam_task(seam))
     else:
         work = [b - a for a, b in bounds] if part_work is None else part_work
         largest_first = sorted(range(len(bounds)), key=lambda i: -work[i])
-        futures = {i: executor.submit(_part_task, *args[i]) for i in largest_first}
-        results = []
-        for i in range(len(bounds)):
-            results.append(futures[i].result())
-            bar.update(1)
-    labels = np.empty(len(xs), dtype=np.int64)
-    offset, stats, part_times = 0, [], []
-    for (a, b), (lab, st, seconds) in zip(itertools.pairwise(cuts), results, strict=True):
-        labels[a:b] = lab + offset
+        submit_start = time.perf_counter()
+        pending = {executor.submit(_part_task, *part_task(i)): i for i in largest_first}
+        submit_seconds = time.perf_counter() - submit_start
+        waiting: list = []  # seams ready, not yet submitted
+        submitted: set = set()
+        batches = []
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for f in done:
+                arrived(pending.pop(f), f.result())
+            fresh = [s for s in _ready_seams(parts) if s not in submitted]
+            submitted.update(fresh)
+            waiting += fresh
+            # a seam takes milliseconds: a few per task, not one round trip each
+            while len(waiting) >= SEAMS_PER_TASK and pending:
+                batch, waiting = waiting[:SEAMS_PER_TASK], waiting[SEAMS_PER_TASK:]
+                future = executor.submit(_seam_batch, [seam_task(s) for s in batch])
+                batches.append((batch, future))
+        parts_done = time.perf_counter()
+        # the seams left when the last part is done: solved here, where a round trip to a
+        # worker would take longer than they do
+        seam_results.update((s, _sub_problem(*seam_task(s))) for s in waiting)
+        for batch, future in batches:
+            seam_results.update(zip(batch, future.result(), strict=True))
+    # classes numbered part after part, then seam after seam
+    offsets = np.cumsum([0] + [int(part.labels.max()) + 1 for part in parts])
+    labels = local_labels + offsets[part_of_row]
+    offset, stats = int(offsets[-1]), [st for part in parts for st in part.stats]
+    seam_stats = []
+    for seam in sorted(seam_results):  # seams never share a row: any order, the same classes
+        lab, st = seam_results[seam]
+        labels[order[seam_rows[seam]]] = offset + lab
         offset += int(lab.max()) + 1
-        stats += st
-        part_times.append(seconds)
-    return labels, stats, part_times
-
-
-def _seam_batch(args: list[tuple]) -> list:
-    """Seam sub-problems, one after the other (an executor task)."""
-    return [_sub_problem(*a) for a in args]
-
-
-def _run_seams(xs, lo, hi, coef, k, sub_time_limit, formulation, labels, cuts, executor):
-    """Re-solve the classes on both sides of every cut together (the carry across a cut)."""
-    seams = _merge_overlapping(_seams(labels, cuts, k))
-    args = [
-        (xs[rows], lo, hi, coef, k, labels[rows], sub_time_limit, formulation, False)
-        for rows in seams
-    ]
-    if executor is None:
-        results = _seam_batch(args)
-    else:  # a seam takes milliseconds: a few per task, not one round trip each
-        batches = [args[i : i + SEAMS_PER_TASK] for i in range(0, len(args), SEAMS_PER_TASK)]
-        futures = [executor.submit(_seam_batch, b) for b in batches]
-        results = [r for f in futures for r in f.result()]
-    next_id = int(labels.max()) + 1
-    stats = []
-    for rows, (lab, st) in zip(seams, results, strict=True):
-        labels[rows] = next_id + lab
-        next_id += int(lab.max()) + 1
-        stats.append(st)
-    return labels, stats
+        seam_stats.append(st)
+    return labels, stats, seam_stats, [p.seconds for p in parts], parts_done, submit_seconds
 
 
 def split_and_carry(
@@ -440,8 +542,10 @@ def split_and_carry(
     sub-problem), ``sub_times`` (s per sub-problem), ``milp_time`` (s),
     ``restricted_subproblems``, ``uncertified_subproblems``, ``parts`` (cut positions in the
     sorted order), ``seams`` (sub-problems across cuts, included in the counts),
-    ``part_times`` (s, each part's wall time where it ran) and ``stage_times`` (s: ``"sort"``
-    = sort, cuts and chunk counts, ``"parts"``, ``"seams"``, wall time here).
+    ``part_times`` (s, each part's wall time where it ran) and ``stage_times`` (s of wall time
+    here: ``"sort"`` = sort, cuts and chunk counts; ``"parts"`` = until the last part is done;
+    ``"seams"`` = after it: the seams not yet done and the labels put back in row order;
+    ``"submit"`` = handing the parts to the executor, within ``"parts"``; 0 without one).
     """
     S = check_int("S", S, minimum=1)
     if chunking not in ("runs", "paper"):
@@ -451,18 +555,30 @@ def split_and_carry(
         parts = 1 if executor is None else max(2, -(-n // ROWS_PER_PART))
     parts = check_int("parts", parts, minimum=1)
     t0 = time.perf_counter()
-    x, lo, hi, coef, _ = problem.milp_columns()
     key_columns = key_order(problem)
     order = sort_by_keys(problem.x, key_columns)  # variance_sort(problem)
-    keys = np.take(problem.x[:, key_columns], order, axis=0)
-    work = cumulative_work(keys)
-    cuts = split_points(keys, parts, MIN_PART_FACTOR * k * (2 * k - 1), work)
+    levels = _key_change_levels(problem.x, order, key_columns)
+    work = _work_of_levels(levels, len(key_columns))
+    min_rows = MIN_PART_FACTOR * k * (2 * k - 1)
+    cuts = _split_at_levels(levels, len(key_columns), parts, min_rows, work)
     part_work = np.diff(np.r_[0.0, work[cuts[1:] - 1]]).tolist()
-    xs = x[order]
+    _, lo, hi, coef, _ = problem.milp_columns(order[:0])
+
+    def sorted_columns(positions):  # the MILP columns of the rows at these sorted positions
+        return problem.milp_columns(order[positions])[0]
+
     serial = len(cuts) == 2
     part_sizes = None  # counted here only when needed: otherwise each task counts its own
-    if serial or time_limit is not None:
-        part_sizes = [chunk_sizes(xs[a:b], k, S, chunking) for a, b in itertools.pairwise(cuts)]
+    if serial:
+        xs = sorted_columns(slice(None))
+        serial_sizes = chunk_sizes(xs, k, S, chunking)
+        part_sizes = [serial_sizes]
+    elif time_limit is not None:
+        part_sizes = [
+            chunk_sizes(sorted_columns(slice(a, b)), k, S, chunking)
+            for a, b in itertools.pairwise(cuts)
+        ]
+    if part_sizes is not None:
         n_subs = sum(map(len, part_sizes))
     if sub_time_limit is not None:
         sub_time_limit = check_positive("sub_time_limit", sub_time_limit)
@@ -488,12 +604,16 @@ def split_and_carry(
                 chunking,
                 verbose,
                 bar,
-                part_sizes[0] if part_sizes else None,
+                serial_sizes,
             )
-            part_times, seam_stats = [time.perf_counter() - t1], []
+            t2 = time.perf_counter()
+            part_times, seam_stats, submit = [t2 - t1], [], 0.0
+            labels = np.empty(n, dtype=np.int64)
+            labels[order] = lab
         else:
-            lab, stats, part_times = _run_parts(
-                xs,
+            labels, stats, seam_stats, part_times, t2, submit = _solve_in_parts(
+                sorted_columns,
+                order,
                 lo,
                 hi,
                 coef,
@@ -508,15 +628,13 @@ def split_and_carry(
                 part_sizes,
                 part_work,
             )
-        t2 = time.perf_counter()
-        if not serial:
-            lab, seam_stats = _run_seams(
-                xs, lo, hi, coef, k, sub_time_limit, formulation, lab, cuts, executor
-            )
-    labels = np.empty(n, dtype=np.int64)
-    labels[order] = lab
     info = _summary(stats + seam_stats, k, S, sub_time_limit, formulation)
-    stage_times = {"sort": t1 - t0, "parts": t2 - t1, "seams": time.perf_counter() - t2}
+    stage_times = {
+        "sort": t1 - t0,
+        "submit": submit,
+        "parts": t2 - t1,
+        "seams": time.perf_counter() - t2,
+    }
     info.update(
         parts=cuts.tolist(),
         seams=len(seam_stats),
