@@ -36,6 +36,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -147,6 +148,86 @@ FAN_OUT_NOTE = """`privopt cluster` needs a `.npy` input on Dask (a CSV is refus
 would parse it whole) and, with `--scheduler`, a path that names the same file on every worker.
 `--progress on` shows the cluster's work as it is gathered: Benders rounds, split-carry parts,
 census subtrees, DPM's tree levels and label batches. `docs/errors.md` lists the refusals."""
+
+
+#: Issue 26's fan-out goals, the 16-core figures and the models' predictions, hand-kept from the
+#: families' notes (which give each figure's command and inputs).
+FAN_OUT_DATA = NOTES / "fan_out.json"
+FAN_OUT_HEADING = "## Fan-out on many workers"
+
+
+def fan_out_section(data: dict[str, Any]) -> list[str]:
+    """The page's section on the fan-out goals: a table per family and the plot."""
+    lines = [
+        FAN_OUT_HEADING,
+        "",
+        data["intro"],
+        "",
+        "| family | workload | goal | measured on 16 cores | predicted now | what bounds it |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in data["rows"]:
+        lines.append(
+            f"| [{row['family']}](#{row['family']}) | {row['workload']} | {row['goal']} | "
+            f"{row['measured']} | {row['predicted']} | {row['bound']} |"
+        )
+    title = "Fan-out: goals, 16-core measurements and the models' predictions"
+    return [*lines, "", f"![{title}](scaling/fan-out.png)"]
+
+
+def plot_fan_out(data: dict[str, Any], out: Path) -> None:
+    """Speed-up against workers (predicted curves or ranges, goals, 16-core points) and the
+    time goals (predicted seconds against the goal), written atomically to ``out``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), width_ratios=[3, 2])
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    curves = [r for r in data["rows"] if "curve" in r]
+    for i, (colour, row) in enumerate(zip(colours, curves, strict=False)):
+        nudge = 1.0 + 0.04 * (i - (len(curves) - 1) / 2)  # goals and points at one x apart
+        ws = sorted(int(w) for w in row["curve"])
+        lo = [row["curve"][str(w)][0] for w in ws]
+        hi = [row["curve"][str(w)][1] for w in ws]
+        mid = [(a + b) / 2 for a, b in zip(lo, hi, strict=True)]
+        left.plot(ws, mid, "o-", color=colour, label=f"{row['label']}: predicted")
+        if lo != hi:
+            left.fill_between(ws, lo, hi, color=colour, alpha=0.2)
+            left.vlines(ws, lo, hi, color=colour)
+        gw, gs = row["goal_point"]
+        left.plot([gw * nudge], [gs], "*", color=colour, markersize=14, markeredgecolor="black")
+        mw, ms = row["measured_point"]
+        left.plot([mw * nudge], [ms], "X", color=colour, markersize=9, markeredgecolor="black")
+    left.plot([], [], "*", color="grey", markersize=12, markeredgecolor="black", label="goal")
+    left.plot([], [], "X", color="grey", markersize=8, markeredgecolor="black",
+              label="measured on 16 cores (earlier code)")  # fmt: skip
+    ideal = [1, 16]
+    left.plot(ideal, ideal, ":", color="grey", label="ideal (speed-up = workers)")
+    left.set_xscale("log", base=2)
+    left.set_xticks([1, 2, 4, 8, 16], ["1", "2", "4", "8", "16"])
+    left.set_xlabel("Dask workers")
+    left.set_ylabel("speed-up over the serial run")
+    left.set_ylim(0, 16.5)
+    left.set_title("Speed-up goals")
+    left.legend(fontsize=7, loc="upper left")
+    timed = [r for r in data["rows"] if "seconds" in r]
+    names = [textwrap.fill(r["label"], 22) for r in timed]
+    for i, row in enumerate(timed):
+        lo, hi = row["seconds"]["predicted"]
+        right.barh(i, hi, color=colours[(len(curves) + i) % len(colours)], alpha=0.35)
+        right.barh(i, lo, color=colours[(len(curves) + i) % len(colours)])
+        right.plot([row["seconds"]["goal"]] * 2, [i - 0.4, i + 0.4], "k-", linewidth=2)
+    right.set_yticks(range(len(timed)), names, fontsize=8)
+    right.plot([], [], "k-", linewidth=2, label="goal")
+    right.barh([], [], color="grey", label="predicted (light: upper end)")
+    right.legend(fontsize=7, loc="lower right")
+    right.set_xlabel("seconds on 16 workers")
+    right.set_title("Time goals")
+    fig.suptitle("Fan-out on a 16-core machine: predictions from the 2-core models", fontsize=10)
+    fig.tight_layout()
+    save_figure(fig, out)
 
 
 def from_the_command_line() -> list[str]:
@@ -690,6 +771,8 @@ def render(results: list[Result], errors: dict[str, str], context: dict) -> str:
         "",
         *from_the_command_line(),
     ]
+    if FAN_OUT_DATA.exists():
+        lines += ["", *fan_out_section(json.loads(FAN_OUT_DATA.read_text()))]
     for r in results:
         lines += ["", *_section(r, rev)]
     return "\n".join(lines) + "\n"
@@ -852,13 +935,25 @@ def _check_sizes(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
 
 def refresh_notes(page: str, notes: Path = NOTES) -> str:
     """``page`` (the scaling report's text) with each family's hand-kept note replaced by the
-    current ``notes/<family>.md``: the text between the family's plot line and the next
-    ``## `` heading. The measured tables and plots are left as they are."""
+    current ``notes/<family>.md`` (the text between the family's plot line and the next
+    ``## `` heading) and the fan-out section by the one ``notes/fan_out.json`` gives (after
+    the section "From the command line"). The measured tables and plots are left as they are."""
+    fan_out = notes / FAN_OUT_DATA.name
+    section = fan_out_section(json.loads(fan_out.read_text())) if fan_out.exists() else []
     lines = page.splitlines()
     out: list[str] = []
     i = 0
+    placed = not section
     while i < len(lines):
         line = lines[i]
+        if line == FAN_OUT_HEADING:  # the old fan-out section: dropped, placed anew below
+            i += 1
+            while i < len(lines) and not lines[i].startswith("## "):
+                i += 1
+            continue
+        if line.startswith("## ") and not placed and out and _after_command_line(out):
+            out += [*section, ""]
+            placed = True
         out.append(line)
         i += 1
         plot = re.fullmatch(r"!\[.*\]\(scaling/([\w-]+)\.png\)", line)
@@ -873,6 +968,12 @@ def refresh_notes(page: str, notes: Path = NOTES) -> str:
     return "\n".join(out) + "\n"
 
 
+def _after_command_line(lines: list[str]) -> bool:
+    """Whether the last ``## `` heading of ``lines`` is the section "From the command line"."""
+    headings = [line for line in lines if line.startswith("## ")]
+    return bool(headings) and headings[-1] == "## From the command line"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["child"]:
@@ -881,6 +982,10 @@ def main(argv: list[str] | None = None) -> int:
         # The page's notes from bench/scaling_notes/, without measuring anything.
         page = REPO / "docs" / "scaling.md"
         write_atomically(page, refresh_notes(page.read_text()))
+        if FAN_OUT_DATA.exists():
+            plot_fan_out(
+                json.loads(FAN_OUT_DATA.read_text()), page.parent / "scaling" / "fan-out.png"
+            )
         _progress(f"notes refreshed in {page}")
         return 0
     args = parse(argv)
@@ -913,6 +1018,10 @@ def main(argv: list[str] | None = None) -> int:
         }
         for r in results:
             plot(r, args.page.parent / "scaling" / f"{r.name}.png", args.baseline_rev)
+        if FAN_OUT_DATA.exists():
+            plot_fan_out(
+                json.loads(FAN_OUT_DATA.read_text()), args.page.parent / "scaling" / "fan-out.png"
+            )
         write_atomically(args.page, render(results, errors, context))
         _progress(f"wrote {args.page}")
     return 1 if errors else 0
