@@ -30,6 +30,7 @@ from privopt._cli_support import (
 )
 from privopt._inputs import load_points_file
 from privopt._progress import progress_bar
+from privopt.cluster._dpm import _dask_passes
 from privopt.cluster._npy_reader import NpyRows
 from privopt.cluster._plot import projection_plot
 from privopt.errors import InvalidInput
@@ -40,7 +41,8 @@ __all__ = ["register", "load_points", "DEFAULT_CHUNK_ROWS"]
 #: Rows per chunk of a fit on a Dask cluster unless ``--chunk-rows`` (8 MiB per float64 column).
 DEFAULT_CHUNK_ROWS = 1 << 20
 
-#: Chunks labelled at a time on a Dask cluster: this process holds their labels, never all n.
+#: Chunks labelled at a time on a Dask cluster, at least (one per worker thread when the cluster
+#: has more): this process holds their labels, never all n.
 LABEL_BATCH_CHUNKS = 4
 
 #: Rows of the projection plot drawn from a fit on a Dask cluster (every k-th row of each chunk).
@@ -301,7 +303,7 @@ def _write_chunked_labels(path: Path, X: Any, labels: Any) -> tuple[np.ndarray, 
     step = max(1, int(X.shape[0]) // PLOT_SAMPLE_ROWS)
     label_blocks = list(labels.to_delayed().ravel())
     row_blocks = [block[::step] for block in X.to_delayed().ravel()]
-    batch = LABEL_BATCH_CHUNKS
+    batch = _dask_passes().chunks_in_flight(LABEL_BATCH_CHUNKS)
     samples: list[np.ndarray] = []
     sample_labels: list[np.ndarray] = []
     starts = progress_bar(
