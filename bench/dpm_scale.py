@@ -131,12 +131,15 @@ def read_rates(path: str, chunk: int) -> dict[str, float]:
     from privopt.cluster._npy_reader import NpyRows
 
     source = NpyRows(path)
-    fd = os.open(path, os.O_RDONLY)
-    os.fsync(fd)
-    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # this file's pages out of the cache
-    os.close(fd)
+    labels = ("warm",)
+    if hasattr(os, "posix_fadvise"):  # Linux: this file's pages out of the cache first
+        fd = os.open(path, os.O_RDONLY)
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+        labels = ("cold", "warm")
     out = {}
-    for label in ("cold", "warm"):
+    for label in labels:
         start = time.perf_counter()
         for lo in range(0, source.shape[0], chunk):
             source.read_rows(lo, min(source.shape[0], lo + chunk))
