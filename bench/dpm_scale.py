@@ -16,12 +16,22 @@ pages stay in the page cache and out of the fit's RSS), and the file is deleted 
 
     python bench/dpm_scale.py disk --sizes 100000000 --dir /tmp
 
+With ``--workers 0 1 2 …`` (disk mode) each size is fitted once per entry in one command: 0 is
+serial (Dask's synchronous scheduler, in the driver process), W ≥ 1 a ``distributed.LocalCluster``
+of W single-threaded worker processes, as ``privopt cluster --workers W`` starts. Each row then
+also gives the driver's phases (``--profile``, printed as JSON to stderr): the passes the fit
+fans out, the split width's serial part in the driver (fetching each column whole, clipping and
+sorting it, summing the gaps, sorting the gaps), and the bytes of the level histograms; plus the
+file's read rate, cold (pages dropped from the cache first) and warm, in one process.
+
 Progress goes to stderr; the table (markdown) to stdout.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import sys
 import tempfile
@@ -68,6 +78,76 @@ def write_npy(path: Path, n: int, d: int, seed: int = 42) -> None:
     os.replace(tmp, path)
 
 
+class PhaseTimer:
+    """Seconds (and calls) per named phase of a fit, by wrapping functions of privopt's modules
+    in this process (the driver): what the driver waits for, fanned out or its own work."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
+        self.level_cells_bytes: list[int] = []
+
+    def wrap(self, owner, name: str, phase: str) -> None:
+        inner = getattr(owner, name)
+
+        def timed(*a, **k):
+            start = time.perf_counter()
+            try:
+                return inner(*a, **k)
+            finally:
+                self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - start
+                self.calls[phase] = self.calls.get(phase, 0) + 1
+
+        setattr(owner, name, timed)
+
+    def install(self) -> None:
+        from privopt.cluster import _dask, _interval
+
+        self.wrap(_dask.DaskData, "summary", "fan-out: summary pass")
+        self.wrap(_dask.DaskData, "gaps", "split width: gaps, all")
+        self.wrap(_dask, "fill_column", "split width: fetch a column whole (fan-out + transfer)")
+        self.wrap(_dask, "prepare_column", "split width: clip + sort a column (driver)")
+        self.wrap(_dask, "add_sorted_gaps", "split width: add the gaps (driver)")
+        self.wrap(_interval, "prepare_column", "split width: clip + sort the gaps (driver)")
+        self.wrap(_dask.DaskData, "level_counts", "fan-out: level passes (codes at the first)")
+        self.wrap(_dask.DaskData, "slot_sums", "fan-out: leaf sums pass")
+        counts = _dask._cc.counts_from_cells
+        timer = self
+
+        class Kernel:  # the kernel module, recording each level's reduced histogram
+            def __getattr__(self, attr):
+                return getattr(_dask._core.cluster, attr)
+
+            @staticmethod
+            def counts_from_cells(cells, *a):
+                timer.level_cells_bytes.append(int(cells.nbytes))
+                return counts(cells, *a)
+
+        _dask._cc = Kernel()
+
+
+def read_rates(path: str, chunk: int) -> dict[str, float]:
+    """MB/s of reading the whole file chunk by chunk (as a worker does), cold then warm."""
+    from privopt.cluster._npy_reader import NpyRows
+
+    source = NpyRows(path)
+    labels = ("warm",)
+    if hasattr(os, "posix_fadvise"):  # Linux: this file's pages out of the cache first
+        fd = os.open(path, os.O_RDONLY)
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+        labels = ("cold", "warm")
+    out = {}
+    for label in labels:
+        start = time.perf_counter()
+        for lo in range(0, source.shape[0], chunk):
+            source.read_rows(lo, min(source.shape[0], lo + chunk))
+        out[f"read_{label}_mb_s"] = os.path.getsize(path) / 1e6 / (time.perf_counter() - start)
+    source.close()
+    return out
+
+
 def child(args: argparse.Namespace) -> None:
     from privopt.cluster import DPM
 
@@ -85,10 +165,14 @@ def child(args: argparse.Namespace) -> None:
     else:
         X, _ = make_data(args.n, args.d)
         n = args.n
+    timer = PhaseTimer()
+    if args.profile:
+        timer.install()
     model = DPM(bounds=(-100, 100), epsilon=1.0, delta=1 / n**1.5, random_state=0)
-    start = time.perf_counter()
-    model.fit(X)
-    elapsed = time.perf_counter() - start
+    with scheduler(args.workers):
+        start = time.perf_counter()
+        model.fit(X)
+        elapsed = time.perf_counter() - start
     record = {
         "fit_s": elapsed,
         "peak_gib": peak_rss_mib() / 1024,
@@ -96,7 +180,39 @@ def child(args: argparse.Namespace) -> None:
         "beta": model.split_width_,
         "centres_sum": float(np.sum(model.cluster_centers_)),
     }
+    if args.profile:
+        record["phases_s"] = timer.seconds
+        record["fit_seconds"] = model.release_.fit_seconds
+        record["level_cells_bytes"] = timer.level_cells_bytes
+        record["chunks"] = len(X.chunks[0]) if args.path else 1
+        if args.path:
+            record.update(read_rates(args.path, args.chunk))
     print_json(record)
+
+
+@contextlib.contextmanager
+def scheduler(workers: int | None):
+    """None: Dask's default; 0: synchronous (serial, in this process); W: a local cluster of W
+    single-threaded worker processes (what ``privopt cluster --workers W`` starts)."""
+    if workers is None:
+        yield
+        return
+    import dask
+
+    if workers == 0:
+        with dask.config.set(scheduler="synchronous"):
+            yield
+        return
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+        client.as_current(),
+    ):
+        yield
 
 
 def run_child(python: str, extra: list[str]) -> dict:
@@ -113,6 +229,10 @@ def row(label: str, size: str, r: dict, base: dict | None) -> str:
     )
 
 
+def worker_label(workers: int | None) -> str:
+    return "" if workers is None else (", serial" if workers == 0 else f", {workers} workers")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=["memory", "disk", "child"])
@@ -121,12 +241,27 @@ def main() -> None:
     parser.add_argument("--baseline-python", default=None)
     parser.add_argument("--dir", default=tempfile.gettempdir(), help="where the .npy goes")
     parser.add_argument("--chunk", type=int, default=1 << 21, help="rows per Dask chunk")
+    parser.add_argument(
+        "--workers",
+        nargs="+",
+        type=int,
+        default=[None],
+        help="disk mode: one fit per entry, 0 serial, W a local cluster of W worker processes",
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="also time the driver's phases (JSON to stderr)"
+    )
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--path", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.mode == "child":
+        args.workers = args.workers[0]
         child(args)
         return
+    if args.mode == "memory" and args.workers != [None]:
+        parser.error("--workers applies to the disk mode (a Dask array read from the file)")
+    if any(w is not None and w < 0 for w in args.workers):
+        parser.error(f"--workers must be 0 (serial) or positive, not {args.workers}")
     print(f"load average at start: {os.getloadavg()}", file=sys.stderr)
     print("| n × d | build | fit (s) | speed-up vs baseline | peak RSS (GiB) | clusters |")
     print("|---|---|---|---|---|---|")
@@ -138,14 +273,20 @@ def main() -> None:
             path = Path(args.dir) / f"dpm_bench_{n}x{args.d}.npy"
             write_npy(path, n, args.d)
             extra = ["--path", str(path), "--chunk", str(args.chunk)]
+        extra += ["--profile"] if args.profile else []
         try:
-            base = None
-            if args.baseline_python:
-                print(f"{size}: baseline", file=sys.stderr, flush=True)
-                base = run_child(args.baseline_python, extra)
-                print(row("baseline", size, base, None), flush=True)
-            print(f"{size}: current", file=sys.stderr, flush=True)
-            print(row("current", size, run_child(sys.executable, extra), base), flush=True)
+            for workers in args.workers:
+                runs = extra + ([] if workers is None else ["--workers", str(workers)])
+                base = None
+                if args.baseline_python:
+                    print(f"{size}: baseline", file=sys.stderr, flush=True)
+                    base = run_child(args.baseline_python, runs)
+                    print(row("baseline" + worker_label(workers), size, base, None), flush=True)
+                print(f"{size}: current{worker_label(workers)}", file=sys.stderr, flush=True)
+                current = run_child(sys.executable, runs)
+                print(row("current" + worker_label(workers), size, current, base), flush=True)
+                if args.profile:
+                    print(json.dumps(current), file=sys.stderr, flush=True)
         finally:
             if args.mode == "disk":
                 path.unlink(missing_ok=True)

@@ -12,6 +12,14 @@ RSS of both processes. The baseline in the same command is the in-process exchan
     python bench/geo_service_bench.py --rome ../shared/data/rome --concurrency 1,10,50 \\
         --sessions 100 --max-batch 64 --batch-window 0.25
 
+``--workers 1,2,8`` runs the levels once per server, in one command: 1 is the serial server
+(one solver thread), W > 1 a server whose batches' Benders subproblems run on W threads
+(``geo serve --threads W``). Each row also gives the server's CPU seconds per user (all its
+threads) and its batches' methods. With ``--py-spy FILE`` the server is sampled while the
+clients run (py-spy, raw collapsed stacks with thread names, one file per server) and the
+share of samples per thread and per stage (HTTP and JSON front, upload checks, model
+assembly, HiGHS, the release) is printed to stderr: what one server process does serially.
+
 The clients share this process (and its GIL) with each other, not with the server; on a
 loaded 2-core machine they compete with the server for the CPU: the load is printed.
 """
@@ -47,12 +55,12 @@ def _geography(args: argparse.Namespace) -> Any:
     return grid_geography(37, 37, 0.5, metric="haversine", road_factor=1.2)
 
 
-def _start_server(args: argparse.Namespace) -> tuple[subprocess.Popen, str]:
+def _start_server(args: argparse.Namespace, workers: int) -> tuple[subprocess.Popen, str]:
     cmd = [sys.executable, "-m", "privopt", "geo", "serve", *_map_args(args), *PARAMS]
     cmd += ["--port", "0", "--max-batch", str(args.max_batch)]
     cmd += ["--batch-window", str(args.batch_window), "--method", args.method, "--quiet"]
-    if args.workers > 1 and args.method in ("auto", "benders"):  # only Benders fans out
-        cmd += ["--threads", str(args.workers)]
+    if workers > 1 and args.method in ("auto", "benders"):  # only Benders fans out
+        cmd += ["--threads", str(workers)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=sys.stderr, text=True)
     line = proc.stdout.readline() if proc.stdout else ""
     if not line:
@@ -76,10 +84,13 @@ class TimedClient(GeoServiceClient):
         return out
 
 
-def _run_level(client: Any, geo: Any, concurrency: int, sessions: int, seed: int) -> dict:
+def _run_level(
+    client: Any, geo: Any, concurrency: int, sessions: int, seed: int, server: Any
+) -> dict:
     client.times.clear()
     locs = np.random.default_rng(seed).integers(geo.n_locations, size=sessions)
     before = client.health()
+    cpu = sum(server.cpu_times()[:2])
     durations: list[float] = []
 
     def one(n: int) -> None:
@@ -92,6 +103,7 @@ def _run_level(client: Any, geo: Any, concurrency: int, sessions: int, seed: int
     with ThreadPoolExecutor(concurrency) as pool:
         list(pool.map(one, range(sessions)))
     wall = time.perf_counter() - t0
+    server_cpu = sum(server.cpu_times()[:2]) - cpu
     after = client.health()
     sizes = after["batch_sizes"][len(before["batch_sizes"]) :]
     solve = after["solve_s_total"] - before["solve_s_total"]
@@ -101,7 +113,54 @@ def _run_level(client: Any, geo: Any, concurrency: int, sessions: int, seed: int
         "routes": {k: list(v) for k, v in client.times.items()},
         "batches": sizes,
         "solve_per_user_ms": 1e3 * solve / sessions,
+        "server_cpu_per_user_ms": 1e3 * server_cpu / sessions,
     }
+
+
+#: Stages of the server's work: the first whose function appears in a sample's stack.
+STAGES = [
+    ("Benders subproblems (HiGHS, dual bounds)", "_SubSolver.solve"),
+    ("batch solve, serial part (assembly, master, release)", "GeoService.solve_batch"),
+    ("upload decode and checks", "GeoService.parse_upload"),
+    ("CR answers", "GeoService.answer_cr"),
+    ("reply encode", "to_json"),
+]
+#: Innermost frames of a thread that waits (py-spy counts some waits as active).
+WAITS = ("Condition.wait", "EpollSelector.select", "Queue.get", "Event.wait")
+
+
+def _profile_shares(path: str) -> dict[str, Any]:
+    """Shares of py-spy's raw samples (``--threads``) per thread kind and per stage (STAGES;
+    waits apart; the rest is the HTTP front and the event loop)."""
+    threads: dict[str, int] = {}
+    stages: dict[str, int] = {}
+    total = 0
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            stack, _, count = line.rstrip("\n").rpartition(" ")
+            if not stack:
+                continue
+            n = int(count)
+            total += n
+            head, *frames = stack.split(";")
+            kind = head.partition("): ")[2].rstrip("0123456789").rstrip("_-") or head
+            names = [f.split(" (")[0] for f in frames]
+            stage = "HTTP front and event loop"
+            if names and names[-1] in WAITS:
+                stage = "waiting"
+            else:
+                for label, key in STAGES:
+                    if any(key in f for f in names):
+                        stage = label
+                        break
+            threads[kind] = threads.get(kind, 0) + n
+            stages[stage] = stages.get(stage, 0) + n
+    total = max(total, 1)
+
+    def shares(counts: dict[str, int]) -> dict[str, float]:
+        return {k: round(v / total, 3) for k, v in sorted(counts.items(), key=lambda x: -x[1])}
+
+    return {"samples": total, "threads": shares(threads), "stages": shares(stages)}
 
 
 def _baseline(args: argparse.Namespace, geo: Any, m: int) -> float:
@@ -132,51 +191,75 @@ def main() -> None:
     ap.add_argument("--method", default="auto", choices=["auto", "benders", "rowgen", "lp"])
     ap.add_argument(
         "--workers",
-        type=int,
-        default=1,
-        help="server threads per batch solve (geo serve --threads; Benders only)",
+        default="1",
+        help="comma list: one server per entry, with that many threads per batch solve "
+        "(geo serve --threads; Benders only; 1: the serial server)",
     )
+    ap.add_argument("--py-spy", default=None, help="sample each server with py-spy into FILE.W")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     print(f"load average at start: {os.getloadavg()}", file=sys.stderr)
     geo = _geography(args)
-    proc, url = _start_server(args)
-    try:
-        client = TimedClient(url, geo)
-        client.obfuscate(0, rng=0)  # warm-up (imports, first HiGHS)
-        rows = []
-        for c in (int(x) for x in args.concurrency.split(",")):
-            r = _run_level(client, geo, c, args.sessions, args.seed + c)
-            rows.append((c, r))
-        server_rss = peak_rss_mib(proc.pid)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
+    rows, server_rss = [], {}
+    for workers in (int(x) for x in args.workers.split(",")):
+        server_rss[workers] = _run_server(args, geo, workers, rows)
     _baseline(args, geo, 2)  # warm-up: imports and the first HiGHS
-    base = {c: _baseline(args, geo, min(c, geo.n_locations)) for c, _ in rows}
+    base = {c: _baseline(args, geo, min(c, geo.n_locations)) for _, c, _ in rows}
     client_rss = peak_rss_mib()
+    rss = ", ".join(f"{v:.0f}" for v in server_rss.values())
     print(
         f"\nK = {geo.n_locations} ({geo.name}), {args.sessions} sessions per level, "
-        f"max_batch {args.max_batch}, window {args.batch_window} s, method {args.method}, "
-        f"{args.workers} solver thread(s); "
-        f"load average {os.getloadavg()[0]:.1f}; peak RSS server {server_rss:.0f} MiB, "
+        f"max_batch {args.max_batch}, window {args.batch_window} s, method {args.method}; "
+        f"load average {os.getloadavg()[0]:.1f}; peak RSS server {rss} MiB, "
         f"clients {client_rss:.0f} MiB\n"
     )
     print(
-        "| C | sessions/s | HTTP req/s | /cr p50 / p95 (ms) | /upload p50 / p95 (ms) | "
+        "| W | C | sessions/s | HTTP req/s | /cr p50 / p95 (ms) | /upload p50 / p95 (ms) | "
         "session p95 (ms) | batches (mean size) | solve per user (ms) | "
-        "in-process per user (ms) |"
+        "server CPU per user (ms) | in-process per user (ms) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
-    for c, r in rows:
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for w, c, r in rows:
         n = len(r["sessions"])
         cr, up = r["routes"].get("/cr", []), r["routes"].get("/upload", [])
         print(
-            f"| {c} | {n / r['wall']:.1f} | {(len(cr) + len(up)) / r['wall']:.1f} | "
+            f"| {w} | {c} | {n / r['wall']:.1f} | {(len(cr) + len(up)) / r['wall']:.1f} | "
             f"{_ms(cr, 50)} / {_ms(cr, 95)} | {_ms(up, 50)} / {_ms(up, 95)} | "
             f"{_ms(r['sessions'], 95)} | {len(r['batches'])} ({np.mean(r['batches']):.1f}) | "
-            f"{r['solve_per_user_ms']:.1f} | {1e3 * base[c]:.1f} |"
+            f"{r['solve_per_user_ms']:.1f} | {r['server_cpu_per_user_ms']:.1f} | "
+            f"{1e3 * base[c]:.1f} |"
         )
+
+
+def _run_server(args: argparse.Namespace, geo: Any, workers: int, rows: list) -> float:
+    """Start a server of ``workers`` solver threads, run every level against it (appending
+    (workers, C, result) to ``rows``), stop it; its peak RSS in MiB."""
+    import psutil
+
+    proc, url = _start_server(args, workers)
+    spy = None
+    try:
+        client = TimedClient(url, geo)
+        client.obfuscate(0, rng=0)  # warm-up (imports, first HiGHS)
+        if args.py_spy:
+            out = f"{args.py_spy}.{workers}"
+            cmd = ["py-spy", "record", "--pid", str(proc.pid), "--format", "raw", "--threads"]
+            spy = subprocess.Popen([*cmd, "--nonblocking", "-o", out], stdout=subprocess.DEVNULL)
+        server = psutil.Process(proc.pid)
+        for c in (int(x) for x in args.concurrency.split(",")):
+            rows.append(
+                (workers, c, _run_level(client, geo, c, args.sessions, args.seed + c, server))
+            )
+        rss = peak_rss_mib(proc.pid)
+    finally:
+        if spy is not None:
+            spy.send_signal(2)  # SIGINT: py-spy writes its file and exits
+            spy.wait(timeout=60)
+        proc.terminate()
+        proc.wait(timeout=60)
+    if spy is not None:
+        print(json.dumps({"workers": workers, **_profile_shares(out)}), file=sys.stderr)
+    return rss
 
 
 if __name__ == "__main__":

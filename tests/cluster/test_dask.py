@@ -120,3 +120,36 @@ def test_codes_recomputed_per_level_give_the_same_fit(monkeypatch):
     model = DPM(**params).fit(X)
     lazy = DPM(**params).fit(da.from_array(X, chunks=(7_000, 3)))
     assert_same_fit(lazy, lazy.labels_.compute(), model)
+
+
+@pytest.mark.dask
+def test_raw_passes_read_one_chunk_per_worker_thread(eight_blobs, monkeypatch):
+    # More worker threads than BATCH_CHUNKS: every pass over the raw chunks keeps all of them
+    # busy (a batch per round of the cluster), and the fit is still the in-memory one.
+    import dask
+    from privopt.cluster import _dask
+
+    X = eight_blobs[0]
+    reference = DPM(bounds=(-100, 100), epsilon=10, delta=1e-6, random_state=6).fit(X)
+    assert _dask.chunks_in_flight() == _dask.BATCH_CHUNKS  # threaded scheduler: the fixed bound
+    batches: list[int] = []
+    compute = dask.compute
+    monkeypatch.setattr(
+        dask, "compute", lambda *a, **k: (batches.append(len(a)), compute(*a, **k))[1]
+    )
+    workers = _dask.BATCH_CHUNKS + 2
+    with (
+        distributed.LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster),
+    ):
+        assert _dask.chunks_in_flight() == workers
+        with dask.config.set(scheduler="synchronous"):  # a client that does not compute
+            assert _dask.chunks_in_flight() == _dask.BATCH_CHUNKS
+        lazy = da.from_array(X, chunks=(len(X) // (3 * workers), X.shape[1]))
+        model = DPM(bounds=(-100, 100), epsilon=10, delta=1e-6, random_state=6).fit(lazy)
+        labels = model.labels_.compute()
+    assert batches[0] == workers  # the summary pass: one chunk per worker thread
+    np.testing.assert_array_equal(model.cluster_centers_, reference.cluster_centers_)
+    np.testing.assert_array_equal(labels, reference.labels_)

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from privopt import _core, dp
 from privopt.cluster._backend import InMemoryData, SplitTree
+from privopt.cluster._chunks import chunk_label_lines
 from privopt.cluster._interval import dimension_averaged_gaps, dp_percentile_in_place
 
 cc = _core.cluster
@@ -94,3 +95,12 @@ def test_streaming_percentile_estimates_the_percentile():
     values = np.random.default_rng(0).uniform(0, 1, 5000)
     est = [dp_percentile_in_place(values.copy(), 65, 50.0, (0.0, 1.0), rng=s) for s in range(20)]
     assert abs(np.median(est) - np.percentile(values, 65)) < 0.01
+
+
+@pytest.mark.parametrize("labels", [np.array([0, 63, 7, 12]), np.arange(0), np.array([10**12])])
+def test_chunk_label_lines_are_what_savetxt_writes(labels, tmp_path):
+    # The CLI writes a Dask fit's labels.csv from these worker-formatted lines; the in-memory
+    # fit writes it with numpy.savetxt: the two files must be the same bytes.
+    path = tmp_path / "labels.csv"
+    np.savetxt(path, labels, fmt="%d")
+    assert chunk_label_lines(labels) == path.read_bytes()

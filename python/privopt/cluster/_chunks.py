@@ -3,11 +3,20 @@ processes start fast (they unpickle these functions by module path)."""
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 
 from privopt import _core
 
-__all__ = ["chunk_summary", "chunk_codes", "chunk_level_step", "chunk_sums", "add_parts"]
+__all__ = [
+    "chunk_summary",
+    "chunk_codes",
+    "chunk_level_step",
+    "chunk_sums",
+    "chunk_label_lines",
+    "add_parts",
+]
 
 
 def chunk_summary(block: np.ndarray) -> tuple[bool, float, float]:
@@ -55,6 +64,15 @@ def chunk_sums(
     return _core.cluster.slot_sums(
         np.ascontiguousarray(block, dtype=np.float64), a, b, tree, n_slots, scale
     )
+
+
+def chunk_label_lines(labels: np.ndarray) -> bytes:
+    """One chunk's labels as lines of text, one integer per line: the bytes that
+    ``numpy.savetxt(file, labels, fmt="%d")`` writes (formatting is the slow part of writing
+    labels, so a worker does it for its chunk and the writer only copies bytes)."""
+    out = io.BytesIO()
+    np.savetxt(out, labels, fmt="%d")
+    return out.getvalue()
 
 
 def add_parts(parts: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:

@@ -124,10 +124,29 @@ class DaskData:
         return sums, sizes
 
 
-#: Row chunks read at a time by the passes over the raw data: the bound on raw chunks in memory
-#: does not depend on how far the scheduler would read ahead (with one graph for all chunks, a
-#: 5-chunk pass held about 4 of them at once).
+#: Row chunks read at a time by the passes over the raw data, at least: the bound on raw chunks
+#: in memory does not depend on how far the scheduler would read ahead (with one graph for all
+#: chunks, a 5-chunk pass held about 4 of them at once). On a distributed cluster with more
+#: worker threads a batch has one chunk per thread (:func:`chunks_in_flight`).
 BATCH_CHUNKS = 4
+
+
+def chunks_in_flight(least: int = BATCH_CHUNKS) -> int:
+    """Row chunks a pass over the raw data reads at a time: ``least``, or the worker threads
+    of the distributed cluster that computes (the current client) when it has more.
+
+    A fixed batch would leave all workers but ``least`` idle in those passes, whatever the
+    cluster's size; one chunk per worker thread keeps each worker's memory at one raw chunk.
+    """
+    scheduler = dask.base.get_scheduler()
+    nthreads = getattr(getattr(scheduler, "__self__", None), "nthreads", None)
+    if not callable(nthreads):  # threads, processes, synchronous: the fixed bound
+        return least
+    try:
+        threads = sum(int(t) for t in nthreads().values())
+    except (OSError, TimeoutError, TypeError, ValueError):  # the cluster did not say
+        return least
+    return max(least, threads)
 
 
 def delayed_call(func, *args) -> Any:
@@ -135,26 +154,30 @@ def delayed_call(func, *args) -> Any:
 
 
 def batched_compute(tasks: list[Any], combine=None) -> list[Any]:
-    """Compute ``tasks`` BATCH_CHUNKS at a time; with ``combine``, each batch is first reduced
-    to one task by ``combine(list) -> task``. Returns the results in order."""
+    """Compute ``tasks`` :func:`chunks_in_flight` at a time; with ``combine``, each batch is
+    first reduced to one task by ``combine(list) -> task``. Returns the results in order."""
     out: list[Any] = []
-    for first in range(0, len(tasks), BATCH_CHUNKS):
-        batch = tasks[first : first + BATCH_CHUNKS]
+    size = chunks_in_flight()
+    for first in range(0, len(tasks), size):
+        batch = tasks[first : first + size]
         out += dask.compute(*(batch if combine is None else [combine(batch)]))
     return out
 
 
 def batched_persist(tasks: list[Any]) -> list[Any]:
-    """Persist ``tasks`` BATCH_CHUNKS at a time (in worker memory on a cluster)."""
+    """Persist ``tasks`` :func:`chunks_in_flight` at a time (in worker memory on a cluster)."""
     out: list[Any] = []
-    for first in range(0, len(tasks), BATCH_CHUNKS):
-        out += dask.persist(*tasks[first : first + BATCH_CHUNKS])
+    size = chunks_in_flight()
+    for first in range(0, len(tasks), size):
+        out += dask.persist(*tasks[first : first + size])
     return out
 
 
 def fill_column(X: Any, k: int, out: np.ndarray, batch: int = 8) -> None:
-    """Copy column k of the Dask array X into ``out`` (n,), ``batch`` row chunks at a time, so
-    that no second n-sized array is ever built."""
+    """Copy column k of the Dask array X into ``out`` (n,), ``batch`` row chunks at a time (or
+    one per worker thread of the cluster, when it has more), so that no second n-sized array
+    is ever built."""
+    batch = chunks_in_flight(batch)
     blocks = X[:, k].to_delayed().ravel()
     bounds = np.concatenate(([0], np.cumsum(X.chunks[0])))
     for first in range(0, len(blocks), batch):

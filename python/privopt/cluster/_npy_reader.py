@@ -108,20 +108,32 @@ class NpyRows:
         if not isinstance(rows, slice) or rows.step not in (None, 1):
             raise TypeError(f"NpyRows reads rows by a slice of step 1, not {rows!r}")
         r0, r1, _ = rows.indices(self.shape[0])
+        if self.fortran_order and isinstance(cols, (int, np.integer, slice)):
+            # Column-major: only the asked columns are read (a pass over one column, such as
+            # the split width's, reads 1/d of the file, not all of it).
+            picked = range(self.shape[1])[cols]
+            wanted = [picked] if isinstance(picked, int) else list(picked)
+            block = self.read_rows(r0, max(r0, r1), wanted)
+            return block[:, 0] if isinstance(picked, int) else block
         block = self.read_rows(r0, max(r0, r1))
         return block[:, cols]
 
-    def read_rows(self, start: int, stop: int) -> np.ndarray:
-        """Rows ``start`` to ``stop`` (exclusive) as a (stop − start, d) array of the stored
-        dtype (native byte order); one read per column (column-major) or one in all."""
+    def read_rows(self, start: int, stop: int, columns: list[int] | None = None) -> np.ndarray:
+        """Rows ``start`` to ``stop`` (exclusive) of ``columns`` (default all d, in order) as a
+        (stop − start, len(columns)) array of the stored dtype (native byte order); one read per
+        column (column-major) or one in all (row-major: whole rows, then the columns picked)."""
         n, d = self.shape
         if not 0 <= start <= stop <= n:
             raise IndexError(f"rows {start}:{stop} outside the {n} rows of {self.path}")
+        if not self.fortran_order and columns is not None:
+            return self.read_rows(start, stop)[:, columns]
+        columns = list(range(d)) if columns is None else columns
         rows, size = stop - start, self._stored.itemsize
-        out = np.empty((rows, d), dtype=self._stored, order="F" if self.fortran_order else "C")
+        shape = (rows, len(columns))
+        out = np.empty(shape, dtype=self._stored, order="F" if self.fortran_order else "C")
         if self.fortran_order:  # each column's rows are contiguous in the file and in out
-            for k in range(d):
-                self._read_into(out[:, k].view(np.uint8), self.offset + (k * n + start) * size)
+            for j, k in enumerate(columns):
+                self._read_into(out[:, j].view(np.uint8), self.offset + (k * n + start) * size)
         else:  # the rows are contiguous
             self._read_into(out.reshape(-1).view(np.uint8), self.offset + start * d * size)
         return out if self._stored.isnative else out.astype(self.dtype)

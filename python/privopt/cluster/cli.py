@@ -30,6 +30,8 @@ from privopt._cli_support import (
 )
 from privopt._inputs import load_points_file
 from privopt._progress import progress_bar
+from privopt.cluster._chunks import chunk_label_lines
+from privopt.cluster._dpm import _dask_passes
 from privopt.cluster._npy_reader import NpyRows
 from privopt.cluster._plot import projection_plot
 from privopt.errors import InvalidInput
@@ -40,7 +42,8 @@ __all__ = ["register", "load_points", "DEFAULT_CHUNK_ROWS"]
 #: Rows per chunk of a fit on a Dask cluster unless ``--chunk-rows`` (8 MiB per float64 column).
 DEFAULT_CHUNK_ROWS = 1 << 20
 
-#: Chunks labelled at a time on a Dask cluster: this process holds their labels, never all n.
+#: Chunks labelled at a time on a Dask cluster, at least (one per worker thread when the cluster
+#: has more): this process holds their labels, never all n.
 LABEL_BATCH_CHUNKS = 4
 
 #: Rows of the projection plot drawn from a fit on a Dask cluster (every k-th row of each chunk).
@@ -298,24 +301,26 @@ def _write_chunked_labels(path: Path, X: Any, labels: Any) -> tuple[np.ndarray, 
     one pass with a sample of X for the plot (every k-th row of each chunk, about
     :data:`PLOT_SAMPLE_ROWS` in all); returns (sample rows, their labels)."""
     compute = _optional.dask_array().compute
+    passes = _dask_passes()
     step = max(1, int(X.shape[0]) // PLOT_SAMPLE_ROWS)
     label_blocks = list(labels.to_delayed().ravel())
+    # The workers format their chunk's lines; this process only writes the bytes in order.
+    lines = [passes.delayed_call(chunk_label_lines, block) for block in label_blocks]
+    picked = [block[::step] for block in label_blocks]
     row_blocks = [block[::step] for block in X.to_delayed().ravel()]
-    batch = LABEL_BATCH_CHUNKS
+    batch = passes.chunks_in_flight(LABEL_BATCH_CHUNKS)
     samples: list[np.ndarray] = []
     sample_labels: list[np.ndarray] = []
     starts = progress_bar(
         "auto", range(0, len(label_blocks), batch), desc="DPM labels", unit="batch"
     )
-    with open(path, "w", encoding="ascii") as fh:
+    with open(path, "wb") as fh:
         for first in starts:
             part = slice(first, first + batch)
-            *done, rows = compute(*label_blocks[part], row_blocks[part])
-            for block in done:
-                np.savetxt(fh, block, fmt="%d")
-            for block, chunk_rows in zip(done, rows, strict=True):
-                samples.append(chunk_rows)
-                sample_labels.append(block[::step])
+            text, rows, rows_labels = compute(lines[part], row_blocks[part], picked[part])
+            fh.writelines(text)
+            samples += rows
+            sample_labels += rows_labels
     return np.concatenate(samples), np.concatenate(sample_labels)
 
 
