@@ -198,8 +198,9 @@ def plot_fan_out(data: dict[str, Any], out: Path) -> None:
             left.vlines(ws, lo, hi, color=colour)
         gw, gs = row["goal_point"]
         left.plot([gw * nudge], [gs], "*", color=colour, markersize=14, markeredgecolor="black")
-        mw, ms = row["measured_point"]
-        left.plot([mw * nudge], [ms], "X", color=colour, markersize=9, markeredgecolor="black")
+        if "measured_point" in row:
+            mw, ms = row["measured_point"]
+            left.plot([mw * nudge], [ms], "X", color=colour, markersize=9, markeredgecolor="black")
     left.plot([], [], "*", color="grey", markersize=12, markeredgecolor="black", label="goal")
     left.plot([], [], "X", color="grey", markersize=8, markeredgecolor="black",
               label="measured on 16 cores (earlier code)")  # fmt: skip

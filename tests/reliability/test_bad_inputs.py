@@ -3052,6 +3052,11 @@ BOOL_FLAGS: list[tuple[str, str, Callable[[Any], Any]]] = [
             lp_examples.capacity_expansion_lp(0, n_regions=2), raise_on_limit=v
         ),
     ),
+    (
+        "lp.solve_benders",
+        "core_round",
+        lambda v: lp.solve_benders(lp_examples.capacity_expansion_lp(0, n_regions=2), core_round=v),
+    ),
     ("graphs.Graph", "directed", lambda v: graphs.Graph(road(), directed=v)),
     (
         "graphs.Graph.from_edges",
