@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import io
+import re
 
 import numpy as np
 import pytest
@@ -167,7 +168,9 @@ def test_row_generation_bar_moves_within_a_round(capsys, monkeypatch):
 
 def test_benders_bar_moves_within_a_round(capsys, monkeypatch):
     """A Benders round solves every subproblem (a cold first round can take minutes): the bar
-    counts them while they solve, and the run is the same with the bar on or off."""
+    counts them while they solve, the core round's too; while the master solves (the first
+    one, with its lazy rows, can take longer than a round) it shows the master's LP
+    iterations; and the run is the same with the bar on or off."""
     from privopt import _progress
     from privopt.mdp import MDPProblem, solve
 
@@ -177,5 +180,7 @@ def test_benders_bar_moves_within_a_round(capsys, monkeypatch):
     quiet = solve(prob, "benders", m=3, progress=False)
     assert capsys.readouterr().err == ""
     shown = solve(prob, "benders", m=3, progress=True)
-    assert "subproblems 1/3" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "round 1: subproblems 1/3" in err and "core round: subproblems 1/3" in err
+    assert re.search(r"round 1: master, [\d,]+ rows: [\d,]+ LP iterations", err)
     np.testing.assert_array_equal(shown.matrix, quiet.matrix)
