@@ -528,16 +528,11 @@ class CensusSession {
             for (const auto& t : sub.tables) total += std::max<std::int64_t>(t.n - 1, 0);
         }
         py::array_t<std::int64_t> lo({m, N}), n({m, N}), widened(m), slopes(total);
+        table_extents(which, lo, n, widened);
         std::int64_t* out = slopes.mutable_data();
-        for (py::ssize_t j = 0; j < m; ++j) {
-            const CensusSubtree& sub = subs_[static_cast<std::size_t>(which[static_cast<std::size_t>(j)])];
-            widened.mutable_data()[j] = sub.n_widened;
-            for (py::ssize_t s = 0; s < N; ++s) {
-                const CplTable& t = sub.tables[static_cast<std::size_t>(s)];
-                lo.mutable_data()[j * N + s] = t.lo, n.mutable_data()[j * N + s] = t.n;
+        for (std::int64_t i : which)
+            for (const auto& t : subs_[static_cast<std::size_t>(i)].tables)
                 for (std::int64_t v = t.lo; v < t.hi(); ++v) *out++ = t.up(v);
-            }
-        }
         return py::make_tuple(lo, n, slopes, widened);
     }
     // The same tables for the trip back to the driver: lo and n (m, N), widened (m,), the first
@@ -565,16 +560,11 @@ class CensusSession {
             }
         }
         py::array_t<std::int64_t> lo({m, N}), n({m, N}), widened(m), heads(n_heads);
+        table_extents(which, lo, n, widened);
         std::int64_t* head = heads.mutable_data();
-        for (py::ssize_t j = 0; j < m; ++j) {
-            const CensusSubtree& sub = subs_[static_cast<std::size_t>(which[static_cast<std::size_t>(j)])];
-            widened.mutable_data()[j] = sub.n_widened;
-            for (py::ssize_t s = 0; s < N; ++s) {
-                const CplTable& t = sub.tables[static_cast<std::size_t>(s)];
-                lo.mutable_data()[j * N + s] = t.lo, n.mutable_data()[j * N + s] = t.n;
+        for (std::int64_t i : which)
+            for (const auto& t : subs_[static_cast<std::size_t>(i)].tables)
                 if (t.n >= 2) *head++ = t.up(t.lo);
-            }
-        }
         if (largest >= 65536) return py::make_tuple(lo, n, widened, heads, py::none());
         auto write = [&](auto* out) {
             for (std::int64_t i : which)
@@ -660,6 +650,19 @@ class CensusSession {
         for (std::size_t j = 0; j < regions.size(); ++j)
             given_[static_cast<std::size_t>(regions[j])] = std::move(tables[j]);
         f_.given = given_.data();
+    }
+    // Each listed subtree's root tables' first value and length (m, N) and its widenings (m,).
+    void table_extents(const std::vector<std::int64_t>& which, py::array_t<std::int64_t>& lo,
+                       py::array_t<std::int64_t>& n, py::array_t<std::int64_t>& widened) const {
+        const std::size_t N = static_cast<std::size_t>(f_.n_sizes);
+        for (std::size_t j = 0; j < which.size(); ++j) {
+            const CensusSubtree& sub = subs_[static_cast<std::size_t>(which[j])];
+            widened.mutable_data()[j] = sub.n_widened;
+            for (std::size_t s = 0; s < N; ++s) {
+                const CplTable& t = sub.tables[s];
+                lo.mutable_data()[j * N + s] = t.lo, n.mutable_data()[j * N + s] = t.n;
+            }
+        }
     }
     void check(const std::vector<std::int64_t>& which) const {
         for (std::int64_t i : which)

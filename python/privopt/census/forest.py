@@ -469,7 +469,7 @@ class ForestRunner:
             raise InvalidInput(f"level = {level} has no region with children to cut at")
         if level == 0:  # serial, or nothing below the root to distribute
             self.executor = None
-            self._serial_session(h, noisy, delta, shift, G, max_table)
+            self._serial_session()
             return
         self.split = _Split.at(h, level)
         self.subtree_of = self.split.subtree_of(h.n_regions)
@@ -499,22 +499,15 @@ class ForestRunner:
             top = h.parent[top]
         self._top_of = top - 1  # the children of region 0 are regions 1, 2, ...
 
-    def _serial_session(
-        self,
-        h: Hierarchy,
-        noisy: np.ndarray,
-        delta: np.ndarray,
-        shift: np.ndarray | None,
-        G: int,
-        max_table: int,
-    ) -> None:
+    def _serial_session(self) -> None:
+        """The whole hierarchy in one C++ session here (no executor, or nothing to cut)."""
+        h, noisy = self.h, self.noisy
         self.subtree_of = np.full(h.n_regions, -1, dtype=np.int64)
         for i, regions in enumerate(top_level_subtrees(h)):
             self.subtree_of[regions] = i
-        if shift is None:
-            shift = np.zeros(noisy.shape, dtype=np.uint8)
+        shift = self.shift if self.shift is not None else np.zeros(noisy.shape, dtype=np.uint8)
         self._session = _kernels.CensusSession(
-            h.child_ptr, h.child_idx, noisy, delta, shift, G, max_table
+            h.child_ptr, h.child_idx, noisy, self.delta, shift, self.G, self.max_table
         )
 
     def run(self, dirty: set[int] | None) -> ForestRound:
