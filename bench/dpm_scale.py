@@ -89,7 +89,9 @@ class PhaseTimer:
         self.level_cells_bytes: list[int] = []
 
     def wrap(self, owner, name: str, phase: str) -> None:
-        inner = getattr(owner, name)
+        inner = getattr(owner, name, None)
+        if inner is None:  # a phase that a baseline revision does not have
+            return
 
         def timed(*a, **k):
             start = time.perf_counter()
@@ -284,6 +286,8 @@ def main() -> None:
                     print(f"{size}: baseline", file=sys.stderr, flush=True)
                     base = run_child(args.baseline_python, runs)
                     print(row("baseline" + worker_label(workers), size, base, None), flush=True)
+                    if args.profile:
+                        print(json.dumps({"baseline": base}), file=sys.stderr, flush=True)
                 print(f"{size}: current{worker_label(workers)}", file=sys.stderr, flush=True)
                 current = run_child(sys.executable, runs)
                 print(row("current" + worker_label(workers), size, current, base), flush=True)

@@ -209,11 +209,12 @@ def sorted_columns(X: Any, a: float, b: float) -> Iterator[np.ndarray]:
     """The columns of the Dask array X (n, d), each clipped to [a, b] and sorted on a worker
     (:func:`~privopt.cluster._chunks.sorted_column`), yielded in column order, (n,) each.
 
-    One column per worker thread is sorted at a time (at least one): the columns sort in
-    parallel while the driver takes them in order, and each stays in its worker's memory until
-    the driver has it, so the driver holds one column and the cluster at most one per thread.
+    One column per worker thread is sorted while the driver fetches the earliest one: the
+    columns sort in parallel, and in the background of the transfers; each stays in its
+    worker's memory until the driver has it, so the driver holds one column and the cluster
+    one per thread, plus the one on its way to the driver.
     """
-    threads = max(1, cluster_threads() or 1)
+    threads = max(1, cluster_threads() or 1) + 1
     column_tasks = (
         delayed(sorted_column)(list(X[:, k].to_delayed().ravel()), a, b)
         for k in range(int(X.shape[1]))
