@@ -153,3 +153,61 @@ def test_raw_passes_read_one_chunk_per_worker_thread(eight_blobs, monkeypatch):
     assert batches[0] == workers  # the summary pass: one chunk per worker thread
     np.testing.assert_array_equal(model.cluster_centers_, reference.cluster_centers_)
     np.testing.assert_array_equal(labels, reference.labels_)
+
+
+def columns_with_ties(n: int, d: int, seed: int) -> np.ndarray:
+    """Points on a coarse grid (many equal values per column, signed zeros among them), some
+    outside the bounds (−100, 100) so that clipping matters."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-12, 13, size=(n, d)) * 10.0
+    X[rng.random((n, d)) < 0.05] = -0.0
+    return X
+
+
+@pytest.mark.dask
+@pytest.mark.parametrize(
+    ("n", "d", "rows"), [(2, 1, 1), (3, 2, 2), (5_000, 1, 700), (5_000, 4, 900)]
+)
+def test_columns_sorted_on_workers_give_the_serial_gaps(worker_processes, monkeypatch, n, d, rows):
+    # On a cluster each column is clipped and sorted by a worker, the driver only adds the gaps:
+    # the same sums in the same order as the in-memory pass, so A is equal bit for bit.
+    from privopt.cluster import _dask
+    from privopt.cluster._interval import dimension_averaged_gaps
+
+    X = columns_with_ties(n, d, seed=n + d)
+    serial = dimension_averaged_gaps(X, -100.0, 100.0)
+    lazy = da.from_array(X, chunks=(rows, d))
+    monkeypatch.setattr(_dask, "fill_column", None)  # the driver never fetches a raw column
+    with distributed.Client(worker_processes):
+        gaps = _dask.DaskData(lazy, -100.0, 100.0).gaps()
+    assert gaps.shape == (n - 1,)
+    np.testing.assert_array_equal(gaps, serial)
+    assert np.array_equal(np.signbit(gaps), np.signbit(serial))
+    np.testing.assert_array_equal(lazy.compute(), X)  # the input chunks are left as they were
+
+
+@pytest.mark.dask
+@pytest.mark.parametrize("d", [1, 3])
+def test_fit_with_worker_sorted_columns_is_the_serial_fit(worker_processes, monkeypatch, d):
+    from privopt.cluster import _dask
+
+    X = np.vstack([synth(3_000, d, seed=d), columns_with_ties(500, d, seed=d)])
+    params = dict(bounds=(-100, 100), epsilon=2.0, delta=1e-7, random_state=8)
+    model = DPM(**params).fit(X)
+    fetched: list[int] = []
+    fetch = _dask.fetch_column
+    monkeypatch.setattr(_dask, "fetch_column", lambda c: (fetched.append(1), fetch(c))[1])
+    with distributed.Client(worker_processes):
+        lazy = DPM(**params).fit(da.from_array(X, chunks=(600, d)))
+        assert_same_fit(lazy, lazy.labels_.compute(), model)
+    assert len(fetched) == d  # every column came sorted from a worker
+
+
+@pytest.mark.dask
+def test_nan_is_refused_before_any_column_is_sorted(worker_processes, monkeypatch):
+    from privopt.cluster import _dask
+
+    monkeypatch.setattr(_dask, "sorted_columns", None)
+    bad = da.from_array(np.array([[0.0, 1.0], [np.nan, 2.0], [3.0, 4.0]]), chunks=(2, 2))
+    with distributed.Client(worker_processes), pytest.raises(InvalidInput, match="non-finite"):
+        DPM(bounds=(-10, 10), epsilon=1, delta=1e-6).fit(bad)

@@ -10,6 +10,8 @@ import numpy as np
 from privopt import _core
 
 __all__ = [
+    "prepare_column",
+    "sorted_column",
     "chunk_summary",
     "chunk_codes",
     "chunk_level_step",
@@ -17,6 +19,30 @@ __all__ = [
     "chunk_label_lines",
     "add_parts",
 ]
+
+
+def prepare_column(col: np.ndarray, a: float, b: float) -> np.ndarray:
+    """Clip a column to [a, b] and sort it, both in place; returns it."""
+    np.clip(col, a, b, out=col)
+    col.sort()
+    return col
+
+
+def sorted_column(pieces: list[np.ndarray], a: float, b: float) -> np.ndarray:
+    """One column of the data, clipped to [a, b] and sorted, from its row chunks' pieces.
+
+    Parameters
+    ----------
+    pieces : the column's values of each row chunk, in row order; 1-D float64 arrays.
+    a, b : the public bounds, in the units of the data.
+
+    Returns
+    -------
+    (n,) float64, a new array (the pieces are never changed: they may be cached chunks). The
+    values and the operations are those of the driver's own column sort, so the column is the
+    same bit for bit wherever it is sorted.
+    """
+    return prepare_column(np.concatenate(pieces), a, b)
 
 
 def chunk_summary(block: np.ndarray) -> tuple[bool, float, float]:

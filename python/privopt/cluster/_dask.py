@@ -7,6 +7,8 @@ users without Dask never import it; the passes compute what
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterator
 from typing import Any
 
 import dask
@@ -21,8 +23,10 @@ from privopt.cluster._chunks import (
     chunk_level_step,
     chunk_summary,
     chunk_sums,
+    prepare_column,
+    sorted_column,
 )
-from privopt.cluster._interval import add_sorted_gaps, prepare_column
+from privopt.cluster._interval import add_sorted_gaps
 
 __all__ = ["DaskData"]
 
@@ -41,7 +45,8 @@ class DaskData:
     than memory. Once β is known, the cell codes of the points (1/8 of the data at one byte a
     coordinate) are computed in one pass and persisted with each point's current tip (2 bytes),
     and each tree level is then one pass over them. The split width pulls one column at a time
-    into a buffer of n floats.
+    into a buffer of n floats; on a distributed cluster the workers clip and sort the columns,
+    several at once, and the driver only adds their gaps.
     """
 
     def __init__(self, X: Any, a: float, b: float) -> None:
@@ -64,11 +69,18 @@ class DaskData:
         return finite, lo, hi
 
     def gaps(self) -> np.ndarray:
+        """A of Algorithm 2 line 7, (n − 1,): the gaps of each sorted column, added in column
+        order (the order of :func:`~privopt.cluster._interval.dimension_averaged_gaps`, so the
+        sums are the same bit for bit), divided by d."""
         acc = np.zeros(self.n - 1)
-        col = np.empty(self.n)
-        for k in range(self.d):
-            fill_column(self.X, k, col)
-            add_sorted_gaps(acc, prepare_column(col, self.a, self.b))
+        if cluster_threads() is None:  # one process: the driver fetches and sorts each column
+            col = np.empty(self.n)
+            for k in range(self.d):
+                fill_column(self.X, k, col)
+                add_sorted_gaps(acc, prepare_column(col, self.a, self.b))
+        else:
+            for col in sorted_columns(self.X, self.a, self.b):
+                add_sorted_gaps(acc, col)
         acc /= self.d
         return acc
 
@@ -138,15 +150,22 @@ def chunks_in_flight(least: int = BATCH_CHUNKS) -> int:
     A fixed batch would leave all workers but ``least`` idle in those passes, whatever the
     cluster's size; one chunk per worker thread keeps each worker's memory at one raw chunk.
     """
+    threads = cluster_threads()
+    return least if threads is None else max(least, threads)
+
+
+def cluster_threads() -> int | None:
+    """Worker threads of the distributed cluster that computes (the current client); None for
+    the schedulers of one process (threads, processes, synchronous) or a cluster that did not
+    say."""
     scheduler = dask.base.get_scheduler()
     nthreads = getattr(getattr(scheduler, "__self__", None), "nthreads", None)
-    if not callable(nthreads):  # threads, processes, synchronous: the fixed bound
-        return least
+    if not callable(nthreads):
+        return None
     try:
-        threads = sum(int(t) for t in nthreads().values())
-    except (OSError, TimeoutError, TypeError, ValueError):  # the cluster did not say
-        return least
-    return max(least, threads)
+        return sum(int(t) for t in nthreads().values())
+    except (OSError, TimeoutError, TypeError, ValueError):
+        return None
 
 
 def delayed_call(func, *args) -> Any:
@@ -184,3 +203,33 @@ def fill_column(X: Any, k: int, out: np.ndarray, batch: int = 8) -> None:
         parts = dask.compute(*blocks[first : first + batch])
         for i, part in enumerate(parts, start=first):
             out[bounds[i] : bounds[i + 1]] = part
+
+
+def sorted_columns(X: Any, a: float, b: float) -> Iterator[np.ndarray]:
+    """The columns of the Dask array X (n, d), each clipped to [a, b] and sorted on a worker
+    (:func:`~privopt.cluster._chunks.sorted_column`), yielded in column order, (n,) each.
+
+    One column per worker thread is sorted while the driver fetches the earliest one: the
+    columns sort in parallel, and in the background of the transfers; each stays in its
+    worker's memory until the driver has it, so the driver holds one column and the cluster
+    one per thread, plus the one on its way to the driver.
+    """
+    threads = max(1, cluster_threads() or 1) + 1
+    column_tasks = (
+        delayed(sorted_column)(list(X[:, k].to_delayed().ravel()), a, b)
+        for k in range(int(X.shape[1]))
+    )
+    in_flight: deque[Any] = deque()
+    for task in column_tasks:
+        in_flight.append(dask.persist(task)[0])
+        if len(in_flight) >= threads:
+            yield fetch_column(in_flight.popleft())
+    while in_flight:
+        yield fetch_column(in_flight.popleft())
+
+
+def fetch_column(column: Any) -> np.ndarray:
+    """The driver's copy of a column persisted on the cluster; the cluster's copy is released
+    once the caller drops ``column``."""
+    (out,) = dask.compute(column)
+    return out

@@ -28,6 +28,7 @@ from scipy.optimize import brentq
 from scipy.special import ndtr
 
 from privopt import _core, dp
+from privopt.cluster._chunks import prepare_column
 from privopt.errors import InvalidInput
 
 __all__ = [
@@ -109,13 +110,6 @@ def add_sorted_gaps(acc: np.ndarray, col: np.ndarray) -> None:
     if acc.dtype != np.float64 or not acc.flags.c_contiguous:
         raise InvalidInput("acc must be a C-contiguous float64 array")
     _core.cluster.add_gaps(col, acc)
-
-
-def prepare_column(col: np.ndarray, a: float, b: float) -> np.ndarray:
-    """Clip a column to [a, b] and sort it, both in place; returns it."""
-    np.clip(col, a, b, out=col)
-    col.sort()
-    return col
 
 
 def dimension_averaged_gaps(X: np.ndarray, a: float, b: float) -> np.ndarray:
