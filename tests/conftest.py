@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +13,13 @@ import pytest
 # Plots in tests never need a display.
 matplotlib.use("Agg")
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+# The interrupt tests send SIGINT to this process and to the command-line processes it starts.
+# A shell without job control starts its background jobs with SIGINT ignored (`pytest &`, a
+# nohup'd CI script), and an ignored signal stays ignored in every child: Python would then
+# raise no KeyboardInterrupt and those tests would fail for the way the suite was started.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def shared_data_root() -> Path | None:
