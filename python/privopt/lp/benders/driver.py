@@ -324,9 +324,8 @@ class _Run:
             try:
                 x, theta = self.master_point()
                 master_time = time.perf_counter() - t0
-                first = None if core is None else self.collect(core, x)
-                if first is not None and math.isfinite(first.iterate_ub):
-                    # before the round at the master's point: a time limit there keeps it
+                first = None if core is None else self.collect_core_round(core, x)
+                if first is not None:  # offered now: a time limit in the next round keeps it
                     self.offer(first)
                 rnd = self.separate(x, theta)
             except (_MasterTimeout, _RoundTimeout):
@@ -341,8 +340,7 @@ class _Run:
                 self.master.add_cuts(r.cuts)
                 self.master.activate(r.newly)
                 self.n_cuts += len(r.cuts)
-            if math.isfinite(rnd.iterate_ub):
-                self.offer(rnd)
+            self.offer(rnd)
             self.cold_retried = self.cold_retried and not rnd.cuts  # one cold re-solve per stall
             self.record(it, rounds, master_time)
             stuck = self.same_point(x)
@@ -352,8 +350,9 @@ class _Run:
         return "iteration_limit"
 
     def offer(self, rnd: _Round) -> None:
-        """The round's point as the incumbent if it is better (``rnd`` fully feasible)."""
-        self.incumbent.offer(rnd.iterate_ub, rnd.x_sep, rnd.results, self.s.keep_solutions)
+        """The round's point as the incumbent if it is fully feasible and better."""
+        if math.isfinite(rnd.iterate_ub):
+            self.incumbent.offer(rnd.iterate_ub, rnd.x_sep, rnd.results, self.s.keep_solutions)
 
     def start_core_round(self) -> _PendingRound | None:
         """The round at the core point (``core_round``), set going before the first master
@@ -364,7 +363,7 @@ class _Run:
         xs = [core[d.t_cols] for d in self.subs]
         return self.dispatcher.start(xs, self.s.keep_solutions, self.clock.deadline)
 
-    def collect(self, pending: _PendingRound, x: np.ndarray) -> _Round:
+    def collect_core_round(self, pending: _PendingRound, x: np.ndarray) -> _Round:
         """The core round's outcomes and cuts. Every optimality cut is kept, whether or not
         it separates the master point ``x``: they are valid everywhere, tight at the core,
         and one row per subproblem."""
