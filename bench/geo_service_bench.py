@@ -14,8 +14,15 @@ RSS of both processes. The baseline in the same command is the in-process exchan
 
 ``--workers 1,2,8`` runs the levels once per server, in one command: 1 is the serial server
 (one solver thread), W > 1 a server whose batches' Benders subproblems run on W threads
-(``geo serve --threads W``). Each row also gives the server's CPU seconds per user (all its
-threads) and its batches' methods. With ``--py-spy FILE`` the server is sampled while the
+(``geo serve --threads W``). ``--processes 1,2,8`` does the same with P server processes
+(``geo serve --processes P``: each decodes, checks and solves its own uploads); with both,
+one server per pair. Each row also gives the server's CPU seconds per user (all its threads
+and processes).
+
+``--client-processes N`` spreads each level's C client threads over N processes of their own
+(C/N threads each), so that the clients' JSON encoding does not cap what is measured at one
+interpreter's speed: on a machine with spare cores, the server is then what limits users/s.
+With ``--py-spy FILE`` the server is sampled while the
 clients run (py-spy, raw collapsed stacks with thread names, one file per server) and the
 share of samples per thread and per stage (HTTP and JSON front, upload checks, model
 assembly, HiGHS, the release) is printed to stderr: what one server process does serially.
@@ -33,7 +40,7 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -55,10 +62,13 @@ def _geography(args: argparse.Namespace) -> Any:
     return grid_geography(37, 37, 0.5, metric="haversine", road_factor=1.2)
 
 
-def _start_server(args: argparse.Namespace, workers: int) -> tuple[subprocess.Popen, str]:
+def _start_server(
+    args: argparse.Namespace, workers: int, processes: int
+) -> tuple[subprocess.Popen, str]:
     cmd = [sys.executable, "-m", "privopt", "geo", "serve", *_map_args(args), *PARAMS]
     cmd += ["--port", "0", "--max-batch", str(args.max_batch)]
     cmd += ["--batch-window", str(args.batch_window), "--method", args.method, "--quiet"]
+    cmd += ["--processes", str(processes)]
     if workers > 1 and args.method in ("auto", "benders"):  # only Benders fans out
         cmd += ["--threads", str(workers)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=sys.stderr, text=True)
@@ -66,6 +76,16 @@ def _start_server(args: argparse.Namespace, workers: int) -> tuple[subprocess.Po
     if not line:
         raise SystemExit("the server did not start")
     return proc, json.loads(line)["url"]
+
+
+def _server_processes(server: Any) -> list[Any]:
+    """The server's process and its server processes (psutil; not the resource tracker)."""
+    kids = [p for p in server.children() if "spawn_main" in " ".join(p.cmdline())]
+    return [server, *kids]
+
+
+def _server_cpu_s(server: Any) -> float:
+    return sum(sum(p.cpu_times()[:2]) for p in _server_processes(server))
 
 
 class TimedClient(GeoServiceClient):
@@ -84,14 +104,14 @@ class TimedClient(GeoServiceClient):
         return out
 
 
-def _run_level(
-    client: Any, geo: Any, concurrency: int, sessions: int, seed: int, server: Any
-) -> dict:
+def _sessions(
+    client: Any, geo: Any, threads: int, locs: np.ndarray, seed: int
+) -> tuple[list[float], dict[str, list[float]], float]:
+    """Run one session per entry of ``locs`` from ``threads`` threads; (session seconds, HTTP
+    call seconds by route, CPU seconds of this process meanwhile)."""
     client.times.clear()
-    locs = np.random.default_rng(seed).integers(geo.n_locations, size=sessions)
-    before = client.health()
-    cpu = sum(server.cpu_times()[:2])
     durations: list[float] = []
+    cpu = time.process_time()
 
     def one(n: int) -> None:
         t = time.perf_counter()
@@ -99,21 +119,77 @@ def _run_level(
         durations.append(time.perf_counter() - t)
         assert rep.reply.batch.status == "optimal", rep.reply.batch.status
 
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(one, range(len(locs))))
+    return durations, {k: list(v) for k, v in client.times.items()}, time.process_time() - cpu
+
+
+def _client_process(
+    url: str, rome: str | None, threads: int, locs: np.ndarray, seed: int, start: Any
+) -> tuple[list[float], dict[str, list[float]], float]:
+    """One client process's share of a level (its own client, after the shared start)."""
+    geo = _geography(argparse.Namespace(rome=rome))
+    client = TimedClient(url, geo)
+    start.wait()
+    return _sessions(client, geo, threads, locs, seed)
+
+
+def _run_level(
+    client: Any, geo: Any, concurrency: int, args: argparse.Namespace, seed: int, server: Any
+) -> dict:
+    locs = np.random.default_rng(seed).integers(geo.n_locations, size=args.sessions)
+    before = client.health()
+    cpu = _server_cpu_s(server)
+    n_proc = min(args.client_processes, concurrency)
     t0 = time.perf_counter()
-    with ThreadPoolExecutor(concurrency) as pool:
-        list(pool.map(one, range(sessions)))
-    wall = time.perf_counter() - t0
-    server_cpu = sum(server.cpu_times()[:2]) - cpu
+    if n_proc <= 1:
+        durations, routes, client_cpu = _sessions(client, geo, concurrency, locs, seed)
+        wall = time.perf_counter() - t0
+    else:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("spawn")
+        manager = ctx.Manager()
+        start = manager.Event()
+        shares = np.array_split(np.arange(args.sessions), n_proc)
+        with ProcessPoolExecutor(n_proc, mp_context=ctx) as pool:
+            futures = [
+                pool.submit(
+                    _client_process,
+                    client.url,
+                    args.rome,
+                    max(1, concurrency // n_proc),
+                    locs[share],
+                    seed + int(share[0]) if share.size else seed,
+                    start,
+                )
+                for share in shares
+            ]
+            time.sleep(0.5)  # let them start (interpreter, map) before the clock runs
+            t0 = time.perf_counter()
+            start.set()
+            results = [f.result() for f in futures]
+            wall = time.perf_counter() - t0
+        manager.shutdown()
+        durations = [d for r in results for d in r[0]]
+        client_cpu = sum(r[2] for r in results)
+        routes = {}
+        for _, by_route, _ in results:
+            for k, v in by_route.items():
+                routes.setdefault(k, []).extend(v)
+    server_cpu = _server_cpu_s(server) - cpu
     after = client.health()
-    sizes = after["batch_sizes"][len(before["batch_sizes"]) :]
+    solved = after["batches"] - before["batches"]
+    sizes = after["batch_sizes"][-solved:] if solved else []
     solve = after["solve_s_total"] - before["solve_s_total"]
     return {
         "wall": wall,
         "sessions": durations,
-        "routes": {k: list(v) for k, v in client.times.items()},
+        "routes": routes,
         "batches": sizes,
-        "solve_per_user_ms": 1e3 * solve / sessions,
-        "server_cpu_per_user_ms": 1e3 * server_cpu / sessions,
+        "solve_per_user_ms": 1e3 * solve / args.sessions,
+        "server_cpu_per_user_ms": 1e3 * server_cpu / args.sessions,
+        "client_cpu_per_user_ms": 1e3 * client_cpu / args.sessions,
     }
 
 
@@ -195,6 +271,19 @@ def main() -> None:
         help="comma list: one server per entry, with that many threads per batch solve "
         "(geo serve --threads; Benders only; 1: the serial server)",
     )
+    ap.add_argument(
+        "--processes",
+        default="1",
+        help="comma list: one server per entry, with that many server processes "
+        "(geo serve --processes)",
+    )
+    ap.add_argument(
+        "--client-processes",
+        type=int,
+        default=1,
+        help="processes the C client threads of a level are spread over (default 1: threads "
+        "of this process)",
+    )
     ap.add_argument("--py-spy", default=None, help="sample each server with py-spy into FILE.W")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
@@ -202,55 +291,66 @@ def main() -> None:
     geo = _geography(args)
     rows, server_rss = [], {}
     for workers in (int(x) for x in args.workers.split(",")):
-        server_rss[workers] = _run_server(args, geo, workers, rows)
+        for processes in (int(x) for x in args.processes.split(",")):
+            server_rss[workers, processes] = _run_server(args, geo, workers, processes, rows)
     _baseline(args, geo, 2)  # warm-up: imports and the first HiGHS
-    base = {c: _baseline(args, geo, min(c, geo.n_locations)) for _, c, _ in rows}
+    base = {c: _baseline(args, geo, min(c, geo.n_locations)) for _, _, c, _ in rows}
     client_rss = peak_rss_mib()
-    rss = ", ".join(f"{v:.0f}" for v in server_rss.values())
+    rss = ", ".join(f"W={w} P={p}: {v}" for (w, p), v in server_rss.items())
     print(
         f"\nK = {geo.n_locations} ({geo.name}), {args.sessions} sessions per level, "
         f"max_batch {args.max_batch}, window {args.batch_window} s, method {args.method}; "
-        f"load average {os.getloadavg()[0]:.1f}; peak RSS server {rss} MiB, "
-        f"clients {client_rss:.0f} MiB\n"
+        f"client processes {args.client_processes}; load average {os.getloadavg()[0]:.1f}; "
+        f"peak RSS per server process (largest) {rss} MiB, clients {client_rss:.0f} MiB\n"
     )
     print(
-        "| W | C | sessions/s | HTTP req/s | /cr p50 / p95 (ms) | /upload p50 / p95 (ms) | "
+        "| W | P | C | sessions/s | HTTP req/s | /cr p50 / p95 (ms) | /upload p50 / p95 (ms) | "
         "session p95 (ms) | batches (mean size) | solve per user (ms) | "
-        "server CPU per user (ms) | in-process per user (ms) |"
+        "server CPU per user (ms) | client CPU per user (ms) | in-process per user (ms) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for w, c, r in rows:
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for w, p, c, r in rows:
         n = len(r["sessions"])
         cr, up = r["routes"].get("/cr", []), r["routes"].get("/upload", [])
         print(
-            f"| {w} | {c} | {n / r['wall']:.1f} | {(len(cr) + len(up)) / r['wall']:.1f} | "
+            f"| {w} | {p} | {c} | {n / r['wall']:.1f} | {(len(cr) + len(up)) / r['wall']:.1f} | "
             f"{_ms(cr, 50)} / {_ms(cr, 95)} | {_ms(up, 50)} / {_ms(up, 95)} | "
             f"{_ms(r['sessions'], 95)} | {len(r['batches'])} ({np.mean(r['batches']):.1f}) | "
             f"{r['solve_per_user_ms']:.1f} | {r['server_cpu_per_user_ms']:.1f} | "
-            f"{1e3 * base[c]:.1f} |"
+            f"{r['client_cpu_per_user_ms']:.1f} | {1e3 * base[c]:.1f} |"
         )
 
 
-def _run_server(args: argparse.Namespace, geo: Any, workers: int, rows: list) -> float:
-    """Start a server of ``workers`` solver threads, run every level against it (appending
-    (workers, C, result) to ``rows``), stop it; its peak RSS in MiB."""
+def _run_server(
+    args: argparse.Namespace, geo: Any, workers: int, processes: int, rows: list
+) -> str:
+    """Start a server of ``workers`` solver threads in each of ``processes`` processes, run
+    every level against it (appending (workers, processes, C, result) to ``rows``), stop it;
+    the peak RSS of its largest process in MiB."""
     import psutil
 
-    proc, url = _start_server(args, workers)
+    proc, url = _start_server(args, workers, processes)
     spy = None
     try:
         client = TimedClient(url, geo)
-        client.obfuscate(0, rng=0)  # warm-up (imports, first HiGHS)
+        deadline = time.monotonic() + 120
+        while len(_server_processes(psutil.Process(proc.pid))) < processes + (processes > 1):
+            if time.monotonic() > deadline:
+                raise SystemExit("the server processes did not start")
+            time.sleep(0.1)
+        with ThreadPoolExecutor(2 * processes) as pool:  # warm-up: imports, first HiGHS
+            list(pool.map(lambda n: client.obfuscate(n, rng=n), range(2 * processes)))
         if args.py_spy:
-            out = f"{args.py_spy}.{workers}"
+            out = f"{args.py_spy}.{workers}.{processes}"
             cmd = ["py-spy", "record", "--pid", str(proc.pid), "--format", "raw", "--threads"]
+            cmd += ["--subprocesses"] if processes > 1 else []
             spy = subprocess.Popen([*cmd, "--nonblocking", "-o", out], stdout=subprocess.DEVNULL)
         server = psutil.Process(proc.pid)
         for c in (int(x) for x in args.concurrency.split(",")):
-            rows.append(
-                (workers, c, _run_level(client, geo, c, args.sessions, args.seed + c, server))
-            )
-        rss = peak_rss_mib(proc.pid)
+            level = _run_level(client, geo, c, args, args.seed + c, server)
+            rows.append((workers, processes, c, level))
+        peaks = [peak_rss_mib(p.pid) for p in _server_processes(server)]
+        rss = f"{max(peaks):.0f}" if processes == 1 else f"{max(peaks[1:]):.0f}"
     finally:
         if spy is not None:
             spy.send_signal(2)  # SIGINT: py-spy writes its file and exits
@@ -258,7 +358,8 @@ def _run_server(args: argparse.Namespace, geo: Any, workers: int, rows: list) ->
         proc.terminate()
         proc.wait(timeout=60)
     if spy is not None:
-        print(json.dumps({"workers": workers, **_profile_shares(out)}), file=sys.stderr)
+        shares = _profile_shares(out)
+        print(json.dumps({"workers": workers, "processes": processes, **shares}), file=sys.stderr)
     return rss
 
 

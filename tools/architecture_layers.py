@@ -55,9 +55,11 @@ ROLES: dict[str, str] = {
     "privopt._optional": "the optional dependencies, one accessor each",
     "privopt.errors": "the exceptions and warnings",
     # privopt.geo
+    "privopt.geo.http_processes": "the web service on several server processes",
     "privopt.geo.http_server": "the web service (Starlette)",
     "privopt.geo.http_client": "the client of the web service",
     "privopt.geo.http_limits": "limits on hostile HTTP clients",
+    "privopt.geo.http_counters": "the service's counters, shared by its processes",
     "privopt.geo.baselines": "planar Laplace and the exponential mechanism",
     "privopt.geo.tradeoff": "loss and adversary error across ε (sweep_epsilon)",
     "privopt.geo.adversary": "the Bayes-optimal adversary per user, metric or road loss",

@@ -263,17 +263,20 @@ _SERVE = [
 
 
 @pytest.mark.dask
-def test_geo_serve_solves_its_batches_on_the_cluster(scheduler, tmp_path):
-    """A server started with --scheduler solves each batch's per-user subproblems on the
-    cluster; every user's matrix is the one a serial solve of the same uploads gives."""
+@pytest.mark.parametrize("where, processes", [("scheduler", 1), ("scheduler", 2), ("workers", 2)])
+def test_geo_serve_solves_its_batches_on_the_cluster(scheduler, tmp_path, where, processes):
+    """A server started with --scheduler (or --workers) solves each batch's per-user
+    subproblems on the cluster, from each of its server processes; every user's matrix is
+    the one a serial solve of the same uploads gives."""
     pytest.importorskip("starlette", reason="needs the privopt[server] extra")
     from privopt.geo import grid_geography, solve_uploads
     from privopt.geo.http_client import GeoServiceClient
 
     before = _tasks_run(scheduler)
+    cluster = ["--scheduler", scheduler] if where == "scheduler" else ["--workers", "2"]
     log = (tmp_path / "serve.log").open("w+")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "privopt", *_SERVE, "--scheduler", scheduler],
+        [sys.executable, "-m", "privopt", *_SERVE, *cluster, "--processes", str(processes)],
         stdout=subprocess.PIPE,
         stderr=log,
         text=True,
@@ -303,4 +306,5 @@ def test_geo_serve_solves_its_batches_on_the_cluster(scheduler, tmp_path):
         )
         for rep, mine in zip(reps, serial, strict=True):
             np.testing.assert_array_equal(rep.matrix.matrix, mine.matrix)
-    assert _tasks_run(scheduler) > before  # the batches' subproblems ran on the cluster
+    if where == "scheduler":
+        assert _tasks_run(scheduler) > before  # the batches' subproblems ran on the cluster

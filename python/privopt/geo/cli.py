@@ -18,6 +18,7 @@ extra ``privopt[server]``) and prints one JSON line with its URL once it listens
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
@@ -46,6 +47,7 @@ from privopt._cli_support import (
     add_out_option,
     add_seed_option,
     add_time_limit_option,
+    dask_client_from_args,
     emit_summary,
     executor_from_args,
     executor_rules,
@@ -61,6 +63,7 @@ from privopt.geo import CostReferenceTable, GeoParams, grid_geography, load_rome
 from privopt.geo.adversary import ADVERSARY_LOSSES
 from privopt.geo.geography import draw_indices
 from privopt.geo.http_client import GeoServiceClient
+from privopt.geo.http_counters import ServiceCounters
 from privopt.geo.report import BASELINES, baseline_rows, write_report
 from privopt.geo.tradeoff import sweep_epsilon
 from privopt.perturbation.tradeoff import MAX_SWEEP_EPSILONS
@@ -70,6 +73,9 @@ __all__ = ["register"]
 #: Most locations a generated --grid may have (a million take about 0.5 GB and 3 s to build;
 #: beyond that, ask for a map with -K sampled locations instead).
 MAX_GRID_LOCATIONS = 1_000_000
+#: Most server processes of one ``geo serve`` (--processes).
+MAX_SERVER_PROCESSES = 256
+
 #: Largest request body a server accepts, in MiB (--max-body-mb).
 MAX_BODY_MB = 1024.0
 #: Largest x with e^x a finite double.
@@ -262,6 +268,15 @@ def _register_serve(nested: argparse._SubParsersAction) -> None:
         type=count,
         default=1024,
         help="most connections open at once; more get 503 (default 1024)",
+    )
+    q.add_argument(
+        "--processes",
+        type=Integer(low=1, high=MAX_SERVER_PROCESSES),
+        default=1,
+        metavar="P",
+        help="server processes on the one port, each decoding, checking and solving the "
+        "uploads it receives (batches of its own); the limits above hold per process, "
+        "--threads per process, --workers / --scheduler is one cluster for all (default 1)",
     )
     add_executor_options(
         q, "each batch's Benders subproblems", threads="each batch's Benders subproblems"
@@ -475,11 +490,30 @@ def _may_decompose(args: argparse.Namespace) -> bool:
 
 def _serve(args: argparse.Namespace) -> int:
     refuse_ignored_options(args, executor_rules(_may_decompose(args), "--method benders or auto"))
+    if args.processes > 1:
+        # One cluster for all server processes: each connects its own client to it.
+        with dask_client_from_args(args) as client:
+            return _serve_with(args, None, _process_executor(args, client))
     with executor_from_args(args) as executor:  # lives as long as the server
         return _serve_with(args, executor)
 
 
-def _serve_with(args: argparse.Namespace, executor: Any) -> int:
+def _process_executor(args: argparse.Namespace, client: Any) -> Any:
+    """What opens each server process's executor (picklable): its own thread pool for
+    --threads, its own client of the cluster for --workers / --scheduler, None for neither."""
+    if args.threads is None and client is None:
+        return None
+    address = None if client is None else client.scheduler.address
+    options = argparse.Namespace(
+        threads=args.threads,
+        scheduler=address,
+        workers=None,
+        connect_timeout=args.connect_timeout if address is not None else None,
+    )
+    return functools.partial(executor_from_args, options)
+
+
+def _serve_with(args: argparse.Namespace, executor: Any, process_executor: Any = None) -> int:
     server = _http_server()
     service = _service(args, executor)
     sock = server.bind_socket(args.host, args.port)
@@ -495,12 +529,23 @@ def _serve_with(args: argparse.Namespace, executor: Any) -> int:
     )
     print(f"[geo serve] listening on {url} (SIGINT/SIGTERM stops it)", file=sys.stderr)
     try:
-        server.serve(service, sock)
+        if args.processes > 1:
+            _http_processes().serve_processes(
+                service.table,
+                service.params,
+                sock,
+                processes=args.processes,
+                config=service.config,
+                counters=service.counters,
+                executor=process_executor,
+            )
+        else:
+            server.serve(service, sock)
     except (KeyboardInterrupt, Terminated):
         pass  # the normal way to stop a server
     finally:
         sock.close()
-    h = service.health(0)
+    h = service.health()
     print(f"[geo serve] stopped: {h['requests']}, {h['batches']} batches solved", file=sys.stderr)
     return 0
 
@@ -525,7 +570,8 @@ def _service(args: argparse.Namespace, executor: Any = None) -> Any:
     geo = _geography(args, args.sample_seed)
     print(f"[geo serve] {geo!r}: building the CR table", file=sys.stderr)
     table = _cr_table(geo, params, args)
-    return server.GeoService(table, params, config, executor=executor)
+    counters = ServiceCounters(args.processes)
+    return server.GeoService(table, params, config, executor=executor, counters=counters)
 
 
 #: The packages of the server extra, ``privopt[server]``.
@@ -535,13 +581,22 @@ SERVER_EXTRA = ("starlette", "uvicorn", "h11")
 def _http_server() -> ModuleType:
     """:mod:`privopt.geo.http_server`, imported when ``geo serve`` runs: it needs the server
     extra (Starlette and uvicorn), which nothing else does."""
+    return _server_modules()[0]
+
+
+def _http_processes() -> ModuleType:
+    """:mod:`privopt.geo.http_processes` (``geo serve --processes``), imported likewise."""
+    return _server_modules()[1]
+
+
+def _server_modules() -> tuple[ModuleType, ModuleType]:
     try:
-        from privopt.geo import http_server
+        from privopt.geo import http_processes, http_server
     except ImportError as exc:
         if (exc.name or "").split(".")[0] not in SERVER_EXTRA:
             raise
         raise InvalidInput("privopt geo serve needs: pip install 'privopt[server]'") from None
-    return http_server
+    return http_server, http_processes
 
 
 def _client(args: argparse.Namespace) -> int:

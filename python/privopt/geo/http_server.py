@@ -38,7 +38,6 @@ import asyncio
 import dataclasses
 import socket
 import sys
-import threading
 import time
 import traceback
 from collections.abc import Awaitable, Callable
@@ -58,6 +57,7 @@ from starlette.routing import Route
 from privopt._validation import check_instance, check_int, check_nonnegative, check_positive
 from privopt.errors import InvalidInput, PrivoptError
 from privopt.geo.crtable import CostReferenceTable, SnapTable
+from privopt.geo.http_counters import ServiceCounters
 from privopt.geo.http_limits import limited_protocol, raise_open_file_limit
 from privopt.geo.messages import CRRequest, ErrorMessage, Setup, Upload, UserMatrix
 from privopt.geo.params import GEO_REL_GAP, GeoParams, check_params
@@ -147,6 +147,9 @@ class GeoService:
     params : the public parameters.
     config : limits and solver settings.
     executor : executor of the Benders subproblems within a batch (serial when None).
+    counters : the server's counters, shared by its processes when it runs several (a new
+        single-process one when None).
+    process : this process's index among the server's processes (0-based).
     """
 
     def __init__(
@@ -156,6 +159,8 @@ class GeoService:
         config: ServiceConfig | None = None,
         *,
         executor: Executor | None = None,
+        counters: ServiceCounters | None = None,
+        process: int = 0,
     ) -> None:
         check_instance("table", table, CostReferenceTable)
         check_params("params", params)
@@ -165,6 +170,10 @@ class GeoService:
             raise InvalidInput(
                 f"executor must have a submit() method, got {type(executor).__name__}"
             )
+        counters = ServiceCounters() if counters is None else counters
+        check_instance("counters", counters, ServiceCounters)
+        check_int("process", process, minimum=0, maximum=counters.processes - 1)
+        self.counters, self.process = counters, process
         self.table, self.params = table, params
         self.config = config or ServiceConfig()
         self.executor = executor
@@ -179,15 +188,6 @@ class GeoService:
             self.config.max_body_bytes,
         )
         self._setup_json = self.setup.to_json()
-        self._lock = threading.Lock()
-        self.counts: dict[str, int] = {
-            "cr": 0,
-            "upload": 0,
-            "refused": 0,
-            "failed": 0,
-            "failed_solves": 0,
-        }
-        self.batches: list[dict[str, Any]] = []
 
     def setup_message(self) -> dict[str, Any]:
         """The ``setup`` message (built once)."""
@@ -295,7 +295,7 @@ class GeoService:
         choose the same id: each reply goes by position); each reply gets the batch's number."""
         c = self.config
         start = time.perf_counter()
-        replies, sol = solve_valid_uploads(
+        replies, _ = solve_valid_uploads(
             uploads,
             self.params,
             method=c.method,
@@ -304,41 +304,32 @@ class GeoService:
             time_limit=c.time_limit,
             progress=False,  # batches follow one another: the log line per batch says enough
         )
-        with self._lock:
-            batch = len(self.batches)
-            self.batches.append(
-                {
-                    "batch": batch,
-                    "users": len(uploads),
-                    "solve_s": time.perf_counter() - start,
-                    "method": sol.method,
-                    "status": sol.status,
-                    "relative_gap": sol.relative_gap,
-                }
-            )
+        batch = self.counters.record_batch(self.process, len(uploads), time.perf_counter() - start)
         return [
             dataclasses.replace(r, batch=dataclasses.replace(r.batch, id=batch)) for r in replies
         ]
 
     def count(self, what: str) -> None:
-        """Count one event of kind ``what`` (thread-safe)."""
-        with self._lock:
-            self.counts[what] += 1
+        """Count one event of kind ``what`` (thread-safe; counted for the whole server)."""
+        self.counters.count(self.process, what)
 
-    def health(self, pending: int) -> dict[str, Any]:
-        """The ``health`` message: request counters, batches solved, uploads waiting."""
-        with self._lock:
-            sizes = [b["users"] for b in self.batches]
-            solve = [b["solve_s"] for b in self.batches]
-            return {
-                "type": "health",
-                "n_locations": self.geography.n_locations,
-                "requests": dict(self.counts),
-                "batches": len(sizes),
-                "batch_sizes": sizes,
-                "solve_s_total": float(sum(solve)),
-                "pending_uploads": pending,
-            }
+    def set_pending(self, pending: int) -> None:
+        """Uploads waiting for a batch in this process."""
+        self.counters.set_pending(self.process, pending)
+
+    def health(self, pending: int | None = None) -> dict[str, Any]:
+        """The ``health`` message of the whole server (every process): request counters,
+        batches solved (``batch_users`` uploads in all, the sizes of the latest ones), solve
+        seconds, uploads waiting (``pending``: this process's count as it stands now, when
+        given)."""
+        if pending is not None:
+            self.set_pending(pending)
+        return {
+            "type": "health",
+            "n_locations": self.geography.n_locations,
+            "processes": self.counters.processes,
+            **self.counters.snapshot(),
+        }
 
 
 def _unsolvable(exc: Exception) -> Exception:
@@ -356,7 +347,8 @@ class UploadBatcher:
 
     A batch starts when the solver is free and either ``max_batch`` uploads wait or the oldest
     has waited ``window_s``. ``solve`` returns, per upload, its reply or the exception its
-    waiter raises. Lives on one asyncio event loop.
+    waiter raises; ``on_pending``, when given, is told the number of waiting uploads each time
+    it changes. Lives on one asyncio event loop.
     """
 
     def __init__(
@@ -366,8 +358,10 @@ class UploadBatcher:
         max_batch: int,
         window_s: float,
         max_pending: int,
+        on_pending: Callable[[int], None] | None = None,
     ) -> None:
         self._solve = solve
+        self._on_pending = on_pending
         self.max_batch, self.window_s, self.max_pending = max_batch, window_s, max_pending
         self._pending: list[tuple[Upload, asyncio.Future[UserMatrix], float]] = []
         self._busy = False
@@ -387,6 +381,7 @@ class UploadBatcher:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[UserMatrix] = loop.create_future()
         self._pending.append((upload, future, loop.time()))
+        self._pending_changed()
         self._schedule(loop)
         return await future
 
@@ -409,9 +404,14 @@ class UploadBatcher:
             self._timer = None
         batch = self._pending[: self.max_batch]
         del self._pending[: self.max_batch]
+        self._pending_changed()
         self._busy = True
         task = loop.run_in_executor(self._pool, self._solve, [u for u, _, _ in batch])
         task.add_done_callback(lambda t: self._finish(loop, batch, t))
+
+    def _pending_changed(self) -> None:
+        if self._on_pending is not None:
+            self._on_pending(len(self._pending))
 
     def _finish(self, loop: asyncio.AbstractEventLoop, batch: list[Any], task: Any) -> None:
         self._busy = False
@@ -514,6 +514,7 @@ def create_app(service: GeoService) -> Any:
         max_batch=cfg.max_batch,
         window_s=cfg.batch_window_s,
         max_pending=cfg.max_pending,
+        on_pending=service.set_pending,
     )
 
     def endpoint(
