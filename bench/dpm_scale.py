@@ -21,8 +21,8 @@ serial (Dask's synchronous scheduler, in the driver process), W ≥ 1 a ``distri
 of W single-threaded worker processes, as ``privopt cluster --workers W`` starts. Each row then
 also gives the driver's phases (``--profile``, printed as JSON to stderr): the passes the fit
 fans out, the split width's serial part in the driver (fetching each column whole, clipping and
-sorting it, or on a cluster fetching each column sorted by a worker; summing the gaps, sorting
-the gaps), and the bytes of the level histograms; plus the
+sorting it, or on a cluster the workers' sorts and gap sums and the sums' transfer; summing the
+gaps, sorting the gaps), and the bytes of the level histograms; plus the
 file's read rate, cold (pages dropped from the cache first) and warm, in one process.
 
 Progress goes to stderr; the table (markdown) to stdout.
@@ -110,6 +110,8 @@ class PhaseTimer:
         self.wrap(_dask.DaskData, "gaps", "split width: gaps, all")
         self.wrap(_dask, "fill_column", "split width: fetch a column whole (fan-out + transfer)")
         self.wrap(_dask, "fetch_column", "split width: fetch a column sorted on a worker")
+        self.wrap(_dask, "gaps_on_workers", "split width: sort + add gaps on the workers, all")
+        self.wrap(_dask, "fetch_gap_sums", "split width: fetch the gap sums (driver)")
         self.wrap(_dask, "prepare_column", "split width: clip + sort a column (driver)")
         self.wrap(_dask, "add_sorted_gaps", "split width: add the gaps (driver)")
         self.wrap(_interval, "prepare_column", "split width: clip + sort the gaps (driver)")

@@ -166,10 +166,12 @@ def columns_with_ties(n: int, d: int, seed: int) -> np.ndarray:
 
 @pytest.mark.dask
 @pytest.mark.parametrize(
-    ("n", "d", "rows"), [(2, 1, 1), (3, 2, 2), (5_000, 1, 700), (5_000, 4, 900)]
+    ("n", "d", "rows"),
+    [(2, 1, 1), (3, 2, 2), (3, 5, 1), (5_000, 1, 700), (5_000, 4, 900), (5_000, 7, 5_000)],
 )
 def test_columns_sorted_on_workers_give_the_serial_gaps(worker_processes, monkeypatch, n, d, rows):
-    # On a cluster each column is clipped and sorted by a worker, the driver only adds the gaps:
+    # On a cluster each column is clipped and sorted by a worker, and the workers add the gaps
+    # by ranges of rows, columns in groups (d above the cluster's 2 threads: several groups):
     # the same sums in the same order as the in-memory pass, so A is equal bit for bit.
     from privopt.cluster import _dask
     from privopt.cluster._interval import dimension_averaged_gaps
@@ -195,19 +197,26 @@ def test_fit_with_worker_sorted_columns_is_the_serial_fit(worker_processes, monk
     params = dict(bounds=(-100, 100), epsilon=2.0, delta=1e-7, random_state=8)
     model = DPM(**params).fit(X)
     fetched: list[int] = []
-    fetch = _dask.fetch_column
-    monkeypatch.setattr(_dask, "fetch_column", lambda c: (fetched.append(1), fetch(c))[1])
+    fetch = _dask.fetch_gap_sums
+
+    def counted(parts):
+        out = fetch(parts)
+        fetched.extend(x.size for x in out)
+        return out
+
+    monkeypatch.setattr(_dask, "fetch_gap_sums", counted)
     with distributed.Client(worker_processes):
         lazy = DPM(**params).fit(da.from_array(X, chunks=(600, d)))
         assert_same_fit(lazy, lazy.labels_.compute(), model)
-    assert len(fetched) == d  # every column came sorted from a worker
+    # the driver received the gap sums by ranges of rows, n − 1 values in all, no column
+    assert sum(fetched) == len(X) - 1 and max(fetched) < len(X) // 2
 
 
 @pytest.mark.dask
 def test_nan_is_refused_before_any_column_is_sorted(worker_processes, monkeypatch):
     from privopt.cluster import _dask
 
-    monkeypatch.setattr(_dask, "sorted_columns", None)
+    monkeypatch.setattr(_dask, "gaps_on_workers", None)
     bad = da.from_array(np.array([[0.0, 1.0], [np.nan, 2.0], [3.0, 4.0]]), chunks=(2, 2))
     with distributed.Client(worker_processes), pytest.raises(InvalidInput, match="non-finite"):
         DPM(bounds=(-10, 10), epsilon=1, delta=1e-6).fit(bad)

@@ -12,6 +12,8 @@ from privopt import _core
 __all__ = [
     "prepare_column",
     "sorted_column",
+    "column_piece",
+    "add_piece_gaps",
     "chunk_summary",
     "chunk_codes",
     "chunk_level_step",
@@ -43,6 +45,27 @@ def sorted_column(pieces: list[np.ndarray], a: float, b: float) -> np.ndarray:
     same bit for bit wherever it is sorted.
     """
     return prepare_column(np.concatenate(pieces), a, b)
+
+
+def column_piece(column: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """``column[start:stop]`` of a sorted column held by a worker, (stop − start,): what one
+    range of the gap sums needs of it (a view; the worker sends only these values)."""
+    return column[start:stop]
+
+
+def add_piece_gaps(acc: np.ndarray | None, pieces: list[np.ndarray]) -> np.ndarray:
+    """A range of the gap sums: a copy of ``acc`` (zeros when None), (m − 1,), plus the gaps
+    of each piece (m,) of a sorted column, in the order given.
+
+    Each element gets the same difference then the same sum as in the driver's pass over
+    whole columns (``_core.cluster.add_gaps``), so ranges added over columns in column order
+    are those sums bit for bit. ``acc`` is copied, never changed: it may be a stored result
+    that a retried task reads again.
+    """
+    out = np.zeros(pieces[0].size - 1) if acc is None else acc.copy()
+    for piece in pieces:
+        _core.cluster.add_gaps(np.ascontiguousarray(piece), out)
+    return out
 
 
 def chunk_summary(block: np.ndarray) -> tuple[bool, float, float]:

@@ -7,8 +7,6 @@ users without Dask never import it; the passes compute what
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterator
 from typing import Any
 
 import dask
@@ -19,10 +17,12 @@ from privopt import _core
 from privopt.cluster._backend import SplitTree
 from privopt.cluster._chunks import (
     add_parts,
+    add_piece_gaps,
     chunk_codes,
     chunk_level_step,
     chunk_summary,
     chunk_sums,
+    column_piece,
     prepare_column,
     sorted_column,
 )
@@ -46,7 +46,7 @@ class DaskData:
     coordinate) are computed in one pass and persisted with each point's current tip (2 bytes),
     and each tree level is then one pass over them. The split width pulls one column at a time
     into a buffer of n floats; on a distributed cluster the workers clip and sort the columns,
-    several at once, and the driver only adds their gaps.
+    several at once, and add their gaps by ranges of rows: the driver only receives the sums.
     """
 
     def __init__(self, X: Any, a: float, b: float) -> None:
@@ -79,8 +79,7 @@ class DaskData:
                 fill_column(self.X, k, col)
                 add_sorted_gaps(acc, prepare_column(col, self.a, self.b))
         else:
-            for col in sorted_columns(self.X, self.a, self.b):
-                add_sorted_gaps(acc, col)
+            acc = gaps_on_workers(self.X, self.a, self.b)
         acc /= self.d
         return acc
 
@@ -205,31 +204,62 @@ def fill_column(X: Any, k: int, out: np.ndarray, batch: int = 8) -> None:
             out[bounds[i] : bounds[i + 1]] = part
 
 
-def sorted_columns(X: Any, a: float, b: float) -> Iterator[np.ndarray]:
-    """The columns of the Dask array X (n, d), each clipped to [a, b] and sorted on a worker
-    (:func:`~privopt.cluster._chunks.sorted_column`), yielded in column order, (n,) each.
+def gaps_on_workers(X: Any, a: float, b: float) -> np.ndarray:
+    """Σ_k of the gaps of column k of the Dask array X (n, d), clipped to [a, b] and sorted,
+    added in column order, (n − 1,) float64: computed on the distributed cluster, which sends
+    the driver only these n − 1 sums (not the d sorted columns: 8 GB at 10⁸ × 10).
 
-    One column per worker thread is sorted while the driver fetches the earliest one: the
-    columns sort in parallel, and in the background of the transfers; each stays in its
-    worker's memory until the driver has it, so the driver holds one column and the cluster
-    one per thread, plus the one on its way to the driver.
+    Columns go in groups of one per worker thread. Each column of a group is clipped and
+    sorted by a worker (:func:`~privopt.cluster._chunks.sorted_column`) and cut there into
+    pieces, one per range of rows (two ranges per worker thread, each piece overlapping the
+    next by one value); then each range's task adds its pieces' gaps to the range's sums in
+    column order (:func:`~privopt.cluster._chunks.add_piece_gaps`). A group's columns sort
+    while the group before adds its gaps, and are released once their sums are in, so the
+    cluster holds at most two groups of columns plus the sums (one column's worth). Every
+    element is the same difference and the same sum, in the same order, as in the driver's
+    pass over whole columns: the result is equal bit for bit.
     """
-    threads = max(1, cluster_threads() or 1) + 1
-    column_tasks = (
-        delayed(sorted_column)(list(X[:, k].to_delayed().ravel()), a, b)
-        for k in range(int(X.shape[1]))
-    )
-    in_flight: deque[Any] = deque()
-    for task in column_tasks:
-        in_flight.append(dask.persist(task)[0])
-        if len(in_flight) >= threads:
-            yield fetch_column(in_flight.popleft())
-    while in_flight:
-        yield fetch_column(in_flight.popleft())
+    from distributed import wait
 
-
-def fetch_column(column: Any) -> np.ndarray:
-    """The driver's copy of a column persisted on the cluster; the cluster's copy is released
-    once the caller drops ``column``."""
-    (out,) = dask.compute(column)
+    n, d = (int(s) for s in X.shape)
+    if n < 2:
+        return np.zeros(max(n - 1, 0))
+    threads = max(1, cluster_threads() or 1)
+    edges = np.linspace(0, n - 1, min(n - 1, 2 * threads) + 1).round().astype(int)
+    ranges = list(zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True))
+    sums: list[Any] = [None] * len(ranges)
+    previous: list[Any] = []
+    for first in range(0, d, threads):
+        columns = [
+            delayed(sorted_column)(list(X[:, k].to_delayed().ravel()), a, b)
+            for k in range(first, min(d, first + threads))
+        ]
+        pieces = [
+            [delayed(column_piece)(col, start, stop + 1) for start, stop in ranges]
+            for col in columns
+        ]
+        sums = list(
+            dask.persist(
+                *(
+                    delayed(add_piece_gaps)(sums[r], [p[r] for p in pieces])
+                    for r in range(len(ranges))
+                )
+            )
+        )
+        # The next group's columns sort while this group's sums are added; the group before
+        # is done (its columns released) first, so at most two groups are held.
+        wait(previous)
+        previous = sums
+    wait(sums)
+    out = np.empty(n - 1)
+    batch = chunks_in_flight()
+    for first in range(0, len(ranges), batch):
+        parts = fetch_gap_sums(sums[first : first + batch])
+        for (start, stop), part in zip(ranges[first : first + batch], parts, strict=True):
+            out[start:stop] = part
     return out
+
+
+def fetch_gap_sums(parts: list[Any]) -> tuple[np.ndarray, ...]:
+    """The driver's copies of ranges of gap sums persisted on the cluster."""
+    return dask.compute(*parts)
