@@ -232,3 +232,49 @@ def test_server_processes_stop_when_their_supervisor_is_killed(tmp_path):
 def test_processes_is_a_positive_count(capsys) -> None:
     assert main([*_SERVE, "--processes", "0"]) == 2
     assert "--processes" in capsys.readouterr().err
+
+
+@pytest.mark.dask
+def test_a_server_process_that_fails_at_start_stops_the_server_with_its_reason(tmp_path):
+    """An unreachable --scheduler is named before any server process starts; through the API,
+    a process whose executor cannot open (no scheduler there) stops before it is ready, and
+    serve_processes raises naming it, instead of restarting it for ever or serving on fewer
+    processes."""
+    pytest.importorskip("starlette", reason="needs the privopt[server] extra")
+    pytest.importorskip("distributed")
+    import argparse
+    import functools
+    import socket
+
+    from privopt._cli_support import executor_from_args
+    from privopt.errors import PrivoptError
+    from privopt.geo import CostReferenceTable, GeoParams, grid_geography
+    from privopt.geo.http_processes import serve_processes
+    from privopt.geo.http_server import bind_socket
+
+    with socket.socket() as probe:  # a port where nothing listens
+        probe.bind(("127.0.0.1", 0))
+        dead = f"tcp://127.0.0.1:{probe.getsockname()[1]}"
+    argv = [*_SERVE, "--processes", "2", "--scheduler", dead, "--connect-timeout", "1"]
+    done = subprocess.run(
+        [sys.executable, "-m", "privopt", *argv], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1 and f"cannot reach the Dask scheduler at {dead}" in done.stderr
+    assert done.stdout == ""  # refused before it listened
+
+    geo = grid_geography(4, 4, 0.5, metric="haversine", road_factor=1.2)
+    params = GeoParams(epsilon=2.0, gamma=0.6, lr_radius=2.0, r_obf=1.5, r_exp=0.5)
+    table = CostReferenceTable(geo, 3, cell_km=params.cr_cell_km, rng=0)
+    options = argparse.Namespace(threads=None, scheduler=dead, connect_timeout=1.0, workers=None)
+    sock = bind_socket()
+    try:
+        with pytest.raises(PrivoptError, match=r"server-.* stopped before it was ready"):
+            serve_processes(
+                table,
+                params,
+                sock,
+                processes=2,
+                executor=functools.partial(executor_from_args, options),
+            )
+    finally:
+        sock.close()
