@@ -96,6 +96,24 @@ def test_counters_travel_by_pickle_with_a_fresh_lock_and_refuse_bad_sizes() -> N
         ServiceCounters(0)
 
 
+def test_serve_processes_refuses_counters_its_processes_would_not_share() -> None:
+    """Plain-memory counters would be copied into each process (``/health`` would count
+    nothing); counters for another number of processes would miss rows. Both are refused
+    before any process starts."""
+    pytest.importorskip("starlette", reason="needs the privopt[server] extra")
+    from privopt.geo import CostReferenceTable, GeoParams, grid_geography
+    from privopt.geo.http_processes import serve_processes
+    from privopt.geo.http_server import bind_socket
+
+    geo = grid_geography(3, 3, 0.5, metric="haversine", road_factor=1.2)
+    params = GeoParams(epsilon=2.0, gamma=0.6, lr_radius=2.0, r_obf=1.5, r_exp=0.5)
+    table = CostReferenceTable(geo, 2, cell_km=params.cr_cell_km, rng=0)
+    with bind_socket() as sock:
+        for counters in (ServiceCounters(2, shared=False), ServiceCounters(3)):
+            with pytest.raises(InvalidInput, match="counters must be ServiceCounters"):
+                serve_processes(table, params, sock, processes=2, counters=counters)
+
+
 def test_a_service_refuses_a_process_index_outside_its_counters() -> None:
     pytest.importorskip("starlette", reason="needs the privopt[server] extra")
     from privopt.geo import CostReferenceTable, GeoParams, grid_geography

@@ -75,7 +75,6 @@ __all__ = ["register"]
 MAX_GRID_LOCATIONS = 1_000_000
 #: Most server processes of one ``geo serve`` (--processes).
 MAX_SERVER_PROCESSES = 256
-
 #: Largest request body a server accepts, in MiB (--max-body-mb).
 MAX_BODY_MB = 1024.0
 #: Largest x with e^x a finite double.

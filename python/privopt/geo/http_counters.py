@@ -50,11 +50,11 @@ class ServiceCounters:
     def __init__(self, processes: int = 1, *, shared: bool | None = None) -> None:
         check_int("processes", processes, minimum=1)
         self.processes = processes
-        shared = processes > 1 if shared is None else shared
+        self.shared = processes > 1 if shared is None else shared
         self._ints: Any
         self._solve_s: Any
         self._recent: Any
-        if shared:
+        if self.shared:
             ctx = multiprocessing.get_context("spawn")
             self._ints = ctx.RawArray("q", _ROW * processes)
             self._solve_s = ctx.RawArray("d", processes)

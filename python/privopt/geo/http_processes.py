@@ -37,7 +37,7 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from privopt._validation import check_instance, check_int, check_positive
-from privopt.errors import PrivoptError
+from privopt.errors import InvalidInput, PrivoptError
 from privopt.geo.crtable import CostReferenceTable
 from privopt.geo.http_counters import ServiceCounters
 from privopt.geo.http_server import GeoService, ServiceConfig, serve
@@ -128,14 +128,16 @@ def serve_processes(
         Every limit of ``config`` (connections, waiting uploads, batch size) holds per process.
     sock : a listening socket (:func:`~privopt.geo.http_server.bind_socket`).
     processes : number of server processes (≥ 1).
-    counters : the server's counters, shared by its processes (made here when None); created
-        with ``processes`` slots and ``shared=True`` when given.
+    counters : the server's counters, shared by its processes (made here when None); one given
+        must have been made with ``processes`` rows and ``shared=True``.
     executor : opens each process's executor of its batches' Benders subproblems (None: each
         process solves them in its solver thread).
     ready_timeout_s : seconds a process may take from its start to serving (s).
 
     Raises
     ------
+    InvalidInput
+        ``counters`` not shared, or made for another number of processes.
     PrivoptError
         A server process stopped before it was ready, or was not ready in time.
     """
@@ -143,8 +145,12 @@ def serve_processes(
     check_positive("ready_timeout_s", ready_timeout_s)
     counters = ServiceCounters(processes, shared=True) if counters is None else counters
     check_instance("counters", counters, ServiceCounters)
-    if counters.processes != processes:
-        raise PrivoptError(f"counters are for {counters.processes} processes, not {processes}")
+    if counters.processes != processes or not counters.shared:
+        # Plain-memory counters would be copied into each process: /health would see none.
+        raise InvalidInput(
+            f"counters must be ServiceCounters({processes}, shared=True), got "
+            f"ServiceCounters({counters.processes}, shared={counters.shared})"
+        )
     parts = _ProcessParts(
         table, params, config or ServiceConfig(), counters, sock, executor, log_level
     )
