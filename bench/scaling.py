@@ -128,7 +128,8 @@ FAN_OUT = [
         "privopt census --synthetic-us --epsilon 1 --method m-h-dp --workers 8",
         "the tree DP of each subtree below the cut level (at least 4 subtrees per batch, "
         "about 4 batches per worker), up then down",
-        "each batch's structure and noisy counts once (the worker keeps them and its tables); "
+        "each batch's structure (fan-outs, int32) and noisy counts (int32 when they fit) once "
+        "(the worker keeps them and its tables); "
         "per round, up: the subtrees' root tables back as slope steps; down: their root values "
         "out, their released counts (int32) back",
         "the noise, the DP of the levels above the cut and of the root",

@@ -430,10 +430,22 @@ py::tuple census_down_py(const I64Array& child_ptr, const I64Array& child_idx,
 // moved (down).
 class CensusSession {
   public:
-    CensusSession(I64Array child_ptr, I64Array child_idx, I64Matrix noisy, I64Matrix delta,
+    CensusSession(I64Array child_ptr, I64Array child_idx, const py::object& noisy, I64Matrix delta,
                   py::array_t<std::uint8_t> shift, std::int64_t G, std::int64_t max_table_size)
-        : ptr_(std::move(child_ptr)), idx_(std::move(child_idx)), noisy_(std::move(noisy)),
-          delta_(std::move(delta)), shift_(std::move(shift)) {
+        : ptr_(std::move(child_ptr)), idx_(std::move(child_idx)), delta_(std::move(delta)),
+          shift_(std::move(shift)) {
+        // C-contiguous int32 counts are read in place (a batch on a worker ships and holds half
+        // the bytes); anything else is converted to int64.
+        using I32Matrix = py::array_t<std::int32_t, py::array::c_style>;
+        if (I32Matrix::check_(noisy)) {
+            const auto narrow = noisy.cast<I32Matrix>();
+            f_.noisy32 = narrow.data();
+            noisy_ = narrow;
+        } else {
+            const auto wide = noisy.cast<I64Matrix>();
+            f_.noisy = wide.data();
+            noisy_ = wide;
+        }
         if (noisy_.ndim() != 2) throw std::invalid_argument("noisy must have shape (R, N)");
         const py::ssize_t R = noisy_.shape(0), N = noisy_.shape(1);
         if (R == 0 || N == 0) throw std::invalid_argument("noisy must have at least one region and size");
@@ -447,7 +459,7 @@ class CensusSession {
             !(shift_.flags() & py::array::c_style) || !shift_.writeable())
             throw std::invalid_argument("shift must be a writable C-contiguous uint8 (R, N) array");
         f_.n_regions = R, f_.n_sizes = N, f_.child_ptr = ptr_.data(), f_.child_idx = idx_.data();
-        f_.noisy = noisy_.data(), f_.delta = delta_.data(), f_.delta_per_node = per_node;
+        f_.delta = delta_.data(), f_.delta_per_node = per_node;
         f_.shift = shift_.data(), f_.G = G;
         f_.max_table_size = max_table_size;
         validate_forest(f_);
@@ -670,7 +682,7 @@ class CensusSession {
                 throw std::invalid_argument("subtree index " + std::to_string(i) + " out of range");
     }
     I64Array ptr_, idx_;
-    I64Matrix noisy_;
+    py::array noisy_;  // int64 or int32 (f_.noisy or f_.noisy32 points into it)
     I64Matrix delta_;
     py::array_t<std::uint8_t> shift_;
     CensusForest f_;
@@ -759,7 +771,7 @@ void register_census(py::module_& m) {
           "returns (values (R, N), touch (R, N) uint8, n_touching).");
     py::class_<CensusSession>(m, "CensusSession",
                               "Census DP kept across widening rounds (see privopt.census.forest).")
-        .def(py::init<I64Array, I64Array, I64Matrix, I64Matrix, py::array_t<std::uint8_t>,
+        .def(py::init<I64Array, I64Array, const py::object&, I64Matrix, py::array_t<std::uint8_t>,
                       std::int64_t, std::int64_t>(),
              py::arg("child_ptr"), py::arg("child_idx"), py::arg("noisy"), py::arg("delta"),
              py::arg("shift"), py::arg("G"), py::arg("max_table_size") = default_max_table_size)

@@ -58,6 +58,16 @@ int main() {
         std::vector<std::int64_t> values(static_cast<std::size_t>(R * N));
         std::vector<std::uint8_t> touch(values.size());
         const auto res = privopt::census_forest_dp(f, values.data(), touch.data());
+        {  // The same counts as int32 (read through noisy32): the same result, value for value.
+            std::vector<std::int32_t> narrow(noisy.begin(), noisy.end());
+            privopt::CensusForest f32 = f;
+            f32.noisy = nullptr, f32.noisy32 = narrow.data();
+            std::vector<std::int64_t> values32(values.size());
+            std::vector<std::uint8_t> touch32(values.size());
+            const auto res32 = privopt::census_forest_dp(f32, values32.data(), touch32.data());
+            CHECK(res32.status == res.status && res32.n_widened == res.n_widened);
+            CHECK(res.status != privopt::DpStatus::optimal || (values32 == values && touch32 == touch));
+        }
 
         // The same problem node by node: node s*R + r, dummy root last.
         const std::int64_t n = R * N + 1;
@@ -91,5 +101,9 @@ int main() {
     std::vector<std::int64_t> v(3);
     std::vector<std::uint8_t> t(3);
     CHECK_THROWS(privopt::census_forest_dp(bad, v.data(), t.data()));
+    privopt::CensusForest none;  // neither noisy nor noisy32
+    std::vector<std::int64_t> ok_idx{1, 2};
+    none.n_regions = 3, none.n_sizes = 1, none.child_ptr = ptr.data(), none.child_idx = ok_idx.data(), none.G = 1;
+    CHECK_THROWS(privopt::census_forest_dp(none, v.data(), t.data()));
     return test_result("test_census_forest");
 }

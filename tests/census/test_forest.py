@@ -415,3 +415,59 @@ def test_root_tables_travel_as_small_steps():
     session.up([0])  # region 1 now merges the table with slopes 5, 12
     lo, n, slopes, _ = session.packed_tables([0])
     assert np.array_equal(_Tables(lo, n, np.zeros(1), slopes, None).slopes(), slopes)
+
+
+def test_a_session_reads_int32_counts_as_their_int64_values():
+    # The kernel reads C-contiguous int32 counts in place; every round's values, window-edge
+    # flags, widenings and root tables equal those of the same counts as int64, including the
+    # extremes of int32 (clipped to [0, G] for the windows, exact in the squared terms).
+    rng = np.random.default_rng(8)
+    for trial in range(60):
+        h, noisy, G = _uneven_instance(rng)
+        if trial % 5 == 0:
+            noisy[rng.integers(0, h.n_regions), 0] = rng.choice([2**31 - 1, -(2**31)])
+        delta = rng.integers(1, 40, size=h.n_regions).astype(np.int64)
+        shift = rng.integers(0, 3, size=noisy.shape).astype(np.uint8)
+        sessions = [
+            kernels.CensusSession(h.child_ptr, h.child_idx, counts, delta, shift, G, 1 << 27)
+            for counts in (noisy.astype(np.int64), noisy.astype(np.int32))
+        ]
+        statuses = []
+        for s in sessions:
+            every = list(range(len(s.top)))
+            s.up(every)
+            statuses.append(s.root())
+            if statuses[-1] == 0:
+                s.down(every)
+        wide, narrow = sessions
+        assert statuses[0] == statuses[1]
+        assert wide.widened == narrow.widened
+        if statuses[0] != 0:
+            continue
+        assert np.array_equal(wide.values, narrow.values)
+        assert np.array_equal(wide.touch, narrow.touch)
+        assert wide.widened == narrow.widened
+        for i in range(len(wide.top)):
+            for a, b in zip(wide.tables(i), narrow.tables(i), strict=True):
+                assert np.array_equal(a, b)
+
+
+def test_batches_ship_int32_counts_where_they_fit():
+    # A batch whose counts fit in int32 ships them as int32 (half the bytes placed on a worker);
+    # one holding a value beyond int32 keeps int64; the release equals the serial one bit for
+    # bit through its widening rounds.
+    data = synthetic_hierarchy([4, 6, 8], 20_000, N=3, seed=2)
+    h, G = data.hierarchy, data.G
+    noisy = measure_counts(data, 0.5, rng=1).noisy.copy()
+    noisy[h.n_regions - 1, 2] = 2**31  # one past int32's largest value, in the last batch
+    noisy[h.level_slice(3).start, 0] = 2**31 - 1  # int32's largest, in the first batch
+    noisy[h.level_slice(3).start + 1, 1] = -(2**31)  # int32's smallest
+    with ThreadPoolExecutor(2) as ex:
+        runner = ForestRunner(h, noisy, np.full(h.n_regions, 25), None, G, 1 << 27, ex, 4)
+        batches = [runner._batch(b) for b in range(len(runner._batches))]
+        assert [b.noisy.dtype for b in batches[:-1]] == [np.dtype(np.int32)] * (len(batches) - 1)
+        assert batches[-1].noisy.dtype == np.dtype(np.int64)
+        serial, info = tree_postprocess(h, noisy, G, scale=2.0)
+        parallel, pinfo = tree_postprocess(h, noisy, G, scale=2.0, executor=ex, n_tasks=4)
+    assert np.array_equal(parallel, serial)
+    assert pinfo["cost"] == info["cost"] and pinfo["rounds"] == info["rounds"]

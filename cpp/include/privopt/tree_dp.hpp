@@ -197,12 +197,14 @@ inline TreeDpResult tree_dp(const TreeDpProblem& p, bool widen = true,
 /// child_idx[child_ptr[r] .. child_ptr[r+1])) has one node per size s < n_sizes, with noisy value
 /// noisy[r * n_sizes + s] and window [max(c - d, 0), min(c + d, G)], c = clip(noisy, 0, G), where
 /// d is delta[r * n_sizes + s] (delta_per_node), delta[r] (per region) or delta0 (delta null).
-/// Pointers are borrowed.
+/// The noisy values are int64 (`noisy`) or, where they fit, int32 (`noisy32`, with `noisy` null):
+/// half the memory for the largest array a worker holds. Pointers are borrowed.
 struct CensusForest {
     std::int64_t n_regions = 0, n_sizes = 0;
     const std::int64_t* child_ptr = nullptr;
     const std::int64_t* child_idx = nullptr;
     const std::int64_t* noisy = nullptr;
+    const std::int32_t* noisy32 = nullptr;  // read when noisy is null
     const std::int64_t* delta = nullptr;
     bool delta_per_node = false;
     std::int64_t delta0 = 0;
@@ -218,7 +220,9 @@ struct CensusForest {
     bool is_given(std::int64_t r) const { return given != nullptr && !given[r].empty(); }
     // Children merged from tables (an internal region's, or given), not as implicit quadratics.
     bool has_table(std::int64_t r) const { return !is_leaf(r) || is_given(r); }
-    std::int64_t noisy_at(std::int64_t r, std::int64_t s) const { return noisy[r * n_sizes + s]; }
+    std::int64_t noisy_at(std::int64_t r, std::int64_t s) const {
+        return noisy != nullptr ? noisy[r * n_sizes + s] : std::int64_t{noisy32[r * n_sizes + s]};
+    }
     std::int64_t delta_at(std::int64_t r, std::int64_t s) const {
         std::int64_t d = delta == nullptr ? delta0 : delta_per_node ? delta[r * n_sizes + s] : delta[r];
         if (shift != nullptr) {  // doubled windows: capped at G (the whole domain)
@@ -261,7 +265,11 @@ inline void validate_forest(const CensusForest& f) {
             throw std::invalid_argument("census forest: region " + std::to_string(r) +
                                         " has a child before it (not breadth-first)");
     const std::int64_t cells = f.n_regions * f.n_sizes;
-    for (std::int64_t i = 0; i < cells; ++i) detail::check_magnitude(f.noisy[i], "census forest: noisy value");
+    if (f.noisy != nullptr) {
+        for (std::int64_t i = 0; i < cells; ++i) detail::check_magnitude(f.noisy[i], "census forest: noisy value");
+    } else if (f.noisy32 == nullptr) {
+        throw std::invalid_argument("census forest: no noisy values (noisy and noisy32 are null)");
+    }  // int32 values are within max_abs_value
     if (f.delta != nullptr) {
         const std::int64_t nd = f.delta_per_node ? cells : f.n_regions;
         for (std::int64_t i = 0; i < nd; ++i)

@@ -153,16 +153,34 @@ def split_level(h: Hierarchy, n_tasks: int) -> int:
     return 1 + int(np.argmax(counts))
 
 
-def _gather(arr: np.ndarray, roots: np.ndarray, blocks: list[tuple[int, int]]) -> np.ndarray:
-    """A batch's rows of ``arr``: a zero placeholder row, the roots, then each block of rows."""
+def _gather(
+    arr: np.ndarray, roots: np.ndarray, blocks: list[tuple[int, int]], narrow: bool = False
+) -> np.ndarray:
+    """A batch's rows of ``arr``: a zero placeholder row, the roots, then each block of rows;
+    with ``narrow``, int32 when every one of those values fits (half the bytes to ship and to
+    hold on the worker, which reads them in place), else ``arr``'s dtype."""
     n = 1 + roots.size + sum(b - a for a, b in blocks)
-    out = np.zeros((n, *arr.shape[1:]), dtype=arr.dtype)
+    dtype = arr.dtype
+    if narrow and _fits_int32(arr, roots, blocks):
+        dtype = np.dtype(np.int32)
+    out = np.zeros((n, *arr.shape[1:]), dtype=dtype)
     out[1 : 1 + roots.size] = arr[roots]
     pos = 1 + roots.size
     for a, b in blocks:
         out[pos : pos + b - a] = arr[a:b]
         pos += b - a
     return out
+
+
+def _fits_int32(arr: np.ndarray, roots: np.ndarray, blocks: list[tuple[int, int]]) -> bool:
+    """Whether the rows ``roots`` and the row blocks of integer ``arr`` all lie in int32's range."""
+    if arr.dtype.kind not in "iu":
+        return False
+    info = np.iinfo(np.int32)
+    parts = [arr[roots], *(arr[a:b] for a, b in blocks if b > a)]
+    return all(
+        p.size == 0 or (int(p.min()) >= info.min and int(p.max()) <= info.max) for p in parts
+    )
 
 
 class _Batch:
@@ -177,8 +195,11 @@ class _Batch:
 
     Attributes
     ----------
-    child_ptr, child_idx : (R_b + 1,), (R_b - 1,) int64 CSR of the local forest.
-    noisy : (R_b, N) int64 noisy counts (row 0, the placeholder, is 0 and never read).
+    n_subtrees : the subtrees in the batch (the placeholder's children).
+    fanout : (R_b - 1,) int32 children of each region after the placeholder; the local forest's
+        CSR (:attr:`child_ptr`, :attr:`child_idx`) is built from it where the session is made.
+    noisy : (R_b, N) noisy counts, int32 when they fit, else int64 (row 0, the placeholder, is
+        0 and never read).
     delta : (R_b,) int64 half-width per region, or (R_b, N) per node.
     local : per level below the roots, (k + 1,) int64 local rows bounding each subtree's block.
     offset : per level below the roots, global row − local row.
@@ -190,14 +211,15 @@ class _Batch:
         roots = split.roots[first:stop]
         k = roots.size
         blocks = [(int(b[first]), int(b[stop])) for b in split.bounds]
-        fanout = np.diff(h.child_ptr)
-        counts = _gather(fanout, roots, blocks)[1:]
-        self.child_ptr = np.zeros(counts.size + 2, dtype=np.int64)
-        self.child_ptr[1] = k
-        np.cumsum(counts, out=self.child_ptr[2:])
-        self.child_ptr[2:] += k
-        self.child_idx = np.arange(1, counts.size + 1, dtype=np.int64)
-        self.noisy = _gather(noisy, roots, blocks)
+        # Each region's number of children, from its own slice of child_ptr (no pass over the
+        # whole hierarchy per batch); the worker rebuilds the local CSR from them.
+        ptr = h.child_ptr
+        counts = np.concatenate(
+            [ptr[roots + 1] - ptr[roots], *(np.diff(ptr[a : b + 1]) for a, b in blocks)]
+        )
+        self.n_subtrees = k
+        self.fanout = counts.astype(np.int32) if counts.max() < 2**31 else counts
+        self.noisy = _gather(noisy, roots, blocks, narrow=True)
         self.delta = _gather(delta, roots, blocks)
         self.local, self.offset = [], []
         pos = 1 + k
@@ -206,6 +228,20 @@ class _Batch:
             self.offset.append(a - pos)
             pos += int(b[stop]) - a
         self._reset()
+
+    @property
+    def child_ptr(self) -> np.ndarray:
+        """(R_b + 1,) int64: region r's children are regions child_ptr[r] + 1 .. child_ptr[r+1]."""
+        ptr = np.zeros(self.fanout.size + 2, dtype=np.int64)
+        ptr[1] = self.n_subtrees
+        np.cumsum(self.fanout, out=ptr[2:])
+        ptr[2:] += self.n_subtrees
+        return ptr
+
+    @property
+    def child_idx(self) -> np.ndarray:
+        """(R_b − 1,) int64: regions 1 .. R_b − 1 (breadth-first, each after its parent)."""
+        return np.arange(1, self.fanout.size + 1, dtype=np.int64)
 
     def _reset(self) -> None:
         self._session: Any = None
@@ -230,7 +266,7 @@ class _Batch:
             self._session = _kernels.CensusSession(
                 self.child_ptr, self.child_idx, self.noisy, self.delta, self._shift, G, max_table
             )
-            self._up_version = [-1] * int(self.child_ptr[1])
+            self._up_version = [-1] * self.n_subtrees
         if self._shift_version != doublings.versions:
             doublings.apply(self._shift)  # only dirty subtrees' entries change between rounds
             self._shift_version = doublings.versions
