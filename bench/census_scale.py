@@ -330,7 +330,13 @@ def _preload_file(package: str) -> str:
 
 def streamed_child(spec: dict[str, Any]) -> dict[str, Any]:
     """Streamed M_H^dp (generated, measured and solved per top-level subtree) on a
-    LocalCluster: seconds, the workers' and the driver's peak RSS."""
+    LocalCluster: seconds, the workers' and the driver's peak RSS, the bytes on disk (spilled
+    measurements, released counts). ``spec["package"]``: a package folder
+    (:func:`harness.package_at`) the driver and the workers import instead."""
+    preload = []
+    if spec.get("package"):
+        use_package(spec["package"])
+        preload = [_preload_file(spec["package"])]
     import distributed
     import numpy as np
     from privopt.census.streamed import RegularSyntheticSource, m_h_dp_streamed
@@ -345,6 +351,7 @@ def streamed_child(spec: dict[str, Any]) -> dict[str, Any]:
             processes=True,
             dashboard_address=None,
             memory_limit="4GiB",
+            preload=preload,
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
@@ -353,6 +360,8 @@ def streamed_child(spec: dict[str, Any]) -> dict[str, Any]:
         rel = m_h_dp_streamed(source, spec["eps"], client.get_executor(), out)
         seconds = time.perf_counter() - t
         peaks = client.run(peak_rss_mib)
+        spill_mib = sum(f.stat().st_size for f in Path(out, "measurements").iterdir()) / 2**20
+        release_mib = sum(f.stat().st_size for f in Path(out).glob("*.npy")) / 2**20
     t = rel.timings
     return {
         "seconds": seconds,
@@ -367,6 +376,8 @@ def streamed_child(spec: dict[str, Any]) -> dict[str, Any]:
         "up_task_s": t["up_task_s"],
         "down_task_s": t["down_task_s"],
         "driver_s": t["driver_s"],
+        "spill_mib": spill_mib,
+        "release_mib": release_mib,
     }
 
 
@@ -518,27 +529,40 @@ def streamed_section(args: argparse.Namespace) -> None:
         f"LocalCluster ({args.workers} worker processes, 4 GiB each)"
     )
     print(
-        "| fan-outs | leaves | subtrees | regions | seconds (noise, DP, I/O) | tasks up / down "
-        "| task s mean / max (up, down) | driver s | worker peak RSS MiB | driver peak RSS MiB "
-        "| rounds |"
+        "| code | fan-outs | leaves | subtrees | regions | seconds (noise, DP, I/O) "
+        "| tasks up / down | task s mean / max (up, down) | driver s | worker peak RSS MiB "
+        "| driver peak RSS MiB | spilled MiB | released MiB | rounds |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    codes: list[tuple[str, str | None]] = [("this code", None)]
+    folder = None
+    if args.baseline:
+        folder = tempfile.TemporaryDirectory()
+        codes.insert(
+            0, (f"baseline {args.baseline}", str(package_at(args.baseline, Path(folder.name))))
+        )
     runs = []
     for fanouts in shapes:
-        spec = {"fanouts": fanouts, "eps": args.epsilon, "workers": args.workers}
-        r = run_child("streamed", spec)
-        if "error" in r:
-            print(f"| {fanouts} | failed: {r['error']} |||||||||")
-            continue
-        runs.append(r)
-        up, down = r["up_task_s"], r["down_task_s"]
-        print(
-            f"| {fanouts} | {r['subtrees'] * r['leaves_per_subtree']:,} | {r['subtrees']} | "
-            f"{r['regions']:,} | {r['seconds']:.1f} | {len(up)} / {len(down)} | "
-            f"{sum(up) / len(up):.2f} / {max(up):.2f}, {sum(down) / len(down):.2f} / "
-            f"{max(down):.2f} | {r['driver_s']:.2f} | {r['worker_peak_mib']:.0f} | "
-            f"{r['driver_peak_mib']:.0f} | {r['rounds']} |"
-        )
+        for name, package in codes:
+            spec = {"fanouts": fanouts, "eps": args.epsilon, "workers": args.workers}
+            r = run_child("streamed", {**spec, "package": package})
+            if "error" in r:
+                print(f"| {name} | {fanouts} | failed: {r['error']} ||||||||||||")
+                continue
+            if package is None:  # the model is fitted on this code's runs
+                runs.append(r)
+            up, down = r["up_task_s"], r["down_task_s"]
+            print(
+                f"| {name} | {fanouts} | {r['subtrees'] * r['leaves_per_subtree']:,} | "
+                f"{r['subtrees']} | {r['regions']:,} | {r['seconds']:.1f} | "
+                f"{len(up)} / {len(down)} | "
+                f"{sum(up) / len(up):.2f} / {max(up):.2f}, {sum(down) / len(down):.2f} / "
+                f"{max(down):.2f} | {r['driver_s']:.2f} | {r['worker_peak_mib']:.0f} | "
+                f"{r['driver_peak_mib']:.0f} | {r.get('spill_mib', float('nan')):.0f} | "
+                f"{r.get('release_mib', float('nan')):.0f} | {r['rounds']} |"
+            )
+    if folder is not None:
+        folder.cleanup()
     if runs and args.model_fanouts:
         streamed_model(args, runs, [int(f) for f in args.model_fanouts.split(",")])
     print()
@@ -641,7 +665,9 @@ def main(argv: list[str] | None = None) -> int:
         help="streamed model: a task's seconds on a loaded machine against here",
     )
     ap.add_argument(
-        "--baseline", default=None, help="dask section: also run this git revision's Python code"
+        "--baseline",
+        default=None,
+        help="dask and streamed sections: also run this git revision's Python code",
     )
     args = ap.parse_args(argv)
     unknown = set(args.sections.split(",")) - set(SECTIONS)

@@ -233,19 +233,38 @@ using I64Matrix = py::array_t<std::int64_t, py::array::c_style | py::array::forc
 // A CensusForest over numpy arrays, validated (shapes here, values in validate_forest).
 using U8Matrix = py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>;
 
+// Noisy counts for a CensusForest: a C-contiguous int32 array is read in place (half the bytes
+// of int64 for the largest array of a subtree); anything else is converted to int64. `keep`
+// holds the array the forest points into.
+void set_noisy(CensusForest& f, const py::object& noisy, py::array& keep) {
+    using I32Matrix = py::array_t<std::int32_t, py::array::c_style>;
+    if (I32Matrix::check_(noisy)) {
+        const auto narrow = noisy.cast<I32Matrix>();
+        f.noisy = nullptr, f.noisy32 = narrow.data();
+        keep = narrow;
+    } else {
+        const auto wide = noisy.cast<I64Matrix>();
+        f.noisy = wide.data(), f.noisy32 = nullptr;
+        keep = wide;
+    }
+    if (keep.ndim() != 2) throw std::invalid_argument("noisy must have shape (R, N)");
+    f.n_regions = keep.shape(0), f.n_sizes = keep.shape(1);
+    if (f.n_regions == 0 || f.n_sizes == 0)
+        throw std::invalid_argument("noisy must have at least one region and size");
+}
+
 CensusForest make_forest(const I64Array& child_ptr, const I64Array& child_idx,
-                         const I64Matrix& noisy, const py::object& delta, std::int64_t delta0,
-                         std::int64_t G, std::int64_t max_table_size, I64Matrix& delta_keep,
-                         const py::object& shift = py::none(), U8Matrix* shift_keep = nullptr) {
-    if (noisy.ndim() != 2) throw std::invalid_argument("noisy must have shape (R, N)");
-    const py::ssize_t R = noisy.shape(0), N = noisy.shape(1);
-    if (R == 0 || N == 0) throw std::invalid_argument("noisy must have at least one region and size");
+                         const py::object& noisy, py::array& noisy_keep, const py::object& delta,
+                         std::int64_t delta0, std::int64_t G, std::int64_t max_table_size,
+                         I64Matrix& delta_keep, const py::object& shift = py::none(),
+                         U8Matrix* shift_keep = nullptr) {
+    CensusForest f;
+    set_noisy(f, noisy, noisy_keep);
+    const py::ssize_t R = f.n_regions, N = f.n_sizes;
     check_1d("child_ptr", child_ptr, R + 1);
     check_1d("child_idx", child_idx, R - 1);
     check_limit("max_table_size", max_table_size);
-    CensusForest f;
-    f.n_regions = R, f.n_sizes = N;
-    f.child_ptr = child_ptr.data(), f.child_idx = child_idx.data(), f.noisy = noisy.data();
+    f.child_ptr = child_ptr.data(), f.child_idx = child_idx.data();
     f.G = G, f.delta0 = delta0, f.max_table_size = max_table_size;
     if (!delta.is_none()) {
         delta_keep = delta.cast<I64Matrix>();
@@ -266,11 +285,13 @@ CensusForest make_forest(const I64Array& child_ptr, const I64Array& child_idx,
     return f;
 }
 
-py::tuple census_dp_py(const I64Array& child_ptr, const I64Array& child_idx, const I64Matrix& noisy,
+py::tuple census_dp_py(const I64Array& child_ptr, const I64Array& child_idx, const py::object& noisy,
                        const py::object& delta, std::int64_t delta0, std::int64_t G,
                        std::int64_t max_table_size) {
+    py::array noisy_keep;
     I64Matrix keep;
-    const CensusForest f = make_forest(child_ptr, child_idx, noisy, delta, delta0, G, max_table_size, keep);
+    const CensusForest f = make_forest(child_ptr, child_idx, noisy, noisy_keep, delta, delta0, G,
+                                       max_table_size, keep);
     py::array_t<std::int64_t> values({f.n_regions, f.n_sizes});
     py::array_t<std::uint8_t> touch({f.n_regions, f.n_sizes});
     std::int64_t* v = values.mutable_data();
@@ -300,12 +321,13 @@ py::tuple pack_tables(const std::vector<CplTable>& tables) {
     return py::make_tuple(lo, n, slopes);
 }
 
-py::tuple census_up_py(const I64Array& child_ptr, const I64Array& child_idx, const I64Matrix& noisy,
+py::tuple census_up_py(const I64Array& child_ptr, const I64Array& child_idx, const py::object& noisy,
                        const py::object& delta, std::int64_t delta0, std::int64_t G,
                        std::int64_t max_table_size, const py::object& shift) {
+    py::array noisy_keep;
     I64Matrix keep;
     U8Matrix shift_keep;
-    const CensusForest f = make_forest(child_ptr, child_idx, noisy, delta, delta0, G,
+    const CensusForest f = make_forest(child_ptr, child_idx, noisy, noisy_keep, delta, delta0, G,
                                        max_table_size, keep, shift, &shift_keep);
     CensusSubtree sub;
     {
@@ -394,12 +416,13 @@ py::tuple census_root_py(const I64Array& noisy_root, const I64Array& delta_root,
 }
 
 py::tuple census_down_py(const I64Array& child_ptr, const I64Array& child_idx,
-                         const I64Matrix& noisy, const py::object& delta, std::int64_t delta0,
+                         const py::object& noisy, const py::object& delta, std::int64_t delta0,
                          std::int64_t G, const I64Array& root_values, std::int64_t max_table_size,
                          const py::object& shift) {
+    py::array noisy_keep;
     I64Matrix keep;
     U8Matrix shift_keep;
-    const CensusForest f = make_forest(child_ptr, child_idx, noisy, delta, delta0, G,
+    const CensusForest f = make_forest(child_ptr, child_idx, noisy, noisy_keep, delta, delta0, G,
                                        max_table_size, keep, shift, &shift_keep);
     check_1d("root_values", root_values, f.n_sizes);
     py::array_t<std::int64_t> values({f.n_regions, f.n_sizes});
@@ -434,21 +457,8 @@ class CensusSession {
                   py::array_t<std::uint8_t> shift, std::int64_t G, std::int64_t max_table_size)
         : ptr_(std::move(child_ptr)), idx_(std::move(child_idx)), delta_(std::move(delta)),
           shift_(std::move(shift)) {
-        // C-contiguous int32 counts are read in place (a batch on a worker ships and holds half
-        // the bytes); anything else is converted to int64.
-        using I32Matrix = py::array_t<std::int32_t, py::array::c_style>;
-        if (I32Matrix::check_(noisy)) {
-            const auto narrow = noisy.cast<I32Matrix>();
-            f_.noisy32 = narrow.data();
-            noisy_ = narrow;
-        } else {
-            const auto wide = noisy.cast<I64Matrix>();
-            f_.noisy = wide.data();
-            noisy_ = wide;
-        }
-        if (noisy_.ndim() != 2) throw std::invalid_argument("noisy must have shape (R, N)");
-        const py::ssize_t R = noisy_.shape(0), N = noisy_.shape(1);
-        if (R == 0 || N == 0) throw std::invalid_argument("noisy must have at least one region and size");
+        set_noisy(f_, noisy, noisy_);  // int32 counts are read in place
+        const py::ssize_t R = f_.n_regions, N = f_.n_sizes;
         check_1d("child_ptr", ptr_, R + 1);
         check_1d("child_idx", idx_, R - 1);
         const bool per_node = delta_.ndim() == 2 && delta_.shape(0) == R && delta_.shape(1) == N;
@@ -750,7 +760,8 @@ void register_census(py::module_& m) {
     m.def("census_dp", &census_dp_py, py::arg("child_ptr"), py::arg("child_idx"), py::arg("noisy"),
           py::arg("delta"), py::arg("delta0"), py::arg("G"),
           py::arg("max_table_size") = default_max_table_size,
-          "Census tree DP by regions (breadth-first region tree, noisy (R, N), windows of "
+          "Census tree DP by regions (breadth-first region tree, noisy (R, N) int64, or int32 "
+          "read in place (here and in census_up, census_down, CensusSession), windows of "
           "half-width delta: None (delta0), (R,) or (R, N)); returns (status, values (R, N), "
           "touch (R, N) uint8, n_widened, n_touching).");
     m.def("census_up", &census_up_py, py::arg("child_ptr"), py::arg("child_idx"), py::arg("noisy"),

@@ -170,3 +170,22 @@ def test_streamed_refuses_bad_arguments_and_charges_all_or_nothing(tmp_path):
     assert acct.entries == []
     with pytest.raises(InvalidInput, match="fanouts"):
         RegularSyntheticSource((), n_groups=5)
+
+
+def test_spilled_measurements_are_int32_where_they_fit(tmp_path):
+    # The spill holds int32 noisy counts and truth (half the disk of int64), the release reads
+    # them back in place; a value beyond int32 keeps the array int64.
+    from privopt.census.streamed import _narrowed
+
+    source = RegularSyntheticSource((3, 4, 5), n_groups=4000, N=3, seed=4)
+    with ThreadPoolExecutor(2) as ex:
+        m_h_dp_streamed(source, 0.5, ex, tmp_path)
+    for i in range(3):
+        with np.load(tmp_path / "measurements" / f"measured_{i}.npz") as stored:
+            assert stored["noisy"].dtype == np.int32 and stored["truth"].dtype == np.int32
+        assert np.load(tmp_path / f"subtree_{i}.npy").dtype == np.int64  # the release: int64
+    edge = np.array([[2**31 - 1, -(2**31)]])
+    assert _narrowed(edge).dtype == np.int32 and np.array_equal(_narrowed(edge), edge)
+    for beyond in (2**31, -(2**31) - 1):
+        wide = np.array([[0, beyond]])
+        assert _narrowed(wide).dtype == np.int64 and np.array_equal(_narrowed(wide), wide)
