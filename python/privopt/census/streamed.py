@@ -8,8 +8,7 @@ fit) and returns its root tables; the driver merges them at the root under the d
 domain {G} (G is public) and sends each subtree its root values; each task then assigns its
 subtree top-down from the spilled measurements and writes its released counts. Nodes on a
 window edge widen and their subtrees (and those whose root values moved) run again, until
-certified, as in
-:func:`privopt.census.solvers.tree_postprocess`.
+certified, as in :func:`privopt.census.solvers.tree_postprocess`.
 
 Privacy: the noise of a subtree is drawn in its task, discrete Laplace with ε/L per level and
 Δ = 2 as in :func:`privopt.census.measure_counts`; the regions of a level partition the
