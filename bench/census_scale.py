@@ -17,11 +17,14 @@ Usage: python bench/census_scale.py [--leaves 1000000] [--sections solver,e2e,da
 from __future__ import annotations
 
 import argparse
+import contextlib
+import itertools
 import json
 import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -456,25 +459,33 @@ def e2e_section(args: argparse.Namespace) -> None:
         )
 
 
+@contextlib.contextmanager
+def code_versions(baseline: str | None) -> Iterator[list[tuple[str, str | None]]]:
+    """The code versions a section runs, as (label, package folder or None for this tree): the
+    ``baseline`` revision's package first (its folder removed afterwards), then this code."""
+    codes: list[tuple[str, str | None]] = [("this code", None)]
+    if not baseline:
+        yield codes
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        yield [(f"baseline {baseline}", str(package_at(baseline, Path(folder)))), *codes]
+
+
 def dask_section(args: argparse.Namespace) -> None:
     print(
         f"## Tree DP on a Dask LocalCluster ({args.workers} worker processes, 4 GiB each), "
         f"{args.dask_leaves:,} leaves, against the serial run in the same process"
     )
-    runs = [("this code", None)]
-    folder = None
-    if args.baseline:
-        folder = tempfile.TemporaryDirectory()
-        runs.insert(
-            0, (f"baseline {args.baseline}", str(package_at(args.baseline, Path(folder.name))))
-        )
     rows = []
-    for name, package in runs:
-        spec = {"fanouts": FANOUTS[args.dask_leaves], "eps": args.epsilon, "workers": args.workers}
-        r = run_child("dask", {**spec, "package": package, "tasks": args.dask_tasks})
-        rows.append((name, r))
-    if folder is not None:
-        folder.cleanup()
+    with code_versions(args.baseline) as codes:
+        for name, package in codes:
+            spec = {
+                "fanouts": FANOUTS[args.dask_leaves],
+                "eps": args.epsilon,
+                "workers": args.workers,
+            }
+            r = run_child("dask", {**spec, "package": package, "tasks": args.dask_tasks})
+            rows.append((name, r))
     print(
         "| code | serial s (CPU s) | Dask s | serial / Dask | bit-for-bit | worker peak RSS MiB "
         "| driver peak MiB | driver s outside fan-outs (CPU s) | placed once MiB (s) "
@@ -534,16 +545,9 @@ def streamed_section(args: argparse.Namespace) -> None:
         "| driver peak RSS MiB | spilled MiB | released MiB | rounds |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    codes: list[tuple[str, str | None]] = [("this code", None)]
-    folder = None
-    if args.baseline:
-        folder = tempfile.TemporaryDirectory()
-        codes.insert(
-            0, (f"baseline {args.baseline}", str(package_at(args.baseline, Path(folder.name))))
-        )
     runs = []
-    for fanouts in shapes:
-        for name, package in codes:
+    with code_versions(args.baseline) as codes:
+        for fanouts, (name, package) in itertools.product(shapes, codes):
             spec = {"fanouts": fanouts, "eps": args.epsilon, "workers": args.workers}
             r = run_child("streamed", {**spec, "package": package})
             if "error" in r:
@@ -561,8 +565,6 @@ def streamed_section(args: argparse.Namespace) -> None:
                 f"{r['driver_peak_mib']:.0f} | {r.get('spill_mib', float('nan')):.0f} | "
                 f"{r.get('release_mib', float('nan')):.0f} | {r['rounds']} |"
             )
-    if folder is not None:
-        folder.cleanup()
     if runs and args.model_fanouts:
         streamed_model(args, runs, [int(f) for f in args.model_fanouts.split(",")])
     print()

@@ -468,7 +468,7 @@ class CensusSession {
         if (shift_.ndim() != 2 || shift_.shape(0) != R || shift_.shape(1) != N ||
             !(shift_.flags() & py::array::c_style) || !shift_.writeable())
             throw std::invalid_argument("shift must be a writable C-contiguous uint8 (R, N) array");
-        f_.n_regions = R, f_.n_sizes = N, f_.child_ptr = ptr_.data(), f_.child_idx = idx_.data();
+        f_.child_ptr = ptr_.data(), f_.child_idx = idx_.data();
         f_.delta = delta_.data(), f_.delta_per_node = per_node;
         f_.shift = shift_.data(), f_.G = G;
         f_.max_table_size = max_table_size;

@@ -161,7 +161,7 @@ def _gather(
     hold on the worker, which reads them in place), else ``arr``'s dtype."""
     n = 1 + roots.size + sum(b - a for a, b in blocks)
     dtype = arr.dtype
-    if narrow and _fits_int32(arr, roots, blocks):
+    if narrow and fits_int32(arr[roots], *(arr[a:b] for a, b in blocks)):
         dtype = np.dtype(np.int32)
     out = np.zeros((n, *arr.shape[1:]), dtype=dtype)
     out[1 : 1 + roots.size] = arr[roots]
@@ -172,14 +172,14 @@ def _gather(
     return out
 
 
-def _fits_int32(arr: np.ndarray, roots: np.ndarray, blocks: list[tuple[int, int]]) -> bool:
-    """Whether the rows ``roots`` and the row blocks of integer ``arr`` all lie in int32's range."""
-    if arr.dtype.kind not in "iu":
-        return False
+def fits_int32(*parts: np.ndarray) -> bool:
+    """Whether every part is an integer array whose values all lie in int32's range: counts that
+    are then shipped, spilled and held as int32 (half the bytes; the kernels read them in place)."""
     info = np.iinfo(np.int32)
-    parts = [arr[roots], *(arr[a:b] for a, b in blocks if b > a)]
     return all(
-        p.size == 0 or (int(p.min()) >= info.min and int(p.max()) <= info.max) for p in parts
+        p.dtype.kind in "iu"
+        and (p.size == 0 or (int(p.min()) >= info.min and int(p.max()) <= info.max))
+        for p in parts
     )
 
 
@@ -218,7 +218,7 @@ class _Batch:
             [ptr[roots + 1] - ptr[roots], *(np.diff(ptr[a : b + 1]) for a, b in blocks)]
         )
         self.n_subtrees = k
-        self.fanout = counts.astype(np.int32) if counts.max() < 2**31 else counts
+        self.fanout = counts.astype(np.int32) if fits_int32(counts) else counts
         self.noisy = _gather(noisy, roots, blocks, narrow=True)
         self.delta = _gather(delta, roots, blocks)
         self.local, self.offset = [], []

@@ -26,6 +26,7 @@ import numpy as np
 
 from privopt._core import census as kernels
 from privopt._validation import check_epsilon, check_executor, check_int
+from privopt.census.forest import fits_int32
 from privopt.census.noise import charge_levels, draw_level_noise
 from privopt.census.solvers import (
     DEFAULT_MAX_TABLE,
@@ -168,10 +169,7 @@ def _subtree_job(args: tuple) -> tuple:
 
 def _narrowed(counts: np.ndarray) -> np.ndarray:
     """``counts`` as int32 when every value fits, else as they are."""
-    info = np.iinfo(np.int32)
-    if counts.size and (int(counts.min()) < info.min or int(counts.max()) > info.max):
-        return counts
-    return counts.astype(np.int32)
+    return counts.astype(np.int32) if fits_int32(counts) else counts
 
 
 def _structure(source: RegularSyntheticSource) -> tuple[np.ndarray, np.ndarray]:
