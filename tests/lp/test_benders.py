@@ -273,6 +273,33 @@ def test_bad_input(bad):
         bad(BendersProblem(LinearProgram(2)))
 
 
+class _CountingExecutor(ThreadPoolExecutor):
+    submitted = 0
+
+    def submit(self, *args, **kwargs):  # type: ignore[override]
+        type(self).submitted += 1
+        return super().submit(*args, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"initial_cuts": [(np.ones(99), 0.0, np.inf)]},  # wider than the master
+        {"lazy_rows": (np.ones((2, 99)), -np.inf, 0.0)},  # wider than x
+        {"lazy_rows": (np.ones((2, 3)), 1.0, 0.0)},  # lower > upper
+    ],
+)
+def test_bad_rows_are_refused_before_any_subproblem_is_sent(bad) -> None:
+    """The core round goes out before the master is built (on a cluster the two overlap),
+    but the caller's rows are checked first: a refusal sends out no work."""
+    problem = random_block_lp(0, n_subproblems=2)
+    core = np.zeros(problem.n_master)
+    _CountingExecutor.submitted = 0
+    with _CountingExecutor(2) as ex, pytest.raises(InvalidInput):
+        solve_benders(problem, executor=ex, core_point=core, progress=False, **bad)
+    assert _CountingExecutor.submitted == 0
+
+
 def test_integer_master_equals_monolithic_milp():
     """Capacities bought in whole units (integer master): Benders matches the monolithic MILP."""
     base = capacity_expansion_lp(

@@ -30,17 +30,32 @@ def mdp_rows(
     kk = np.arange(k, dtype=np.int64)
     base_i = (edges.i * k) if col_of is None else col_of[edges.i]
     base_j = (edges.j * k) if col_of is None else col_of[edges.j]
-    rows = np.arange(m * k, dtype=np.int64)
+    ncol = n_records * k if n_cols is None else n_cols
+    # Built as CSR directly (no COO sort of 2·m·K entries): row e·K + k holds at most two
+    # entries, z_ik (1) and z_jk (−exp(εd)), in column order.
+    keep_i, keep_j = base_i >= 0, base_j >= 0
+    counts = np.repeat(keep_i.astype(np.int64) + keep_j, k)
+    indptr = np.zeros(m * k + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
     ci = (base_i[:, None] + kk[None, :]).ravel()
     cj = (base_j[:, None] + kk[None, :]).ravel()
-    ratio = np.repeat(np.exp(epsilon * edges.d), k)
-    keep_i = np.repeat(base_i >= 0, k)
-    keep_j = np.repeat(base_j >= 0, k)
-    r = np.concatenate([rows[keep_i], rows[keep_j]])
-    c = np.concatenate([ci[keep_i], cj[keep_j]])
-    v = np.concatenate([np.ones(int(keep_i.sum())), -ratio[keep_j]])
-    ncol = n_records * k if n_cols is None else n_cols
-    return sp.csr_array((v, (r, c)), shape=(m * k, ncol))
+    has_i, has_j = np.repeat(keep_i, k), np.repeat(keep_j, k)
+    j_first = np.repeat(keep_i & keep_j & (base_j < base_i), k)
+    # The position of each row's i and j entry within the row.
+    pos_i = indptr[:-1] + j_first
+    pos_j = indptr[:-1] + (has_i & ~j_first)
+    indices = np.empty(int(indptr[-1]), dtype=np.int64)
+    data = np.empty(int(indptr[-1]))
+    indices[pos_i[has_i]] = ci[has_i]
+    data[pos_i[has_i]] = 1.0
+    indices[pos_j[has_j]] = cj[has_j]
+    data[pos_j[has_j]] = -np.repeat(np.exp(epsilon * edges.d), k)[has_j]
+    # 32-bit indices where they fit, as SciPy's own conversion picks: the LP assembly and
+    # HiGHS take int32, and casting 64-bit indices down costs more than the build.
+    fits = max(ncol, int(indptr[-1])) <= np.iinfo(np.int32).max
+    if fits:
+        indices, indptr = indices.astype(np.int32), indptr.astype(np.int32)
+    return sp.csr_array((data, indices, indptr), shape=(m * k, ncol))
 
 
 def unit_rows(n_records: int, k: int) -> sp.csr_array:

@@ -301,12 +301,26 @@ class _Run:
     ) -> None:
         self.s, self.problem, self.stab = s, problem, stabiliser
         self.clock = _Clock(s.time_limit)
-        self.master = _new_master(problem, s, initial_cuts)
-        self.lazy = None if lazy_rows is None else _LazyRows(lazy_rows, self.master.n_x)
+        # The caller's rows are checked before any work is sent out.
+        width = problem.n_master + (problem.n_subproblems if s.multi_cut else 1)
+        cuts = _prepare_initial_cuts(initial_cuts, width) if initial_cuts else []
+        self.lazy = None if lazy_rows is None else _LazyRows(lazy_rows, problem.n_master)
         self.subs = (
             [replace(d, options=s.options) for d in problem._subs] if s.options else problem._subs
         )
         self.dispatcher = _Dispatcher(self.subs, executor, s.retries, problem.names)
+        # The core round's tasks go out before the master is built: on a cluster they run
+        # while the driver builds the master (a model of every pool row so far) and solves it.
+        t0 = time.perf_counter()
+        self.core = self.start_core_round()
+        try:
+            self.master = _new_master(problem, s, cuts)
+        except BaseException:
+            if self.core is not None:
+                self.core.cancel()
+            self.dispatcher.close()
+            raise
+        self.build_time = time.perf_counter() - t0  # counted as the first master's time
         self.bar = _progress_bar(progress, s.max_iterations)
         self.history: list[BendersIteration] = []
         self.incumbent = _Incumbent()
@@ -320,10 +334,10 @@ class _Run:
         """The loop of spec 000 §3.4; returns the status it ended with."""
         for it in range(1, self.s.max_iterations + 1):
             t0 = time.perf_counter()
-            core = self.start_core_round() if it == 1 else None
+            core, self.core = self.core, None
             try:
                 x, theta = self.master_point()
-                master_time = time.perf_counter() - t0
+                master_time = time.perf_counter() - t0 + (self.build_time if it == 1 else 0.0)
                 first = None if core is None else self.collect_core_round(core, x)
                 if first is not None:  # offered now: a time limit in the next round keeps it
                     self.offer(first)
@@ -391,9 +405,9 @@ class _Run:
             x, theta, obj = self.master.solve(self.clock.left())
             while self.lazy is not None:
                 rows = self.lazy.violated(x, self.s.lazy_tolerance)
-                if not rows:
+                if rows is None:
                     break
-                self.master.add_cuts(rows)
+                self.master.add_rows(*rows)
                 x, theta, obj = self.master.solve(self.clock.left())
         if self.lb_valid:
             # HiGHS's value of this master only decides when certification is tried (a warm
@@ -599,17 +613,16 @@ class _RoundTimeout(Exception):
     """A subproblem round ran into the overall time limit."""
 
 
-def _new_master(problem: BendersProblem, s: _Settings, initial_cuts: Any) -> _Master:
-    """The master with its options and the caller's initial cuts."""
+def _new_master(problem: BendersProblem, s: _Settings, cuts: list[tuple]) -> _Master:
+    """The master with its options and the caller's initial cuts (checked rows)."""
     master = _Master(problem, s.multi_cut, s.options)
     master.model.set_options(s.options)  # again after the method's own configuration
     if master.is_mip:
         # An integer master's LB is its MIP dual bound: solve it to well inside rel_gap.
         master.model.configure(method="simplex", mip_rel_gap=min(1e-4, 0.1 * s.rel_gap))
-    if initial_cuts:
-        rows = _prepare_initial_cuts(initial_cuts, master)
-        master.add_cuts(rows)
-        touched = np.unique(np.concatenate([r[0] for r in rows])) - master.n_x
+    if cuts:
+        master.add_cuts(cuts)
+        touched = np.unique(np.concatenate([r[0] for r in cuts])) - master.n_x
         master.activate(touched[touched >= 0])
     return master
 
