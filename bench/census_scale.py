@@ -297,6 +297,9 @@ def dask_child(spec: dict[str, Any]) -> dict[str, Any]:
                 "task": m["task"].strip("_").replace("_task", ""),
                 "wall": m["wall"],
                 "n": len(m["tasks"]),
+                # the driver's own CPU seconds inside the fan-out: placing batches, taking the
+                # returned tables (bottom-up) or copying the returned rows into place (top-down)
+                "driver_cpu": m["cpu"],
                 "task_sum": sum(m["tasks"]),
                 "task_max": max(m["tasks"]),
                 "task_s": sorted(m["tasks"]),
@@ -510,14 +513,15 @@ def dask_section(args: argparse.Namespace) -> None:
         )
     print("\nPer fan-out (tasks: batches of subtrees):\n")
     print(
-        "| code | fan-out | tasks | wall s | Σ task CPU s | longest task CPU s "
+        "| code | fan-out | tasks | wall s | driver CPU s | Σ task CPU s | longest task CPU s "
         "| busiest worker Σ task CPU s | sent MiB | returned MiB |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, r in rows:
         for m in r.get("maps", []):
             print(
-                f"| {name} | {m['task']} | {m['n']} | {m['wall']:.2f} | {m['task_sum']:.2f} "
+                f"| {name} | {m['task']} | {m['n']} | {m['wall']:.2f} "
+                f"| {m.get('driver_cpu', float('nan')):.2f} | {m['task_sum']:.2f} "
                 f"| {m['task_max']:.2f} | {m.get('busiest_worker_s', float('nan')):.2f} "
                 f"| {m['sent_mib']:.1f} | {m['back_mib']:.1f} |"
             )

@@ -5,6 +5,8 @@ recomputation from the returned arrays; ε = 1e-4 with G = 10⁹ and costs beyon
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from census_helpers import inject, inject_noise, random_counts, random_hierarchy
@@ -162,6 +164,24 @@ def test_sum_of_squares_is_exact():
     for scale in (10, 2**31, 2**40, 2**61):
         d = rng.integers(-scale, scale, size=1000, dtype=np.int64)
         assert sum_of_squares(d) == sum(int(v) ** 2 for v in d)
+
+
+def test_squared_distances_of_int32_counts_do_not_wrap():
+    """Counts travel as int32 where they fit; two int32 counts at opposite ends differ by
+    almost 2³², which int32 arithmetic would wrap: the costs take the differences in int64."""
+    from privopt.census.squares import group_squared_distances, squared_distance
+
+    rng = np.random.default_rng(3)
+    lo, hi = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+    a = rng.choice([lo, hi, 0, 7], size=(50, 4)).astype(np.int32)
+    b = rng.choice([lo, hi, -3, 0], size=(50, 4)).astype(np.int32)
+    want = [int(x) - int(y) for x, y in zip(a.ravel().tolist(), b.ravel().tolist(), strict=True)]
+    assert squared_distance(a, b, rows=7) == sum(d * d for d in want)
+    bounds = np.array([0, 10, 10, 33, 50])
+    per_row = [sum(d * d for d in want[4 * r : 4 * r + 4]) for r in range(50)]
+    assert group_squared_distances(a, b, bounds, rows=7) == [
+        sum(per_row[x:y]) for x, y in itertools.pairwise(bounds.tolist())
+    ]
 
 
 def test_values_beyond_2_61_are_refused():

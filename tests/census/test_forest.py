@@ -101,6 +101,39 @@ def test_decomposed_equals_serial_on_threads(kind):
                 assert a.widened == b.widened
 
 
+def test_a_slow_zeroing_thread_changes_nothing(monkeypatch):
+    """The runner's arrays of values and flags are zeroed by a thread beside the bottom-up
+    fan-out; every use waits for it. With the thread held back until the tasks are done, a
+    write that did not wait would be zeroed over: the rounds still equal the serial ones."""
+    import threading
+
+    from privopt.census import forest
+
+    started, zero = threading.Event(), forest._zero
+
+    def late_zero(*arrays):
+        started.wait(5.0)  # until the first task has run
+        zero(*arrays)
+
+    def up_task(*args):
+        started.set()
+        return forest_up(*args)
+
+    forest_up = forest._up_task
+    monkeypatch.setattr(forest, "_zero", late_zero)
+    monkeypatch.setattr(forest, "_up_task", up_task)
+    rng = np.random.default_rng(5)
+    with ThreadPoolExecutor(2) as ex:
+        for _ in range(20):
+            h, noisy, G = _instance(rng)
+            a = run_forest_round(h, noisy, None, 5, G, 1 << 27)
+            b = run_forest_round(h, noisy, None, 5, G, 1 << 27, executor=ex, n_tasks=3)
+            assert a.status == b.status
+            if a.status == 0:
+                assert np.array_equal(a.values, b.values)
+                assert np.array_equal(a.touch, b.touch)
+
+
 def test_top_level_subtrees_partition_the_regions():
     data = synthetic_hierarchy([3, 4, 2], 500, N=2, seed=0)
     h = data.hierarchy

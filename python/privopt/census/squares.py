@@ -33,20 +33,22 @@ def sum_of_squares(d: np.ndarray) -> int:
 
 
 def squared_distance(a: np.ndarray, b: np.ndarray, rows: int = 1 << 16) -> int:
-    """Σ (a − b)² over two int64 arrays of the same shape, exact (Python int), in row blocks so
-    that no full-size temporary is made."""
+    """Σ (a − b)² over two integer arrays of the same shape, exact (Python int), in row blocks
+    so that no full-size temporary is made. The differences are taken in int64 (two int32
+    counts' difference can overflow int32)."""
     total = 0
     for i in range(0, a.shape[0], rows):
-        total += sum_of_squares(a[i : i + rows] - b[i : i + rows])
+        total += sum_of_squares(np.subtract(a[i : i + rows], b[i : i + rows], dtype=np.int64))
     return total
 
 
 def group_squared_distances(
     a: np.ndarray, b: np.ndarray, bounds: np.ndarray, rows: int = 1 << 16
 ) -> list[int]:
-    """Σ (a − b)² over each group of rows bounds[t] .. bounds[t+1] − 1 of two int64 (rows, N)
+    """Σ (a − b)² over each group of rows bounds[t] .. bounds[t+1] − 1 of two integer (rows, N)
     arrays of the same shape, exact (Python ints); (k + 1,) bounds give k sums. In row blocks,
-    so that no temporary is as large as the arrays.
+    so that no temporary is as large as the arrays; differences in int64, as
+    :func:`squared_distance`.
 
     Example
     -------
@@ -62,7 +64,7 @@ def group_squared_distances(
     for i in range(0, a.shape[0], rows):
         if not exact:
             break
-        d = a[i : i + rows] - b[i : i + rows]
+        d = np.subtract(a[i : i + rows], b[i : i + rows], dtype=np.int64)
         exact = not d.size or max(int(d.max()), -int(d.min())) < 1 << 16
         np.einsum("ij,ij->i", d, d, out=per_row[i : i + rows])
     if exact:
