@@ -312,12 +312,12 @@ class _Run:
         # The core round's tasks go out before the master is built: on a cluster they run
         # while the driver builds the master (a model of every pool row so far) and solves it.
         t0 = time.perf_counter()
-        self.core = self.start_core_round()
+        self.pending_core = self.start_core_round()
         try:
             self.master = _new_master(problem, s, cuts)
         except BaseException:
-            if self.core is not None:
-                self.core.cancel()
+            if self.pending_core is not None:
+                self.pending_core.cancel()
             self.dispatcher.close()
             raise
         self.build_time = time.perf_counter() - t0  # counted as the first master's time
@@ -334,7 +334,7 @@ class _Run:
         """The loop of spec 000 §3.4; returns the status it ended with."""
         for it in range(1, self.s.max_iterations + 1):
             t0 = time.perf_counter()
-            core, self.core = self.core, None
+            core, self.pending_core = self.pending_core, None
             try:
                 x, theta = self.master_point()
                 master_time = time.perf_counter() - t0 + (self.build_time if it == 1 else 0.0)
