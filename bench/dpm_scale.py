@@ -175,13 +175,15 @@ def child(args: argparse.Namespace) -> None:
     if args.profile:
         timer.install()
     model = DPM(bounds=(-100, 100), epsilon=1.0, delta=1 / n**1.5, random_state=0)
-    with scheduler(args.workers):
+    with scheduler(args.workers) as client:
         start = time.perf_counter()
         model.fit(X)
         elapsed = time.perf_counter() - start
+        workers_mib = sorted(client.run(peak_rss_mib).values()) if client is not None else []
     record = {
         "fit_s": elapsed,
         "peak_gib": peak_rss_mib() / 1024,
+        "worker_peak_mib": workers_mib,
         "clusters": int(model.n_clusters_),
         "beta": model.split_width_,
         "centres_sum": float(np.sum(model.cluster_centers_)),
@@ -199,15 +201,16 @@ def child(args: argparse.Namespace) -> None:
 @contextlib.contextmanager
 def scheduler(workers: int | None):
     """None: Dask's default; 0: synchronous (serial, in this process); W: a local cluster of W
-    single-threaded worker processes (what ``privopt cluster --workers W`` starts)."""
+    single-threaded worker processes (what ``privopt cluster --workers W`` starts), whose
+    client it yields (else None)."""
     if workers is None:
-        yield
+        yield None
         return
     import dask
 
     if workers == 0:
         with dask.config.set(scheduler="synchronous"):
-            yield
+            yield None
         return
     from distributed import Client, LocalCluster
 
@@ -218,7 +221,7 @@ def scheduler(workers: int | None):
         Client(cluster) as client,
         client.as_current(),
     ):
-        yield
+        yield client
 
 
 def run_child(python: str, extra: list[str]) -> dict:
@@ -228,10 +231,13 @@ def run_child(python: str, extra: list[str]) -> dict:
 
 def row(label: str, size: str, r: dict, base: dict | None) -> str:
     if "error" in r:
-        return f"| {size} | {label} | error: {r['error']} | | | |"
+        return f"| {size} | {label} | error: {r['error']} | | | | |"
     ratio = f"{base['fit_s'] / r['fit_s']:.2f}×" if base and "fit_s" in base else ""
+    workers = r.get("worker_peak_mib") or []
+    worker_peak = f"{max(workers):.0f}" if workers else ""
     return (
-        f"| {size} | {label} | {r['fit_s']:.2f} | {ratio} | {r['peak_gib']:.2f} | {r['clusters']} |"
+        f"| {size} | {label} | {r['fit_s']:.2f} | {ratio} | {r['peak_gib']:.2f} | {worker_peak} "
+        f"| {r['clusters']} |"
     )
 
 
@@ -269,8 +275,11 @@ def main() -> None:
     if any(w is not None and w < 0 for w in args.workers):
         parser.error(f"--workers must be 0 (serial) or positive, not {args.workers}")
     print(f"load average at start: {os.getloadavg()}", file=sys.stderr)
-    print("| n × d | build | fit (s) | speed-up vs baseline | peak RSS (GiB) | clusters |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| n × d | build | fit (s) | speed-up vs baseline | peak RSS (GiB) "
+        "| workers' peak RSS (MiB, max) | clusters |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for n in args.sizes:
         size = f"{n:.0e} × {args.d}"
         if args.mode == "memory":

@@ -172,8 +172,36 @@ def fan_out_section(data: dict[str, Any]) -> list[str]:
             f"| [{row['family']}](#{row['family']}) | {row['workload']} | {row['goal']} | "
             f"{row['measured']} | {row['predicted']} | {row['bound']} |"
         )
+    lines += memory_table(data.get("memory"))
     title = "Fan-out: goals, 16-core measurements and the models' predictions"
     return [*lines, "", f"![{title}](scaling/fan-out.png)"]
+
+
+def memory_table(memory: dict[str, Any] | None) -> list[str]:
+    """The peak RSS per worker over the worker counts measured (memory does not need the
+    cores, so the 2-core machine measures it), with the models' figure at 16 workers."""
+    if not memory:
+        return []
+    counts = sorted({int(w) for row in memory["rows"] for w in row["measured"]})
+    lines = [
+        "",
+        memory["intro"],
+        "",
+        "| family | workload | "
+        + " | ".join(f"{w} worker{'s' if w > 1 else ''}" for w in counts)
+        + " | predicted | goal | command |",
+        "|---|---|" + "---|" * len(counts) + "---|---|---|",
+    ]
+    for row in memory["rows"]:
+        cells = [f"{row['measured'][str(w)]:,.0f}" if str(w) in row["measured"] else "—"
+                 for w in counts]  # fmt: skip
+        lines.append(
+            f"| [{row['family']}](#{row['family']}) | {row['workload']} | "
+            + " | ".join(cells)
+            + f" | {row.get('predicted_text', '—')} | {row.get('goal_text', '—')} "
+            f"| `{row['command']}` |"
+        )
+    return lines
 
 
 def plot_fan_out(data: dict[str, Any], out: Path) -> None:
@@ -184,7 +212,12 @@ def plot_fan_out(data: dict[str, Any], out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), width_ratios=[3, 2])
+    memory = (data.get("memory") or {}).get("rows", [])
+    fig, axes = plt.subplots(
+        1, 3 if memory else 2, figsize=(16 if memory else 11, 4.2),
+        width_ratios=[3, 2, 3] if memory else [3, 2],
+    )  # fmt: skip
+    left, right = axes[0], axes[1]
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     curves = [r for r in data["rows"] if "curve" in r]
     for i, (colour, row) in enumerate(zip(colours, curves, strict=False)):
@@ -227,9 +260,36 @@ def plot_fan_out(data: dict[str, Any], out: Path) -> None:
     right.legend(fontsize=7, loc="lower right")
     right.set_xlabel("seconds on 16 workers")
     right.set_title("Time goals")
+    if memory:
+        _plot_memory(axes[2], memory, colours)
     fig.suptitle("Fan-out on a 16-core machine: predictions from the 2-core models", fontsize=10)
     fig.tight_layout()
     save_figure(fig, out)
+
+
+def _plot_memory(ax: Any, rows: list[dict[str, Any]], colours: list[str]) -> None:
+    """Peak RSS per worker against workers: measured points (lines), the models' figures
+    (hollow, dashed from the last measured point) and the memory goals (stars)."""
+    for colour, row in zip(colours[len(colours) // 2 :] + colours, rows, strict=False):
+        ws = sorted(int(w) for w in row["measured"])
+        ys = [row["measured"][str(w)] / 1024 for w in ws]
+        ax.plot(ws, ys, "o-", color=colour, label=row["label"])
+        for w, mib in sorted((int(w), m) for w, m in row.get("predicted", {}).items()):
+            ax.plot([ws[-1], w], [ys[-1], mib / 1024], "--", color=colour)
+            ax.plot([w], [mib / 1024], "o", color=colour, markerfacecolor="white")
+        if "goal" in row:
+            gw, gmib = row["goal"]
+            ax.plot([gw], [gmib / 1024], "*", color=colour, markersize=14,
+                    markeredgecolor="black")  # fmt: skip
+    ax.plot([], [], "o", color="grey", markerfacecolor="white", label="predicted")
+    ax.plot([], [], "*", color="grey", markersize=12, markeredgecolor="black", label="goal")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([1, 2, 4, 8, 16], ["1", "2", "4", "8", "16"])
+    ax.set_xlabel("Dask workers (server processes for geo)")
+    ax.set_ylabel("peak RSS per worker (GiB)")
+    ax.set_ylim(bottom=0)
+    ax.set_title("Memory per worker (measured on 2 cores)")
+    ax.legend(fontsize=7, loc="upper right")
 
 
 def from_the_command_line() -> list[str]:
