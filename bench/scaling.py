@@ -261,22 +261,34 @@ def plot_fan_out(data: dict[str, Any], out: Path) -> None:
     right.set_xlabel("seconds on 16 workers")
     right.set_title("Time goals")
     if memory:
-        _plot_memory(axes[2], memory, colours)
+        # Each family in the colour of its speed-up curve or time bar.
+        family_colour: dict[str, str] = {}
+        for i, row in enumerate(curves + timed):
+            family_colour.setdefault(row["family"], colours[i % len(colours)])
+        _plot_memory(axes[2], memory, family_colour)
     fig.suptitle("Fan-out on a 16-core machine: predictions from the 2-core models", fontsize=10)
     fig.tight_layout()
     save_figure(fig, out)
 
 
-def _plot_memory(ax: Any, rows: list[dict[str, Any]], colours: list[str]) -> None:
+def _plot_memory(ax: Any, rows: list[dict[str, Any]], family_colour: dict[str, str]) -> None:
     """Peak RSS per worker against workers: measured points (lines), the models' figures
-    (hollow, dashed from the last measured point) and the memory goals (stars)."""
-    for colour, row in zip(colours[len(colours) // 2 :] + colours, rows, strict=False):
+    (hollow, dashed; from the last measured point where they are of the same workload) and
+    the memory goals (stars)."""
+    for row in rows:
+        colour = family_colour.get(row["family"], "grey")
         ws = sorted(int(w) for w in row["measured"])
         ys = [row["measured"][str(w)] / 1024 for w in ws]
         ax.plot(ws, ys, "o-", color=colour, label=row["label"])
-        for w, mib in sorted((int(w), m) for w, m in row.get("predicted", {}).items()):
-            ax.plot([ws[-1], w], [ys[-1], mib / 1024], "--", color=colour)
-            ax.plot([w], [mib / 1024], "o", color=colour, markerfacecolor="white")
+        # Predicted points of the same workload continue the measured line; those of the
+        # goal's larger workload stand apart, joined among themselves.
+        pred = sorted((int(w), m / 1024) for w, m in row.get("predicted", {}).items())
+        if pred:
+            start = [(ws[-1], ys[-1])] if row.get("joined") else []
+            px, py = zip(*(start + pred), strict=True)
+            ax.plot(px, py, "--", color=colour)
+            ax.plot([w for w, _ in pred], [y for _, y in pred], "o", color=colour,
+                    markerfacecolor="white")  # fmt: skip
         if "goal" in row:
             gw, gmib = row["goal"]
             ax.plot([gw], [gmib / 1024], "*", color=colour, markersize=14,
@@ -289,7 +301,7 @@ def _plot_memory(ax: Any, rows: list[dict[str, Any]], colours: list[str]) -> Non
     ax.set_ylabel("peak RSS per worker (GiB)")
     ax.set_ylim(bottom=0)
     ax.set_title("Memory per worker (measured on 2 cores)")
-    ax.legend(fontsize=7, loc="upper right")
+    ax.legend(fontsize=7, loc="upper left")
 
 
 def from_the_command_line() -> list[str]:
