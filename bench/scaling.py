@@ -179,7 +179,8 @@ def fan_out_section(data: dict[str, Any]) -> list[str]:
 
 def memory_table(memory: dict[str, Any] | None) -> list[str]:
     """The peak RSS per worker over the worker counts measured (memory does not need the
-    cores, so the 2-core machine measures it), with the models' figure at 16 workers."""
+    cores, so the 2-core machine measures it), with what each family's model predicts for
+    its goal's workload."""
     if not memory:
         return []
     counts = sorted({int(w) for row in memory["rows"] for w in row["measured"]})

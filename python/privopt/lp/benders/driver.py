@@ -28,7 +28,13 @@ from privopt.errors import (
     SolverLimit,
     UnboundedModel,
 )
-from privopt.lp.benders.master import _LazyRows, _Master, _MasterTimeout, _prepare_initial_cuts
+from privopt.lp.benders.master import (
+    _LazyRows,
+    _Master,
+    _MasterTimeout,
+    _prepare_initial_cuts,
+    n_theta,
+)
 from privopt.lp.benders.problem import _INF, BendersProblem, _SubData
 from privopt.lp.benders.result import BendersIteration, BendersResult
 from privopt.lp.benders.stabilisation import InOut
@@ -302,7 +308,7 @@ class _Run:
         self.s, self.problem, self.stab = s, problem, stabiliser
         self.clock = _Clock(s.time_limit)
         # The caller's rows are checked before any work is sent out.
-        width = problem.n_master + (problem.n_subproblems if s.multi_cut else 1)
+        width = problem.n_master + n_theta(problem, s.multi_cut)
         cuts = _prepare_initial_cuts(initial_cuts, width) if initial_cuts else []
         self.lazy = None if lazy_rows is None else _LazyRows(lazy_rows, problem.n_master)
         self.subs = (

@@ -28,12 +28,17 @@ from privopt.lp.model import LinearProgram
 WARM_CHECK_RTOL = 1e-6
 
 
+def n_theta(problem: BendersProblem, multi_cut: bool) -> int:
+    """The master's theta columns: one per subproblem, or one in single-cut mode."""
+    return problem.n_subproblems if multi_cut else 1
+
+
 class _Master:
     """The persistent master model with theta columns; cuts are appended as rows."""
 
     def __init__(self, problem: BendersProblem, multi_cut: bool, options: Any = ()) -> None:
         self.n_x = problem.n_master
-        self.n_theta = problem.n_subproblems if multi_cut else 1
+        self.n_theta = n_theta(problem, multi_cut)
         lp = problem.master.copy()
         lower = (
             np.asarray(problem.theta_lower)
