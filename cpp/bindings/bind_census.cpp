@@ -475,9 +475,6 @@ class CensusSession {
         validate_forest(f_);
         for (std::int64_t i = f_.child_ptr[0]; i < f_.child_ptr[1]; ++i) top_.push_back(f_.child_idx[i]);
         subs_.resize(top_.size());
-        values_ = py::array_t<std::int64_t>({R, N});
-        touch_ = py::array_t<std::uint8_t>({R, N});
-        std::fill(touch_.mutable_data(), touch_.mutable_data() + R * N, 0);
     }
     // Tables for the given regions (leaves of this forest), standing for their subtrees solved
     // elsewhere: lo and n (m, N) and concatenated slopes, as census_up returns them. A later
@@ -513,7 +510,20 @@ class CensusSession {
         py::gil_scoped_release release;
         for (std::int64_t i : which) subs_[static_cast<std::size_t>(i)] = census_up(f_, top_[static_cast<std::size_t>(i)]);
     }
+    // Where down() and root() write: (R, N) values and touch flags. A caller that runs many
+    // sessions one after another (a worker's batches) lends them the same arrays, so that only
+    // the first writes into memory new to the process; only the rows of the subtrees a down()
+    // covers are written, the rest keep what was there.
+    void use_buffers(py::array_t<std::int64_t> values, py::array_t<std::uint8_t> touch) {
+        const py::ssize_t R = f_.n_regions, N = f_.n_sizes;
+        for (const py::array* a : {static_cast<const py::array*>(&values), static_cast<const py::array*>(&touch)})
+            if (a->ndim() != 2 || a->shape(0) != R || a->shape(1) != N ||
+                !(a->flags() & py::array::c_style) || !a->writeable())
+                throw std::invalid_argument("values and touch must be writable C-contiguous (R, N) arrays");
+        values_ = std::move(values), touch_ = std::move(touch), have_buffers_ = true;
+    }
     std::int64_t root() {
+        own_buffers();
         std::int64_t* v = values_.mutable_data();
         std::uint8_t* t = touch_.mutable_data();
         py::gil_scoped_release release;
@@ -529,6 +539,7 @@ class CensusSession {
     }
     std::int64_t down(const std::vector<std::int64_t>& which) {
         check(which);
+        own_buffers();
         std::int64_t* v = values_.mutable_data();
         std::uint8_t* t = touch_.mutable_data();
         py::gil_scoped_release release;
@@ -619,8 +630,14 @@ class CensusSession {
         for (const auto& sub : subs_) w += sub.n_widened;
         return w;
     }
-    py::array_t<std::int64_t> values() const { return values_; }
-    py::array_t<std::uint8_t> touch() const { return touch_; }
+    py::array_t<std::int64_t> values() {
+        own_buffers();
+        return values_;
+    }
+    py::array_t<std::uint8_t> touch() {
+        own_buffers();
+        return touch_;
+    }
     std::vector<std::int64_t> top() const { return top_; }
 
   private:
@@ -686,6 +703,15 @@ class CensusSession {
             }
         }
     }
+    // Buffers of its own (touch zeroed) unless some were lent.
+    void own_buffers() {
+        if (have_buffers_) return;
+        const py::ssize_t R = f_.n_regions, N = f_.n_sizes;
+        values_ = py::array_t<std::int64_t>({R, N});
+        touch_ = py::array_t<std::uint8_t>({R, N});
+        std::fill(touch_.mutable_data(), touch_.mutable_data() + R * N, 0);
+        have_buffers_ = true;
+    }
     void check(const std::vector<std::int64_t>& which) const {
         for (std::int64_t i : which)
             if (i < 0 || i >= static_cast<std::int64_t>(top_.size()))
@@ -702,6 +728,7 @@ class CensusSession {
     std::int64_t root_widened_ = 0;
     py::array_t<std::int64_t> values_;
     py::array_t<std::uint8_t> touch_;
+    bool have_buffers_ = false;  // values_ and touch_ set (own or lent)
 };
 
 // Seconds per call of (heap TableMerge, sorted TableMerge, plain std::sort of the same up+down
@@ -800,6 +827,9 @@ void register_census(py::module_& m) {
              py::arg("n"), py::arg("heads"), py::arg("steps"),
              "give() from tables packed as packed_steps() returns them (heads, uint8/uint16 "
              "steps).")
+        .def("use_buffers", &CensusSession::use_buffers, py::arg("values"), py::arg("touch"),
+             "Write values (R, N) int64 and touch flags (R, N) uint8 into these arrays from now "
+             "on (a down() writes only its subtrees' rows); by default the session has its own.")
         .def("up", &CensusSession::up, py::arg("which"))
         .def("root", &CensusSession::root)
         .def("down", &CensusSession::down, py::arg("which"))

@@ -527,3 +527,67 @@ def test_the_subtree_kernels_read_int32_counts_as_their_int64_values():
             down_a = kernels.census_down(h.child_ptr, h.child_idx, wide, delta, 0, G, root)
             down_b = kernels.census_down(h.child_ptr, h.child_idx, narrow, delta, 0, G, root)
             assert all(np.array_equal(x, y) for x, y in zip(down_a, down_b, strict=True))
+
+
+def test_a_session_writes_into_lent_buffers_as_into_its_own():
+    # Buffers full of another batch's leftovers: a session's values and window-edge flags over
+    # every subtree it ran down equal those of a session with buffers of its own; buffers of
+    # the wrong shape, read-only or strided are refused.
+    rng = np.random.default_rng(31)
+    for _ in range(40):
+        h, noisy, G = _uneven_instance(rng)
+        delta = rng.integers(1, 40, size=h.n_regions).astype(np.int64)
+        shift = np.zeros(noisy.shape, dtype=np.uint8)
+        own, lent = (
+            kernels.CensusSession(h.child_ptr, h.child_idx, noisy, delta, shift, G, 1 << 27)
+            for _ in range(2)
+        )
+        values = rng.integers(-(2**62), 2**62, size=noisy.shape)
+        touch = rng.integers(0, 256, size=noisy.shape).astype(np.uint8)
+        lent.use_buffers(values, touch)
+        every = list(range(len(own.top)))
+        statuses = []
+        for s in (own, lent):
+            s.up(every)
+            statuses.append(s.root())
+            if statuses[-1] == 0:
+                s.down(every)
+        assert statuses[0] == statuses[1]
+        if statuses[0] == 0:
+            assert lent.values is not None and np.shares_memory(lent.values, values)
+            assert np.array_equal(lent.values, own.values)
+            assert np.array_equal(lent.touch, own.touch)
+    session = kernels.CensusSession(h.child_ptr, h.child_idx, noisy, delta, shift, G, 1 << 27)
+    R, N = noisy.shape
+    wide = np.zeros((R, 2 * N), dtype=np.int64)
+    read_only = np.zeros((R, N), dtype=np.uint8)
+    read_only.flags.writeable = False
+    for bad in (
+        (np.zeros((R + 1, N), np.int64), np.zeros((R + 1, N), np.uint8)),
+        (np.zeros((R, N), np.int64), read_only),
+        (wide[:, ::2], np.zeros((R, N), np.uint8)),
+    ):
+        with pytest.raises(ValueError, match="writable C-contiguous"):
+            session.use_buffers(*bad)
+
+
+def test_top_down_tasks_share_one_thread_buffers_until_their_batches_go():
+    # A thread's top-down tasks write into the same memory (only the first pays for memory new
+    # to the process); a larger batch gets new buffers; nothing holds them once the sessions
+    # they were lent to are gone. One thread through widening rounds equals the serial run.
+    import gc
+
+    from privopt.census import forest
+
+    values, touch = forest._lent_buffers((50, 3))
+    again = forest._lent_buffers((40, 3))
+    assert again[0].shape == (40, 3) and np.shares_memory(values, again[0])
+    assert np.shares_memory(touch, again[1])
+    larger = forest._lent_buffers((60, 3))
+    assert not np.shares_memory(values, larger[0])
+    assert touch.dtype == np.uint8 and values.dtype == np.int64
+    del values, touch, again, larger
+    gc.collect()
+    assert forest._lent.values() is None and forest._lent.touch() is None
+    with ThreadPoolExecutor(1) as ex:
+        _widening_rounds(np.random.default_rng(32), ex, 40, instance=_uneven_instance)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -372,6 +373,7 @@ def _down_task(
     on a window edge, and each subtree's exact Σ (values − noisy)² over those rows."""
     session = batch.session(doublings, G, max_table)
     batch.up(which, doublings)  # a no-op unless the session was rebuilt
+    session.use_buffers(*_lent_buffers(batch.noisy.shape))
     values = session.values
     values[np.asarray(which, dtype=np.int64) + 1] = root_values
     session.down(which)
@@ -380,6 +382,33 @@ def _down_task(
         _run_result(batch, values, session.touch, first, stop, compact)
         for first, stop in _runs(which)
     ]
+
+
+#: Per thread, weak references to the flat buffers last lent to a top-down task.
+_lent = threading.local()
+
+
+def _lent_buffers(shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """(R_b, N) int64 values and uint8 touch arrays for one batch's top-down pass: views of the
+    buffers this thread lent last when they are large enough, else new ones.
+
+    A worker runs its batches' top-down tasks one after another, and a process's first writes
+    into memory new to it cost several times a rewrite; lending every batch the same memory
+    leaves that cost to the first batch, and a worker holds one batch's values instead of all of
+    them. Only weak references are kept here: the sessions the buffers were lent to hold them,
+    so they are freed with the batches, at the end of a run. A task copies its rows out before
+    it returns, and a thread runs one task at a time, so no two tasks share them.
+    """
+    size = shape[0] * shape[1]
+    out = []
+    for name, dtype in (("values", np.int64), ("touch", np.uint8)):
+        ref = getattr(_lent, name, None)
+        flat = ref() if ref is not None else None
+        if flat is None or flat.size < size:
+            flat = np.empty(size, dtype=dtype)
+            setattr(_lent, name, weakref.ref(flat))
+        out.append(flat[:size].reshape(shape))
+    return out[0], out[1]
 
 
 def _runs(which: list[int]) -> list[tuple[int, int]]:
