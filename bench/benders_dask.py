@@ -63,6 +63,7 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 from harness import (  # noqa: E402
+    memory_write_text,
     package_at,
     peak_rss_mib,
     print_json,
@@ -408,6 +409,7 @@ def report(
     print(
         f"load average before {load0[0]:.2f} / after {load1[0]:.2f} (1 min), {os.cpu_count()} cores"
     )
+    print(memory_write_text())
 
 
 def report_dask(args: argparse.Namespace, serial: dict[str, Any], dask: dict[str, Any]) -> None:

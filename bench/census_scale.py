@@ -30,6 +30,7 @@ from typing import Any
 
 from harness import (
     BENCH,
+    memory_write_text,
     package_at,
     peak_rss_mib,
     print_json,
@@ -479,6 +480,7 @@ def dask_section(args: argparse.Namespace) -> None:
         f"## Tree DP on a Dask LocalCluster ({args.workers} worker processes, 4 GiB each), "
         f"{args.dask_leaves:,} leaves, against the serial run in the same process"
     )
+    print(f"\n{memory_write_text()}\n")
     rows = []
     with code_versions(args.baseline) as codes:
         for name, package in codes:

@@ -6,8 +6,9 @@
 # Usage: bash bench/fan_out_curves.sh OUT [BUDGET_SECONDS=540] [DATA=../shared/data]
 #
 # OUT gets one markdown file per bench (its stdout: the tables), log.txt (every bench's stderr,
-# each under a header) and summary.md (each bench's exit status and seconds; "skipped" when the
-# budget had less than a minute left, "cut" when its cap or the budget stopped it). Progress on
+# each under a header) and summary.md (the machine: cores, CPU, huge pages, the rate of first
+# writes into new memory; then each bench's exit status and seconds: "skipped" when the budget
+# had less than a minute left, "cut" when its cap or the budget stopped it). Progress on
 # stderr. Run from the repository root with privopt, dask and distributed installed.
 set -u
 out=${1:?usage: bash bench/fan_out_curves.sh OUT [BUDGET_SECONDS] [DATA]}
@@ -15,7 +16,14 @@ budget=${2:-540}
 data=${3:-../shared/data}
 mkdir -p "$out"
 start=$SECONDS
-echo "| bench | status | seconds |" > "$out/summary.md"
+# The machine first: cores, CPU, huge pages, and what a fresh process pays to write into new
+# memory (the part of a task's time that a first round adds)
+{ echo "$(nproc) cores; $(grep -m1 "model name" /proc/cpuinfo)"
+  echo "transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
+  python -c "import sys; sys.path.insert(0, 'bench'); import harness; print(harness.memory_write_text())"
+  echo
+} > "$out/summary.md" 2>> "$out/log.txt"
+echo "| bench | status | seconds |" >> "$out/summary.md"
 echo "|---|---|---|" >> "$out/summary.md"
 
 run() {  # run NAME CAP_SECONDS COMMAND...

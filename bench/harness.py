@@ -3,7 +3,8 @@
 * **Child processes**: :func:`run_json` runs one measurement in a fresh process (its peak memory
   is then its own) and reads back the JSON line it prints.
 * **Memory**: :func:`peak_rss_mib`, :func:`reset_peak_rss` and :func:`measured`, from Linux's
-  VmHWM, which starts afresh at ``exec`` (``ru_maxrss`` keeps the parent's high-water mark).
+  VmHWM, which starts afresh at ``exec`` (``ru_maxrss`` keeps the parent's high-water mark);
+  :func:`memory_write_gbps`, what a fresh process pays to write into new memory.
 * **Another revision**: :func:`package_at` and :func:`use_package` import the package sources of
   a git revision with this build's compiled core (valid while the C++ is the same, no build);
   :func:`interpreter_at` builds a revision whole into its own virtual environment.
@@ -106,6 +107,37 @@ def measured(run: Callable[[], Any]) -> dict[str, float]:
     seconds = time.perf_counter() - start
     peak = peak_rss_mib()
     return {"seconds": seconds, "own_mib": peak - before, "peak_mib": peak}
+
+
+_WRITE_RATES = """
+import sys, time
+import numpy as np
+n = int(sys.argv[1]) * 2**20
+t = time.perf_counter(); a = np.empty(n, np.uint8); a.fill(1); first = time.perf_counter() - t
+t = time.perf_counter(); a.fill(2); again = time.perf_counter() - t
+print(n / first / 1e9, n / again / 1e9)
+"""
+
+
+def memory_write_gbps(mib: int = 512) -> tuple[float, float]:
+    """GB/s of a first write into ``mib`` MiB new to a fresh process, and of a second write into
+    the same memory (numpy's own allocation: huge pages where the system gives them). A fan-out's
+    tasks run in fresh worker processes, so the first figure is what their first writes cost; the
+    ratio of the two says how much of a first round's task time is new memory."""
+    out = subprocess.run(
+        [sys.executable, "-c", _WRITE_RATES, str(mib)], capture_output=True, text=True, check=True
+    )
+    first, again = (float(x) for x in out.stdout.split())
+    return first, again
+
+
+def memory_write_text(mib: int = 512) -> str:
+    """:func:`memory_write_gbps` as one line of text for a bench's header."""
+    first, again = memory_write_gbps(mib)
+    return (
+        f"memory writes on this machine ({mib} MiB in a fresh process): first {first:.2f} GB/s, "
+        f"again {again:.2f} GB/s"
+    )
 
 
 # ----------------------------------------------------------------------- another revision
