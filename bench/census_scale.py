@@ -23,6 +23,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -187,11 +188,15 @@ class MapTracer:
         forest._map = self._map
         scatter = client.scatter
 
+        lock = threading.Lock()  # the runner places batches from several threads at once
+
         def counted(data: Any, **kw: Any) -> Any:
-            self.scattered += _array_bytes(data)
+            size = _array_bytes(data)
             t = time.perf_counter()
             out = scatter(data, **kw)
-            self.sends.append((t, time.perf_counter()))
+            with lock:
+                self.scattered += size
+                self.sends.append((t, time.perf_counter()))
             return out
 
         client.scatter = counted

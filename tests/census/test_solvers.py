@@ -258,3 +258,32 @@ def test_dp_equals_milp_beyond_brute_force(seed):
     c = np.sort(rng.integers(-2, G + 3, size=level.size)) + rng.integers(-3, 4, size=level.size)
     _, info = chain_postprocess(h, c, G, N, scale=np.ones(3), window="auto")
     assert abs(info["cost"] - _chain_milp(c, eq, G)) < 1e-6
+
+
+def test_starting_windows_per_level_equal_those_of_each_region():
+    # The starting half-widths computed once per level and gathered equal the rule applied to
+    # each region's own scale (every window choice; one scale, or one per level).
+    from privopt.census.solvers import _initial_delta, _initial_deltas
+
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        h = random_hierarchy(rng, int(rng.integers(1, 5)), int(rng.integers(1, 6)))
+        fanout = np.diff(h.child_ptr)
+        G = int(rng.integers(1, 10**6))
+        per_level = rng.choice([0.3, 1.0, 7.5, 400.0], size=h.n_levels)
+        for window in ("auto", "paper", "exact", int(rng.integers(1, 50))):
+            got = _initial_deltas(window, per_level, G, fanout, h.level)
+            assert got.dtype == np.int64 and got.shape == (h.n_regions,)
+            for r in range(h.n_regions):
+                lam = float(per_level[h.level[r]])
+                if window in ("paper", "exact"):
+                    want = _initial_delta(window, lam, G, 1)
+                elif fanout[r] == 0:  # a leaf's window is [0, G]
+                    want = G
+                else:
+                    want = _initial_delta(window, lam, G, int(fanout[r]))
+                assert got[r] == want, (window, r)
+            one = _initial_deltas(window, per_level[0], G, fanout)
+            assert np.array_equal(
+                one, _initial_deltas(window, np.full(h.n_levels, per_level[0]), G, fanout, h.level)
+            )

@@ -228,7 +228,7 @@ def tree_postprocess(
     R, N = noisy.shape
     fanout = np.diff(hierarchy.child_ptr)
     internal = fanout > 0
-    region_delta = _initial_deltas(window, level_scale[hierarchy.level], G, fanout)
+    region_delta = _initial_deltas(window, level_scale, G, fanout, hierarchy.level)
     scale = float(level_scale.max())
     shift = np.zeros((R, N), dtype=np.uint8)  # node (r, s): window half-width δ_r·2^shift
     try:
@@ -365,25 +365,30 @@ def check_window(window: Any) -> str | int:
     return int(window)
 
 
-def _initial_deltas(window: str | int, scale: Any, G: int, fanout: np.ndarray) -> np.ndarray:
-    """Starting half-width per region (R,), from the noise scale λ (one, or (R,) per region).
+def _initial_deltas(
+    window: str | int, scale: Any, G: int, fanout: np.ndarray, level: np.ndarray | None = None
+) -> np.ndarray:
+    """Starting half-width per region (R,), from the noise scale λ: one for every region, or
+    (L,) one per level with ``level`` (R,) each region's level.
     ``"auto"`` and an int: [0, G] for the leaves — a leaf is an implicit quadratic, its window
     costs nothing, and a leaf under a wide parent moves by many λ when non-negativity binds —;
     internal regions start at the int, or for ``"auto"`` at AUTO_WIDTH·λ·√(1+k) with k the
     region's fanout (its optimum moves with the sum of its children's noise). ``"paper"`` (δ of
     each region's λ) and ``"exact"`` apply to all nodes."""
-    scale = np.broadcast_to(np.asarray(scale, dtype=np.float64), fanout.shape)
-    # One value per distinct scale (a scale per level: a handful), not one call per region.
-    distinct, which = np.unique(scale, return_inverse=True)
+    per_level = np.atleast_1d(np.asarray(scale, dtype=np.float64))
+    # Each region's row of per_level; the per-λ work runs once per level (a handful), not once
+    # per region, and nothing sorts the R regions' scales.
+    which = np.zeros(fanout.shape, dtype=np.intp) if level is None else level
     if window in ("paper", "exact"):
-        per = [_initial_delta(window, float(s), G, 1) for s in distinct]
-        return np.asarray(per, dtype=np.int64)[which].reshape(fanout.shape)
+        per = [_initial_delta(window, float(s), G, 1) for s in per_level]
+        return np.asarray(per, dtype=np.int64)[which]
     if window == "auto":
-        own = np.maximum(8, np.ceil(AUTO_WIDTH * scale * np.sqrt(1.0 + fanout)))
-        paper = np.asarray([float(paper_delta(float(s))) for s in distinct])[which]
-        own = np.minimum(own, paper.reshape(fanout.shape))
+        lam = per_level[which]
+        own = np.maximum(8, np.ceil(AUTO_WIDTH * lam * np.sqrt(1.0 + fanout)))
+        paper = np.asarray([float(paper_delta(float(s))) for s in per_level])
+        own = np.minimum(own, paper[which])
     else:
-        own = np.full(fanout.size, _initial_delta(window, float(distinct.max()), G, 1))
+        own = np.full(fanout.size, _initial_delta(window, float(per_level.max()), G, 1))
     own = np.where(fanout == 0, G, own)
     return np.maximum(1, np.minimum(own, G)).astype(np.int64)
 
