@@ -135,6 +135,13 @@ FAN_OUT = [
         "the noise, the DP of the levels above the cut and of the root",
     ),
     (
+        "privopt census --streamed-synthetic 100,1000,1000 --epsilon 1 --workers 16 --out big",
+        "each top-level region's generation, noise, bottom-up tables and, later, its top-down "
+        "pass and its released counts (written by the worker)",
+        "a few numbers per region out (its index, its root values); its root tables back",
+        "the root's measurement and DP; nothing of the regions below it",
+    ),
+    (
         "privopt cluster points.npy --bounds -100 100 --epsilon 1 --delta 1e-12 --workers 8",
         "the passes over the data, per row chunk (`--chunk-rows`, default 1,048,576)",
         "the file's path and each chunk's rows (the workers read the `.npy` themselves); per "
@@ -148,7 +155,8 @@ FAN_OUT = [
 FAN_OUT_NOTE = """`privopt cluster` needs a `.npy` input on Dask (a CSV is refused: this process
 would parse it whole) and, with `--scheduler`, a path that names the same file on every worker.
 `--progress on` shows the cluster's work as it is gathered: Benders rounds, split-carry parts,
-census subtrees, DPM's tree levels and label batches. `docs/errors.md` lists the refusals."""
+census subtrees (streamed: top-level regions), DPM's tree levels and label batches.
+`docs/errors.md` lists the refusals."""
 
 
 #: Issue 26's fan-out goals, the 16-core figures and the models' predictions, hand-kept from the

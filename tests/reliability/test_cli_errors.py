@@ -674,7 +674,7 @@ IGNORED_OPTIONS = {
     ),
     "census without an input": (
         ["census", "--epsilon", "1"],
-        "give one input: --records, --counts or --synthetic-us",
+        "give one input: --records, --counts, --synthetic-us or --streamed-synthetic",
     ),
     "census --group with --counts": (
         ["census", "--counts", "CNT", "--levels", "state", "--group", "hh"],

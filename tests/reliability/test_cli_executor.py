@@ -98,6 +98,11 @@ RUNS = {
         lambda t: ["census", "--synthetic-us", "--epsilon", "1", "--method", "m-h-dp", *_SEED],
         ("released_counts.csv",),
     ),
+    # One task per top-level region, written by the workers into the run's staging folder.
+    "census streamed": Run(
+        lambda t: ["census", "--streamed-synthetic", "3,4,5", "--max-size", "3", "--epsilon", "1"],
+        ("root.npy", "subtree_0.npy", "subtree_1.npy", "subtree_2.npy"),
+    ),
     # The serial run loads the .npy whole; the Dask run reads it in 5 row chunks on the workers.
     "cluster npy": Run(
         lambda t: ["cluster", _npy_points(t), *_DPM],

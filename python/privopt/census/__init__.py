@@ -32,6 +32,7 @@ from privopt.census.mechanisms import (
 from privopt.census.noise import Measurements
 from privopt.census.release import CensusRelease, consistency_violations, l1_per_level
 from privopt.census.solvers import chain_postprocess, paper_delta, tree_postprocess
+from privopt.census.streamed import RegularSyntheticSource, StreamedRelease, m_h_dp_streamed
 from privopt.census.uncertainty import CountIntervals, count_intervals
 
 __all__ = [
@@ -62,4 +63,7 @@ __all__ = [
     "decumulate",
     "consistency_violations",
     "l1_per_level",
+    "m_h_dp_streamed",
+    "RegularSyntheticSource",
+    "StreamedRelease",
 ]

@@ -27,6 +27,7 @@ from privopt._cli_support import (
 )
 from privopt._inputs import read_csv_table
 from privopt.census.budget import BudgetAllocation, allocate_budget
+from privopt.census.cli_streamed import run_streamed
 from privopt.census.hierarchy import MAX_COUNT, CensusCounts, Hierarchy
 from privopt.census.mechanisms import MECHANISMS
 from privopt.census.report import (
@@ -98,7 +99,7 @@ def load_counts(args: argparse.Namespace) -> CensusCounts:
         leaf = np.zeros((h.leaves.stop - h.leaves.start, len(size_cols)), dtype=np.int64)
         leaf[rows] = _count_columns(frame, size_cols)
         return CensusCounts.from_leaf_counts(h, leaf)
-    raise InvalidInput("give one of --records, --counts or --synthetic-us")
+    raise InvalidInput("give one of --records, --counts, --synthetic-us or --streamed-synthetic")
 
 
 def _refuse_missing_groups(frame, group: list[str]) -> None:
@@ -143,11 +144,15 @@ def _refuse_ignored(args: argparse.Namespace) -> None:
             ("--records", args.records),
             ("--counts", args.counts),
             ("--synthetic-us", args.synthetic_us),
+            ("--streamed-synthetic", args.streamed_synthetic),
         )
         if v
     ]
     if len(given) > 1:
         raise InvalidInput(f"give one input, not {' and '.join(given)}")
+    if args.streamed_synthetic is not None:
+        _refuse_ignored_streamed(args)
+        return
     records, counts, synthetic = bool(args.records), bool(args.counts), args.synthetic_us
     compare = args.compare is not None
     if args.rho is not None and args.epsilon is not None:
@@ -158,7 +163,9 @@ def _refuse_ignored(args: argparse.Namespace) -> None:
             "noise under ρ-zCDP)"
         )
     if not given:  # after the budget: a missing --epsilon is the first thing to hear
-        raise InvalidInput("give one input: --records, --counts or --synthetic-us")
+        raise InvalidInput(
+            "give one input: --records, --counts, --synthetic-us or --streamed-synthetic"
+        )
     if args.rho is not None and compare:
         raise InvalidInput("--compare runs geometric noise at --epsilon; leave out --rho")
     if args.intervals is not None and args.method in ("M_H^r", "M_c^r"):
@@ -175,7 +182,14 @@ def _refuse_ignored(args: argparse.Namespace) -> None:
             ("--group", "group", None, records, "--records"),
             ("--levels", "levels", None, records or counts, "--records or --counts"),
             ("--pad-leaves", "pad_leaves", False, records or counts, "--records or --counts"),
-            ("--max-size", "max_size", None, records or synthetic, "--records or --synthetic-us"),
+            ("--groups", "groups", None, False, "--streamed-synthetic"),
+            (
+                "--max-size",
+                "max_size",
+                None,
+                records or synthetic,
+                "--records, --synthetic-us or --streamed-synthetic",
+            ),
             ("--scale", "scale", 1e-3, synthetic, "--synthetic-us"),
             ("--tracts-per-county", "tracts_per_county", None, synthetic, "--synthetic-us"),
             ("--blocks-per-tract", "blocks_per_tract", None, synthetic, "--synthetic-us"),
@@ -209,8 +223,51 @@ def _refuse_ignored(args: argparse.Namespace) -> None:
     )
 
 
+def _refuse_ignored_streamed(args: argparse.Namespace) -> None:
+    """--streamed-synthetic runs M_H^dp at --epsilon, nothing else: refuse what it would not
+    read."""
+    if args.epsilon is None:
+        raise InvalidInput("--streamed-synthetic needs --epsilon (geometric noise, ε-DP)")
+    given: set[str] = getattr(args, "given_options", set())
+    if "method" in given and args.method != "M_H^dp":
+        raise InvalidInput(
+            f"--streamed-synthetic runs m-h-dp (M_H^dp), not {method_name(args.method)}"
+        )
+    unused = "--records, --counts or --synthetic-us (not with --streamed-synthetic)"
+    refuse_ignored_options(
+        args,
+        [
+            ("--rho", "rho", None, False, "--records, --counts or --synthetic-us"),
+            *(
+                (flag, dest, default, False, unused)
+                for flag, dest, default in (
+                    ("--levels", "levels", None),
+                    ("--group", "group", None),
+                    ("--pad-leaves", "pad_leaves", False),
+                    ("--scale", "scale", 1e-3),
+                    ("--tracts-per-county", "tracts_per_county", None),
+                    ("--blocks-per-tract", "blocks_per_tract", None),
+                    ("--counties-csv", "counties_csv", None),
+                    ("--targets", "targets", None),
+                    ("--intervals", "intervals", None),
+                    ("--interval-runs", "interval_runs", None),
+                    ("--compare", "compare", None),
+                    ("--runs", "runs", 1),
+                    ("--qp-time-limit", "qp_time_limit", 30.0),
+                    ("--chain-noise-scale", "chain_noise_scale", "strict"),
+                    ("--value-window", "window", "auto"),
+                    ("--qp-solver", "qp_solver", "auto"),
+                    ("--format", "format", "csv"),
+                )
+            ),
+        ],
+    )
+
+
 def _run(args: argparse.Namespace) -> int:
     _refuse_ignored(args)
+    if args.streamed_synthetic is not None:
+        return run_streamed(args)
     with reserve_outputs(args, [args.records, args.counts, args.counties_csv]) as outputs:
         out = outputs.add(args.out)
         data = load_counts(args)
@@ -422,6 +479,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="generated national data (52 states, 3,221 counties)",
     )
+    src.add_argument(
+        "--streamed-synthetic",
+        default=None,
+        metavar="FANOUTS",
+        help="a regular synthetic hierarchy with these fan-outs below the root (e.g. "
+        "100,1000,1000: 10^8 leaves), generated, solved by m-h-dp and written one top-level "
+        "region at a time (.npy files), on --workers/--scheduler/--threads; the noise comes "
+        "from --seed: a capacity run, not a private release",
+    )
+    p.add_argument(
+        "--groups",
+        type=count,
+        default=None,
+        help="--streamed-synthetic: households in all (default 100 per leaf)",
+    )
     p.add_argument("--levels", help="comma-separated region columns, top level first")
     p.add_argument(
         "--group",
@@ -539,7 +611,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_executor_options(
         p,
-        "the tree post-processing of m-h-dp and m-c-dp (one task per subtree)",
+        "the tree post-processing of m-h-dp and m-c-dp (one task per subtree), or every "
+        "region of --streamed-synthetic",
         threads="that tree post-processing",
     )
     add_out_option(p, "census")

@@ -18,6 +18,7 @@ individuals, so the subtrees' draws compose in parallel and the ledger records �
 from __future__ import annotations
 
 import time
+from concurrent.futures import as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from privopt._core import census as kernels
+from privopt._progress import check_progress, progress_bar
 from privopt._validation import check_epsilon, check_executor, check_int
 from privopt.census.forest import fits_int32
 from privopt.census.noise import charge_levels, draw_level_noise
@@ -119,6 +121,45 @@ class StreamedRelease:
     l1_per_level: np.ndarray
     ledger: list
     timings: dict
+    fanouts: tuple[int, ...] = ()
+
+    def check(self) -> dict[str, bool]:
+        """The four properties of the released counts, read back from ``out_dir`` one subtree
+        at a time (as :meth:`privopt.census.CensusRelease.check`): integral, non-negative,
+        consistent (every parent's row is the sum of its children's, the root's the sum of the
+        subtrees' roots) and faithful (every level sums to G)."""
+        if not self.fanouts:
+            raise InvalidInput("this release does not record its fan-outs: nothing to check")
+        fan = self.fanouts[1:]
+        sizes = np.cumprod([1, *fan]).astype(np.int64)
+        starts = np.concatenate([[0], np.cumsum(sizes)])
+        root = np.load(self.out_dir / "root.npy")
+        integral = root.dtype.kind in "iu"
+        nonnegative = bool(np.all(root >= 0))
+        consistent = True
+        # Python ints: exact above 2^53
+        level_sums = [int(root.sum(dtype=object))] + [0] * len(sizes)
+        tops = np.zeros_like(root, dtype=object)
+        for i in range(self.fanouts[0]):
+            counts = np.load(self.out_dir / f"subtree_{i}.npy")
+            integral &= counts.dtype.kind in "iu"
+            nonnegative &= bool(np.all(counts >= 0))
+            tops += counts[0].astype(object)
+            for lev in range(len(sizes)):
+                rows = counts[starts[lev] : starts[lev + 1]]
+                level_sums[lev + 1] += int(rows.sum(dtype=object))
+                if lev + 1 < len(sizes):
+                    kids = counts[starts[lev + 1] : starts[lev + 2]]
+                    sums = kids.reshape(-1, fan[lev], kids.shape[1]).sum(axis=1, dtype=object)
+                    consistent &= bool(np.array_equal(sums, rows))
+        consistent &= bool(np.array_equal(tops, root.astype(object)))
+        G = self.info["G"]
+        return {
+            "integral": bool(integral),
+            "nonnegative": nonnegative,
+            "consistent": consistent,
+            "faithful": all(total == G for total in level_sums),
+        }
 
 
 @dataclass
@@ -271,8 +312,10 @@ def m_h_dp_streamed(
     *,
     accountant: Any = None,
     max_table: int = DEFAULT_MAX_TABLE,
+    progress: bool | str = "auto",
 ) -> StreamedRelease:
-    """M_H^dp (spec 003 §2) over a hierarchy generated and solved per top-level subtree.
+    """M_H^dp (as :func:`privopt.census.m_h_dp`) over a hierarchy generated and solved per
+    top-level subtree.
 
     Parameters
     ----------
@@ -283,12 +326,16 @@ def m_h_dp_streamed(
     out_dir : existing folder for the released counts and the spilled measurements.
     accountant : optional privopt.dp.PrivacyAccountant charged ε (all or nothing).
     max_table : the most values of one node's window.
+    progress : bars on stderr counting the subtrees done in each fan-out (True, False or
+        "auto": when stderr is a terminal).
 
     Returns
     -------
-    StreamedRelease (certified exact, as :func:`privopt.census.m_h_dp`).
+    StreamedRelease (certified exact, as :func:`privopt.census.m_h_dp`); its ``check()`` reads
+    the released counts back subtree by subtree.
     """
     eps, out, spill = _checked_streamed_arguments(epsilon, executor, out_dir)
+    check_progress(progress)
     L, N = source.n_levels, source.N
     t0 = time.perf_counter()
     with charge_levels(
@@ -318,7 +365,7 @@ def m_h_dp_streamed(
 
         while True:
             rounds += 1
-            ups = _submit(executor, _up_task, [job(i) for i in sorted(dirty)], clock)
+            ups = _submit(executor, _up_task, [job(i) for i in sorted(dirty)], clock, progress)
             for i, up in zip(sorted(dirty), ups, strict=True):
                 tables[i] = up
             if noisy_root is None:  # region 0's own measurement (level 0) in the driver
@@ -352,7 +399,11 @@ def m_h_dp_streamed(
             )
             todo = sorted(moved | dirty)
             downs = _submit(
-                executor, _down_task, [(*job(i), values[i], str(out)) for i in todo], clock
+                executor,
+                _down_task,
+                [(*job(i), values[i], str(out)) for i in todo],
+                clock,
+                progress,
             )
             results.update(zip(todo, downs, strict=True))
             kid_values = values
@@ -386,15 +437,24 @@ def m_h_dp_streamed(
     }
     total = time.perf_counter() - t0
     timings = {"total": total, "driver_s": total - clock["fan_out_s"], **clock}
-    return StreamedRelease(out, info, l1, list(ledger), timings)
+    return StreamedRelease(out, info, l1, list(ledger), timings, tuple(source.fanouts))
 
 
-def _submit(executor: Any, func: Any, payloads: list, clock: dict[str, Any]) -> list:
+def _submit(
+    executor: Any, func: Any, payloads: list, clock: dict[str, Any], progress: Any = "auto"
+) -> list:
     """The tasks' results, in order; ``clock`` gathers the fan-out's wall seconds
     (``fan_out_s``) and each task's own seconds (``up_task_s`` / ``down_task_s``, the last
-    element of its result)."""
+    element of its result). A bar on stderr counts the subtrees done as they finish, wherever
+    they run."""
     t0 = time.perf_counter()
     futures = [executor.submit(func, p) for p in payloads]
+    what = "bottom-up" if func is _up_task else "top-down"
+    with progress_bar(
+        progress, total=len(futures), desc=f"census streamed, {what}", unit="subtree"
+    ) as bar:
+        for _ in as_completed(futures):
+            bar.update(1)
     results = [f.result() for f in futures]
     clock["fan_out_s"] += time.perf_counter() - t0
     key = "up_task_s" if func is _up_task else "down_task_s"
