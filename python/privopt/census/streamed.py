@@ -114,6 +114,7 @@ class StreamedRelease:
         rest (the root's measurement and solve, the loop's bookkeeping); ``up_task_s`` and
         ``down_task_s``, each task's own seconds on its worker (bottom-up and top-down passes,
         every round).
+    fanouts : the source's fan-outs (what :meth:`check` reads the files by).
     """
 
     out_dir: Path
