@@ -100,8 +100,8 @@ RUNS = {
     ),
     # One task per top-level region, written by the workers into the run's staging folder.
     "census streamed": Run(
-        lambda t: ["census", "--streamed-synthetic", "3,4,5", "--max-size", "3", "--epsilon", "1"],
-        ("root.npy", "subtree_0.npy", "subtree_1.npy", "subtree_2.npy"),
+        lambda t: ["census", "--streamed-synthetic", "6,4,5", "--max-size", "3", "--epsilon", "1"],
+        ("root.npy", *(f"subtree_{i}.npy" for i in range(6))),
     ),
     # The serial run loads the .npy whole; the Dask run reads it in 5 row chunks on the workers.
     "cluster npy": Run(
@@ -165,6 +165,8 @@ KILLS = {
     "mdp benders": ("mdp benders", "privopt.lp.benders.subproblems", "_solve_by"),
     # One call per row chunk and tree level: the 3rd is in the first level pass.
     "cluster npy": ("cluster npy", "privopt.cluster._chunks", "chunk_level_step"),
+    # Every task of a region reads or builds its data first: 6 regions, 12 tasks on 2 workers.
+    "census streamed": ("census streamed", "privopt.census.streamed", "_subtree_job"),
 }
 
 
@@ -173,8 +175,10 @@ KILLS = {
 def test_a_worker_killed_mid_run_is_retried(run, module, function, scheduler, tmp_path):
     """The command line hands the API a Dask client's executor, so a task lost with its worker
     is run again (the API's retries, or Dask's own), and the release is the serial one: bit for
-    bit for DPM; for Benders up to rounding, as the rerun subproblems start from a cold solver
-    (tests/reliability/test_faults.py holds the API to the same tolerance)."""
+    bit for DPM and the streamed census (a rerun region reads its spilled measurements, or
+    draws them again from the same seed); for Benders up to rounding, as the rerun subproblems
+    start from a cold solver (tests/reliability/test_faults.py holds the API to the same
+    tolerance)."""
     spec = RUNS[run]
     args = spec.argv(tmp_path)
     assert main([*args, "--out", str(tmp_path / "serial"), "-q"]) == 0
