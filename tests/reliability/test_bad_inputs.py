@@ -1133,6 +1133,45 @@ case(
     "chain_noise_scale",
 )
 case("m_h_r", "qp_solver='x'", lambda: cen.m_h_r(C(), 1.0, rng=0, qp_solver="x"), "qp_solver")
+
+
+def streamed(**kw: Any) -> Any:
+    """m_h_dp_streamed on a small source, a thread pool and a fresh folder, with ``kw``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    source = cen.RegularSyntheticSource((2, 3), 600, N=2)
+    with ThreadPoolExecutor(1) as pool:
+        args = {"epsilon": 1.0, "executor": pool, "out_dir": tempfile.mkdtemp(), **kw}
+        return cen.m_h_dp_streamed(source, **args)
+
+
+for value in (0.0, -1.0, NAN, INF, "1"):
+    case("m_h_dp_streamed", f"epsilon={value!r}", lambda v=value: streamed(epsilon=v), "epsilon")
+case("m_h_dp_streamed", "executor=None", lambda: streamed(executor=None), "needs an executor")
+case("m_h_dp_streamed", "executor=3", lambda: streamed(executor=3), "executor must be")
+case(
+    "m_h_dp_streamed",
+    "out_dir not a folder",
+    lambda: streamed(out_dir="/nonexistent/privopt"),
+    "is not a folder",
+)
+case("m_h_dp_streamed", "progress='x'", lambda: streamed(progress="x"), "progress")
+for kw, fragment in (
+    ({"fanouts": ()}, "fanouts must name"),
+    ({"fanouts": (2, 0)}, "must be >= 1, got 0"),
+    ({"fanouts": (2, 1.5)}, "must be an integer, got 1.5"),
+    ({"n_groups": -1}, "n_groups"),
+    ({"N": 0}, "N"),
+    ({"seed": "x"}, "seed"),
+    ({"seed": -1}, "seed"),
+):
+    args = {"fanouts": (2, 3), "n_groups": 10, **kw}
+    case(
+        "RegularSyntheticSource",
+        ", ".join(f"{k}={v!r}" for k, v in kw.items()),
+        lambda a=args: cen.RegularSyntheticSource(**a),
+        fragment,
+    )
 for fn in (cen.measure_counts, cen.measure_cumulative, cen.measure_chain):
     case(fn.__name__, "epsilon=nan", lambda f=fn: f(C(), NAN, rng=0), "epsilon")
 case(
@@ -3344,6 +3383,8 @@ EXEMPT: dict[str, str] = {
     "privopt.perturbation.ViolationScan": "a record scan_violations() returns (it has rows)",
     "privopt.perturbation.InferenceError": "a record inference_error() returns (it has rows)",
     "privopt.perturbation.TradeoffPoint": "a record of EpsilonSweep.points, built by the sweeps",
+    "privopt.census.StreamedRelease": "a record m_h_dp_streamed() returns (it has rows); its "
+    "check() reads the files that run wrote",
     "privopt.Release": "the abstract base of every release; its subclasses have rows",
     "privopt.release.Release": "the abstract base of every release; its subclasses have rows",
     "privopt.mechanisms": "takes no arguments",

@@ -65,6 +65,7 @@ class RegularSyntheticSource:
             check_int("fanouts[i]", f, minimum=1)
         check_int("n_groups", self.n_groups, minimum=0)
         check_int("N", self.N, minimum=1)
+        check_int("seed", self.seed, minimum=0)  # every subtree's generator is seeded from it
 
     @property
     def n_levels(self) -> int:
