@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import shutil
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -82,11 +83,9 @@ def run_streamed(args: argparse.Namespace) -> int:
         # release is checked: an interrupted run leaves nothing at --out.
         with outputs.publish() as staged, executor_from_args(args) as executor:
             folder = staged[out]
-            if executor is None:  # no option: the tasks run one after another in this process
-                with ThreadPoolExecutor(1) as pool:
-                    rel = m_h_dp_streamed(source, args.epsilon, pool, folder)
-            else:
-                rel = m_h_dp_streamed(source, args.epsilon, executor, folder)
+            # no option: the tasks run one after another in this process
+            with ThreadPoolExecutor(1) if executor is None else nullcontext(executor) as where:
+                rel = m_h_dp_streamed(source, args.epsilon, where, folder)
             shutil.rmtree(folder / "measurements")
             checks = rel.check()
             _write_report(folder, source, rel, checks)

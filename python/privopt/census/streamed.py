@@ -87,7 +87,7 @@ class RegularSyntheticSource:
         """(child_ptr, child_idx, counts (R_i, N)) of top-level region i, breadth-first."""
         rng = np.random.default_rng([self.seed, 1, i])
         fan = self.fanouts[1:]
-        sizes = np.cumprod([1, *fan]).astype(np.int64)  # regions per level of the subtree
+        sizes = _level_sizes(self.fanouts)
         ptr, idx = _structure(self)
         share = rng.lognormal(0.0, 1.0, size=sizes[-1])
         per_leaf = rng.multinomial(groups, share / share.sum())
@@ -133,7 +133,7 @@ class StreamedRelease:
         if not self.fanouts:
             raise InvalidInput("this release does not record its fan-outs: nothing to check")
         fan = self.fanouts[1:]
-        sizes = np.cumprod([1, *fan]).astype(np.int64)
+        sizes = _level_sizes(self.fanouts)
         starts = np.concatenate([[0], np.cumsum(sizes)])
         root = np.load(self.out_dir / "root.npy")
         integral = root.dtype.kind in "iu"
@@ -210,6 +210,12 @@ def _subtree_job(args: tuple) -> tuple:
     return ptr, idx, noisy, truth, delta, widening.array(noisy.shape)
 
 
+def _level_sizes(fanouts: tuple[int, ...]) -> np.ndarray:
+    """(L − 1,) int64 regions per level of one top-level subtree (its root first): every
+    subtree of a regular hierarchy has this shape."""
+    return np.cumprod([1, *fanouts[1:]]).astype(np.int64)
+
+
 def _narrowed(counts: np.ndarray) -> np.ndarray:
     """``counts`` as int32 when every value fits, else as they are."""
     return counts.astype(np.int32) if fits_int32(counts) else counts
@@ -218,7 +224,7 @@ def _narrowed(counts: np.ndarray) -> np.ndarray:
 def _structure(source: RegularSyntheticSource) -> tuple[np.ndarray, np.ndarray]:
     """CSR of one top-level subtree (all have the same shape)."""
     fan = source.fanouts[1:]
-    sizes = np.cumprod([1, *fan]).astype(np.int64)
+    sizes = _level_sizes(source.fanouts)
     fanout = np.concatenate(
         [np.full(sizes[lev], fan[lev], dtype=np.int64) for lev in range(len(fan))]
         + [np.zeros(sizes[-1], dtype=np.int64)]
@@ -232,7 +238,7 @@ def _measure_subtree(
 ) -> np.ndarray:
     """Discrete Laplace noise, Δ = 2, ε/L per level (the subtree holds levels 1..L-1)."""
     L = source.n_levels
-    sizes = np.cumprod([1, *source.fanouts[1:]]).astype(np.int64)
+    sizes = _level_sizes(source.fanouts)
     rng = np.random.default_rng([source.seed, 2, i])
     # draw_level_noise splits its ε over the levels it is given: L-1 of them at ε/L each.
     noise = draw_level_noise(
@@ -270,7 +276,7 @@ def _down_task(args: tuple) -> tuple:
     tmp = out.with_name(out.name + ".tmp.npy")
     np.save(tmp, values)
     tmp.replace(out)
-    sizes = np.cumprod([1, *source.fanouts[1:]]).astype(np.int64)
+    sizes = _level_sizes(source.fanouts)
     level = np.repeat(np.arange(sizes.size), sizes)
     l1 = np.bincount(level, weights=np.abs(values - truth).sum(axis=1), minlength=sizes.size)
     touched = np.flatnonzero(touch.ravel())
@@ -425,7 +431,7 @@ def m_h_dp_streamed(
     l1[0] = float(np.abs(root_values - truth_root).sum())
     for r in results.values():
         l1[1:] += r[1]
-    regions_per_subtree = int(np.sum(np.cumprod([1, *source.fanouts[1:]])))
+    regions_per_subtree = int(_level_sizes(source.fanouts).sum())
     info = {
         "cost": cost,
         "lower_bound": cost,
